@@ -1,0 +1,1 @@
+# libcommon/capture: sources, programs, unit tests and man pages of this layer.

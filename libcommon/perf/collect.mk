@@ -1,0 +1,1 @@
+# libcommon/perf: sources, programs, unit tests and man pages of this layer.

@@ -1,0 +1,1 @@
+# libcommon/stream: sources, programs, unit tests and man pages of this layer.

@@ -1,0 +1,387 @@
+/*
+ * Record kinds of the stream and their fields: the contract between stages.
+ * man/microscope-stream.5 documents each; keep the two in step.
+ *
+ * Every record is a msgpack array [kind, field1, field2, ...] with the
+ * fields in the order of the struct below. Integers are msgpack unsigned
+ * unless said otherwise; byte strings are msgpack bin; text is msgpack str.
+ * A reader accepts extra trailing fields (added by a later minor version)
+ * and ignores them; a missing field or a field of the wrong type is a
+ * malformed record.
+ *
+ * ms_*_pack() writes one record through the writer (begin..end included).
+ * ms_*_unpack() fills the struct from a record the reader returned; it
+ * returns 0, or -1 after a message naming the record kind, field and the
+ * record's offset. Pointers in an unpacked struct (strings, the stack copy)
+ * borrow from the reader's buffer and stay valid until the next read.
+ * Strings unpacked are NOT NUL-terminated in the buffer: each has a length;
+ * fixed arrays (chains, registers) are copied and bounded by the MAX below.
+ */
+#ifndef MS_STREAM_RECORDS_H
+#define MS_STREAM_RECORDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stream/stream.h"
+
+enum ms_record_kind {
+	MS_REC_HEADER = 0,	/* ["microscope-stream", major, minor, [[name, version]...]] */
+	MS_REC_TRAILER = 1,	/* [records, complete] */
+	MS_REC_PROBLEM = 2,	/* struct ms_problem */
+	MS_REC_INFO = 3,	/* struct ms_info: recording facts */
+
+	/* written by ms-collect */
+	MS_REC_ATTR = 10,	/* struct ms_attr: how to decode raw records */
+	MS_REC_RAW = 11,	/* struct ms_raw: one kernel perf record, unparsed */
+	MS_REC_TARGET = 12,	/* struct ms_target: the process launched or attached */
+	MS_REC_TARGET_EXIT = 13, /* struct ms_target_exit */
+
+	/* written by ms-decode */
+	MS_REC_SAMPLE = 20,
+	MS_REC_MMAP = 21,
+	MS_REC_COMM = 22,
+	MS_REC_FORK = 23,
+	MS_REC_EXIT = 24,
+	MS_REC_LOST = 25,
+	MS_REC_THROTTLE = 26,
+
+	/* written by ms-unwind */
+	MS_REC_MODULE = 30,
+	MS_REC_STACK = 31,
+
+	/* written by ms-symbolize */
+	MS_REC_FRAME = 40,
+};
+
+/* Printable name of a kind ("sample"), or "unknown". */
+const char *ms_record_kind_name(uint32_t kind);
+
+/* A text field borrowed from the record. */
+struct ms_str {
+	const char *ptr;
+	uint32_t len;
+};
+
+/*
+ * A problem that let the stream continue, counted. Stages emit one record
+ * per (stage, code) with the total count and the first example, just before
+ * their trailer; problems from upstream pass through.
+ * [2, stage, code, count, detail]
+ */
+struct ms_problem {
+	struct ms_str stage;	/* "ms-decode" */
+	struct ms_str code;	/* stable, machine-readable: "truncated-sample" */
+	uint64_t count;
+	struct ms_str detail;	/* first example, human-readable */
+};
+
+/*
+ * A fact about the recording: "command", "hostname", "kernel", "event",
+ * "frequency", "period", "stack-size", "start-time", "end-time", ...
+ * [3, key, value] where value is str or an unsigned integer.
+ */
+struct ms_info {
+	struct ms_str key;
+	bool is_text;
+	struct ms_str text;
+	uint64_t number;
+};
+
+/*
+ * How the following raw records were produced: the parts of
+ * perf_event_attr a decoder needs. One per distinct attr; ids lists the
+ * kernel sample ids (PERF_EVENT_IOC_ID) of the events opened with it.
+ * [10, type, config, sample_type, read_format, sample_regs_user,
+ *  sample_stack_user, flags, [id...]]
+ */
+#define MS_ATTR_IDS_MAX 1024
+enum ms_attr_flags {
+	MS_ATTR_SAMPLE_ID_ALL = 1 << 0,
+	MS_ATTR_FREQ = 1 << 1,
+	MS_ATTR_EXCLUDE_KERNEL = 1 << 2,
+	MS_ATTR_BUILD_ID = 1 << 3,	/* mmap2 records may carry build ids */
+};
+struct ms_attr {
+	uint32_t type;
+	uint64_t config;
+	uint64_t sample_type;
+	uint64_t read_format;
+	uint64_t sample_regs_user;
+	uint32_t sample_stack_user;
+	uint32_t flags;
+	uint32_t n_ids;
+	uint64_t ids[MS_ATTR_IDS_MAX];
+};
+
+/*
+ * One kernel record exactly as read from the ring of CPU cpu (the ring's
+ * index); data starts with struct perf_event_header.
+ * [11, cpu, bin]
+ */
+struct ms_raw {
+	uint32_t cpu;
+	const uint8_t *data;
+	uint32_t len;
+};
+
+/*
+ * [12, pid, launched, [argv...]]: the process recorded. launched is true
+ * when ms-collect started it, false when it attached.
+ */
+#define MS_ARGV_MAX 64
+struct ms_target {
+	uint32_t pid;
+	bool launched;
+	uint32_t argc;
+	struct ms_str argv[MS_ARGV_MAX];
+};
+
+/* [13, pid, wait_status, exit_code]: how a launched target ended. */
+struct ms_target_exit {
+	uint32_t pid;
+	uint32_t wait_status;	/* as from waitpid() */
+	uint32_t exit_code;	/* 0-255, 128+N for a signal */
+};
+
+/*
+ * A sample, validated. Chains are split at the kernel's context markers:
+ * kchain holds the kernel frames, uchain the user frames (frame-pointer
+ * chain), innermost first, markers removed. regs are the user registers in
+ * perf's order, as many as bits in regs_mask (regs_abi 0 = none). stack is
+ * the copied user stack, only the dyn_size bytes that were readable.
+ * [20, pid, tid, time, cpu, period, ip, cpumode, [kchain], [uchain],
+ *  regs_abi, regs_mask, [regs], bin stack]
+ */
+#define MS_CHAIN_MAX 512
+#define MS_REGS_MAX 64
+#define MS_STACK_MAX 65528
+enum ms_cpumode {
+	MS_CPUMODE_UNKNOWN = 0,
+	MS_CPUMODE_KERNEL = 1,
+	MS_CPUMODE_USER = 2,
+	MS_CPUMODE_HYPERVISOR = 3,
+	MS_CPUMODE_GUEST_KERNEL = 4,
+	MS_CPUMODE_GUEST_USER = 5,
+};
+struct ms_sample {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t period;
+	uint64_t ip;
+	uint32_t cpumode;
+	uint32_t n_kchain;
+	uint64_t kchain[MS_CHAIN_MAX];
+	uint32_t n_uchain;
+	uint64_t uchain[MS_CHAIN_MAX];
+	uint32_t regs_abi;
+	uint64_t regs_mask;
+	uint32_t n_regs;
+	uint64_t regs[MS_REGS_MAX];
+	uint32_t stack_len;
+	const uint8_t *stack;
+};
+
+/*
+ * A mapping (PERF_RECORD_MMAP2, or synthesized from /proc/PID/maps when
+ * attaching). build_id_len is 0 when the kernel gave none.
+ * [21, pid, tid, time, start, len, pgoff, maj, min, ino, ino_generation,
+ *  prot, flags, cpumode, synthesized, filename, bin build_id]
+ */
+#define MS_BUILD_ID_MAX 20
+struct ms_mmap {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t start, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	uint32_t cpumode;
+	bool synthesized;
+	struct ms_str filename;
+	uint32_t build_id_len;
+	uint8_t build_id[MS_BUILD_ID_MAX];
+};
+
+/* [22, pid, tid, time, exec, synthesized, comm] */
+struct ms_comm {
+	uint32_t pid, tid;
+	uint64_t time;
+	bool exec;
+	bool synthesized;
+	struct ms_str comm;
+};
+
+/* [23|24, pid, ppid, tid, ptid, time]: fork (new task) and exit. */
+struct ms_task {
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+/*
+ * Records lost. source 0: the kernel's ring overflowed (PERF_RECORD_LOST);
+ * 1: ms-collect could not pass records on (output pipe full).
+ * [25, source, time, id, count]
+ */
+enum ms_lost_source {
+	MS_LOST_KERNEL = 0,
+	MS_LOST_COLLECTOR = 1,
+};
+struct ms_lost {
+	uint32_t source;
+	uint64_t time;
+	uint64_t id;
+	uint64_t count;
+};
+
+/* [26, time, id, unthrottle] */
+struct ms_throttle {
+	uint64_t time;
+	uint64_t id;
+	bool unthrottle;
+};
+
+/*
+ * A module: the code a frame belongs to, known by identity, never by path
+ * alone. id is dense within the stream, assigned by ms-unwind in order of
+ * first use. path is a hint. dev/ino/size/mtime identify the file that was
+ * opened when there is no build id.
+ * [30, id, kind, path, bin build_id, dev_maj, dev_min, ino, size, mtime]
+ */
+enum ms_module_kind {
+	MS_MODULE_FILE = 0,	/* an ELF file */
+	MS_MODULE_KERNEL = 1,	/* the kernel image, addresses absolute */
+	MS_MODULE_VDSO = 2,
+	MS_MODULE_ANON = 3,	/* anonymous executable memory: no file */
+	MS_MODULE_UNKNOWN = 4,	/* an address in no known mapping */
+};
+struct ms_module {
+	uint32_t id;
+	uint32_t kind;
+	struct ms_str path;
+	uint32_t build_id_len;
+	uint8_t build_id[MS_BUILD_ID_MAX];
+	uint32_t dev_maj, dev_min;
+	uint64_t ino;
+	uint64_t size;
+	uint64_t mtime;
+};
+
+/*
+ * A stack sample: frames innermost first. Each frame is a module id and an
+ * address relative to that module: an ELF file's offsets are its virtual
+ * addresses as in the file (what symbol tables use), the kernel's are
+ * absolute. MS_FRAME_RETURN marks a return address (the caller's frame):
+ * symbolization looks it up at address - 1. The stack ends with reason.
+ * [31, pid, tid, time, cpu, period, reason, [module, address, flags, ...]]
+ */
+#define MS_FRAMES_MAX 1024
+enum ms_frame_flags {
+	MS_FRAME_RETURN = 1 << 0,
+	MS_FRAME_KERNEL = 1 << 1,
+};
+enum ms_stack_end {
+	MS_END_OUTERMOST = 0,	/* reached the thread's entry */
+	MS_END_FP_CHAIN = 1,	/* the kernel's frame-pointer chain ended */
+	MS_END_NO_CFI = 2,
+	MS_END_MISSING_REGISTER = 3,
+	MS_END_STACK_COPY = 4,	/* the copied bytes ended */
+	MS_END_CFA_NOT_OUTWARDS = 5,
+	MS_END_NO_MODULE = 6,	/* an address in no known module */
+	MS_END_DEPTH = 7,
+	MS_END_KERNEL_ONLY = 8,	/* no user frames (kernel thread) */
+};
+const char *ms_stack_end_name(uint32_t reason);
+struct ms_stack_frame {
+	uint32_t module;
+	uint32_t flags;
+	uint64_t address;
+};
+struct ms_stack {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t period;
+	uint32_t reason;
+	uint32_t n_frames;
+	struct ms_stack_frame frames[MS_FRAMES_MAX];
+};
+
+/*
+ * What symbolization knows of one (module, address). Emitted once per
+ * unique pair, before the first stack that uses it. name_len 0 means no
+ * symbol covers the address; reason says why (0 when named).
+ * [40, module, address, name, symbol_start, reason]
+ */
+enum ms_frame_reason {
+	MS_SYM_OK = 0,
+	MS_SYM_NO_FILE = 1,	/* the module's file could not be opened */
+	MS_SYM_NO_SYMBOL = 2,	/* no symbol covers the address */
+	MS_SYM_IDENTITY = 3,	/* the file on disk is not the module that ran */
+	MS_SYM_BAD_ELF = 4,
+	MS_SYM_NO_MODULE = 5,	/* the address was in no module */
+};
+const char *ms_frame_reason_name(uint32_t reason);
+struct ms_frame {
+	uint32_t module;
+	uint64_t address;
+	struct ms_str name;
+	uint64_t symbol_start;	/* module-relative start of the symbol */
+	uint32_t reason;
+};
+
+int ms_problem_pack(struct ms_writer *w, const struct ms_problem *p);
+int ms_problem_unpack(const struct ms_record *rec, struct ms_problem *p);
+int ms_info_pack(struct ms_writer *w, const struct ms_info *i);
+int ms_info_unpack(const struct ms_record *rec, struct ms_info *i);
+int ms_attr_pack(struct ms_writer *w, const struct ms_attr *a);
+int ms_attr_unpack(const struct ms_record *rec, struct ms_attr *a);
+int ms_raw_pack(struct ms_writer *w, const struct ms_raw *r);
+int ms_raw_unpack(const struct ms_record *rec, struct ms_raw *r);
+int ms_target_pack(struct ms_writer *w, const struct ms_target *t);
+int ms_target_unpack(const struct ms_record *rec, struct ms_target *t);
+int ms_target_exit_pack(struct ms_writer *w, const struct ms_target_exit *t);
+int ms_target_exit_unpack(const struct ms_record *rec, struct ms_target_exit *t);
+int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s);
+int ms_sample_unpack(const struct ms_record *rec, struct ms_sample *s);
+int ms_mmap_pack(struct ms_writer *w, const struct ms_mmap *m);
+int ms_mmap_unpack(const struct ms_record *rec, struct ms_mmap *m);
+int ms_comm_pack(struct ms_writer *w, const struct ms_comm *c);
+int ms_comm_unpack(const struct ms_record *rec, struct ms_comm *c);
+/* kind is MS_REC_FORK or MS_REC_EXIT */
+int ms_task_pack(struct ms_writer *w, uint32_t kind, const struct ms_task *t);
+int ms_task_unpack(const struct ms_record *rec, struct ms_task *t);
+int ms_lost_pack(struct ms_writer *w, const struct ms_lost *l);
+int ms_lost_unpack(const struct ms_record *rec, struct ms_lost *l);
+int ms_throttle_pack(struct ms_writer *w, const struct ms_throttle *t);
+int ms_throttle_unpack(const struct ms_record *rec, struct ms_throttle *t);
+int ms_module_pack(struct ms_writer *w, const struct ms_module *m);
+int ms_module_unpack(const struct ms_record *rec, struct ms_module *m);
+int ms_stack_pack(struct ms_writer *w, const struct ms_stack *s);
+int ms_stack_unpack(const struct ms_record *rec, struct ms_stack *s);
+int ms_frame_pack(struct ms_writer *w, const struct ms_frame *f);
+int ms_frame_unpack(const struct ms_record *rec, struct ms_frame *f);
+
+/*
+ * Counted problems of one stage, emitted as MS_REC_PROBLEM records before
+ * the trailer. ms_problems_add() keeps the first detail of each code.
+ * Fixed capacity: codes beyond it are folded into "other-problems".
+ */
+#define MS_PROBLEM_CODES_MAX 32
+struct ms_problems {
+	const char *stage;
+	uint32_t n;
+	struct {
+		char code[MS_NAME_MAX];
+		uint64_t count;
+		char detail[256];
+	} entries[MS_PROBLEM_CODES_MAX];
+};
+void ms_problems_init(struct ms_problems *p, const char *stage);
+void ms_problems_add(struct ms_problems *p, const char *code, const char *detail_fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+uint64_t ms_problems_total(const struct ms_problems *p);
+int ms_problems_write(struct ms_writer *w, const struct ms_problems *p);
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * The record stream: what microscope's stages pass to each other over pipes.
+ * The normative spec is man/microscope-stream.5; this is its C interface.
+ *
+ * A stream is a sequence of msgpack objects. Each is a record: a msgpack
+ * array whose first element is the record kind (enum ms_record_kind in
+ * stream/records.h). The first record is a header (magic, version, the chain
+ * of producers), the last a trailer (how many records came between them). A
+ * stream that ends without a trailer was cut short.
+ *
+ * Invariants the reader enforces before any record reaches a caller:
+ *  - no record exceeds the reader's limit (MS_RECORD_MAX unless set lower);
+ *    every container and string header is checked against the bytes left in
+ *    the record before msgpack-c sees it, so a hostile map32 header cannot
+ *    make it reserve memory;
+ *  - nesting is at most MS_RECORD_DEPTH deep;
+ *  - the header comes first, with a known magic and a major version this
+ *    build reads; the trailer's count matches what was read.
+ *
+ * Memory: a reader and a writer each own one buffer, grown at most to the
+ * record limit, and reuse them; no allocation per record after warm-up.
+ * A record returned by ms_reader_next() borrows from the reader: it is valid
+ * until the next call.
+ */
+#ifndef MS_STREAM_STREAM_H
+#define MS_STREAM_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msgpack.h>
+
+#define MS_STREAM_MAGIC "microscope-stream"
+#define MS_STREAM_MAJOR 1
+#define MS_STREAM_MINOR 0
+
+/* Largest record: a 64 KiB stack copy plus registers and both callchains. */
+#define MS_RECORD_MAX (160u * 1024u)
+#define MS_RECORD_DEPTH 8
+#define MS_PRODUCERS_MAX 16
+#define MS_NAME_MAX 64
+
+struct ms_producer {
+	char name[MS_NAME_MAX];
+	char version[MS_NAME_MAX];
+};
+
+/* Decoded stream header. */
+struct ms_header {
+	uint32_t major, minor;
+	uint32_t n_producers;
+	struct ms_producer producers[MS_PRODUCERS_MAX];
+};
+
+/*
+ * One record as the reader hands it out. obj is the whole record (an array
+ * whose element 0 is the kind); bytes/len are its exact encoding, which a
+ * stage that does not consume the record passes on with ms_writer_copy().
+ * offset is the position of the record's first byte in the input, for error
+ * messages ("at byte 1234").
+ */
+struct ms_record {
+	uint32_t kind;
+	const msgpack_object *obj;
+	const char *bytes;
+	size_t len;
+	uint64_t offset;
+	uint64_t index;		/* 0-based, counting records after the header */
+};
+
+enum ms_read_result {
+	MS_READ_RECORD = 1,	/* *rec holds the next record */
+	MS_READ_END = 0,	/* trailer read and its count matched */
+	MS_READ_ERROR = -1,	/* malformed input or I/O error; message printed */
+	MS_READ_TRUNCATED = -2,	/* EOF before the trailer; message printed */
+};
+
+struct ms_reader;	/* opaque; see stream/reader.c */
+
+/*
+ * Open a reader on fd. name names the input in messages ("stdin", a path).
+ * Reads and validates the header; prints a message and returns NULL when
+ * the input is not a stream this build reads.
+ */
+struct ms_reader *ms_reader_open(int fd, const char *name);
+/* Lower the per-record limit (for tests and for stages that know better). */
+void ms_reader_set_limit(struct ms_reader *r, size_t max_record);
+const struct ms_header *ms_reader_header(const struct ms_reader *r);
+/* Next record; see enum ms_read_result. */
+int ms_reader_next(struct ms_reader *r, struct ms_record *rec);
+/* The trailer's fields, valid after MS_READ_END. */
+uint64_t ms_reader_trailer_records(const struct ms_reader *r);
+bool ms_reader_trailer_complete(const struct ms_reader *r);
+const char *ms_reader_name(const struct ms_reader *r);
+/* Bytes consumed so far (position of the next record). */
+uint64_t ms_reader_offset(const struct ms_reader *r);
+void ms_reader_free(struct ms_reader *r);
+
+/*
+ * The writer buffers records and writes them to fd in large blocks.
+ *
+ * A record is packed between ms_writer_begin() and ms_writer_end() with the
+ * msgpack packer that ms_writer_packer() returns, starting with
+ * msgpack_pack_array(pk, n) and the kind. ms_writer_copy() writes an
+ * already encoded record (pass-through). The writer counts records for the
+ * trailer.
+ *
+ * Errors: a write error is reported once and every later call returns -1.
+ * EPIPE (the downstream stage exited) is not reported as an error: the
+ * writer says once "downstream closed the pipe" and ms_writer_broken_pipe()
+ * turns true; the stage should stop and exit with MS_EXIT_PIPE. Every stage
+ * ignores SIGPIPE so that it sees EPIPE.
+ */
+struct ms_writer;	/* opaque; see stream/writer.c */
+
+enum ms_writer_flags {
+	/*
+	 * Never block on fd (ms-collect): when the pipe is full, records that
+	 * do not fit in the bounded buffer are refused (ms_writer_room()
+	 * returns false) and the caller counts them as lost.
+	 */
+	MS_WRITER_NONBLOCK = 1 << 0,
+};
+
+/* name names the output in messages ("stdout", a path). */
+struct ms_writer *ms_writer_open(int fd, const char *name, unsigned flags);
+/*
+ * Write the header. upstream is the header this stage read (NULL for a
+ * source such as ms-collect); its producers come first, then stage/version.
+ */
+int ms_writer_header(struct ms_writer *w, const struct ms_header *upstream,
+		     const char *stage, const char *version);
+msgpack_packer *ms_writer_packer(struct ms_writer *w);
+void ms_writer_begin(struct ms_writer *w);
+int ms_writer_end(struct ms_writer *w);
+int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len);
+/*
+ * For MS_WRITER_NONBLOCK: whether a record of up to len bytes can be taken
+ * now, after a non-blocking attempt to drain the buffer.
+ */
+bool ms_writer_room(struct ms_writer *w, size_t len);
+/*
+ * Write the trailer with the count of records written since the header.
+ * complete is false for a salvaged stream (its input was cut short).
+ * Flushes, blocking even in NONBLOCK mode.
+ */
+int ms_writer_trailer(struct ms_writer *w, bool complete);
+int ms_writer_flush(struct ms_writer *w);
+uint64_t ms_writer_records(const struct ms_writer *w);
+bool ms_writer_broken_pipe(const struct ms_writer *w);
+/* Flush (unless broken) and free; does not close fd. Returns -1 on error. */
+int ms_writer_close(struct ms_writer *w);
+
+#endif

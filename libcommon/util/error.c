@@ -1,0 +1,69 @@
+#include "util/error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *progname = "microscope";
+
+void ms_set_progname(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	progname = slash ? slash + 1 : name;
+}
+
+const char *ms_progname(void)
+{
+	return progname;
+}
+
+static void vreport(const char *prefix, const char *fmt, va_list ap, const char *suffix)
+{
+	char buf[4096];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fprintf(stderr, "%s: %s%s%s%s\n", progname, prefix, buf,
+		suffix ? ": " : "", suffix ? suffix : "");
+}
+
+int ms_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap, NULL);
+	va_end(ap);
+	return -1;
+}
+
+int ms_error_errno(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap, strerror(saved));
+	va_end(ap);
+	errno = saved;
+	return -1;
+}
+
+void ms_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap, NULL);
+	va_end(ap);
+}
+
+void ms_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap, NULL);
+	va_end(ap);
+	exit(code);
+}

@@ -1,0 +1,23 @@
+# tests: fixtures (real programs whose profile is known), unit tests and
+# bats end-to-end tests. Unit tests are listed in each layer's local.mk
+# (UNIT_TESTS += tests/unit/foo-test); bats files here.
+
+# Fixtures keep frame pointers and debug info unless a test says otherwise.
+FIXTURE_CFLAGS = -O2 -g -fno-omit-frame-pointer -fno-inline-functions-called-once
+check_PROGRAMS += tests/fixtures/burn tests/fixtures/threads tests/fixtures/forkexec
+tests_fixtures_burn_SOURCES = tests/fixtures/burn.c
+tests_fixtures_burn_CFLAGS = $(FIXTURE_CFLAGS)
+tests_fixtures_threads_SOURCES = tests/fixtures/threads.c
+tests_fixtures_threads_CFLAGS = $(FIXTURE_CFLAGS) -pthread
+tests_fixtures_threads_LDADD = -lpthread
+tests_fixtures_forkexec_SOURCES = tests/fixtures/forkexec.c
+tests_fixtures_forkexec_CFLAGS = $(FIXTURE_CFLAGS)
+
+BATS_TESTS += $(sort $(wildcard $(srcdir)/tests/*.bats))
+EXTRA_DIST += tests/test_helper.bash
+
+check_PROGRAMS += $(UNIT_TESTS)
+
+check-local: $(check_PROGRAMS) $(bin_PROGRAMS)
+	@$(SHELL) $(srcdir)/tests/run-tests $(builddir) $(srcdir) -- $(UNIT_TESTS) -- \
+		$(patsubst $(srcdir)/%,%,$(BATS_TESTS))
