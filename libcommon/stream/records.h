@@ -36,6 +36,7 @@ enum ms_record_kind {
 	MS_REC_RAW = 11,	/* struct ms_raw: one kernel perf record, unparsed */
 	MS_REC_TARGET = 12,	/* struct ms_target: the process launched or attached */
 	MS_REC_TARGET_EXIT = 13, /* struct ms_target_exit */
+	MS_REC_ROUND = 14,	/* [14]: every ring was drained up to here */
 
 	/* written by ms-decode */
 	MS_REC_SAMPLE = 20,
