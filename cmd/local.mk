@@ -4,3 +4,8 @@ bin_PROGRAMS += microscope
 microscope_SOURCES = cmd/microscope.c
 microscope_LDADD = $(MS_LIBS)
 man_MANS += man/microscope.1
+
+libcommon_a_SOURCES += libcommon/pipeline/pipeline.c libcommon/pipeline/pipeline.h
+UNIT_TESTS += tests/unit/pipeline-test
+tests_unit_pipeline_test_SOURCES = tests/unit/pipeline-test.c
+tests_unit_pipeline_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

@@ -1,0 +1,32 @@
+# Shared setup for microscope's bats tests: where the build and the fixtures
+# are, and checks that every test leaves no process behind.
+
+: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
+FIXTURES=$MS_BUILDDIR/tests/fixtures
+PATH=$MS_BUILDDIR:$PATH
+
+# Fail unless $1 (a number) is within $3 of $2.
+assert_near() {
+	local actual=$1 expect=$2 tolerance=$3 what=${4:-value}
+	if ! awk -v a="$actual" -v e="$expect" -v t="$tolerance" \
+		'BEGIN { d = a - e; if (d < 0) d = -d; exit !(d <= t) }'; then
+		echo "$what: $actual is not within $tolerance of $expect" >&2
+		return 1
+	fi
+}
+
+# Wait up to $2 seconds (default 10) for process $1 to be gone.
+wait_gone() {
+	local pid=$1 tries=$(( ${2:-10} * 10 ))
+	while kill -0 "$pid" 2>/dev/null && [ "$tries" -gt 0 ]; do
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	! kill -0 "$pid" 2>/dev/null
+}
+
+# Processes whose command line mentions this test's temporary directory:
+# anything the test started with files there must be gone at the end.
+leftover_processes() {
+	pgrep -f -- "$BATS_TEST_TMPDIR" || true
+}
