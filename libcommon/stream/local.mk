@@ -1,1 +1,11 @@
-# libcommon/stream: sources, programs, unit tests and man pages of this layer.
+# libcommon/stream: the record stream every stage reads and writes.
+libcommon_a_SOURCES += \
+	libcommon/stream/stream.h libcommon/stream/records.h \
+	libcommon/stream/reader.c libcommon/stream/writer.c libcommon/stream/records.c
+
+UNIT_TESTS += tests/unit/stream-test
+tests_unit_stream_test_SOURCES = tests/unit/stream-test.c
+tests_unit_stream_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_stream_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+man_MANS += man/microscope-stream.5

@@ -247,7 +247,8 @@ struct ms_throttle {
  * A module: the code a frame belongs to, known by identity, never by path
  * alone. id is dense within the stream, assigned by ms-unwind in order of
  * first use. path is a hint. dev/ino/size/mtime identify the file that was
- * opened when there is no build id.
+ * opened when there is no build id (mtime in nanoseconds since the epoch;
+ * all zero when unknown).
  * [30, id, kind, path, bin build_id, dev_maj, dev_min, ino, size, mtime]
  */
 enum ms_module_kind {
@@ -281,6 +282,13 @@ struct ms_module {
 enum ms_frame_flags {
 	MS_FRAME_RETURN = 1 << 0,
 	MS_FRAME_KERNEL = 1 << 1,
+	/*
+	 * The address is a file offset, not a virtual address: the module's
+	 * file could not be read or proved to be the mapped one when the
+	 * stack was made (ms-unwind). A consumer with the module's file
+	 * (found by build id) can translate it through the PT_LOAD headers.
+	 */
+	MS_FRAME_FILE_OFFSET = 1 << 2,
 };
 enum ms_stack_end {
 	MS_END_OUTERMOST = 0,	/* reached the thread's entry */
@@ -344,6 +352,8 @@ int ms_target_pack(struct ms_writer *w, const struct ms_target *t);
 int ms_target_unpack(const struct ms_record *rec, struct ms_target *t);
 int ms_target_exit_pack(struct ms_writer *w, const struct ms_target_exit *t);
 int ms_target_exit_unpack(const struct ms_record *rec, struct ms_target_exit *t);
+/* [14]: no fields. */
+int ms_round_pack(struct ms_writer *w);
 int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s);
 int ms_sample_unpack(const struct ms_record *rec, struct ms_sample *s);
 int ms_mmap_pack(struct ms_writer *w, const struct ms_mmap *m);

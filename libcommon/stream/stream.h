@@ -17,8 +17,10 @@
  *  - the header comes first, with a known magic and a major version this
  *    build reads; the trailer's count matches what was read.
  *
- * Memory: a reader and a writer each own one buffer, grown at most to the
- * record limit, and reuse them; no allocation per record after warm-up.
+ * Memory: a reader and a writer each own one fixed buffer (256 KiB; the
+ * reader's grows only when its limit is raised above that) and the reader
+ * one msgpack zone, sized by the largest record seen; all are reused, so
+ * nothing is allocated per record after warm-up.
  * A record returned by ms_reader_next() borrows from the reader: it is valid
  * until the next call.
  */
@@ -81,13 +83,24 @@ struct ms_reader;	/* opaque; see stream/reader.c */
 /*
  * Open a reader on fd. name names the input in messages ("stdin", a path).
  * Reads and validates the header; prints a message and returns NULL when
- * the input is not a stream this build reads.
+ * the input is not a stream this build reads (empty, wrong magic, other
+ * major version, malformed or cut-short header). fd may be a pipe or a
+ * file, blocking or not; the reader never closes it.
  */
 struct ms_reader *ms_reader_open(int fd, const char *name);
-/* Lower the per-record limit (for tests and for stages that know better). */
+/*
+ * Set the per-record limit (for tests and for stages that know better).
+ * Values below 16 are raised to 16; a limit above MS_RECORD_MAX grows the
+ * buffer to match. Call it between records.
+ */
 void ms_reader_set_limit(struct ms_reader *r, size_t max_record);
 const struct ms_header *ms_reader_header(const struct ms_reader *r);
-/* Next record; see enum ms_read_result. */
+/*
+ * Next record; see enum ms_read_result. The header and trailer are never
+ * returned: the reader checks them. After MS_READ_END, MS_READ_ERROR or
+ * MS_READ_TRUNCATED every later call returns the same (ERROR for
+ * TRUNCATED) without a new message.
+ */
 int ms_reader_next(struct ms_reader *r, struct ms_record *rec);
 /* The trailer's fields, valid after MS_READ_END. */
 uint64_t ms_reader_trailer_records(const struct ms_reader *r);
@@ -95,6 +108,16 @@ bool ms_reader_trailer_complete(const struct ms_reader *r);
 const char *ms_reader_name(const struct ms_reader *r);
 /* Bytes consumed so far (position of the next record). */
 uint64_t ms_reader_offset(const struct ms_reader *r);
+/* Records returned so far (the header and trailer not counted). */
+uint64_t ms_reader_records(const struct ms_reader *r);
+/*
+ * Flush w before any read of the input that would block, so that a filter
+ * never sits on output while it waits for input (s6's buffer_flush1read).
+ * A failed flush is reported as usual and makes the writer's next call
+ * return -1; the read goes ahead.
+ */
+struct ms_writer;
+void ms_reader_flush_before_read(struct ms_reader *r, struct ms_writer *w);
 void ms_reader_free(struct ms_reader *r);
 
 /*
@@ -134,10 +157,20 @@ int ms_writer_header(struct ms_writer *w, const struct ms_header *upstream,
 msgpack_packer *ms_writer_packer(struct ms_writer *w);
 void ms_writer_begin(struct ms_writer *w);
 int ms_writer_end(struct ms_writer *w);
+/*
+ * end: close the record; -1 (record dropped, message printed) when it
+ * grew over MS_RECORD_MAX, came before the header or after the trailer,
+ * or the writer has failed. copy: write one whole encoded record as is.
+ */
 int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len);
 /*
  * For MS_WRITER_NONBLOCK: whether a record of up to len bytes can be taken
- * now, after a non-blocking attempt to drain the buffer.
+ * now, after a non-blocking attempt to drain the buffer when it is short
+ * of room. Never blocks, never grows the buffer; false when len exceeds
+ * MS_RECORD_MAX. A writer that has failed (or whose pipe broke) says true,
+ * so that the caller's next write returns -1 and reports it. A record
+ * packed without asking first is still written whole: if it does not fit,
+ * the writer waits for the pipe (the one case where NONBLOCK blocks).
  */
 bool ms_writer_room(struct ms_writer *w, size_t len);
 /*
@@ -146,10 +179,22 @@ bool ms_writer_room(struct ms_writer *w, size_t len);
  * Flushes, blocking even in NONBLOCK mode.
  */
 int ms_writer_trailer(struct ms_writer *w, bool complete);
+/* Write everything buffered, waiting for the pipe even in NONBLOCK mode. */
 int ms_writer_flush(struct ms_writer *w);
+/*
+ * NONBLOCK mode: write what the pipe takes now and keep the rest; for a
+ * source between rounds of input. On a blocking fd this is a flush.
+ */
+int ms_writer_drain(struct ms_writer *w);
+/* Bytes buffered and not yet written. */
+size_t ms_writer_pending(const struct ms_writer *w);
 uint64_t ms_writer_records(const struct ms_writer *w);
 bool ms_writer_broken_pipe(const struct ms_writer *w);
-/* Flush (unless broken) and free; does not close fd. Returns -1 on error. */
+/*
+ * Flush (unless failed) and free; does not close fd. Returns -1 when
+ * anything failed, a broken pipe included (already reported: ask
+ * ms_writer_broken_pipe() before closing to choose the exit code).
+ */
 int ms_writer_close(struct ms_writer *w);
 
 #endif

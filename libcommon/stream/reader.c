@@ -1,0 +1,640 @@
+/*
+ * The stream reader. Input is read in large blocks into one buffer. Each
+ * record is framed by our own scan of the msgpack type bytes, which checks
+ * every length a header claims against what the record limit leaves, and
+ * the nesting depth, before msgpack-c looks at the bytes: msgpack-c trusts
+ * a header's count and reserves memory for it up front. Only a record that
+ * passed the scan and is wholly in the buffer is parsed, into one zone that
+ * is cleared per record and grown only when a record needs more.
+ */
+#include "stream/stream.h"
+#include "stream/records.h"
+#include "util/error.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define READER_BUF_MIN (256u * 1024u)
+#define ZONE_CHUNK_MIN (64u * 1024u)
+
+enum reader_state {
+	READER_OPEN,
+	READER_END,
+	READER_FAILED,
+};
+
+struct ms_reader {
+	int fd;
+	char *name;
+	size_t limit;
+	char *buf;
+	size_t cap;
+	size_t start, end;	/* unconsumed bytes are buf[start, end) */
+	uint64_t buf_offset;	/* stream offset of buf[0] */
+	bool eof;
+	enum reader_state state;
+	uint64_t records;	/* records returned, not counting header */
+	uint64_t trailer_records;
+	bool trailer_complete;
+	struct ms_header header;
+	char last_producer[2 * MS_NAME_MAX + 1];
+	struct ms_writer *flush_first;
+	msgpack_zone zone;
+	size_t zone_chunk;
+	msgpack_object obj;
+};
+
+/* Outcome of scanning for one record. */
+enum scan_result {
+	SCAN_DONE,
+	SCAN_MORE,	/* the bytes so far are a valid prefix; read more */
+	SCAN_TOO_BIG,	/* a header claims more than the limit leaves */
+	SCAN_TOO_DEEP,
+	SCAN_BAD_BYTE,	/* 0xc1, never used by msgpack */
+};
+
+struct scan {
+	size_t len;		/* SCAN_DONE: the record's length */
+	size_t zone_need;	/* SCAN_DONE: bytes msgpack-c will take from the zone */
+	size_t at;		/* errors: offset in the record of the bad header */
+	int type;		/* SCAN_TOO_BIG: the claiming type byte */
+	uint64_t claim;		/* SCAN_TOO_BIG: what the header claimed */
+	const char *what;	/* "elements", "bytes", NULL: just too long */
+};
+
+static uint64_t be(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * Scan one msgpack object at p (avail bytes present) that may be at most
+ * limit bytes long. Every claimed length is checked against the bytes the
+ * limit leaves before anything waits for those bytes, and every pending
+ * element needs at least one byte, so a header can never promise more than
+ * the record could hold.
+ */
+static enum scan_result scan_record(const unsigned char *p, size_t avail, size_t limit,
+				    unsigned max_depth, struct scan *s)
+{
+	uint64_t pending[MS_RECORD_DEPTH + 1];	/* elements left per level */
+	uint64_t outstanding = 1;		/* elements left at all levels */
+	unsigned depth = 0;
+	size_t pos = 0;
+
+	if (max_depth > MS_RECORD_DEPTH)
+		max_depth = MS_RECORD_DEPTH;
+	pending[0] = 1;
+	s->zone_need = 0;
+	for (;;) {
+		unsigned char t;
+		size_t hdr = 1;		/* header bytes */
+		uint64_t body = 0;	/* payload bytes after the header */
+		uint64_t elems = 0;	/* child elements (maps: keys + values) */
+		size_t zone = 0;
+		bool container = false;
+
+		while (depth > 0 && pending[depth] == 0)
+			depth--;
+		if (depth == 0 && pending[0] == 0) {
+			s->len = pos;
+			return SCAN_DONE;
+		}
+		s->at = pos;
+		s->what = NULL;
+		if (pos >= limit)
+			return SCAN_TOO_BIG;
+		if (pos >= avail)
+			return SCAN_MORE;
+		t = p[pos];
+		s->type = t;
+		if (t == 0xc1) {
+			return SCAN_BAD_BYTE;
+		} else if (t <= 0x7f || t >= 0xe0 || t == 0xc0 || t == 0xc2 || t == 0xc3) {
+			/* fixint, nil, false, true */
+		} else if (t >= 0xa0 && t <= 0xbf) {
+			body = t & 0x1f;
+		} else if (t >= 0x90 && t <= 0x9f) {
+			container = true;
+			elems = t & 0x0f;
+		} else if (t >= 0x80 && t <= 0x8f) {
+			container = true;
+			elems = 2 * (uint64_t)(t & 0x0f);
+		} else {
+			switch (t) {
+			case 0xcc: case 0xd0: hdr = 2; break;
+			case 0xcd: case 0xd1: hdr = 3; break;
+			case 0xce: case 0xd2: case 0xca: hdr = 5; break;
+			case 0xcf: case 0xd3: case 0xcb: hdr = 9; break;
+			case 0xd4: hdr = 2; body = 1; break;	/* fixext: type + data */
+			case 0xd5: hdr = 2; body = 2; break;
+			case 0xd6: hdr = 2; body = 4; break;
+			case 0xd7: hdr = 2; body = 8; break;
+			case 0xd8: hdr = 2; body = 16; break;
+			case 0xc4: case 0xd9: hdr = 2; break;	/* bin8, str8 */
+			case 0xc5: case 0xda: hdr = 3; break;
+			case 0xc6: case 0xdb: hdr = 5; break;
+			case 0xc7: hdr = 3; break;		/* ext8: len, type */
+			case 0xc8: hdr = 4; break;
+			case 0xc9: hdr = 6; break;
+			case 0xdc: hdr = 3; container = true; break;
+			case 0xdd: hdr = 5; container = true; break;
+			case 0xde: hdr = 3; container = true; break;
+			case 0xdf: hdr = 5; container = true; break;
+			}
+		}
+		if (pos + hdr > limit)
+			return SCAN_TOO_BIG;
+		if (pos + hdr > avail)
+			return SCAN_MORE;
+		switch (t) {
+		case 0xc4: case 0xd9: body = p[pos + 1]; break;
+		case 0xc5: case 0xda: body = be(p + pos + 1, 2); break;
+		case 0xc6: case 0xdb: body = be(p + pos + 1, 4); break;
+		case 0xc7: body = p[pos + 1]; break;
+		case 0xc8: body = be(p + pos + 1, 2); break;
+		case 0xc9: body = be(p + pos + 1, 4); break;
+		case 0xdc: elems = be(p + pos + 1, 2); break;
+		case 0xdd: elems = be(p + pos + 1, 4); break;
+		case 0xde: elems = 2 * be(p + pos + 1, 2); break;
+		case 0xdf: elems = 2 * be(p + pos + 1, 4); break;
+		}
+		pending[depth]--;
+		outstanding--;
+		pos += hdr;
+		if (container) {
+			/* Each element takes at least one byte. */
+			if (outstanding + elems > limit - pos) {
+				s->claim = elems;
+				s->what = "elements";
+				return SCAN_TOO_BIG;
+			}
+			if (depth + 1 > max_depth)
+				return SCAN_TOO_DEEP;
+			if (t >= 0x80 && t <= 0x8f)
+				zone = elems / 2 * sizeof(msgpack_object_kv);
+			else if (t == 0xde || t == 0xdf)
+				zone = elems / 2 * sizeof(msgpack_object_kv);
+			else
+				zone = elems * sizeof(msgpack_object);
+			/* msgpack-c aligns each allocation to a pointer. */
+			s->zone_need += zone + sizeof(void *);
+			outstanding += elems;
+			pending[++depth] = elems;
+			continue;
+		}
+		if (body > limit - pos) {
+			s->at = pos - hdr;
+			s->claim = body;
+			s->what = "bytes";
+			return SCAN_TOO_BIG;
+		}
+		if (body > avail - pos) {
+			/* Not present yet; the claim is within the limit. */
+			return SCAN_MORE;
+		}
+		pos += body;
+	}
+}
+
+static const char *type_name(unsigned char t)
+{
+	if (t <= 0x7f || t >= 0xe0 || (t >= 0xcc && t <= 0xd3))
+		return "an integer";
+	if ((t >= 0xa0 && t <= 0xbf) || (t >= 0xd9 && t <= 0xdb))
+		return "a string";
+	if ((t >= 0x80 && t <= 0x8f) || t == 0xde || t == 0xdf)
+		return "a map";
+	if ((t >= 0x90 && t <= 0x9f) || t == 0xdc || t == 0xdd)
+		return "an array";
+	if (t >= 0xc4 && t <= 0xc6)
+		return "a bin";
+	if (t == 0xc0)
+		return "nil";
+	if (t == 0xc2 || t == 0xc3)
+		return "a boolean";
+	if (t == 0xca || t == 0xcb)
+		return "a float";
+	if ((t >= 0xc7 && t <= 0xc9) || (t >= 0xd4 && t <= 0xd8))
+		return "an ext";
+	return "an unused type byte";
+}
+
+static bool is_array_byte(unsigned char t)
+{
+	return (t >= 0x90 && t <= 0x9f) || t == 0xdc || t == 0xdd;
+}
+
+static int fail(struct ms_reader *r)
+{
+	r->state = READER_FAILED;
+	return MS_READ_ERROR;
+}
+
+/*
+ * Read more input, keeping buf[start, end). Before a read that would block,
+ * flush the writer the stage registered so that downstream is never left
+ * waiting for output we hold while we wait for input.
+ */
+static int fill(struct ms_reader *r)
+{
+	ssize_t n;
+
+	if (r->start > 0) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->buf_offset += r->start;
+		r->end -= r->start;
+		r->start = 0;
+	}
+	if (r->flush_first) {
+		struct pollfd p = { .fd = r->fd, .events = POLLIN };
+
+		if (poll(&p, 1, 0) == 0)
+			ms_writer_flush(r->flush_first);
+	}
+	for (;;) {
+		n = read(r->fd, r->buf + r->end, r->cap - r->end);
+		if (n > 0) {
+			r->end += n;
+			return 0;
+		}
+		if (n == 0) {
+			r->eof = true;
+			return 0;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			struct pollfd p = { .fd = r->fd, .events = POLLIN };
+
+			if (poll(&p, 1, -1) < 0 && errno != EINTR)
+				return ms_error_errno("cannot wait for '%s'", r->name);
+			continue;
+		}
+		return ms_error_errno("cannot read '%s' at byte %" PRIu64, r->name,
+				      r->buf_offset + r->end);
+	}
+}
+
+enum frame_result {
+	FRAME_OK,
+	FRAME_EOF,		/* clean EOF between records */
+	FRAME_TRUNCATED,	/* EOF inside a record; message printed */
+	FRAME_ERROR,		/* message printed */
+};
+
+/*
+ * Find the next record in the input and parse it into r->obj. On FRAME_OK
+ * the record is buf[start, start + *len) and start is not yet advanced.
+ */
+static enum frame_result frame(struct ms_reader *r, size_t *len)
+{
+	struct scan s;
+
+	for (;;) {
+		size_t avail = r->end - r->start;
+		uint64_t off = r->buf_offset + r->start;
+		const unsigned char *p = (const unsigned char *)r->buf + r->start;
+		enum scan_result res;
+
+		if (avail == 0) {
+			if (r->eof)
+				return FRAME_EOF;
+			if (fill(r) < 0)
+				return FRAME_ERROR;
+			continue;
+		}
+		if (!is_array_byte(p[0])) {
+			ms_error("'%s': the record at byte %" PRIu64 " is %s (0x%02x), "
+				 "not an array: the input is not a microscope stream or is corrupt",
+				 r->name, off, type_name(p[0]), p[0]);
+			return FRAME_ERROR;
+		}
+		res = scan_record(p, avail, r->limit, MS_RECORD_DEPTH, &s);
+		switch (res) {
+		case SCAN_DONE:
+			break;
+		case SCAN_MORE:
+			if (r->eof) {
+				ms_error("'%s': stream cut short inside the record at byte %" PRIu64
+					 " after %" PRIu64 " records: the producer (%s) did not finish",
+					 r->name, off, r->records, r->last_producer);
+				return FRAME_TRUNCATED;
+			}
+			if (fill(r) < 0)
+				return FRAME_ERROR;
+			continue;
+		case SCAN_TOO_BIG:
+			if (!s.what)
+				ms_error("'%s': the record at byte %" PRIu64 " exceeds the limit "
+					 "of %zu bytes", r->name, off, r->limit);
+			else
+				ms_error("'%s': the record at byte %" PRIu64 " exceeds the limit "
+					 "of %zu bytes (%s header at byte %" PRIu64 " claims %"
+					 PRIu64 " %s)", r->name, off, r->limit, type_name(s.type),
+					 off + s.at, s.claim, s.what);
+			return FRAME_ERROR;
+		case SCAN_TOO_DEEP:
+			ms_error("'%s': the record at byte %" PRIu64 " nests deeper than %d levels "
+				 "(at byte %" PRIu64 ")", r->name, off, MS_RECORD_DEPTH, off + s.at);
+			return FRAME_ERROR;
+		case SCAN_BAD_BYTE:
+			ms_error("'%s': invalid msgpack type byte 0xc1 at byte %" PRIu64
+				 " in the record at byte %" PRIu64, r->name, off + s.at, off);
+			return FRAME_ERROR;
+		}
+
+		if (s.zone_need > r->zone_chunk) {
+			/* Grow once to what this record needs; reused from then on. */
+			size_t chunk = r->zone_chunk;
+
+			while (chunk < s.zone_need)
+				chunk *= 2;
+			msgpack_zone_destroy(&r->zone);
+			if (!msgpack_zone_init(&r->zone, chunk)) {
+				r->zone_chunk = 0;
+				ms_error("out of memory reading '%s'", r->name);
+				return FRAME_ERROR;
+			}
+			r->zone_chunk = chunk;
+		} else {
+			msgpack_zone_clear(&r->zone);
+		}
+		size_t parsed = 0;
+		msgpack_unpack_return ret = msgpack_unpack(r->buf + r->start, s.len, &parsed,
+							   &r->zone, &r->obj);
+		if (ret != MSGPACK_UNPACK_SUCCESS || parsed != s.len) {
+			ms_error("'%s': msgpack-c could not parse the record at byte %" PRIu64
+				 " (error %d)", r->name, off, (int)ret);
+			return FRAME_ERROR;
+		}
+		*len = s.len;
+		return FRAME_OK;
+	}
+}
+
+/* Check element 0 and return the kind, or -1 after a message. */
+static int64_t record_kind(struct ms_reader *r, uint64_t off)
+{
+	const msgpack_object *o = &r->obj;
+
+	if (o->via.array.size == 0 ||
+	    o->via.array.ptr[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	    o->via.array.ptr[0].via.u64 > UINT32_MAX) {
+		ms_error("'%s': the record at byte %" PRIu64 " does not start with a record "
+			 "kind (an unsigned integer)", r->name, off);
+		return -1;
+	}
+	return o->via.array.ptr[0].via.u64;
+}
+
+static bool copy_name(char *dst, const msgpack_object *o)
+{
+	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= MS_NAME_MAX ||
+	    memchr(o->via.str.ptr, 0, o->via.str.size))
+		return false;
+	memcpy(dst, o->via.str.ptr, o->via.str.size);
+	dst[o->via.str.size] = '\0';
+	return true;
+}
+
+static int parse_header(struct ms_reader *r)
+{
+	const msgpack_object *o = &r->obj;
+	const msgpack_object *f = o->via.array.ptr;
+	struct ms_header *h = &r->header;
+	const msgpack_object *prods;
+	size_t magic_len = strlen(MS_STREAM_MAGIC);
+
+	if (o->via.array.size < 5 || f[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	    f[0].via.u64 != MS_REC_HEADER || f[1].type != MSGPACK_OBJECT_STR ||
+	    f[1].via.str.size != magic_len || memcmp(f[1].via.str.ptr, MS_STREAM_MAGIC, magic_len))
+		return ms_error("'%s' is not a microscope stream: it does not start with a "
+				"\"%s\" header", r->name, MS_STREAM_MAGIC);
+	if (f[2].type != MSGPACK_OBJECT_POSITIVE_INTEGER || f[2].via.u64 > UINT32_MAX ||
+	    f[3].type != MSGPACK_OBJECT_POSITIVE_INTEGER || f[3].via.u64 > UINT32_MAX)
+		return ms_error("'%s': malformed header: the version is not two unsigned integers",
+				r->name);
+	h->major = f[2].via.u64;
+	h->minor = f[3].via.u64;
+	if (h->major > MS_STREAM_MAJOR)
+		return ms_error("'%s' is a version %u.%u stream, newer than this build reads "
+				"(%d.%d): upgrade microscope", r->name, h->major, h->minor,
+				MS_STREAM_MAJOR, MS_STREAM_MINOR);
+	if (h->major != MS_STREAM_MAJOR)
+		return ms_error("'%s' is a version %u.%u stream; this build reads only major "
+				"version %d", r->name, h->major, h->minor, MS_STREAM_MAJOR);
+	prods = &f[4];
+	if (prods->type != MSGPACK_OBJECT_ARRAY)
+		return ms_error("'%s': malformed header: the producers are not an array", r->name);
+	if (prods->via.array.size == 0 || prods->via.array.size > MS_PRODUCERS_MAX)
+		return ms_error("'%s': malformed header: %u producers (expected 1 to %d)",
+				r->name, prods->via.array.size, MS_PRODUCERS_MAX);
+	h->n_producers = prods->via.array.size;
+	for (uint32_t i = 0; i < h->n_producers; i++) {
+		const msgpack_object *p = &prods->via.array.ptr[i];
+
+		if (p->type != MSGPACK_OBJECT_ARRAY || p->via.array.size < 2 ||
+		    !copy_name(h->producers[i].name, &p->via.array.ptr[0]) ||
+		    !copy_name(h->producers[i].version, &p->via.array.ptr[1]))
+			return ms_error("'%s': malformed header: producer %u is not "
+					"[name, version] (strings under %d bytes)",
+					r->name, i, MS_NAME_MAX);
+	}
+	snprintf(r->last_producer, sizeof(r->last_producer), "%s %s",
+		 h->producers[h->n_producers - 1].name,
+		 h->producers[h->n_producers - 1].version);
+	return 0;
+}
+
+struct ms_reader *ms_reader_open(int fd, const char *name)
+{
+	struct ms_reader *r = calloc(1, sizeof(*r));
+	size_t len;
+	enum frame_result fr;
+
+	if (!r || !(r->name = strdup(name)) || !(r->buf = malloc(READER_BUF_MIN))) {
+		ms_error("out of memory opening '%s'", name);
+		goto fail;
+	}
+	if (!msgpack_zone_init(&r->zone, ZONE_CHUNK_MIN)) {
+		ms_error("out of memory opening '%s'", name);
+		goto fail;
+	}
+	r->zone_chunk = ZONE_CHUNK_MIN;
+	r->fd = fd;
+	r->cap = READER_BUF_MIN;
+	r->limit = MS_RECORD_MAX;
+	snprintf(r->last_producer, sizeof(r->last_producer), "unknown");
+
+	fr = frame(r, &len);
+	if (fr == FRAME_EOF) {
+		ms_error("'%s' is empty: no stream header (did the producer fail?)", name);
+		goto fail;
+	}
+	if (fr != FRAME_OK)
+		goto fail;
+	if (parse_header(r) < 0)
+		goto fail;
+	r->start += len;
+	r->state = READER_OPEN;
+	return r;
+fail:
+	ms_reader_free(r);
+	return NULL;
+}
+
+void ms_reader_set_limit(struct ms_reader *r, size_t max_record)
+{
+	if (max_record < 16)
+		max_record = 16;
+	if (max_record > r->cap) {
+		char *nbuf = realloc(r->buf, max_record);
+
+		if (!nbuf) {
+			ms_warn("out of memory raising the record limit of '%s'; "
+				"keeping %zu bytes", r->name, r->limit);
+			return;
+		}
+		r->buf = nbuf;
+		r->cap = max_record;
+	}
+	r->limit = max_record;
+}
+
+void ms_reader_flush_before_read(struct ms_reader *r, struct ms_writer *w)
+{
+	r->flush_first = w;
+}
+
+const struct ms_header *ms_reader_header(const struct ms_reader *r)
+{
+	return &r->header;
+}
+
+/* After the trailer: the input must end here. */
+static int expect_eof(struct ms_reader *r)
+{
+	while (r->end == r->start && !r->eof) {
+		if (fill(r) < 0)
+			return -1;
+	}
+	if (r->end > r->start)
+		return ms_error("'%s': unexpected data at byte %" PRIu64 " after the trailer",
+				r->name, r->buf_offset + r->start);
+	return 0;
+}
+
+static int parse_trailer(struct ms_reader *r, uint64_t off)
+{
+	const msgpack_object *o = &r->obj;
+	const msgpack_object *f = o->via.array.ptr;
+
+	if (o->via.array.size < 3 || f[1].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	    f[2].type != MSGPACK_OBJECT_BOOLEAN)
+		return ms_error("'%s': malformed trailer at byte %" PRIu64
+				": expected [1, records, complete]", r->name, off);
+	r->trailer_records = f[1].via.u64;
+	r->trailer_complete = f[2].via.boolean;
+	if (r->trailer_records != r->records)
+		return ms_error("'%s': the trailer at byte %" PRIu64 " counts %" PRIu64
+				" records but %" PRIu64 " came before it: records were lost or added",
+				r->name, off, r->trailer_records, r->records);
+	return 0;
+}
+
+int ms_reader_next(struct ms_reader *r, struct ms_record *rec)
+{
+	size_t len;
+	uint64_t off;
+	int64_t kind;
+
+	if (r->state == READER_END)
+		return MS_READ_END;
+	if (r->state == READER_FAILED)
+		return MS_READ_ERROR;
+
+	switch (frame(r, &len)) {
+	case FRAME_OK:
+		break;
+	case FRAME_EOF:
+		ms_error("'%s': stream cut short after %" PRIu64 " records (byte %" PRIu64
+			 "): the producer (%s) did not finish",
+			 r->name, r->records, r->buf_offset + r->start, r->last_producer);
+		r->state = READER_FAILED;
+		return MS_READ_TRUNCATED;
+	case FRAME_TRUNCATED:
+		r->state = READER_FAILED;
+		return MS_READ_TRUNCATED;
+	case FRAME_ERROR:
+		return fail(r);
+	}
+	off = r->buf_offset + r->start;
+	kind = record_kind(r, off);
+	if (kind < 0)
+		return fail(r);
+	if (kind == MS_REC_HEADER) {
+		ms_error("'%s': a second header at byte %" PRIu64 " (streams cannot be "
+			 "concatenated)", r->name, off);
+		return fail(r);
+	}
+	if (kind == MS_REC_TRAILER) {
+		r->start += len;
+		if (parse_trailer(r, off) < 0 || expect_eof(r) < 0)
+			return fail(r);
+		r->state = READER_END;
+		return MS_READ_END;
+	}
+	rec->kind = kind;
+	rec->obj = &r->obj;
+	rec->bytes = r->buf + r->start;
+	rec->len = len;
+	rec->offset = off;
+	rec->index = r->records++;
+	r->start += len;
+	return MS_READ_RECORD;
+}
+
+uint64_t ms_reader_trailer_records(const struct ms_reader *r)
+{
+	return r->trailer_records;
+}
+
+bool ms_reader_trailer_complete(const struct ms_reader *r)
+{
+	return r->trailer_complete;
+}
+
+const char *ms_reader_name(const struct ms_reader *r)
+{
+	return r->name;
+}
+
+uint64_t ms_reader_offset(const struct ms_reader *r)
+{
+	return r->buf_offset + r->start;
+}
+
+uint64_t ms_reader_records(const struct ms_reader *r)
+{
+	return r->records;
+}
+
+void ms_reader_free(struct ms_reader *r)
+{
+	if (!r)
+		return;
+	if (r->zone_chunk)
+		msgpack_zone_destroy(&r->zone);
+	free(r->buf);
+	free(r->name);
+	free(r);
+}

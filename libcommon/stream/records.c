@@ -1,0 +1,893 @@
+/*
+ * Packing and unpacking of each record kind. The layouts are the comments
+ * in records.h and the spec in man/microscope-stream.5.
+ *
+ * Unpacking walks the record's fields in order with a cursor that checks
+ * each field's type and bound and names the field when one is wrong. Extra
+ * trailing fields (a later minor version) are ignored.
+ */
+#include "stream/records.h"
+#include "util/error.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const kind_names[] = {
+	[MS_REC_HEADER] = "header",
+	[MS_REC_TRAILER] = "trailer",
+	[MS_REC_PROBLEM] = "problem",
+	[MS_REC_INFO] = "info",
+	[MS_REC_ATTR] = "attr",
+	[MS_REC_RAW] = "raw",
+	[MS_REC_TARGET] = "target",
+	[MS_REC_TARGET_EXIT] = "target-exit",
+	[MS_REC_ROUND] = "round",
+	[MS_REC_SAMPLE] = "sample",
+	[MS_REC_MMAP] = "mmap",
+	[MS_REC_COMM] = "comm",
+	[MS_REC_FORK] = "fork",
+	[MS_REC_EXIT] = "exit",
+	[MS_REC_LOST] = "lost",
+	[MS_REC_THROTTLE] = "throttle",
+	[MS_REC_MODULE] = "module",
+	[MS_REC_STACK] = "stack",
+	[MS_REC_FRAME] = "frame",
+};
+
+const char *ms_record_kind_name(uint32_t kind)
+{
+	if (kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind])
+		return kind_names[kind];
+	return "unknown";
+}
+
+static const char *const stack_end_names[] = {
+	[MS_END_OUTERMOST] = "outermost",
+	[MS_END_FP_CHAIN] = "fp-chain",
+	[MS_END_NO_CFI] = "no-cfi",
+	[MS_END_MISSING_REGISTER] = "missing-register",
+	[MS_END_STACK_COPY] = "stack-copy",
+	[MS_END_CFA_NOT_OUTWARDS] = "cfa-not-outwards",
+	[MS_END_NO_MODULE] = "no-module",
+	[MS_END_DEPTH] = "depth",
+	[MS_END_KERNEL_ONLY] = "kernel-only",
+};
+
+const char *ms_stack_end_name(uint32_t reason)
+{
+	if (reason < sizeof(stack_end_names) / sizeof(stack_end_names[0]) &&
+	    stack_end_names[reason])
+		return stack_end_names[reason];
+	return "unknown";
+}
+
+static const char *const frame_reason_names[] = {
+	[MS_SYM_OK] = "ok",
+	[MS_SYM_NO_FILE] = "no-file",
+	[MS_SYM_NO_SYMBOL] = "no-symbol",
+	[MS_SYM_IDENTITY] = "identity",
+	[MS_SYM_BAD_ELF] = "bad-elf",
+	[MS_SYM_NO_MODULE] = "no-module",
+};
+
+const char *ms_frame_reason_name(uint32_t reason)
+{
+	if (reason < sizeof(frame_reason_names) / sizeof(frame_reason_names[0]) &&
+	    frame_reason_names[reason])
+		return frame_reason_names[reason];
+	return "unknown";
+}
+
+/* ---- unpacking ---- */
+
+struct cursor {
+	const struct ms_record *rec;
+	const msgpack_object *f;
+	uint32_t n, i;
+};
+
+static int bad(const struct cursor *c, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(const struct cursor *c, const char *field, const char *fmt, ...)
+{
+	char why[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return ms_error("malformed %s record at byte %" PRIu64 ": field '%s' %s",
+			ms_record_kind_name(c->rec->kind), c->rec->offset, field, why);
+}
+
+static int start(struct cursor *c, const struct ms_record *rec, uint32_t kind1, uint32_t kind2)
+{
+	c->rec = rec;
+	if (rec->kind != kind1 && rec->kind != kind2)
+		return ms_error("internal error: a %s record at byte %" PRIu64
+				" was given to the %s decoder", ms_record_kind_name(rec->kind),
+				rec->offset, ms_record_kind_name(kind1));
+	if (!rec->obj || rec->obj->type != MSGPACK_OBJECT_ARRAY || rec->obj->via.array.size < 1)
+		return ms_error("malformed %s record at byte %" PRIu64 ": not an array",
+				ms_record_kind_name(rec->kind), rec->offset);
+	c->f = rec->obj->via.array.ptr;
+	c->n = rec->obj->via.array.size;
+	c->i = 1;
+	return 0;
+}
+
+/* The next field, or NULL after a message when the record has no more. */
+static const msgpack_object *field(struct cursor *c, const char *name)
+{
+	if (c->i >= c->n) {
+		bad(c, name, "is missing (the record has %u fields)", c->n - 1);
+		return NULL;
+	}
+	return &c->f[c->i++];
+}
+
+static int get_u64(struct cursor *c, const char *name, uint64_t *v)
+{
+	const msgpack_object *o = field(c, name);
+
+	if (!o)
+		return -1;
+	if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return bad(c, name, "is not an unsigned integer");
+	*v = o->via.u64;
+	return 0;
+}
+
+static int get_u32(struct cursor *c, const char *name, uint32_t *v)
+{
+	const msgpack_object *o = field(c, name);
+
+	if (!o)
+		return -1;
+	if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return bad(c, name, "is not an unsigned integer");
+	if (o->via.u64 > UINT32_MAX)
+		return bad(c, name, "is %" PRIu64 ", more than 32 bits", o->via.u64);
+	*v = o->via.u64;
+	return 0;
+}
+
+static int get_bool(struct cursor *c, const char *name, bool *v)
+{
+	const msgpack_object *o = field(c, name);
+
+	if (!o)
+		return -1;
+	if (o->type != MSGPACK_OBJECT_BOOLEAN)
+		return bad(c, name, "is not a boolean");
+	*v = o->via.boolean;
+	return 0;
+}
+
+static int get_str(struct cursor *c, const char *name, struct ms_str *s)
+{
+	const msgpack_object *o = field(c, name);
+
+	if (!o)
+		return -1;
+	if (o->type != MSGPACK_OBJECT_STR)
+		return bad(c, name, "is not a string");
+	s->ptr = o->via.str.ptr;
+	s->len = o->via.str.size;
+	return 0;
+}
+
+static int get_bin(struct cursor *c, const char *name, const uint8_t **ptr, uint32_t *len,
+		   uint32_t max)
+{
+	const msgpack_object *o = field(c, name);
+
+	if (!o)
+		return -1;
+	if (o->type != MSGPACK_OBJECT_BIN)
+		return bad(c, name, "is not a bin");
+	if (o->via.bin.size > max)
+		return bad(c, name, "holds %u bytes, more than %u", o->via.bin.size, max);
+	*ptr = (const uint8_t *)o->via.bin.ptr;
+	*len = o->via.bin.size;
+	return 0;
+}
+
+static int get_array(struct cursor *c, const char *name, const msgpack_object **items,
+		     uint32_t *n, uint32_t max)
+{
+	const msgpack_object *o = field(c, name);
+
+	if (!o)
+		return -1;
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return bad(c, name, "is not an array");
+	if (o->via.array.size > max)
+		return bad(c, name, "has %u elements, more than %u", o->via.array.size, max);
+	*items = o->via.array.ptr;
+	*n = o->via.array.size;
+	return 0;
+}
+
+/* An array of unsigned integers into out[max]. */
+static int get_u64_array(struct cursor *c, const char *name, uint64_t *out, uint32_t *n,
+			 uint32_t max)
+{
+	const msgpack_object *items;
+
+	if (get_array(c, name, &items, n, max) < 0)
+		return -1;
+	for (uint32_t i = 0; i < *n; i++) {
+		if (items[i].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			return bad(c, name, "element %u is not an unsigned integer", i);
+		out[i] = items[i].via.u64;
+	}
+	return 0;
+}
+
+static int get_build_id(struct cursor *c, const char *name, uint8_t *out, uint32_t *len)
+{
+	const uint8_t *p;
+
+	if (get_bin(c, name, &p, len, MS_BUILD_ID_MAX) < 0)
+		return -1;
+	if (*len)
+		memcpy(out, p, *len);
+	return 0;
+}
+
+/* ---- packing ---- */
+
+static void pack_str(msgpack_packer *pk, const struct ms_str *s)
+{
+	msgpack_pack_str_with_body(pk, s->len ? s->ptr : "", s->len);
+}
+
+static void pack_bool(msgpack_packer *pk, bool b)
+{
+	if (b)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+}
+
+static msgpack_packer *begin(struct ms_writer *w, uint32_t kind, uint32_t n_fields)
+{
+	msgpack_packer *pk = ms_writer_packer(w);
+
+	ms_writer_begin(w);
+	msgpack_pack_array(pk, n_fields + 1);
+	msgpack_pack_uint32(pk, kind);
+	return pk;
+}
+
+static int too_many(uint32_t kind, const char *field, uint32_t n, uint32_t max)
+{
+	return ms_error("internal error: a %s record with %u %s (at most %u)",
+			ms_record_kind_name(kind), n, field, max);
+}
+
+/* ---- problem ---- */
+
+int ms_problem_pack(struct ms_writer *w, const struct ms_problem *p)
+{
+	msgpack_packer *pk = begin(w, MS_REC_PROBLEM, 4);
+
+	pack_str(pk, &p->stage);
+	pack_str(pk, &p->code);
+	msgpack_pack_uint64(pk, p->count);
+	pack_str(pk, &p->detail);
+	return ms_writer_end(w);
+}
+
+int ms_problem_unpack(const struct ms_record *rec, struct ms_problem *p)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_PROBLEM, MS_REC_PROBLEM) < 0 ||
+	    get_str(&c, "stage", &p->stage) < 0 ||
+	    get_str(&c, "code", &p->code) < 0 ||
+	    get_u64(&c, "count", &p->count) < 0 ||
+	    get_str(&c, "detail", &p->detail) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- info ---- */
+
+int ms_info_pack(struct ms_writer *w, const struct ms_info *i)
+{
+	msgpack_packer *pk = begin(w, MS_REC_INFO, 2);
+
+	pack_str(pk, &i->key);
+	if (i->is_text)
+		pack_str(pk, &i->text);
+	else
+		msgpack_pack_uint64(pk, i->number);
+	return ms_writer_end(w);
+}
+
+int ms_info_unpack(const struct ms_record *rec, struct ms_info *i)
+{
+	struct cursor c;
+	const msgpack_object *v;
+
+	if (start(&c, rec, MS_REC_INFO, MS_REC_INFO) < 0 ||
+	    get_str(&c, "key", &i->key) < 0 ||
+	    !(v = field(&c, "value")))
+		return -1;
+	i->text.ptr = NULL;
+	i->text.len = 0;
+	i->number = 0;
+	if (v->type == MSGPACK_OBJECT_STR) {
+		i->is_text = true;
+		i->text.ptr = v->via.str.ptr;
+		i->text.len = v->via.str.size;
+	} else if (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		i->is_text = false;
+		i->number = v->via.u64;
+	} else {
+		return bad(&c, "value", "is neither a string nor an unsigned integer");
+	}
+	return 0;
+}
+
+/* ---- attr ---- */
+
+int ms_attr_pack(struct ms_writer *w, const struct ms_attr *a)
+{
+	msgpack_packer *pk;
+
+	if (a->n_ids > MS_ATTR_IDS_MAX)
+		return too_many(MS_REC_ATTR, "ids", a->n_ids, MS_ATTR_IDS_MAX);
+	pk = begin(w, MS_REC_ATTR, 8);
+	msgpack_pack_uint32(pk, a->type);
+	msgpack_pack_uint64(pk, a->config);
+	msgpack_pack_uint64(pk, a->sample_type);
+	msgpack_pack_uint64(pk, a->read_format);
+	msgpack_pack_uint64(pk, a->sample_regs_user);
+	msgpack_pack_uint32(pk, a->sample_stack_user);
+	msgpack_pack_uint32(pk, a->flags);
+	msgpack_pack_array(pk, a->n_ids);
+	for (uint32_t i = 0; i < a->n_ids; i++)
+		msgpack_pack_uint64(pk, a->ids[i]);
+	return ms_writer_end(w);
+}
+
+int ms_attr_unpack(const struct ms_record *rec, struct ms_attr *a)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_ATTR, MS_REC_ATTR) < 0 ||
+	    get_u32(&c, "type", &a->type) < 0 ||
+	    get_u64(&c, "config", &a->config) < 0 ||
+	    get_u64(&c, "sample_type", &a->sample_type) < 0 ||
+	    get_u64(&c, "read_format", &a->read_format) < 0 ||
+	    get_u64(&c, "sample_regs_user", &a->sample_regs_user) < 0 ||
+	    get_u32(&c, "sample_stack_user", &a->sample_stack_user) < 0 ||
+	    get_u32(&c, "flags", &a->flags) < 0 ||
+	    get_u64_array(&c, "ids", a->ids, &a->n_ids, MS_ATTR_IDS_MAX) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- raw ---- */
+
+int ms_raw_pack(struct ms_writer *w, const struct ms_raw *r)
+{
+	msgpack_packer *pk = begin(w, MS_REC_RAW, 2);
+
+	msgpack_pack_uint32(pk, r->cpu);
+	msgpack_pack_bin_with_body(pk, r->len ? (const void *)r->data : "", r->len);
+	return ms_writer_end(w);
+}
+
+int ms_raw_unpack(const struct ms_record *rec, struct ms_raw *r)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_RAW, MS_REC_RAW) < 0 ||
+	    get_u32(&c, "cpu", &r->cpu) < 0 ||
+	    get_bin(&c, "data", &r->data, &r->len, UINT32_MAX) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- target ---- */
+
+int ms_target_pack(struct ms_writer *w, const struct ms_target *t)
+{
+	msgpack_packer *pk;
+
+	if (t->argc > MS_ARGV_MAX)
+		return too_many(MS_REC_TARGET, "arguments", t->argc, MS_ARGV_MAX);
+	pk = begin(w, MS_REC_TARGET, 3);
+	msgpack_pack_uint32(pk, t->pid);
+	pack_bool(pk, t->launched);
+	msgpack_pack_array(pk, t->argc);
+	for (uint32_t i = 0; i < t->argc; i++)
+		pack_str(pk, &t->argv[i]);
+	return ms_writer_end(w);
+}
+
+int ms_target_unpack(const struct ms_record *rec, struct ms_target *t)
+{
+	struct cursor c;
+	const msgpack_object *argv;
+
+	if (start(&c, rec, MS_REC_TARGET, MS_REC_TARGET) < 0 ||
+	    get_u32(&c, "pid", &t->pid) < 0 ||
+	    get_bool(&c, "launched", &t->launched) < 0 ||
+	    get_array(&c, "argv", &argv, &t->argc, MS_ARGV_MAX) < 0)
+		return -1;
+	for (uint32_t i = 0; i < t->argc; i++) {
+		if (argv[i].type != MSGPACK_OBJECT_STR)
+			return bad(&c, "argv", "element %u is not a string", i);
+		t->argv[i].ptr = argv[i].via.str.ptr;
+		t->argv[i].len = argv[i].via.str.size;
+	}
+	return 0;
+}
+
+/* ---- target exit ---- */
+
+int ms_target_exit_pack(struct ms_writer *w, const struct ms_target_exit *t)
+{
+	msgpack_packer *pk = begin(w, MS_REC_TARGET_EXIT, 3);
+
+	msgpack_pack_uint32(pk, t->pid);
+	msgpack_pack_uint32(pk, t->wait_status);
+	msgpack_pack_uint32(pk, t->exit_code);
+	return ms_writer_end(w);
+}
+
+int ms_target_exit_unpack(const struct ms_record *rec, struct ms_target_exit *t)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_TARGET_EXIT, MS_REC_TARGET_EXIT) < 0 ||
+	    get_u32(&c, "pid", &t->pid) < 0 ||
+	    get_u32(&c, "wait_status", &t->wait_status) < 0 ||
+	    get_u32(&c, "exit_code", &t->exit_code) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- round ---- */
+
+int ms_round_pack(struct ms_writer *w)
+{
+	begin(w, MS_REC_ROUND, 0);
+	return ms_writer_end(w);
+}
+
+/* ---- sample ---- */
+
+int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s)
+{
+	msgpack_packer *pk;
+
+	if (s->n_kchain > MS_CHAIN_MAX)
+		return too_many(MS_REC_SAMPLE, "kernel frames", s->n_kchain, MS_CHAIN_MAX);
+	if (s->n_uchain > MS_CHAIN_MAX)
+		return too_many(MS_REC_SAMPLE, "user frames", s->n_uchain, MS_CHAIN_MAX);
+	if (s->n_regs > MS_REGS_MAX)
+		return too_many(MS_REC_SAMPLE, "registers", s->n_regs, MS_REGS_MAX);
+	if (s->stack_len > MS_STACK_MAX)
+		return too_many(MS_REC_SAMPLE, "stack bytes", s->stack_len, MS_STACK_MAX);
+	pk = begin(w, MS_REC_SAMPLE, 13);
+	msgpack_pack_uint32(pk, s->pid);
+	msgpack_pack_uint32(pk, s->tid);
+	msgpack_pack_uint64(pk, s->time);
+	msgpack_pack_uint32(pk, s->cpu);
+	msgpack_pack_uint64(pk, s->period);
+	msgpack_pack_uint64(pk, s->ip);
+	msgpack_pack_uint32(pk, s->cpumode);
+	msgpack_pack_array(pk, s->n_kchain);
+	for (uint32_t i = 0; i < s->n_kchain; i++)
+		msgpack_pack_uint64(pk, s->kchain[i]);
+	msgpack_pack_array(pk, s->n_uchain);
+	for (uint32_t i = 0; i < s->n_uchain; i++)
+		msgpack_pack_uint64(pk, s->uchain[i]);
+	msgpack_pack_uint32(pk, s->regs_abi);
+	msgpack_pack_uint64(pk, s->regs_mask);
+	msgpack_pack_array(pk, s->n_regs);
+	for (uint32_t i = 0; i < s->n_regs; i++)
+		msgpack_pack_uint64(pk, s->regs[i]);
+	msgpack_pack_bin_with_body(pk, s->stack_len ? (const void *)s->stack : "", s->stack_len);
+	return ms_writer_end(w);
+}
+
+int ms_sample_unpack(const struct ms_record *rec, struct ms_sample *s)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_SAMPLE, MS_REC_SAMPLE) < 0 ||
+	    get_u32(&c, "pid", &s->pid) < 0 ||
+	    get_u32(&c, "tid", &s->tid) < 0 ||
+	    get_u64(&c, "time", &s->time) < 0 ||
+	    get_u32(&c, "cpu", &s->cpu) < 0 ||
+	    get_u64(&c, "period", &s->period) < 0 ||
+	    get_u64(&c, "ip", &s->ip) < 0 ||
+	    get_u32(&c, "cpumode", &s->cpumode) < 0 ||
+	    get_u64_array(&c, "kchain", s->kchain, &s->n_kchain, MS_CHAIN_MAX) < 0 ||
+	    get_u64_array(&c, "uchain", s->uchain, &s->n_uchain, MS_CHAIN_MAX) < 0 ||
+	    get_u32(&c, "regs_abi", &s->regs_abi) < 0 ||
+	    get_u64(&c, "regs_mask", &s->regs_mask) < 0 ||
+	    get_u64_array(&c, "regs", s->regs, &s->n_regs, MS_REGS_MAX) < 0)
+		return -1;
+	/* No registers at all (abi 0) is allowed whatever the mask asked for. */
+	if ((s->regs_abi || s->n_regs) &&
+	    s->n_regs != (uint32_t)__builtin_popcountll(s->regs_mask))
+		return bad(&c, "regs", "has %u registers but regs_mask 0x%" PRIx64 " has %d bits",
+			   s->n_regs, s->regs_mask, __builtin_popcountll(s->regs_mask));
+	if (get_bin(&c, "stack", &s->stack, &s->stack_len, MS_STACK_MAX) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- mmap ---- */
+
+int ms_mmap_pack(struct ms_writer *w, const struct ms_mmap *m)
+{
+	msgpack_packer *pk;
+
+	if (m->build_id_len > MS_BUILD_ID_MAX)
+		return too_many(MS_REC_MMAP, "build id bytes", m->build_id_len, MS_BUILD_ID_MAX);
+	pk = begin(w, MS_REC_MMAP, 16);
+	msgpack_pack_uint32(pk, m->pid);
+	msgpack_pack_uint32(pk, m->tid);
+	msgpack_pack_uint64(pk, m->time);
+	msgpack_pack_uint64(pk, m->start);
+	msgpack_pack_uint64(pk, m->len);
+	msgpack_pack_uint64(pk, m->pgoff);
+	msgpack_pack_uint32(pk, m->maj);
+	msgpack_pack_uint32(pk, m->min);
+	msgpack_pack_uint64(pk, m->ino);
+	msgpack_pack_uint64(pk, m->ino_generation);
+	msgpack_pack_uint32(pk, m->prot);
+	msgpack_pack_uint32(pk, m->flags);
+	msgpack_pack_uint32(pk, m->cpumode);
+	pack_bool(pk, m->synthesized);
+	pack_str(pk, &m->filename);
+	msgpack_pack_bin_with_body(pk, m->build_id, m->build_id_len);
+	return ms_writer_end(w);
+}
+
+int ms_mmap_unpack(const struct ms_record *rec, struct ms_mmap *m)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_MMAP, MS_REC_MMAP) < 0 ||
+	    get_u32(&c, "pid", &m->pid) < 0 ||
+	    get_u32(&c, "tid", &m->tid) < 0 ||
+	    get_u64(&c, "time", &m->time) < 0 ||
+	    get_u64(&c, "start", &m->start) < 0 ||
+	    get_u64(&c, "len", &m->len) < 0 ||
+	    get_u64(&c, "pgoff", &m->pgoff) < 0 ||
+	    get_u32(&c, "maj", &m->maj) < 0 ||
+	    get_u32(&c, "min", &m->min) < 0 ||
+	    get_u64(&c, "ino", &m->ino) < 0 ||
+	    get_u64(&c, "ino_generation", &m->ino_generation) < 0 ||
+	    get_u32(&c, "prot", &m->prot) < 0 ||
+	    get_u32(&c, "flags", &m->flags) < 0 ||
+	    get_u32(&c, "cpumode", &m->cpumode) < 0 ||
+	    get_bool(&c, "synthesized", &m->synthesized) < 0 ||
+	    get_str(&c, "filename", &m->filename) < 0 ||
+	    get_build_id(&c, "build_id", m->build_id, &m->build_id_len) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- comm ---- */
+
+int ms_comm_pack(struct ms_writer *w, const struct ms_comm *cm)
+{
+	msgpack_packer *pk = begin(w, MS_REC_COMM, 6);
+
+	msgpack_pack_uint32(pk, cm->pid);
+	msgpack_pack_uint32(pk, cm->tid);
+	msgpack_pack_uint64(pk, cm->time);
+	pack_bool(pk, cm->exec);
+	pack_bool(pk, cm->synthesized);
+	pack_str(pk, &cm->comm);
+	return ms_writer_end(w);
+}
+
+int ms_comm_unpack(const struct ms_record *rec, struct ms_comm *cm)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_COMM, MS_REC_COMM) < 0 ||
+	    get_u32(&c, "pid", &cm->pid) < 0 ||
+	    get_u32(&c, "tid", &cm->tid) < 0 ||
+	    get_u64(&c, "time", &cm->time) < 0 ||
+	    get_bool(&c, "exec", &cm->exec) < 0 ||
+	    get_bool(&c, "synthesized", &cm->synthesized) < 0 ||
+	    get_str(&c, "comm", &cm->comm) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- fork, exit ---- */
+
+int ms_task_pack(struct ms_writer *w, uint32_t kind, const struct ms_task *t)
+{
+	msgpack_packer *pk;
+
+	if (kind != MS_REC_FORK && kind != MS_REC_EXIT)
+		return ms_error("internal error: a task record of kind %u", kind);
+	pk = begin(w, kind, 5);
+	msgpack_pack_uint32(pk, t->pid);
+	msgpack_pack_uint32(pk, t->ppid);
+	msgpack_pack_uint32(pk, t->tid);
+	msgpack_pack_uint32(pk, t->ptid);
+	msgpack_pack_uint64(pk, t->time);
+	return ms_writer_end(w);
+}
+
+int ms_task_unpack(const struct ms_record *rec, struct ms_task *t)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_FORK, MS_REC_EXIT) < 0 ||
+	    get_u32(&c, "pid", &t->pid) < 0 ||
+	    get_u32(&c, "ppid", &t->ppid) < 0 ||
+	    get_u32(&c, "tid", &t->tid) < 0 ||
+	    get_u32(&c, "ptid", &t->ptid) < 0 ||
+	    get_u64(&c, "time", &t->time) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- lost ---- */
+
+int ms_lost_pack(struct ms_writer *w, const struct ms_lost *l)
+{
+	msgpack_packer *pk = begin(w, MS_REC_LOST, 4);
+
+	msgpack_pack_uint32(pk, l->source);
+	msgpack_pack_uint64(pk, l->time);
+	msgpack_pack_uint64(pk, l->id);
+	msgpack_pack_uint64(pk, l->count);
+	return ms_writer_end(w);
+}
+
+int ms_lost_unpack(const struct ms_record *rec, struct ms_lost *l)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_LOST, MS_REC_LOST) < 0 ||
+	    get_u32(&c, "source", &l->source) < 0 ||
+	    get_u64(&c, "time", &l->time) < 0 ||
+	    get_u64(&c, "id", &l->id) < 0 ||
+	    get_u64(&c, "count", &l->count) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- throttle ---- */
+
+int ms_throttle_pack(struct ms_writer *w, const struct ms_throttle *t)
+{
+	msgpack_packer *pk = begin(w, MS_REC_THROTTLE, 3);
+
+	msgpack_pack_uint64(pk, t->time);
+	msgpack_pack_uint64(pk, t->id);
+	pack_bool(pk, t->unthrottle);
+	return ms_writer_end(w);
+}
+
+int ms_throttle_unpack(const struct ms_record *rec, struct ms_throttle *t)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_THROTTLE, MS_REC_THROTTLE) < 0 ||
+	    get_u64(&c, "time", &t->time) < 0 ||
+	    get_u64(&c, "id", &t->id) < 0 ||
+	    get_bool(&c, "unthrottle", &t->unthrottle) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- module ---- */
+
+int ms_module_pack(struct ms_writer *w, const struct ms_module *m)
+{
+	msgpack_packer *pk;
+
+	if (m->build_id_len > MS_BUILD_ID_MAX)
+		return too_many(MS_REC_MODULE, "build id bytes", m->build_id_len, MS_BUILD_ID_MAX);
+	pk = begin(w, MS_REC_MODULE, 9);
+	msgpack_pack_uint32(pk, m->id);
+	msgpack_pack_uint32(pk, m->kind);
+	pack_str(pk, &m->path);
+	msgpack_pack_bin_with_body(pk, m->build_id, m->build_id_len);
+	msgpack_pack_uint32(pk, m->dev_maj);
+	msgpack_pack_uint32(pk, m->dev_min);
+	msgpack_pack_uint64(pk, m->ino);
+	msgpack_pack_uint64(pk, m->size);
+	msgpack_pack_uint64(pk, m->mtime);
+	return ms_writer_end(w);
+}
+
+int ms_module_unpack(const struct ms_record *rec, struct ms_module *m)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_MODULE, MS_REC_MODULE) < 0 ||
+	    get_u32(&c, "id", &m->id) < 0 ||
+	    get_u32(&c, "kind", &m->kind) < 0 ||
+	    get_str(&c, "path", &m->path) < 0 ||
+	    get_build_id(&c, "build_id", m->build_id, &m->build_id_len) < 0 ||
+	    get_u32(&c, "dev_maj", &m->dev_maj) < 0 ||
+	    get_u32(&c, "dev_min", &m->dev_min) < 0 ||
+	    get_u64(&c, "ino", &m->ino) < 0 ||
+	    get_u64(&c, "size", &m->size) < 0 ||
+	    get_u64(&c, "mtime", &m->mtime) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- stack ---- */
+
+int ms_stack_pack(struct ms_writer *w, const struct ms_stack *s)
+{
+	msgpack_packer *pk;
+
+	if (s->n_frames > MS_FRAMES_MAX)
+		return too_many(MS_REC_STACK, "frames", s->n_frames, MS_FRAMES_MAX);
+	pk = begin(w, MS_REC_STACK, 7);
+	msgpack_pack_uint32(pk, s->pid);
+	msgpack_pack_uint32(pk, s->tid);
+	msgpack_pack_uint64(pk, s->time);
+	msgpack_pack_uint32(pk, s->cpu);
+	msgpack_pack_uint64(pk, s->period);
+	msgpack_pack_uint32(pk, s->reason);
+	msgpack_pack_array(pk, 3 * s->n_frames);
+	for (uint32_t i = 0; i < s->n_frames; i++) {
+		msgpack_pack_uint32(pk, s->frames[i].module);
+		msgpack_pack_uint64(pk, s->frames[i].address);
+		msgpack_pack_uint32(pk, s->frames[i].flags);
+	}
+	return ms_writer_end(w);
+}
+
+int ms_stack_unpack(const struct ms_record *rec, struct ms_stack *s)
+{
+	struct cursor c;
+	const msgpack_object *items;
+	uint32_t n;
+
+	if (start(&c, rec, MS_REC_STACK, MS_REC_STACK) < 0 ||
+	    get_u32(&c, "pid", &s->pid) < 0 ||
+	    get_u32(&c, "tid", &s->tid) < 0 ||
+	    get_u64(&c, "time", &s->time) < 0 ||
+	    get_u32(&c, "cpu", &s->cpu) < 0 ||
+	    get_u64(&c, "period", &s->period) < 0 ||
+	    get_u32(&c, "reason", &s->reason) < 0 ||
+	    get_array(&c, "frames", &items, &n, 3 * MS_FRAMES_MAX) < 0)
+		return -1;
+	if (n % 3)
+		return bad(&c, "frames", "has %u elements, not a multiple of 3 "
+			   "(module, address, flags)", n);
+	s->n_frames = n / 3;
+	for (uint32_t i = 0; i < s->n_frames; i++) {
+		const msgpack_object *f = &items[3 * i];
+
+		if (f[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER || f[0].via.u64 > UINT32_MAX ||
+		    f[1].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    f[2].type != MSGPACK_OBJECT_POSITIVE_INTEGER || f[2].via.u64 > UINT32_MAX)
+			return bad(&c, "frames", "frame %u is not three unsigned integers "
+				   "(module, address, flags)", i);
+		s->frames[i].module = f[0].via.u64;
+		s->frames[i].address = f[1].via.u64;
+		s->frames[i].flags = f[2].via.u64;
+	}
+	return 0;
+}
+
+/* ---- frame ---- */
+
+int ms_frame_pack(struct ms_writer *w, const struct ms_frame *f)
+{
+	msgpack_packer *pk = begin(w, MS_REC_FRAME, 5);
+
+	msgpack_pack_uint32(pk, f->module);
+	msgpack_pack_uint64(pk, f->address);
+	pack_str(pk, &f->name);
+	msgpack_pack_uint64(pk, f->symbol_start);
+	msgpack_pack_uint32(pk, f->reason);
+	return ms_writer_end(w);
+}
+
+int ms_frame_unpack(const struct ms_record *rec, struct ms_frame *f)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_FRAME, MS_REC_FRAME) < 0 ||
+	    get_u32(&c, "module", &f->module) < 0 ||
+	    get_u64(&c, "address", &f->address) < 0 ||
+	    get_str(&c, "name", &f->name) < 0 ||
+	    get_u64(&c, "symbol_start", &f->symbol_start) < 0 ||
+	    get_u32(&c, "reason", &f->reason) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- counted problems ---- */
+
+#define OTHER_PROBLEMS "other-problems"
+
+void ms_problems_init(struct ms_problems *p, const char *stage)
+{
+	memset(p, 0, sizeof(*p));
+	p->stage = stage;
+}
+
+void ms_problems_add(struct ms_problems *p, const char *code, const char *detail_fmt, ...)
+{
+	const char *orig = code;
+	uint32_t i;
+	bool fold = false;
+	va_list ap;
+	char *detail;
+	int off = 0;
+
+	for (i = 0; i < p->n; i++) {
+		if (!strcmp(p->entries[i].code, code)) {
+			p->entries[i].count++;
+			return;
+		}
+	}
+	/* The last slot is kept for the codes that find no slot of their own. */
+	if (p->n >= MS_PROBLEM_CODES_MAX - 1) {
+		fold = true;
+		if (p->n == MS_PROBLEM_CODES_MAX) {
+			p->entries[MS_PROBLEM_CODES_MAX - 1].count++;
+			return;
+		}
+		code = OTHER_PROBLEMS;
+	}
+	/* Formatting happens once per code: later occurrences only count. */
+	i = p->n++;
+	snprintf(p->entries[i].code, sizeof(p->entries[i].code), "%s", code);
+	p->entries[i].count = 1;
+	detail = p->entries[i].detail;
+	if (fold) {
+		off = snprintf(detail, sizeof(p->entries[i].detail), "%s: ", orig);
+		if (off < 0 || (size_t)off >= sizeof(p->entries[i].detail))
+			off = 0;
+	}
+	va_start(ap, detail_fmt);
+	vsnprintf(detail + off, sizeof(p->entries[i].detail) - off, detail_fmt, ap);
+	va_end(ap);
+}
+
+uint64_t ms_problems_total(const struct ms_problems *p)
+{
+	uint64_t total = 0;
+
+	for (uint32_t i = 0; i < p->n; i++)
+		total += p->entries[i].count;
+	return total;
+}
+
+int ms_problems_write(struct ms_writer *w, const struct ms_problems *p)
+{
+	for (uint32_t i = 0; i < p->n; i++) {
+		struct ms_problem rec = {
+			.stage = { p->stage, strlen(p->stage) },
+			.code = { p->entries[i].code, strlen(p->entries[i].code) },
+			.count = p->entries[i].count,
+			.detail = { p->entries[i].detail, strlen(p->entries[i].detail) },
+		};
+
+		if (ms_problem_pack(w, &rec) < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,340 @@
+/*
+ * The stream writer: records are packed straight into one fixed buffer
+ * that is written to the fd in large blocks. A record under construction
+ * stays contiguous in the buffer, so its size can be checked against the
+ * record limit before any of it leaves, and an oversized record is dropped
+ * whole instead of corrupting the stream.
+ */
+#include "stream/stream.h"
+#include "stream/records.h"
+#include "util/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Larger than MS_RECORD_MAX, so a record always fits after a flush. */
+#define WRITER_BUF_SIZE (256u * 1024u)
+
+struct ms_writer {
+	int fd;
+	unsigned flags;
+	char *name;
+	char *buf;
+	size_t cap, len;
+	size_t rec_start;	/* where the open record starts in buf */
+	bool in_record;
+	bool oversize;		/* the open record outgrew MS_RECORD_MAX */
+	bool header_done, trailer_done;
+	bool failed;		/* an error was reported: refuse everything */
+	bool broken;		/* EPIPE: downstream is gone */
+	uint64_t records;
+	msgpack_packer pk;
+};
+
+enum write_mode {
+	WRITE_BLOCKING,
+	WRITE_NONBLOCKING,
+};
+
+/*
+ * Write buf[0, upto) and keep the rest. Nonblocking mode stops at EAGAIN
+ * and keeps what was not written. Returns -1 after reporting a failure
+ * (EPIPE is reported once as a closed pipe, not as an error).
+ */
+static int write_out(struct ms_writer *w, size_t upto, enum write_mode mode)
+{
+	size_t done = 0;
+
+	if (w->failed)
+		return -1;
+	while (done < upto) {
+		ssize_t n = write(w->fd, w->buf + done, upto - done);
+
+		if (n > 0) {
+			done += n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd p = { .fd = w->fd, .events = POLLOUT };
+
+			if (mode == WRITE_NONBLOCKING)
+				break;
+			if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+				ms_error_errno("cannot wait to write to '%s'", w->name);
+				w->failed = true;
+				break;
+			}
+			continue;
+		}
+		if (n < 0 && errno == EPIPE) {
+			ms_error("downstream closed the pipe (%s)", w->name);
+			w->broken = true;
+		} else if (n < 0) {
+			ms_error_errno("cannot write to '%s'", w->name);
+		} else {
+			ms_error("cannot write to '%s': write returned 0", w->name);
+		}
+		w->failed = true;
+		break;
+	}
+	if (done) {
+		memmove(w->buf, w->buf + done, w->len - done);
+		w->len -= done;
+		if (w->in_record)
+			w->rec_start -= done;
+	}
+	return w->failed ? -1 : 0;
+}
+
+/* Make room for n more bytes, writing out complete records (blocking). */
+static int make_room(struct ms_writer *w, size_t n)
+{
+	if (w->cap - w->len >= n)
+		return 0;
+	if (write_out(w, w->in_record ? w->rec_start : w->len, WRITE_BLOCKING) < 0)
+		return -1;
+	return w->cap - w->len >= n ? 0 : -1;
+}
+
+/* msgpack_packer callback: append to the buffer. */
+static int append(void *data, const char *bytes, size_t n)
+{
+	struct ms_writer *w = data;
+
+	if (w->failed || w->oversize)
+		return -1;
+	if (w->in_record && w->len - w->rec_start + n > MS_RECORD_MAX) {
+		w->oversize = true;
+		return -1;
+	}
+	if (make_room(w, n) < 0) {
+		if (!w->failed)
+			w->oversize = true;
+		return -1;
+	}
+	memcpy(w->buf + w->len, bytes, n);
+	w->len += n;
+	return 0;
+}
+
+struct ms_writer *ms_writer_open(int fd, const char *name, unsigned flags)
+{
+	struct ms_writer *w = calloc(1, sizeof(*w));
+
+	if (!w || !(w->name = strdup(name)) || !(w->buf = malloc(WRITER_BUF_SIZE))) {
+		ms_error("out of memory opening '%s'", name);
+		goto fail;
+	}
+	w->fd = fd;
+	w->flags = flags;
+	w->cap = WRITER_BUF_SIZE;
+	if (flags & MS_WRITER_NONBLOCK) {
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+			ms_error_errno("cannot make '%s' non-blocking", name);
+			goto fail;
+		}
+	}
+	msgpack_packer_init(&w->pk, w, append);
+	return w;
+fail:
+	if (w) {
+		free(w->buf);
+		free(w->name);
+		free(w);
+	}
+	return NULL;
+}
+
+msgpack_packer *ms_writer_packer(struct ms_writer *w)
+{
+	return &w->pk;
+}
+
+void ms_writer_begin(struct ms_writer *w)
+{
+	w->in_record = true;
+	w->oversize = false;
+	w->rec_start = w->len;
+}
+
+/* Close the open record; counted unless it is the header or trailer. */
+static int end_record(struct ms_writer *w, bool count)
+{
+	size_t len = w->len - w->rec_start;
+
+	if (!w->in_record)
+		return ms_error("internal error: record ended on '%s' without a begin", w->name);
+	w->in_record = false;
+	if (w->failed) {
+		w->len = w->rec_start;
+		return -1;
+	}
+	if (w->oversize) {
+		const char *kind = "unknown";
+
+		/* The kind is the byte after the array header, when it is a fixint. */
+		if (len >= 2 && (unsigned char)w->buf[w->rec_start + 1] < 0x80)
+			kind = ms_record_kind_name((unsigned char)w->buf[w->rec_start + 1]);
+		w->len = w->rec_start;
+		w->oversize = false;
+		return ms_error("'%s': a %s record is larger than the limit of %u bytes; "
+				"it was not written", w->name, kind, MS_RECORD_MAX);
+	}
+	if (!len) {
+		return ms_error("internal error: empty record on '%s'", w->name);
+	}
+	if (count)
+		w->records++;
+	return 0;
+}
+
+static int check_open(struct ms_writer *w)
+{
+	if (w->failed)
+		return -1;
+	if (!w->header_done)
+		return ms_error("internal error: record written to '%s' before the header", w->name);
+	if (w->trailer_done)
+		return ms_error("internal error: record written to '%s' after the trailer", w->name);
+	return 0;
+}
+
+int ms_writer_end(struct ms_writer *w)
+{
+	if (check_open(w) < 0) {
+		if (w->in_record) {
+			w->len = w->rec_start;
+			w->in_record = false;
+		}
+		return -1;
+	}
+	return end_record(w, true);
+}
+
+int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len)
+{
+	if (check_open(w) < 0)
+		return -1;
+	if (len > MS_RECORD_MAX)
+		return ms_error("'%s': a record of %zu bytes is larger than the limit of %u bytes; "
+				"it was not written", w->name, len, MS_RECORD_MAX);
+	ms_writer_begin(w);
+	append(w, bytes, len);
+	return end_record(w, true);
+}
+
+int ms_writer_header(struct ms_writer *w, const struct ms_header *upstream,
+		     const char *stage, const char *version)
+{
+	uint32_t n = upstream ? upstream->n_producers : 0;
+	msgpack_packer *pk = &w->pk;
+
+	if (w->failed)
+		return -1;
+	if (w->header_done)
+		return ms_error("internal error: second header written to '%s'", w->name);
+	if (n + 1 > MS_PRODUCERS_MAX)
+		return ms_error("the stream already passed through %u stages; "
+				"at most %d producers fit in a header", n, MS_PRODUCERS_MAX);
+	ms_writer_begin(w);
+	msgpack_pack_array(pk, 5);
+	msgpack_pack_uint32(pk, MS_REC_HEADER);
+	msgpack_pack_str_with_body(pk, MS_STREAM_MAGIC, strlen(MS_STREAM_MAGIC));
+	msgpack_pack_uint32(pk, MS_STREAM_MAJOR);
+	msgpack_pack_uint32(pk, MS_STREAM_MINOR);
+	msgpack_pack_array(pk, n + 1);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ms_producer *p = &upstream->producers[i];
+
+		msgpack_pack_array(pk, 2);
+		msgpack_pack_str_with_body(pk, p->name, strlen(p->name));
+		msgpack_pack_str_with_body(pk, p->version, strlen(p->version));
+	}
+	msgpack_pack_array(pk, 2);
+	msgpack_pack_str_with_body(pk, stage, strnlen(stage, MS_NAME_MAX - 1));
+	msgpack_pack_str_with_body(pk, version, strnlen(version, MS_NAME_MAX - 1));
+	if (end_record(w, false) < 0)
+		return -1;
+	w->header_done = true;
+	return 0;
+}
+
+int ms_writer_trailer(struct ms_writer *w, bool complete)
+{
+	msgpack_packer *pk = &w->pk;
+
+	if (check_open(w) < 0)
+		return -1;
+	ms_writer_begin(w);
+	msgpack_pack_array(pk, 3);
+	msgpack_pack_uint32(pk, MS_REC_TRAILER);
+	msgpack_pack_uint64(pk, w->records);
+	if (complete)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	if (end_record(w, false) < 0)
+		return -1;
+	w->trailer_done = true;
+	return ms_writer_flush(w);
+}
+
+bool ms_writer_room(struct ms_writer *w, size_t len)
+{
+	/* A dead writer says yes so that the caller's next write reports it. */
+	if (w->failed)
+		return true;
+	if (len > MS_RECORD_MAX)
+		return false;
+	if (w->cap - w->len >= len)
+		return true;
+	if (write_out(w, w->in_record ? w->rec_start : w->len, WRITE_NONBLOCKING) < 0)
+		return true;
+	return w->cap - w->len >= len;
+}
+
+int ms_writer_drain(struct ms_writer *w)
+{
+	return write_out(w, w->in_record ? w->rec_start : w->len, WRITE_NONBLOCKING);
+}
+
+size_t ms_writer_pending(const struct ms_writer *w)
+{
+	return w->len;
+}
+
+int ms_writer_flush(struct ms_writer *w)
+{
+	return write_out(w, w->in_record ? w->rec_start : w->len, WRITE_BLOCKING);
+}
+
+uint64_t ms_writer_records(const struct ms_writer *w)
+{
+	return w->records;
+}
+
+bool ms_writer_broken_pipe(const struct ms_writer *w)
+{
+	return w->broken;
+}
+
+int ms_writer_close(struct ms_writer *w)
+{
+	int ret;
+
+	if (!w)
+		return 0;
+	ret = w->failed ? -1 : ms_writer_flush(w);
+	free(w->buf);
+	free(w->name);
+	free(w);
+	return ret;
+}
