@@ -1,1 +1,14 @@
-# libcommon/perf: sources, programs, unit tests and man pages of this layer.
+# libcommon/perf: the decoder of kernel records, time ordering and ms-decode.
+libcommon_a_SOURCES += \
+	libcommon/perf/decode.c libcommon/perf/decode.h \
+	libcommon/perf/order.c libcommon/perf/order.h
+
+bin_PROGRAMS += ms-decode
+ms_decode_SOURCES = cmd/ms-decode.c
+ms_decode_LDADD = $(MS_LIBS)
+man_MANS += man/ms-decode.1
+
+UNIT_TESTS += tests/unit/decode-test
+tests_unit_decode_test_SOURCES = tests/unit/decode-test.c
+tests_unit_decode_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_decode_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

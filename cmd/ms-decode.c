@@ -1,0 +1,103 @@
+/*
+ * ms-decode: the stage that turns ms-collect's raw kernel records into
+ * typed records, in time order. The work is in libcommon/perf/decode.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perf/decode.h"
+#include "util/error.h"
+
+static const char usage_text[] = "usage: ms-decode [FILE]\n";
+
+static const char help_text[] =
+	"\n"
+	"Decode the raw kernel records of a stream written by ms-collect into\n"
+	"sample, mmap, comm, fork, exit, lost and throttle records, ordered by\n"
+	"time, and pass every other record through. Reads FILE, or standard\n"
+	"input when FILE is absent or '-'; writes the stream to standard output.\n"
+	"Malformed kernel records are skipped and counted as problems.\n"
+	"\n"
+	"  -h, --help          print this help and exit\n"
+	"  --version           print the version and exit\n"
+	"\n" MS_EXIT_CODES_HELP;
+
+enum {
+	OPT_VERSION = 256,
+	OPT_STATS,
+};
+
+static noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static noreturn void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", ms_progname());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fputs(usage_text, stderr);
+	exit(MS_EXIT_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		/* not in --help: counts per record kind, for tests (man page) */
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ms_decode_options opt = { .version = PACKAGE_VERSION };
+	const char *path = "-", *name = "stdin";
+	int c, fd = STDIN_FILENO, code;
+
+	ms_set_progname(argv[0]);
+	/* a closed downstream shows as EPIPE from the writer */
+	signal(SIGPIPE, SIG_IGN);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(help_text, stdout);
+			return fclose(stdout) ? MS_EXIT_ERROR : MS_EXIT_OK;
+		case OPT_VERSION:
+			printf("ms-decode %s\n", PACKAGE_VERSION);
+			return fclose(stdout) ? MS_EXIT_ERROR : MS_EXIT_OK;
+		case OPT_STATS:
+			opt.stats = true;
+			break;
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind > 1)
+		usage_error("more than one input: '%s'", argv[optind + 1]);
+	if (optind < argc)
+		path = argv[optind];
+	if (strcmp(path, "-")) {
+		name = path;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			ms_error_errno("cannot open '%s'", path);
+			return MS_EXIT_ERROR;
+		}
+	}
+	code = ms_decode_stream(fd, name, STDOUT_FILENO, "stdout", &opt);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return code;
+}

@@ -1,0 +1,1099 @@
+/*
+ * Kernel perf records to typed stream records (see decode.h), and the
+ * ms-decode stage: a filter loop over the stream that decodes RAW records,
+ * reorders everything by time at each ROUND (perf/order.h) and passes the
+ * rest through.
+ */
+#include "perf/decode.h"
+#include "perf/order.h"
+#include "stream/stream.h"
+#include "util/error.h"
+
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the decoder ------------------------------------------------------ */
+
+/* Fields of a sample this decoder reads, in the kernel's order. */
+#define PARSED_SAMPLE_BITS \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | \
+	 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+/* The sample_id_all trailer's fields. */
+#define TRAILER_BITS \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+static const char *const record_names[] = {
+	[PERF_RECORD_MMAP] = "mmap",
+	[PERF_RECORD_LOST] = "lost",
+	[PERF_RECORD_COMM] = "comm",
+	[PERF_RECORD_EXIT] = "exit",
+	[PERF_RECORD_THROTTLE] = "throttle",
+	[PERF_RECORD_UNTHROTTLE] = "unthrottle",
+	[PERF_RECORD_FORK] = "fork",
+	[PERF_RECORD_READ] = "read",
+	[PERF_RECORD_SAMPLE] = "sample",
+	[PERF_RECORD_MMAP2] = "mmap2",
+	[PERF_RECORD_AUX] = "aux",
+	[PERF_RECORD_ITRACE_START] = "itrace_start",
+	[PERF_RECORD_LOST_SAMPLES] = "lost_samples",
+	[PERF_RECORD_SWITCH] = "switch",
+	[PERF_RECORD_SWITCH_CPU_WIDE] = "switch_cpu_wide",
+	[PERF_RECORD_NAMESPACES] = "namespaces",
+	[PERF_RECORD_KSYMBOL] = "ksymbol",
+	[PERF_RECORD_BPF_EVENT] = "bpf_event",
+	[PERF_RECORD_CGROUP] = "cgroup",
+	[PERF_RECORD_TEXT_POKE] = "text_poke",
+	[PERF_RECORD_AUX_OUTPUT_HW_ID] = "aux_output_hw_id",
+};
+
+const char *ms_perf_record_name(uint32_t type)
+{
+	if (type < sizeof(record_names) / sizeof(record_names[0]) && record_names[type])
+		return record_names[type];
+	return "unknown";
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void ms_decoder_init(struct ms_decoder *d)
+{
+	d->n_attrs = 0;
+}
+
+int ms_decoder_add_attr(struct ms_decoder *d, const struct ms_attr *a)
+{
+	struct ms_attr *slot;
+
+	if (d->n_attrs == MS_DECODE_ATTRS_MAX)
+		return ms_error("more than %d attr records: this decoder keeps at most %d",
+				MS_DECODE_ATTRS_MAX, MS_DECODE_ATTRS_MAX);
+	slot = &d->attrs[d->n_attrs++];
+	*slot = *a;
+	if (slot->n_ids > MS_ATTR_IDS_MAX)
+		slot->n_ids = MS_ATTR_IDS_MAX;
+	qsort(slot->ids, slot->n_ids, sizeof(slot->ids[0]), cmp_u64);
+	return 0;
+}
+
+static bool attr_has_id(const struct ms_attr *a, uint64_t id)
+{
+	size_t lo = 0, hi = a->n_ids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a->ids[mid] == id)
+			return true;
+		if (a->ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static const struct ms_attr *attr_of_id(const struct ms_decoder *d, uint64_t id)
+{
+	/* latest first: an id reused by a later attr belongs to it */
+	for (uint32_t i = d->n_attrs; i-- > 0;)
+		if (attr_has_id(&d->attrs[i], id))
+			return &d->attrs[i];
+	return NULL;
+}
+
+/* Whether records of a and b are laid out alike. */
+static bool same_layout(const struct ms_attr *a, const struct ms_attr *b)
+{
+	return a->sample_type == b->sample_type && a->read_format == b->read_format &&
+	       a->sample_regs_user == b->sample_regs_user &&
+	       (a->flags & MS_ATTR_SAMPLE_ID_ALL) == (b->flags & MS_ATTR_SAMPLE_ID_ALL);
+}
+
+static int problem(struct ms_decoded *out, int result, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int problem(struct ms_decoded *out, int result, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	out->problem = code;
+	va_start(ap, fmt);
+	vsnprintf(out->detail, sizeof(out->detail), fmt, ap);
+	va_end(ap);
+	return result;
+}
+
+#define skip(out, code, ...) problem(out, MS_DECODE_SKIP, code, __VA_ARGS__)
+
+/* Reads within [pos, end) of one record; callers check room first. */
+struct cursor {
+	const uint8_t *data;
+	size_t pos, end;
+};
+
+static bool room(const struct cursor *c, size_t n)
+{
+	return c->end - c->pos >= n;
+}
+
+static uint64_t take_u64(struct cursor *c)
+{
+	uint64_t v;
+
+	memcpy(&v, c->data + c->pos, 8);
+	c->pos += 8;
+	return v;
+}
+
+static uint32_t take_u32(struct cursor *c)
+{
+	uint32_t v;
+
+	memcpy(&v, c->data + c->pos, 4);
+	c->pos += 4;
+	return v;
+}
+
+static uint32_t cpumode_of(uint16_t misc)
+{
+	uint32_t mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return mode <= MS_CPUMODE_GUEST_USER ? mode : MS_CPUMODE_UNKNOWN;
+}
+
+static unsigned popcount64(uint64_t v)
+{
+	return (unsigned)__builtin_popcountll(v);
+}
+
+/* Skip the sample unless n bytes are left (uses the caller's size and out). */
+#define NEED(c, n, what)                                                        \
+	do {                                                                    \
+		if (!room(c, n))                                                \
+			return skip(out, "truncated-sample",                    \
+				    "sample of %zu bytes ends inside its %s (byte %zu)", \
+				    size, what, (c)->pos);                      \
+	} while (0)
+
+/* Step over a struct read_format, checking its size against what is left. */
+static int skip_read_format(const struct ms_attr *a, struct cursor *c, size_t size,
+			    struct ms_decoded *out)
+{
+	uint64_t rf = a->read_format;
+	uint64_t per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+	uint64_t head = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+			!!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	uint64_t nr = 1, words;
+
+	if (rf & PERF_FORMAT_GROUP) {
+		NEED(c, 8, "read group size");
+		nr = take_u64(c);
+		/* size is at most 65535: compare before multiplying */
+		if (nr > (c->end - c->pos) / 8)
+			return skip(out, "truncated-sample",
+				    "sample of %zu bytes: a read group of %" PRIu64
+				    " counters does not fit (byte %zu)", size, nr, c->pos);
+	}
+	words = head + nr * per;
+	if (words > (c->end - c->pos) / 8)
+		return skip(out, "truncated-sample",
+			    "sample of %zu bytes ends inside its read values (byte %zu)",
+			    size, c->pos);
+	c->pos += words * 8;
+	return 1;
+}
+
+/*
+ * Split a callchain at the kernel's context markers. Frames before any
+ * marker belong to the sample's own mode.
+ */
+static void split_chain(struct cursor *c, uint64_t nr, struct ms_sample *s,
+			struct ms_decoded *out)
+{
+	enum { CTX_KERNEL, CTX_USER, CTX_OTHER } ctx;
+
+	ctx = s->cpumode == MS_CPUMODE_KERNEL ? CTX_KERNEL : CTX_USER;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = take_u64(c);
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
+				ctx = CTX_KERNEL;
+			else if (ip == (uint64_t)PERF_CONTEXT_USER)
+				ctx = CTX_USER;
+			else
+				ctx = CTX_OTHER;
+			continue;
+		}
+		if (ctx == CTX_KERNEL)
+			s->kchain[s->n_kchain++] = ip;
+		else if (ctx == CTX_USER)
+			s->uchain[s->n_uchain++] = ip;
+		else
+			out->foreign_frames++;
+	}
+}
+
+static int check_id(const struct ms_decoder *d, const struct ms_attr *a, uint64_t id,
+		    struct ms_decoded *out)
+{
+	const struct ms_attr *owner = attr_of_id(d, id);
+
+	if (!owner)
+		return skip(out, "unknown-id", "%s record with event id %" PRIu64
+			    ", which no attr record lists", ms_perf_record_name(out->type), id);
+	if (owner != a && !same_layout(owner, a))
+		return skip(out, "unknown-id", "%s record with event id %" PRIu64
+			    ", whose attr lays records out differently",
+			    ms_perf_record_name(out->type), id);
+	return 1;
+}
+
+static int decode_sample(const struct ms_decoder *d, const struct ms_attr *a, uint32_t cpu,
+			 const uint8_t *data, size_t size, uint16_t misc, struct ms_decoded *out)
+{
+	struct cursor cur = { data, 8, size }, *c = &cur;
+	struct ms_sample *s = &out->u.sample;
+	uint64_t st = a->sample_type, id = 0;
+	bool has_id = false;
+	int ret;
+
+	/* the arrays are filled up to their counts only: no memset of 13 KiB */
+	s->pid = s->tid = 0;
+	s->time = 0;
+	s->cpu = cpu;
+	s->period = 0;
+	s->ip = 0;
+	s->cpumode = cpumode_of(misc);
+	s->n_kchain = s->n_uchain = 0;
+	s->regs_abi = 0;
+	s->regs_mask = 0;
+	s->n_regs = 0;
+	s->stack_len = 0;
+	s->stack = NULL;
+
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		NEED(c, 8, "identifier");
+		id = take_u64(c);
+		has_id = true;
+	}
+	if (st & PERF_SAMPLE_IP) {
+		NEED(c, 8, "ip");
+		s->ip = take_u64(c);
+	}
+	if (st & PERF_SAMPLE_TID) {
+		NEED(c, 8, "pid and tid");
+		s->pid = take_u32(c);
+		s->tid = take_u32(c);
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		NEED(c, 8, "time");
+		s->time = take_u64(c);
+	}
+	if (st & PERF_SAMPLE_ADDR) {
+		NEED(c, 8, "addr");
+		c->pos += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		NEED(c, 8, "id");
+		id = take_u64(c);
+		has_id = true;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		NEED(c, 8, "stream id");
+		c->pos += 8;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		NEED(c, 8, "cpu");
+		s->cpu = take_u32(c);
+		c->pos += 4;
+	}
+	if (st & PERF_SAMPLE_PERIOD) {
+		NEED(c, 8, "period");
+		s->period = take_u64(c);
+	}
+	if (st & PERF_SAMPLE_READ) {
+		ret = skip_read_format(a, c, size, out);
+		if (ret <= 0)
+			return ret;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr;
+
+		NEED(c, 8, "callchain size");
+		nr = take_u64(c);
+		if (nr > (c->end - c->pos) / 8)
+			return skip(out, "truncated-sample",
+				    "sample of %zu bytes: a callchain of %" PRIu64
+				    " entries does not fit in the %zu bytes left",
+				    size, nr, c->end - c->pos);
+		if (nr > MS_CHAIN_MAX)
+			return skip(out, "callchain-too-long",
+				    "sample with a callchain of %" PRIu64 " entries (at most %d)",
+				    nr, MS_CHAIN_MAX);
+		split_chain(c, nr, s, out);
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		uint32_t raw_size;
+
+		NEED(c, 4, "raw data size");
+		raw_size = take_u32(c);
+		if (raw_size > c->end - c->pos)
+			return skip(out, "truncated-sample",
+				    "sample of %zu bytes: raw data of %u bytes does not fit in the %zu left",
+				    size, raw_size, c->end - c->pos);
+		c->pos += raw_size;
+		/* the kernel pads raw data so that what follows is aligned */
+		if (c->pos % 8)
+			return skip(out, "truncated-sample",
+				    "sample of %zu bytes: raw data of %u bytes leaves the next field unaligned",
+				    size, raw_size);
+	}
+	if (st & PERF_SAMPLE_BRANCH_STACK)
+		/* its layout depends on branch_sample_type, which ATTR lacks */
+		return skip(out, "unsupported-sample-type",
+			    "samples with a branch stack (sample_type 0x%" PRIx64 ") are not decoded", st);
+	if (st & PERF_SAMPLE_REGS_USER) {
+		uint64_t abi;
+
+		NEED(c, 8, "register ABI");
+		abi = take_u64(c);
+		if (abi > PERF_SAMPLE_REGS_ABI_64)
+			return skip(out, "bad-regs-abi", "sample with register ABI %" PRIu64
+				    " (known: 0 none, 1 32-bit, 2 64-bit)", abi);
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			unsigned n = popcount64(a->sample_regs_user);
+
+			if ((size_t)n * 8 > c->end - c->pos)
+				return skip(out, "truncated-sample",
+					    "sample of %zu bytes: %u registers (mask 0x%" PRIx64
+					    ") do not fit in the %zu bytes left",
+					    size, n, a->sample_regs_user, c->end - c->pos);
+			for (unsigned i = 0; i < n; i++)
+				s->regs[i] = take_u64(c);
+			s->regs_abi = (uint32_t)abi;
+			s->regs_mask = a->sample_regs_user;
+			s->n_regs = n;
+		}
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		uint64_t stack_size, dyn_size;
+
+		NEED(c, 8, "stack size");
+		stack_size = take_u64(c);
+		if (stack_size) {
+			if (stack_size > MS_STACK_MAX || stack_size % 8)
+				return skip(out, "bad-stack-size",
+					    "sample with a stack copy of %" PRIu64
+					    " bytes (a multiple of 8, at most %d)",
+					    stack_size, MS_STACK_MAX);
+			if (stack_size + 8 > c->end - c->pos)
+				return skip(out, "truncated-sample",
+					    "sample of %zu bytes: a stack copy of %" PRIu64
+					    " bytes and its dyn_size do not fit in the %zu bytes left",
+					    size, stack_size, c->end - c->pos);
+			s->stack = data + c->pos;
+			c->pos += stack_size;
+			dyn_size = take_u64(c);
+			if (dyn_size > stack_size)
+				return skip(out, "bad-stack-size",
+					    "sample whose stack dyn_size %" PRIu64
+					    " exceeds its copy of %" PRIu64 " bytes",
+					    dyn_size, stack_size);
+			s->stack_len = (uint32_t)dyn_size;
+		}
+	}
+	/* a sample of only these fields ends where they do */
+	if (!(st & ~(uint64_t)PARSED_SAMPLE_BITS) && c->pos != size)
+		return skip(out, "sample-size-mismatch",
+			    "sample of %zu bytes whose fields end at byte %zu "
+			    "(sample_type 0x%" PRIx64 ", regs mask 0x%" PRIx64 ")",
+			    size, c->pos, st, a->sample_regs_user);
+	if (has_id && (ret = check_id(d, a, id, out)) <= 0)
+		return ret;
+	out->time = s->time;
+	return MS_DECODE_SAMPLE;
+}
+
+/* Fixed part after the header, or -1 for a record kind not decoded. */
+static int fixed_size(uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_MMAP:		return 32;	/* pid tid addr len pgoff */
+	case PERF_RECORD_MMAP2:		return 64;	/* ... maj min ino ino_gen prot flags */
+	case PERF_RECORD_COMM:		return 8;	/* pid tid */
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:		return 24;	/* pid ppid tid ptid time */
+	case PERF_RECORD_LOST:		return 16;	/* id lost */
+	case PERF_RECORD_LOST_SAMPLES:	return 8;	/* lost */
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:	return 24;	/* time id stream_id */
+	default:			return -1;
+	}
+}
+
+struct trailer {
+	bool has_time, has_id;
+	uint64_t time, id;
+};
+
+/* A NUL-terminated string in [c->pos, c->end). */
+static int take_string(struct cursor *c, size_t size, const char *what, struct ms_str *s,
+		       struct ms_decoded *out)
+{
+	const uint8_t *p = c->data + c->pos;
+	const uint8_t *nul = memchr(p, 0, c->end - c->pos);
+
+	if (!nul)
+		return skip(out, "unterminated-string",
+			    "%s record of %zu bytes: its %s has no NUL before byte %zu",
+			    ms_perf_record_name(out->type), size, what, c->end);
+	s->ptr = (const char *)p;
+	s->len = (uint32_t)(nul - p);
+	return 1;
+}
+
+static int decode_other(const struct ms_decoder *d, const struct ms_attr *a,
+			const uint8_t *data, size_t size, uint16_t misc, struct ms_decoded *out)
+{
+	uint32_t type = out->type;
+	int fixed = fixed_size(type);
+	size_t trailer_size = 0;
+	struct trailer t = { 0 };
+	struct cursor cur, *c = &cur;
+	int ret;
+
+	if (fixed < 0)
+		return skip(out, "unknown-kernel-record",
+			    "kernel record type %u (%s) is not decoded", type,
+			    ms_perf_record_name(type));
+	if (a->flags & MS_ATTR_SAMPLE_ID_ALL)
+		trailer_size = 8 * (size_t)popcount64(a->sample_type & TRAILER_BITS);
+	if (size < 8 + (size_t)fixed + trailer_size)
+		return skip(out, "truncated-record",
+			    "%s record of %zu bytes cannot hold its %d bytes of fields "
+			    "and a %zu-byte sample_id trailer",
+			    ms_perf_record_name(type), size, fixed, trailer_size);
+
+	if (trailer_size) {
+		uint64_t st = a->sample_type;
+		struct cursor tc = { data, size - trailer_size, size };
+
+		if (st & PERF_SAMPLE_TID)
+			tc.pos += 8;
+		if (st & PERF_SAMPLE_TIME) {
+			t.time = take_u64(&tc);
+			t.has_time = true;
+		}
+		if (st & PERF_SAMPLE_ID) {
+			t.id = take_u64(&tc);
+			t.has_id = true;
+		}
+		if (st & PERF_SAMPLE_STREAM_ID)
+			tc.pos += 8;
+		if (st & PERF_SAMPLE_CPU)
+			tc.pos += 8;
+		if (st & PERF_SAMPLE_IDENTIFIER) {
+			t.id = take_u64(&tc);
+			t.has_id = true;
+		}
+	}
+	if (t.has_id && (ret = check_id(d, a, t.id, out)) <= 0)
+		return ret;
+
+	cur = (struct cursor){ data, 8, size - trailer_size };
+	switch (type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		struct ms_mmap *m = &out->u.mmap;
+
+		memset(m, 0, sizeof(*m));
+		m->pid = take_u32(c);
+		m->tid = take_u32(c);
+		m->start = take_u64(c);
+		m->len = take_u64(c);
+		m->pgoff = take_u64(c);
+		if (type == PERF_RECORD_MMAP2) {
+			if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+				uint8_t n = data[c->pos];
+
+				if (n > MS_BUILD_ID_MAX)
+					return skip(out, "bad-build-id",
+						    "mmap2 record with a build id of %u bytes (at most %d)",
+						    n, MS_BUILD_ID_MAX);
+				m->build_id_len = n;
+				memcpy(m->build_id, data + c->pos + 4, n);
+				c->pos += 24;
+			} else {
+				m->maj = take_u32(c);
+				m->min = take_u32(c);
+				m->ino = take_u64(c);
+				m->ino_generation = take_u64(c);
+			}
+			m->prot = take_u32(c);
+			m->flags = take_u32(c);
+		}
+		m->cpumode = cpumode_of(misc);
+		if ((ret = take_string(c, size, "filename", &m->filename, out)) <= 0)
+			return ret;
+		m->time = t.time;
+		out->time = t.time;
+		return MS_DECODE_MMAP;
+	}
+	case PERF_RECORD_COMM: {
+		struct ms_comm *cm = &out->u.comm;
+
+		memset(cm, 0, sizeof(*cm));
+		cm->pid = take_u32(c);
+		cm->tid = take_u32(c);
+		cm->exec = !!(misc & PERF_RECORD_MISC_COMM_EXEC);
+		if ((ret = take_string(c, size, "comm", &cm->comm, out)) <= 0)
+			return ret;
+		cm->time = t.time;
+		out->time = t.time;
+		return MS_DECODE_COMM;
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT: {
+		struct ms_task *tk = &out->u.task;
+
+		tk->pid = take_u32(c);
+		tk->ppid = take_u32(c);
+		tk->tid = take_u32(c);
+		tk->ptid = take_u32(c);
+		tk->time = take_u64(c);
+		/* the trailer's time is what every other record is ordered by */
+		if (t.has_time)
+			tk->time = t.time;
+		out->time = tk->time;
+		return type == PERF_RECORD_FORK ? MS_DECODE_FORK : MS_DECODE_EXIT;
+	}
+	case PERF_RECORD_LOST: {
+		struct ms_lost *l = &out->u.lost;
+
+		l->source = MS_LOST_KERNEL;
+		l->id = take_u64(c);
+		l->count = take_u64(c);
+		if ((ret = check_id(d, a, l->id, out)) <= 0)
+			return ret;
+		l->time = t.time;
+		out->time = t.time;
+		return MS_DECODE_LOST;
+	}
+	case PERF_RECORD_LOST_SAMPLES: {
+		struct ms_lost *l = &out->u.lost;
+
+		l->source = MS_LOST_KERNEL;
+		l->count = take_u64(c);
+		l->id = t.has_id ? t.id : 0;
+		l->time = t.time;
+		out->time = t.time;
+		return MS_DECODE_LOST;
+	}
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE: {
+		struct ms_throttle *th = &out->u.throttle;
+
+		th->time = take_u64(c);
+		th->id = take_u64(c);
+		if ((ret = check_id(d, a, th->id, out)) <= 0)
+			return ret;
+		if (t.has_time)
+			th->time = t.time;
+		th->unthrottle = type == PERF_RECORD_UNTHROTTLE;
+		out->time = th->time;
+		return MS_DECODE_THROTTLE;
+	}
+	}
+	return skip(out, "unknown-kernel-record", "kernel record type %u is not decoded", type);
+}
+
+/*
+ * The attr to lay the record out with: the latest, or when the latest
+ * carries PERF_SAMPLE_IDENTIFIER, the one owning the id at its fixed place.
+ */
+static const struct ms_attr *pick_attr(const struct ms_decoder *d, const uint8_t *data,
+				       size_t size, uint32_t type, struct ms_decoded *out)
+{
+	const struct ms_attr *latest = &d->attrs[d->n_attrs - 1], *owner;
+	size_t at;
+	uint64_t id;
+
+	if (d->n_attrs == 1 || !(latest->sample_type & PERF_SAMPLE_IDENTIFIER))
+		return latest;
+	if (type == PERF_RECORD_SAMPLE)
+		at = 8;
+	else if (latest->flags & MS_ATTR_SAMPLE_ID_ALL)
+		at = size - 8;
+	else
+		return latest;
+	if (size < 16) {
+		skip(out, "truncated-record", "%s record of %zu bytes has no room for its identifier",
+		     ms_perf_record_name(type), size);
+		return NULL;
+	}
+	memcpy(&id, data + at, 8);
+	owner = attr_of_id(d, id);
+	if (!owner || !(owner->sample_type & PERF_SAMPLE_IDENTIFIER)) {
+		skip(out, "unknown-id", "%s record with identifier %" PRIu64
+		     ", which no attr with identifiers lists", ms_perf_record_name(type), id);
+		return NULL;
+	}
+	return owner;
+}
+
+int ms_decode(const struct ms_decoder *d, uint32_t cpu, const uint8_t *data, size_t len,
+	      struct ms_decoded *out)
+{
+	struct perf_event_header h;
+	const struct ms_attr *a;
+
+	out->type = 0;
+	out->time = 0;
+	out->problem = NULL;
+	out->detail[0] = '\0';
+	out->foreign_frames = 0;
+	if (!d->n_attrs)
+		return problem(out, MS_DECODE_FATAL, "no-attr",
+			       "a raw record came before any attr record");
+	if (len < sizeof(h))
+		return skip(out, "bad-record-size",
+			    "raw record of %zu bytes is shorter than a perf_event_header", len);
+	memcpy(&h, data, sizeof(h));
+	out->type = h.type;
+	if (h.size != len)
+		return skip(out, "bad-record-size",
+			    "%s record whose header says %u bytes in a raw record of %zu",
+			    ms_perf_record_name(h.type), h.size, len);
+	if (h.size % 8)
+		return skip(out, "bad-record-size",
+			    "%s record of %u bytes, not a multiple of 8",
+			    ms_perf_record_name(h.type), h.size);
+	if (h.type != PERF_RECORD_SAMPLE && fixed_size(h.type) < 0)
+		return skip(out, "unknown-kernel-record",
+			    "kernel record type %u (%s) is not decoded", h.type,
+			    ms_perf_record_name(h.type));
+	a = pick_attr(d, data, len, h.type, out);
+	if (!a)
+		return MS_DECODE_SKIP;
+	if (h.type == PERF_RECORD_SAMPLE)
+		return decode_sample(d, a, cpu, data, len, h.misc, out);
+	return decode_other(d, a, data, len, h.misc, out);
+}
+
+/* ---- the stage ------------------------------------------------------------ */
+
+/*
+ * What the ordering holds: a head, then either an encoded record to pass
+ * through as it is, or a decoded record in a compact form (its arrays cut
+ * to their counts) that is packed when it goes out.
+ */
+struct stored_head {
+	uint32_t kind;
+	uint32_t pass;		/* 1: the rest is an encoded record */
+};
+
+struct stored_sample {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, cpumode;
+	uint64_t period, ip;
+	uint32_t n_kchain, n_uchain;
+	uint32_t regs_abi, n_regs;
+	uint64_t regs_mask;
+	uint32_t stack_len, pad;
+	/* then kchain, uchain, regs (u64 each), stack bytes */
+};
+
+#define KINDS_COUNTED 64
+
+struct stage {
+	const char *in_name;
+	struct ms_reader *r;
+	struct ms_writer *w;
+	struct ms_order order;
+	struct ms_problems problems;
+	uint64_t offset;		/* of the record being handled */
+	uint64_t n_in[KINDS_COUNTED + 1], n_out[KINDS_COUNTED + 1];
+	uint64_t n_skipped;
+	struct ms_raw raw;
+	struct ms_attr attr;
+	struct ms_decoded d;
+	union {
+		struct ms_sample sample;
+		struct ms_mmap mmap;
+		struct ms_comm comm;
+	} scratch;
+	struct ms_decoder dec;
+};
+
+static unsigned kind_slot(uint32_t kind)
+{
+	return kind < KINDS_COUNTED ? kind : KINDS_COUNTED;
+}
+
+static size_t stored_size(const struct ms_decoded *d, int kind)
+{
+	const struct ms_sample *s = &d->u.sample;
+	size_t n = sizeof(struct stored_head);
+
+	switch (kind) {
+	case MS_REC_SAMPLE:
+		return n + sizeof(struct stored_sample) +
+		       8 * ((size_t)s->n_kchain + s->n_uchain + s->n_regs) + s->stack_len;
+	case MS_REC_MMAP:
+		return n + sizeof(struct ms_mmap) + d->u.mmap.filename.len;
+	case MS_REC_COMM:
+		return n + sizeof(struct ms_comm) + d->u.comm.comm.len;
+	case MS_REC_FORK:
+	case MS_REC_EXIT:
+		return n + sizeof(struct ms_task);
+	case MS_REC_LOST:
+		return n + sizeof(struct ms_lost);
+	default:
+		return n + sizeof(struct ms_throttle);
+	}
+}
+
+static void store(unsigned char *p, const struct ms_decoded *d, int kind)
+{
+	struct stored_head *h = (struct stored_head *)p;
+
+	h->kind = (uint32_t)kind;
+	h->pass = 0;
+	p += sizeof(*h);
+	switch (kind) {
+	case MS_REC_SAMPLE: {
+		const struct ms_sample *s = &d->u.sample;
+		struct stored_sample *ss = (struct stored_sample *)p;
+
+		ss->pid = s->pid;
+		ss->tid = s->tid;
+		ss->time = s->time;
+		ss->cpu = s->cpu;
+		ss->cpumode = s->cpumode;
+		ss->period = s->period;
+		ss->ip = s->ip;
+		ss->n_kchain = s->n_kchain;
+		ss->n_uchain = s->n_uchain;
+		ss->regs_abi = s->regs_abi;
+		ss->n_regs = s->n_regs;
+		ss->regs_mask = s->regs_mask;
+		ss->stack_len = s->stack_len;
+		ss->pad = 0;
+		p += sizeof(*ss);
+		memcpy(p, s->kchain, 8 * (size_t)s->n_kchain);
+		p += 8 * (size_t)s->n_kchain;
+		memcpy(p, s->uchain, 8 * (size_t)s->n_uchain);
+		p += 8 * (size_t)s->n_uchain;
+		memcpy(p, s->regs, 8 * (size_t)s->n_regs);
+		p += 8 * (size_t)s->n_regs;
+		if (s->stack_len)
+			memcpy(p, s->stack, s->stack_len);
+		break;
+	}
+	case MS_REC_MMAP:
+		memcpy(p, &d->u.mmap, sizeof(d->u.mmap));
+		memcpy(p + sizeof(d->u.mmap), d->u.mmap.filename.ptr, d->u.mmap.filename.len);
+		break;
+	case MS_REC_COMM:
+		memcpy(p, &d->u.comm, sizeof(d->u.comm));
+		memcpy(p + sizeof(d->u.comm), d->u.comm.comm.ptr, d->u.comm.comm.len);
+		break;
+	case MS_REC_FORK:
+	case MS_REC_EXIT:
+		memcpy(p, &d->u.task, sizeof(d->u.task));
+		break;
+	case MS_REC_LOST:
+		memcpy(p, &d->u.lost, sizeof(d->u.lost));
+		break;
+	default:
+		memcpy(p, &d->u.throttle, sizeof(d->u.throttle));
+		break;
+	}
+}
+
+/* ms_order's emit: one stored entry to the writer. */
+static int emit_stored(void *ctx, const void *data, size_t len)
+{
+	struct stage *st = ctx;
+	const struct stored_head *h = data;
+	const unsigned char *p = (const unsigned char *)data + sizeof(*h);
+	size_t rest = len - sizeof(*h);
+	int ret;
+
+	if (h->pass) {
+		ret = ms_writer_copy(st->w, (const char *)p, rest);
+	} else {
+		switch (h->kind) {
+		case MS_REC_SAMPLE: {
+			struct ms_sample *s = &st->scratch.sample;
+			const struct stored_sample *ss = (const struct stored_sample *)p;
+
+			s->pid = ss->pid;
+			s->tid = ss->tid;
+			s->time = ss->time;
+			s->cpu = ss->cpu;
+			s->cpumode = ss->cpumode;
+			s->period = ss->period;
+			s->ip = ss->ip;
+			s->n_kchain = ss->n_kchain;
+			s->n_uchain = ss->n_uchain;
+			s->regs_abi = ss->regs_abi;
+			s->n_regs = ss->n_regs;
+			s->regs_mask = ss->regs_mask;
+			s->stack_len = ss->stack_len;
+			p += sizeof(*ss);
+			memcpy(s->kchain, p, 8 * (size_t)s->n_kchain);
+			p += 8 * (size_t)s->n_kchain;
+			memcpy(s->uchain, p, 8 * (size_t)s->n_uchain);
+			p += 8 * (size_t)s->n_uchain;
+			memcpy(s->regs, p, 8 * (size_t)s->n_regs);
+			p += 8 * (size_t)s->n_regs;
+			s->stack = s->stack_len ? p : NULL;
+			ret = ms_sample_pack(st->w, s);
+			break;
+		}
+		case MS_REC_MMAP: {
+			struct ms_mmap *m = &st->scratch.mmap;
+
+			memcpy(m, p, sizeof(*m));
+			m->filename.ptr = (const char *)p + sizeof(*m);
+			ret = ms_mmap_pack(st->w, m);
+			break;
+		}
+		case MS_REC_COMM: {
+			struct ms_comm *cm = &st->scratch.comm;
+
+			memcpy(cm, p, sizeof(*cm));
+			cm->comm.ptr = (const char *)p + sizeof(*cm);
+			ret = ms_comm_pack(st->w, cm);
+			break;
+		}
+		case MS_REC_FORK:
+		case MS_REC_EXIT: {
+			struct ms_task t;
+
+			memcpy(&t, p, sizeof(t));
+			ret = ms_task_pack(st->w, h->kind, &t);
+			break;
+		}
+		case MS_REC_LOST: {
+			struct ms_lost l;
+
+			memcpy(&l, p, sizeof(l));
+			ret = ms_lost_pack(st->w, &l);
+			break;
+		}
+		default: {
+			struct ms_throttle t;
+
+			memcpy(&t, p, sizeof(t));
+			ret = ms_throttle_pack(st->w, &t);
+			break;
+		}
+		}
+	}
+	if (ret < 0)
+		return -1;
+	st->n_out[kind_slot(h->kind)]++;
+	return 0;
+}
+
+static int pass_through(struct stage *st, const struct ms_record *rec, enum ms_order_time how,
+			uint64_t time)
+{
+	struct stored_head *h = ms_order_reserve(&st->order, sizeof(*h) + rec->len);
+
+	if (!h)
+		return -1;
+	h->kind = rec->kind;
+	h->pass = 1;
+	memcpy(h + 1, rec->bytes, rec->len);
+	return ms_order_commit(&st->order, how, time);
+}
+
+/*
+ * Where the time of a typed record is, for those ordered by time; 0 for
+ * the rest, which keep their place.
+ */
+static unsigned time_field(uint32_t kind)
+{
+	switch (kind) {
+	case MS_REC_SAMPLE:
+	case MS_REC_MMAP:
+	case MS_REC_COMM:
+		return 3;
+	case MS_REC_FORK:
+	case MS_REC_EXIT:
+		return 5;
+	case MS_REC_LOST:
+		return 2;
+	case MS_REC_THROTTLE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int handle_typed(struct stage *st, const struct ms_record *rec)
+{
+	unsigned at = time_field(rec->kind);
+	const msgpack_object *o = rec->obj;
+
+	/* not validated here: the record goes on unchanged, and is checked downstream */
+	if (at && o->type == MSGPACK_OBJECT_ARRAY && o->via.array.size > at &&
+	    o->via.array.ptr[at].type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return pass_through(st, rec, MS_ORDER_TIMED, o->via.array.ptr[at].via.u64);
+	return pass_through(st, rec, MS_ORDER_UNTIMED, 0);
+}
+
+static int handle_raw(struct stage *st, const struct ms_record *rec)
+{
+	struct ms_decoded *d = &st->d;
+	unsigned char *p;
+	int kind;
+
+	if (ms_raw_unpack(rec, &st->raw) < 0)
+		return -1;
+	kind = ms_decode(&st->dec, st->raw.cpu, st->raw.data, st->raw.len, d);
+	if (kind == MS_DECODE_FATAL)
+		return ms_error("'%s': the raw record at byte %" PRIu64
+				" comes before any attr record: cannot decode it (was the stream "
+				"written by ms-collect?)", st->in_name, rec->offset);
+	if (kind == MS_DECODE_SKIP) {
+		st->n_skipped++;
+		ms_problems_add(&st->problems, d->problem, "%s (raw record at byte %" PRIu64 ")",
+				d->detail, rec->offset);
+		return 0;
+	}
+	if (d->foreign_frames)
+		ms_problems_add(&st->problems, "foreign-callchain-frames",
+				"%u hypervisor or guest frames left out of the sample "
+				"at byte %" PRIu64, d->foreign_frames, rec->offset);
+	p = ms_order_reserve(&st->order, stored_size(d, kind));
+	if (!p)
+		return -1;
+	store(p, d, kind);
+	return ms_order_commit(&st->order, MS_ORDER_TIMED, d->time);
+}
+
+static int handle(struct stage *st, const struct ms_record *rec)
+{
+	st->n_in[kind_slot(rec->kind)]++;
+	switch (rec->kind) {
+	case MS_REC_RAW:
+		return handle_raw(st, rec);
+	case MS_REC_ROUND:
+		/* the reader flushes what went out before it waits for input */
+		return ms_order_round(&st->order);
+	case MS_REC_ATTR:
+		if (ms_attr_unpack(rec, &st->attr) < 0 ||
+		    ms_decoder_add_attr(&st->dec, &st->attr) < 0)
+			return -1;
+		return pass_through(st, rec, MS_ORDER_UNTIMED, 0);
+	default:
+		return handle_typed(st, rec);
+	}
+}
+
+static void print_stats(const struct stage *st)
+{
+	const char *me = ms_progname();
+
+	for (unsigned k = 0; k <= KINDS_COUNTED; k++)
+		if (st->n_in[k])
+			fprintf(stderr, "%s: stats: in %s %" PRIu64 "\n", me,
+				k < KINDS_COUNTED ? ms_record_kind_name(k) : "other", st->n_in[k]);
+	for (unsigned k = 0; k <= KINDS_COUNTED; k++)
+		if (st->n_out[k])
+			fprintf(stderr, "%s: stats: out %s %" PRIu64 "\n", me,
+				k < KINDS_COUNTED ? ms_record_kind_name(k) : "other", st->n_out[k]);
+	fprintf(stderr, "%s: stats: skipped %" PRIu64 "\n", me, st->n_skipped);
+}
+
+int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out_name,
+		     const struct ms_decode_options *opt)
+{
+	struct stage *st = calloc(1, sizeof(*st));
+	struct ms_record rec;
+	int code = MS_EXIT_ERROR, r;
+
+	if (!st) {
+		ms_error("out of memory");
+		return MS_EXIT_ERROR;
+	}
+	st->in_name = in_name;
+	ms_decoder_init(&st->dec);
+	ms_problems_init(&st->problems, "ms-decode");
+	ms_order_init(&st->order, opt->order_bytes ? opt->order_bytes : MS_DECODE_ORDER_BYTES,
+		      1024 * 1024, emit_stored, st, &st->problems);
+
+	st->r = ms_reader_open(in_fd, in_name);
+	if (!st->r)
+		goto out;
+	st->w = ms_writer_open(out_fd, out_name, 0);
+	if (!st->w)
+		goto out;
+	ms_reader_flush_before_read(st->r, st->w);
+	if (ms_writer_header(st->w, ms_reader_header(st->r), "ms-decode", opt->version) < 0)
+		goto out;
+
+	while ((r = ms_reader_next(st->r, &rec)) == MS_READ_RECORD) {
+		if (handle(st, &rec) < 0) {
+			/* a message was printed, or the writer is broken */
+			r = MS_READ_ERROR;
+			break;
+		}
+	}
+	/*
+	 * The input ended: with its trailer, cut short, or at an error. What
+	 * was decoded goes on in every case; only a complete input gets a
+	 * trailer, so that downstream sees a stream cut short too.
+	 */
+	if (ms_order_flush(&st->order) < 0 || ms_problems_write(st->w, &st->problems) < 0)
+		goto out;
+	st->n_out[MS_REC_PROBLEM] += st->problems.n;
+	if (r == MS_READ_END) {
+		if (ms_writer_trailer(st->w, ms_reader_trailer_complete(st->r)) < 0)
+			goto out;
+		code = MS_EXIT_OK;
+	} else if (r == MS_READ_TRUNCATED) {
+		if (ms_writer_flush(st->w) < 0)
+			goto out;
+		code = MS_EXIT_TRUNCATED;
+	} else {
+		ms_writer_flush(st->w);
+	}
+out:
+	if (st->w) {
+		bool broken;
+
+		if (!ms_writer_broken_pipe(st->w) && ms_writer_flush(st->w) < 0 && code == MS_EXIT_OK)
+			code = MS_EXIT_ERROR;
+		broken = ms_writer_broken_pipe(st->w);
+		if (ms_writer_close(st->w) < 0 && code == MS_EXIT_OK)
+			code = MS_EXIT_ERROR;
+		if (broken)
+			code = MS_EXIT_PIPE;
+	}
+	if (opt->stats)
+		print_stats(st);
+	if (st->r)
+		ms_reader_free(st->r);
+	ms_order_release(&st->order);
+	free(st);
+	return code;
+}

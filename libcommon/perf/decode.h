@@ -1,0 +1,133 @@
+/*
+ * Decoding kernel perf records into the stream's typed records, and the
+ * ms-decode stage built on it (libcommon/perf/decode.c).
+ *
+ * A raw record's bytes come from a stream, so from anywhere: ms_decode()
+ * treats them as hostile. Before it reads a field it has checked that:
+ *  - header.size equals the bytes given, is at least the header and a
+ *    multiple of 8;
+ *  - every field the event's sample_type implies fits in what is left, in
+ *    the kernel's order (IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU,
+ *    PERIOD, READ, CALLCHAIN, RAW, BRANCH_STACK, REGS_USER, STACK_USER);
+ *  - the callchain's nr fits in the bytes left and in MS_CHAIN_MAX, the
+ *    registers are popcount(sample_regs_user) when the ABI is not NONE, the
+ *    stack copy's size fits and dyn_size <= size <= MS_STACK_MAX;
+ *  - a sample whose sample_type has nothing after STACK_USER ends exactly
+ *    where its last field does;
+ *  - strings (mmap filename, comm) end with a NUL inside the record, before
+ *    the sample_id_all trailer, which must itself fit;
+ *  - the event id, where the record carries one, was listed by an ATTR.
+ * A record that fails a check is skipped with a stable problem code and a
+ * detail; no byte outside [data, data + len) is ever read.
+ *
+ * Memory: struct ms_decoder holds the ATTR records seen, with fixed
+ * capacity. ms_decode() allocates nothing; the pointers in its output (the
+ * stack copy, strings) borrow from the raw bytes it was given.
+ */
+#ifndef MS_PERF_DECODE_H
+#define MS_PERF_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stream/records.h"
+
+#define MS_DECODE_ATTRS_MAX 16
+
+/*
+ * The ATTR records seen, in order of arrival, each with its ids sorted
+ * (for lookup). Records are decoded with the layout of the latest ATTR,
+ * unless that layout has PERF_SAMPLE_IDENTIFIER: then the id at its fixed
+ * place chooses the ATTR. The id a record carries must belong to an ATTR of
+ * the same layout.
+ */
+struct ms_decoder {
+	uint32_t n_attrs;
+	struct ms_attr attrs[MS_DECODE_ATTRS_MAX];
+};
+
+/*
+ * What ms_decode() made of a record. The decoded values are the record
+ * kinds of records.h, so the result names the member of ms_decoded.u
+ * that was filled.
+ */
+enum ms_decode_result {
+	MS_DECODE_FATAL = -1,	/* the stage cannot go on: no ATTR yet */
+	MS_DECODE_SKIP = 0,	/* skipped: problem and detail say why */
+	MS_DECODE_SAMPLE = MS_REC_SAMPLE,	/* u.sample */
+	MS_DECODE_MMAP = MS_REC_MMAP,		/* u.mmap (MMAP and MMAP2) */
+	MS_DECODE_COMM = MS_REC_COMM,		/* u.comm */
+	MS_DECODE_FORK = MS_REC_FORK,		/* u.task */
+	MS_DECODE_EXIT = MS_REC_EXIT,		/* u.task */
+	MS_DECODE_LOST = MS_REC_LOST,		/* u.lost (LOST, LOST_SAMPLES) */
+	MS_DECODE_THROTTLE = MS_REC_THROTTLE,	/* u.throttle (both kinds) */
+};
+
+struct ms_decoded {
+	/* Kernel record type (PERF_RECORD_*), once the header was read. */
+	uint32_t type;
+	/* Time for ordering: the sample's or trailer's TIME, else 0. */
+	uint64_t time;
+	/*
+	 * MS_DECODE_SKIP and _FATAL: a stable code ("truncated-sample") and
+	 * a detail naming what failed. Nothing is printed.
+	 */
+	const char *problem;
+	char detail[200];
+	/*
+	 * A sample decoded with frames in a callchain context other than
+	 * kernel or user (hypervisor, guest): they are left out and counted
+	 * here so that the caller can report them.
+	 */
+	uint32_t foreign_frames;
+	union {
+		struct ms_sample sample;
+		struct ms_mmap mmap;
+		struct ms_comm comm;
+		struct ms_task task;
+		struct ms_lost lost;
+		struct ms_throttle throttle;
+	} u;
+};
+
+void ms_decoder_init(struct ms_decoder *d);
+/*
+ * Learn an ATTR. Returns -1 after a message when MS_DECODE_ATTRS_MAX are
+ * already known.
+ */
+int ms_decoder_add_attr(struct ms_decoder *d, const struct ms_attr *a);
+
+/*
+ * Decode one kernel record of len bytes at data (struct perf_event_header
+ * first, any alignment), read from the ring of CPU cpu (a sample's cpu when
+ * its sample_type has no PERF_SAMPLE_CPU). Returns an enum
+ * ms_decode_result; out->u is valid only for a decoded result and borrows
+ * from data.
+ */
+int ms_decode(const struct ms_decoder *d, uint32_t cpu, const uint8_t *data, size_t len,
+	      struct ms_decoded *out);
+
+/* Name of a kernel record type for messages ("mmap2"), or "unknown". */
+const char *ms_perf_record_name(uint32_t type);
+
+/*
+ * The ms-decode stage: read a stream from in_fd, decode its RAW records
+ * with the ATTR records before them, reorder by time at each ROUND (see
+ * perf/order.h), pass every other record through, and write the stream to
+ * out_fd with "ms-decode" appended to the producers. Messages name in_name
+ * and out_name. Returns the exit code (enum ms_exit): MS_EXIT_TRUNCATED
+ * when the input was cut short, after writing what was decoded without a
+ * trailer.
+ */
+struct ms_decode_options {
+	const char *version;	/* written in the header's producer chain */
+	bool stats;		/* print counts per record kind to stderr */
+	size_t order_bytes;	/* ordering memory bound; 0: the default */
+};
+#define MS_DECODE_ORDER_BYTES (64u * 1024u * 1024u)
+
+int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out_name,
+		     const struct ms_decode_options *opt);
+
+#endif

@@ -1,0 +1,214 @@
+#!/usr/bin/env bats
+# ms-decode as a command: bad input of every kind ends in a controlled error
+# naming the stage, the input and the position; good input passes through;
+# and, where ms-collect exists, the real kernel's records decode to samples.
+# Streams are written byte by byte here (msgpack), so that each test says
+# exactly what it feeds in.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
+	PATH=$MS_BUILDDIR:$PATH
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# [0, "microscope-stream", MAJOR, 0, [["test", "1.0"]]]
+header() {
+	printf '\x95\x00\xb1microscope-stream'
+	printf "\\x$(printf %02x "${1:-1}")"
+	printf '\x00\x91\x92\xa4test\xa31.0'
+}
+
+# [1, N, true] for N < 65536
+trailer() {
+	if [ "$1" -lt 128 ]; then
+		printf "\\x93\\x01\\x$(printf %02x "$1")\\xc3"
+	else
+		printf "\\x93\\x01\\xcd\\x$(printf %02x $(($1 >> 8)))\\x$(printf %02x $(($1 & 255)))\\xc3"
+	fi
+}
+
+# [3, "k", 1]: an info record
+info() {
+	printf '\x93\x03\xa1k\x01'
+}
+
+# [10, 1, 0, sample_type TIME, 0, 0, 0, 0, []]: samples hold only a time
+attr() {
+	printf '\x99\x0a\x01\x00\x04\x00\x00\x00\x00\x90'
+}
+
+# [11, cpu 0, bin]: a PERF_RECORD_SAMPLE of 16 bytes with time $1 (< 256)
+raw_sample() {
+	printf '\x93\x0b\x00\xc4\x10'
+	printf '\x09\x00\x00\x00\x02\x00\x10\x00'
+	printf "\\x$(printf %02x "$1")\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+}
+
+# [11, cpu 0, bin]: a PERF_RECORD_SAMPLE whose header claims 24 bytes of 16
+raw_bad_size() {
+	printf '\x93\x0b\x00\xc4\x10'
+	printf '\x09\x00\x00\x00\x02\x00\x18\x00'
+	printf '\x01\x00\x00\x00\x00\x00\x00\x00'
+}
+
+# [14]
+round() {
+	printf '\x91\x0e'
+}
+
+@test "ms-decode --version and --help" {
+	run --separate-stderr ms-decode --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^ms-decode\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	run --separate-stderr ms-decode --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"usage: ms-decode [FILE]"* ]]
+	[[ "$output" == *"Exit status"* ]]
+	# --stats is for tests: documented in the man page, not in --help
+	[[ "$output" != *--stats* ]]
+	man -l "$MS_SRCDIR/man/ms-decode.1" 2>/dev/null | col -b | grep -q -e '--stats'
+}
+
+@test "ms-decode: an unknown option and two inputs are usage errors" {
+	run --separate-stderr ms-decode --frobnicate
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *frobnicate* ]]
+	run --separate-stderr ms-decode a b
+	[ "$status" -eq 2 ]
+}
+
+@test "ms-decode: garbage input is an error naming the stage and the input" {
+	printf 'this is not a stream\n' > garbage
+	run --separate-stderr ms-decode garbage
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == ms-decode:* ]]
+	[[ "$stderr" == *garbage* ]]
+	[ -z "$output" ]
+	# random bytes on stdin
+	head -c 4096 /dev/urandom > noise
+	run --separate-stderr ms-decode < noise
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == ms-decode:*stdin* ]]
+}
+
+@test "ms-decode: an empty input and a missing file are errors" {
+	: > empty
+	run --separate-stderr ms-decode empty
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == ms-decode:*empty* ]]
+	run --separate-stderr ms-decode no-such-file
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *no-such-file* ]]
+}
+
+@test "ms-decode: a stream of a newer major version is refused" {
+	{ header 2; trailer 0; } > newer
+	run --separate-stderr ms-decode newer
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == ms-decode:*newer* ]]
+	[[ "$stderr" == *"version 2"* ]]
+}
+
+@test "ms-decode: garbage after a good header names the byte offset" {
+	{ header; info; printf '\xc1\xc1\xc1'; } > bad
+	run --separate-stderr ms-decode bad
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == ms-decode:*bad* ]]
+	# the header takes 33 bytes, the info record 5
+	[[ "$stderr" == *"byte 38"* ]]
+}
+
+@test "ms-decode: a stream cut short passes on what was decoded, without a trailer, and exits 3" {
+	{ header; attr; raw_sample 5; round; raw_sample 7; } > cut
+	run --separate-stderr ms-decode --stats cut
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == ms-decode:*cut* ]]
+	[[ "$stderr" == *"cut short"* ]]
+	[[ "$stderr" =~ byte\ [0-9]+ ]]
+	[[ "$stderr" == *"stats: out sample 2"* ]]
+	# the output is a stream cut short too: the next stage says so
+	ms-decode cut > out 2>/dev/null || true
+	run --separate-stderr ms-decode out
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"cut short"* ]]
+	# a record cut in the middle
+	{ header; attr; raw_sample 5; } | head -c -3 > cut2
+	run --separate-stderr ms-decode cut2
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == ms-decode:*cut2* ]]
+}
+
+@test "ms-decode: records it does not consume pass through, the header names it" {
+	{ header; info; attr; info; trailer 3; } > in
+	run --separate-stderr ms-decode --stats in
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"stats: in info 2"* ]]
+	[[ "$stderr" == *"stats: out info 2"* ]]
+	[[ "$stderr" == *"stats: out attr 1"* ]]
+	ms-decode in > out
+	grep -a -q 'ms-decode' out
+	grep -a -q 'test' out
+	# its output is a complete stream that ms-decode reads again
+	run --separate-stderr ms-decode --stats out
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"stats: out info 2"* ]]
+}
+
+@test "ms-decode: raw records are decoded in time order, rounds consumed, bad ones counted" {
+	# ring order 9 3 | round | 5 1 (1 came late: out of order) | a bad record
+	{ header; attr; raw_sample 9; raw_sample 3; round; raw_sample 5; round
+	  raw_sample 1; raw_bad_size; trailer 8; } > in
+	run --separate-stderr ms-decode --stats in
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"stats: in raw 5"* ]]
+	[[ "$stderr" == *"stats: in round 2"* ]]
+	[[ "$stderr" == *"stats: out sample 4"* ]]
+	[[ "$stderr" == *"stats: out problem 2"* ]]
+	[[ "$stderr" == *"stats: skipped 1"* ]]
+	[[ "$stderr" != *"out round"* ]]
+	ms-decode in > out
+	grep -a -q 'bad-record-size' out
+	grep -a -q 'out-of-order' out
+}
+
+@test "ms-decode: a raw record before any attr record is an error with its offset" {
+	{ header; raw_sample 1; trailer 1; } > in
+	run --separate-stderr ms-decode in
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == ms-decode:*in*"byte 33"*attr* ]]
+}
+
+@test "ms-decode: a closed downstream ends it with status 5 and one message" {
+	{ header; for i in $(seq 20000); do info; done; trailer 20000; } > big
+	run --separate-stderr bash -c 'ms-decode big | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}'
+	[ "$status" -eq 5 ]
+	[ "$(grep -c . <<<"$stderr")" -eq 1 ]
+	[[ "$stderr" == ms-decode:*pipe* ]]
+}
+
+@test "ms-decode: ms-collect's records of a real run decode to samples" {
+	command -v ms-collect >/dev/null || skip "ms-collect is not built yet"
+	[ -x "$MS_BUILDDIR/tests/fixtures/burn" ] || skip "fixture burn is not built"
+	ms-collect -- "$MS_BUILDDIR/tests/fixtures/burn" 0.5 > run.msr 2> collect.err || {
+		cat collect.err >&2
+		false
+	}
+	run --separate-stderr ms-decode --stats run.msr
+	[ "$status" -eq 0 ] || { echo "$stderr" >&2; false; }
+	samples=$(sed -n 's/^ms-decode: stats: out sample \([0-9]*\)$/\1/p' <<<"$stderr")
+	raws=$(sed -n 's/^ms-decode: stats: in raw \([0-9]*\)$/\1/p' <<<"$stderr")
+	skipped=$(sed -n 's/^ms-decode: stats: skipped \([0-9]*\)$/\1/p' <<<"$stderr")
+	echo "raw $raws, samples $samples, skipped $skipped" >&2
+	# about 500 at ms-collect's default rate; 0.5 s of burning at least
+	[ "${samples:-0}" -gt 100 ]
+	[[ "$stderr" == *"stats: out mmap "* ]]
+	[[ "$stderr" == *"stats: out comm "* ]]
+	# nothing the kernel wrote for this run is malformed
+	[[ "$stderr" != *truncated* ]]
+	[[ "$stderr" != *"out-of-order"* ]]
+	# and the same through a pipe
+	ms-collect -- "$MS_BUILDDIR/tests/fixtures/burn" 0.3 2>/dev/null | ms-decode > piped
+	[ -s piped ]
+}

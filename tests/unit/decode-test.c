@@ -1,0 +1,1202 @@
+/*
+ * Unit tests of libcommon/perf: the decoder of kernel records (decode.c)
+ * fed hand-built records, valid and malformed, the time ordering
+ * (order.c), and the ms-decode stage over a stream in a temporary file.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perf/decode.h"
+#include "perf/order.h"
+#include "stream/records.h"
+#include "stream/stream.h"
+#include "util/error.h"
+
+/* ---- building kernel records ---- */
+
+struct rec {
+	uint8_t buf[70000];
+	size_t len;
+};
+
+static void put(struct rec *r, const void *p, size_t n)
+{
+	assert_true(r->len + n <= sizeof(r->buf));
+	memcpy(r->buf + r->len, p, n);
+	r->len += n;
+}
+
+static void u64(struct rec *r, uint64_t v)
+{
+	put(r, &v, 8);
+}
+
+static void u32(struct rec *r, uint32_t v)
+{
+	put(r, &v, 4);
+}
+
+static void begin(struct rec *r, uint32_t type, uint16_t misc)
+{
+	struct perf_event_header h = { .type = type, .misc = misc, .size = 0 };
+
+	r->len = 0;
+	put(r, &h, sizeof(h));
+}
+
+/* A NUL-terminated string padded with zeros to 8 bytes, as the kernel does. */
+static void str8(struct rec *r, const char *s)
+{
+	size_t n = strlen(s) + 1, padded = (n + 7) & ~(size_t)7;
+	uint8_t zero[8] = { 0 };
+
+	put(r, s, n);
+	put(r, zero, padded - n);
+}
+
+/* Set header.size to the bytes written. */
+static void finish(struct rec *r)
+{
+	uint16_t size = (uint16_t)r->len;
+
+	memcpy(r->buf + 6, &size, 2);
+}
+
+/* The sample_id trailer for the attr below: TID, TIME, ID, CPU. */
+static void trailer(struct rec *r, uint32_t pid, uint32_t tid, uint64_t time, uint64_t id)
+{
+	u32(r, pid);
+	u32(r, tid);
+	u64(r, time);
+	u64(r, id);
+	u32(r, 1);
+	u32(r, 0);
+}
+
+/* What ms-collect asks for on this machine. */
+#define REGS_MASK 0xff01ffull	/* 17 registers */
+#define COLLECT_SAMPLE_TYPE                                                          \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |      \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |              \
+	 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+static struct ms_decoder dec;
+static struct ms_decoded out;
+static struct rec r;
+
+static void attr_init(struct ms_attr *a, uint64_t sample_type, uint64_t id1, uint64_t id2)
+{
+	memset(a, 0, sizeof(*a));
+	a->sample_type = sample_type;
+	a->sample_regs_user = REGS_MASK;
+	a->sample_stack_user = 8192;
+	a->flags = MS_ATTR_SAMPLE_ID_ALL | MS_ATTR_BUILD_ID;
+	a->n_ids = 2;
+	a->ids[0] = id2;	/* unsorted on purpose */
+	a->ids[1] = id1;
+}
+
+static int setup_collect_attr(void **state)
+{
+	static struct ms_attr a;
+
+	attr_init(&a, COLLECT_SAMPLE_TYPE, 42, 43);
+	ms_decoder_init(&dec);
+	assert_int_equal(ms_decoder_add_attr(&dec, &a), 0);
+	return 0;
+}
+
+static int decode(void)
+{
+	/* a copy of exactly len bytes, so that a tool like valgrind sees any overread */
+	uint8_t *copy = malloc(r.len ? r.len : 1);
+	int ret;
+
+	memcpy(copy, r.buf, r.len);
+	ret = ms_decode(&dec, 1, copy, r.len, &out);
+	/* borrowed pointers: point them back into r.buf before freeing */
+	if (ret == MS_DECODE_SAMPLE && out.u.sample.stack)
+		out.u.sample.stack = r.buf + (out.u.sample.stack - copy);
+	if (ret == MS_DECODE_MMAP)
+		out.u.mmap.filename.ptr = (const char *)r.buf + ((const uint8_t *)out.u.mmap.filename.ptr - copy);
+	if (ret == MS_DECODE_COMM)
+		out.u.comm.comm.ptr = (const char *)r.buf + ((const uint8_t *)out.u.comm.comm.ptr - copy);
+	free(copy);
+	return ret;
+}
+
+static void assert_skip(const char *code)
+{
+	int ret = decode();
+
+	if (ret != MS_DECODE_SKIP)
+		fail_msg("expected a skip with '%s', got result %d", code, ret);
+	assert_non_null(out.problem);
+	if (strcmp(out.problem, code))
+		fail_msg("expected problem '%s', got '%s' (%s)", code, out.problem, out.detail);
+	assert_true(out.detail[0] != '\0');
+}
+
+/*
+ * A sample as ms-collect's events write it: ip, pid/tid, time, id, cpu,
+ * period, a callchain of nchain entries, regs (abi 2 and nregs values),
+ * a stack copy of stack_size bytes of which dyn are kept.
+ */
+static void collect_sample(uint64_t id, const uint64_t *chain, uint64_t nchain,
+			   unsigned nregs, uint64_t stack_size, uint64_t dyn)
+{
+	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	u64(&r, 0x401000);		/* ip */
+	u32(&r, 100);			/* pid */
+	u32(&r, 101);			/* tid */
+	u64(&r, 5000);			/* time */
+	u64(&r, id);
+	u32(&r, 1);			/* cpu */
+	u32(&r, 0);
+	u64(&r, 250000);		/* period */
+	u64(&r, nchain);
+	for (uint64_t i = 0; i < nchain && chain; i++)
+		u64(&r, chain[i]);
+	u64(&r, PERF_SAMPLE_REGS_ABI_64);
+	for (unsigned i = 0; i < nregs; i++)
+		u64(&r, 0x1000 + i);
+	u64(&r, stack_size);
+	if (stack_size) {
+		for (uint64_t i = 0; i < stack_size / 8; i++)
+			u64(&r, 0xabc0000 + i);
+		u64(&r, dyn);
+	}
+	finish(&r);
+}
+
+static const uint64_t kuchain[] = {
+	PERF_CONTEXT_KERNEL, 0xffffffff81000010ull, 0xffffffff81000020ull,
+	PERF_CONTEXT_USER, 0x401000, 0x401100, 0x401200,
+};
+
+/* ---- samples ---- */
+
+static void test_sample_collect_layout(void **state)
+{
+	const struct ms_sample *s = &out.u.sample;
+
+	collect_sample(42, kuchain, 7, 17, 64, 48);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(s->pid, 100);
+	assert_int_equal(s->tid, 101);
+	assert_int_equal(s->time, 5000);
+	assert_int_equal(out.time, 5000);
+	assert_int_equal(s->cpu, 1);
+	assert_int_equal(s->period, 250000);
+	assert_int_equal(s->ip, 0x401000);
+	assert_int_equal(s->cpumode, MS_CPUMODE_USER);
+	assert_int_equal(s->n_kchain, 2);
+	assert_int_equal(s->kchain[0], 0xffffffff81000010ull);
+	assert_int_equal(s->kchain[1], 0xffffffff81000020ull);
+	assert_int_equal(s->n_uchain, 3);
+	assert_int_equal(s->uchain[0], 0x401000);
+	assert_int_equal(s->uchain[2], 0x401200);
+	assert_int_equal(s->regs_abi, PERF_SAMPLE_REGS_ABI_64);
+	assert_int_equal(s->regs_mask, REGS_MASK);
+	assert_int_equal(s->n_regs, 17);
+	assert_int_equal(s->regs[0], 0x1000);
+	assert_int_equal(s->regs[16], 0x1010);
+	assert_int_equal(s->stack_len, 48);
+	assert_non_null(s->stack);
+	{
+		uint64_t first;
+
+		memcpy(&first, s->stack, 8);
+		assert_int_equal(first, 0xabc0000);
+	}
+	assert_int_equal(out.foreign_frames, 0);
+}
+
+/* Every field the decoder knows, in the kernel's order. */
+static void test_sample_every_field(void **state)
+{
+	static struct ms_attr a;
+	const struct ms_sample *s = &out.u.sample;
+	uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+		      PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+		      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+		      PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
+		      PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+
+	attr_init(&a, st, 7, 8);
+	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID | PERF_FORMAT_LOST;
+	a.sample_regs_user = 0x7;	/* 3 registers */
+	ms_decoder_init(&dec);
+	assert_int_equal(ms_decoder_add_attr(&dec, &a), 0);
+
+	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	u64(&r, 8);			/* identifier */
+	u64(&r, 0xffffffff81234567ull);	/* ip */
+	u32(&r, 7); u32(&r, 9);		/* pid tid */
+	u64(&r, 123456789);		/* time */
+	u64(&r, 0xdead);		/* addr */
+	u64(&r, 8);			/* id */
+	u64(&r, 8);			/* stream id */
+	u32(&r, 3); u32(&r, 0);		/* cpu */
+	u64(&r, 1000);			/* period */
+	u64(&r, 2);			/* read: nr */
+	u64(&r, 11); u64(&r, 12);	/* enabled running */
+	u64(&r, 1); u64(&r, 7); u64(&r, 0);	/* value id lost */
+	u64(&r, 2); u64(&r, 8); u64(&r, 0);
+	u64(&r, 3);			/* callchain: 3 entries, no user part */
+	u64(&r, PERF_CONTEXT_KERNEL);
+	u64(&r, 0xffffffff81234567ull);
+	u64(&r, 0xffffffff81000000ull);
+	u32(&r, 12);			/* raw: 12 bytes, so 4 + 12 ends aligned */
+	put(&r, "0123456789ab", 12);
+	u64(&r, PERF_SAMPLE_REGS_ABI_64);
+	u64(&r, 1); u64(&r, 2); u64(&r, 3);
+	u64(&r, 16);			/* stack copy */
+	u64(&r, 0x1111); u64(&r, 0x2222);
+	u64(&r, 16);			/* dyn_size */
+	finish(&r);
+
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(s->ip, 0xffffffff81234567ull);
+	assert_int_equal(s->pid, 7);
+	assert_int_equal(s->tid, 9);
+	assert_int_equal(s->time, 123456789);
+	assert_int_equal(s->cpu, 3);		/* PERF_SAMPLE_CPU wins over the ring */
+	assert_int_equal(s->period, 1000);
+	assert_int_equal(s->cpumode, MS_CPUMODE_KERNEL);
+	assert_int_equal(s->n_kchain, 2);
+	assert_int_equal(s->n_uchain, 0);
+	assert_int_equal(s->n_regs, 3);
+	assert_int_equal(s->regs[2], 3);
+	assert_int_equal(s->stack_len, 16);
+
+	/* the same with an unaligned raw part is refused */
+	r.len = 0;
+	begin(&r, PERF_RECORD_SAMPLE, 0);
+	u64(&r, 8); u64(&r, 1); u32(&r, 7); u32(&r, 9); u64(&r, 1); u64(&r, 0);
+	u64(&r, 8); u64(&r, 8); u32(&r, 3); u32(&r, 0); u64(&r, 1);
+	u64(&r, 1); u64(&r, 11); u64(&r, 12); u64(&r, 1); u64(&r, 8); u64(&r, 0);
+	u64(&r, 0);			/* empty callchain */
+	u32(&r, 8);			/* raw: 4 + 8 is not a multiple of 8 */
+	put(&r, "01234567", 8);
+	put(&r, "\0\0\0\0", 4);
+	u64(&r, 0);			/* abi none */
+	u64(&r, 0);			/* no stack */
+	finish(&r);
+	assert_skip("truncated-sample");
+}
+
+static void test_callchain_contexts(void **state)
+{
+	const struct ms_sample *s = &out.u.sample;
+	/* no marker first: frames belong to the sample's mode (user) */
+	const uint64_t bare[] = { 0x400001, 0x400002 };
+	const uint64_t guest[] = { PERF_CONTEXT_USER, 0x400001, PERF_CONTEXT_GUEST_KERNEL,
+				   0x1, 0x2, PERF_CONTEXT_USER, 0x400003 };
+
+	collect_sample(42, kuchain, 7, 17, 0, 0);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(s->n_kchain, 2);
+	assert_int_equal(s->n_uchain, 3);
+	for (unsigned i = 0; i < s->n_kchain; i++)
+		assert_true(s->kchain[i] < (uint64_t)PERF_CONTEXT_MAX);
+	for (unsigned i = 0; i < s->n_uchain; i++)
+		assert_true(s->uchain[i] < (uint64_t)PERF_CONTEXT_MAX);
+
+	collect_sample(42, bare, 2, 17, 0, 0);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(s->n_kchain, 0);
+	assert_int_equal(s->n_uchain, 2);
+	assert_int_equal(s->uchain[1], 0x400002);
+
+	collect_sample(42, guest, 7, 17, 0, 0);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(s->n_uchain, 2);
+	assert_int_equal(s->uchain[1], 0x400003);
+	assert_int_equal(out.foreign_frames, 2);
+}
+
+static void test_callchain_nr_past_the_end(void **state)
+{
+	/* claims 1000 entries, holds 7 and the rest */
+	collect_sample(42, kuchain, 7, 17, 0, 0);
+	memcpy(r.buf + 8 + 48, &(uint64_t){ 1000 }, 8);
+	assert_skip("truncated-sample");
+	/* a count near 2^64 must not wrap any arithmetic */
+	memcpy(r.buf + 8 + 48, &(uint64_t){ UINT64_MAX / 4 + 1 }, 8);
+	assert_skip("truncated-sample");
+}
+
+static void test_callchain_too_long(void **state)
+{
+	static uint64_t chain[MS_CHAIN_MAX + 1];
+
+	for (unsigned i = 0; i < MS_CHAIN_MAX + 1; i++)
+		chain[i] = 0x400000 + i;
+	collect_sample(42, chain, MS_CHAIN_MAX + 1, 17, 0, 0);
+	assert_skip("callchain-too-long");
+	collect_sample(42, chain, MS_CHAIN_MAX, 17, 0, 0);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(out.u.sample.n_uchain, MS_CHAIN_MAX);
+}
+
+static void test_regs_count_mismatch(void **state)
+{
+	/* 3 registers where the mask says 17, and nothing after them */
+	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	u64(&r, 0x401000); u32(&r, 100); u32(&r, 101); u64(&r, 5000); u64(&r, 42);
+	u32(&r, 1); u32(&r, 0); u64(&r, 1); u64(&r, 0);
+	u64(&r, PERF_SAMPLE_REGS_ABI_64);
+	u64(&r, 1); u64(&r, 2); u64(&r, 3);
+	finish(&r);
+	assert_skip("truncated-sample");
+
+	/*
+	 * 18 registers, the last 0, and an empty stack: the 18th is taken
+	 * for the stack size, and the sample is longer than its fields
+	 */
+	collect_sample(42, NULL, 0, 18, 0, 0);
+	memcpy(r.buf + 8 + 64 + 17 * 8, &(uint64_t){ 0 }, 8);
+	assert_skip("sample-size-mismatch");
+
+	/* 16 registers: the stack size is read from where the last one is */
+	collect_sample(42, NULL, 0, 16, 0, 0);
+	assert_int_not_equal(decode(), MS_DECODE_SAMPLE);
+
+	/* an ABI the kernel does not have */
+	collect_sample(42, NULL, 0, 17, 0, 0);
+	memcpy(r.buf + 8 + 56, &(uint64_t){ 3 }, 8);
+	assert_skip("bad-regs-abi");
+}
+
+static void test_regs_abi_none_and_no_stack(void **state)
+{
+	const struct ms_sample *s = &out.u.sample;
+
+	/* a kernel thread's sample: ABI none, no registers, stack size 0 */
+	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	u64(&r, 0xffffffff81000000ull); u32(&r, 0); u32(&r, 0); u64(&r, 5000); u64(&r, 43);
+	u32(&r, 0); u32(&r, 0); u64(&r, 1); u64(&r, 0);
+	u64(&r, PERF_SAMPLE_REGS_ABI_NONE);
+	u64(&r, 0);
+	finish(&r);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(s->regs_abi, 0);
+	assert_int_equal(s->regs_mask, 0);
+	assert_int_equal(s->n_regs, 0);
+	assert_int_equal(s->stack_len, 0);
+	assert_null(s->stack);
+	assert_int_equal(s->cpumode, MS_CPUMODE_KERNEL);
+}
+
+static void test_dyn_size_over_size(void **state)
+{
+	collect_sample(42, kuchain, 7, 17, 64, 72);
+	assert_skip("bad-stack-size");
+	/* dyn_size equal to size is fine */
+	collect_sample(42, kuchain, 7, 17, 64, 64);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(out.u.sample.stack_len, 64);
+}
+
+static void test_stack_past_the_end(void **state)
+{
+	size_t at;
+
+	collect_sample(42, kuchain, 7, 17, 64, 64);
+	/* the stack size field follows the 17 registers */
+	at = 8 + 48 + 8 + 7 * 8 + 8 + 17 * 8;
+	memcpy(r.buf + at, &(uint64_t){ 72 }, 8);
+	assert_skip("truncated-sample");
+	memcpy(r.buf + at, &(uint64_t){ 1ull << 40 }, 8);
+	assert_skip("bad-stack-size");
+	memcpy(r.buf + at, &(uint64_t){ 60 }, 8);	/* not a multiple of 8 */
+	assert_skip("bad-stack-size");
+	/* every cut of a valid sample is refused, never read past */
+	collect_sample(42, kuchain, 7, 17, 64, 64);
+	for (size_t cut = 8; cut < r.len; cut += 8) {
+		size_t full = r.len;
+
+		r.len = cut;
+		finish(&r);
+		assert_int_equal(decode(), MS_DECODE_SKIP);
+		r.len = full;
+	}
+}
+
+static void test_bad_sizes(void **state)
+{
+	collect_sample(42, kuchain, 7, 17, 0, 0);
+	/* odd size: header and bytes agree but are not a multiple of 8 */
+	r.len -= 4;
+	finish(&r);
+	assert_skip("bad-record-size");
+	/* header says more than the raw record holds */
+	collect_sample(42, kuchain, 7, 17, 0, 0);
+	r.len -= 8;
+	assert_skip("bad-record-size");
+	/* smaller than a header */
+	r.len = 4;
+	assert_skip("bad-record-size");
+	/* a header that claims 4 bytes */
+	begin(&r, PERF_RECORD_SAMPLE, 0);
+	finish(&r);
+	memcpy(r.buf + 6, &(uint16_t){ 4 }, 2);
+	assert_skip("bad-record-size");
+	/* just a header: a sample with no fields */
+	begin(&r, PERF_RECORD_SAMPLE, 0);
+	finish(&r);
+	assert_skip("truncated-sample");
+}
+
+static void test_unknown_id(void **state)
+{
+	collect_sample(99, kuchain, 7, 17, 0, 0);
+	assert_skip("unknown-id");
+	assert_non_null(strstr(out.detail, "99"));
+	collect_sample(43, kuchain, 7, 17, 0, 0);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+}
+
+static void test_no_attr_is_fatal(void **state)
+{
+	ms_decoder_init(&dec);
+	collect_sample(42, kuchain, 7, 17, 0, 0);
+	assert_int_equal(decode(), MS_DECODE_FATAL);
+	assert_string_equal(out.problem, "no-attr");
+}
+
+/* Two attrs of different layouts: IDENTIFIER picks the one to decode with. */
+static void test_identifier_picks_attr(void **state)
+{
+	static struct ms_attr a, b;
+
+	attr_init(&a, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME, 1, 2);
+	attr_init(&b, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME, 3, 4);
+	a.flags = b.flags = 0;
+	ms_decoder_init(&dec);
+	assert_int_equal(ms_decoder_add_attr(&dec, &a), 0);
+	assert_int_equal(ms_decoder_add_attr(&dec, &b), 0);
+
+	begin(&r, PERF_RECORD_SAMPLE, 0);
+	u64(&r, 2);		/* a's */
+	u64(&r, 777);
+	finish(&r);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(out.time, 777);
+
+	begin(&r, PERF_RECORD_SAMPLE, 0);
+	u64(&r, 3);		/* b's */
+	u32(&r, 5); u32(&r, 6);
+	u64(&r, 888);
+	finish(&r);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(out.u.sample.tid, 6);
+	assert_int_equal(out.time, 888);
+
+	begin(&r, PERF_RECORD_SAMPLE, 0);
+	u64(&r, 5);		/* nobody's */
+	u64(&r, 1);
+	finish(&r);
+	assert_skip("unknown-id");
+}
+
+static void test_decoder_capacity(void **state)
+{
+	static struct ms_attr a;
+
+	attr_init(&a, COLLECT_SAMPLE_TYPE, 1, 2);
+	ms_decoder_init(&dec);
+	for (int i = 0; i < MS_DECODE_ATTRS_MAX; i++)
+		assert_int_equal(ms_decoder_add_attr(&dec, &a), 0);
+	assert_int_equal(ms_decoder_add_attr(&dec, &a), -1);
+}
+
+/* ---- other records ---- */
+
+static void mmap2(uint16_t misc, const char *filename, bool build_id)
+{
+	begin(&r, PERF_RECORD_MMAP2, misc | (build_id ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0));
+	u32(&r, 100); u32(&r, 100);
+	u64(&r, 0x400000); u64(&r, 0x2000); u64(&r, 0x1000);
+	if (build_id) {
+		uint8_t id[24] = { 20, 0, 0, 0 };
+
+		for (int i = 0; i < 20; i++)
+			id[4 + i] = (uint8_t)(0xa0 + i);
+		put(&r, id, sizeof(id));
+	} else {
+		u32(&r, 8); u32(&r, 1);		/* maj min */
+		u64(&r, 123456); u64(&r, 7);	/* ino ino_generation */
+	}
+	u32(&r, 5); u32(&r, 2);			/* prot flags */
+	if (filename)
+		str8(&r, filename);
+	trailer(&r, 100, 100, 4000, 42);
+	finish(&r);
+}
+
+static void test_mmap2_without_build_id(void **state)
+{
+	const struct ms_mmap *m = &out.u.mmap;
+
+	mmap2(PERF_RECORD_MISC_USER, "/usr/bin/burn", false);
+	assert_int_equal(decode(), MS_DECODE_MMAP);
+	assert_int_equal(m->pid, 100);
+	assert_int_equal(m->start, 0x400000);
+	assert_int_equal(m->len, 0x2000);
+	assert_int_equal(m->pgoff, 0x1000);
+	assert_int_equal(m->maj, 8);
+	assert_int_equal(m->min, 1);
+	assert_int_equal(m->ino, 123456);
+	assert_int_equal(m->ino_generation, 7);
+	assert_int_equal(m->prot, 5);
+	assert_int_equal(m->flags, 2);
+	assert_int_equal(m->cpumode, MS_CPUMODE_USER);
+	assert_int_equal(m->build_id_len, 0);
+	assert_false(m->synthesized);
+	assert_int_equal(m->time, 4000);
+	assert_int_equal(out.time, 4000);
+	assert_int_equal(m->filename.len, strlen("/usr/bin/burn"));
+	assert_memory_equal(m->filename.ptr, "/usr/bin/burn", m->filename.len);
+}
+
+static void test_mmap2_with_build_id(void **state)
+{
+	const struct ms_mmap *m = &out.u.mmap;
+
+	mmap2(PERF_RECORD_MISC_USER, "/usr/lib/libc.so.6", true);
+	assert_int_equal(decode(), MS_DECODE_MMAP);
+	assert_int_equal(m->build_id_len, 20);
+	assert_int_equal(m->build_id[0], 0xa0);
+	assert_int_equal(m->build_id[19], 0xa0 + 19);
+	assert_int_equal(m->maj, 0);
+	assert_int_equal(m->ino, 0);
+	assert_int_equal(m->prot, 5);
+	assert_memory_equal(m->filename.ptr, "/usr/lib/libc.so.6", m->filename.len);
+	/* a build id longer than 20 bytes */
+	r.buf[8 + 32] = 21;
+	assert_skip("bad-build-id");
+}
+
+static void test_mmap_v1(void **state)
+{
+	begin(&r, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER);
+	u32(&r, 100); u32(&r, 102);
+	u64(&r, 0x7f0000000000ull); u64(&r, 0x1000); u64(&r, 0);
+	str8(&r, "//anon");
+	trailer(&r, 100, 102, 4100, 43);
+	finish(&r);
+	assert_int_equal(decode(), MS_DECODE_MMAP);
+	assert_int_equal(out.u.mmap.tid, 102);
+	assert_int_equal(out.u.mmap.start, 0x7f0000000000ull);
+	assert_int_equal(out.u.mmap.prot, 0);
+	assert_memory_equal(out.u.mmap.filename.ptr, "//anon", 6);
+	assert_int_equal(out.u.mmap.filename.len, 6);
+}
+
+static void test_filename_not_terminated(void **state)
+{
+	begin(&r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	u32(&r, 100); u32(&r, 100);
+	u64(&r, 0x400000); u64(&r, 0x2000); u64(&r, 0);
+	u32(&r, 8); u32(&r, 1); u64(&r, 1); u64(&r, 1);
+	u32(&r, 5); u32(&r, 2);
+	put(&r, "/usr/bin/burnXXX", 16);	/* no NUL */
+	trailer(&r, 100, 100, 4000, 42);
+	finish(&r);
+	assert_skip("unterminated-string");
+	/* the NUL may not be found inside the trailer either */
+	begin(&r, PERF_RECORD_COMM, 0);
+	u32(&r, 100); u32(&r, 100);
+	put(&r, "burnburn", 8);
+	trailer(&r, 0, 0, 0, 42);	/* pid 0: zero bytes right after */
+	finish(&r);
+	assert_skip("unterminated-string");
+	/* no room at all for a name */
+	begin(&r, PERF_RECORD_COMM, 0);
+	u32(&r, 100); u32(&r, 100);
+	trailer(&r, 100, 100, 1, 42);
+	finish(&r);
+	assert_skip("unterminated-string");
+}
+
+static void test_comm_exec(void **state)
+{
+	begin(&r, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+	u32(&r, 200); u32(&r, 201);
+	str8(&r, "burn");
+	trailer(&r, 200, 201, 6000, 42);
+	finish(&r);
+	assert_int_equal(decode(), MS_DECODE_COMM);
+	assert_true(out.u.comm.exec);
+	assert_false(out.u.comm.synthesized);
+	assert_int_equal(out.u.comm.pid, 200);
+	assert_int_equal(out.u.comm.tid, 201);
+	assert_int_equal(out.u.comm.time, 6000);
+	assert_int_equal(out.u.comm.comm.len, 4);
+	assert_memory_equal(out.u.comm.comm.ptr, "burn", 4);
+
+	/* a thread renamed: no exec flag */
+	r.buf[4] = 0;
+	r.buf[5] = 0;
+	assert_int_equal(decode(), MS_DECODE_COMM);
+	assert_false(out.u.comm.exec);
+}
+
+static void task(uint32_t type, uint64_t body_time, uint64_t trailer_time)
+{
+	begin(&r, type, 0);
+	u32(&r, 300); u32(&r, 1);
+	u32(&r, 301); u32(&r, 1);
+	u64(&r, body_time);
+	trailer(&r, 300, 301, trailer_time, 43);
+	finish(&r);
+}
+
+static void test_fork_exit(void **state)
+{
+	task(PERF_RECORD_FORK, 7000, 7001);
+	assert_int_equal(decode(), MS_DECODE_FORK);
+	assert_int_equal(out.u.task.pid, 300);
+	assert_int_equal(out.u.task.ppid, 1);
+	assert_int_equal(out.u.task.tid, 301);
+	assert_int_equal(out.u.task.ptid, 1);
+	assert_int_equal(out.u.task.time, 7001);
+	assert_int_equal(out.time, 7001);
+
+	task(PERF_RECORD_EXIT, 8000, 8000);
+	assert_int_equal(decode(), MS_DECODE_EXIT);
+	assert_int_equal(out.u.task.tid, 301);
+}
+
+static void test_trailer_missing_bytes(void **state)
+{
+	/* an exit record whose trailer lost its last 8 bytes */
+	task(PERF_RECORD_EXIT, 8000, 8000);
+	r.len -= 8;
+	finish(&r);
+	assert_skip("truncated-record");
+	/* a comm with no trailer at all */
+	begin(&r, PERF_RECORD_COMM, 0);
+	u32(&r, 1); u32(&r, 1);
+	str8(&r, "x");
+	finish(&r);
+	assert_skip("truncated-record");
+	/* a trailer naming an unknown event */
+	begin(&r, PERF_RECORD_EXIT, 0);
+	u32(&r, 1); u32(&r, 1); u32(&r, 1); u32(&r, 1); u64(&r, 1);
+	trailer(&r, 1, 1, 1, 1234);
+	finish(&r);
+	assert_skip("unknown-id");
+}
+
+static void test_lost(void **state)
+{
+	begin(&r, PERF_RECORD_LOST, 0);
+	u64(&r, 42); u64(&r, 17);
+	trailer(&r, 0, 0, 9000, 42);
+	finish(&r);
+	assert_int_equal(decode(), MS_DECODE_LOST);
+	assert_int_equal(out.u.lost.source, MS_LOST_KERNEL);
+	assert_int_equal(out.u.lost.id, 42);
+	assert_int_equal(out.u.lost.count, 17);
+	assert_int_equal(out.u.lost.time, 9000);
+
+	/* the body's id must be known too */
+	begin(&r, PERF_RECORD_LOST, 0);
+	u64(&r, 77); u64(&r, 17);
+	trailer(&r, 0, 0, 9000, 42);
+	finish(&r);
+	assert_skip("unknown-id");
+
+	begin(&r, PERF_RECORD_LOST_SAMPLES, 0);
+	u64(&r, 5);
+	trailer(&r, 0, 0, 9100, 43);
+	finish(&r);
+	assert_int_equal(decode(), MS_DECODE_LOST);
+	assert_int_equal(out.u.lost.count, 5);
+	assert_int_equal(out.u.lost.id, 43);
+}
+
+static void test_throttle(void **state)
+{
+	begin(&r, PERF_RECORD_THROTTLE, 0);
+	u64(&r, 9500); u64(&r, 42); u64(&r, 42);
+	trailer(&r, 0, 0, 9501, 42);
+	finish(&r);
+	assert_int_equal(decode(), MS_DECODE_THROTTLE);
+	assert_false(out.u.throttle.unthrottle);
+	assert_int_equal(out.u.throttle.id, 42);
+	assert_int_equal(out.u.throttle.time, 9501);
+
+	r.buf[0] = PERF_RECORD_UNTHROTTLE;
+	assert_int_equal(decode(), MS_DECODE_THROTTLE);
+	assert_true(out.u.throttle.unthrottle);
+}
+
+static void test_unknown_type(void **state)
+{
+	/* a context switch: known to the kernel, not decoded here */
+	begin(&r, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
+	trailer(&r, 1, 1, 1, 42);
+	finish(&r);
+	assert_skip("unknown-kernel-record");
+	assert_non_null(strstr(out.detail, "14"));
+	assert_int_equal(out.type, PERF_RECORD_SWITCH);
+
+	begin(&r, PERF_RECORD_KSYMBOL, 0);
+	u64(&r, 0xffffffffc0000000ull); u32(&r, 64); u32(&r, 1);
+	str8(&r, "bpf_prog_x");
+	trailer(&r, 1, 1, 1, 42);
+	finish(&r);
+	assert_skip("unknown-kernel-record");
+	assert_non_null(strstr(out.detail, "17"));
+
+	begin(&r, 250, 0);
+	u64(&r, 0);
+	finish(&r);
+	assert_skip("unknown-kernel-record");
+	assert_non_null(strstr(out.detail, "250"));
+}
+
+/* Random bytes behind a valid header: never a crash, never a bad result. */
+static void test_noise(void **state)
+{
+	srand(12345);
+	for (int i = 0; i < 20000; i++) {
+		uint32_t types[] = { PERF_RECORD_SAMPLE, PERF_RECORD_MMAP2, PERF_RECORD_COMM,
+				     PERF_RECORD_MMAP, PERF_RECORD_LOST, PERF_RECORD_FORK };
+		size_t n = 8 * (1 + rand() % 40);
+		int ret;
+
+		begin(&r, types[rand() % 6], (uint16_t)rand());
+		while (r.len < n) {
+			/* small numbers so that counts sometimes fit */
+			uint64_t v = rand() % 4 ? (uint64_t)(rand() % 64) : ((uint64_t)rand() << 32 | rand());
+
+			u64(&r, v);
+		}
+		finish(&r);
+		ret = decode();
+		assert_true(ret == MS_DECODE_SKIP || (ret >= MS_DECODE_SAMPLE && ret <= MS_DECODE_THROTTLE));
+		if (ret == MS_DECODE_SAMPLE) {
+			assert_true(out.u.sample.n_kchain + out.u.sample.n_uchain <= MS_CHAIN_MAX);
+			assert_true(out.u.sample.stack_len <= r.len);
+		}
+	}
+}
+
+/* ---- time ordering ---- */
+
+struct sink {
+	uint64_t times[4096];
+	size_t n;
+	bool fail;
+};
+
+struct item {
+	uint64_t time;
+	char pad[32];	/* with the entry's bookkeeping: 64 bytes */
+};
+
+static int sink_emit(void *ctx, const void *data, size_t len)
+{
+	struct sink *s = ctx;
+	struct item it;
+
+	if (s->fail)
+		return -1;
+	assert_int_equal(len, sizeof(it));
+	memcpy(&it, data, sizeof(it));
+	assert_true(s->n < 4096);
+	s->times[s->n++] = it.time;
+	return 0;
+}
+
+static int add(struct ms_order *o, enum ms_order_time how, uint64_t time, uint64_t tag)
+{
+	struct item it = { .time = tag };
+
+	return ms_order_add(o, how, time, &it, sizeof(it));
+}
+
+static uint64_t problem_count(const struct ms_problems *p, const char *code)
+{
+	for (uint32_t i = 0; i < p->n; i++)
+		if (!strcmp(p->entries[i].code, code))
+			return p->entries[i].count;
+	return 0;
+}
+
+static void test_order_two_rings(void **state)
+{
+	static struct sink s;
+	static struct ms_problems pr;
+	struct ms_order o;
+	uint64_t a = 1, b = 2;
+
+	memset(&s, 0, sizeof(s));
+	ms_problems_init(&pr, "test");
+	ms_order_init(&o, 1 << 20, 64 << 10, sink_emit, &s, &pr);
+	/* pass 1: ring A gives 1 3 5, ring B 2 4 6 */
+	for (int pass = 0; pass < 10; pass++) {
+		for (int i = 0; i < 3; i++, a += 2)
+			assert_int_equal(add(&o, MS_ORDER_TIMED, a, a), 0);
+		for (int i = 0; i < 3; i++, b += 2)
+			assert_int_equal(add(&o, MS_ORDER_TIMED, b, b), 0);
+		assert_int_equal(ms_order_round(&o), 0);
+		if (pass == 0) {
+			/* nothing is safe before a second round */
+			assert_int_equal(s.n, 0);
+		} else {
+			/* up to the greatest time seen before the previous round */
+			assert_int_equal(s.n, 6 * pass);
+			assert_int_equal(s.times[s.n - 1], 6 * pass);
+		}
+	}
+	assert_int_equal(ms_order_flush(&o), 0);
+	assert_int_equal(s.n, 60);
+	for (size_t i = 0; i < s.n; i++)
+		assert_int_equal(s.times[i], i + 1);
+	assert_int_equal(ms_order_pending(&o), 0);
+	assert_int_equal(pr.n, 0);
+	ms_order_release(&o);
+}
+
+static void test_order_time_zero_and_untimed(void **state)
+{
+	static struct sink s;
+	static struct ms_problems pr;
+	struct ms_order o;
+
+	memset(&s, 0, sizeof(s));
+	ms_problems_init(&pr, "test");
+	ms_order_init(&o, 1 << 20, 64 << 10, sink_emit, &s, &pr);
+	add(&o, MS_ORDER_UNTIMED, 0, 100);	/* an attr: first */
+	add(&o, MS_ORDER_TIMED, 50, 50);
+	add(&o, MS_ORDER_TIMED, 0, 101);	/* synthesized: before 50 */
+	add(&o, MS_ORDER_TIMED, 0, 102);
+	add(&o, MS_ORDER_TIMED, 40, 40);
+	add(&o, MS_ORDER_UNTIMED, 0, 103);	/* after 50, the greatest seen */
+	add(&o, MS_ORDER_TIMED, 45, 45);
+	add(&o, MS_ORDER_TIMED, 60, 60);
+	assert_int_equal(ms_order_flush(&o), 0);
+	{
+		const uint64_t expect[] = { 100, 101, 102, 40, 45, 50, 103, 60 };
+
+		assert_int_equal(s.n, 8);
+		for (size_t i = 0; i < 8; i++)
+			assert_int_equal(s.times[i], expect[i]);
+	}
+	/* a synthesized record after times went out: next, no problem */
+	add(&o, MS_ORDER_TIMED, 70, 70);
+	add(&o, MS_ORDER_TIMED, 0, 104);
+	assert_int_equal(ms_order_flush(&o), 0);
+	assert_int_equal(s.times[8], 104);
+	assert_int_equal(s.times[9], 70);
+	assert_int_equal(pr.n, 0);
+	ms_order_release(&o);
+}
+
+static void test_order_out_of_order(void **state)
+{
+	static struct sink s;
+	static struct ms_problems pr;
+	struct ms_order o;
+
+	memset(&s, 0, sizeof(s));
+	ms_problems_init(&pr, "test");
+	ms_order_init(&o, 1 << 20, 64 << 10, sink_emit, &s, &pr);
+	add(&o, MS_ORDER_TIMED, 10, 10);
+	add(&o, MS_ORDER_TIMED, 20, 20);
+	ms_order_round(&o);
+	add(&o, MS_ORDER_TIMED, 30, 30);
+	ms_order_round(&o);		/* emits up to 20 */
+	assert_int_equal(s.n, 2);
+	add(&o, MS_ORDER_TIMED, 20, 21);	/* equal to the last out: still in order */
+	add(&o, MS_ORDER_TIMED, 15, 15);	/* too late: out at once */
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.times[2], 15);
+	assert_int_equal(problem_count(&pr, "out-of-order"), 1);
+	assert_int_equal(ms_order_flush(&o), 0);
+	assert_int_equal(s.n, 5);
+	assert_int_equal(s.times[3], 21);
+	assert_int_equal(s.times[4], 30);
+	ms_order_release(&o);
+}
+
+static void test_order_memory_bound(void **state)
+{
+	static struct sink s;
+	static struct ms_problems pr;
+	struct ms_order o;
+	size_t held;
+
+	memset(&s, 0, sizeof(s));
+	ms_problems_init(&pr, "test");
+	/* 2 chunks of 1 KiB: entries of 64 bytes, 16 per chunk */
+	ms_order_init(&o, 2048, 1024, sink_emit, &s, &pr);
+	for (uint64_t t = 1; t <= 32; t++)
+		assert_int_equal(add(&o, MS_ORDER_TIMED, t, t), 0);
+	assert_int_equal(s.n, 0);
+	assert_int_equal(problem_count(&pr, "order-memory-full"), 0);
+	/* no round came: the next entry forces the oldest out */
+	assert_int_equal(add(&o, MS_ORDER_TIMED, 33, 33), 0);
+	assert_true(s.n > 0);
+	held = ms_order_pending(&o);
+	assert_int_equal(s.n + held, 33);
+	assert_int_equal(problem_count(&pr, "order-memory-full"), 1);
+	for (uint64_t t = 34; t <= 200; t++)
+		assert_int_equal(add(&o, MS_ORDER_TIMED, t, t), 0);
+	assert_true(ms_order_pending(&o) <= 32);
+	assert_int_equal(ms_order_flush(&o), 0);
+	assert_int_equal(s.n, 200);
+	for (size_t i = 0; i < s.n; i++)
+		assert_int_equal(s.times[i], i + 1);
+	/* memory was reused, not grown */
+	assert_int_equal(o.n_chunks, 2);
+	assert_true(problem_count(&pr, "order-memory-full") >= 2);
+	/* an entry larger than a chunk is refused */
+	{
+		char big[2048] = { 0 };
+
+		assert_int_equal(ms_order_add(&o, MS_ORDER_TIMED, 1, big, sizeof(big)), -1);
+	}
+	ms_order_release(&o);
+}
+
+static void test_order_emit_failure(void **state)
+{
+	static struct sink s;
+	struct ms_order o;
+
+	memset(&s, 0, sizeof(s));
+	ms_order_init(&o, 1 << 20, 64 << 10, sink_emit, &s, NULL);
+	add(&o, MS_ORDER_TIMED, 1, 1);
+	add(&o, MS_ORDER_TIMED, 2, 2);
+	s.fail = true;
+	assert_int_equal(ms_order_flush(&o), -1);
+	assert_int_equal(add(&o, MS_ORDER_TIMED, 3, 3), -1);
+	ms_order_release(&o);
+}
+
+/* ---- the stage, over streams in temporary files ---- */
+
+/* An anonymous file in $TMPDIR, gone when closed. */
+static int tmpfile_fd(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/ms-decode-test.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	return fd;
+}
+
+static void write_raw(struct ms_writer *w, uint32_t cpu)
+{
+	struct ms_raw raw = { .cpu = cpu, .data = r.buf, .len = (uint32_t)r.len };
+
+	assert_int_equal(ms_raw_pack(w, &raw), 0);
+}
+
+static void sample_at(uint64_t time, uint64_t id)
+{
+	collect_sample(id, kuchain, 7, 17, 16, 16);
+	memcpy(r.buf + 8 + 16, &time, 8);
+}
+
+/* ATTR, a synthesized comm, two rings' raws with rounds; complete or cut. */
+static int make_input(bool complete)
+{
+	static struct ms_attr a;
+	int fd = tmpfile_fd();
+	struct ms_writer *w = ms_writer_open(fd, "input", 0);
+	struct ms_comm cm = { .pid = 100, .tid = 100, .synthesized = true,
+			      .comm = { "burn", 4 } };
+
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-collect", "0.1.0"), 0);
+	attr_init(&a, COLLECT_SAMPLE_TYPE, 42, 43);
+	assert_int_equal(ms_attr_pack(w, &a), 0);
+	assert_int_equal(ms_comm_pack(w, &cm), 0);
+	/* ring 0: 10 30; ring 1: 20 40, an unknown record, a bad one */
+	sample_at(10, 42); write_raw(w, 0);
+	sample_at(30, 42); write_raw(w, 0);
+	sample_at(20, 43); write_raw(w, 1);
+	sample_at(40, 43); write_raw(w, 1);
+	begin(&r, PERF_RECORD_SWITCH, 0);
+	trailer(&r, 1, 1, 41, 43);
+	finish(&r);
+	write_raw(w, 1);
+	sample_at(42, 99); write_raw(w, 1);
+	assert_int_equal(ms_round_pack(w), 0);
+	/* ring 0: 35 (earlier than ring 1's 40, later than the round) */
+	sample_at(35, 42); write_raw(w, 0);
+	task(PERF_RECORD_EXIT, 50, 50); write_raw(w, 0);
+	assert_int_equal(ms_round_pack(w), 0);
+	if (complete)
+		assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+static int run_stage(int in_fd, int *out_fd)
+{
+	struct ms_decode_options opt = { .version = "test" };
+	int code;
+
+	*out_fd = tmpfile_fd();
+	code = ms_decode_stream(in_fd, "input", *out_fd, "output", &opt);
+	close(in_fd);
+	assert_int_equal(lseek(*out_fd, 0, SEEK_SET), 0);
+	return code;
+}
+
+static void check_output(int fd, bool complete)
+{
+	static struct ms_sample smp;
+	struct ms_reader *rd = ms_reader_open(fd, "output");
+	const struct ms_header *h;
+	struct ms_record rec;
+	uint32_t kinds[32];
+	uint64_t times[32];
+	size_t n = 0;
+	int ret;
+	uint64_t problems = 0;
+
+	assert_non_null(rd);
+	h = ms_reader_header(rd);
+	assert_int_equal(h->n_producers, 2);
+	assert_string_equal(h->producers[0].name, "ms-collect");
+	assert_string_equal(h->producers[1].name, "ms-decode");
+	while ((ret = ms_reader_next(rd, &rec)) == MS_READ_RECORD) {
+		assert_true(n < 32);
+		kinds[n] = rec.kind;
+		times[n] = 0;
+		if (rec.kind == MS_REC_SAMPLE) {
+			assert_int_equal(ms_sample_unpack(&rec, &smp), 0);
+			times[n] = smp.time;
+			assert_int_equal(smp.n_kchain, 2);
+			assert_int_equal(smp.n_uchain, 3);
+			assert_int_equal(smp.n_regs, 17);
+			assert_int_equal(smp.stack_len, 16);
+		} else if (rec.kind == MS_REC_PROBLEM) {
+			struct ms_problem p;
+
+			assert_int_equal(ms_problem_unpack(&rec, &p), 0);
+			assert_int_equal(p.stage.len, strlen("ms-decode"));
+			assert_int_equal(p.count, 1);
+			problems++;
+		}
+		n++;
+	}
+	assert_int_equal(ret, complete ? MS_READ_END : MS_READ_TRUNCATED);
+	{
+		/* attr, comm (time 0), samples 10 20 30 35 40, exit, 2 problems */
+		const uint32_t expect_kinds[] = {
+			MS_REC_ATTR, MS_REC_COMM, MS_REC_SAMPLE, MS_REC_SAMPLE, MS_REC_SAMPLE,
+			MS_REC_SAMPLE, MS_REC_SAMPLE, MS_REC_EXIT, MS_REC_PROBLEM, MS_REC_PROBLEM,
+		};
+		const uint64_t expect_times[] = { 0, 0, 10, 20, 30, 35, 40, 0, 0, 0 };
+
+		assert_int_equal(n, 10);
+		for (size_t i = 0; i < n; i++) {
+			assert_int_equal(kinds[i], expect_kinds[i]);
+			assert_int_equal(times[i], expect_times[i]);
+		}
+	}
+	assert_int_equal(problems, 2);	/* unknown-kernel-record, unknown-id */
+	ms_reader_free(rd);
+}
+
+static void test_stage_complete(void **state)
+{
+	int out_fd;
+
+	assert_int_equal(run_stage(make_input(true), &out_fd), MS_EXIT_OK);
+	check_output(out_fd, true);
+	close(out_fd);
+}
+
+static void test_stage_truncated(void **state)
+{
+	int out_fd;
+
+	assert_int_equal(run_stage(make_input(false), &out_fd), MS_EXIT_TRUNCATED);
+	check_output(out_fd, false);
+	close(out_fd);
+}
+
+static void test_stage_raw_before_attr(void **state)
+{
+	int fd = tmpfile_fd(), out_fd;
+	struct ms_writer *w = ms_writer_open(fd, "input", 0);
+
+	assert_int_equal(ms_writer_header(w, NULL, "ms-collect", "0.1.0"), 0);
+	sample_at(10, 42);
+	write_raw(w, 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(run_stage(fd, &out_fd), MS_EXIT_ERROR);
+	close(out_fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_sample_collect_layout, setup_collect_attr),
+		cmocka_unit_test(test_sample_every_field),
+		cmocka_unit_test_setup(test_callchain_contexts, setup_collect_attr),
+		cmocka_unit_test_setup(test_callchain_nr_past_the_end, setup_collect_attr),
+		cmocka_unit_test_setup(test_callchain_too_long, setup_collect_attr),
+		cmocka_unit_test_setup(test_regs_count_mismatch, setup_collect_attr),
+		cmocka_unit_test_setup(test_regs_abi_none_and_no_stack, setup_collect_attr),
+		cmocka_unit_test_setup(test_dyn_size_over_size, setup_collect_attr),
+		cmocka_unit_test_setup(test_stack_past_the_end, setup_collect_attr),
+		cmocka_unit_test_setup(test_bad_sizes, setup_collect_attr),
+		cmocka_unit_test_setup(test_unknown_id, setup_collect_attr),
+		cmocka_unit_test(test_no_attr_is_fatal),
+		cmocka_unit_test(test_identifier_picks_attr),
+		cmocka_unit_test(test_decoder_capacity),
+		cmocka_unit_test_setup(test_mmap2_without_build_id, setup_collect_attr),
+		cmocka_unit_test_setup(test_mmap2_with_build_id, setup_collect_attr),
+		cmocka_unit_test_setup(test_mmap_v1, setup_collect_attr),
+		cmocka_unit_test_setup(test_filename_not_terminated, setup_collect_attr),
+		cmocka_unit_test_setup(test_comm_exec, setup_collect_attr),
+		cmocka_unit_test_setup(test_fork_exit, setup_collect_attr),
+		cmocka_unit_test_setup(test_trailer_missing_bytes, setup_collect_attr),
+		cmocka_unit_test_setup(test_lost, setup_collect_attr),
+		cmocka_unit_test_setup(test_throttle, setup_collect_attr),
+		cmocka_unit_test_setup(test_unknown_type, setup_collect_attr),
+		cmocka_unit_test_setup(test_noise, setup_collect_attr),
+		cmocka_unit_test(test_order_two_rings),
+		cmocka_unit_test(test_order_time_zero_and_untimed),
+		cmocka_unit_test(test_order_out_of_order),
+		cmocka_unit_test(test_order_memory_bound),
+		cmocka_unit_test(test_order_emit_failure),
+		cmocka_unit_test(test_stage_complete),
+		cmocka_unit_test(test_stage_truncated),
+		cmocka_unit_test(test_stage_raw_before_attr),
+	};
+
+	ms_set_progname("decode-test");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
