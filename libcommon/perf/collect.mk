@@ -1,1 +1,18 @@
-# libcommon/perf: sources, programs, unit tests and man pages of this layer.
+# libcommon/perf (collection side): perf events, rings, the target, /proc
+# synthesis, and ms-collect built on them. decode.mk holds the decoder.
+libcommon_a_SOURCES += \
+	libcommon/perf/ring.c libcommon/perf/ring.h \
+	libcommon/perf/procfs.c libcommon/perf/procfs.h \
+	libcommon/perf/session.c libcommon/perf/session.h \
+	libcommon/perf/target.c libcommon/perf/target.h \
+	libcommon/perf/collect.c libcommon/perf/collect.h
+
+bin_PROGRAMS += ms-collect
+ms_collect_SOURCES = cmd/ms-collect.c
+ms_collect_LDADD = $(MS_LIBS)
+man_MANS += man/ms-collect.1
+
+UNIT_TESTS += tests/unit/collect-test
+tests_unit_collect_test_SOURCES = tests/unit/collect-test.c
+tests_unit_collect_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_collect_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

@@ -1,0 +1,155 @@
+/*
+ * ms-collect: record a program's perf events into a microscope stream.
+ * Options and wiring only; the work is in libcommon/perf/collect.c.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf/collect.h"
+#include "util/error.h"
+
+static const char usage_text[] =
+	"usage: ms-collect [-o FILE] [-F HZ | -c PERIOD] [-e cpu-clock|task-clock]\n"
+	"                  [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
+	"                  (-p PID | [--] CMD [ARGS...])\n"
+	"\n"
+	"Record a program launched as CMD, or the running process PID and every\n"
+	"thread it has or starts, and write a microscope stream of the kernel's\n"
+	"records to stdout or FILE.\n"
+	"\n"
+	"  -o, --output FILE     write the stream to FILE (complete or not at all)\n"
+	"  -F, --freq HZ         samples per second per thread (default 999)\n"
+	"  -c, --period N        one sample every N events (ns for the clocks)\n"
+	"  -e, --event NAME      cpu-clock (default) or task-clock\n"
+	"      --stack-size N    bytes of user stack copied per sample: a multiple\n"
+	"                        of 8, at most 65528, 0 for none (default 8192)\n"
+	"      --duration SECS   stop after SECS seconds (a launched program is\n"
+	"                        sent SIGTERM)\n"
+	"      --mmap-pages N    data pages per CPU ring, a power of two (default\n"
+	"                        256, or 1024 with stacks over 16 KiB)\n"
+	"  -p, --pid PID         attach to the running process PID\n"
+	"  -h, --help            show this help\n"
+	"      --version         show the version\n"
+	"\n"
+	"A launched program's exit status becomes ms-collect's (128+N for signal\n"
+	"N; 127 when it cannot be found, 126 when it cannot be run).\n"
+	MS_EXIT_CODES_HELP;
+
+enum {
+	OPT_STACK_SIZE = 256,
+	OPT_DURATION,
+	OPT_MMAP_PAGES,
+	OPT_VERSION,
+};
+
+static const struct option options[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "period", required_argument, NULL, 'c' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "mmap-pages", required_argument, NULL, OPT_MMAP_PAGES },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage_error(void)
+{
+	fprintf(stderr, "Try 'ms-collect --help'.\n");
+	exit(MS_EXIT_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+	struct ms_collect_opts o = {
+		.event = "cpu-clock",
+		.stack_size = MS_COLLECT_STACK_DEFAULT,
+		.version = PACKAGE_VERSION,
+	};
+	bool freq_set = false;
+	uint64_t v;
+	int opt;
+
+	ms_set_progname("ms-collect");
+	opterr = 0;
+	/* '+': options end at the command, whose own options are its own. */
+	while ((opt = getopt_long(argc, argv, "+:o:F:c:e:p:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'F':
+			if (ms_parse_u64(optarg, "-F", UINT32_MAX, &o.freq) < 0)
+				usage_error();
+			freq_set = true;
+			break;
+		case 'c':
+			if (ms_parse_u64(optarg, "-c", UINT64_MAX >> 1, &o.period) < 0)
+				usage_error();
+			if (!o.period)
+				ms_error("-c: the period must be more than 0"), usage_error();
+			break;
+		case 'e':
+			o.event = optarg;
+			break;
+		case OPT_STACK_SIZE:
+			if (ms_parse_u64(optarg, "--stack-size", UINT32_MAX, &v) < 0)
+				usage_error();
+			o.stack_size = (uint32_t)v;
+			break;
+		case OPT_DURATION:
+			if (ms_parse_seconds(optarg, "--duration", &o.duration_ns) < 0)
+				usage_error();
+			break;
+		case OPT_MMAP_PAGES:
+			if (ms_parse_u64(optarg, "--mmap-pages", UINT32_MAX, &v) < 0)
+				usage_error();
+			o.data_pages = (uint32_t)v;
+			if (!o.data_pages)
+				ms_error("--mmap-pages: must be more than 0"), usage_error();
+			break;
+		case 'p':
+			if (ms_parse_u64(optarg, "-p", INT_MAX, &v) < 0)
+				usage_error();
+			if (!v)
+				ms_error("-p: 0 is not a process id"), usage_error();
+			o.pid = (pid_t)v;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return fclose(stdout) ? MS_EXIT_ERROR : MS_EXIT_OK;
+		case OPT_VERSION:
+			printf("ms-collect %s\n", PACKAGE_VERSION);
+			return fclose(stdout) ? MS_EXIT_ERROR : MS_EXIT_OK;
+		case ':':
+			ms_error("option '%s' needs a value", argv[optind - 1]);
+			usage_error();
+			break;
+		default:
+			if (optopt)
+				ms_error("unknown option '-%c'", optopt);
+			else
+				ms_error("unknown option '%s'", argv[optind - 1]);
+			usage_error();
+		}
+	}
+	if (optind < argc)
+		o.argv = argv + optind;
+	if (!freq_set && !o.period)
+		o.freq = MS_COLLECT_FREQ_DEFAULT;
+	if (freq_set && !o.freq) {
+		ms_error("-F: the frequency must be more than 0");
+		usage_error();
+	}
+	if (ms_collect_check(&o) < 0)
+		usage_error();
+	return ms_collect_run(&o);
+}

@@ -1,0 +1,66 @@
+/*
+ * ms-collect's work: record a launched or attached process into a stream.
+ *
+ * The stream it writes (see man/ms-collect.1 and microscope-stream.5):
+ *   header; INFO records (command, hostname, kernel, event, frequency or
+ *   period, stack-size, cpus, mmap-pages, clock, start-time); TARGET; ATTR
+ *   (the ids of every event, split when there are more than fit one
+ *   record); when attaching, synthesized COMM and MMAP records (time 0)
+ *   from /proc; then RAW records, one per kernel record, copied unparsed,
+ *   with a ROUND after each pass over the rings that copied something;
+ *   LOST records (source collector) for records the output could not take;
+ *   at the end TARGET_EXIT (launched), the remaining LOST count, PROBLEM
+ *   records, INFO end-time, and the trailer.
+ *
+ * The loop reads rings with poll and never blocks on the output: when the
+ * pipe is full and the writer's bounded buffer cannot take a record, the
+ * record is dropped and counted. Nothing is allocated per record.
+ */
+#ifndef MS_PERF_COLLECT_H
+#define MS_PERF_COLLECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MS_COLLECT_FREQ_DEFAULT 999
+#define MS_COLLECT_STACK_DEFAULT 8192
+#define MS_COLLECT_STACK_MAX 65528
+/* Data pages per ring: 1 MiB, or 4 MiB for stack copies above 16 KiB. */
+#define MS_COLLECT_PAGES_DEFAULT 256
+#define MS_COLLECT_PAGES_BIG_STACK 1024
+#define MS_COLLECT_PAGES_MAX (1u << 20)
+/* How long a launched program may take to end after SIGTERM or SIGINT. */
+#define MS_COLLECT_GRACE_MS 3000
+
+struct ms_collect_opts {
+	const char *output;	/* NULL: stdout */
+	const char *event;	/* "cpu-clock" */
+	uint64_t freq;		/* samples per second, or 0 with period */
+	uint64_t period;
+	uint32_t stack_size;
+	uint32_t data_pages;	/* 0: the default above */
+	uint64_t duration_ns;	/* 0: until the target ends or a signal */
+	pid_t pid;		/* attach to this process, or 0 */
+	char **argv;		/* launch this command (NULL-terminated), or NULL */
+	const char *version;	/* for the stream header */
+};
+
+/*
+ * Check option values and combinations. Returns 0, or -1 after a message
+ * (the caller exits with MS_EXIT_USAGE).
+ */
+int ms_collect_check(const struct ms_collect_opts *o);
+
+/* Record. Returns the process exit code (see man/ms-collect.1). */
+int ms_collect_run(const struct ms_collect_opts *o);
+
+/*
+ * Option parsers: 0, or -1 after a message naming the option. An unsigned
+ * decimal at most max; seconds as a decimal with an optional fraction
+ * ("2", "0.5"), more than 0 and at most 10^6.
+ */
+int ms_parse_u64(const char *s, const char *option, uint64_t max, uint64_t *out);
+int ms_parse_seconds(const char *s, const char *option, uint64_t *out_ns);
+
+#endif

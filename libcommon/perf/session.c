@@ -1,0 +1,327 @@
+#include "perf/session.h"
+#include "perf/procfs.h"
+#include "util/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static const struct ms_event_spec events[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
+	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
+	{ "stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
+	{ "stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+};
+
+const struct ms_event_spec *ms_event_lookup(const char *name)
+{
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if (!strcmp(events[i].name, name))
+			return &events[i];
+	return NULL;
+}
+
+const char *ms_event_names(void)
+{
+	return "cpu-clock, task-clock, cycles, cpu-cycles, instructions, cache-references, "
+	       "cache-misses, branches, branch-instructions, branch-misses, bus-cycles, "
+	       "ref-cycles, stalled-cycles-frontend, stalled-cycles-backend";
+}
+
+/* A small integer from a /proc/sys file, or -1. */
+static long read_sysctl(const char *path)
+{
+	char buf[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+int ms_session_init(struct ms_session *s, const struct ms_session_config *c)
+{
+	struct perf_event_attr *a = &s->attr;
+	int n;
+
+	memset(s, 0, sizeof(*s));
+	s->config = *c;
+	s->fail = MS_EXIT_ERROR;
+	if (c->freq) {
+		long max = read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate");
+
+		if (max > 0 && c->freq > (uint64_t)max) {
+			s->fail = MS_EXIT_SYSTEM;
+			return ms_error("a frequency of %llu Hz is above this kernel's limit of %ld "
+					"(kernel.perf_event_max_sample_rate); use -F %ld or less",
+					(unsigned long long)c->freq, max, max);
+		}
+	}
+	n = ms_cpus_online(s->cpus, MS_CPUS_MAX);
+	if (n <= 0)
+		return -1;
+	s->n_cpus = (uint32_t)n;
+	s->rings = calloc(s->n_cpus, sizeof(*s->rings));
+	s->ring_owner = malloc(s->n_cpus * sizeof(*s->ring_owner));
+	s->bounce = malloc(MS_RING_RECORD_MAX);
+	if (!s->rings || !s->ring_owner || !s->bounce) {
+		ms_session_release(s);
+		return ms_error("out of memory for %u rings", s->n_cpus);
+	}
+	for (uint32_t i = 0; i < s->n_cpus; i++)
+		s->ring_owner[i] = -1;
+
+	a->size = sizeof(*a);
+	a->type = c->event->type;
+	a->config = c->event->config;
+	if (c->freq) {
+		a->freq = 1;
+		a->sample_freq = c->freq;
+	} else {
+		a->sample_period = c->period;
+	}
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+			 PERF_SAMPLE_CALLCHAIN;
+	if (c->stack_size) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = MS_REGS_USER_MASK;
+		a->sample_stack_user = c->stack_size;
+	}
+	a->disabled = c->enable_on_exec;
+	a->enable_on_exec = c->enable_on_exec;
+	a->inherit = 1;
+	a->exclude_kernel = 0;
+	a->exclude_hv = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	a->build_id = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	/* Wake the reader when a quarter of the ring is full. */
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)((uint64_t)c->data_pages * (uint64_t)sysconf(_SC_PAGESIZE) / 4);
+	s->build_id = true;
+	s->clock_monotonic = true;
+	return 0;
+}
+
+static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * The first open decides what this kernel and these permissions allow:
+ * kernel samples, build ids in mmap2, the monotonic clock.
+ */
+static int open_probe(struct ms_session *s, pid_t tid, int cpu)
+{
+	struct perf_event_attr *a = &s->attr;
+
+	for (;;) {
+		int fd = perf_event_open(a, tid, cpu);
+
+		if (fd >= 0) {
+			s->attr_probed = true;
+			return fd;
+		}
+		if ((errno == EACCES || errno == EPERM) && !a->exclude_kernel) {
+			a->exclude_kernel = 1;
+			s->exclude_kernel = true;
+			continue;
+		}
+		if (errno == EINVAL && a->build_id) {
+			a->build_id = 0;
+			s->build_id = false;
+			continue;
+		}
+		if (errno == EINVAL && a->use_clockid) {
+			a->use_clockid = 0;
+			s->clock_monotonic = false;
+			continue;
+		}
+		return -1;
+	}
+}
+
+static int open_failed(struct ms_session *s, pid_t tid, int cpu)
+{
+	int err = errno;
+	const char *name = s->config.event->name;
+
+	s->fail = MS_EXIT_SYSTEM;
+	if (s->config.event->type == PERF_TYPE_HARDWARE &&
+	    (err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL))
+		return ms_error("event '%s' needs a hardware performance counter and this "
+				"machine has none (perf_event_open: %s); use -e cpu-clock "
+				"or -e task-clock", name, strerror(err));
+	if (err == EACCES || err == EPERM)
+		return ms_error("not allowed to profile pid %d (perf_event_open: %s): run as "
+				"root, or profile a process of your own with "
+				"kernel.perf_event_paranoid at 2 or lower (it is %ld; see "
+				"/proc/sys/kernel/perf_event_paranoid)", (int)tid, strerror(err),
+				read_sysctl("/proc/sys/kernel/perf_event_paranoid"));
+	if (err == EMFILE || err == ENFILE)
+		return ms_error("out of file descriptors after %zu events (one per thread "
+				"and CPU); raise the limit with ulimit -n", s->n_events);
+	if (err == ENOENT || err == EOPNOTSUPP)
+		return ms_error("event '%s' is not supported by this kernel (perf_event_open: %s)",
+				name, strerror(err));
+	return ms_error("cannot open event '%s' for pid %d on cpu %d (perf_event_open: %s)",
+			name, (int)tid, cpu, strerror(err));
+}
+
+static int push_event(struct ms_session *s, const struct ms_session_event *e)
+{
+	if (s->n_events == s->alloc_events) {
+		size_t grow = s->alloc_events ? s->alloc_events * 2 : 64;
+		struct ms_session_event *p = realloc(s->events, grow * sizeof(*p));
+
+		if (!p)
+			return ms_error("out of memory for %zu events", grow);
+		s->events = p;
+		s->alloc_events = grow;
+	}
+	s->events[s->n_events++] = *e;
+	return 0;
+}
+
+/* Close the events from index first on, and the rings they owned. */
+static void close_from(struct ms_session *s, size_t first)
+{
+	while (s->n_events > first) {
+		struct ms_session_event *e = &s->events[--s->n_events];
+
+		if (s->ring_owner[e->cpu_index] == e->fd) {
+			ms_ring_release(&s->rings[e->cpu_index]);
+			s->ring_owner[e->cpu_index] = -1;
+		}
+		close(e->fd);
+	}
+}
+
+int ms_session_open_task(struct ms_session *s, pid_t tid)
+{
+	size_t first = s->n_events;
+
+	s->fail = MS_EXIT_ERROR;
+	for (uint32_t i = 0; i < s->n_cpus; i++) {
+		struct ms_session_event e = { .fd = -1, .cpu_index = i, .tid = tid };
+		int cpu = s->cpus[i];
+
+		e.fd = s->attr_probed ? perf_event_open(&s->attr, tid, cpu) : open_probe(s, tid, cpu);
+		if (e.fd < 0) {
+			if (errno == ESRCH)
+				goto gone;
+			open_failed(s, tid, cpu);
+			goto fail;
+		}
+		if (ioctl(e.fd, PERF_EVENT_IOC_ID, &e.id) < 0) {
+			ms_error_errno("cannot read the id of the event for pid %d on cpu %d",
+				       (int)tid, cpu);
+			close(e.fd);
+			goto fail;
+		}
+		if (s->ring_owner[i] < 0) {
+			if (ms_ring_mmap(&s->rings[i], e.fd, s->config.data_pages, s->bounce, cpu) < 0) {
+				s->fail = MS_EXIT_SYSTEM;
+				close(e.fd);
+				goto fail;
+			}
+			s->ring_owner[i] = e.fd;
+		} else if (ioctl(e.fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring_owner[i]) < 0) {
+			ms_error_errno("cannot direct the event for pid %d into the ring of cpu %d",
+				       (int)tid, cpu);
+			close(e.fd);
+			goto fail;
+		}
+		if (push_event(s, &e) < 0) {
+			close(e.fd);
+			goto fail;
+		}
+	}
+	if (s->exclude_kernel && first == 0)
+		ms_warn("kernel samples refused (kernel.perf_event_paranoid is %ld): recording "
+			"user space only; samples that land in the kernel are lost",
+			read_sysctl("/proc/sys/kernel/perf_event_paranoid"));
+	return 0;
+
+gone:
+	close_from(s, first);
+	return 1;
+fail:
+	close_from(s, first);
+	return -1;
+}
+
+void ms_session_disable(struct ms_session *s)
+{
+	for (size_t i = 0; i < s->n_events; i++)
+		ioctl(s->events[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+int ms_session_attr_record(const struct ms_session *s, uint32_t part, struct ms_attr *a)
+{
+	size_t from = (size_t)part * MS_ATTR_IDS_MAX;
+
+	if (part && from >= s->n_events)
+		return 0;
+	memset(a, 0, sizeof(*a));
+	a->type = s->attr.type;
+	a->config = s->attr.config;
+	a->sample_type = s->attr.sample_type;
+	a->read_format = s->attr.read_format;
+	a->sample_regs_user = s->attr.sample_regs_user;
+	a->sample_stack_user = s->attr.sample_stack_user;
+	a->flags = (s->attr.sample_id_all ? MS_ATTR_SAMPLE_ID_ALL : 0) |
+		   (s->attr.freq ? MS_ATTR_FREQ : 0) |
+		   (s->attr.exclude_kernel ? MS_ATTR_EXCLUDE_KERNEL : 0) |
+		   (s->attr.build_id ? MS_ATTR_BUILD_ID : 0);
+	for (size_t i = from; i < s->n_events && a->n_ids < MS_ATTR_IDS_MAX; i++)
+		a->ids[a->n_ids++] = s->events[i].id;
+	return 1;
+}
+
+void ms_session_release(struct ms_session *s)
+{
+	for (size_t i = 0; i < s->n_events; i++)
+		close(s->events[i].fd);
+	if (s->rings)
+		for (uint32_t i = 0; i < s->n_cpus; i++)
+			ms_ring_release(&s->rings[i]);
+	free(s->rings);
+	free(s->ring_owner);
+	free(s->bounce);
+	free(s->events);
+	s->rings = NULL;
+	s->ring_owner = NULL;
+	s->bounce = NULL;
+	s->events = NULL;
+	s->n_events = s->alloc_events = 0;
+}

@@ -1,0 +1,109 @@
+/*
+ * The perf events of one recording and their rings.
+ *
+ * Shape, forced by this kernel (see the architecture guide): an inherit=1
+ * event on cpu=-1 cannot be mmapped, so every task is followed by one
+ * event per online CPU (pid=task, cpu=c, inherit=1), and there is one ring
+ * per CPU. The first event opened on a CPU owns that CPU's ring; the events
+ * of further tasks (attach mode: one task per existing thread) are
+ * redirected into it with PERF_EVENT_IOC_SET_OUTPUT, which is what perf
+ * does for -p. Threads and processes a followed task creates later inherit
+ * its events, and write to the same ring.
+ *
+ * The attr: a software clock (cpu-clock or task-clock) or, where the
+ * machine has counters, a hardware event; frequency or period; samples
+ * carry IP, TID, TIME, ID, CPU, PERIOD, CALLCHAIN and, with a stack size,
+ * REGS_USER (0xff01ff: AX..IP, R8..R15) and STACK_USER; mmap2 with build
+ * ids, comm (exec), task, sample_id_all; the monotonic clock. Refusals are
+ * handled once, at the first open: kernel samples refused by
+ * perf_event_paranoid fall back to exclude_kernel=1 with a warning;
+ * build_id or use_clockid refused with EINVAL are dropped.
+ *
+ * Errors: functions return -1 after one message and set s->fail to the
+ * exit code that fits (MS_EXIT_SYSTEM when the system refused: permissions,
+ * no such hardware, limits; MS_EXIT_ERROR otherwise).
+ */
+#ifndef MS_PERF_SESSION_H
+#define MS_PERF_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/perf_event.h>
+
+#include "perf/ring.h"
+#include "stream/records.h"
+
+#define MS_CPUS_MAX 1024
+/* perf's register mask for AX..IP and R8..R15 (no segments, no XMM). */
+#define MS_REGS_USER_MASK 0xff01ffull
+
+/* An event a user may name with -e. */
+struct ms_event_spec {
+	const char *name;
+	uint32_t type;		/* PERF_TYPE_SOFTWARE or PERF_TYPE_HARDWARE */
+	uint64_t config;
+};
+/* The event called name, or NULL. */
+const struct ms_event_spec *ms_event_lookup(const char *name);
+/* The names ms_event_lookup() knows, comma-separated, for messages. */
+const char *ms_event_names(void);
+
+struct ms_session_config {
+	const struct ms_event_spec *event;
+	uint64_t freq;		/* samples per second, or 0 when period is set */
+	uint64_t period;	/* events per sample, or 0 when freq is set */
+	uint32_t stack_size;	/* bytes of user stack per sample; 0: none */
+	uint32_t data_pages;	/* per ring, a power of two */
+	/* Launch mode: events start disabled and turn on when the task execs. */
+	bool enable_on_exec;
+};
+
+struct ms_session_event {
+	int fd;
+	uint32_t cpu_index;	/* into cpus[] and rings[] */
+	pid_t tid;
+	uint64_t id;		/* PERF_EVENT_IOC_ID */
+};
+
+struct ms_session {
+	struct ms_session_config config;
+	struct perf_event_attr attr;
+	bool attr_probed;	/* the fallbacks below were decided */
+	bool exclude_kernel;	/* kernel samples refused: fell back */
+	bool build_id;		/* mmap2 records carry build ids */
+	bool clock_monotonic;	/* sample times are CLOCK_MONOTONIC */
+	int fail;		/* exit code for the last failure */
+
+	uint32_t n_cpus;
+	int cpus[MS_CPUS_MAX];
+	struct ms_ring *rings;	/* n_cpus; map == NULL until a task opened one */
+	int *ring_owner;	/* fd that owns each ring, or -1 */
+	uint8_t *bounce;	/* MS_RING_RECORD_MAX bytes shared by every ring */
+
+	struct ms_session_event *events;
+	size_t n_events, alloc_events;
+};
+
+/* Reads the online CPUs and prepares the attr. */
+int ms_session_init(struct ms_session *s, const struct ms_session_config *c);
+/*
+ * Open one event per CPU for task tid (a process, or a thread of one).
+ * Returns 0; 1 when the task no longer exists (nothing was opened, no
+ * message); -1 after a message.
+ */
+int ms_session_open_task(struct ms_session *s, pid_t tid);
+/* Stop sampling on every event (and the events inherited from them). */
+void ms_session_disable(struct ms_session *s);
+/*
+ * Fill the stream's ATTR records: the ids are split into records of at
+ * most MS_ATTR_IDS_MAX. Call with part = 0, 1, ... while it returns 1;
+ * it returns 0 when there is no such part.
+ */
+int ms_session_attr_record(const struct ms_session *s, uint32_t part, struct ms_attr *a);
+/* Close every event, unmap every ring. */
+void ms_session_release(struct ms_session *s);
+
+#endif

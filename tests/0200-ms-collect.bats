@@ -1,0 +1,359 @@
+#!/usr/bin/env bats
+# ms-collect on the real kernel: launch and attach, exit statuses, signals,
+# --duration, refusals, and the output file. Streams are inspected with
+# `collect-test --stream-stats` (tests/unit/collect-test.c), which reads
+# RAW records itself, so these tests do not depend on ms-decode; one test
+# also runs the stream through ms-decode when it is built.
+#
+# Run by hand: MS_BUILDDIR=/path/to/build PATH=$MS_BUILDDIR:$PATH bats tests/0200-ms-collect.bats
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	: "${MS_BUILDDIR:?set MS_BUILDDIR to the build directory}"
+	FIX=$MS_BUILDDIR/tests/fixtures
+	T=$BATS_TEST_TMPDIR
+	: > "$T/pids"
+}
+
+teardown() {
+	# No process is left behind, whatever the test did.
+	local p
+	for p in $(cat "$T/pids" 2>/dev/null); do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	for p in $(cat "$T/pids" 2>/dev/null); do
+		wait "$p" 2>/dev/null || true
+	done
+}
+
+# Print what a stream holds (see collect-test.c); fails if it does not parse.
+stats() {
+	"$MS_BUILDDIR/tests/unit/collect-test" --stream-stats < "$1" > "$T/stats"
+}
+
+# Start a fixture in the background, remembered for teardown.
+start_bg() {
+	"$@" > "$T/bg.out" 2>&1 3>&- &
+	BG=$!
+	echo "$BG" >> "$T/pids"
+}
+
+wait_ready() {
+	local i
+	for i in $(seq 200); do
+		grep -q '^ready' "$T/bg.out" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "fixture never said ready" >&2
+	return 1
+}
+
+# The number after "samples tid TID" in the stats, or 0.
+samples_of() {
+	awk -v tid="$1" '$1 == "samples" && $3 == tid { n = $4 } END { print n + 0 }' "$T/stats"
+}
+
+# Whether pid runs (exists and is neither a zombie nor dead).
+proc_running() {
+	[ -d "/proc/$1" ] || return 1
+	grep -q -E '^State:[[:space:]]*[ZX]' "/proc/$1/status" 2>/dev/null && return 1
+	return 0
+}
+
+# Fails when pid still runs, after waiting up to 2.5 s for it to end.
+gone() {
+	local i
+	for i in $(seq 50); do
+		proc_running "$1" || return 0
+		sleep 0.05
+	done
+	echo "pid $1 still runs" >&2
+	return 1
+}
+
+# Fails when the stats hold a line matching the pattern.
+lacks() {
+	if grep -q -E "$1" "$T/stats"; then
+		echo "unexpected: $(grep -E "$1" "$T/stats" | head -1)" >&2
+		return 1
+	fi
+}
+
+@test "--help shows the synopsis, every option and the exit codes" {
+	run -0 ms-collect --help
+	[[ "$output" == *"usage: ms-collect [-o FILE] [-F HZ | -c PERIOD]"* ]]
+	[[ "$output" == *"Exit status: 0 success"* ]]
+	for opt in --output --freq --period --event --stack-size --duration --mmap-pages --pid; do
+		[[ "$output" == *"$opt"* ]] || { echo "missing $opt"; return 1; }
+	done
+}
+
+@test "the man page documents every option of --help" {
+	man=$BATS_TEST_DIRNAME/../man/ms-collect.1
+	# roff escapes hyphens: compare without the backslashes.
+	sed 's/\\//g' "$man" > "$T/man.txt"
+	run -0 ms-collect --help
+	for opt in $(printf '%s\n' "$output" | grep -o -E -- '--[a-z-]+' | sort -u); do
+		grep -q -F -- "$opt" "$T/man.txt" || { echo "man page lacks $opt"; return 1; }
+	done
+}
+
+@test "--version prints the name and version" {
+	run -0 ms-collect --version
+	[[ "$output" =~ ^ms-collect\ [0-9]+\.[0-9]+ ]]
+}
+
+@test "launch: a complete stream with samples of the program, to a file" {
+	run --separate-stderr -0 ms-collect -o "$T/run.msr" -- "$FIX/burn" 0.5
+	stats "$T/run.msr"
+	grep -q '^trailer complete 1$' "$T/stats"
+	pid=$(awk '$1 == "target" { print $3 }' "$T/stats")
+	grep -q "^target pid $pid launched 1 argc 2$" "$T/stats"
+	grep -q "^target-exit pid $pid code 0$" "$T/stats"
+	[ "$(samples_of "$pid")" -gt 20 ]
+	# The preamble: facts, one ATTR with one id per CPU.
+	for key in command hostname kernel event frequency stack-size cpus start-time end-time; do
+		grep -q "^info $key " "$T/stats" || { echo "no info $key"; return 1; }
+	done
+	grep -q "^info event cpu-clock$" "$T/stats"
+	grep -q "^info frequency 999$" "$T/stats"
+	grep -q "^attr ids $(nproc) " "$T/stats"
+	# Kernel comm record of the exec, rounds between passes.
+	grep -q "^comm tid $pid burn$" "$T/stats"
+	grep -q '^kind round ' "$T/stats"
+	# Written under a temporary name, renamed: nothing else is left.
+	[ "$(ls "$T" | grep -c 'run.msr')" -eq 1 ]
+}
+
+@test "launch: the stream can go to a pipe; the program's stdout goes to stderr" {
+	run --separate-stderr -0 bash -c \
+		'ms-collect -- sh -c "echo hello-from-target" | "$0" --stream-stats' \
+		"$MS_BUILDDIR/tests/unit/collect-test"
+	[[ "$output" == *"trailer complete 1"* ]]
+	[[ "$stderr" == *"hello-from-target"* ]]
+}
+
+@test "launch: the stream goes through ms-decode" {
+	command -v ms-decode > /dev/null || skip "ms-decode is not built"
+	ms-collect -o "$T/run.msr" -- "$FIX/burn" 0.5
+	ms-decode < "$T/run.msr" > "$T/dec.msr"
+	stats "$T/dec.msr"
+	grep -q '^trailer complete 1$' "$T/stats"
+	grep -q '^decoded-samples tid ' "$T/stats"
+}
+
+@test "launch: --stack-size 0 records no registers and no stack" {
+	ms-collect --stack-size 0 -o "$T/run.msr" -- "$FIX/burn" 0.2
+	stats "$T/run.msr"
+	# IP TID TIME ID CPU PERIOD CALLCHAIN, without REGS_USER and STACK_USER
+	grep -q '^attr ids [0-9]* sample_type 0x1e7 ' "$T/stats"
+	grep -q '^info stack-size 0$' "$T/stats"
+}
+
+@test "launch: task-clock and a period" {
+	ms-collect -e task-clock -c 1000000 -o "$T/run.msr" -- "$FIX/burn" 0.3
+	stats "$T/run.msr"
+	grep -q '^info event task-clock$' "$T/stats"
+	grep -q '^info period 1000000$' "$T/stats"
+	grep -q '^samples tid ' "$T/stats"
+}
+
+@test "launch: threads and children of the program are followed" {
+	ms-collect -o "$T/run.msr" -- "$FIX/forkexec" "$FIX/burn" 0.3
+	stats "$T/run.msr"
+	parent=$(awk '$1 == "target" { print $3 }' "$T/stats")
+	child=$(awk '$1 == "fork" { print $3; exit }' "$T/stats")
+	[ -n "$child" ]
+	[ "$(samples_of "$parent")" -gt 0 ]
+	[ "$(samples_of "$child")" -gt 0 ]
+	grep -q "^comm tid $child burn$" "$T/stats"
+}
+
+@test "launch: the program's exit status becomes ms-collect's" {
+	run --separate-stderr -3 ms-collect -o "$T/run.msr" -- "$FIX/forkexec" /bin/sh -c 'exit 3'
+	stats "$T/run.msr"
+	grep -q '^target-exit pid [0-9]* code 3$' "$T/stats"
+	grep -q '^trailer complete 1$' "$T/stats"
+}
+
+@test "launch: a program killed by a signal gives 128+N" {
+	run --separate-stderr -137 ms-collect -o "$T/run.msr" -- /bin/sh -c 'kill -KILL $$'
+	stats "$T/run.msr"
+	grep -q '^target-exit pid [0-9]* code 137$' "$T/stats"
+	run --separate-stderr -139 ms-collect -o "$T/run.msr" -- /bin/sh -c 'kill -SEGV $$'
+}
+
+@test "launch: a command that does not exist exits 127 with a message" {
+	run --separate-stderr -127 ms-collect -o "$T/run.msr" -- ms-no-such-command-here
+	[[ "$stderr" == *"cannot run 'ms-no-such-command-here': No such file or directory"* ]]
+	# Still a complete stream that says so.
+	stats "$T/run.msr"
+	grep -q '^target-exit pid [0-9]* code 127$' "$T/stats"
+	grep -q '^trailer complete 1$' "$T/stats"
+}
+
+@test "launch: a file that cannot be executed exits 126" {
+	printf 'not a program\n' > "$T/data"
+	chmod -x "$T/data"
+	run --separate-stderr -126 ms-collect -o "$T/run.msr" -- "$T/data"
+	[[ "$stderr" == *"cannot run"*"Permission denied"* ]]
+}
+
+@test "launch: SIGINT ends the recording with a trailer; the program is not left behind" {
+	ms-collect -o "$T/run.msr" -- "$FIX/burn" 30 3>&- &
+	mc=$!
+	echo "$mc" >> "$T/pids"
+	sleep 0.7
+	target=$(pgrep -P "$mc" || true)
+	[ -n "$target" ]
+	kill -INT "$mc"
+	status=0
+	wait "$mc" || status=$?
+	[ "$status" -eq 130 ]	# the program died of the forwarded SIGINT
+	gone "$target"
+	[ "$(ls "$T" | grep -c 'run.msr')" -eq 1 ]
+	stats "$T/run.msr"
+	grep -q '^trailer complete 1$' "$T/stats"
+	grep -q "^target-exit pid $target code 130$" "$T/stats"
+	[ "$(samples_of "$target")" -gt 0 ]
+}
+
+@test "launch: --duration stops the program with SIGTERM and exits 0" {
+	start=$(date +%s%N)
+	run --separate-stderr -0 ms-collect --duration 0.5 -o "$T/run.msr" -- "$FIX/burn" 30
+	elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+	[ "$elapsed" -lt 5000 ]
+	stats "$T/run.msr"
+	grep -q '^target-exit pid [0-9]* code 143$' "$T/stats"
+	grep -q '^trailer complete 1$' "$T/stats"
+}
+
+@test "launch: SIGKILL of ms-collect leaves no file under the final name and no program" {
+	ms-collect -o "$T/run.msr" -- "$FIX/burn" 30 3>&- &
+	mc=$!
+	echo "$mc" >> "$T/pids"
+	sleep 0.5
+	target=$(pgrep -P "$mc" || true)
+	[ -n "$target" ]
+	kill -KILL "$mc"
+	wait "$mc" || true
+	[ ! -e "$T/run.msr" ]
+	gone "$target"
+}
+
+@test "launch: downstream closing the pipe exits 5 and ends the program" {
+	run --separate-stderr bash -c 'ms-collect -- "$0" 30 | head -c 100 > /dev/null; echo "${PIPESTATUS[0]}"' \
+		"$FIX/burn"
+	[ "$output" = 5 ]
+	[[ "$stderr" == *"downstream closed the pipe"* ]]
+	[ -z "$(pgrep -f "^$FIX/burn 30\$" || true)" ]
+}
+
+@test "attach: every thread is sampled, with synthesized names and mappings" {
+	start_bg "$FIX/threads" 3 30
+	wait_ready
+	tids=$(ls "/proc/$BG/task")
+	run --separate-stderr -0 ms-collect -p "$BG" --duration 1 -o "$T/run.msr"
+	stats "$T/run.msr"
+	grep -q "^target pid $BG launched 0 argc 3$" "$T/stats"
+	grep -q '^trailer complete 1$' "$T/stats"
+	lacks '^target-exit'
+
+	# One event per thread and CPU.
+	grep -q "^attr ids $(( $(echo "$tids" | wc -w) * $(nproc) )) " "$T/stats"
+	for tid in $tids; do
+		grep -q "^synth-comm tid $tid .* synthesized 1$" "$T/stats"
+	done
+	for i in 0 1 2; do
+		tid=$(awk -v n="worker-$i" '$1 == "synth-comm" && $4 == n { print $3 }' "$T/stats")
+		[ -n "$tid" ]
+		[ "$(samples_of "$tid")" -gt 0 ] || { echo "no samples for worker-$i ($tid)"; return 1; }
+	done
+	grep -q -F "synth-mmap $(realpath "$FIX/threads") synthesized 1" "$T/stats"
+	grep -q -F 'synth-mmap [vdso] synthesized 1' "$T/stats"
+	# Only executable mappings: no [heap], no [stack].
+	lacks '^synth-mmap \[(heap|stack)\]'
+	# The target runs on, neither stopped nor killed.
+	proc_running "$BG"
+	run -1 grep -q -E '^State:[[:space:]]*[tT]' "/proc/$BG/status"
+}
+
+@test "attach: samples through ms-decode come from every worker thread" {
+	command -v ms-decode > /dev/null || skip "ms-decode is not built"
+	start_bg "$FIX/threads" 2 30
+	wait_ready
+	ms-collect -p "$BG" --duration 1 -o "$T/run.msr"
+	ms-decode < "$T/run.msr" > "$T/dec.msr"
+	stats "$T/dec.msr"
+	for tid in $(ls "/proc/$BG/task"); do
+		[ "$tid" = "$BG" ] && continue	# the main thread waits in pthread_join
+		grep -q "^decoded-samples tid $tid " "$T/stats" || { echo "no samples of $tid"; return 1; }
+	done
+}
+
+@test "attach: a process started after the attach is followed" {
+	start_bg sh -c "echo ready; sleep 0.5; \"$FIX/burn\" 0.5; sleep 0.3"
+	wait_ready
+	run --separate-stderr -0 ms-collect -p "$BG" -o "$T/run.msr"
+	stats "$T/run.msr"
+	# sh forks sleep, burn, sleep: the one that execs burn says so in a comm record.
+	child=$(awk '$1 == "comm" && $4 == "burn" { print $3; exit }' "$T/stats")
+	[ -n "$child" ]
+	grep -q "^fork pid $child ppid $BG tid $child$" "$T/stats"
+	[ "$(samples_of "$child")" -gt 0 ]
+	grep -q '^trailer complete 1$' "$T/stats"
+}
+
+@test "attach: SIGINT ends the recording with a trailer and exits 0" {
+	start_bg "$FIX/threads" 2 30
+	wait_ready
+	ms-collect -p "$BG" -o "$T/run.msr" 3>&- &
+	mc=$!
+	echo "$mc" >> "$T/pids"
+	sleep 0.7
+	kill -INT "$mc"
+	status=0
+	wait "$mc" || status=$?
+	[ "$status" -eq 0 ]
+	stats "$T/run.msr"
+	grep -q '^trailer complete 1$' "$T/stats"
+	grep -q '^samples tid ' "$T/stats"
+	proc_running "$BG"
+}
+
+@test "attach: a pid that does not exist is a clear error" {
+	run --separate-stderr -1 ms-collect -p 2147483646 -o "$T/run.msr"
+	[[ "$stderr" == *"-p 2147483646: no such process"* ]]
+	[ -z "$(ls "$T" | grep run.msr || true)" ]
+}
+
+@test "attach: a thread id names its process" {
+	start_bg "$FIX/threads" 2 30
+	wait_ready
+	tid=$(ls "/proc/$BG/task" | grep -v -x "$BG" | head -1)
+	run --separate-stderr -1 ms-collect -p "$tid" -o "$T/run.msr"
+	[[ "$stderr" == *"$tid is a thread of process $BG"* ]]
+}
+
+@test "a hardware event is refused with exit 4 and says why" {
+	run --separate-stderr -4 ms-collect -e cycles -o "$T/run.msr" -- "$FIX/burn" 0.1
+	[[ "$stderr" == *"event 'cycles' needs a hardware performance counter"* ]]
+	[[ "$stderr" == *"-e cpu-clock"* ]]
+	[ -z "$(ls "$T" | grep run.msr || true)" ]
+}
+
+@test "usage errors exit 2" {
+	run --separate-stderr -2 ms-collect
+	[[ "$stderr" == *"nothing to record"* ]]
+	run --separate-stderr -2 ms-collect -F 99 -c 100 -- true
+	run --separate-stderr -2 ms-collect --stack-size 100 -- true
+	[[ "$stderr" == *"multiple of 8"* ]]
+	run --separate-stderr -2 ms-collect --stack-size 65536 -- true
+	run --separate-stderr -2 ms-collect -e no-such-event -- true
+	[[ "$stderr" == *"unknown event 'no-such-event'"* ]]
+	run --separate-stderr -2 ms-collect --mmap-pages 3 -- true
+	run --separate-stderr -2 ms-collect -p 1 -- true
+	run --separate-stderr -2 ms-collect --duration soon -- true
+	run --separate-stderr -2 ms-collect --no-such-option
+}
