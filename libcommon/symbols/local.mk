@@ -1,1 +1,15 @@
-# libcommon/symbols: sources, programs, unit tests and man pages of this layer.
+# libcommon/symbols: function names for stack frames (ms-symbolize).
+libcommon_a_SOURCES += \
+	libcommon/symbols/symtab.c libcommon/symbols/symtab.h \
+	libcommon/symbols/symbolize.c libcommon/symbols/symbolize.h \
+	libcommon/symbols/stage.c
+
+bin_PROGRAMS += ms-symbolize
+ms_symbolize_SOURCES = cmd/ms-symbolize.c
+ms_symbolize_LDADD = $(MS_LIBS)
+man_MANS += man/ms-symbolize.1
+
+UNIT_TESTS += tests/unit/symbols-test
+tests_unit_symbols_test_SOURCES = tests/unit/symbols-test.c
+tests_unit_symbols_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_symbols_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

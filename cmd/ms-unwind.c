@@ -1,0 +1,104 @@
+/*
+ * ms-unwind: turn decoded samples into stacks of (module, address) frames.
+ * The work is in libcommon/unwind/; this file parses options and wires.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unwind/unwind.h"
+#include "util/error.h"
+
+static const char usage_text[] =
+	"usage: ms-unwind [--stats] [FILE]\n"
+	"\n"
+	"Read a decoded record stream (from ms-decode) from FILE or standard input\n"
+	"and write it to standard output with every sample replaced by a stack:\n"
+	"kernel frames, then user frames from the frame-pointer chain, each bound\n"
+	"to its module (build id, file identity) through the mappings active at\n"
+	"the sample's time. Module records precede the first stack that uses them.\n"
+	"\n"
+	"  --stats      print counts (samples, frames, end reasons, modules) to\n"
+	"               standard error at exit\n"
+	"  -h, --help   show this help\n"
+	"  --version    show the version\n"
+	"\n"
+	MS_EXIT_CODES_HELP;
+
+static void print_stats(const struct ms_unwind_stats *s)
+{
+	uint32_t i;
+
+	fprintf(stderr, "ms-unwind: samples %llu stacks %llu kernel-frames %llu user-frames %llu\n",
+		(unsigned long long)s->samples, (unsigned long long)s->stacks,
+		(unsigned long long)s->kernel_frames, (unsigned long long)s->user_frames);
+	fprintf(stderr, "ms-unwind: mmaps %llu exec-mmaps %llu execs %llu forks %llu exits %llu "
+		"processes %llu\n",
+		(unsigned long long)s->mmaps, (unsigned long long)s->exec_mmaps,
+		(unsigned long long)s->execs, (unsigned long long)s->forks,
+		(unsigned long long)s->exits, (unsigned long long)s->processes);
+	fprintf(stderr, "ms-unwind: modules %llu unverified %llu\n",
+		(unsigned long long)s->modules, (unsigned long long)s->modules_unverified);
+	for (i = 0; i <= MS_END_KERNEL_ONLY; i++)
+		if (s->ends[i])
+			fprintf(stderr, "ms-unwind: end %s %llu\n", ms_stack_end_name(i),
+				(unsigned long long)s->ends[i]);
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_VERSION = 256, OPT_STATS };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ms_unwind_options opts = { 0 };
+	struct ms_unwind_stats stats = { 0 };
+	const char *path = NULL;
+	int c, fd = STDIN_FILENO, stats_wanted = 0, code;
+
+	ms_set_progname("ms-unwind");
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage_text, stdout);
+			return MS_EXIT_OK;
+		case OPT_VERSION:
+			printf("ms-unwind %s\n", PACKAGE_VERSION);
+			return MS_EXIT_OK;
+		case OPT_STATS:
+			stats_wanted = 1;
+			break;
+		default:
+			fputs(usage_text, stderr);
+			return MS_EXIT_USAGE;
+		}
+	}
+	if (argc - optind > 1) {
+		ms_error("too many arguments; see 'ms-unwind --help'");
+		return MS_EXIT_USAGE;
+	}
+	if (optind < argc && strcmp(argv[optind], "-")) {
+		path = argv[optind];
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			ms_error_errno("cannot open '%s'", path);
+			return MS_EXIT_ERROR;
+		}
+	}
+	/* A closed downstream is seen as EPIPE and ends the stage with one message. */
+	signal(SIGPIPE, SIG_IGN);
+	code = ms_unwind_stage(fd, path ? path : "stdin", STDOUT_FILENO, &opts, &stats);
+	if (stats_wanted)
+		print_stats(&stats);
+	if (path)
+		close(fd);
+	return code;
+}

@@ -1,0 +1,81 @@
+/*
+ * Function symbol tables: what names an address of a module, from an ELF
+ * file's .symtab and .dynsym or from the kernel's /proc/kallsyms.
+ *
+ * A table has three tiers, searched in order; the first that covers the
+ * address wins:
+ *  0. .symtab functions (STT_FUNC, STT_GNU_IFUNC) with a size;
+ *  1. .dynsym functions with a size (what a stripped file keeps);
+ *  2. functions of either table without a size, each taken to reach up to
+ *     the next function symbol or the end of its section, whichever comes
+ *     first: a last resort for hand-written assembly.
+ * Symbols without a name, undefined or absolute ones, and those at address
+ * 0 are left out. Each tier is sorted by start; of symbols starting at the
+ * same address one is kept: global before weak before local, then the
+ * smallest name, so the choice does not depend on the file's order.
+ *
+ * kallsyms has no sizes: each text symbol (types t, T, w, W) reaches up to
+ * the next symbol of any type, and all go to tier 0. The last one covers
+ * nothing.
+ *
+ * Addresses are the file's virtual addresses (st_value), or the kernel's
+ * absolute ones. Names live in the table's arena; pointers to them stay
+ * valid until ms_symtab_release().
+ */
+#ifndef MS_SYMBOLS_SYMTAB_H
+#define MS_SYMBOLS_SYMTAB_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <libelf.h>
+
+struct ms_sym {
+	uint64_t start, size;
+	uint32_t name;		/* offset in the arena */
+	uint32_t rank;		/* 0 global, 1 weak, 2 local */
+};
+
+enum {
+	MS_SYMS_SYMTAB,
+	MS_SYMS_DYNSYM,
+	MS_SYMS_UNSIZED,
+	MS_SYMS_TIERS,
+};
+
+struct ms_symlist {
+	struct ms_sym *syms;
+	uint32_t n, alloc;
+};
+
+struct ms_symtab {
+	struct ms_symlist tier[MS_SYMS_TIERS];
+	char *names;
+	size_t names_len, names_alloc;
+};
+
+void ms_symtab_init(struct ms_symtab *t);
+void ms_symtab_release(struct ms_symtab *t);
+/*
+ * Fill t from the ELF file's symbol tables. Returns 0 (a file with no
+ * symbols gives an empty table), or -1 when the tables are corrupt or
+ * memory ran out (no message: the caller records the reason).
+ */
+int ms_symtab_load_elf(struct ms_symtab *t, Elf *elf);
+/*
+ * Fill t from kallsyms text read from f. Returns 0, or -1 when nothing
+ * usable was read: no text symbols, or every address 0 (hidden by
+ * kernel.kptr_restrict).
+ */
+int ms_symtab_load_kallsyms(struct ms_symtab *t, FILE *f);
+/* The symbol that covers addr, or NULL. */
+const struct ms_sym *ms_symtab_lookup(const struct ms_symtab *t, uint64_t addr);
+/* Number of symbols in all tiers. */
+uint32_t ms_symtab_count(const struct ms_symtab *t);
+
+static inline const char *ms_symtab_name(const struct ms_symtab *t, const struct ms_sym *s)
+{
+	return t->names + s->name;
+}
+
+#endif

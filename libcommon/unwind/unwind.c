@@ -1,0 +1,821 @@
+#include "unwind/unwind.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+
+#include "unwind/elffile.h"
+#include "util/error.h"
+
+#define NONE UINT32_MAX
+
+/*
+ * A file entry: what a mapping record names (kind, path, device, inode,
+ * record build id). Mappings point to entries; an entry is probed on first
+ * use and then points to its module. Several entries can resolve to one
+ * module: a synthesized record (device, inode) and a kernel one (build id)
+ * for the same file.
+ */
+struct fentry {
+	uint64_t hash;
+	uint32_t kind;
+	char *path;
+	uint32_t path_len;	/* may hold NULs (then kind is anon) */
+	uint32_t maj, min;
+	uint64_t ino;
+	uint32_t bid_len;
+	uint8_t bid[MS_BUILD_ID_MAX];
+	uint32_t module;	/* NONE until probed */
+};
+
+struct module {
+	uint64_t hash;
+	struct ms_module rec;	/* rec.path borrows path */
+	char *path;
+	uint32_t stream_id;	/* NONE until a stack uses it */
+	bool has_loads;
+	struct ms_elf_loads loads;
+	void *method_data;	/* the unwind method's (CFI); see module_free */
+};
+
+/* index_add() reads an entry's hash at its start. */
+_Static_assert(offsetof(struct fentry, hash) == 0, "fentry hash first");
+_Static_assert(offsetof(struct module, hash) == 0, "module hash first");
+
+struct ms_process {
+	uint32_t pid;
+	struct ms_process *next;	/* hash chain */
+	struct ms_addrspace as;
+	uint32_t *tids;
+	uint32_t n_tids, alloc_tids;
+};
+
+/* Open addressing over indices into an array; the entries keep their hash. */
+struct index {
+	uint32_t *slots;
+	uint32_t mask;		/* slots - 1; 0 when empty */
+	uint32_t n;
+};
+
+struct ms_unwinder {
+	const struct ms_unwind_method *method;
+
+	struct ms_process **buckets;
+	uint32_t bucket_mask;
+	uint32_t n_procs;
+	struct ms_process *last_proc;
+
+	struct fentry *fentries;
+	uint32_t n_fentries, alloc_fentries;
+	struct index fentry_index;
+
+	struct module *modules;
+	uint32_t n_modules, alloc_modules;
+	struct index module_index;
+	uint32_t next_stream_id;
+	uint32_t kernel_module, unknown_module;
+
+	uint32_t *pending;	/* modules first used by the last sample */
+	uint32_t n_pending, pending_pos, alloc_pending;
+
+	struct ms_user_stack ustack;	/* reused for every sample */
+	struct ms_unwind_stats stats;
+	struct ms_problems problems;
+};
+
+/* FNV-1a, for the small identity keys. */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *c = p;
+
+	while (len--)
+		h = (h ^ *c++) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t hash_u64(uint64_t h, uint64_t v)
+{
+	return hash_bytes(h, &v, sizeof(v));
+}
+
+#define HASH_INIT 0xcbf29ce484222325ull
+
+static int index_grow(struct index *ix)
+{
+	uint32_t size = ix->mask ? (ix->mask + 1) * 2 : 64;
+	uint32_t *slots = malloc((size_t)size * sizeof(*slots));
+
+	if (!slots)
+		return ms_error("out of memory for an index of %u slots", size);
+	memset(slots, 0xff, (size_t)size * sizeof(*slots));
+	free(ix->slots);
+	ix->slots = slots;
+	ix->mask = size - 1;
+	return 0;
+}
+
+static void index_put(struct index *ix, uint64_t hash, uint32_t value)
+{
+	uint32_t pos = (uint32_t)hash & ix->mask;
+
+	while (ix->slots[pos] != NONE)
+		pos = (pos + 1) & ix->mask;
+	ix->slots[pos] = value;
+	ix->n++;
+}
+
+/*
+ * Put value i with hash h, growing first when half full. array holds the
+ * entries indexed so far (each starts with its uint64_t hash) for the
+ * rehash.
+ */
+static int index_add(struct index *ix, uint64_t h, uint32_t i, const void *array, size_t stride)
+{
+	if (!ix->mask || (ix->n + 1) * 2 > ix->mask + 1) {
+		uint32_t j;
+
+		if (index_grow(ix) < 0)
+			return -1;
+		ix->n = 0;
+		for (j = 0; j < i; j++)
+			index_put(ix, *(const uint64_t *)((const char *)array + j * stride), j);
+	}
+	index_put(ix, h, i);
+	return 0;
+}
+
+static void *grow_array(void *ptr, uint32_t *alloc, uint32_t need, size_t size)
+{
+	uint32_t n = *alloc ? *alloc : 16;
+	void *p;
+
+	if (need <= *alloc)
+		return ptr;
+	while (n < need)
+		n *= 2;
+	p = realloc(ptr, (size_t)n * size);
+	if (!p) {
+		ms_error("out of memory for %u entries", n);
+		return NULL;
+	}
+	*alloc = n;
+	return p;
+}
+
+static char *dup_str(const struct ms_str *s)
+{
+	char *p = malloc((size_t)s->len + 1);
+
+	if (!p) {
+		ms_error("out of memory");
+		return NULL;
+	}
+	memcpy(p, s->ptr, s->len);
+	p[s->len] = '\0';
+	return p;
+}
+
+/* Modules --------------------------------------------------------------- */
+
+static uint64_t module_hash(const struct ms_module *m, const char *path)
+{
+	uint64_t h = HASH_INIT;
+
+	h = hash_u64(h, m->kind);
+	h = hash_bytes(h, path, strlen(path));
+	h = hash_bytes(h, m->build_id, m->build_id_len);
+	h = hash_u64(h, m->dev_maj);
+	h = hash_u64(h, m->dev_min);
+	h = hash_u64(h, m->ino);
+	h = hash_u64(h, m->size);
+	return hash_u64(h, m->mtime);
+}
+
+static bool module_equal(const struct module *a, const struct ms_module *m, const char *path)
+{
+	const struct ms_module *r = &a->rec;
+
+	return r->kind == m->kind && !strcmp(a->path, path) &&
+	       r->build_id_len == m->build_id_len &&
+	       !memcmp(r->build_id, m->build_id, m->build_id_len) &&
+	       r->dev_maj == m->dev_maj && r->dev_min == m->dev_min && r->ino == m->ino &&
+	       r->size == m->size && r->mtime == m->mtime;
+}
+
+/*
+ * The module with this identity, made if new. loads, when not NULL, is
+ * taken over by a new module (freed otherwise). Returns its index or NONE.
+ */
+static uint32_t module_get(struct ms_unwinder *u, const struct ms_module *m, const char *path,
+			   struct ms_elf_loads *loads)
+{
+	uint64_t h = module_hash(m, path);
+	struct module *mod;
+	uint32_t pos, i;
+
+	if (u->module_index.mask) {
+		for (pos = (uint32_t)h & u->module_index.mask;
+		     (i = u->module_index.slots[pos]) != NONE;
+		     pos = (pos + 1) & u->module_index.mask) {
+			if (u->modules[i].hash == h && module_equal(&u->modules[i], m, path)) {
+				if (loads)
+					ms_elf_loads_release(loads);
+				return i;
+			}
+		}
+	}
+	if (!(u->modules = grow_array(u->modules, &u->alloc_modules, u->n_modules + 1,
+				      sizeof(*u->modules))))
+		return NONE;
+	mod = &u->modules[u->n_modules];
+	memset(mod, 0, sizeof(*mod));
+	mod->path = strdup(path);
+	if (!mod->path) {
+		ms_error("out of memory");
+		return NONE;
+	}
+	mod->hash = h;
+	mod->rec = *m;
+	mod->rec.path.ptr = mod->path;
+	mod->rec.path.len = (uint32_t)strlen(mod->path);
+	mod->stream_id = NONE;
+	if (loads) {
+		mod->loads = *loads;
+		mod->has_loads = true;
+		memset(loads, 0, sizeof(*loads));
+	}
+	i = u->n_modules++;
+	if (index_add(&u->module_index, h, i, u->modules, sizeof(*u->modules)) < 0)
+		return NONE;
+	return i;
+}
+
+static uint32_t special_module(struct ms_unwinder *u, uint32_t kind, const char *path)
+{
+	struct ms_module m = { .kind = kind };
+
+	return module_get(u, &m, path, NULL);
+}
+
+/* Note that a stack uses module i: give it a stream id on first use. */
+static int module_use(struct ms_unwinder *u, uint32_t i)
+{
+	struct module *mod = &u->modules[i];
+
+	if (mod->stream_id != NONE)
+		return 0;
+	if (!(u->pending = grow_array(u->pending, &u->alloc_pending, u->n_pending + 1,
+				      sizeof(*u->pending))))
+		return -1;
+	mod->stream_id = u->next_stream_id++;
+	mod->rec.id = mod->stream_id;
+	u->pending[u->n_pending++] = i;
+	u->stats.modules++;
+	return 0;
+}
+
+bool ms_unwinder_next_module(struct ms_unwinder *u, struct ms_module *out)
+{
+	if (u->pending_pos >= u->n_pending)
+		return false;
+	*out = u->modules[u->pending[u->pending_pos++]].rec;
+	return true;
+}
+
+/* File entries ---------------------------------------------------------- */
+
+static uint64_t fentry_hash(uint32_t kind, const struct ms_str *path, uint32_t maj, uint32_t min,
+			    uint64_t ino, const uint8_t *bid, uint32_t bid_len)
+{
+	uint64_t h = HASH_INIT;
+
+	h = hash_u64(h, kind);
+	h = hash_bytes(h, path->ptr, path->len);
+	h = hash_u64(h, maj);
+	h = hash_u64(h, min);
+	h = hash_u64(h, ino);
+	return hash_bytes(h, bid, bid_len);
+}
+
+static uint32_t classify(const struct ms_str *path)
+{
+	static const char vdso[] = "[vdso]";
+
+	if (path->len == sizeof(vdso) - 1 && !memcmp(path->ptr, vdso, path->len))
+		return MS_MODULE_VDSO;
+	/*
+	 * "//anon", "[heap]", "[stack]", "[anon:name]", "": no file behind.
+	 * A path with a NUL inside cannot name a file either.
+	 */
+	if (!path->len || path->ptr[0] != '/' || (path->len >= 6 && !memcmp(path->ptr, "//anon", 6)) ||
+	    memchr(path->ptr, '\0', path->len))
+		return MS_MODULE_ANON;
+	return MS_MODULE_FILE;
+}
+
+static uint32_t fentry_get(struct ms_unwinder *u, const struct ms_mmap *m)
+{
+	uint32_t kind = classify(&m->filename);
+	uint32_t bid_len = m->build_id_len > MS_BUILD_ID_MAX ? MS_BUILD_ID_MAX : m->build_id_len;
+	uint64_t h = fentry_hash(kind, &m->filename, m->maj, m->min, m->ino, m->build_id, bid_len);
+	struct fentry *fe;
+	uint32_t pos, i;
+
+	if (u->fentry_index.mask) {
+		for (pos = (uint32_t)h & u->fentry_index.mask;
+		     (i = u->fentry_index.slots[pos]) != NONE;
+		     pos = (pos + 1) & u->fentry_index.mask) {
+			fe = &u->fentries[i];
+			if (fe->hash == h && fe->kind == kind && fe->maj == m->maj &&
+			    fe->min == m->min && fe->ino == m->ino && fe->bid_len == bid_len &&
+			    !memcmp(fe->bid, m->build_id, bid_len) &&
+			    fe->path_len == m->filename.len &&
+			    !memcmp(fe->path, m->filename.ptr, m->filename.len))
+				return i;
+		}
+	}
+	if (!(u->fentries = grow_array(u->fentries, &u->alloc_fentries, u->n_fentries + 1,
+				       sizeof(*u->fentries))))
+		return NONE;
+	fe = &u->fentries[u->n_fentries];
+	memset(fe, 0, sizeof(*fe));
+	if (!(fe->path = dup_str(&m->filename)))
+		return NONE;
+	fe->hash = h;
+	fe->kind = kind;
+	fe->path_len = m->filename.len;
+	fe->maj = m->maj;
+	fe->min = m->min;
+	fe->ino = m->ino;
+	fe->bid_len = bid_len;
+	memcpy(fe->bid, m->build_id, bid_len);
+	fe->module = NONE;
+	i = u->n_fentries++;
+	if (index_add(&u->fentry_index, h, i, u->fentries, sizeof(*u->fentries)) < 0)
+		return NONE;
+	return i;
+}
+
+/*
+ * Prove the file at fe's path is the mapped file and describe the module.
+ * See unwind.h for the rule.
+ */
+static uint32_t fentry_probe(struct ms_unwinder *u, struct fentry *fe)
+{
+	struct ms_module m = { .kind = fe->kind };
+	struct ms_elf_loads loads = { 0 };
+	struct ms_elf_file f;
+	bool proved = false, have_loads = false;
+	const char *why = NULL;
+	uint32_t i;
+
+	if (fe->kind == MS_MODULE_VDSO)
+		return special_module(u, MS_MODULE_VDSO, fe->path);
+	if (fe->kind == MS_MODULE_ANON)
+		return special_module(u, MS_MODULE_ANON, fe->path);
+
+	m.build_id_len = fe->bid_len;
+	memcpy(m.build_id, fe->bid, fe->bid_len);
+	m.dev_maj = fe->maj;
+	m.dev_min = fe->min;
+	m.ino = fe->ino;
+
+	switch (ms_elf_file_open(&f, fe->path)) {
+	case MS_SYM_OK:
+		if (fe->maj || fe->min || fe->ino) {
+			proved = major(f.st.st_dev) == fe->maj && minor(f.st.st_dev) == fe->min &&
+				 (uint64_t)f.st.st_ino == fe->ino;
+			if (!proved)
+				why = "the file at the path is another file (device or inode differ)";
+		} else if (fe->bid_len) {
+			proved = f.build_id_len == fe->bid_len &&
+				 !memcmp(f.build_id, fe->bid, fe->bid_len);
+			if (!proved)
+				why = "the file's build id differs from the mapping's";
+		} else {
+			why = "the mapping record has neither device and inode nor build id";
+		}
+		/* Same inode rewritten in place: the build id tells. */
+		if (proved && fe->bid_len && f.build_id_len &&
+		    (f.build_id_len != fe->bid_len || memcmp(f.build_id, fe->bid, fe->bid_len))) {
+			proved = false;
+			why = "the file's build id differs from the mapping's";
+		}
+		if (proved) {
+			if (!m.build_id_len) {
+				m.build_id_len = f.build_id_len;
+				memcpy(m.build_id, f.build_id, f.build_id_len);
+			}
+			m.dev_maj = major(f.st.st_dev);
+			m.dev_min = minor(f.st.st_dev);
+			m.ino = (uint64_t)f.st.st_ino;
+			m.size = (uint64_t)f.st.st_size;
+			m.mtime = ms_stat_mtime_ns(&f.st);
+			have_loads = ms_elf_loads_read(f.elf, &loads) == 0;
+			if (!have_loads)
+				why = "its program headers are unreadable";
+		}
+		ms_elf_file_close(&f);
+		break;
+	case MS_SYM_BAD_ELF:
+		why = "it is not an ELF file";
+		break;
+	default:
+		why = "it cannot be opened";
+		break;
+	}
+	i = module_get(u, &m, fe->path, have_loads ? &loads : NULL);
+	if (i != NONE && why && !u->modules[i].has_loads) {
+		u->stats.modules_unverified++;
+		ms_problems_add(&u->problems, "unverified-module",
+				"'%s': %s; its frames keep file offsets and are not symbolized from it",
+				fe->path, why);
+	}
+	return i;
+}
+
+/* Processes ------------------------------------------------------------- */
+
+struct ms_process *ms_unwinder_process(struct ms_unwinder *u, uint32_t pid)
+{
+	struct ms_process *p;
+
+	if (u->last_proc && u->last_proc->pid == pid)
+		return u->last_proc;
+	for (p = u->buckets[pid & u->bucket_mask]; p; p = p->next)
+		if (p->pid == pid)
+			return u->last_proc = p;
+	return NULL;
+}
+
+struct ms_addrspace *ms_process_addrspace(struct ms_process *proc)
+{
+	return &proc->as;
+}
+
+static int rehash_processes(struct ms_unwinder *u)
+{
+	uint32_t size = (u->bucket_mask + 1) * 2, i;
+	struct ms_process **b = calloc(size, sizeof(*b));
+
+	if (!b)
+		return ms_error("out of memory for %u processes", size);
+	for (i = 0; i <= u->bucket_mask; i++) {
+		struct ms_process *p = u->buckets[i], *next;
+
+		for (; p; p = next) {
+			next = p->next;
+			p->next = b[p->pid & (size - 1)];
+			b[p->pid & (size - 1)] = p;
+		}
+	}
+	free(u->buckets);
+	u->buckets = b;
+	u->bucket_mask = size - 1;
+	return 0;
+}
+
+static struct ms_process *process_get(struct ms_unwinder *u, uint32_t pid)
+{
+	struct ms_process *p = ms_unwinder_process(u, pid);
+
+	if (p)
+		return p;
+	if (u->n_procs + 1 > (u->bucket_mask + 1) * 2 && rehash_processes(u) < 0)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		ms_error("out of memory for process %u", pid);
+		return NULL;
+	}
+	p->pid = pid;
+	ms_addrspace_init(&p->as);
+	p->next = u->buckets[pid & u->bucket_mask];
+	u->buckets[pid & u->bucket_mask] = p;
+	u->n_procs++;
+	u->stats.processes++;
+	return p;
+}
+
+static void process_free(struct ms_process *p)
+{
+	ms_addrspace_release(&p->as);
+	free(p->tids);
+	free(p);
+}
+
+static void process_drop(struct ms_unwinder *u, struct ms_process *p)
+{
+	struct ms_process **link = &u->buckets[p->pid & u->bucket_mask];
+
+	while (*link != p)
+		link = &(*link)->next;
+	*link = p->next;
+	if (u->last_proc == p)
+		u->last_proc = NULL;
+	u->n_procs--;
+	u->stats.processes_dropped++;
+	process_free(p);
+}
+
+static int thread_add(struct ms_process *p, uint32_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_tids; i++)
+		if (p->tids[i] == tid)
+			return 0;
+	if (!(p->tids = grow_array(p->tids, &p->alloc_tids, p->n_tids + 1, sizeof(*p->tids))))
+		return -1;
+	p->tids[p->n_tids++] = tid;
+	return 0;
+}
+
+/* Remove tid; true when it was the last known thread. */
+static bool thread_remove(struct ms_process *p, uint32_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_tids; i++) {
+		if (p->tids[i] == tid) {
+			p->tids[i] = p->tids[--p->n_tids];
+			return p->n_tids == 0;
+		}
+	}
+	/* An unknown thread: only the leader's exit ends a process we never saw threads of. */
+	return p->n_tids == 0 && tid == p->pid;
+}
+
+/* Setup ----------------------------------------------------------------- */
+
+struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts)
+{
+	struct ms_unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u) {
+		ms_error("out of memory");
+		return NULL;
+	}
+	u->method = opts && opts->method ? opts->method : &ms_unwind_method_fp;
+	ms_problems_init(&u->problems, "ms-unwind");
+	u->bucket_mask = 63;
+	u->buckets = calloc(u->bucket_mask + 1, sizeof(*u->buckets));
+	if (!u->buckets || ms_elf_setup() < 0)
+		goto fail;
+	u->kernel_module = special_module(u, MS_MODULE_KERNEL, "[kernel.kallsyms]");
+	u->unknown_module = special_module(u, MS_MODULE_UNKNOWN, "[unknown]");
+	if (u->kernel_module == NONE || u->unknown_module == NONE)
+		goto fail;
+	return u;
+fail:
+	ms_unwinder_free(u);
+	return NULL;
+}
+
+void ms_unwinder_free(struct ms_unwinder *u)
+{
+	uint32_t i;
+
+	if (!u)
+		return;
+	if (u->buckets) {
+		for (i = 0; i <= u->bucket_mask; i++) {
+			struct ms_process *p = u->buckets[i], *next;
+
+			for (; p; p = next) {
+				next = p->next;
+				process_free(p);
+			}
+		}
+	}
+	free(u->buckets);
+	for (i = 0; i < u->n_fentries; i++)
+		free(u->fentries[i].path);
+	free(u->fentries);
+	free(u->fentry_index.slots);
+	for (i = 0; i < u->n_modules; i++) {
+		if (u->modules[i].method_data && u->method->module_free)
+			u->method->module_free(u->modules[i].method_data);
+		free(u->modules[i].path);
+		ms_elf_loads_release(&u->modules[i].loads);
+	}
+	free(u->modules);
+	free(u->module_index.slots);
+	free(u->pending);
+	free(u);
+}
+
+const struct ms_unwind_stats *ms_unwinder_stats(const struct ms_unwinder *u)
+{
+	return &u->stats;
+}
+
+struct ms_problems *ms_unwinder_problems(struct ms_unwinder *u)
+{
+	return &u->problems;
+}
+
+/* Records --------------------------------------------------------------- */
+
+int ms_unwinder_mmap(struct ms_unwinder *u, const struct ms_mmap *m)
+{
+	struct ms_process *p;
+	uint32_t fe;
+
+	u->stats.mmaps++;
+	if (m->pid == UINT32_MAX || m->cpumode == MS_CPUMODE_KERNEL) {
+		u->stats.kernel_mmaps++;
+		return 0;
+	}
+	if (!m->len || m->start + m->len < m->start) {
+		ms_problems_add(&u->problems, "bad-mapping",
+				"pid %u: mapping at 0x%llx of length 0x%llx is empty or wraps around",
+				m->pid, (unsigned long long)m->start, (unsigned long long)m->len);
+		return 0;
+	}
+	if (!(p = process_get(u, m->pid)))
+		return -1;
+	if (!(m->prot & PROT_EXEC))
+		return ms_addrspace_remove(&p->as, m->start, m->start + m->len);
+	u->stats.exec_mmaps++;
+	if ((fe = fentry_get(u, m)) == NONE)
+		return -1;
+	return ms_addrspace_insert(&p->as, m->start, m->start + m->len, m->pgoff, fe);
+}
+
+int ms_unwinder_comm(struct ms_unwinder *u, const struct ms_comm *c)
+{
+	struct ms_process *p = process_get(u, c->pid);
+
+	if (!p)
+		return -1;
+	if (c->exec) {
+		/* The new image's mappings follow; its other threads are gone. */
+		u->stats.execs++;
+		ms_addrspace_clear(&p->as);
+		p->n_tids = 0;
+	}
+	return thread_add(p, c->tid);
+}
+
+int ms_unwinder_fork(struct ms_unwinder *u, const struct ms_task *t)
+{
+	struct ms_process *child, *parent;
+
+	u->stats.forks++;
+	if (t->pid == t->ppid) {
+		/* A new thread: same space. */
+		if (!(child = process_get(u, t->pid)))
+			return -1;
+		return thread_add(child, t->tid);
+	}
+	if (!(child = process_get(u, t->pid)))
+		return -1;
+	/* A reused pid starts over with its parent's space. */
+	child->n_tids = 0;
+	parent = ms_unwinder_process(u, t->ppid);
+	if (parent) {
+		if (ms_addrspace_copy(&child->as, &parent->as) < 0)
+			return -1;
+	} else {
+		ms_addrspace_clear(&child->as);
+	}
+	return thread_add(child, t->tid);
+}
+
+int ms_unwinder_exit(struct ms_unwinder *u, const struct ms_task *t)
+{
+	struct ms_process *p = ms_unwinder_process(u, t->pid);
+
+	u->stats.exits++;
+	if (p && thread_remove(p, t->tid))
+		process_drop(u, p);
+	return 0;
+}
+
+const struct ms_mapping *ms_unwinder_lookup(struct ms_unwinder *u, struct ms_process *proc,
+					    uint64_t pc)
+{
+	(void)u;
+	return proc ? ms_addrspace_find(&proc->as, pc) : NULL;
+}
+
+int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t pc,
+			struct ms_code_loc *out)
+{
+	const struct ms_mapping *map = ms_unwinder_lookup(u, proc, pc);
+	struct fentry *fe;
+	struct module *mod;
+	uint64_t off;
+
+	memset(out, 0, sizeof(*out));
+	if (!map) {
+		out->module = u->unknown_module;
+		out->kind = MS_MODULE_UNKNOWN;
+		out->address = pc;
+		return 0;
+	}
+	fe = &u->fentries[map->ref];
+	if (fe->module == NONE && (fe->module = fentry_probe(u, fe)) == NONE)
+		return -1;
+	mod = &u->modules[fe->module];
+	out->module = fe->module;
+	out->kind = mod->rec.kind;
+	out->path = mod->path;
+	out->verified = mod->has_loads;
+	off = pc - map->start + map->pgoff;
+	switch (mod->rec.kind) {
+	case MS_MODULE_FILE:
+		if (!mod->has_loads || !ms_elf_loads_vaddr(&mod->loads, off, &out->address)) {
+			out->address = off;
+			out->flags = MS_FRAME_FILE_OFFSET;
+		}
+		break;
+	case MS_MODULE_VDSO:
+		out->address = off;
+		break;
+	default:
+		out->address = pc;
+		break;
+	}
+	return 1;
+}
+
+void **ms_unwinder_module_slot(struct ms_unwinder *u, uint32_t module)
+{
+	return module < u->n_modules ? &u->modules[module].method_data : NULL;
+}
+
+int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_stack *out)
+{
+	struct ms_user_stack *us = &u->ustack;
+	struct ms_process *proc;
+	struct ms_code_loc loc;
+	uint32_t n = 0, i;
+	int r;
+
+	u->n_pending = u->pending_pos = 0;
+	u->stats.samples++;
+	out->pid = s->pid;
+	out->tid = s->tid;
+	out->time = s->time;
+	out->cpu = s->cpu;
+	out->period = s->period;
+
+	for (i = 0; i < s->n_kchain && n < MS_FRAMES_MAX; i++) {
+		out->frames[n++] = (struct ms_stack_frame){
+			.flags = MS_FRAME_KERNEL | (i ? MS_FRAME_RETURN : 0),
+			.address = s->kchain[i],
+		};
+	}
+	/* No callchain sampled: the kernel IP alone. */
+	if (!s->n_kchain && !s->n_uchain && s->cpumode == MS_CPUMODE_KERNEL && s->ip) {
+		out->frames[n++] = (struct ms_stack_frame){
+			.flags = MS_FRAME_KERNEL, .address = s->ip,
+		};
+	}
+	u->stats.kernel_frames += n;
+	if (n) {
+		if (module_use(u, u->kernel_module) < 0)
+			return -1;
+		for (i = 0; i < n; i++)
+			out->frames[i].module = u->modules[u->kernel_module].stream_id;
+	}
+
+	if (!s->n_uchain && s->cpumode != MS_CPUMODE_USER) {
+		out->reason = MS_END_KERNEL_ONLY;
+		goto done;
+	}
+	proc = ms_unwinder_process(u, s->pid);
+	us->n = 0;
+	us->end = MS_END_FP_CHAIN;
+	if (u->method->walk(u, proc, s, MS_FRAMES_MAX - n, us) < 0)
+		return -1;
+	out->reason = us->end;
+	for (i = 0; i < us->n && n < MS_FRAMES_MAX; i++) {
+		struct ms_stack_frame *f = &out->frames[n++];
+
+		if ((r = ms_unwinder_resolve(u, proc, us->frames[i].pc, &loc)) < 0)
+			return -1;
+		u->stats.user_frames++;
+		if (module_use(u, loc.module) < 0)
+			return -1;
+		f->module = u->modules[loc.module].stream_id;
+		f->address = loc.address;
+		f->flags = (us->frames[i].flags & MS_FRAME_RETURN) | loc.flags;
+		if (!r) {
+			out->reason = MS_END_NO_MODULE;
+			break;
+		}
+	}
+	if (i < us->n && out->reason != MS_END_NO_MODULE)
+		out->reason = MS_END_DEPTH;
+done:
+	out->n_frames = n;
+	u->stats.stacks++;
+	if (out->reason <= MS_END_KERNEL_ONLY)
+		u->stats.ends[out->reason]++;
+	return 0;
+}

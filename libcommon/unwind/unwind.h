@@ -1,0 +1,175 @@
+/*
+ * ms-unwind's model: per-process address spaces rebuilt from the mapping and
+ * task records, modules known by identity, and samples turned into stacks of
+ * (module, module-relative address) frames.
+ *
+ * The unwinder consumes records in time order:
+ *  - MMAP: an executable mapping (PROT_EXEC) is added to the process's
+ *    space, replacing what it overlaps; a non-executable one only removes
+ *    what it overlaps (the range no longer holds that code). Kernel
+ *    mappings (pid -1) are ignored: kernel addresses stay absolute.
+ *  - COMM with exec: the process's space is emptied (the new image's
+ *    mappings follow). Every COMM makes its thread known.
+ *  - FORK: a new process (pid != ppid) gets a copy of the parent's space; a
+ *    new thread shares its process's space.
+ *  - EXIT: the thread is forgotten; when the last known thread of a process
+ *    exits, the space is dropped.
+ *  - SAMPLE: the kernel frames (the first exact, the others return
+ *    addresses), then the user frames an unwind method finds, each bound to
+ *    the mapping that holds it now. The first user address in no mapping
+ *    becomes a frame of the MS_MODULE_UNKNOWN module and ends the stack
+ *    (MS_END_NO_MODULE): nothing is guessed past it.
+ *
+ * Addresses in a stack: for an ELF file, the virtual address that the
+ * file's symbol tables use (the file offset addr - start + pgoff moved by
+ * the PT_LOAD segment that holds it); when the file's headers could not be
+ * read or proved to be the module's, the file offset itself, with frame
+ * flag MS_FRAME_FILE_OFFSET. vdso: the offset in the vdso image. Kernel,
+ * anonymous and unknown: the absolute address.
+ *
+ * Modules: one per identity (kind, path, build id, file identity). Files
+ * are probed once, on first use: the file at the mapping's path is used
+ * only when it is the mapped file (device and inode equal the record's, or
+ * the build id equals the record's when the record has a build id instead
+ * of a device and inode). Its build id is read from its NT_GNU_BUILD_ID
+ * note when the record has none; size and mtime come from stat(). A file
+ * that is not proved keeps the record's device, inode and build id and gets
+ * size 0 and mtime 0: consumers never open it by path alone. Stream ids are
+ * dense, given in order of first use in a stack (deterministic for the same
+ * input); ms_unwinder_next_module() hands out each module once, to be
+ * written before the stack that first uses it.
+ *
+ * Memory: no allocation per sample; process and module tables grow with
+ * the records that describe them.
+ */
+#ifndef MS_UNWIND_UNWIND_H
+#define MS_UNWIND_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stream/records.h"
+#include "unwind/addrspace.h"
+
+struct ms_unwinder;
+struct ms_process;
+
+/* User frames as an unwind method finds them: absolute addresses. */
+struct ms_uframe {
+	uint64_t pc;
+	uint32_t flags;		/* MS_FRAME_RETURN for a return address */
+};
+
+struct ms_user_stack {
+	uint32_t n;
+	uint32_t end;		/* enum ms_stack_end */
+	struct ms_uframe frames[MS_FRAMES_MAX];
+};
+
+/*
+ * An unwind method: a sample's user registers, copied stack and kernel
+ * frame-pointer chain in, user frames (innermost first, at most max) and an
+ * end reason out. proc is the sample's process at the sample's time (NULL
+ * when none is known): a method that needs code (CFI) looks addresses up
+ * with ms_unwinder_lookup(). A method returns 0, or -1 after a message for a
+ * failure that must stop the stage (not for a stack that ends early: that
+ * is an end reason). The unwinder binds each returned frame to its module
+ * and ends the stack at the first address in no mapping, so a method need
+ * not check that itself.
+ */
+struct ms_unwind_method {
+	const char *name;
+	int (*walk)(struct ms_unwinder *u, struct ms_process *proc,
+		    const struct ms_sample *s, uint32_t max, struct ms_user_stack *out);
+	/* Frees what the method kept in a module's slot; NULL when it keeps nothing. */
+	void (*module_free)(void *data);
+};
+
+/* The kernel's user frame-pointer chain (uchain): the first method. */
+extern const struct ms_unwind_method ms_unwind_method_fp;
+
+struct ms_unwind_options {
+	const struct ms_unwind_method *method;	/* NULL: frame pointers */
+};
+
+/* Counters for --stats. */
+struct ms_unwind_stats {
+	uint64_t samples, stacks;
+	uint64_t kernel_frames, user_frames;
+	uint64_t ends[MS_END_KERNEL_ONLY + 1];
+	uint64_t mmaps, exec_mmaps, kernel_mmaps;
+	uint64_t execs, forks, exits, processes, processes_dropped;
+	uint64_t modules, modules_unverified;
+};
+
+struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts);
+void ms_unwinder_free(struct ms_unwinder *u);
+
+/* Record handlers; each returns 0, or -1 after a message (out of memory). */
+int ms_unwinder_mmap(struct ms_unwinder *u, const struct ms_mmap *m);
+int ms_unwinder_comm(struct ms_unwinder *u, const struct ms_comm *c);
+int ms_unwinder_fork(struct ms_unwinder *u, const struct ms_task *t);
+int ms_unwinder_exit(struct ms_unwinder *u, const struct ms_task *t);
+/*
+ * Turn sample s into stack out (pid, tid, time, cpu, period copied).
+ * Modules used for the first time are then available from
+ * ms_unwinder_next_module().
+ */
+int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_stack *out);
+/*
+ * The next module that the last sample used for the first time, in order
+ * of id; false when none is left. out's strings borrow from the unwinder.
+ */
+bool ms_unwinder_next_module(struct ms_unwinder *u, struct ms_module *out);
+
+/*
+ * Where pc lies in proc's space now: the mapping, or NULL. For methods
+ * (CFI lookup) and tests.
+ */
+const struct ms_mapping *ms_unwinder_lookup(struct ms_unwinder *u, struct ms_process *proc,
+					    uint64_t pc);
+/*
+ * Where a user address lies, for unwind methods (a CFI unwinder looks up
+ * the rules of address in the file at path when verified) and for the
+ * stacks: 1 with loc filled, 0 when pc is in no mapping (loc names the
+ * unknown module), -1 after a message. The module's file is probed on
+ * first use.
+ */
+struct ms_code_loc {
+	uint32_t module;	/* the unwinder's module index, not a stream id */
+	uint32_t kind;		/* enum ms_module_kind */
+	uint64_t address;	/* module-relative, as a stack frame holds it */
+	uint32_t flags;		/* MS_FRAME_FILE_OFFSET or 0 */
+	const char *path;	/* the module's path (NULL when none) */
+	bool verified;		/* the file at path is proved to be the module */
+};
+int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t pc,
+			struct ms_code_loc *loc);
+/*
+ * A slot per module where the unwind method keeps its data (parsed CFI,
+ * rule caches), kept for the unwinder's life and freed with the method's
+ * module_free. NULL for an unknown module index.
+ */
+void **ms_unwinder_module_slot(struct ms_unwinder *u, uint32_t module);
+/* The process pid, or NULL when no record made it known. */
+struct ms_process *ms_unwinder_process(struct ms_unwinder *u, uint32_t pid);
+/* Its address space (for tests and for methods' caches: see generation). */
+struct ms_addrspace *ms_process_addrspace(struct ms_process *proc);
+
+const struct ms_unwind_stats *ms_unwinder_stats(const struct ms_unwinder *u);
+/* Counted problems (unverified module files, bad mapping records). */
+struct ms_problems *ms_unwinder_problems(struct ms_unwinder *u);
+
+/*
+ * The ms-unwind stage: read a stream from in_fd, write one to out_fd.
+ * Consumes SAMPLE records (replaced by MODULE and STACK records), passes
+ * every other record through unchanged, and appends its problems before
+ * the trailer. Returns an exit code (enum ms_exit): MS_EXIT_TRUNCATED when
+ * the input ended without a trailer (what was processed is written,
+ * without a trailer), MS_EXIT_PIPE when downstream closed the pipe.
+ * stats, when not NULL, receives the counters at the end.
+ */
+int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
+		    const struct ms_unwind_options *opts, struct ms_unwind_stats *stats);
+
+#endif

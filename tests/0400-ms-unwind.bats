@@ -1,0 +1,172 @@
+#!/usr/bin/env bats
+# ms-unwind as a command: a hand-written stream (msgpack bytes, so each test
+# says exactly what goes in) becomes modules and stacks; bad input ends in a
+# controlled error; a cut stream is passed on without a trailer (status 3);
+# a closed downstream is status 5; and, where ms-collect exists, a real
+# recording of the burn fixture unwinds.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
+	PATH=$MS_BUILDDIR:$PATH
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# [0, "microscope-stream", 1, 0, [["test", "1.0"]]]
+header() {
+	printf '\x95\x00\xb1microscope-stream\x01\x00\x91\x92\xa4test\xa31.0'
+}
+
+# [1, N, true] for N < 128
+trailer() {
+	printf "\\x93\\x01\\x$(printf %02x "$1")\\xc3"
+}
+
+# [21, pid 7, tid 7, time 1, start 0x10000, len 0x1000, pgoff 0, maj 0, min 0,
+#  ino 0, ino_generation 0, prot R|X, flags 2, cpumode user, false, "//anon", bin ""]
+mmap_anon() {
+	printf '\xdc\x00\x11\x15\x07\x07\x01\xce\x00\x01\x00\x00\xcd\x10\x00'
+	printf '\x00\x00\x00\x00\x00\x05\x02\x02\xc2\xa6//anon\xc4\x00'
+}
+
+# [20, pid 7, tid 7, time 2, cpu 0, period 1000, ip 0x10010, cpumode user,
+#  [], [0x10010, 0x10020, 0x99999], 0, 0, [], bin ""]: a user sample whose
+# third frame is in no mapping
+sample() {
+	printf '\x9e\x14\x07\x07\x02\x00\xcd\x03\xe8\xce\x00\x01\x00\x10\x02\x90'
+	printf '\x93\xce\x00\x01\x00\x10\xce\x00\x01\x00\x20\xce\x00\x09\x99\x99'
+	printf '\x00\x00\x90\xc4\x00'
+}
+
+# [22, pid 7, tid 7, time 3, exec false, synthesized false, "seven"]
+comm() {
+	printf '\x97\x16\x07\x07\x03\xc2\xc2\xa5seven'
+}
+
+# Run ms-unwind with the arguments, its stream going to out.msr.
+unwind_to_file() {
+	run --separate-stderr sh -c 'exec ms-unwind "$@" > out.msr' ms-unwind "$@"
+}
+
+good_stream() {
+	{ header; mmap_anon; comm; sample; sample; trailer 4; } > "$1"
+}
+
+@test "ms-unwind --version and --help" {
+	run --separate-stderr ms-unwind --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^ms-unwind\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	run --separate-stderr ms-unwind --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"usage: ms-unwind [--stats] [FILE]"* ]]
+	[[ "$output" == *"Exit status"* ]]
+	man -l "$MS_SRCDIR/man/ms-unwind.1" 2>/dev/null | col -b | grep -q -e '--stats'
+}
+
+@test "ms-unwind: an unknown option and two inputs are usage errors" {
+	run --separate-stderr ms-unwind --frobnicate
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *frobnicate* ]]
+	run --separate-stderr ms-unwind a b
+	[ "$status" -eq 2 ]
+}
+
+@test "ms-unwind: samples become stacks, the rest passes through" {
+	good_stream in.msr
+	unwind_to_file --stats in.msr
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"samples 2 stacks 2 kernel-frames 0 user-frames 6"* ]]
+	[[ "$stderr" == *"end no-module 2"* ]]
+	[[ "$stderr" == *"modules 2 unverified 0"* ]]
+	# stdin works too, and gives the same bytes
+	ms-unwind < in.msr > out1.msr
+	ms-unwind in.msr > out2.msr
+	cmp out1.msr out2.msr
+	# the comm record passes through byte for byte
+	grep -q -a seven out1.msr
+}
+
+@test "ms-unwind: the stacks read back through ms-symbolize" {
+	command -v ms-symbolize >/dev/null || skip "ms-symbolize is not built"
+	good_stream in.msr
+	ms-unwind in.msr > out.msr
+	run --separate-stderr ms-symbolize --text out.msr
+	[ "$status" -eq 0 ]
+	expect='7 7 2 no-module [unknown]+0x99999(no-module);//anon+0x10020(no-file);//anon+0x10010(no-file)'
+	[ "${lines[0]}" = "$expect" ]
+	[ "${lines[1]}" = "$expect" ]
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "ms-unwind: garbage and empty input are errors naming the stage and input" {
+	printf 'hello, world\n' > garbage
+	run --separate-stderr ms-unwind garbage
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *ms-unwind:* ]]
+	[[ "$stderr" == *garbage* ]]
+	[[ "$stderr" == *"byte 0"* ]]
+	[ -z "$output" ]
+	: > empty
+	run --separate-stderr ms-unwind < empty
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *stdin* ]]
+	# a broken record after good ones
+	{ header; mmap_anon; printf '\xc1\xc1'; } > broken
+	unwind_to_file broken
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *broken* ]]
+}
+
+@test "ms-unwind: a stream cut short is passed on without a trailer, status 3" {
+	{ header; mmap_anon; sample; } > cut.msr
+	unwind_to_file cut.msr
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"cut short"* ]]
+	[[ "$stderr" == *"without a trailer"* ]]
+	# what was processed went out, and the next stage sees the cut too
+	[ -s out.msr ]
+	mv out.msr first.msr
+	unwind_to_file first.msr
+	[ "$status" -eq 3 ]
+	# a record cut in its middle
+	{ header; mmap_anon; sample | head -c 10; } > cut2.msr
+	unwind_to_file cut2.msr
+	[ "$status" -eq 3 ]
+}
+
+@test "ms-unwind: a newer major version is refused" {
+	{ printf '\x95\x00\xb1microscope-stream\x09\x00\x91\x92\xa4test\xa31.0'; trailer 0; } > v9.msr
+	run --separate-stderr ms-unwind v9.msr
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *v9.msr* ]]
+}
+
+@test "ms-unwind: a closed downstream ends it with status 5 and one message" {
+	good_stream in.msr
+	run --separate-stderr bash -c '{ sleep 0.3; cat in.msr; } | ms-unwind | true; echo "${PIPESTATUS[1]}"'
+	[ "${lines[-1]}" = 5 ]
+	[ "$(grep -c 'downstream closed the pipe' <<<"$stderr")" -eq 1 ]
+}
+
+@test "ms-unwind: a real recording of the burn fixture unwinds" {
+	command -v ms-collect >/dev/null || skip "ms-collect is not built yet"
+	command -v ms-decode >/dev/null || skip "ms-decode is not built yet"
+	[ -x "$MS_BUILDDIR/tests/fixtures/burn" ] || skip "fixture burn is not built"
+	ms-collect -- "$MS_BUILDDIR/tests/fixtures/burn" 0.5 > run.msr 2> collect.err || {
+		cat collect.err >&2
+		false
+	}
+	ms-decode run.msr > decoded.msr
+	unwind_to_file --stats decoded.msr
+	[ "$status" -eq 0 ]
+	echo "$stderr" >&2
+	samples=$(sed -n 's/^ms-unwind: samples \([0-9]*\) .*/\1/p' <<<"$stderr")
+	# 0.5 s at 999 Hz; records the collector could not pass on are lost
+	[ "$samples" -gt 20 ]
+	[[ "$stderr" == *"stacks $samples "* ]]
+	# user frames bound to the fixture's file, proved by its identity
+	[[ "$stderr" == *"unverified 0"* ]]
+	[[ "$stderr" == *"end fp-chain"* ]]
+	[[ "$stderr" == *"exec-mmaps"* ]]
+}

@@ -1,0 +1,615 @@
+/*
+ * Unit tests of ms-symbolize's model (libcommon/symbols): symbol tables
+ * from .symtab, .dynsym and kallsyms, the identity rule that decides
+ * whether a module's file may be read, reasons instead of guesses, the
+ * (module, address) cache, and the stage over a whole stream.
+ *
+ * Files: tests/unit/data/elf-tiny and elf-tiny-stripped (built by the
+ * suite from tiny.c) and this test binary itself.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "stream/records.h"
+#include "stream/stream.h"
+#include "symbols/symbolize.h"
+#include "symbols/symtab.h"
+#include "unwind/elffile.h"
+#include "util/error.h"
+
+static const uint8_t tiny_build_id[20] = {
+	0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23,
+	0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67,
+};
+
+static const char *data_path(const char *name)
+{
+	static char buf[4][PATH_MAX + 64];
+	static int next;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *out = buf[next++ & 3];
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	snprintf(out, PATH_MAX + 64, "%s/data/%s", dirname(exe), name);
+	return out;
+}
+
+/*
+ * A symbol's value and size read straight from the file's tables (a plain
+ * scan, independent of the code under test).
+ */
+static void elf_symbol(const char *path, const char *want, uint64_t *value, uint64_t *size)
+{
+	struct ms_elf_file f;
+	Elf_Scn *scn = NULL;
+
+	assert_int_equal(ms_elf_file_open(&f, path), MS_SYM_OK);
+	while ((scn = elf_nextscn(f.elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			gelf_getsym(d, (int)i, &sym);
+			name = elf_strptr(f.elf, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, want)) {
+				*value = sym.st_value;
+				*size = sym.st_size;
+				ms_elf_file_close(&f);
+				return;
+			}
+		}
+	}
+	ms_elf_file_close(&f);
+	fail_msg("symbol %s not in %s", want, path);
+}
+
+static void load_symtab(struct ms_symtab *t, const char *path)
+{
+	struct ms_elf_file f;
+
+	ms_symtab_init(t);
+	assert_int_equal(ms_elf_file_open(&f, path), MS_SYM_OK);
+	assert_int_equal(ms_symtab_load_elf(t, f.elf), 0);
+	ms_elf_file_close(&f);
+}
+
+static void assert_names(const struct ms_symtab *t, uint64_t addr, const char *want)
+{
+	const struct ms_sym *s = ms_symtab_lookup(t, addr);
+
+	if (!want) {
+		if (s)
+			fail_msg("0x%llx named %s, expected nothing", (unsigned long long)addr,
+				 ms_symtab_name(t, s));
+		return;
+	}
+	if (!s)
+		fail_msg("0x%llx not named, expected %s", (unsigned long long)addr, want);
+	assert_string_equal(ms_symtab_name(t, s), want);
+}
+
+static void test_symtab_tiny(void **state)
+{
+	const char *path = data_path("elf-tiny");
+	uint64_t a, a_size, b, b_size, l, l_size, z, z_size;
+	struct ms_symtab t;
+
+	(void)state;
+	elf_symbol(path, "tiny_alpha", &a, &a_size);
+	elf_symbol(path, "tiny_beta", &b, &b_size);
+	elf_symbol(path, "tiny_local", &l, &l_size);
+	elf_symbol(path, "tiny_unsized", &z, &z_size);
+	assert_true(a_size > 0);
+	assert_int_equal(z_size, 0);
+	load_symtab(&t, path);
+	assert_names(&t, a, "tiny_alpha");
+	assert_names(&t, a + a_size - 1, "tiny_alpha");
+	assert_names(&t, b, "tiny_beta");
+	assert_names(&t, b + b_size - 1, "tiny_beta");
+	assert_names(&t, l, "tiny_local");
+	/* The symbol without a size covers its own bytes (last resort). */
+	assert_names(&t, z, "tiny_unsized");
+	assert_names(&t, z + 1, "tiny_unsized");
+	/* Nothing below the first function, nothing far past the text. */
+	assert_names(&t, 1, NULL);
+	assert_names(&t, 1ull << 40, NULL);
+	assert_true(ms_symtab_count(&t) > 4);
+	ms_symtab_release(&t);
+}
+
+static void test_symtab_stripped(void **state)
+{
+	const char *path = data_path("elf-tiny-stripped");
+	uint64_t a, a_size;
+	struct ms_symtab t;
+
+	(void)state;
+	elf_symbol(path, "tiny_alpha", &a, &a_size);
+	load_symtab(&t, path);
+	assert_int_equal(t.tier[MS_SYMS_SYMTAB].n, 0);
+	assert_true(t.tier[MS_SYMS_DYNSYM].n > 0);
+	assert_names(&t, a + 1, "tiny_alpha");
+	ms_symtab_release(&t);
+}
+
+/* A kallsyms file in memory. */
+static FILE *text_file(const char *text)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+
+	assert_non_null(f);
+	return f;
+}
+
+static void test_kallsyms(void **state)
+{
+	struct ms_symtab t;
+	FILE *f = text_file(
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 t local_fn\n"
+		"ffffffff81000080 T startup\n"
+		"ffffffff81000200 d some_data\n"
+		"ffffffff81000300 W weak_fn\n"
+		"ffffffff81000300 T strong_fn\n"
+		"ffffffffc0000000 t mod_fn\t[ext4]\n"
+		"ffffffffc0000100 t mod_end\t[ext4]\n"
+		"garbage line\n");
+
+	(void)state;
+	ms_symtab_init(&t);
+	assert_int_equal(ms_symtab_load_kallsyms(&t, f), 0);
+	fclose(f);
+	assert_names(&t, 0xffffffff81000000, "_stext");
+	assert_names(&t, 0xffffffff8100007f, "_stext");
+	/* Out of order in the file; sorted in the table. */
+	assert_names(&t, 0xffffffff81000090, "startup");
+	assert_names(&t, 0xffffffff810001ff, "local_fn");
+	/* Data ends the text symbol before it. */
+	assert_names(&t, 0xffffffff81000200, NULL);
+	/* Same address: global before weak. */
+	assert_names(&t, 0xffffffff81000300, "strong_fn");
+	assert_names(&t, 0xffffffffc0000010, "mod_fn");
+	/* The last symbol covers nothing. */
+	assert_names(&t, 0xffffffffc0000110, NULL);
+	ms_symtab_release(&t);
+
+	/* kptr_restrict: every address reads as 0. */
+	f = text_file("0000000000000000 T _stext\n0000000000000000 t other\n");
+	ms_symtab_init(&t);
+	assert_int_equal(ms_symtab_load_kallsyms(&t, f), -1);
+	ms_symtab_release(&t);
+	fclose(f);
+}
+
+/* ---- the symbolizer ---- */
+
+static struct ms_module file_module(uint32_t id, const char *path)
+{
+	struct ms_module m = {
+		.id = id, .kind = MS_MODULE_FILE,
+		.path = { path, (uint32_t)strlen(path) },
+	};
+	return m;
+}
+
+static struct ms_module stat_module(uint32_t id, const char *path)
+{
+	struct ms_module m = file_module(id, path);
+	struct stat sb;
+
+	assert_int_equal(stat(path, &sb), 0);
+	m.dev_maj = major(sb.st_dev);
+	m.dev_min = minor(sb.st_dev);
+	m.ino = sb.st_ino;
+	m.size = sb.st_size;
+	m.mtime = ms_stat_mtime_ns(&sb);
+	return m;
+}
+
+static struct ms_frame frame_of(struct ms_symbolizer *s, uint32_t module, uint64_t address,
+				uint32_t flags, bool *is_new)
+{
+	struct ms_stack_frame f = { .module = module, .address = address, .flags = flags };
+	struct ms_frame out;
+	bool dummy;
+
+	assert_int_equal(ms_symbolizer_frame(s, &f, &out, is_new ? is_new : &dummy), 0);
+	assert_int_equal(out.module, module);
+	assert_int_equal(out.address, address);
+	return out;
+}
+
+static void assert_frame(const struct ms_frame *f, uint32_t reason, const char *name)
+{
+	assert_int_equal(f->reason, reason);
+	if (!name) {
+		assert_int_equal(f->name.len, 0);
+		return;
+	}
+	assert_int_equal(f->name.len, strlen(name));
+	assert_memory_equal(f->name.ptr, name, f->name.len);
+}
+
+static void test_symbolizer_build_id(void **state)
+{
+	const char *path = data_path("elf-tiny");
+	struct ms_symbolizer *s = ms_symbolizer_new(NULL);
+	struct ms_module good = file_module(0, path), wrong = file_module(1, path);
+	uint64_t a, a_size, b, b_size;
+	struct ms_frame f;
+	bool is_new;
+
+	(void)state;
+	elf_symbol(path, "tiny_alpha", &a, &a_size);
+	elf_symbol(path, "tiny_beta", &b, &b_size);
+	good.build_id_len = 20;
+	memcpy(good.build_id, tiny_build_id, 20);
+	wrong.build_id_len = 20;
+	memcpy(wrong.build_id, tiny_build_id, 20);
+	wrong.build_id[19] ^= 1;
+	assert_int_equal(ms_symbolizer_module(s, &good), 0);
+	assert_int_equal(ms_symbolizer_module(s, &wrong), 0);
+
+	f = frame_of(s, 0, a + 1, 0, &is_new);
+	assert_true(is_new);
+	assert_frame(&f, MS_SYM_OK, "tiny_alpha");
+	assert_int_equal(f.symbol_start, a);
+	/* Seen before: not new, same fact. */
+	f = frame_of(s, 0, a + 1, 0, &is_new);
+	assert_false(is_new);
+	assert_frame(&f, MS_SYM_OK, "tiny_alpha");
+
+	/* A return address just past tiny_beta's end names tiny_beta (the
+	 * call), while the same address as an exact IP does not. */
+	f = frame_of(s, 0, b + b_size, MS_FRAME_RETURN, NULL);
+	assert_frame(&f, MS_SYM_OK, "tiny_beta");
+	assert_int_equal(f.address, b + b_size);
+
+	/* Same file, another build id: refused, never named. */
+	f = frame_of(s, 1, a + 1, 0, NULL);
+	assert_frame(&f, MS_SYM_IDENTITY, NULL);
+	assert_int_equal(ms_symbolizer_stats(s)->unique, 3);
+	assert_int_equal(ms_symbolizer_stats(s)->reasons[MS_SYM_IDENTITY], 1);
+	assert_string_equal(ms_symbolizer_problems(s)->entries[0].code, "module-identity");
+	assert_int_equal(ms_symbolizer_stats(s)->modules_loaded, 1);
+	ms_symbolizer_free(s);
+}
+
+static void test_symbolizer_file_identity(void **state)
+{
+	const char *path = data_path("elf-tiny");
+	struct ms_symbolizer *s = ms_symbolizer_new(NULL);
+	struct ms_module ok = stat_module(0, path), size0 = stat_module(1, path),
+			 inode = stat_module(2, path), mtime = stat_module(3, path),
+			 gone = stat_module(4, path);
+	uint64_t a, a_size;
+	struct ms_frame f;
+
+	(void)state;
+	elf_symbol(path, "tiny_alpha", &a, &a_size);
+	size0.size = 0;		/* ms-unwind could not prove the file */
+	inode.ino++;
+	mtime.mtime++;
+	gone.path.ptr = "/nonexistent/elf-tiny";
+	gone.path.len = strlen(gone.path.ptr);
+	assert_int_equal(ms_symbolizer_module(s, &ok), 0);
+	assert_int_equal(ms_symbolizer_module(s, &size0), 0);
+	assert_int_equal(ms_symbolizer_module(s, &inode), 0);
+	assert_int_equal(ms_symbolizer_module(s, &mtime), 0);
+	assert_int_equal(ms_symbolizer_module(s, &gone), 0);
+	/* Described twice: refused. */
+	assert_int_equal(ms_symbolizer_module(s, &ok), -1);
+
+	f = frame_of(s, 0, a, 0, NULL);
+	assert_frame(&f, MS_SYM_OK, "tiny_alpha");
+	f = frame_of(s, 1, a, 0, NULL);
+	assert_frame(&f, MS_SYM_IDENTITY, NULL);
+	f = frame_of(s, 2, a, 0, NULL);
+	assert_frame(&f, MS_SYM_IDENTITY, NULL);
+	f = frame_of(s, 3, a, 0, NULL);
+	assert_frame(&f, MS_SYM_IDENTITY, NULL);
+	f = frame_of(s, 4, a, 0, NULL);
+	assert_frame(&f, MS_SYM_NO_FILE, NULL);
+	/* No symbol covers an address past the code. */
+	f = frame_of(s, 0, 1ull << 40, 0, NULL);
+	assert_frame(&f, MS_SYM_NO_SYMBOL, NULL);
+	ms_symbolizer_free(s);
+}
+
+static void test_symbolizer_bad_elf(void **state)
+{
+	int fd = memfd_create("not-elf", 0);
+	char path[64];
+	struct ms_symbolizer *s = ms_symbolizer_new(NULL);
+	struct ms_module m;
+	struct ms_frame f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "not an elf file at all\n", 23), 23);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	m = stat_module(0, path);
+	assert_int_equal(ms_symbolizer_module(s, &m), 0);
+	f = frame_of(s, 0, 0x10, 0, NULL);
+	assert_frame(&f, MS_SYM_BAD_ELF, NULL);
+	close(fd);
+	ms_symbolizer_free(s);
+}
+
+static void test_symbolizer_kinds(void **state)
+{
+	int fd = memfd_create("kallsyms", 0);
+	char path[64];
+	static const char ksyms[] = "ffffffff81000000 T _stext\nffffffff81000100 T next_fn\n";
+	struct ms_symbolize_options opts = { .kallsyms = path };
+	struct ms_symbolizer *s;
+	struct ms_module k = { .id = 0, .kind = MS_MODULE_KERNEL, .path = { "[kernel.kallsyms]", 17 } };
+	struct ms_module v = { .id = 1, .kind = MS_MODULE_VDSO, .path = { "[vdso]", 6 } };
+	struct ms_module a = { .id = 2, .kind = MS_MODULE_ANON, .path = { "//anon", 6 } };
+	struct ms_module u = { .id = 3, .kind = MS_MODULE_UNKNOWN, .path = { "[unknown]", 9 } };
+	struct ms_frame f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, ksyms, sizeof(ksyms) - 1), (ssize_t)sizeof(ksyms) - 1);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	s = ms_symbolizer_new(&opts);
+	ms_symbolizer_module(s, &k);
+	ms_symbolizer_module(s, &v);
+	ms_symbolizer_module(s, &a);
+	ms_symbolizer_module(s, &u);
+	f = frame_of(s, 0, 0xffffffff81000010, MS_FRAME_KERNEL, NULL);
+	assert_frame(&f, MS_SYM_OK, "_stext");
+	/* A kernel return address at the next function's start is the call in _stext. */
+	f = frame_of(s, 0, 0xffffffff81000100, MS_FRAME_KERNEL | MS_FRAME_RETURN, NULL);
+	assert_frame(&f, MS_SYM_OK, "_stext");
+	f = frame_of(s, 1, 0x100, 0, NULL);
+	assert_frame(&f, MS_SYM_NO_FILE, NULL);
+	f = frame_of(s, 2, 0x7f0000001000, 0, NULL);
+	assert_frame(&f, MS_SYM_NO_FILE, NULL);
+	f = frame_of(s, 3, 0x1234, 0, NULL);
+	assert_frame(&f, MS_SYM_NO_MODULE, NULL);
+	/* A module no record described. */
+	f = frame_of(s, 99, 0x1234, 0, NULL);
+	assert_frame(&f, MS_SYM_NO_MODULE, NULL);
+	ms_symbolizer_free(s);
+
+	/* Unreadable kallsyms: kernel frames have no file. */
+	close(fd);
+	s = ms_symbolizer_new(&opts);
+	ms_symbolizer_module(s, &k);
+	f = frame_of(s, 0, 0xffffffff81000010, MS_FRAME_KERNEL, NULL);
+	assert_frame(&f, MS_SYM_NO_FILE, NULL);
+	assert_string_equal(ms_symbolizer_problems(s)->entries[0].code, "kallsyms-unreadable");
+	ms_symbolizer_free(s);
+}
+
+static void test_symbolizer_file_offset(void **state)
+{
+	const char *path = data_path("elf-tiny");
+	struct ms_symbolizer *s = ms_symbolizer_new(NULL);
+	struct ms_module m = file_module(0, path);
+	struct ms_elf_file ef;
+	struct ms_elf_loads loads;
+	uint64_t a, a_size, off = 0;
+	uint32_t i;
+	struct ms_frame f;
+
+	(void)state;
+	elf_symbol(path, "tiny_alpha", &a, &a_size);
+	/* The file offset of tiny_alpha, from the segment that holds it. */
+	assert_int_equal(ms_elf_file_open(&ef, path), MS_SYM_OK);
+	assert_int_equal(ms_elf_loads_read(ef.elf, &loads), 0);
+	for (i = 0; i < loads.n; i++)
+		if (a >= loads.load[i].vaddr && a - loads.load[i].vaddr < loads.load[i].filesz)
+			off = a - loads.load[i].vaddr + loads.load[i].offset;
+	ms_elf_loads_release(&loads);
+	ms_elf_file_close(&ef);
+	m.build_id_len = 20;
+	memcpy(m.build_id, tiny_build_id, 20);
+	ms_symbolizer_module(s, &m);
+	f = frame_of(s, 0, off, MS_FRAME_FILE_OFFSET, NULL);
+	assert_frame(&f, MS_SYM_OK, "tiny_alpha");
+	assert_int_equal(f.address, off);
+	ms_symbolizer_free(s);
+}
+
+/* A function of this program, named through its own .symtab. */
+__attribute__((noinline)) int symbols_test_marker(int x);
+__attribute__((noinline)) int symbols_test_marker(int x)
+{
+	return x * 5 + 1;
+}
+
+static void test_symbolizer_self(void **state)
+{
+	struct ms_symbolizer *s = ms_symbolizer_new(NULL);
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	uint64_t pc = (uint64_t)(uintptr_t)&symbols_test_marker;
+	struct ms_module m;
+	struct ms_frame f;
+	Dl_info dl;
+
+	(void)state;
+	assert_true(n > 0);
+	exe[n] = '\0';
+	m = stat_module(0, exe);
+	assert_int_equal(ms_symbolizer_module(s, &m), 0);
+	assert_true(dladdr((void *)(uintptr_t)pc, &dl) != 0);
+	f = frame_of(s, 0, pc + 2 - (uint64_t)(uintptr_t)dl.dli_fbase, 0, NULL);
+	assert_frame(&f, MS_SYM_OK, "symbols_test_marker");
+	ms_symbolizer_free(s);
+}
+
+/* ---- the stage ---- */
+
+static int memfd(void)
+{
+	int fd = memfd_create("symbols-test", 0);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static int write_stacks(bool trailer)
+{
+	const char *path = data_path("elf-tiny");
+	int fd = memfd();
+	struct ms_writer *w = ms_writer_open(fd, "input", 0);
+	struct ms_module m = file_module(0, path);
+	struct ms_stack *st = calloc(1, sizeof(*st));
+	uint64_t a, a_size, b, b_size;
+
+	elf_symbol(path, "tiny_alpha", &a, &a_size);
+	elf_symbol(path, "tiny_beta", &b, &b_size);
+	m.build_id_len = 20;
+	memcpy(m.build_id, tiny_build_id, 20);
+	assert_non_null(w);
+	assert_non_null(st);
+	assert_int_equal(ms_writer_header(w, NULL, "symbols-test", "1"), 0);
+	assert_int_equal(ms_module_pack(w, &m), 0);
+	st->pid = st->tid = 5;
+	st->reason = MS_END_FP_CHAIN;
+	st->n_frames = 2;
+	st->frames[0] = (struct ms_stack_frame){ .module = 0, .address = a + 1 };
+	st->frames[1] = (struct ms_stack_frame){ .module = 0, .address = b + 4,
+						 .flags = MS_FRAME_RETURN };
+	assert_int_equal(ms_stack_pack(w, st), 0);
+	assert_int_equal(ms_stack_pack(w, st), 0);
+	if (trailer)
+		assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	lseek(fd, 0, SEEK_SET);
+	free(st);
+	return fd;
+}
+
+static void test_stage_stream(void **state)
+{
+	int in = write_stacks(true), out = memfd(), rr, n = 0;
+	struct ms_symbolize_stats stats;
+	struct ms_reader *r;
+	struct ms_record rec;
+	uint32_t kinds[16];
+	struct ms_frame f;
+	char names[2][32] = { "", "" };
+
+	(void)state;
+	assert_int_equal(ms_symbolize_stage(in, "input", out, NULL, &stats), MS_EXIT_OK);
+	lseek(out, 0, SEEK_SET);
+	r = ms_reader_open(out, "output");
+	assert_non_null(r);
+	while ((rr = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
+		if (rec.kind == MS_REC_FRAME) {
+			assert_int_equal(ms_frame_unpack(&rec, &f), 0);
+			assert_true(f.name.len < 32);
+			memcpy(names[n == 1 ? 0 : 1], f.name.ptr, f.name.len);
+		}
+		if (n < 16)
+			kinds[n] = rec.kind;
+		n++;
+	}
+	assert_int_equal(rr, MS_READ_END);
+	/* module, frame, frame, stack, stack: facts once, before their first stack. */
+	assert_int_equal(n, 5);
+	assert_int_equal(kinds[0], MS_REC_MODULE);
+	assert_int_equal(kinds[1], MS_REC_FRAME);
+	assert_int_equal(kinds[2], MS_REC_FRAME);
+	assert_int_equal(kinds[3], MS_REC_STACK);
+	assert_int_equal(kinds[4], MS_REC_STACK);
+	assert_string_equal(names[0], "tiny_alpha");
+	assert_string_equal(names[1], "tiny_beta");
+	assert_int_equal(stats.stacks, 2);
+	assert_int_equal(stats.frames, 4);
+	assert_int_equal(stats.unique, 2);
+	ms_reader_free(r);
+	close(in);
+	close(out);
+}
+
+static void test_stage_text_and_truncated(void **state)
+{
+	struct ms_symbolize_options opts = { .text = true };
+	int in = write_stacks(true), out = memfd();
+	char buf[512];
+	ssize_t n;
+
+	(void)state;
+	assert_int_equal(ms_symbolize_stage(in, "input", out, &opts, NULL), MS_EXIT_OK);
+	lseek(out, 0, SEEK_SET);
+	n = read(out, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "5 5 0 fp-chain tiny_beta;tiny_alpha\n"
+				 "5 5 0 fp-chain tiny_beta;tiny_alpha\n");
+	close(in);
+	close(out);
+
+	/* Cut short: what was read is written, without a trailer, exit 3. */
+	in = write_stacks(false);
+	out = memfd();
+	assert_int_equal(ms_symbolize_stage(in, "input", out, NULL, NULL), MS_EXIT_TRUNCATED);
+	{
+		struct ms_reader *r;
+		struct ms_record rec;
+		int rr, count = 0;
+
+		lseek(out, 0, SEEK_SET);
+		r = ms_reader_open(out, "output");
+		assert_non_null(r);
+		while ((rr = ms_reader_next(r, &rec)) == MS_READ_RECORD)
+			count++;
+		assert_int_equal(rr, MS_READ_TRUNCATED);
+		assert_int_equal(count, 5);
+		ms_reader_free(r);
+	}
+	close(in);
+	close(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_symtab_tiny),
+		cmocka_unit_test(test_symtab_stripped),
+		cmocka_unit_test(test_kallsyms),
+		cmocka_unit_test(test_symbolizer_build_id),
+		cmocka_unit_test(test_symbolizer_file_identity),
+		cmocka_unit_test(test_symbolizer_bad_elf),
+		cmocka_unit_test(test_symbolizer_kinds),
+		cmocka_unit_test(test_symbolizer_file_offset),
+		cmocka_unit_test(test_symbolizer_self),
+		cmocka_unit_test(test_stage_stream),
+		cmocka_unit_test(test_stage_text_and_truncated),
+	};
+
+	ms_set_progname("symbols-test");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
