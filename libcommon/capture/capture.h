@@ -22,6 +22,7 @@
 #define MS_CAPTURE_CAPTURE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define MS_CAPTURE_MAGIC "MSCAPT\r\n"	/* 8 bytes */
@@ -49,8 +50,14 @@ struct ms_cap_frame {
 	uint64_t address;	/* module-relative, as in the stream */
 	uint32_t name;		/* string; 0 when unnamed */
 	uint64_t symbol_start;
-	uint32_t reason;	/* enum ms_frame_reason */
+	uint32_t reason;	/* enum ms_frame_reason, or MS_CAP_UNSYMBOLIZED */
 };
+
+/*
+ * A frame's reason when the stream held no frame fact for its (module,
+ * address): the pipeline had no ms-symbolize stage, or it skipped the frame.
+ */
+#define MS_CAP_UNSYMBOLIZED UINT32_MAX
 
 /* A node of the stack prefix tree, root = outermost frame. */
 struct ms_cap_stack {
@@ -120,7 +127,23 @@ struct ms_capture {
 
 /* Load and validate; NULL after one message naming the file and section. */
 struct ms_capture *ms_capture_load(const char *path);
+/* The same over bytes in memory (not kept); name names them in messages. */
+struct ms_capture *ms_capture_load_buffer(const void *buf, size_t len, const char *name);
 void ms_capture_free(struct ms_capture *cap);
+
+/*
+ * Serialize cap to a new malloc'd buffer (*buf, *len): the same tables give
+ * the same bytes. It writes what it is given without checking it: a capture
+ * from the builder (capture/builder.h) or the loader holds the invariants.
+ * Returns 0, or -1 after one message.
+ */
+int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t *len);
+/*
+ * Write cap to path: to path.tmp.PID in the same directory, fsync'd, then
+ * renamed over path, so path is never a partial file. On failure the
+ * temporary file is removed and path is untouched. Returns 0 or -1.
+ */
+int ms_capture_write(const struct ms_capture *cap, const char *path);
 /* Info value by key, or NULL / false when absent. */
 const char *ms_capture_info_text(const struct ms_capture *cap, const char *key);
 bool ms_capture_info_number(const struct ms_capture *cap, const char *key, uint64_t *out);

@@ -1,1 +1,26 @@
 # libcommon/capture: sources, programs, unit tests and man pages of this layer.
+libcommon_a_SOURCES += \
+	libcommon/capture/capture.c libcommon/capture/capture.h \
+	libcommon/capture/builder.c libcommon/capture/builder.h \
+	libcommon/capture/convert.c libcommon/capture/convert.h \
+	libcommon/capture/format.h libcommon/capture/internal.h \
+	libcommon/capture/index.c libcommon/capture/index.h \
+	libcommon/capture/reader.c libcommon/capture/writer.c
+
+# Section checksums are zlib's crc32 (liblz4 does not export its xxhash).
+AM_CFLAGS += $(ZLIB_CFLAGS)
+MS_LIBS += $(ZLIB_LIBS)
+
+bin_PROGRAMS += ms-capture
+ms_capture_SOURCES = cmd/ms-capture.c
+ms_capture_LDADD = $(MS_LIBS)
+man_MANS += man/ms-capture.1 man/microscope-capture.5
+
+UNIT_TESTS += tests/unit/capture-test
+tests_unit_capture_test_SOURCES = tests/unit/capture-test.c
+tests_unit_capture_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# Writes synthetic streams for tests/0600-ms-capture.bats.
+check_PROGRAMS += tests/unit/mkstream
+tests_unit_mkstream_SOURCES = tests/unit/mkstream.c
+tests_unit_mkstream_LDADD = $(MS_LIBS)

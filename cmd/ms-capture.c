@@ -1,0 +1,166 @@
+/*
+ * ms-capture: the last stage. Seals a record stream into a capture file,
+ * or writes a capture back out as a stream (--dump).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/capture.h"
+#include "capture/convert.h"
+#include "stream/stream.h"
+#include "util/error.h"
+
+static const char usage_text[] =
+	"usage: ms-capture -o FILE [--salvage] [INPUT]\n"
+	"       ms-capture --dump FILE\n"
+	"\n"
+	"Read a microscope record stream from INPUT (default: stdin) and write it\n"
+	"as a capture FILE, or write capture FILE back out as a stream on stdout.\n"
+	"\n"
+	"  -o, --output FILE  write the capture to FILE (replaced only when complete)\n"
+	"      --salvage      write a capture even when the stream was cut short;\n"
+	"                     it is marked incomplete\n"
+	"      --dump FILE    write capture FILE as a record stream on stdout\n"
+	"  -h, --help         show this help and exit\n"
+	"      --version      show the version and exit\n"
+	"\n"
+	MS_EXIT_CODES_HELP;
+
+static noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static noreturn void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ms-capture: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'ms-capture --help'.\n");
+	exit(MS_EXIT_USAGE);
+}
+
+static int capture(const char *input, const char *output, unsigned flags)
+{
+	const char *name = input && strcmp(input, "-") ? input : "stdin";
+	int fd = name == input ? open(input, O_RDONLY | O_CLOEXEC) : 0;
+	struct ms_capture *cap = NULL;
+	struct ms_reader *r;
+	int rc, ret = MS_EXIT_ERROR;
+
+	if (fd < 0) {
+		ms_error_errno("cannot open '%s'", input);
+		return MS_EXIT_ERROR;
+	}
+	r = ms_reader_open(fd, name);
+	if (!r)
+		goto out;
+	rc = ms_capture_from_stream(r, flags, &cap);
+	if (rc == MS_READ_TRUNCATED) {
+		ms_error("no capture written to '%s' (--salvage writes what the stream held)",
+			 output);
+		ret = MS_EXIT_TRUNCATED;
+		goto out;
+	}
+	if (rc < 0)
+		goto out;
+	if (ms_capture_write(cap, output) < 0)
+		goto out;
+	if ((flags & MS_CAPTURE_SALVAGE) && (cap->flags & MS_CAPTURE_INCOMPLETE))
+		ms_warn("wrote '%s' marked incomplete: its input was cut short", output);
+	ret = MS_EXIT_OK;
+out:
+	ms_capture_free(cap);
+	if (r)
+		ms_reader_free(r);
+	if (fd > 0)
+		close(fd);
+	return ret;
+}
+
+static int dump(const char *path)
+{
+	struct ms_capture *cap = ms_capture_load(path);
+	struct ms_writer *w;
+	int ret = MS_EXIT_ERROR;
+
+	if (!cap)
+		return MS_EXIT_ERROR;
+	w = ms_writer_open(1, "stdout", 0);
+	if (w) {
+		bool broken;
+
+		if (ms_capture_dump(cap, w, "ms-capture", PACKAGE_VERSION) == 0)
+			ret = MS_EXIT_OK;
+		broken = ms_writer_broken_pipe(w);
+		if (ms_writer_close(w) < 0 && ret == MS_EXIT_OK)
+			ret = MS_EXIT_ERROR;
+		if (broken)
+			ret = MS_EXIT_PIPE;
+	}
+	ms_capture_free(cap);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_SALVAGE = 256, OPT_DUMP, OPT_VERSION };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "salvage", no_argument, NULL, OPT_SALVAGE },
+		{ "dump", required_argument, NULL, OPT_DUMP },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = NULL, *dump_path = NULL;
+	unsigned flags = 0;
+	int c;
+
+	ms_set_progname(argv[0]);
+	/* A closed downstream must show up as EPIPE, not kill us silently. */
+	signal(SIGPIPE, SIG_IGN);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_SALVAGE:
+			flags |= MS_CAPTURE_SALVAGE;
+			break;
+		case OPT_DUMP:
+			dump_path = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return fclose(stdout) ? MS_EXIT_ERROR : MS_EXIT_OK;
+		case OPT_VERSION:
+			printf("ms-capture %s\n", PACKAGE_VERSION);
+			return fclose(stdout) ? MS_EXIT_ERROR : MS_EXIT_OK;
+		case ':':
+			usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (dump_path) {
+		if (output || flags || optind < argc)
+			usage_error("--dump takes one capture FILE and no other options");
+		return dump(dump_path);
+	}
+	if (!output)
+		usage_error("-o FILE is required (or --dump FILE)");
+	if (argc - optind > 1)
+		usage_error("unexpected argument '%s'", argv[optind + 1]);
+	return capture(optind < argc ? argv[optind] : NULL, output, flags);
+}

@@ -1,0 +1,1247 @@
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/builder.h"
+#include "capture/index.h"
+#include "capture/internal.h"
+#include "util/error.h"
+
+#define STAGE "ms-capture"
+#define DETAIL_MAX 256
+/* Rows per table: ids are uint32_t and MS_NONE is reserved. */
+#define ROWS_MAX (MS_NONE - 1)
+
+struct strref {
+	size_t off;
+	uint32_t len;
+};
+
+struct module_entry {
+	struct ms_cap_module m;
+	uint32_t sid;		/* the stream's module id */
+	bool defined;		/* a module record described it */
+};
+
+/* What symbolization said about (module, address). */
+struct fact {
+	uint32_t module;
+	uint64_t address;
+	uint32_t name;
+	uint64_t symbol_start;
+	uint32_t reason;
+};
+
+/* Problems the builder finds itself; rows of stage ms-capture at seal. */
+enum own_code {
+	OWN_NUL_STRING,
+	OWN_UNDEFINED_MODULE,
+	OWN_MODULE_REDEFINED,
+	OWN_FACT_REDEFINED,
+	OWN_LOST_SOURCE,
+	OWN_COUNT,
+};
+static const char *const own_codes[OWN_COUNT] = {
+	[OWN_NUL_STRING] = "nul-in-string",
+	[OWN_UNDEFINED_MODULE] = "undefined-module",
+	[OWN_MODULE_REDEFINED] = "module-redefined",
+	[OWN_FACT_REDEFINED] = "frame-fact-redefined",
+	[OWN_LOST_SOURCE] = "unknown-lost-source",
+};
+
+struct ms_capture_builder {
+	bool failed;
+	void *tmp;		/* for GROW */
+
+	char *pool;		/* string bytes, each NUL-terminated */
+	size_t pool_len, pool_alloc;
+	struct strref *strs;
+	uint32_t n_strs, alloc_strs;
+	struct ms_index str_ix;
+
+	struct ms_cap_info *info;
+	uint32_t n_info, alloc_info;
+	struct ms_index info_ix;
+
+	struct module_entry *modules;
+	uint32_t n_modules, alloc_modules;
+	struct ms_index module_ix;
+
+	struct ms_cap_frame *frames;
+	uint32_t n_frames, alloc_frames;
+	struct ms_index frame_ix;
+
+	struct fact *facts;
+	uint32_t n_facts, alloc_facts;
+	struct ms_index fact_ix;
+
+	struct ms_cap_stack *stacks;
+	uint32_t n_stacks, alloc_stacks;
+	struct ms_index stack_ix;
+
+	struct ms_cap_thread *threads;
+	uint32_t n_threads, alloc_threads;
+	struct ms_index thread_ix;
+
+	struct ms_cap_sample *samples;
+	uint32_t n_samples, alloc_samples;
+
+	struct ms_cap_problem *problems;
+	uint32_t n_problems, alloc_problems;
+	struct ms_index problem_ix;
+
+	struct {
+		uint64_t count;
+		char detail[DETAIL_MAX];
+	} own[OWN_COUNT];
+
+	uint32_t flags;
+	uint64_t lost_kernel, lost_collector, throttled;
+	int32_t target_exit_code;
+
+	char *scratch;		/* joined argv, the producer chain */
+	size_t scratch_alloc;
+};
+
+static int fail(struct ms_capture_builder *b, const char *what)
+{
+	if (!b->failed)
+		ms_error("cannot build the capture: %s", what);
+	b->failed = true;
+	return -1;
+}
+
+static void *grow_array(struct ms_capture_builder *b, void *arr, uint32_t *alloc, size_t size)
+{
+	uint64_t n = *alloc ? (uint64_t)*alloc * 2 : 64;
+	void *p;
+
+	if (*alloc >= ROWS_MAX) {
+		fail(b, "a table is full (2^32-1 rows)");
+		return NULL;
+	}
+	if (n > ROWS_MAX)
+		n = ROWS_MAX;
+	if (n > SIZE_MAX / size || !(p = realloc(arr, n * size))) {
+		fail(b, "out of memory");
+		return NULL;
+	}
+	*alloc = n;
+	return p;
+}
+
+/* Make room for row n of arr; 0 or -1. */
+#define GROW(b, arr, n, alloc) \
+	((n) < (alloc) ? 0 : \
+	 ((b)->tmp = grow_array((b), (arr), &(alloc), sizeof(*(arr)))) ? ((arr) = (b)->tmp, 0) : -1)
+
+static void own(struct ms_capture_builder *b, enum own_code code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void own(struct ms_capture_builder *b, enum own_code code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (b->own[code].count++)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->own[code].detail, sizeof(b->own[code].detail), fmt, ap);
+	va_end(ap);
+}
+
+static char *scratch(struct ms_capture_builder *b, size_t len)
+{
+	if (len > b->scratch_alloc) {
+		char *p = realloc(b->scratch, len);
+
+		if (!p) {
+			fail(b, "out of memory");
+			return NULL;
+		}
+		b->scratch = p;
+		b->scratch_alloc = len;
+	}
+	return b->scratch;
+}
+
+/* ---- strings ---- */
+
+struct str_key {
+	const char *p;
+	uint32_t len;
+};
+
+static bool str_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+	const struct str_key *k = key;
+
+	return b->strs[e].len == k->len && !memcmp(b->pool + b->strs[e].off, k->p, k->len);
+}
+
+/* The id of the string p[0..len), added when new; MS_NONE on failure. */
+static uint32_t intern(struct ms_capture_builder *b, const char *p, size_t len)
+{
+	const char *nul = len ? memchr(p, 0, len) : NULL;
+	struct str_key k;
+	uint32_t h, e;
+
+	if (nul) {
+		/* Strings are NUL-terminated in the capture. */
+		own(b, OWN_NUL_STRING, "a string held a NUL byte after \"%.*s\": it was cut there",
+		    (int)(nul - p > 64 ? 64 : nul - p), p);
+		len = nul - p;
+	}
+	if (len >= UINT32_MAX) {
+		fail(b, "a string is longer than 4 GiB");
+		return MS_NONE;
+	}
+	k.p = p;
+	k.len = len;
+	h = ms_hash_bytes(p, len);
+	e = ms_index_find(&b->str_ix, h, str_eq, b, &k);
+	if (e != MS_INDEX_EMPTY)
+		return e;
+	if (GROW(b, b->strs, b->n_strs, b->alloc_strs) < 0)
+		return MS_NONE;
+	if (b->pool_len + len + 1 > b->pool_alloc) {
+		size_t n = b->pool_alloc ? b->pool_alloc : 4096;
+		char *np;
+
+		while (n < b->pool_len + len + 1)
+			n *= 2;
+		np = realloc(b->pool, n);
+		if (!np) {
+			fail(b, "out of memory");
+			return MS_NONE;
+		}
+		b->pool = np;
+		b->pool_alloc = n;
+	}
+	e = b->n_strs;
+	b->strs[e].off = b->pool_len;
+	b->strs[e].len = len;
+	if (len)
+		memcpy(b->pool + b->pool_len, p, len);
+	b->pool[b->pool_len + len] = '\0';
+	if (ms_index_add(&b->str_ix, h, e) < 0) {
+		fail(b, "out of memory");
+		return MS_NONE;
+	}
+	b->pool_len += len + 1;
+	b->n_strs++;
+	return e;
+}
+
+static uint32_t intern_str(struct ms_capture_builder *b, struct ms_str s)
+{
+	return intern(b, s.ptr ? s.ptr : "", s.ptr ? s.len : 0);
+}
+
+static uint32_t intern_c(struct ms_capture_builder *b, const char *s)
+{
+	return intern(b, s, strlen(s));
+}
+
+static const char *str_at(const struct ms_capture_builder *b, uint32_t id)
+{
+	return b->pool + b->strs[id].off;
+}
+
+/* ---- builder ---- */
+
+struct ms_capture_builder *ms_capture_builder_new(void)
+{
+	struct ms_capture_builder *b = calloc(1, sizeof(*b));
+
+	if (!b) {
+		ms_error("cannot build the capture: out of memory");
+		return NULL;
+	}
+	b->target_exit_code = -1;
+	if (intern(b, "", 0) != 0) {
+		ms_capture_builder_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+void ms_capture_builder_free(struct ms_capture_builder *b)
+{
+	if (!b)
+		return;
+	free(b->pool);
+	free(b->strs);
+	ms_index_release(&b->str_ix);
+	free(b->info);
+	ms_index_release(&b->info_ix);
+	free(b->modules);
+	ms_index_release(&b->module_ix);
+	free(b->frames);
+	ms_index_release(&b->frame_ix);
+	free(b->facts);
+	ms_index_release(&b->fact_ix);
+	free(b->stacks);
+	ms_index_release(&b->stack_ix);
+	free(b->threads);
+	ms_index_release(&b->thread_ix);
+	free(b->samples);
+	free(b->problems);
+	ms_index_release(&b->problem_ix);
+	free(b->scratch);
+	free(b);
+}
+
+/* ---- info ---- */
+
+static bool info_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+
+	return b->info[e].key == *(const uint32_t *)key;
+}
+
+/* The info row of key, made (numeric 0) when absent; MS_NONE on failure. */
+static uint32_t info_row(struct ms_capture_builder *b, uint32_t key)
+{
+	uint32_t h = ms_hash_u64(key);
+	uint32_t e = ms_index_find(&b->info_ix, h, info_eq, b, &key);
+
+	if (e != MS_INDEX_EMPTY)
+		return e;
+	if (GROW(b, b->info, b->n_info, b->alloc_info) < 0)
+		return MS_NONE;
+	e = b->n_info;
+	b->info[e].key = key;
+	b->info[e].value_text = 0;
+	b->info[e].value_number = 0;
+	if (ms_index_add(&b->info_ix, h, e) < 0) {
+		fail(b, "out of memory");
+		return MS_NONE;
+	}
+	b->n_info++;
+	return e;
+}
+
+static int info_set(struct ms_capture_builder *b, const char *key, uint32_t text, uint64_t number)
+{
+	uint32_t k = intern_c(b, key), e;
+
+	if (k == MS_NONE || (e = info_row(b, k)) == MS_NONE)
+		return -1;
+	b->info[e].value_text = text;
+	b->info[e].value_number = text ? 0 : number;
+	return 0;
+}
+
+int ms_capture_builder_info(struct ms_capture_builder *b, const struct ms_info *i)
+{
+	uint32_t k, e, text = 0;
+
+	if (b->failed)
+		return -1;
+	k = intern_str(b, i->key);
+	if (k == MS_NONE)
+		return -1;
+	if (i->is_text && (text = intern_str(b, i->text)) == MS_NONE)
+		return -1;
+	e = info_row(b, k);
+	if (e == MS_NONE)
+		return -1;
+	b->info[e].value_text = text;
+	b->info[e].value_number = i->is_text ? 0 : i->number;
+	return 0;
+}
+
+int ms_capture_builder_producers(struct ms_capture_builder *b, const struct ms_header *h)
+{
+	size_t len = 1, at = 0;
+	uint32_t i, n, text;
+	char *s;
+
+	if (b->failed)
+		return -1;
+	n = h->n_producers < MS_PRODUCERS_MAX ? h->n_producers : MS_PRODUCERS_MAX;
+	for (i = 0; i < n; i++)
+		len += strnlen(h->producers[i].name, MS_NAME_MAX) +
+		       strnlen(h->producers[i].version, MS_NAME_MAX) + 4;
+	s = scratch(b, len);
+	if (!s)
+		return -1;
+	for (i = 0; i < n; i++)
+		at += snprintf(s + at, len - at, "%s%.*s %.*s", i ? " | " : "",
+			       MS_NAME_MAX, h->producers[i].name,
+			       MS_NAME_MAX, h->producers[i].version);
+	s[at] = '\0';
+	text = intern(b, s, at);
+	if (text == MS_NONE)
+		return -1;
+	return info_set(b, "producers", text, 0);
+}
+
+int ms_capture_builder_target(struct ms_capture_builder *b, const struct ms_target *t)
+{
+	uint32_t i, argc = t->argc < MS_ARGV_MAX ? t->argc : MS_ARGV_MAX, text;
+	size_t len = 1, at = 0;
+	char *s;
+
+	if (b->failed)
+		return -1;
+	for (i = 0; i < argc; i++)
+		len += t->argv[i].len + 1;
+	s = scratch(b, len);
+	if (!s)
+		return -1;
+	for (i = 0; i < argc; i++) {
+		if (i)
+			s[at++] = ' ';
+		if (t->argv[i].len)
+			memcpy(s + at, t->argv[i].ptr, t->argv[i].len);
+		at += t->argv[i].len;
+	}
+	text = intern(b, s, at);
+	if (text == MS_NONE || info_set(b, "command", text, 0) < 0 ||
+	    info_set(b, "pid", 0, t->pid) < 0 ||
+	    info_set(b, "launched", 0, t->launched) < 0)
+		return -1;
+	return 0;
+}
+
+int ms_capture_builder_target_exit(struct ms_capture_builder *b, const struct ms_target_exit *t)
+{
+	if (b->failed)
+		return -1;
+	b->target_exit_code = (int32_t)t->exit_code;
+	return 0;
+}
+
+int ms_capture_builder_ignored(struct ms_capture_builder *b, const char *what, uint64_t count)
+{
+	size_t len = strlen(what) + sizeof("ignored-records.");
+	uint32_t k, e;
+	char *s;
+
+	if (b->failed)
+		return -1;
+	if (!count)
+		return 0;
+	s = scratch(b, len);
+	if (!s)
+		return -1;
+	snprintf(s, len, "ignored-records.%s", what);
+	k = intern(b, s, len - 1);
+	if (k == MS_NONE || (e = info_row(b, k)) == MS_NONE)
+		return -1;
+	/* Add to what an upstream capture (dumped as a stream) counted. */
+	if (b->info[e].value_text) {
+		b->info[e].value_text = 0;
+		b->info[e].value_number = 0;
+	}
+	b->info[e].value_number += count;
+	return 0;
+}
+
+/* ---- threads ---- */
+
+static bool thread_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+	const uint32_t *k = key;
+
+	return b->threads[e].pid == k[0] && b->threads[e].tid == k[1];
+}
+
+static uint32_t thread_find(struct ms_capture_builder *b, uint32_t pid, uint32_t tid)
+{
+	uint32_t k[2] = { pid, tid };
+
+	return ms_index_find(&b->thread_ix, ms_hash_u64((uint64_t)pid << 32 | tid),
+			     thread_eq, b, k);
+}
+
+/* The thread (pid, tid), made when new; MS_NONE on failure. */
+static uint32_t thread_get(struct ms_capture_builder *b, uint32_t pid, uint32_t tid)
+{
+	uint32_t e = thread_find(b, pid, tid);
+
+	if (e != MS_INDEX_EMPTY)
+		return e;
+	if (GROW(b, b->threads, b->n_threads, b->alloc_threads) < 0)
+		return MS_NONE;
+	e = b->n_threads;
+	memset(&b->threads[e], 0, sizeof(b->threads[e]));
+	b->threads[e].pid = pid;
+	b->threads[e].tid = tid;
+	if (ms_index_add(&b->thread_ix, ms_hash_u64((uint64_t)pid << 32 | tid), e) < 0) {
+		fail(b, "out of memory");
+		return MS_NONE;
+	}
+	b->n_threads++;
+	return e;
+}
+
+int ms_capture_builder_comm(struct ms_capture_builder *b, const struct ms_comm *c)
+{
+	uint32_t t, name;
+
+	if (b->failed)
+		return -1;
+	name = intern_str(b, c->comm);
+	if (name == MS_NONE || (t = thread_get(b, c->pid, c->tid)) == MS_NONE)
+		return -1;
+	b->threads[t].name = name;
+	return 0;
+}
+
+int ms_capture_builder_task(struct ms_capture_builder *b, uint32_t kind, const struct ms_task *t)
+{
+	uint32_t child, parent;
+
+	if (b->failed)
+		return -1;
+	child = thread_get(b, t->pid, t->tid);
+	if (child == MS_NONE)
+		return -1;
+	/* A new task runs under its parent's name until it gets its own. */
+	if (kind == MS_REC_FORK && !b->threads[child].name) {
+		parent = thread_find(b, t->ppid, t->ptid);
+		if (parent != MS_INDEX_EMPTY)
+			b->threads[child].name = b->threads[parent].name;
+	}
+	return 0;
+}
+
+/* ---- modules ---- */
+
+static bool module_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+
+	return b->modules[e].sid == *(const uint32_t *)key;
+}
+
+/* Module index of stream id sid (MS_NONE stays MS_NONE); -1 on failure. */
+static int module_ref(struct ms_capture_builder *b, uint32_t sid, uint32_t *out)
+{
+	uint32_t h = ms_hash_u64(sid), e;
+
+	if (sid == MS_NONE) {
+		*out = MS_NONE;
+		return 0;
+	}
+	e = ms_index_find(&b->module_ix, h, module_eq, b, &sid);
+	if (e == MS_INDEX_EMPTY) {
+		if (GROW(b, b->modules, b->n_modules, b->alloc_modules) < 0)
+			return -1;
+		e = b->n_modules;
+		memset(&b->modules[e], 0, sizeof(b->modules[e]));
+		b->modules[e].sid = sid;
+		b->modules[e].m.kind = MS_MODULE_UNKNOWN;
+		if (ms_index_add(&b->module_ix, h, e) < 0)
+			return fail(b, "out of memory");
+		b->n_modules++;
+	}
+	*out = e;
+	return 0;
+}
+
+static bool module_same(const struct ms_cap_module *a, const struct ms_cap_module *c)
+{
+	return a->path == c->path && a->kind == c->kind && a->build_id_len == c->build_id_len &&
+	       !memcmp(a->build_id, c->build_id, a->build_id_len) &&
+	       a->dev_maj == c->dev_maj && a->dev_min == c->dev_min &&
+	       a->ino == c->ino && a->size == c->size && a->mtime == c->mtime;
+}
+
+int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_module *m)
+{
+	struct ms_cap_module cm;
+	uint32_t e;
+
+	if (b->failed)
+		return -1;
+	memset(&cm, 0, sizeof(cm));
+	cm.path = intern_str(b, m->path);
+	if (cm.path == MS_NONE || module_ref(b, m->id, &e) < 0)
+		return -1;
+	if (e == MS_NONE) {
+		own(b, OWN_UNDEFINED_MODULE, "a module record used the reserved id %u", m->id);
+		return 0;
+	}
+	cm.kind = m->kind;
+	cm.build_id_len = m->build_id_len < MS_BUILD_ID_MAX ? m->build_id_len : MS_BUILD_ID_MAX;
+	memcpy(cm.build_id, m->build_id, cm.build_id_len);
+	cm.dev_maj = m->dev_maj;
+	cm.dev_min = m->dev_min;
+	cm.ino = m->ino;
+	cm.size = m->size;
+	cm.mtime = m->mtime;
+	if (!b->modules[e].defined) {
+		b->modules[e].m = cm;
+		b->modules[e].defined = true;
+	} else if (!module_same(&b->modules[e].m, &cm)) {
+		own(b, OWN_MODULE_REDEFINED,
+		    "module %u was described again differently (path \"%s\"); the first description was kept",
+		    m->id, str_at(b, cm.path));
+	}
+	return 0;
+}
+
+/* ---- frames and frame facts ---- */
+
+struct frame_key {
+	uint32_t module, flags;
+	uint64_t address;
+};
+
+static bool frame_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+	const struct frame_key *k = key;
+	const struct ms_cap_frame *f = &b->frames[e];
+
+	return f->module == k->module && f->flags == k->flags && f->address == k->address;
+}
+
+static uint32_t frame_get(struct ms_capture_builder *b, uint32_t module, uint32_t flags,
+			  uint64_t address)
+{
+	struct frame_key k = { module, flags, address };
+	uint32_t h = ms_hash_mix(ms_hash_mix(ms_hash_u64(address), module), flags);
+	uint32_t e = ms_index_find(&b->frame_ix, h, frame_eq, b, &k);
+
+	if (e != MS_INDEX_EMPTY)
+		return e;
+	if (GROW(b, b->frames, b->n_frames, b->alloc_frames) < 0)
+		return MS_NONE;
+	e = b->n_frames;
+	memset(&b->frames[e], 0, sizeof(b->frames[e]));
+	b->frames[e].module = module;
+	b->frames[e].flags = flags;
+	b->frames[e].address = address;
+	b->frames[e].reason = MS_CAP_UNSYMBOLIZED;
+	if (ms_index_add(&b->frame_ix, h, e) < 0) {
+		fail(b, "out of memory");
+		return MS_NONE;
+	}
+	b->n_frames++;
+	return e;
+}
+
+static bool fact_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+	const struct frame_key *k = key;
+
+	return b->facts[e].module == k->module && b->facts[e].address == k->address;
+}
+
+static uint32_t fact_hash(uint32_t module, uint64_t address)
+{
+	return ms_hash_mix(ms_hash_u64(address), module);
+}
+
+int ms_capture_builder_frame(struct ms_capture_builder *b, const struct ms_frame *f)
+{
+	struct frame_key k = { 0, 0, f->address };
+	uint32_t name, h, e;
+
+	if (b->failed)
+		return -1;
+	name = intern_str(b, f->name);
+	if (name == MS_NONE || module_ref(b, f->module, &k.module) < 0)
+		return -1;
+	h = fact_hash(k.module, k.address);
+	e = ms_index_find(&b->fact_ix, h, fact_eq, b, &k);
+	if (e != MS_INDEX_EMPTY) {
+		struct fact *old = &b->facts[e];
+
+		if (old->name != name || old->symbol_start != f->symbol_start ||
+		    old->reason != f->reason)
+			own(b, OWN_FACT_REDEFINED,
+			    "module %u address 0x%" PRIx64 " was symbolized again differently (\"%s\", then \"%s\"); the first was kept",
+			    f->module, f->address, str_at(b, old->name), str_at(b, name));
+		return 0;
+	}
+	if (GROW(b, b->facts, b->n_facts, b->alloc_facts) < 0)
+		return -1;
+	e = b->n_facts;
+	b->facts[e].module = k.module;
+	b->facts[e].address = k.address;
+	b->facts[e].name = name;
+	b->facts[e].symbol_start = f->symbol_start;
+	b->facts[e].reason = f->reason;
+	if (ms_index_add(&b->fact_ix, h, e) < 0)
+		return fail(b, "out of memory");
+	b->n_facts++;
+	return 0;
+}
+
+/* ---- stacks and samples ---- */
+
+static bool stack_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+	const uint32_t *k = key;
+
+	return b->stacks[e].parent == k[0] && b->stacks[e].frame == k[1];
+}
+
+static uint32_t stack_get(struct ms_capture_builder *b, uint32_t parent, uint32_t frame)
+{
+	uint32_t k[2] = { parent, frame };
+	uint32_t h = ms_hash_u64((uint64_t)parent << 32 | frame);
+	uint32_t e = ms_index_find(&b->stack_ix, h, stack_eq, b, k);
+
+	if (e != MS_INDEX_EMPTY)
+		return e;
+	if (GROW(b, b->stacks, b->n_stacks, b->alloc_stacks) < 0)
+		return MS_NONE;
+	e = b->n_stacks;
+	b->stacks[e].parent = parent;
+	b->stacks[e].frame = frame;
+	b->stacks[e].depth = parent == MS_NONE ? 1 : b->stacks[parent].depth + 1;
+	if (ms_index_add(&b->stack_ix, h, e) < 0) {
+		fail(b, "out of memory");
+		return MS_NONE;
+	}
+	b->n_stacks++;
+	return e;
+}
+
+int ms_capture_builder_stack(struct ms_capture_builder *b, const struct ms_stack *s)
+{
+	uint32_t n = s->n_frames < MS_FRAMES_MAX ? s->n_frames : MS_FRAMES_MAX;
+	uint32_t thread, node = MS_NONE, module, frame, i;
+	struct ms_cap_sample *sample;
+
+	if (b->failed)
+		return -1;
+	thread = thread_get(b, s->pid, s->tid);
+	if (thread == MS_NONE)
+		return -1;
+	/* The stream lists frames innermost first; the tree's root is outermost. */
+	for (i = n; i-- > 0;) {
+		const struct ms_stack_frame *f = &s->frames[i];
+
+		if (module_ref(b, f->module, &module) < 0)
+			return -1;
+		frame = frame_get(b, module, f->flags, f->address);
+		if (frame == MS_NONE)
+			return -1;
+		node = stack_get(b, node, frame);
+		if (node == MS_NONE)
+			return -1;
+	}
+	if (GROW(b, b->samples, b->n_samples, b->alloc_samples) < 0)
+		return -1;
+	sample = &b->samples[b->n_samples++];
+	sample->time = s->time;
+	sample->thread = thread;
+	sample->cpu = s->cpu;
+	sample->stack = node;
+	sample->end = s->reason;
+	sample->period = s->period;
+	return 0;
+}
+
+/* ---- totals and problems ---- */
+
+int ms_capture_builder_lost(struct ms_capture_builder *b, const struct ms_lost *l)
+{
+	if (b->failed)
+		return -1;
+	switch (l->source) {
+	case MS_LOST_KERNEL:
+		b->lost_kernel += l->count;
+		break;
+	case MS_LOST_COLLECTOR:
+		b->lost_collector += l->count;
+		break;
+	default:
+		own(b, OWN_LOST_SOURCE, "%" PRIu64 " records lost by unknown source %u",
+		    l->count, l->source);
+		break;
+	}
+	return 0;
+}
+
+int ms_capture_builder_throttle(struct ms_capture_builder *b, const struct ms_throttle *t)
+{
+	if (b->failed)
+		return -1;
+	if (!t->unthrottle)
+		b->throttled++;
+	return 0;
+}
+
+static bool problem_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+	const uint32_t *k = key;
+
+	return b->problems[e].stage == k[0] && b->problems[e].code == k[1];
+}
+
+static int problem_add(struct ms_capture_builder *b, uint32_t stage, uint32_t code,
+		       uint32_t detail, uint64_t count)
+{
+	uint32_t k[2] = { stage, code };
+	uint32_t h = ms_hash_u64((uint64_t)stage << 32 | code);
+	uint32_t e = ms_index_find(&b->problem_ix, h, problem_eq, b, k);
+
+	if (e != MS_INDEX_EMPTY) {
+		b->problems[e].count += count;
+		return 0;
+	}
+	if (GROW(b, b->problems, b->n_problems, b->alloc_problems) < 0)
+		return -1;
+	e = b->n_problems;
+	b->problems[e].stage = stage;
+	b->problems[e].code = code;
+	b->problems[e].detail = detail;
+	b->problems[e].count = count;
+	if (ms_index_add(&b->problem_ix, h, e) < 0)
+		return fail(b, "out of memory");
+	b->n_problems++;
+	return 0;
+}
+
+int ms_capture_builder_problem(struct ms_capture_builder *b, const struct ms_problem *p)
+{
+	uint32_t stage, code, detail;
+
+	if (b->failed)
+		return -1;
+	stage = intern_str(b, p->stage);
+	code = intern_str(b, p->code);
+	detail = intern_str(b, p->detail);
+	if (stage == MS_NONE || code == MS_NONE || detail == MS_NONE)
+		return -1;
+	return problem_add(b, stage, code, detail, p->count);
+}
+
+static int own_problem(struct ms_capture_builder *b, const char *code, const char *detail,
+		       uint64_t count)
+{
+	uint32_t s = intern_c(b, STAGE), c = intern_c(b, code), d = intern_c(b, detail);
+
+	if (s == MS_NONE || c == MS_NONE || d == MS_NONE)
+		return -1;
+	return problem_add(b, s, c, d, count);
+}
+
+int ms_capture_builder_incomplete(struct ms_capture_builder *b, const char *detail)
+{
+	if (b->failed)
+		return -1;
+	b->flags |= MS_CAPTURE_INCOMPLETE;
+	return detail ? own_problem(b, "stream-cut-short", detail, 1) : 0;
+}
+
+/* ---- seal ---- */
+
+static int cmp_frames(const void *x, const void *y, void *ctx)
+{
+	const struct ms_cap_frame *frames = ctx;
+	const struct ms_cap_frame *a = &frames[*(const uint32_t *)x];
+	const struct ms_cap_frame *c = &frames[*(const uint32_t *)y];
+
+	if (a->module != c->module)
+		return a->module < c->module ? -1 : 1;
+	if (a->address != c->address)
+		return a->address < c->address ? -1 : 1;
+	if (a->flags != c->flags)
+		return a->flags < c->flags ? -1 : 1;
+	return 0;
+}
+
+struct stack_order {
+	const struct ms_cap_stack *stacks;	/* frames already renumbered */
+	const uint32_t *new_id;			/* parents already numbered */
+};
+
+static int cmp_stack_depth(const void *x, const void *y, void *ctx)
+{
+	const struct stack_order *o = ctx;
+	uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+
+	if (o->stacks[a].depth != o->stacks[c].depth)
+		return o->stacks[a].depth < o->stacks[c].depth ? -1 : 1;
+	return a < c ? -1 : a > c;
+}
+
+static int cmp_stack_level(const void *x, const void *y, void *ctx)
+{
+	const struct stack_order *o = ctx;
+	const struct ms_cap_stack *a = &o->stacks[*(const uint32_t *)x];
+	const struct ms_cap_stack *c = &o->stacks[*(const uint32_t *)y];
+	uint32_t pa = a->parent == MS_NONE ? MS_NONE : o->new_id[a->parent];
+	uint32_t pc = c->parent == MS_NONE ? MS_NONE : o->new_id[c->parent];
+
+	if (pa != pc)
+		return pa < pc ? -1 : 1;
+	if (a->frame != c->frame)
+		return a->frame < c->frame ? -1 : 1;
+	return 0;
+}
+
+static int cmp_threads(const void *x, const void *y, void *ctx)
+{
+	const struct ms_cap_thread *threads = ctx;
+	const struct ms_cap_thread *a = &threads[*(const uint32_t *)x];
+	const struct ms_cap_thread *c = &threads[*(const uint32_t *)y];
+
+	if (a->pid != c->pid)
+		return a->pid < c->pid ? -1 : 1;
+	if (a->tid != c->tid)
+		return a->tid < c->tid ? -1 : 1;
+	return 0;
+}
+
+#define CMP_FIELD(a, c, f) \
+	do { if ((a)->f != (c)->f) return (a)->f < (c)->f ? -1 : 1; } while (0)
+
+static int cmp_samples(const void *x, const void *y)
+{
+	const struct ms_cap_sample *a = x, *c = y;
+
+	CMP_FIELD(a, c, time);
+	CMP_FIELD(a, c, thread);
+	CMP_FIELD(a, c, cpu);
+	CMP_FIELD(a, c, stack);
+	/* Beyond the documented order, so equal keys still sort one way. */
+	CMP_FIELD(a, c, end);
+	CMP_FIELD(a, c, period);
+	return 0;
+}
+
+static int cmp_strings(const void *x, const void *y, void *ctx)
+{
+	const struct ms_capture_builder *b = ctx;
+	const struct strref *a = &b->strs[*(const uint32_t *)x];
+	const struct strref *c = &b->strs[*(const uint32_t *)y];
+	uint32_t n = a->len < c->len ? a->len : c->len;
+	int r = memcmp(b->pool + a->off, b->pool + c->off, n);
+
+	if (r)
+		return r;
+	return a->len < c->len ? -1 : a->len > c->len;
+}
+
+static int cmp_info(const void *x, const void *y)
+{
+	const struct ms_cap_info *a = x, *c = y;
+
+	CMP_FIELD(a, c, key);
+	return 0;
+}
+
+static int cmp_problems(const void *x, const void *y)
+{
+	const struct ms_cap_problem *a = x, *c = y;
+
+	CMP_FIELD(a, c, stage);
+	CMP_FIELD(a, c, code);
+	return 0;
+}
+
+static uint32_t *alloc_ids(struct ms_capture_builder *b, uint32_t n)
+{
+	uint32_t *p = malloc((size_t)(n ? n : 1) * sizeof(*p));
+
+	if (!p)
+		fail(b, "out of memory");
+	return p;
+}
+
+/* Number frames by (module, address, flags) and fill in their facts. */
+static int seal_frames(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	uint32_t *order = alloc_ids(b, b->n_frames), *new_id = alloc_ids(b, b->n_frames), i;
+	struct ms_cap_frame *frames = malloc((size_t)(b->n_frames ? b->n_frames : 1) * sizeof(*frames));
+
+	if (!order || !new_id || !frames) {
+		free(order);
+		free(new_id);
+		free(frames);
+		return fail(b, "out of memory");
+	}
+	for (i = 0; i < b->n_frames; i++) {
+		struct ms_cap_frame *f = &b->frames[i];
+		struct frame_key k = { f->module, 0, f->address };
+		uint32_t e = ms_index_find(&b->fact_ix, fact_hash(f->module, f->address),
+					   fact_eq, b, &k);
+
+		if (e != MS_INDEX_EMPTY) {
+			f->name = b->facts[e].name;
+			f->symbol_start = b->facts[e].symbol_start;
+			f->reason = b->facts[e].reason;
+		}
+		order[i] = i;
+	}
+	qsort_r(order, b->n_frames, sizeof(*order), cmp_frames, b->frames);
+	for (i = 0; i < b->n_frames; i++) {
+		new_id[order[i]] = i;
+		frames[i] = b->frames[order[i]];
+	}
+	for (i = 0; i < b->n_stacks; i++)
+		b->stacks[i].frame = new_id[b->stacks[i].frame];
+	free(order);
+	free(new_id);
+	cap->frames = ms_capture_keep(cap, frames);
+	cap->n_frames = b->n_frames;
+	return 0;
+}
+
+/*
+ * Number stack nodes depth by depth, each depth sorted by (parent's new
+ * id, frame): the numbering depends on the tree, not on the order in which
+ * samples arrived. Samples are renumbered to match.
+ */
+static int seal_stacks(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	uint32_t n = b->n_stacks, *order = alloc_ids(b, n), *new_id = alloc_ids(b, n), i, j;
+	struct ms_cap_stack *stacks = malloc((size_t)(n ? n : 1) * sizeof(*stacks));
+	struct stack_order o = { b->stacks, new_id };
+
+	if (!order || !new_id || !stacks) {
+		free(order);
+		free(new_id);
+		free(stacks);
+		return fail(b, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(*order), cmp_stack_depth, &o);
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && b->stacks[order[j]].depth == b->stacks[order[i]].depth; j++)
+			;
+		qsort_r(order + i, j - i, sizeof(*order), cmp_stack_level, &o);
+		for (uint32_t k = i; k < j; k++)
+			new_id[order[k]] = k;
+	}
+	for (i = 0; i < n; i++) {
+		const struct ms_cap_stack *s = &b->stacks[order[i]];
+
+		stacks[i].parent = s->parent == MS_NONE ? MS_NONE : new_id[s->parent];
+		stacks[i].frame = s->frame;
+		stacks[i].depth = s->depth;
+	}
+	for (i = 0; i < b->n_samples; i++)
+		if (b->samples[i].stack != MS_NONE)
+			b->samples[i].stack = new_id[b->samples[i].stack];
+	free(order);
+	free(new_id);
+	cap->stacks = ms_capture_keep(cap, stacks);
+	cap->n_stacks = n;
+	return 0;
+}
+
+/* Threads by (pid, tid); samples renumbered, sorted, and timed. */
+static int seal_threads_samples(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	uint32_t n = b->n_threads, *order = alloc_ids(b, n), *new_id = alloc_ids(b, n), i;
+	struct ms_cap_thread *threads = calloc(n ? n : 1, sizeof(*threads));
+	bool *seen = calloc(n ? n : 1, sizeof(*seen));
+
+	if (!order || !new_id || !threads || !seen) {
+		free(order);
+		free(new_id);
+		free(threads);
+		free(seen);
+		return fail(b, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(*order), cmp_threads, b->threads);
+	for (i = 0; i < n; i++) {
+		new_id[order[i]] = i;
+		threads[i] = b->threads[order[i]];
+		threads[i].first_time = threads[i].last_time = 0;
+	}
+	for (i = 0; i < b->n_samples; i++)
+		b->samples[i].thread = new_id[b->samples[i].thread];
+	if (b->n_samples > 1)
+		qsort(b->samples, b->n_samples, sizeof(*b->samples), cmp_samples);
+	for (i = 0; i < b->n_samples; i++) {
+		struct ms_cap_thread *t = &threads[b->samples[i].thread];
+
+		/* Samples are in time order: the first seen is the earliest. */
+		if (!seen[b->samples[i].thread]) {
+			seen[b->samples[i].thread] = true;
+			t->first_time = b->samples[i].time;
+		}
+		t->last_time = b->samples[i].time;
+	}
+	if (b->n_samples) {
+		cap->start_time = b->samples[0].time;
+		cap->end_time = b->samples[b->n_samples - 1].time;
+	}
+	free(order);
+	free(new_id);
+	free(seen);
+	cap->threads = ms_capture_keep(cap, threads);
+	cap->n_threads = n;
+	cap->samples = ms_capture_keep(cap, b->samples);
+	cap->n_samples = b->n_samples;
+	b->samples = NULL;
+	return 0;
+}
+
+#define MARK(id) (used[(id)] = true)
+#define REMAP(field) ((field) = new_id[(field)])
+
+/*
+ * Keep only the strings some row uses, sorted by their bytes, so that the
+ * table depends on what the capture says, not on what the stream said
+ * first (an overwritten thread name, a replaced info value).
+ */
+static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	uint32_t n = b->n_strs, *order = alloc_ids(b, n), *new_id = alloc_ids(b, n), n_used = 0, i;
+	bool *used = calloc(n, sizeof(*used));
+	size_t blob_len = 0;
+	const char **ptrs;
+	char *blob;
+
+	if (!order || !new_id || !used) {
+		free(order);
+		free(new_id);
+		free(used);
+		return fail(b, "out of memory");
+	}
+	MARK(0);
+	for (i = 0; i < b->n_info; i++) {
+		MARK(b->info[i].key);
+		MARK(b->info[i].value_text);
+	}
+	for (i = 0; i < b->n_modules; i++)
+		MARK(b->modules[i].m.path);
+	for (i = 0; i < cap->n_frames; i++)
+		MARK(cap->frames[i].name);
+	for (i = 0; i < cap->n_threads; i++)
+		MARK(cap->threads[i].name);
+	for (i = 0; i < b->n_problems; i++) {
+		MARK(b->problems[i].stage);
+		MARK(b->problems[i].code);
+		MARK(b->problems[i].detail);
+	}
+	for (i = 0; i < n; i++)
+		if (used[i]) {
+			order[n_used++] = i;
+			blob_len += b->strs[i].len + 1;
+		}
+	qsort_r(order, n_used, sizeof(*order), cmp_strings, b);
+	ptrs = malloc(n_used * sizeof(*ptrs));
+	blob = malloc(blob_len);
+	if (!ptrs || !blob) {
+		free(order);
+		free(new_id);
+		free(used);
+		free(ptrs);
+		free(blob);
+		return fail(b, "out of memory");
+	}
+	blob_len = 0;
+	for (i = 0; i < n_used; i++) {
+		const struct strref *s = &b->strs[order[i]];
+
+		new_id[order[i]] = i;
+		memcpy(blob + blob_len, b->pool + s->off, s->len + 1);
+		ptrs[i] = blob + blob_len;
+		blob_len += s->len + 1;
+	}
+	for (i = 0; i < b->n_info; i++) {
+		REMAP(b->info[i].key);
+		REMAP(b->info[i].value_text);
+	}
+	for (i = 0; i < b->n_modules; i++)
+		REMAP(b->modules[i].m.path);
+	for (i = 0; i < cap->n_frames; i++)
+		REMAP(cap->frames[i].name);
+	for (i = 0; i < cap->n_threads; i++)
+		REMAP(cap->threads[i].name);
+	for (i = 0; i < b->n_problems; i++) {
+		REMAP(b->problems[i].stage);
+		REMAP(b->problems[i].code);
+		REMAP(b->problems[i].detail);
+	}
+	free(order);
+	free(new_id);
+	free(used);
+	cap->strings = ms_capture_keep(cap, ptrs);
+	ms_capture_keep(cap, blob);
+	cap->n_strings = n_used;
+	return 0;
+}
+
+static int seal_modules(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	struct ms_cap_module *modules = malloc((size_t)(b->n_modules ? b->n_modules : 1) *
+					       sizeof(*modules));
+	uint32_t i;
+
+	if (!modules)
+		return fail(b, "out of memory");
+	for (i = 0; i < b->n_modules; i++)
+		modules[i] = b->modules[i].m;
+	cap->modules = ms_capture_keep(cap, modules);
+	cap->n_modules = b->n_modules;
+	return 0;
+}
+
+/* Problems the builder counted itself become rows. */
+static int seal_own_problems(struct ms_capture_builder *b)
+{
+	uint32_t i;
+
+	for (i = 0; i < b->n_modules; i++)
+		if (!b->modules[i].defined)
+			own(b, OWN_UNDEFINED_MODULE,
+			    "frames used module id %u but no module record described it",
+			    b->modules[i].sid);
+	for (i = 0; i < OWN_COUNT; i++)
+		if (b->own[i].count &&
+		    own_problem(b, own_codes[i], b->own[i].detail, b->own[i].count) < 0)
+			return -1;
+	return 0;
+}
+
+struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
+{
+	struct ms_capture *cap = NULL;
+
+	if (b->failed || seal_own_problems(b) < 0)
+		goto fail;
+	cap = ms_capture_new();
+	if (!cap)
+		goto fail;
+	cap->flags = b->flags;
+	cap->lost_kernel = b->lost_kernel;
+	cap->lost_collector = b->lost_collector;
+	cap->throttled = b->throttled;
+	cap->target_exit_code = b->target_exit_code;
+	if (seal_frames(b, cap) < 0 || seal_stacks(b, cap) < 0 ||
+	    seal_threads_samples(b, cap) < 0 || seal_strings(b, cap) < 0 ||
+	    seal_modules(b, cap) < 0)
+		goto fail;
+	/* Sorted by key string: the string ids are in string order now. */
+	if (b->n_info > 1)
+		qsort(b->info, b->n_info, sizeof(*b->info), cmp_info);
+	if (b->n_problems > 1)
+		qsort(b->problems, b->n_problems, sizeof(*b->problems), cmp_problems);
+	cap->info = b->info ? ms_capture_keep(cap, b->info) : NULL;
+	cap->n_info = b->n_info;
+	b->info = NULL;
+	cap->problems = b->problems ? ms_capture_keep(cap, b->problems) : NULL;
+	cap->n_problems = b->n_problems;
+	b->problems = NULL;
+	ms_capture_builder_free(b);
+	return cap;
+fail:
+	ms_capture_free(cap);
+	ms_capture_builder_free(b);
+	return NULL;
+}

@@ -1,0 +1,87 @@
+/*
+ * The capture builder: fed facts one at a time (the records of a stream,
+ * or rows an importer makes), it interns them into the dense tables of a
+ * struct ms_capture and seals them.
+ *
+ * Determinism: the sealed capture depends only on the facts fed, not on
+ * hash order, addresses or (for most tables) the order of the facts:
+ *  - strings are sorted by their bytes ("" is string 0), and only strings
+ *    some row uses are kept;
+ *  - frames are sorted by (module, address, flags);
+ *  - stack nodes are numbered depth by depth, each depth sorted by
+ *    (parent, frame), so a parent always precedes its children;
+ *  - threads are sorted by (pid, tid), samples by every field, info by key,
+ *    problems by (stage, code);
+ *  - modules keep the order in which their stream ids were first seen.
+ * So the same stream gives the same capture, and a capture dumped as a
+ * stream (ms_capture_dump) and built again gives the same capture.
+ *
+ * What a fact does:
+ *  - info: sets key to value (the last value of a key wins);
+ *  - target: info "command" (argv joined by spaces), "pid", "launched";
+ *  - target_exit: the capture's target_exit_code;
+ *  - comm: names the thread (pid, tid): the last name wins; a thread made
+ *    by fork takes its parent's name until it gets one of its own;
+ *  - task (fork or exit): makes the thread known;
+ *  - module: describes the stream's module id (the first description wins;
+ *    a different one later is counted as a problem);
+ *  - frame: what symbolization found for (module, address); it applies to
+ *    every frame at that address whatever its flags (first fact wins);
+ *  - stack: a sample; frames come innermost first as in the stream;
+ *  - lost, throttle: the capture's totals;
+ *  - problem: a problems row; rows of the same (stage, code) are merged
+ *    (counts added, the first detail kept);
+ *  - ignored: adds count to info "ignored-records.WHAT", so records the
+ *    capture does not hold are never dropped without trace.
+ * Facts the builder finds wrong (a module id used but never described, a
+ * string holding a NUL byte, ...) become problems of stage "ms-capture".
+ *
+ * Strings are passed as struct ms_str (pointer and length) and copied.
+ * Every function returns 0, or -1 after one message (out of memory, or a
+ * table at its limit of 2^32-1 rows); after a failure the builder refuses
+ * everything until it is freed.
+ */
+#ifndef MS_CAPTURE_BUILDER_H
+#define MS_CAPTURE_BUILDER_H
+
+#include <stdint.h>
+
+#include "capture/capture.h"
+#include "stream/records.h"
+
+struct ms_capture_builder;
+
+/* NULL after a message (out of memory). */
+struct ms_capture_builder *ms_capture_builder_new(void);
+/* Frees a builder that was not sealed. NULL is a no-op. */
+void ms_capture_builder_free(struct ms_capture_builder *b);
+
+/* Info "producers": the header's producer chain, "NAME VERSION | ...". */
+int ms_capture_builder_producers(struct ms_capture_builder *b, const struct ms_header *h);
+int ms_capture_builder_info(struct ms_capture_builder *b, const struct ms_info *i);
+int ms_capture_builder_target(struct ms_capture_builder *b, const struct ms_target *t);
+int ms_capture_builder_target_exit(struct ms_capture_builder *b, const struct ms_target_exit *t);
+int ms_capture_builder_comm(struct ms_capture_builder *b, const struct ms_comm *c);
+/* kind is MS_REC_FORK or MS_REC_EXIT. */
+int ms_capture_builder_task(struct ms_capture_builder *b, uint32_t kind, const struct ms_task *t);
+int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_module *m);
+int ms_capture_builder_frame(struct ms_capture_builder *b, const struct ms_frame *f);
+int ms_capture_builder_stack(struct ms_capture_builder *b, const struct ms_stack *s);
+int ms_capture_builder_lost(struct ms_capture_builder *b, const struct ms_lost *l);
+int ms_capture_builder_throttle(struct ms_capture_builder *b, const struct ms_throttle *t);
+int ms_capture_builder_problem(struct ms_capture_builder *b, const struct ms_problem *p);
+/* count records of kind what ("sample", "mmap", "kind-77") were not used. */
+int ms_capture_builder_ignored(struct ms_capture_builder *b, const char *what, uint64_t count);
+/*
+ * Mark the capture MS_CAPTURE_INCOMPLETE. detail, when not NULL, also adds
+ * the problem ("ms-capture", "stream-cut-short", 1, detail).
+ */
+int ms_capture_builder_incomplete(struct ms_capture_builder *b, const char *detail);
+
+/*
+ * Seal the tables into a capture the caller frees with ms_capture_free().
+ * Consumes the builder (freed even on failure). NULL after a message.
+ */
+struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b);
+
+#endif

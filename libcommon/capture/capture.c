@@ -1,0 +1,103 @@
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/format.h"
+#include "capture/internal.h"
+#include "util/error.h"
+
+struct ms_capture *ms_capture_new(void)
+{
+	struct ms_capture *cap = calloc(1, sizeof(*cap));
+	struct ms_capture_storage *st = calloc(1, sizeof(*st));
+
+	if (!cap || !st) {
+		free(cap);
+		free(st);
+		ms_error("out of memory making a capture");
+		return NULL;
+	}
+	cap->major = MS_CAPTURE_MAJOR;
+	cap->minor = MS_CAPTURE_MINOR;
+	cap->target_exit_code = -1;
+	cap->storage = st;
+	return cap;
+}
+
+void *ms_capture_keep(struct ms_capture *cap, void *block)
+{
+	struct ms_capture_storage *st = cap->storage;
+
+	assert(st->n < MS_CAPTURE_BLOCKS);
+	st->blocks[st->n++] = block;
+	return block;
+}
+
+void ms_capture_free(struct ms_capture *cap)
+{
+	struct ms_capture_storage *st;
+	unsigned i;
+
+	if (!cap)
+		return;
+	st = cap->storage;
+	if (st) {
+		for (i = 0; i < st->n; i++)
+			free(st->blocks[i]);
+		free(st);
+	}
+	free(cap);
+}
+
+static const struct ms_cap_info *find_info(const struct ms_capture *cap, const char *key)
+{
+	uint32_t lo = 0, hi = cap->n_info;
+
+	/* info is sorted by key string (the loader checks it). */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(cap->strings[cap->info[mid].key], key);
+
+		if (!c)
+			return &cap->info[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const char *ms_capture_info_text(const struct ms_capture *cap, const char *key)
+{
+	const struct ms_cap_info *i = find_info(cap, key);
+
+	return i && i->value_text ? cap->strings[i->value_text] : NULL;
+}
+
+bool ms_capture_info_number(const struct ms_capture *cap, const char *key, uint64_t *out)
+{
+	const struct ms_cap_info *i = find_info(cap, key);
+
+	if (!i || i->value_text)
+		return false;
+	*out = i->value_number;
+	return true;
+}
+
+const char *ms_capf_section_name(uint32_t id)
+{
+	static const char *const names[] = {
+		[MS_CAPF_STRINGS] = "strings",
+		[MS_CAPF_INFO] = "info",
+		[MS_CAPF_MODULES] = "modules",
+		[MS_CAPF_FRAMES] = "frames",
+		[MS_CAPF_STACKS] = "stacks",
+		[MS_CAPF_THREADS] = "threads",
+		[MS_CAPF_SAMPLES] = "samples",
+		[MS_CAPF_PROBLEMS] = "problems",
+		[MS_CAPF_TOTALS] = "totals",
+	};
+
+	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;
+}

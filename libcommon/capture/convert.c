@@ -1,0 +1,334 @@
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/builder.h"
+#include "capture/convert.h"
+#include "stream/records.h"
+#include "util/error.h"
+
+/* Record kinds below this get a counter of their own when ignored. */
+#define KINDS_COUNTED 256
+
+/* The unpacked form of one record, reused for every record of its kind. */
+union any_record {
+	struct ms_problem problem;
+	struct ms_info info;
+	struct ms_target target;
+	struct ms_target_exit target_exit;
+	struct ms_comm comm;
+	struct ms_task task;
+	struct ms_lost lost;
+	struct ms_throttle throttle;
+	struct ms_module module;
+	struct ms_stack stack;
+	struct ms_frame frame;
+};
+
+static int ingest(struct ms_capture_builder *b, const struct ms_record *rec,
+		  union any_record *u, uint64_t *ignored)
+{
+	switch (rec->kind) {
+	case MS_REC_PROBLEM:
+		return ms_problem_unpack(rec, &u->problem) < 0 ? -1 :
+		       ms_capture_builder_problem(b, &u->problem);
+	case MS_REC_INFO:
+		return ms_info_unpack(rec, &u->info) < 0 ? -1 :
+		       ms_capture_builder_info(b, &u->info);
+	case MS_REC_TARGET:
+		return ms_target_unpack(rec, &u->target) < 0 ? -1 :
+		       ms_capture_builder_target(b, &u->target);
+	case MS_REC_TARGET_EXIT:
+		return ms_target_exit_unpack(rec, &u->target_exit) < 0 ? -1 :
+		       ms_capture_builder_target_exit(b, &u->target_exit);
+	case MS_REC_COMM:
+		return ms_comm_unpack(rec, &u->comm) < 0 ? -1 :
+		       ms_capture_builder_comm(b, &u->comm);
+	case MS_REC_FORK:
+	case MS_REC_EXIT:
+		return ms_task_unpack(rec, &u->task) < 0 ? -1 :
+		       ms_capture_builder_task(b, rec->kind, &u->task);
+	case MS_REC_LOST:
+		return ms_lost_unpack(rec, &u->lost) < 0 ? -1 :
+		       ms_capture_builder_lost(b, &u->lost);
+	case MS_REC_THROTTLE:
+		return ms_throttle_unpack(rec, &u->throttle) < 0 ? -1 :
+		       ms_capture_builder_throttle(b, &u->throttle);
+	case MS_REC_MODULE:
+		return ms_module_unpack(rec, &u->module) < 0 ? -1 :
+		       ms_capture_builder_module(b, &u->module);
+	case MS_REC_STACK:
+		return ms_stack_unpack(rec, &u->stack) < 0 ? -1 :
+		       ms_capture_builder_stack(b, &u->stack);
+	case MS_REC_FRAME:
+		return ms_frame_unpack(rec, &u->frame) < 0 ? -1 :
+		       ms_capture_builder_frame(b, &u->frame);
+	default:
+		/* sample, mmap, attr, raw, round and kinds from later versions */
+		ignored[rec->kind < KINDS_COUNTED ? rec->kind : KINDS_COUNTED]++;
+		return 0;
+	}
+}
+
+static int flush_ignored(struct ms_capture_builder *b, const uint64_t *ignored)
+{
+	char name[32];
+	uint32_t kind;
+
+	for (kind = 0; kind <= KINDS_COUNTED; kind++) {
+		const char *known = ms_record_kind_name(kind);
+
+		if (!ignored[kind])
+			continue;
+		if (kind == KINDS_COUNTED)
+			snprintf(name, sizeof(name), "kind-%d-or-more", KINDS_COUNTED);
+		else if (!known || !strcmp(known, "unknown"))
+			snprintf(name, sizeof(name), "kind-%u", kind);
+		else
+			snprintf(name, sizeof(name), "%s", known);
+		if (ms_capture_builder_ignored(b, name, ignored[kind]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int ms_capture_from_stream(struct ms_reader *r, unsigned flags, struct ms_capture **out)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	union any_record *u = malloc(sizeof(*u));
+	uint64_t *ignored = calloc(KINDS_COUNTED + 1, sizeof(*ignored));
+	uint64_t records = 0;
+	struct ms_record rec;
+	int ret = MS_READ_ERROR, rc;
+	char detail[160];
+
+	*out = NULL;
+	if (!b || !u || !ignored) {
+		if (b)
+			ms_error("out of memory reading '%s'", ms_reader_name(r));
+		goto out;
+	}
+	if (ms_capture_builder_producers(b, ms_reader_header(r)) < 0)
+		goto out;
+	while ((rc = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
+		if (ingest(b, &rec, u, ignored) < 0)
+			goto out;
+		records++;
+	}
+	if (rc == MS_READ_END) {
+		/* An upstream stage salvaged the stream and said so in its trailer. */
+		if (!ms_reader_trailer_complete(r) && ms_capture_builder_incomplete(b, NULL) < 0)
+			goto out;
+	} else if (rc == MS_READ_TRUNCATED && (flags & MS_CAPTURE_SALVAGE)) {
+		/* No input name: the same bytes give the same capture wherever they came from. */
+		snprintf(detail, sizeof(detail),
+			 "the stream ended at byte %" PRIu64 " after %" PRIu64
+			 " records, without a trailer; salvaged what it held",
+			 ms_reader_offset(r), records);
+		if (ms_capture_builder_incomplete(b, detail) < 0)
+			goto out;
+	} else {
+		ret = rc;
+		goto out;
+	}
+	if (flush_ignored(b, ignored) < 0)
+		goto out;
+	*out = ms_capture_builder_seal(b);
+	b = NULL;
+	ret = *out ? 0 : MS_READ_ERROR;
+out:
+	if (ret != 0 && ret != MS_READ_ERROR && ret != MS_READ_TRUNCATED)
+		ret = MS_READ_ERROR;
+	ms_capture_builder_free(b);
+	free(u);
+	free(ignored);
+	return ret;
+}
+
+/* ---- dump ---- */
+
+static struct ms_str str(const struct ms_capture *cap, uint32_t id)
+{
+	struct ms_str s = { cap->strings[id], strlen(cap->strings[id]) };
+
+	return s;
+}
+
+static int dump_target(const struct ms_capture *cap, struct ms_writer *w, struct ms_target *t)
+{
+	const char *command = ms_capture_info_text(cap, "command");
+	uint64_t pid, launched;
+	const char *p;
+
+	/* Only what a target record makes: it would add the keys missing. */
+	if (!command || !ms_capture_info_number(cap, "pid", &pid) ||
+	    !ms_capture_info_number(cap, "launched", &launched))
+		return 0;
+	t->pid = pid;
+	t->launched = launched != 0;
+	t->argc = 0;
+	/*
+	 * Split at every space, so joining the pieces with spaces gives the
+	 * command back exactly; the last piece takes whatever is left.
+	 */
+	for (p = command;;) {
+		const char *sp = strchr(p, ' ');
+
+		if (!sp || t->argc == MS_ARGV_MAX - 1) {
+			t->argv[t->argc].ptr = p;
+			t->argv[t->argc++].len = strlen(p);
+			break;
+		}
+		t->argv[t->argc].ptr = p;
+		t->argv[t->argc++].len = sp - p;
+		p = sp + 1;
+	}
+	return ms_target_pack(w, t);
+}
+
+static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union any_record *u)
+{
+	uint32_t i, n;
+	uint64_t k;
+
+	for (i = 0; i < cap->n_info; i++) {
+		const struct ms_cap_info *r = &cap->info[i];
+
+		u->info.key = str(cap, r->key);
+		u->info.is_text = r->value_text != 0;
+		u->info.text = str(cap, r->value_text);
+		u->info.number = r->value_number;
+		if (ms_info_pack(w, &u->info) < 0)
+			return -1;
+	}
+	if (dump_target(cap, w, &u->target) < 0)
+		return -1;
+	if (cap->target_exit_code >= 0) {
+		uint64_t pid = 0;
+
+		ms_capture_info_number(cap, "pid", &pid);
+		u->target_exit.pid = pid;
+		u->target_exit.exit_code = cap->target_exit_code;
+		/* A wait status that gives the same exit code back. */
+		u->target_exit.wait_status = cap->target_exit_code > 128 ?
+			(uint32_t)cap->target_exit_code - 128 : (uint32_t)cap->target_exit_code << 8;
+		if (ms_target_exit_pack(w, &u->target_exit) < 0)
+			return -1;
+	}
+	for (i = 0; i < cap->n_modules; i++) {
+		const struct ms_cap_module *m = &cap->modules[i];
+
+		memset(&u->module, 0, sizeof(u->module));
+		u->module.id = i;
+		u->module.kind = m->kind;
+		u->module.path = str(cap, m->path);
+		u->module.build_id_len = m->build_id_len;
+		memcpy(u->module.build_id, m->build_id, m->build_id_len);
+		u->module.dev_maj = m->dev_maj;
+		u->module.dev_min = m->dev_min;
+		u->module.ino = m->ino;
+		u->module.size = m->size;
+		u->module.mtime = m->mtime;
+		if (ms_module_pack(w, &u->module) < 0)
+			return -1;
+	}
+	/* Frames are sorted by (module, address, flags): one fact per address. */
+	for (i = 0; i < cap->n_frames; i++) {
+		const struct ms_cap_frame *f = &cap->frames[i];
+
+		if (f->reason == MS_CAP_UNSYMBOLIZED ||
+		    (i && f[-1].module == f->module && f[-1].address == f->address))
+			continue;
+		u->frame.module = f->module;
+		u->frame.address = f->address;
+		u->frame.name = str(cap, f->name);
+		u->frame.symbol_start = f->symbol_start;
+		u->frame.reason = f->reason;
+		if (ms_frame_pack(w, &u->frame) < 0)
+			return -1;
+	}
+	for (i = 0; i < cap->n_threads; i++) {
+		const struct ms_cap_thread *t = &cap->threads[i];
+
+		u->comm.pid = t->pid;
+		u->comm.tid = t->tid;
+		u->comm.time = t->first_time;
+		u->comm.exec = false;
+		u->comm.synthesized = true;
+		u->comm.comm = str(cap, t->name);
+		if (ms_comm_pack(w, &u->comm) < 0)
+			return -1;
+	}
+	for (i = 0; i < cap->n_samples; i++) {
+		const struct ms_cap_sample *s = &cap->samples[i];
+		uint32_t node;
+
+		u->stack.pid = cap->threads[s->thread].pid;
+		u->stack.tid = cap->threads[s->thread].tid;
+		u->stack.time = s->time;
+		u->stack.cpu = s->cpu;
+		u->stack.period = s->period;
+		u->stack.reason = s->end;
+		n = 0;
+		/* From the innermost node to the root: innermost first, as streams list them. */
+		for (node = s->stack; node != MS_NONE; node = cap->stacks[node].parent) {
+			const struct ms_cap_frame *f = &cap->frames[cap->stacks[node].frame];
+
+			if (n == MS_FRAMES_MAX)
+				return ms_error("sample %u has more than %d frames: a stream record cannot hold it",
+						i, MS_FRAMES_MAX);
+			u->stack.frames[n].module = f->module;
+			u->stack.frames[n].flags = f->flags;
+			u->stack.frames[n].address = f->address;
+			n++;
+		}
+		u->stack.n_frames = n;
+		if (ms_stack_pack(w, &u->stack) < 0)
+			return -1;
+	}
+	memset(&u->lost, 0, sizeof(u->lost));
+	if (cap->lost_kernel) {
+		u->lost.source = MS_LOST_KERNEL;
+		u->lost.count = cap->lost_kernel;
+		if (ms_lost_pack(w, &u->lost) < 0)
+			return -1;
+	}
+	if (cap->lost_collector) {
+		u->lost.source = MS_LOST_COLLECTOR;
+		u->lost.count = cap->lost_collector;
+		if (ms_lost_pack(w, &u->lost) < 0)
+			return -1;
+	}
+	/* The capture keeps only the count of throttle events. */
+	memset(&u->throttle, 0, sizeof(u->throttle));
+	for (k = 0; k < cap->throttled; k++)
+		if (ms_throttle_pack(w, &u->throttle) < 0)
+			return -1;
+	for (i = 0; i < cap->n_problems; i++) {
+		const struct ms_cap_problem *p = &cap->problems[i];
+
+		u->problem.stage = str(cap, p->stage);
+		u->problem.code = str(cap, p->code);
+		u->problem.count = p->count;
+		u->problem.detail = str(cap, p->detail);
+		if (ms_problem_pack(w, &u->problem) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int ms_capture_dump(const struct ms_capture *cap, struct ms_writer *w,
+		    const char *stage, const char *version)
+{
+	union any_record *u = malloc(sizeof(*u));
+	int ret = -1;
+
+	if (!u)
+		return ms_error("out of memory dumping the capture");
+	if (ms_writer_header(w, NULL, stage, version) == 0 && dump_tables(cap, w, u) == 0 &&
+	    ms_writer_trailer(w, !(cap->flags & MS_CAPTURE_INCOMPLETE)) == 0)
+		ret = 0;
+	free(u);
+	return ret;
+}

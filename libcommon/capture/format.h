@@ -1,0 +1,112 @@
+/*
+ * The on-disk layout of a capture, version 1 (man/microscope-capture.5 is
+ * the normative text; keep the two in step). All integers little-endian.
+ *
+ *   header     40 bytes at offset 0
+ *   directory  n_sections entries of 40 bytes, sorted by section id
+ *   sections   the stored (compressed) bytes of each section
+ */
+#ifndef MS_CAPTURE_FORMAT_H
+#define MS_CAPTURE_FORMAT_H
+
+#include <stdint.h>
+
+#include "capture/capture.h"
+
+/* Header fields (byte offsets). */
+#define MS_CAPF_MAGIC 0		/* 8 bytes, MS_CAPTURE_MAGIC */
+#define MS_CAPF_MAJOR 8		/* u32 */
+#define MS_CAPF_MINOR 12	/* u32 */
+#define MS_CAPF_FLAGS 16	/* u32, enum ms_capture_flags */
+#define MS_CAPF_N_SECTIONS 20	/* u32 */
+#define MS_CAPF_FILE_SIZE 24	/* u64, the whole file */
+#define MS_CAPF_RESERVED 32	/* u32, zero */
+#define MS_CAPF_CHECKSUM 36	/* u32, crc32 of bytes 0-35 then the directory */
+#define MS_CAPF_HEADER_SIZE 40
+
+/*
+ * Flags 0-15 are facts a reader may ignore when it does not know them;
+ * flags 16-31 are features a reader must understand or refuse the file.
+ */
+#define MS_CAPF_FLAGS_REQUIRED 0xffff0000u
+#define MS_CAPF_FLAGS_KNOWN ((uint32_t)MS_CAPTURE_INCOMPLETE)
+
+/* Directory entry fields (offsets within the entry). */
+#define MS_CAPF_DIR_ID 0	/* u32, enum ms_capf_section */
+#define MS_CAPF_DIR_CODEC 4	/* u32, enum ms_capf_codec */
+#define MS_CAPF_DIR_OFFSET 8	/* u64, from the start of the file */
+#define MS_CAPF_DIR_SIZE 16	/* u64, stored bytes */
+#define MS_CAPF_DIR_RAW_SIZE 24	/* u64, bytes after decompression */
+#define MS_CAPF_DIR_CHECKSUM 32	/* u32, crc32 of the stored bytes */
+#define MS_CAPF_DIR_RESERVED 36	/* u32, zero */
+#define MS_CAPF_DIR_SIZE_BYTES 40
+
+/* At most this many directory entries (v1 writes 9). */
+#define MS_CAPF_SECTIONS_MAX 1024
+
+enum ms_capf_codec {
+	MS_CAPF_CODEC_LZ4F = 1,	/* one LZ4 frame (lz4 frame format) */
+};
+
+/*
+ * Section ids. Every section but strings is a table: u32 n_rows, u32
+ * row_size, then n_rows rows of row_size bytes, whose first bytes are the
+ * v1 fields below; a later minor version may append fields (a larger
+ * row_size), which a v1 reader skips. strings is u32 n_strings, u32 zero,
+ * then n_strings NUL-terminated strings back to back.
+ */
+enum ms_capf_section {
+	MS_CAPF_STRINGS = 1,
+	MS_CAPF_INFO = 2,	/* key u32, value_text u32, value_number u64 */
+	MS_CAPF_MODULES = 3,	/* path, kind, build_id_len u32, build_id[20],
+				   dev_maj, dev_min u32, ino, size, mtime u64 */
+	MS_CAPF_FRAMES = 4,	/* module, flags u32, address u64, name, reason u32,
+				   symbol_start u64 */
+	MS_CAPF_STACKS = 5,	/* parent, frame, depth u32 */
+	MS_CAPF_THREADS = 6,	/* pid, tid, name, zero u32, first_time, last_time u64 */
+	MS_CAPF_SAMPLES = 7,	/* time u64, thread, cpu, stack, end u32, period u64 */
+	MS_CAPF_PROBLEMS = 8,	/* stage, code, detail, zero u32, count u64 */
+	MS_CAPF_TOTALS = 9,	/* one row: lost_kernel, lost_collector, throttled,
+				   start_time, end_time u64, target_exit_code i32,
+				   zero u32 */
+	MS_CAPF_SECTION_LAST = MS_CAPF_TOTALS,
+};
+
+/* v1 row sizes. */
+#define MS_CAPF_TABLE_HEADER 8
+#define MS_CAPF_ROW_INFO 16
+#define MS_CAPF_ROW_MODULES 64
+#define MS_CAPF_ROW_FRAMES 32
+#define MS_CAPF_ROW_STACKS 12
+#define MS_CAPF_ROW_THREADS 32
+#define MS_CAPF_ROW_SAMPLES 32
+#define MS_CAPF_ROW_PROBLEMS 24
+#define MS_CAPF_ROW_TOTALS 48
+/* A reader refuses rows larger than this (a sanity bound, not a format limit). */
+#define MS_CAPF_ROW_MAX 4096
+
+/* Name of a section id ("samples"), or NULL when unknown. */
+const char *ms_capf_section_name(uint32_t id);
+
+static inline void ms_put_u32(unsigned char *p, uint32_t v)
+{
+	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;
+}
+
+static inline void ms_put_u64(unsigned char *p, uint64_t v)
+{
+	ms_put_u32(p, (uint32_t)v);
+	ms_put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint32_t ms_get_u32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t ms_get_u64(const unsigned char *p)
+{
+	return (uint64_t)ms_get_u32(p) | (uint64_t)ms_get_u32(p + 4) << 32;
+}
+
+#endif

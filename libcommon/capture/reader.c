@@ -1,0 +1,575 @@
+/*
+ * The one loader of captures. Everything a consumer may rely on (capture.h
+ * lists the invariants) is checked here, before the capture is returned;
+ * a file that fails any check gets one message naming it and the section.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lz4frame.h>
+#include <zlib.h>
+
+#include "capture/format.h"
+#include "capture/internal.h"
+#include "util/error.h"
+
+struct load {
+	const char *name;
+	const unsigned char *buf;
+	size_t len;
+	struct ms_capture *cap;
+	/* decompressed known sections, by id */
+	unsigned char *raw[MS_CAPF_SECTION_LAST + 1];
+	uint64_t raw_len[MS_CAPF_SECTION_LAST + 1];
+};
+
+static int bad(struct load *l, const char *section, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int bad(struct load *l, const char *section, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return ms_error("capture '%s' is damaged in section '%s': %s", l->name, section, msg);
+}
+
+static const char *section_label(uint32_t id)
+{
+	const char *name = ms_capf_section_name(id);
+
+	return name ? name : "unknown";
+}
+
+/* Which part of the file holds byte offset at: for "truncated" messages. */
+static const char *where(const struct load *l, uint64_t at, uint32_t n_sections)
+{
+	uint32_t i;
+
+	if (at < MS_CAPF_HEADER_SIZE)
+		return "header";
+	if (at < MS_CAPF_HEADER_SIZE + (uint64_t)n_sections * MS_CAPF_DIR_SIZE_BYTES)
+		return "directory";
+	for (i = 0; i < n_sections; i++) {
+		const unsigned char *d = l->buf + MS_CAPF_HEADER_SIZE + i * MS_CAPF_DIR_SIZE_BYTES;
+		uint64_t off = ms_get_u64(d + MS_CAPF_DIR_OFFSET);
+		uint64_t size = ms_get_u64(d + MS_CAPF_DIR_SIZE);
+
+		if (at >= off && at - off < size)
+			return section_label(ms_get_u32(d + MS_CAPF_DIR_ID));
+	}
+	return "directory";
+}
+
+static int check_header(struct load *l, uint32_t *n_sections)
+{
+	const unsigned char *b = l->buf;
+	uint32_t major, flags, crc;
+	uint64_t dir_end, file_size;
+
+	if (l->len < 8 || memcmp(b, MS_CAPTURE_MAGIC, 8)) {
+		if (l->len < 8 && !memcmp(b, MS_CAPTURE_MAGIC, l->len))
+			return ms_error("capture '%s' is truncated: %zu bytes, in section 'header'",
+					l->name, l->len);
+		return ms_error("'%s' is not a microscope capture (no capture magic at byte 0)",
+				l->name);
+	}
+	if (l->len < MS_CAPF_HEADER_SIZE)
+		return ms_error("capture '%s' is truncated: %zu bytes, in section 'header'",
+				l->name, l->len);
+	/* The version comes first: a newer major may lay out the rest differently. */
+	major = ms_get_u32(b + MS_CAPF_MAJOR);
+	if (major != MS_CAPTURE_MAJOR)
+		return ms_error("capture '%s' is format %u.x; this microscope reads %u.x%s",
+				l->name, major, MS_CAPTURE_MAJOR,
+				major > MS_CAPTURE_MAJOR ? " (a newer microscope wrote it)" : "");
+	*n_sections = ms_get_u32(b + MS_CAPF_N_SECTIONS);
+	if (*n_sections > MS_CAPF_SECTIONS_MAX)
+		return bad(l, "header", "%u sections (at most %u)", *n_sections,
+			   MS_CAPF_SECTIONS_MAX);
+	dir_end = MS_CAPF_HEADER_SIZE + (uint64_t)*n_sections * MS_CAPF_DIR_SIZE_BYTES;
+	if (l->len < dir_end)
+		return ms_error("capture '%s' is truncated: %zu bytes, in section 'directory'",
+				l->name, l->len);
+	crc = crc32_z(0, b, MS_CAPF_CHECKSUM);
+	crc = crc32_z(crc, b + MS_CAPF_HEADER_SIZE, dir_end - MS_CAPF_HEADER_SIZE);
+	if (crc != ms_get_u32(b + MS_CAPF_CHECKSUM))
+		return bad(l, "directory", "checksum mismatch in the header or directory");
+	file_size = ms_get_u64(b + MS_CAPF_FILE_SIZE);
+	if (l->len < file_size)
+		return ms_error("capture '%s' is truncated: %zu of %" PRIu64
+				" bytes, in section '%s'", l->name, l->len, file_size,
+				where(l, l->len, *n_sections));
+	if (l->len > file_size)
+		return bad(l, "header", "%zu bytes follow the end of the capture at byte %" PRIu64,
+			   l->len - file_size, file_size);
+	if (ms_get_u32(b + MS_CAPF_RESERVED))
+		return bad(l, "header", "reserved field is not zero");
+	flags = ms_get_u32(b + MS_CAPF_FLAGS);
+	if (flags & MS_CAPF_FLAGS_REQUIRED & ~MS_CAPF_FLAGS_KNOWN)
+		return ms_error("capture '%s' needs features this microscope lacks (flags 0x%08x); "
+				"use a newer microscope", l->name, flags);
+	l->cap->major = major;
+	l->cap->minor = ms_get_u32(b + MS_CAPF_MINOR);
+	l->cap->flags = flags;
+	return 0;
+}
+
+static int decompress(struct load *l, const char *name, const unsigned char *src,
+		      uint64_t size, unsigned char *dst, uint64_t raw_size)
+{
+	LZ4F_decompressionContext_t dctx;
+	size_t in_pos = 0, out_pos = 0, ret = 1;
+	LZ4F_errorCode_t err = LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION);
+
+	if (LZ4F_isError(err))
+		return ms_error("cannot decompress '%s': %s", l->name, LZ4F_getErrorName(err));
+	while (in_pos < size) {
+		size_t in_n = size - in_pos, out_n = raw_size - out_pos;
+
+		ret = LZ4F_decompress(dctx, dst + out_pos, &out_n, src + in_pos, &in_n, NULL);
+		if (LZ4F_isError(ret)) {
+			LZ4F_freeDecompressionContext(dctx);
+			return bad(l, name, "lz4 data is corrupt: %s", LZ4F_getErrorName(ret));
+		}
+		in_pos += in_n;
+		out_pos += out_n;
+		if (!ret || (!in_n && !out_n))
+			break;
+	}
+	LZ4F_freeDecompressionContext(dctx);
+	if (ret || in_pos != size)
+		return bad(l, name, "lz4 data %s", in_pos != size && !ret ?
+			   "has bytes after its end" : "holds more or less than the size the directory gives");
+	if (out_pos != raw_size)
+		return bad(l, name, "decompressed to %zu bytes, the directory says %" PRIu64,
+			   out_pos, raw_size);
+	return 0;
+}
+
+static int load_sections(struct load *l, uint32_t n_sections)
+{
+	uint64_t dir_end = MS_CAPF_HEADER_SIZE + (uint64_t)n_sections * MS_CAPF_DIR_SIZE_BYTES;
+	uint32_t i, prev_id = 0, id;
+
+	for (i = 0; i < n_sections; i++) {
+		const unsigned char *d = l->buf + MS_CAPF_HEADER_SIZE + i * MS_CAPF_DIR_SIZE_BYTES;
+		uint64_t off = ms_get_u64(d + MS_CAPF_DIR_OFFSET);
+		uint64_t size = ms_get_u64(d + MS_CAPF_DIR_SIZE);
+		uint64_t raw_size = ms_get_u64(d + MS_CAPF_DIR_RAW_SIZE);
+		uint32_t codec = ms_get_u32(d + MS_CAPF_DIR_CODEC);
+		const char *name;
+
+		id = ms_get_u32(d + MS_CAPF_DIR_ID);
+		name = section_label(id);
+		if (i && id <= prev_id)
+			return bad(l, "directory", "section ids are not in increasing order (%u after %u)",
+				   id, prev_id);
+		prev_id = id;
+		if (ms_get_u32(d + MS_CAPF_DIR_RESERVED))
+			return bad(l, "directory", "reserved field of section %u is not zero", id);
+		if (off < dir_end || off > l->len || size > l->len - off)
+			return bad(l, name, "lies outside the file (offset %" PRIu64 ", %" PRIu64
+				   " bytes; the file has %zu)", off, size, l->len);
+		if (crc32_z(0, l->buf + off, size) != ms_get_u32(d + MS_CAPF_DIR_CHECKSUM))
+			return bad(l, name, "checksum mismatch");
+		/* Sections this version does not know come from a later minor: skip. */
+		if (!ms_capf_section_name(id))
+			continue;
+		if (codec != MS_CAPF_CODEC_LZ4F)
+			return bad(l, name, "unknown compression %u", codec);
+		/*
+		 * LZ4 expands at most about 255 times: a larger raw size is a lie
+		 * that would make us allocate memory the data cannot fill.
+		 */
+		if (raw_size < MS_CAPF_TABLE_HEADER || raw_size / 256 > size + 64)
+			return bad(l, name, "implausible size (%" PRIu64 " bytes from %" PRIu64 ")",
+				   raw_size, size);
+		l->raw[id] = malloc(raw_size);
+		if (!l->raw[id])
+			return ms_error("out of memory loading section '%s' of '%s' (%" PRIu64 " bytes)",
+					name, l->name, raw_size);
+		l->raw_len[id] = raw_size;
+		if (decompress(l, name, l->buf + off, size, l->raw[id], raw_size) < 0)
+			return -1;
+	}
+	for (id = 1; id <= MS_CAPF_SECTION_LAST; id++)
+		if (!l->raw[id])
+			return bad(l, section_label(id), "the section is missing");
+	return 0;
+}
+
+/*
+ * The rows of table section id: *n rows of *row_size bytes, at least
+ * min_row, starting at the returned pointer. NULL after a message.
+ */
+static const unsigned char *rows(struct load *l, uint32_t id, uint32_t min_row,
+				 uint32_t *n, uint32_t *row_size)
+{
+	const unsigned char *raw = l->raw[id];
+	const char *name = section_label(id);
+
+	*n = ms_get_u32(raw);
+	*row_size = ms_get_u32(raw + 4);
+	if (*row_size < min_row || *row_size > MS_CAPF_ROW_MAX) {
+		bad(l, name, "rows of %u bytes (this version needs %u to %u)", *row_size,
+		    min_row, MS_CAPF_ROW_MAX);
+		return NULL;
+	}
+	if (*n == MS_NONE ||
+	    l->raw_len[id] - MS_CAPF_TABLE_HEADER != (uint64_t)*n * *row_size) {
+		bad(l, name, "%u rows of %u bytes do not fill its %" PRIu64 " bytes", *n,
+		    *row_size, l->raw_len[id] - MS_CAPF_TABLE_HEADER);
+		return NULL;
+	}
+	return raw + MS_CAPF_TABLE_HEADER;
+}
+
+/* calloc for a table of n rows, kept by the capture; NULL after a message. */
+static void *table(struct load *l, uint32_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p) {
+		ms_error("out of memory loading '%s'", l->name);
+		return NULL;
+	}
+	return ms_capture_keep(l->cap, p);
+}
+
+static int decode_strings(struct load *l)
+{
+	unsigned char *raw = l->raw[MS_CAPF_STRINGS];
+	uint64_t len = l->raw_len[MS_CAPF_STRINGS] - MS_CAPF_TABLE_HEADER, at;
+	uint32_t n = ms_get_u32(raw), i = 0;
+	char *blob = (char *)raw + MS_CAPF_TABLE_HEADER;
+	const char **ptrs;
+
+	if (ms_get_u32(raw + 4))
+		return bad(l, "strings", "reserved field is not zero");
+	/* Each string takes at least its NUL: n is bounded by the data. */
+	if (n == 0 || n == MS_NONE || n > len)
+		return bad(l, "strings", "%u strings in %" PRIu64 " bytes", n, len);
+	if (blob[len - 1] != '\0')
+		return bad(l, "strings", "the last string is not terminated");
+	if (blob[0] != '\0')
+		return bad(l, "strings", "string 0 is not the empty string");
+	ptrs = table(l, n, sizeof(*ptrs));
+	if (!ptrs)
+		return -1;
+	for (at = 0; at < len; at += strlen(blob + at) + 1) {
+		if (i == n)
+			return bad(l, "strings", "holds more than the %u strings it counts", n);
+		ptrs[i++] = blob + at;
+	}
+	if (i != n)
+		return bad(l, "strings", "holds %u strings, not the %u it counts", i, n);
+	/* The blob is now the capture's. */
+	ms_capture_keep(l->cap, raw);
+	l->raw[MS_CAPF_STRINGS] = NULL;
+	l->cap->strings = ptrs;
+	l->cap->n_strings = n;
+	return 0;
+}
+
+#define CHECK_STRING(section, row, field, value) \
+	do { \
+		if ((value) >= cap->n_strings) \
+			return bad(l, section, "row %u: %s is string %u of %u", (row), field, \
+				   (value), cap->n_strings); \
+	} while (0)
+
+static int decode_info(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p = rows(l, MS_CAPF_INFO, MS_CAPF_ROW_INFO, &n, &size);
+
+	if (!p || !(cap->info = table(l, n, sizeof(*cap->info))))
+		return -1;
+	cap->n_info = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_info *r = &cap->info[i];
+
+		r->key = ms_get_u32(p);
+		r->value_text = ms_get_u32(p + 4);
+		r->value_number = ms_get_u64(p + 8);
+		CHECK_STRING("info", i, "key", r->key);
+		CHECK_STRING("info", i, "value", r->value_text);
+		if (i && strcmp(cap->strings[cap->info[i - 1].key], cap->strings[r->key]) >= 0)
+			return bad(l, "info", "row %u: keys are not sorted and unique (\"%s\" after \"%s\")",
+				   i, cap->strings[r->key], cap->strings[cap->info[i - 1].key]);
+	}
+	return 0;
+}
+
+static int decode_modules(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p = rows(l, MS_CAPF_MODULES, MS_CAPF_ROW_MODULES, &n, &size);
+
+	if (!p || !(cap->modules = table(l, n, sizeof(*cap->modules))))
+		return -1;
+	cap->n_modules = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_module *m = &cap->modules[i];
+
+		m->path = ms_get_u32(p);
+		m->kind = ms_get_u32(p + 4);
+		m->build_id_len = ms_get_u32(p + 8);
+		CHECK_STRING("modules", i, "path", m->path);
+		if (m->build_id_len > sizeof(m->build_id))
+			return bad(l, "modules", "row %u: build id of %u bytes (at most %zu)", i,
+				   m->build_id_len, sizeof(m->build_id));
+		memcpy(m->build_id, p + 12, m->build_id_len);
+		m->dev_maj = ms_get_u32(p + 32);
+		m->dev_min = ms_get_u32(p + 36);
+		m->ino = ms_get_u64(p + 40);
+		m->size = ms_get_u64(p + 48);
+		m->mtime = ms_get_u64(p + 56);
+	}
+	return 0;
+}
+
+static int decode_frames(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p = rows(l, MS_CAPF_FRAMES, MS_CAPF_ROW_FRAMES, &n, &size);
+
+	if (!p || !(cap->frames = table(l, n, sizeof(*cap->frames))))
+		return -1;
+	cap->n_frames = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_frame *f = &cap->frames[i];
+
+		f->module = ms_get_u32(p);
+		f->flags = ms_get_u32(p + 4);
+		f->address = ms_get_u64(p + 8);
+		f->name = ms_get_u32(p + 16);
+		f->reason = ms_get_u32(p + 20);
+		f->symbol_start = ms_get_u64(p + 24);
+		if (f->module != MS_NONE && f->module >= cap->n_modules)
+			return bad(l, "frames", "row %u: module %u of %u", i, f->module,
+				   cap->n_modules);
+		CHECK_STRING("frames", i, "name", f->name);
+	}
+	return 0;
+}
+
+static int decode_stacks(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p = rows(l, MS_CAPF_STACKS, MS_CAPF_ROW_STACKS, &n, &size);
+
+	if (!p || !(cap->stacks = table(l, n, sizeof(*cap->stacks))))
+		return -1;
+	cap->n_stacks = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_stack *s = &cap->stacks[i];
+		uint32_t depth;
+
+		s->parent = ms_get_u32(p);
+		s->frame = ms_get_u32(p + 4);
+		s->depth = ms_get_u32(p + 8);
+		/* parent < i makes the tree acyclic and lets consumers walk it in one pass. */
+		if (s->parent != MS_NONE && s->parent >= i)
+			return bad(l, "stacks", "row %u: parent %u is not an earlier row", i,
+				   s->parent);
+		if (s->frame >= cap->n_frames)
+			return bad(l, "stacks", "row %u: frame %u of %u", i, s->frame,
+				   cap->n_frames);
+		depth = s->parent == MS_NONE ? 1 : cap->stacks[s->parent].depth + 1;
+		if (s->depth != depth)
+			return bad(l, "stacks", "row %u: depth %u, its parent makes it %u", i,
+				   s->depth, depth);
+	}
+	return 0;
+}
+
+static int decode_threads(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p = rows(l, MS_CAPF_THREADS, MS_CAPF_ROW_THREADS, &n, &size);
+
+	if (!p || !(cap->threads = table(l, n, sizeof(*cap->threads))))
+		return -1;
+	cap->n_threads = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_thread *t = &cap->threads[i];
+
+		t->pid = ms_get_u32(p);
+		t->tid = ms_get_u32(p + 4);
+		t->name = ms_get_u32(p + 8);
+		t->first_time = ms_get_u64(p + 16);
+		t->last_time = ms_get_u64(p + 24);
+		CHECK_STRING("threads", i, "name", t->name);
+		if (i && (t[-1].pid > t->pid || (t[-1].pid == t->pid && t[-1].tid >= t->tid)))
+			return bad(l, "threads", "row %u: (pid %u, tid %u) is not after (%u, %u)",
+				   i, t->pid, t->tid, t[-1].pid, t[-1].tid);
+		if (t->first_time > t->last_time)
+			return bad(l, "threads", "row %u: first time after last time", i);
+	}
+	return 0;
+}
+
+static int decode_samples(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p = rows(l, MS_CAPF_SAMPLES, MS_CAPF_ROW_SAMPLES, &n, &size);
+
+	if (!p || !(cap->samples = table(l, n, sizeof(*cap->samples))))
+		return -1;
+	cap->n_samples = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_sample *s = &cap->samples[i], *prev = s - 1;
+
+		s->time = ms_get_u64(p);
+		s->thread = ms_get_u32(p + 8);
+		s->cpu = ms_get_u32(p + 12);
+		s->stack = ms_get_u32(p + 16);
+		s->end = ms_get_u32(p + 20);
+		s->period = ms_get_u64(p + 24);
+		if (s->thread >= cap->n_threads)
+			return bad(l, "samples", "row %u: thread %u of %u", i, s->thread,
+				   cap->n_threads);
+		if (s->stack != MS_NONE && s->stack >= cap->n_stacks)
+			return bad(l, "samples", "row %u: stack %u of %u", i, s->stack,
+				   cap->n_stacks);
+		if (i && (prev->time > s->time ||
+			  (prev->time == s->time &&
+			   (prev->thread > s->thread ||
+			    (prev->thread == s->thread &&
+			     (prev->cpu > s->cpu ||
+			      (prev->cpu == s->cpu && prev->stack > s->stack)))))))
+			return bad(l, "samples", "row %u is out of order (by time, thread, cpu, stack)", i);
+	}
+	return 0;
+}
+
+static int decode_problems(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p = rows(l, MS_CAPF_PROBLEMS, MS_CAPF_ROW_PROBLEMS, &n, &size);
+
+	if (!p || !(cap->problems = table(l, n, sizeof(*cap->problems))))
+		return -1;
+	cap->n_problems = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_problem *r = &cap->problems[i];
+
+		r->stage = ms_get_u32(p);
+		r->code = ms_get_u32(p + 4);
+		r->detail = ms_get_u32(p + 8);
+		r->count = ms_get_u64(p + 16);
+		CHECK_STRING("problems", i, "stage", r->stage);
+		CHECK_STRING("problems", i, "code", r->code);
+		CHECK_STRING("problems", i, "detail", r->detail);
+	}
+	return 0;
+}
+
+static int decode_totals(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size;
+	const unsigned char *p = rows(l, MS_CAPF_TOTALS, MS_CAPF_ROW_TOTALS, &n, &size);
+
+	if (!p)
+		return -1;
+	if (n != 1)
+		return bad(l, "totals", "%u rows, not 1", n);
+	cap->lost_kernel = ms_get_u64(p);
+	cap->lost_collector = ms_get_u64(p + 8);
+	cap->throttled = ms_get_u64(p + 16);
+	cap->start_time = ms_get_u64(p + 24);
+	cap->end_time = ms_get_u64(p + 32);
+	cap->target_exit_code = (int32_t)ms_get_u32(p + 40);
+	if (cap->start_time > cap->end_time)
+		return bad(l, "totals", "start time %" PRIu64 " after end time %" PRIu64,
+			   cap->start_time, cap->end_time);
+	return 0;
+}
+
+struct ms_capture *ms_capture_load_buffer(const void *buf, size_t len, const char *name)
+{
+	struct load l = { .name = name, .buf = buf, .len = len };
+	uint32_t n_sections = 0, i;
+	int ret = -1;
+
+	l.cap = ms_capture_new();
+	if (!l.cap)
+		return NULL;
+	/* Strings first: every other table refers to them. */
+	if (check_header(&l, &n_sections) == 0 && load_sections(&l, n_sections) == 0 &&
+	    decode_strings(&l) == 0 && decode_info(&l) == 0 && decode_modules(&l) == 0 &&
+	    decode_frames(&l) == 0 && decode_stacks(&l) == 0 && decode_threads(&l) == 0 &&
+	    decode_samples(&l) == 0 && decode_problems(&l) == 0 && decode_totals(&l) == 0)
+		ret = 0;
+	for (i = 0; i <= MS_CAPF_SECTION_LAST; i++)
+		free(l.raw[i]);
+	if (ret < 0) {
+		ms_capture_free(l.cap);
+		return NULL;
+	}
+	return l.cap;
+}
+
+struct ms_capture *ms_capture_load(const char *path)
+{
+	struct ms_capture *cap = NULL;
+	unsigned char *buf = NULL;
+	struct stat st;
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		ms_error_errno("cannot open capture '%s'", path);
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		ms_error_errno("cannot stat capture '%s'", path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ms_error("capture '%s' is not a regular file", path);
+		goto out;
+	}
+	buf = malloc(st.st_size ? st.st_size : 1);
+	if (!buf) {
+		ms_error("out of memory reading capture '%s' (%jd bytes)", path, (intmax_t)st.st_size);
+		goto out;
+	}
+	while (len < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + len, st.st_size - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ms_error_errno("cannot read capture '%s'", path);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	cap = ms_capture_load_buffer(buf, len, path);
+out:
+	free(buf);
+	close(fd);
+	return cap;
+}

@@ -1,0 +1,376 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lz4frame.h>
+#include <zlib.h>
+
+#include "capture/format.h"
+#include "capture/internal.h"
+#include "util/error.h"
+
+struct section {
+	uint32_t id;
+	unsigned char *raw;
+	size_t raw_len;
+	unsigned char *stored;
+	size_t stored_len;
+	uint32_t checksum;
+};
+
+/* A table section: its header, with room for n rows of row_size bytes. */
+static unsigned char *table(struct section *s, uint32_t id, uint32_t n, uint32_t row_size)
+{
+	s->id = id;
+	s->raw_len = MS_CAPF_TABLE_HEADER + (size_t)n * row_size;
+	s->raw = calloc(1, s->raw_len);
+	if (!s->raw)
+		return NULL;
+	ms_put_u32(s->raw, n);
+	ms_put_u32(s->raw + 4, row_size);
+	return s->raw + MS_CAPF_TABLE_HEADER;
+}
+
+static int put_strings(struct section *s, const struct ms_capture *cap)
+{
+	size_t len = MS_CAPF_TABLE_HEADER, at;
+	uint32_t i;
+
+	for (i = 0; i < cap->n_strings; i++)
+		len += strlen(cap->strings[i]) + 1;
+	s->id = MS_CAPF_STRINGS;
+	s->raw_len = len;
+	s->raw = calloc(1, len);
+	if (!s->raw)
+		return -1;
+	ms_put_u32(s->raw, cap->n_strings);
+	at = MS_CAPF_TABLE_HEADER;
+	for (i = 0; i < cap->n_strings; i++) {
+		size_t n = strlen(cap->strings[i]) + 1;
+
+		memcpy(s->raw + at, cap->strings[i], n);
+		at += n;
+	}
+	return 0;
+}
+
+static int put_info(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p = table(s, MS_CAPF_INFO, cap->n_info, MS_CAPF_ROW_INFO);
+	uint32_t i;
+
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_info; i++, p += MS_CAPF_ROW_INFO) {
+		ms_put_u32(p, cap->info[i].key);
+		ms_put_u32(p + 4, cap->info[i].value_text);
+		ms_put_u64(p + 8, cap->info[i].value_number);
+	}
+	return 0;
+}
+
+static int put_modules(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p = table(s, MS_CAPF_MODULES, cap->n_modules, MS_CAPF_ROW_MODULES);
+	uint32_t i;
+
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_modules; i++, p += MS_CAPF_ROW_MODULES) {
+		const struct ms_cap_module *m = &cap->modules[i];
+		uint32_t len = m->build_id_len <= 20 ? m->build_id_len : 20;
+
+		ms_put_u32(p, m->path);
+		ms_put_u32(p + 4, m->kind);
+		ms_put_u32(p + 8, m->build_id_len);
+		/* Bytes past build_id_len stay zero: the same module, the same bytes. */
+		memcpy(p + 12, m->build_id, len);
+		ms_put_u32(p + 32, m->dev_maj);
+		ms_put_u32(p + 36, m->dev_min);
+		ms_put_u64(p + 40, m->ino);
+		ms_put_u64(p + 48, m->size);
+		ms_put_u64(p + 56, m->mtime);
+	}
+	return 0;
+}
+
+static int put_frames(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p = table(s, MS_CAPF_FRAMES, cap->n_frames, MS_CAPF_ROW_FRAMES);
+	uint32_t i;
+
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_frames; i++, p += MS_CAPF_ROW_FRAMES) {
+		const struct ms_cap_frame *f = &cap->frames[i];
+
+		ms_put_u32(p, f->module);
+		ms_put_u32(p + 4, f->flags);
+		ms_put_u64(p + 8, f->address);
+		ms_put_u32(p + 16, f->name);
+		ms_put_u32(p + 20, f->reason);
+		ms_put_u64(p + 24, f->symbol_start);
+	}
+	return 0;
+}
+
+static int put_stacks(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p = table(s, MS_CAPF_STACKS, cap->n_stacks, MS_CAPF_ROW_STACKS);
+	uint32_t i;
+
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_stacks; i++, p += MS_CAPF_ROW_STACKS) {
+		ms_put_u32(p, cap->stacks[i].parent);
+		ms_put_u32(p + 4, cap->stacks[i].frame);
+		ms_put_u32(p + 8, cap->stacks[i].depth);
+	}
+	return 0;
+}
+
+static int put_threads(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p = table(s, MS_CAPF_THREADS, cap->n_threads, MS_CAPF_ROW_THREADS);
+	uint32_t i;
+
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_threads; i++, p += MS_CAPF_ROW_THREADS) {
+		const struct ms_cap_thread *t = &cap->threads[i];
+
+		ms_put_u32(p, t->pid);
+		ms_put_u32(p + 4, t->tid);
+		ms_put_u32(p + 8, t->name);
+		ms_put_u64(p + 16, t->first_time);
+		ms_put_u64(p + 24, t->last_time);
+	}
+	return 0;
+}
+
+static int put_samples(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p = table(s, MS_CAPF_SAMPLES, cap->n_samples, MS_CAPF_ROW_SAMPLES);
+	uint32_t i;
+
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_samples; i++, p += MS_CAPF_ROW_SAMPLES) {
+		const struct ms_cap_sample *x = &cap->samples[i];
+
+		ms_put_u64(p, x->time);
+		ms_put_u32(p + 8, x->thread);
+		ms_put_u32(p + 12, x->cpu);
+		ms_put_u32(p + 16, x->stack);
+		ms_put_u32(p + 20, x->end);
+		ms_put_u64(p + 24, x->period);
+	}
+	return 0;
+}
+
+static int put_problems(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p = table(s, MS_CAPF_PROBLEMS, cap->n_problems, MS_CAPF_ROW_PROBLEMS);
+	uint32_t i;
+
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_problems; i++, p += MS_CAPF_ROW_PROBLEMS) {
+		ms_put_u32(p, cap->problems[i].stage);
+		ms_put_u32(p + 4, cap->problems[i].code);
+		ms_put_u32(p + 8, cap->problems[i].detail);
+		ms_put_u64(p + 16, cap->problems[i].count);
+	}
+	return 0;
+}
+
+static int put_totals(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p = table(s, MS_CAPF_TOTALS, 1, MS_CAPF_ROW_TOTALS);
+
+	if (!p)
+		return -1;
+	ms_put_u64(p, cap->lost_kernel);
+	ms_put_u64(p + 8, cap->lost_collector);
+	ms_put_u64(p + 16, cap->throttled);
+	ms_put_u64(p + 24, cap->start_time);
+	ms_put_u64(p + 32, cap->end_time);
+	ms_put_u32(p + 40, (uint32_t)cap->target_exit_code);
+	return 0;
+}
+
+static int (*const put_section[])(struct section *, const struct ms_capture *) = {
+	put_strings, put_info, put_modules, put_frames, put_stacks,
+	put_threads, put_samples, put_problems, put_totals,
+};
+#define N_SECTIONS (sizeof(put_section) / sizeof(put_section[0]))
+
+/* One LZ4 frame: fixed preferences, so the same bytes compress the same. */
+static int compress_section(struct section *s)
+{
+	LZ4F_preferences_t prefs;
+	size_t bound, n;
+
+	memset(&prefs, 0, sizeof(prefs));
+	prefs.frameInfo.blockSizeID = LZ4F_max4MB;
+	prefs.frameInfo.blockMode = LZ4F_blockLinked;
+	prefs.frameInfo.contentSize = s->raw_len;
+	prefs.compressionLevel = 0;
+	bound = LZ4F_compressFrameBound(s->raw_len, &prefs);
+	s->stored = malloc(bound);
+	if (!s->stored)
+		return ms_error("out of memory writing the capture");
+	n = LZ4F_compressFrame(s->stored, bound, s->raw, s->raw_len, &prefs);
+	if (LZ4F_isError(n))
+		return ms_error("cannot compress section '%s': %s",
+				ms_capf_section_name(s->id), LZ4F_getErrorName(n));
+	s->stored_len = n;
+	s->checksum = crc32_z(0, s->stored, n);
+	return 0;
+}
+
+int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t *len)
+{
+	struct section sections[N_SECTIONS];
+	size_t dir_len = N_SECTIONS * MS_CAPF_DIR_SIZE_BYTES;
+	size_t total = MS_CAPF_HEADER_SIZE + dir_len, at;
+	unsigned char *out = NULL, *d;
+	unsigned i;
+	int ret = -1;
+	uint32_t crc;
+
+	memset(sections, 0, sizeof(sections));
+	for (i = 0; i < N_SECTIONS; i++) {
+		if (put_section[i](&sections[i], cap) < 0) {
+			ms_error("out of memory writing the capture");
+			goto out;
+		}
+		if (compress_section(&sections[i]) < 0)
+			goto out;
+		total += sections[i].stored_len;
+	}
+	out = calloc(1, total);
+	if (!out) {
+		ms_error("out of memory writing the capture");
+		goto out;
+	}
+	memcpy(out + MS_CAPF_MAGIC, MS_CAPTURE_MAGIC, 8);
+	ms_put_u32(out + MS_CAPF_MAJOR, MS_CAPTURE_MAJOR);
+	ms_put_u32(out + MS_CAPF_MINOR, MS_CAPTURE_MINOR);
+	ms_put_u32(out + MS_CAPF_FLAGS, cap->flags);
+	ms_put_u32(out + MS_CAPF_N_SECTIONS, N_SECTIONS);
+	ms_put_u64(out + MS_CAPF_FILE_SIZE, total);
+	at = MS_CAPF_HEADER_SIZE + dir_len;
+	for (i = 0; i < N_SECTIONS; i++) {
+		d = out + MS_CAPF_HEADER_SIZE + i * MS_CAPF_DIR_SIZE_BYTES;
+		ms_put_u32(d + MS_CAPF_DIR_ID, sections[i].id);
+		ms_put_u32(d + MS_CAPF_DIR_CODEC, MS_CAPF_CODEC_LZ4F);
+		ms_put_u64(d + MS_CAPF_DIR_OFFSET, at);
+		ms_put_u64(d + MS_CAPF_DIR_SIZE, sections[i].stored_len);
+		ms_put_u64(d + MS_CAPF_DIR_RAW_SIZE, sections[i].raw_len);
+		ms_put_u32(d + MS_CAPF_DIR_CHECKSUM, sections[i].checksum);
+		memcpy(out + at, sections[i].stored, sections[i].stored_len);
+		at += sections[i].stored_len;
+	}
+	crc = crc32_z(0, out, MS_CAPF_CHECKSUM);
+	crc = crc32_z(crc, out + MS_CAPF_HEADER_SIZE, dir_len);
+	ms_put_u32(out + MS_CAPF_CHECKSUM, crc);
+	*buf = out;
+	*len = total;
+	out = NULL;
+	ret = 0;
+out:
+	for (i = 0; i < N_SECTIONS; i++) {
+		free(sections[i].raw);
+		free(sections[i].stored);
+	}
+	free(out);
+	return ret;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Make the rename itself durable; a failure here loses nothing written. */
+static void sync_dir(const char *path)
+{
+	char *copy = strdup(path);
+	int fd;
+
+	if (!copy)
+		return;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(copy);
+}
+
+int ms_capture_write(const struct ms_capture *cap, const char *path)
+{
+	unsigned char *buf;
+	size_t len, tmp_len = strlen(path) + 32;
+	char *tmp = malloc(tmp_len);
+	int fd = -1, ret = -1;
+
+	if (!tmp)
+		return ms_error("out of memory writing '%s'", path);
+	if (ms_capture_encode(cap, &buf, &len) < 0) {
+		free(tmp);
+		return -1;
+	}
+	snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		ms_error_errno("cannot create '%s'", tmp);
+		goto out;
+	}
+	if (write_all(fd, buf, len) < 0) {
+		ms_error_errno("cannot write '%s'", tmp);
+		goto fail;
+	}
+	if (fsync(fd) < 0) {
+		ms_error_errno("cannot sync '%s'", tmp);
+		goto fail;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		ms_error_errno("cannot write '%s'", tmp);
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		ms_error_errno("cannot rename '%s' to '%s'", tmp, path);
+		goto fail;
+	}
+	sync_dir(path);
+	ret = 0;
+	goto out;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out:
+	free(buf);
+	free(tmp);
+	return ret;
+}

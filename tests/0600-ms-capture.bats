@@ -1,0 +1,249 @@
+#!/usr/bin/env bats
+# ms-capture: a stream sealed into a capture, a capture dumped as a stream,
+# and every way the input can be bad. Input streams come from
+# tests/unit/mkstream (a synthetic stream), so these tests need no kernel.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	: "${MS_BUILDDIR:?set MS_BUILDDIR to the build directory}"
+	MKSTREAM="$MS_BUILDDIR/tests/unit/mkstream"
+	SRCDIR="${MS_SRCDIR:-$BATS_TEST_DIRNAME/..}"
+	# A directory of our own: bats keeps files of its own in BATS_TEST_TMPDIR.
+	mkdir "$BATS_TEST_TMPDIR/work"
+	cd "$BATS_TEST_TMPDIR/work"
+}
+
+# The 4 bytes of the capture header's flags field, as an unsigned integer.
+header_flags() {
+	od -An -tu4 -j16 -N4 "$1" | tr -d ' '
+}
+
+# Nothing under the output name, and no temporary left beside it.
+assert_no_output() {
+	[ ! -e "$1" ]
+	! ls "$1".tmp.* >/dev/null 2>&1
+}
+
+@test "ms-capture --help shows the synopsis, options and exit codes" {
+	run --separate-stderr ms-capture --help
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "usage: ms-capture -o FILE [--salvage] [INPUT]" ]
+	[ "${lines[1]}" = "       ms-capture --dump FILE" ]
+	[[ "$output" == *"Exit status: 0 success"* ]]
+	[ -z "$stderr" ]
+}
+
+@test "ms-capture --version prints the name and version" {
+	run --separate-stderr ms-capture --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^ms-capture\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "every option in --help is in the man page, and the synopsis matches" {
+	ms-capture --help >help
+	grep -o -E -- '--[a-z][a-z-]+' help | sort -u >options
+	[ -s options ]
+	while read -r opt; do
+		grep -q -F -- "${opt//-/\\-}" "$SRCDIR/man/ms-capture.1" || {
+			echo "man page lacks $opt"
+			return 1
+		}
+	done <options
+	# The man page's SYNOPSIS, with roff markup removed, is --help's usage.
+	sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$SRCDIR/man/ms-capture.1" |
+		grep -v '^\.SH\|^\.br' | sed 's/^\.[BIR]* //; s/\\-/-/g; s/\\f[BIRP]//g' |
+		tr -s ' \n' ' ' >man-synopsis
+	sed -n '1,2p' help | sed 's/^usage: //; s/^ *//' | tr -s ' \n' ' ' >help-synopsis
+	diff -u help-synopsis man-synopsis
+}
+
+@test "usage errors exit 2 with a message" {
+	run --separate-stderr ms-capture
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"-o FILE is required"* ]]
+	run --separate-stderr ms-capture --bogus
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"unknown option '--bogus'"* ]]
+	run --separate-stderr ms-capture -o a.msc x y
+	[ "$status" -eq 2 ]
+	run --separate-stderr ms-capture --dump a.msc -o b.msc
+	[ "$status" -eq 2 ]
+	assert_no_output a.msc
+	assert_no_output b.msc
+}
+
+@test "a stream becomes a capture: from a file, stdin, or -" {
+	"$MKSTREAM" >s.msr
+	run --separate-stderr ms-capture -o a.msc s.msr
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(head -c 8 a.msc | tr -d '\r\n')" = "MSCAPT" ]
+	[ "$(header_flags a.msc)" = 0 ]
+	ms-capture -o b.msc <s.msr
+	ms-capture -o c.msc - <s.msr
+	cmp a.msc b.msc
+	cmp a.msc c.msc
+	[ "$(ls)" = "$(printf 'a.msc\nb.msc\nc.msc\ns.msr')" ]
+}
+
+@test "the same stream gives the same bytes; so do the same stacks in another order" {
+	"$MKSTREAM" --samples 500 >s.msr
+	"$MKSTREAM" --samples 500 --reverse >r.msr
+	! cmp -s s.msr r.msr
+	ms-capture -o a.msc s.msr
+	ms-capture -o b.msc s.msr
+	ms-capture -o c.msc r.msr
+	cmp a.msc b.msc
+	cmp a.msc c.msc
+}
+
+@test "--dump writes a stream that captures to the same bytes" {
+	"$MKSTREAM" --samples 300 >s.msr
+	ms-capture -o a.msc s.msr
+	ms-capture --dump a.msc >d.msr
+	[ -s d.msr ]
+	ms-capture -o b.msc d.msr
+	cmp a.msc b.msc
+	# and again, through a pipe
+	ms-capture --dump b.msc | ms-capture -o c.msc
+	cmp a.msc c.msc
+}
+
+@test "a stream without a trailer: no file, exit 3, the message names input and byte" {
+	"$MKSTREAM" --no-trailer >cut.msr
+	echo old >keep.msc
+	run --separate-stderr ms-capture -o a.msc cut.msr
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == "ms-capture: 'cut.msr': stream cut short"*"byte "* ]]
+	[[ "$stderr" == *"--salvage"* ]]
+	assert_no_output a.msc
+	# an existing capture is left alone
+	run --separate-stderr ms-capture -o keep.msc cut.msr
+	[ "$status" -eq 3 ]
+	[ "$(cat keep.msc)" = old ]
+	! ls keep.msc.tmp.* >/dev/null 2>&1
+}
+
+@test "a stream cut inside a record: no file, exit 3" {
+	"$MKSTREAM" >s.msr
+	head -c $(($(stat -c %s s.msr) * 2 / 3)) s.msr >cut.msr
+	run --separate-stderr ms-capture -o a.msc <cut.msr
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == "ms-capture: 'stdin': stream cut short inside the record at byte "* ]]
+	assert_no_output a.msc
+}
+
+@test "--salvage writes a stream cut short as an incomplete capture" {
+	"$MKSTREAM" >s.msr
+	head -c $(($(stat -c %s s.msr) * 2 / 3)) s.msr >cut.msr
+	run --separate-stderr ms-capture --salvage -o a.msc cut.msr
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"stream cut short"* ]]
+	[[ "$stderr" == *"warning: wrote 'a.msc' marked incomplete"* ]]
+	[ "$(header_flags a.msc)" = 1 ]
+	ms-capture --dump a.msc >d.msr
+	grep -a -q 'stream-cut-short' d.msr
+	grep -a -q 'the stream ended at byte [0-9]* after [0-9]* records' d.msr
+	# still incomplete, and the same bytes, after a round trip
+	ms-capture -o b.msc d.msr
+	cmp a.msc b.msc
+	# --salvage changes nothing for a complete stream
+	ms-capture -o c.msc s.msr
+	ms-capture --salvage -o d.msc s.msr
+	cmp c.msc d.msc
+	[ "$(header_flags d.msc)" = 0 ]
+}
+
+@test "a trailer that says an upstream stage salvaged the stream marks the capture incomplete" {
+	"$MKSTREAM" --incomplete >s.msr
+	run --separate-stderr ms-capture -o a.msc s.msr
+	[ "$status" -eq 0 ]
+	[ "$(header_flags a.msc)" = 1 ]
+}
+
+@test "garbage input: no file, exit 1, the message names the input and byte" {
+	printf 'this is not a stream at all\n' >g.msr
+	run --separate-stderr ms-capture -o a.msc g.msr
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-capture: 'g.msr': "*"byte 0"* ]]
+	assert_no_output a.msc
+	head -c 4096 /dev/urandom >r.msr
+	run --separate-stderr ms-capture -o a.msc r.msr
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-capture: 'r.msr'"* ]]
+	assert_no_output a.msc
+	# garbage after a good start
+	"$MKSTREAM" --no-trailer >s.msr
+	head -c 100 /dev/zero | tr '\0' '\301' >>s.msr
+	run --separate-stderr ms-capture --salvage -o a.msc s.msr
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-capture: 's.msr': "*"byte "* ]]
+	assert_no_output a.msc
+}
+
+@test "empty input: no file, exit 1" {
+	run --separate-stderr ms-capture -o a.msc </dev/null
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-capture: 'stdin' is empty"* ]]
+	assert_no_output a.msc
+}
+
+@test "a stream of a newer major version: no file, exit 1" {
+	"$MKSTREAM" --major 2 >new.msr
+	run --separate-stderr ms-capture -o a.msc new.msr
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-capture: 'new.msr' is a version 2.0 stream, newer than"* ]]
+	assert_no_output a.msc
+}
+
+@test "an oversized record: no file, exit 1, the message names the byte" {
+	"$MKSTREAM" --oversize >big.msr
+	run --separate-stderr ms-capture -o a.msc big.msr
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-capture: 'big.msr': the record at byte "*" exceeds the limit"* ]]
+	assert_no_output a.msc
+}
+
+@test "an unwritable output: exit 1, no temporary left" {
+	"$MKSTREAM" >s.msr
+	run --separate-stderr ms-capture -o no/such/dir/a.msc s.msr
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-capture: cannot create 'no/such/dir/a.msc.tmp."* ]]
+	[ "$(ls)" = s.msr ]
+}
+
+@test "--dump refuses a damaged capture and names the section" {
+	"$MKSTREAM" >s.msr
+	ms-capture -o a.msc s.msr
+	size=$(stat -c %s a.msc)
+	head -c $((size - 1)) a.msc >cut.msc
+	run --separate-stderr ms-capture --dump cut.msc
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "ms-capture: capture 'cut.msc' is truncated: $((size - 1)) of $size bytes, in section 'totals'" ]
+	cp a.msc flip.msc
+	printf '\377' | dd of=flip.msc bs=1 seek=$((size - 10)) conv=notrunc status=none
+	run --separate-stderr ms-capture --dump flip.msc
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-capture: capture 'flip.msc' is damaged in section 'totals': checksum mismatch" ]]
+	printf 'MSCAPT\r\n\002\000\000\000' >new.msc
+	head -c 100 /dev/zero >>new.msc
+	run --separate-stderr ms-capture --dump new.msc
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-capture: capture 'new.msc' is format 2.x; this microscope reads 1.x"* ]]
+	run --separate-stderr ms-capture --dump s.msr
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-capture: 's.msr' is not a microscope capture"* ]]
+	run --separate-stderr ms-capture --dump missing.msc
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-capture: cannot open capture 'missing.msc': "* ]]
+}
+
+@test "--dump into a closed pipe stops with exit 5 and one message" {
+	"$MKSTREAM" --samples 50000 | ms-capture -o a.msc
+	run --separate-stderr bash -c 'ms-capture --dump a.msc | head -c 1 >/dev/null; exit ${PIPESTATUS[0]}'
+	[ "$status" -eq 5 ]
+	[[ "$stderr" == "ms-capture: "*"downstream closed"* ]]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+}

@@ -1,0 +1,308 @@
+/*
+ * mkstream: write a synthetic record stream on stdout, for the ms-capture
+ * tests (the stages that make real streams are tested on their own).
+ *
+ *   mkstream [--samples N] [--reverse] [--no-trailer] [--incomplete]
+ *            [--major N] [--oversize]
+ *
+ * The stream holds every kind ms-capture uses (info, target, comm, fork,
+ * exit, module, frame, stack, lost, throttle, problem, target exit) and
+ * some it ignores (attr, round, sample, mmap). --reverse writes the same
+ * stacks in the opposite order, which must give the same capture.
+ * --no-trailer stops where a killed producer would; --incomplete writes a
+ * trailer that says an upstream stage salvaged the stream. --major N
+ * writes only a header of that stream version; --oversize a header and a
+ * record larger than any reader takes.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <msgpack.h>
+
+#include "stream/records.h"
+#include "stream/stream.h"
+#include "util/error.h"
+
+#define S(lit) ((struct ms_str){ (lit), sizeof(lit) - 1 })
+
+static struct ms_writer *w;
+
+static void check(int rc)
+{
+	if (rc < 0)
+		exit(1);
+}
+
+static void write_raw(const char *buf, size_t len)
+{
+	if (write(1, buf, len) != (ssize_t)len) {
+		perror("mkstream: write");
+		exit(1);
+	}
+}
+
+/* A header of another major version, written by hand (the writer won't). */
+static void header_major(unsigned major)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 5);
+	msgpack_pack_uint32(&pk, MS_REC_HEADER);
+	msgpack_pack_str_with_body(&pk, MS_STREAM_MAGIC, strlen(MS_STREAM_MAGIC));
+	msgpack_pack_uint32(&pk, major);
+	msgpack_pack_uint32(&pk, 0);
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_str_with_body(&pk, "mkstream", 8);
+	msgpack_pack_str_with_body(&pk, "1", 1);
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_uint32(&pk, MS_REC_TRAILER);
+	msgpack_pack_uint32(&pk, 0);
+	write_raw(sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* [11, 0, bin of 200 KiB]: over MS_RECORD_MAX. */
+static void oversize(void)
+{
+	size_t n = 200 * 1024;
+	char *zeros = calloc(1, n);
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 3);
+	msgpack_pack_uint32(&pk, MS_REC_RAW);
+	msgpack_pack_uint32(&pk, 0);
+	msgpack_pack_bin_with_body(&pk, zeros, n);
+	write_raw(sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+	free(zeros);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t next_random(void)
+{
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(rng >> 33);
+}
+
+static void info_text(const char *key, const char *value)
+{
+	struct ms_info i = { { key, strlen(key) }, true, { value, strlen(value) }, 0 };
+
+	check(ms_info_pack(w, &i));
+}
+
+static void info_number(const char *key, uint64_t value)
+{
+	struct ms_info i = { { key, strlen(key) }, false, { "", 0 }, value };
+
+	check(ms_info_pack(w, &i));
+}
+
+static void module(uint32_t id, uint32_t kind, struct ms_str path, uint8_t build_id_byte)
+{
+	struct ms_module m;
+
+	memset(&m, 0, sizeof(m));
+	m.id = id;
+	m.kind = kind;
+	m.path = path;
+	if (build_id_byte) {
+		m.build_id_len = 20;
+		memset(m.build_id, build_id_byte, 20);
+	}
+	m.dev_maj = 8;
+	m.dev_min = 1;
+	m.ino = 1000 + id;
+	m.size = 4096 * (id + 1);
+	m.mtime = 1700000000 + id;
+	check(ms_module_pack(w, &m));
+}
+
+static void frame(uint32_t module_id, uint64_t address, const char *name, uint64_t start,
+		  uint32_t reason)
+{
+	struct ms_frame f = { module_id, address, { name, strlen(name) }, start, reason };
+
+	check(ms_frame_pack(w, &f));
+}
+
+/* Functions of module 0 by weight, like the burn fixture. */
+static const struct {
+	const char *name;
+	uint64_t start;
+} funcs[] = {
+	{ "burn_60", 0x1100 }, { "burn_30", 0x1200 }, { "burn_10", 0x1300 },
+};
+
+static void make_stack(struct ms_stack *s, uint32_t i)
+{
+	static const uint32_t tids[] = { 1000, 1001, 1002 };
+	uint32_t r = next_random() % 100, f = r < 60 ? 0 : r < 90 ? 1 : 2, n = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = 1000;
+	s->tid = tids[next_random() % 3];
+	s->time = 5000000000ull + (uint64_t)i * 1001000;
+	s->cpu = next_random() % 2;
+	s->period = 1001000;
+	s->reason = MS_END_FP_CHAIN;
+	if (i % 17 == 5) {
+		/* A kernel thread's sample: no user frames. */
+		s->reason = MS_END_KERNEL_ONLY;
+		return;
+	}
+	if (i % 7 == 3) {
+		s->frames[n++] = (struct ms_stack_frame){ 1, MS_FRAME_KERNEL, 0xffffffff81000010ull };
+	}
+	if (i % 23 == 11) {
+		/* An address in no module, and a module id never described. */
+		s->frames[n++] = (struct ms_stack_frame){ UINT32_MAX, 0, 0x7f0000001234ull };
+		s->frames[n++] = (struct ms_stack_frame){ 7, MS_FRAME_RETURN, 0x42 };
+		s->reason = MS_END_NO_MODULE;
+	}
+	s->frames[n++] = (struct ms_stack_frame){ 0, 0, funcs[f].start + 4 * (next_random() % 8) };
+	s->frames[n++] = (struct ms_stack_frame){ 0, MS_FRAME_RETURN, 0x1034 + 8 * f };
+	s->frames[n++] = (struct ms_stack_frame){ 2, MS_FRAME_RETURN, 0x29d90 };
+	s->n_frames = n;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "samples", required_argument, NULL, 'n' },
+		{ "reverse", no_argument, NULL, 'r' },
+		{ "no-trailer", no_argument, NULL, 't' },
+		{ "incomplete", no_argument, NULL, 'i' },
+		{ "major", required_argument, NULL, 'm' },
+		{ "oversize", no_argument, NULL, 'O' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool reverse = false, trailer = true, complete = true, big = false;
+	uint32_t n_samples = 100, i;
+	int major = -1, c;
+	struct ms_stack *stacks;
+	struct ms_target t;
+	struct ms_comm comm;
+	struct ms_task task;
+	struct ms_lost lost;
+	struct ms_throttle th;
+	struct ms_problem problem;
+	struct ms_target_exit te;
+	struct ms_sample *sample;
+
+	ms_set_progname("mkstream");
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': n_samples = strtoul(optarg, NULL, 10); break;
+		case 'r': reverse = true; break;
+		case 't': trailer = false; break;
+		case 'i': complete = false; break;
+		case 'm': major = atoi(optarg); break;
+		case 'O': big = true; break;
+		default: return 2;
+		}
+	}
+	if (major >= 0) {
+		header_major(major);
+		return 0;
+	}
+	w = ms_writer_open(1, "stdout", 0);
+	if (!w)
+		return 1;
+	check(ms_writer_header(w, NULL, "mkstream", PACKAGE_VERSION));
+	if (big) {
+		check(ms_writer_flush(w));
+		oversize();
+		return 0;
+	}
+	info_text("hostname", "testhost");
+	info_text("event", "cpu-clock");
+	info_number("frequency", 999);
+
+	memset(&t, 0, sizeof(t));
+	t.pid = 1000;
+	t.launched = true;
+	t.argc = 3;
+	t.argv[0] = S("./burn");
+	t.argv[1] = S("--seconds");
+	t.argv[2] = S("2");
+	check(ms_target_pack(w, &t));
+	check(ms_round_pack(w));
+
+	comm = (struct ms_comm){ 1000, 1000, 4000000000ull, true, false, S("sh") };
+	check(ms_comm_pack(w, &comm));
+	comm.comm = S("burn");
+	check(ms_comm_pack(w, &comm));
+	task = (struct ms_task){ 1000, 1000, 1001, 1000, 4100000000ull };
+	check(ms_task_pack(w, MS_REC_FORK, &task));
+	task = (struct ms_task){ 1000, 1000, 1002, 1000, 4200000000ull };
+	check(ms_task_pack(w, MS_REC_FORK, &task));
+	comm = (struct ms_comm){ 1000, 1002, 4300000000ull, false, false, S("worker") };
+	check(ms_comm_pack(w, &comm));
+	/* A thread that never ran a sample. */
+	task = (struct ms_task){ 1000, 1000, 1003, 1000, 4400000000ull };
+	check(ms_task_pack(w, MS_REC_FORK, &task));
+	check(ms_task_pack(w, MS_REC_EXIT, &task));
+
+	/* Ignored by a capture v1, but counted. */
+	sample = calloc(1, sizeof(*sample));
+	sample->pid = 1000;
+	sample->tid = 1000;
+	for (i = 0; i < 3; i++)
+		check(ms_sample_pack(w, sample));
+	free(sample);
+
+	module(0, MS_MODULE_FILE, S("/usr/bin/burn"), 0xab);
+	module(1, MS_MODULE_KERNEL, S("[kernel.kallsyms]"), 0);
+	module(2, MS_MODULE_FILE, S("/lib/x86_64-linux-gnu/libc.so.6"), 0xcd);
+	for (i = 0; i < 3; i++)
+		for (uint64_t a = funcs[i].start; a < funcs[i].start + 32; a += 4)
+			frame(0, a, funcs[i].name, funcs[i].start, MS_SYM_OK);
+	for (i = 0; i < 3; i++)
+		frame(0, 0x1034 + 8 * i, "main", 0x1000, MS_SYM_OK);
+	frame(2, 0x29d90, "__libc_start_call_main", 0x29d10, MS_SYM_OK);
+	frame(1, 0xffffffff81000010ull, "", 0, MS_SYM_NO_FILE);
+	frame(UINT32_MAX, 0x7f0000001234ull, "", 0, MS_SYM_NO_MODULE);
+
+	stacks = calloc(n_samples ? n_samples : 1, sizeof(*stacks));
+	for (i = 0; i < n_samples; i++)
+		make_stack(&stacks[i], i);
+	for (i = 0; i < n_samples; i++)
+		check(ms_stack_pack(w, &stacks[reverse ? n_samples - 1 - i : i]));
+	free(stacks);
+
+	lost = (struct ms_lost){ MS_LOST_KERNEL, 6000000000ull, 1, 3 };
+	check(ms_lost_pack(w, &lost));
+	lost = (struct ms_lost){ MS_LOST_COLLECTOR, 6000000001ull, 0, 2 };
+	check(ms_lost_pack(w, &lost));
+	for (i = 0; i < 4; i++) {
+		th = (struct ms_throttle){ 6100000000ull + i, 1, i % 2 == 1 };
+		check(ms_throttle_pack(w, &th));
+	}
+	problem = (struct ms_problem){ S("ms-decode"), S("truncated-sample"), 4,
+				       S("the first at byte 1234") };
+	check(ms_problem_pack(w, &problem));
+	te = (struct ms_target_exit){ 1000, 0, 0 };
+	check(ms_target_exit_pack(w, &te));
+
+	if (trailer)
+		check(ms_writer_trailer(w, complete));
+	else
+		check(ms_writer_flush(w));
+	check(ms_writer_close(w));
+	return 0;
+}
