@@ -1,1 +1,21 @@
-# libcommon/analysis: sources, programs, unit tests and man pages of this layer.
+# libcommon/analysis: pure views of a loaded capture (summary, top, tree,
+# the report) and ms-analyze, which prints them.
+libcommon_a_SOURCES += \
+	libcommon/analysis/analysis.h libcommon/analysis/analysis-internal.h \
+	libcommon/analysis/format.c libcommon/analysis/format.h \
+	libcommon/analysis/json.c libcommon/analysis/json.h \
+	libcommon/analysis/keys.c \
+	libcommon/analysis/summary.c \
+	libcommon/analysis/top.c \
+	libcommon/analysis/tree.c \
+	libcommon/analysis/report.c
+
+UNIT_TESTS += tests/unit/analysis-test
+tests_unit_analysis_test_SOURCES = tests/unit/analysis-test.c
+tests_unit_analysis_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_analysis_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+bin_PROGRAMS += ms-analyze
+ms_analyze_SOURCES = cmd/ms-analyze.c
+ms_analyze_LDADD = $(MS_LIBS)
+man_MANS += man/ms-analyze.1

@@ -1,0 +1,224 @@
+/*
+ * ms-analyze: read a capture and print a summary, the flat profile or the
+ * call tree, as text or JSON. The views live in libcommon/analysis.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "capture/capture.h"
+#include "util/error.h"
+
+static const char usage_text[] =
+	"usage: ms-analyze summary [--json] FILE\n"
+	"   or: ms-analyze top [--json] [--limit N] [--sort self|total] FILE\n"
+	"   or: ms-analyze tree [--json] [--min-percent P] FILE\n";
+
+static const char help_text[] =
+	"\n"
+	"Print a view of a capture written by ms-capture.\n"
+	"\n"
+	"  summary             the command, duration, samples, threads, lost records,\n"
+	"                      problems, and how stacks ended\n"
+	"  top                 self and total samples per function\n"
+	"  tree                the call tree from the outermost frame in\n"
+	"\n"
+	"  --json              one JSON object instead of text\n"
+	"  --limit N           top: print the first N functions (0: all; default 20,\n"
+	"                      all with --json)\n"
+	"  --sort self|total   top: order by self (default) or total samples\n"
+	"  --min-percent P     tree: leave out nodes under P percent of all samples\n"
+	"                      (default 0.5, 0 with --json)\n"
+	"  -h, --help          print this help and exit\n"
+	"  --version           print the version and exit\n"
+	"\n" MS_EXIT_CODES_HELP;
+
+enum view { VIEW_SUMMARY, VIEW_TOP, VIEW_TREE };
+
+enum {
+	OPT_JSON = 256,
+	OPT_LIMIT,
+	OPT_SORT,
+	OPT_MIN_PERCENT,
+	OPT_VERSION,
+};
+
+/* The message, then the synopsis, on stderr; exit as a usage error. */
+static noreturn __attribute__((format(printf, 1, 2))) void usage_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ms_error("%s", msg);
+	fputs(usage_text, stderr);
+	exit(MS_EXIT_USAGE);
+}
+
+static uint32_t parse_limit(const char *arg)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v > UINT32_MAX)
+		usage_error("--limit wants a count of functions, not '%s'", arg);
+	return (uint32_t)v;
+}
+
+static double parse_percent(const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0 && v <= 100))
+		usage_error("--min-percent wants a number from 0 to 100, not '%s'", arg);
+	return v;
+}
+
+/* Flush stdout and say once why it failed; a closed pipe has its own code. */
+static int finish_output(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout) && fclose(stdout) == 0)
+		return MS_EXIT_OK;
+	if (errno == EPIPE) {
+		ms_error("downstream closed the pipe");
+		return MS_EXIT_PIPE;
+	}
+	ms_error_errno("cannot write to stdout");
+	return MS_EXIT_ERROR;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ms_top_options top = { .sort = MS_TOP_SORT_SELF };
+	struct ms_tree_options tree = { 0 };
+	bool json = false, have_limit = false, have_min = false;
+	enum view view;
+	struct ms_capture *cap;
+	const char *cmd;
+	int c, ret;
+
+	ms_set_progname(argv[0]);
+	signal(SIGPIPE, SIG_IGN);	/* see EPIPE in finish_output() instead */
+
+	if (argc < 2)
+		usage_error("which view? summary, top or tree");
+	cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+		fputs(usage_text, stdout);
+		fputs(help_text, stdout);
+		return finish_output();
+	}
+	if (!strcmp(cmd, "--version")) {
+		printf("ms-analyze %s\n", PACKAGE_VERSION);
+		return finish_output();
+	}
+	if (!strcmp(cmd, "summary"))
+		view = VIEW_SUMMARY;
+	else if (!strcmp(cmd, "top"))
+		view = VIEW_TOP;
+	else if (!strcmp(cmd, "tree"))
+		view = VIEW_TREE;
+	else if (cmd[0] == '-')
+		usage_error("unknown option '%s': the view comes first", cmd);
+	else
+		usage_error("unknown view '%s': use summary, top or tree", cmd);
+
+	/* Options follow the view: parse argv[1..] with the view as argv[0]. */
+	opterr = 0;
+	while ((c = getopt_long(argc - 1, argv + 1, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_LIMIT:
+			if (view != VIEW_TOP)
+				usage_error("--limit applies to top, not %s", cmd);
+			top.limit = parse_limit(optarg);
+			have_limit = true;
+			break;
+		case OPT_SORT:
+			if (view != VIEW_TOP)
+				usage_error("--sort applies to top, not %s", cmd);
+			if (!strcmp(optarg, "self"))
+				top.sort = MS_TOP_SORT_SELF;
+			else if (!strcmp(optarg, "total"))
+				top.sort = MS_TOP_SORT_TOTAL;
+			else
+				usage_error("--sort wants self or total, not '%s'", optarg);
+			break;
+		case OPT_MIN_PERCENT:
+			if (view != VIEW_TREE)
+				usage_error("--min-percent applies to tree, not %s", cmd);
+			tree.min_percent = parse_percent(optarg);
+			have_min = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(help_text, stdout);
+			return finish_output();
+		case OPT_VERSION:
+			printf("ms-analyze %s\n", PACKAGE_VERSION);
+			return finish_output();
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind]);
+		default:
+			usage_error("unknown option '%s'", argv[optind]);
+		}
+	}
+	if (optind + 1 >= argc)
+		usage_error("no capture file given");
+	if (optind + 2 < argc)
+		usage_error("one capture file at a time, not also '%s'", argv[optind + 2]);
+
+	/* Text is read by people: short by default; JSON is read by programs: whole. */
+	if (!have_limit)
+		top.limit = json ? 0 : 20;
+	if (!have_min)
+		tree.min_percent = json ? 0 : 0.5;
+	top.json = tree.json = json;
+
+	cap = ms_capture_load(argv[optind + 1]);
+	if (!cap)
+		return MS_EXIT_ERROR;
+	switch (view) {
+	case VIEW_SUMMARY:
+		ret = ms_summary_write(stdout, cap, json);
+		break;
+	case VIEW_TOP:
+		ret = ms_top_write(stdout, cap, &top);
+		break;
+	default:
+		ret = ms_tree_write(stdout, cap, &tree);
+		break;
+	}
+	ms_capture_free(cap);
+	if (ret) {
+		fflush(stdout);
+		return MS_EXIT_ERROR;
+	}
+	return finish_output();
+}

@@ -1,0 +1,14 @@
+/* Helpers shared by the analysis views; not part of the layer's API. */
+#ifndef MS_ANALYSIS_INTERNAL_H
+#define MS_ANALYSIS_INTERNAL_H
+
+#include <stdint.h>
+
+#include "analysis/analysis.h"
+
+/* Order of two functions by label, then module label, then id. */
+int ms_func_cmp_label(const struct ms_funcs *f, uint32_t a, uint32_t b);
+/* Samples ending at each stack node (*out has n_stacks entries, or NULL). */
+int ms_stack_samples(uint64_t **out, const struct ms_capture *cap);
+
+#endif

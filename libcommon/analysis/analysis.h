@@ -1,0 +1,185 @@
+/*
+ * Analysis of a loaded capture: function keys, summary, flat profile (top),
+ * call tree, and the report that `microscope report` prints.
+ *
+ * Analysis is pure over a validated capture (capture/capture.h): it reads
+ * the tables as the loader guarantees them and nothing else: no clock, no
+ * file, no process. Output is deterministic: every list is sorted with a
+ * total order (explicit tie-breaks down to a dense id), never hash order.
+ *
+ * Counts are in samples. Percentages are of all samples in the capture,
+ * including samples without frames, so they are comparable between views.
+ *
+ * Every function returns 0, or -1 after one message (out of memory).
+ * Writers print text for a terminal, or JSON (one object on one line, keys
+ * in a fixed order) when asked; the JSON shapes are documented in
+ * man/ms-analyze.1. Write errors stay on out for the caller to check
+ * (ferror, fflush), as the caller knows whether EPIPE is an error.
+ */
+#ifndef MS_ANALYSIS_ANALYSIS_H
+#define MS_ANALYSIS_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "capture/capture.h"
+
+/*
+ * Function keys. A named frame's function is (module, name); an unnamed
+ * frame's is (module, address). Functions get dense ids 0..n-1 in the order
+ * of their keys (module id, named before unnamed, name bytes or address),
+ * so ids are the same for the same capture.
+ *
+ * label is what people read:
+ *   - named:            "burn_60"
+ *   - unnamed:          "MODULE+0x1a2b", MODULE the basename of the module's
+ *                       path hint, or its kind ("[anon]", "[vdso]",
+ *                       "[kernel]", "[no path]" for a file) when it has no
+ *                       path;
+ *   - in no module:     "[no module] 0x1a2b", for a frame with no module
+ *                       or one of kind MS_MODULE_UNKNOWN (where ms-unwind
+ *                       puts addresses in no mapping).
+ * module_name is the basename of the module's path hint, "" when there is
+ * none (what JSON shows); module_label is what a text column shows: the
+ * basename, else the module's kind as above, and "[unknown]" for a frame
+ * in no module.
+ */
+struct ms_func {
+	uint32_t module;	/* MS_NONE when the frame is in no module */
+	uint32_t name;		/* string id; 0 when unnamed */
+	uint64_t address;	/* the key of an unnamed function */
+	const char *label;	/* owned by struct ms_funcs */
+	const char *module_name;	/* borrowed from the capture, or "" */
+	const char *module_label;	/* never "" */
+};
+
+struct ms_funcs {
+	uint32_t n;
+	struct ms_func *funcs;
+	uint32_t *frame_func;	/* per capture frame: its function id */
+	char *labels;		/* storage of the labels */
+};
+
+int ms_funcs_build(struct ms_funcs *f, const struct ms_capture *cap);
+void ms_funcs_release(struct ms_funcs *f);
+/* Basename of module m's path hint; "" for MS_NONE or no path. */
+const char *ms_module_basename(const struct ms_capture *cap, uint32_t m);
+/* What a text column calls module m (see module_label above). */
+const char *ms_module_label(const struct ms_capture *cap, uint32_t m);
+
+/*
+ * Summary: the facts of the recording and how much of it can be trusted.
+ */
+struct ms_summary_thread {
+	uint32_t pid, tid;
+	const char *name;	/* borrowed from the capture */
+	uint64_t samples;
+};
+struct ms_summary_end {
+	uint32_t reason;	/* enum ms_stack_end */
+	uint64_t samples;
+};
+struct ms_summary {
+	const char *command;	/* info "command", "" when absent */
+	uint32_t pid;		/* info "pid", else the lowest pid sampled */
+	bool incomplete;
+	uint64_t samples;
+	uint64_t period;	/* sum of the samples' periods */
+	uint64_t first_time, last_time;	/* of the samples; 0 when none */
+	uint64_t start_time, end_time;	/* of the recording; 0 when unknown */
+	uint32_t n_threads;
+	struct ms_summary_thread *threads;	/* capture order: (pid, tid) */
+	/* sorted by samples desc, then reason */
+	uint32_t n_ends;
+	struct ms_summary_end *ends;
+	int32_t exit_code;	/* -1 when unknown */
+};
+
+int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap);
+void ms_summary_release(struct ms_summary *s);
+/* last - first sample time. */
+uint64_t ms_summary_duration(const struct ms_summary *s);
+/*
+ * The lines every report of a capture starts with: the incomplete warning
+ * when it is one, and the share of samples per stack end reason.
+ */
+void ms_summary_write_header(FILE *out, const struct ms_summary *s);
+int ms_summary_write(FILE *out, const struct ms_capture *cap, bool json);
+
+/*
+ * Flat profile. self: samples whose innermost frame is the function;
+ * total: samples with the function anywhere on the stack, counted once per
+ * sample however often it recurses.
+ */
+enum ms_top_sort {
+	MS_TOP_SORT_SELF = 0,	/* self desc, total desc, label, id */
+	MS_TOP_SORT_TOTAL = 1,	/* total desc, self desc, label, id */
+};
+struct ms_top_entry {
+	uint32_t func;
+	uint64_t self, total;
+};
+struct ms_top {
+	uint64_t samples;
+	struct ms_funcs funcs;
+	uint32_t n;		/* functions seen in at least one sample */
+	struct ms_top_entry *entries;	/* sorted */
+};
+int ms_top_compute(struct ms_top *t, const struct ms_capture *cap, enum ms_top_sort sort);
+void ms_top_release(struct ms_top *t);
+
+struct ms_top_options {
+	bool json;
+	enum ms_top_sort sort;
+	uint32_t limit;		/* rows to print; 0 = all */
+};
+int ms_top_write(FILE *out, const struct ms_capture *cap, const struct ms_top_options *o);
+
+/*
+ * Call tree from the outermost frame in. Paths are merged by function key:
+ * a child is (parent node, function). Node 0 is the root "[root]", whose
+ * self counts the samples without any frame. Children are sorted by total
+ * desc, then label, then function id.
+ */
+struct ms_tree_node {
+	uint32_t func;		/* MS_NONE for the root */
+	uint32_t parent;	/* MS_NONE for the root */
+	uint32_t depth;		/* 0 for the root */
+	uint64_t self, total;
+	uint32_t first_child, n_children;	/* range in struct ms_tree.children */
+};
+struct ms_tree {
+	uint64_t samples;
+	struct ms_funcs funcs;
+	uint32_t n;
+	struct ms_tree_node *nodes;
+	uint32_t *children;	/* node ids, grouped by parent, sorted */
+};
+int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap);
+void ms_tree_release(struct ms_tree *t);
+
+struct ms_tree_options {
+	bool json;
+	/* Leave out nodes under this share of all samples (0: print all). */
+	double min_percent;
+};
+int ms_tree_write(FILE *out, const struct ms_capture *cap, const struct ms_tree_options *o);
+
+/*
+ * The report of `microscope report FILE`: the summary (starting with the
+ * incomplete warning and the stack end shares), the top functions, then the
+ * call tree. opts NULL means the defaults below.
+ */
+#define MS_REPORT_TOP_LIMIT 20
+#define MS_REPORT_TREE_MIN_PERCENT 1.0
+struct ms_report_options {
+	uint32_t top_limit;
+	double tree_min_percent;
+};
+int ms_report_write(FILE *out, const struct ms_capture *cap, const struct ms_report_options *opts);
+
+/* Percentage of n in all; 0 when all is 0. */
+double ms_percent(uint64_t n, uint64_t all);
+
+#endif

@@ -1,0 +1,330 @@
+/*
+ * summary: what was recorded and how far it can be trusted.
+ */
+#include "analysis/analysis.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/format.h"
+#include "analysis/json.h"
+#include "stream/records.h"
+#include "util/error.h"
+
+double ms_percent(uint64_t n, uint64_t all)
+{
+	return all ? 100.0 * (double)n / (double)all : 0.0;
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+	const struct ms_summary_end *ea = a, *eb = b;
+
+	if (ea->samples != eb->samples)
+		return ea->samples > eb->samples ? -1 : 1;
+	if (ea->reason != eb->reason)
+		return ea->reason < eb->reason ? -1 : 1;
+	return 0;
+}
+
+/* A capture has a handful of distinct reasons: a linear search is enough. */
+static int count_end(struct ms_summary *s, uint32_t reason, uint32_t *alloc)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n_ends; i++)
+		if (s->ends[i].reason == reason) {
+			s->ends[i].samples++;
+			return 0;
+		}
+	if (s->n_ends == *alloc) {
+		uint32_t grow = *alloc ? 2 * *alloc : 16;
+		struct ms_summary_end *e = realloc(s->ends, grow * sizeof(*e));
+
+		if (!e)
+			return -1;
+		s->ends = e;
+		*alloc = grow;
+	}
+	s->ends[s->n_ends].reason = reason;
+	s->ends[s->n_ends++].samples = 1;
+	return 0;
+}
+
+int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
+{
+	uint32_t i, ends_alloc = 0;
+	uint64_t pid;
+	const char *command;
+
+	memset(s, 0, sizeof(*s));
+	command = ms_capture_info_text(cap, "command");
+	s->command = command ? command : "";
+	if (ms_capture_info_number(cap, "pid", &pid))
+		s->pid = (uint32_t)pid;
+	else if (cap->n_threads)	/* sorted by pid: the first process seen */
+		s->pid = cap->threads[0].pid;
+	s->incomplete = cap->flags & MS_CAPTURE_INCOMPLETE;
+	s->samples = cap->n_samples;
+	s->start_time = cap->start_time;
+	s->end_time = cap->end_time;
+	s->exit_code = cap->target_exit_code;
+	if (cap->n_samples) {
+		s->first_time = cap->samples[0].time;
+		s->last_time = cap->samples[cap->n_samples - 1].time;
+	}
+
+	s->n_threads = cap->n_threads;
+	if (cap->n_threads && !(s->threads = calloc(cap->n_threads, sizeof(*s->threads))))
+		goto oom;
+	for (i = 0; i < cap->n_threads; i++) {
+		s->threads[i].pid = cap->threads[i].pid;
+		s->threads[i].tid = cap->threads[i].tid;
+		s->threads[i].name = cap->strings[cap->threads[i].name];
+	}
+	for (i = 0; i < cap->n_samples; i++) {
+		const struct ms_cap_sample *sa = &cap->samples[i];
+
+		s->period += sa->period;
+		if (sa->thread < cap->n_threads)
+			s->threads[sa->thread].samples++;
+		if (count_end(s, sa->end, &ends_alloc))
+			goto oom;
+	}
+	if (s->n_ends)
+		qsort(s->ends, s->n_ends, sizeof(*s->ends), cmp_end);
+	return 0;
+oom:
+	ms_summary_release(s);
+	return ms_error("out of memory summarizing %" PRIu32 " samples", cap->n_samples);
+}
+
+void ms_summary_release(struct ms_summary *s)
+{
+	free(s->threads);
+	free(s->ends);
+	memset(s, 0, sizeof(*s));
+}
+
+uint64_t ms_summary_duration(const struct ms_summary *s)
+{
+	return s->last_time >= s->first_time ? s->last_time - s->first_time : 0;
+}
+
+void ms_summary_write_header(FILE *out, const struct ms_summary *s)
+{
+	uint32_t i;
+
+	if (s->incomplete)
+		fputs("warning: this capture is incomplete: the recording was cut short\n", out);
+	fputs("stack ends:", out);
+	if (!s->n_ends)
+		fputs(" none (no samples)", out);
+	for (i = 0; i < s->n_ends; i++)
+		fprintf(out, "%s %s %.1f%%", i ? "," : "",
+			ms_stack_end_name(s->ends[i].reason),
+			ms_percent(s->ends[i].samples, s->samples));
+	fputc('\n', out);
+}
+
+static void write_threads(FILE *out, const struct ms_summary *s)
+{
+	size_t wpid = 3, wtid = 3, wsamples = 7;
+	uint32_t i;
+
+	for (i = 0; i < s->n_threads; i++) {
+		const struct ms_summary_thread *t = &s->threads[i];
+
+		if (ms_digits(t->pid) > wpid)
+			wpid = ms_digits(t->pid);
+		if (ms_digits(t->tid) > wtid)
+			wtid = ms_digits(t->tid);
+		if (ms_digits(t->samples) > wsamples)
+			wsamples = ms_digits(t->samples);
+	}
+	fprintf(out, "  %*s  %*s  %*s  %6s  name\n", (int)wpid, "pid", (int)wtid, "tid",
+		(int)wsamples, "samples", "share");
+	for (i = 0; i < s->n_threads; i++) {
+		const struct ms_summary_thread *t = &s->threads[i];
+
+		fprintf(out, "  %*" PRIu32 "  %*" PRIu32 "  %*" PRIu64 "  %5.1f%%  ",
+			(int)wpid, t->pid, (int)wtid, t->tid, (int)wsamples, t->samples,
+			ms_percent(t->samples, s->samples));
+		ms_text_put(out, t->name);
+		fputc('\n', out);
+	}
+}
+
+static void write_problems(FILE *out, const struct ms_capture *cap)
+{
+	size_t wstage = 5, wcode = 4, wcount = 5;
+	uint32_t i;
+
+	for (i = 0; i < cap->n_problems; i++) {
+		const struct ms_cap_problem *p = &cap->problems[i];
+		size_t w;
+
+		if ((w = ms_text_width(cap->strings[p->stage])) > wstage)
+			wstage = w;
+		if ((w = ms_text_width(cap->strings[p->code])) > wcode)
+			wcode = w;
+		if ((w = ms_digits(p->count)) > wcount)
+			wcount = w;
+	}
+	fprintf(out, "  %-*s  %-*s  %*s  detail\n", (int)wstage, "stage", (int)wcode, "code",
+		(int)wcount, "count");
+	for (i = 0; i < cap->n_problems; i++) {
+		const struct ms_cap_problem *p = &cap->problems[i];
+
+		fputs("  ", out);
+		ms_text_pad(out, cap->strings[p->stage], wstage, 0);
+		fputs("  ", out);
+		ms_text_pad(out, cap->strings[p->code], wcode, 0);
+		fprintf(out, "  %*" PRIu64 "  ", (int)wcount, p->count);
+		ms_text_put(out, cap->strings[p->detail]);
+		fputc('\n', out);
+	}
+}
+
+static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_summary *s)
+{
+	char buf[64];
+
+	ms_summary_write_header(out, s);
+	fputs("command:     ", out);
+	ms_text_put(out, *s->command ? s->command : "(unknown)");
+	fprintf(out, "\npid:         %" PRIu32 "\n", s->pid);
+	ms_format_ns(buf, sizeof(buf), ms_summary_duration(s));
+	fprintf(out, "duration:    %s between the first and last sample\n", buf);
+	if (s->start_time && s->end_time >= s->start_time) {
+		ms_format_ns(buf, sizeof(buf), s->end_time - s->start_time);
+		fprintf(out, "recorded:    %s (clock %" PRIu64 " to %" PRIu64 " ns)\n",
+			buf, s->start_time, s->end_time);
+	}
+	fprintf(out, "samples:     %" PRIu64 "\n", s->samples);
+	fprintf(out, "period:      %" PRIu64 " in total\n", s->period);
+	fprintf(out, "threads:     %" PRIu32 "\n", s->n_threads);
+	if (s->n_threads)
+		write_threads(out, s);
+	fprintf(out, "lost:        %" PRIu64 " records by the kernel, %" PRIu64
+		" by the collector\n", cap->lost_kernel, cap->lost_collector);
+	fprintf(out, "throttled:   %" PRIu64 "\n", cap->throttled);
+	if (s->exit_code >= 0)
+		fprintf(out, "exit code:   %" PRId32 "\n", s->exit_code);
+	else
+		fputs("exit code:   unknown\n", out);
+	fprintf(out, "problems:    %" PRIu32 "\n", cap->n_problems);
+	if (cap->n_problems)
+		write_problems(out, cap);
+}
+
+static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_summary *s)
+{
+	struct ms_json j;
+	uint32_t i;
+
+	ms_json_init(&j, out);
+	ms_json_object_begin(&j);
+	ms_json_key(&j, "command");
+	ms_json_string(&j, s->command);
+	ms_json_key(&j, "pid");
+	ms_json_uint(&j, s->pid);
+	ms_json_key(&j, "incomplete");
+	ms_json_bool(&j, s->incomplete);
+	ms_json_key(&j, "duration_ns");
+	ms_json_uint(&j, ms_summary_duration(s));
+	ms_json_key(&j, "start_time_ns");
+	if (s->start_time)
+		ms_json_uint(&j, s->start_time);
+	else
+		ms_json_null(&j);
+	ms_json_key(&j, "end_time_ns");
+	if (s->end_time)
+		ms_json_uint(&j, s->end_time);
+	else
+		ms_json_null(&j);
+	ms_json_key(&j, "samples");
+	ms_json_uint(&j, s->samples);
+	ms_json_key(&j, "period");
+	ms_json_uint(&j, s->period);
+
+	ms_json_key(&j, "threads");
+	ms_json_array_begin(&j);
+	for (i = 0; i < s->n_threads; i++) {
+		ms_json_object_begin(&j);
+		ms_json_key(&j, "pid");
+		ms_json_uint(&j, s->threads[i].pid);
+		ms_json_key(&j, "tid");
+		ms_json_uint(&j, s->threads[i].tid);
+		ms_json_key(&j, "name");
+		ms_json_string(&j, s->threads[i].name);
+		ms_json_key(&j, "samples");
+		ms_json_uint(&j, s->threads[i].samples);
+		ms_json_object_end(&j);
+	}
+	ms_json_array_end(&j);
+
+	ms_json_key(&j, "lost");
+	ms_json_object_begin(&j);
+	ms_json_key(&j, "kernel");
+	ms_json_uint(&j, cap->lost_kernel);
+	ms_json_key(&j, "collector");
+	ms_json_uint(&j, cap->lost_collector);
+	ms_json_object_end(&j);
+	ms_json_key(&j, "throttled");
+	ms_json_uint(&j, cap->throttled);
+	ms_json_key(&j, "exit_code");
+	if (s->exit_code >= 0)
+		ms_json_int(&j, s->exit_code);
+	else
+		ms_json_null(&j);
+
+	ms_json_key(&j, "stack_ends");
+	ms_json_array_begin(&j);
+	for (i = 0; i < s->n_ends; i++) {
+		ms_json_object_begin(&j);
+		ms_json_key(&j, "reason");
+		ms_json_string(&j, ms_stack_end_name(s->ends[i].reason));
+		ms_json_key(&j, "samples");
+		ms_json_uint(&j, s->ends[i].samples);
+		ms_json_key(&j, "percent");
+		ms_json_double(&j, ms_percent(s->ends[i].samples, s->samples), 2);
+		ms_json_object_end(&j);
+	}
+	ms_json_array_end(&j);
+
+	ms_json_key(&j, "problems");
+	ms_json_array_begin(&j);
+	for (i = 0; i < cap->n_problems; i++) {
+		const struct ms_cap_problem *p = &cap->problems[i];
+
+		ms_json_object_begin(&j);
+		ms_json_key(&j, "stage");
+		ms_json_string(&j, cap->strings[p->stage]);
+		ms_json_key(&j, "code");
+		ms_json_string(&j, cap->strings[p->code]);
+		ms_json_key(&j, "count");
+		ms_json_uint(&j, p->count);
+		ms_json_key(&j, "detail");
+		ms_json_string(&j, cap->strings[p->detail]);
+		ms_json_object_end(&j);
+	}
+	ms_json_array_end(&j);
+	ms_json_object_end(&j);
+	fputc('\n', out);
+}
+
+int ms_summary_write(FILE *out, const struct ms_capture *cap, bool json)
+{
+	struct ms_summary s;
+
+	if (ms_summary_compute(&s, cap))
+		return -1;
+	if (json)
+		write_json(out, cap, &s);
+	else
+		write_text(out, cap, &s);
+	ms_summary_release(&s);
+	return 0;
+}

@@ -1,0 +1,246 @@
+#!/usr/bin/env bats
+# ms-analyze: the command line, bad input, and the views over a synthetic
+# capture (tests/unit/mkstream | ms-capture), so these tests need no kernel.
+# The numbers themselves are tested in tests/unit/analysis-test.c.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	: "${MS_BUILDDIR:?set MS_BUILDDIR to the build directory}"
+	MKSTREAM="$MS_BUILDDIR/tests/unit/mkstream"
+	SRCDIR="${MS_SRCDIR:-$BATS_TEST_DIRNAME/..}"
+	mkdir "$BATS_TEST_TMPDIR/work"
+	cd "$BATS_TEST_TMPDIR/work"
+}
+
+# A capture of N synthetic samples (burn_60/30/10 in those proportions).
+make_capture() {
+	[ -x "$MKSTREAM" ] || skip "tests/unit/mkstream is not built"
+	command -v ms-capture >/dev/null || skip "ms-capture is not built"
+	"$MKSTREAM" --samples "${2:-1000}" >"$1.msr"
+	ms-capture -o "$1" "$1.msr"
+}
+
+# A usage error: exit 2, the message and the synopsis on stderr, no output.
+assert_usage_error() {
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "ms-analyze: $1"* ]]
+	[[ "$stderr" == *"usage: ms-analyze summary [--json] FILE"* ]]
+}
+
+@test "ms-analyze --help shows the synopsis, options and exit codes" {
+	run --separate-stderr ms-analyze --help
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "usage: ms-analyze summary [--json] FILE" ]
+	[ "${lines[1]}" = "   or: ms-analyze top [--json] [--limit N] [--sort self|total] FILE" ]
+	[ "${lines[2]}" = "   or: ms-analyze tree [--json] [--min-percent P] FILE" ]
+	[[ "$output" == *"Exit status: 0 success"* ]]
+	[ -z "$stderr" ]
+	# after a view too
+	run --separate-stderr ms-analyze top --help
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "usage: ms-analyze summary [--json] FILE" ]
+}
+
+@test "ms-analyze --version prints the name and version" {
+	run --separate-stderr ms-analyze --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^ms-analyze\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	[ -z "$stderr" ]
+}
+
+@test "every option in --help is in the man page, and the synopsis matches" {
+	ms-analyze --help >help
+	grep -o -E -- '--[a-z][a-z-]+' help | sort -u >options
+	[ -s options ]
+	while read -r opt; do
+		grep -q -F -- "${opt//-/\\-}" "$SRCDIR/man/ms-analyze.1" || {
+			echo "man page lacks $opt"
+			return 1
+		}
+	done <options
+	# The man page's SYNOPSIS, with roff markup removed, is --help's usage.
+	sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$SRCDIR/man/ms-analyze.1" |
+		grep -v '^\.' | sed 's/\\-/-/g; s/\\f[BIRP]//g' >man-synopsis
+	sed -n '1,3p' help | sed 's/^usage: //; s/^   or: //' >help-synopsis
+	diff -u help-synopsis man-synopsis
+}
+
+@test "ms-analyze without arguments is a usage error" {
+	run --separate-stderr ms-analyze
+	assert_usage_error "which view?"
+}
+
+@test "an unknown view is a usage error" {
+	run --separate-stderr ms-analyze flame p.msc
+	assert_usage_error "unknown view 'flame'"
+}
+
+@test "a view without a file is a usage error" {
+	run --separate-stderr ms-analyze top
+	assert_usage_error "no capture file given"
+	run --separate-stderr ms-analyze summary --json
+	assert_usage_error "no capture file given"
+}
+
+@test "two files, unknown options and bad values are usage errors" {
+	run --separate-stderr ms-analyze top a.msc b.msc
+	assert_usage_error "one capture file at a time"
+	run --separate-stderr ms-analyze top --frobnicate a.msc
+	assert_usage_error "unknown option '--frobnicate'"
+	run --separate-stderr ms-analyze top --limit
+	assert_usage_error "option '--limit' needs a value"
+	run --separate-stderr ms-analyze top --limit -3 a.msc
+	assert_usage_error "--limit wants a count"
+	run --separate-stderr ms-analyze top --sort name a.msc
+	assert_usage_error "--sort wants self or total"
+	run --separate-stderr ms-analyze tree --min-percent 101 a.msc
+	assert_usage_error "--min-percent wants a number from 0 to 100"
+}
+
+@test "an option of another view is a usage error" {
+	run --separate-stderr ms-analyze summary --limit 3 a.msc
+	assert_usage_error "--limit applies to top, not summary"
+	run --separate-stderr ms-analyze top --min-percent 1 a.msc
+	assert_usage_error "--min-percent applies to tree, not top"
+	run --separate-stderr ms-analyze tree --sort total a.msc
+	assert_usage_error "--sort applies to top, not tree"
+}
+
+@test "a missing file is an error naming it" {
+	run --separate-stderr ms-analyze summary missing.msc
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "ms-analyze: "*"'missing.msc'"* ]]
+}
+
+@test "a file that is not a capture is a clear error, not a crash" {
+	printf 'this is not a capture, just some text\n' >text.msc
+	for view in summary top tree; do
+		run --separate-stderr ms-analyze "$view" text.msc
+		[ "$status" -eq 1 ]
+		[ -z "$output" ]
+		[[ "$stderr" == "ms-analyze: "*"'text.msc'"*"not a microscope capture"* ]]
+	done
+	: >empty.msc
+	run --separate-stderr ms-analyze top empty.msc
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-analyze: "*"'empty.msc'"* ]]
+}
+
+@test "a record stream is not taken for a capture" {
+	make_capture p.msc 10
+	run --separate-stderr ms-analyze top p.msc.msr
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "ms-analyze: "*"'p.msc.msr'"* ]]
+}
+
+@test "a truncated capture is an error, not a crash" {
+	make_capture p.msc
+	head -c 200 p.msc >cut.msc
+	run --separate-stderr ms-analyze top cut.msc
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "ms-analyze: "*"'cut.msc'"* ]]
+}
+
+@test "top over a synthetic capture: the burn functions in order, valid JSON" {
+	make_capture p.msc
+	ms-analyze top --json p.msc >top.json
+	jq -e . top.json >/dev/null
+	[ "$(jq '.samples' top.json)" -eq 1000 ]
+	jq -r '[.functions[] | select(.self > 0) | .name][0:2] | join(" ")' top.json >first
+	[ "$(cat first)" = "burn_60 burn_30" ]
+	# self shares add up to the samples with frames; totals never under self
+	[ "$(jq '[.functions[].self] | add' top.json)" -le 1000 ]
+	[ "$(jq '[.functions[] | select(.total < .self)] | length' top.json)" -eq 0 ]
+	[ "$(jq -r '.functions[0] | keys_unsorted | join(",")' top.json)" = \
+	  "name,module,self,self_percent,total,total_percent" ]
+	[ "$(jq -r '.functions[] | select(.name == "burn_60") | .module' top.json)" = "burn" ]
+
+	ms-analyze top --limit 2 p.msc >top.txt
+	[ "$(wc -l <top.txt)" -eq 4 ]
+	[[ "$(sed -n 3p top.txt)" == *"  burn_60" ]]
+	[ "$(ms-analyze top --json --limit 1 p.msc | jq '.functions | length')" -eq 1 ]
+	ms-analyze top --sort total --json p.msc | jq -e '
+		[.functions[].total] as $t | $t == ($t | sort | reverse)' >/dev/null
+}
+
+@test "summary over a synthetic capture" {
+	make_capture p.msc
+	ms-analyze summary --json p.msc >summary.json
+	jq -e . summary.json >/dev/null
+	[ "$(jq -r '.command' summary.json)" = "./burn --seconds 2" ]
+	[ "$(jq '.pid' summary.json)" -eq 1000 ]
+	[ "$(jq '.incomplete' summary.json)" = false ]
+	[ "$(jq '.samples' summary.json)" -eq 1000 ]
+	[ "$(jq '[.threads[].samples] | add' summary.json)" -eq 1000 ]
+	[ "$(jq '[.stack_ends[].samples] | add' summary.json)" -eq 1000 ]
+	[ "$(jq -r '.stack_ends[0].reason' summary.json)" = "fp-chain" ]
+	[ "$(jq -r 'keys_unsorted | join(",")' summary.json)" = \
+	  "command,pid,incomplete,duration_ns,start_time_ns,end_time_ns,samples,period,threads,lost,throttled,exit_code,stack_ends,problems" ]
+
+	ms-analyze summary p.msc >summary.txt
+	[[ "$(head -n 1 summary.txt)" == "stack ends: fp-chain "* ]]
+	grep -q '^samples: *1000$' summary.txt
+}
+
+@test "tree over a synthetic capture: the root holds every sample" {
+	make_capture p.msc
+	ms-analyze tree --json p.msc >tree.json
+	jq -e . tree.json >/dev/null
+	[ "$(jq '.root.total' tree.json)" -eq 1000 ]
+	[ "$(jq -r '.root.name' tree.json)" = "[root]" ]
+	# every node's total is its self plus its children's totals
+	[ "$(jq '[.root | .. | objects | select(has("children")) |
+		  select(.total != .self + ([.children[].total] | add // 0))] | length' tree.json)" -eq 0 ]
+	ms-analyze tree --min-percent 50 p.msc >tree.txt
+	[[ "$(sed -n 3p tree.txt)" == *"[root]" ]]
+	[ "$(grep -c burn_30 tree.txt)" -eq 0 ]
+}
+
+@test "an incomplete capture says so on the first line of the summary" {
+	[ -x "$MKSTREAM" ] || skip "tests/unit/mkstream is not built"
+	"$MKSTREAM" --samples 200 --no-trailer >cut.msr
+	ms-capture --salvage -o cut.msc cut.msr 2>/dev/null
+	ms-analyze summary cut.msc >summary.txt
+	[ "$(head -n 1 summary.txt)" = \
+	  "warning: this capture is incomplete: the recording was cut short" ]
+	[[ "$(sed -n 2p summary.txt)" == "stack ends: "* ]]
+	[ "$(ms-analyze summary --json cut.msc | jq '.incomplete')" = true ]
+}
+
+@test "the same capture gives the same output, byte for byte" {
+	make_capture p.msc
+	for view in summary top tree; do
+		ms-analyze "$view" p.msc >"$view.1"
+		ms-analyze "$view" p.msc >"$view.2"
+		cmp "$view.1" "$view.2"
+		ms-analyze "$view" --json p.msc >"$view.j1"
+		ms-analyze "$view" --json p.msc >"$view.j2"
+		cmp "$view.j1" "$view.j2"
+	done
+}
+
+@test "a reader that went away ends ms-analyze with exit 5 and one message" {
+	make_capture p.msc
+	# the reader exits at once; ms-analyze writes after it has gone
+	(
+		sleep 0.5
+		rc=0
+		ms-analyze top p.msc 2>err || rc=$?
+		echo "$rc" >status
+	) | true
+	[ "$(cat status)" -eq 5 ]
+	[ "$(cat err)" = "ms-analyze: downstream closed the pipe" ]
+}
+
+@test "a write error on stdout is an error" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	make_capture p.msc
+	run --separate-stderr sh -c 'ms-analyze top p.msc >/dev/full'
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-analyze: cannot write to stdout"* ]]
+}

@@ -1,0 +1,917 @@
+/*
+ * Unit tests of libcommon/analysis over captures built by hand in memory:
+ * function keys, top, tree, summary, the report and the JSON writer.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/json.h"
+#include "capture/capture.h"
+#include "stream/records.h"
+
+/* ---- building captures ---- */
+
+#define T_STRINGS 64
+#define T_MODULES 8
+#define T_FRAMES 32
+#define T_STACKS 64
+#define T_THREADS 8
+#define T_SAMPLES 128
+
+struct tcap {
+	struct ms_capture cap;
+	const char *strings[T_STRINGS];
+	struct ms_cap_info info[4];
+	struct ms_cap_module modules[T_MODULES];
+	struct ms_cap_frame frames[T_FRAMES];
+	struct ms_cap_stack stacks[T_STACKS];
+	struct ms_cap_thread threads[T_THREADS];
+	struct ms_cap_sample samples[T_SAMPLES];
+	struct ms_cap_problem problems[4];
+};
+
+static void tcap_init(struct tcap *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->cap.major = MS_CAPTURE_MAJOR;
+	t->cap.minor = MS_CAPTURE_MINOR;
+	t->cap.strings = t->strings;
+	t->cap.info = t->info;
+	t->cap.modules = t->modules;
+	t->cap.frames = t->frames;
+	t->cap.stacks = t->stacks;
+	t->cap.threads = t->threads;
+	t->cap.samples = t->samples;
+	t->cap.problems = t->problems;
+	t->cap.target_exit_code = -1;
+	t->strings[t->cap.n_strings++] = "";
+}
+
+static uint32_t str(struct tcap *t, const char *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->cap.n_strings; i++)
+		if (!strcmp(t->strings[i], s))
+			return i;
+	assert_true(t->cap.n_strings < T_STRINGS);
+	t->strings[t->cap.n_strings] = s;
+	return t->cap.n_strings++;
+}
+
+static uint32_t module(struct tcap *t, const char *path, uint32_t kind)
+{
+	assert_true(t->cap.n_modules < T_MODULES);
+	t->modules[t->cap.n_modules] = (struct ms_cap_module){ .path = str(t, path), .kind = kind };
+	return t->cap.n_modules++;
+}
+
+static uint32_t frame(struct tcap *t, uint32_t mod, uint64_t address, const char *name)
+{
+	assert_true(t->cap.n_frames < T_FRAMES);
+	t->frames[t->cap.n_frames] = (struct ms_cap_frame){
+		.module = mod,
+		.address = address,
+		.name = name ? str(t, name) : 0,
+		.reason = mod == MS_NONE ? MS_SYM_NO_MODULE : name ? MS_SYM_OK : MS_SYM_NO_SYMBOL,
+	};
+	return t->cap.n_frames++;
+}
+
+/* The stack node of a path given outermost first, ending with MS_NONE. */
+static uint32_t path(struct tcap *t, ...)
+{
+	uint32_t node = MS_NONE, depth = 0, fr, i;
+	va_list ap;
+
+	va_start(ap, t);
+	while ((fr = va_arg(ap, uint32_t)) != MS_NONE) {
+		for (i = 0; i < t->cap.n_stacks; i++)
+			if (t->stacks[i].parent == node && t->stacks[i].frame == fr)
+				break;
+		if (i == t->cap.n_stacks) {
+			assert_true(t->cap.n_stacks < T_STACKS);
+			t->stacks[i] = (struct ms_cap_stack){ node, fr, depth + 1 };
+			t->cap.n_stacks++;
+		}
+		node = i;
+		depth++;
+	}
+	va_end(ap);
+	return node;
+}
+
+static uint32_t thread(struct tcap *t, uint32_t pid, uint32_t tid, const char *name)
+{
+	assert_true(t->cap.n_threads < T_THREADS);
+	t->threads[t->cap.n_threads] = (struct ms_cap_thread){ .pid = pid, .tid = tid,
+							       .name = str(t, name) };
+	return t->cap.n_threads++;
+}
+
+/* Samples are added in time order, 1 ms apart from time 1000 on. */
+static void samples(struct tcap *t, uint32_t n, uint32_t thr, uint32_t stack, uint32_t end)
+{
+	while (n--) {
+		assert_true(t->cap.n_samples < T_SAMPLES);
+		t->samples[t->cap.n_samples] = (struct ms_cap_sample){
+			.time = 1000 + 1000000ull * t->cap.n_samples,
+			.thread = thr,
+			.stack = stack,
+			.end = end,
+			.period = 1000000,
+		};
+		t->cap.n_samples++;
+	}
+}
+
+/*
+ * The main test capture, 11 samples (outermost frame first):
+ *   3  libc:__libc_start_main burn:main burn:run burn:burn_60     fp-chain
+ *   1  ... burn:run burn:burn_60 (another address, thread 2)       fp-chain
+ *   2  ... burn:run burn:burn_30                                   fp-chain
+ *   2  ... burn:main burn:rec burn:rec burn:rec (recursion)        depth
+ *   1  ... burn:main burn+0x1234 (unnamed)                         outermost
+ *   1  [no module] 0xdead                                          no-module
+ *   1  no frames at all                                            kernel-only
+ */
+static struct tcap *main_capture(void)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t burn, libc, start, mainf, run, b60, b60b, b30, rec, anon, nomod;
+	uint32_t t1, t2;
+
+	assert_non_null(t);
+	tcap_init(t);
+	burn = module(t, "/usr/bin/burn", MS_MODULE_FILE);
+	libc = module(t, "/lib/x86_64-linux-gnu/libc.so.6", MS_MODULE_FILE);
+	start = frame(t, libc, 0x27000, "__libc_start_main");
+	mainf = frame(t, burn, 0x1100, "main");
+	run = frame(t, burn, 0x1200, "run");
+	b60 = frame(t, burn, 0x1300, "burn_60");
+	b60b = frame(t, burn, 0x1310, "burn_60");
+	b30 = frame(t, burn, 0x1400, "burn_30");
+	rec = frame(t, burn, 0x1500, "rec");
+	anon = frame(t, burn, 0x1234, NULL);
+	nomod = frame(t, MS_NONE, 0xdead, NULL);
+	t1 = thread(t, 42, 42, "burn");
+	t2 = thread(t, 42, 43, "worker");
+
+	samples(t, 3, t1, path(t, start, mainf, run, b60, MS_NONE), MS_END_FP_CHAIN);
+	samples(t, 1, t2, path(t, start, mainf, run, b60b, MS_NONE), MS_END_FP_CHAIN);
+	samples(t, 2, t1, path(t, start, mainf, run, b30, MS_NONE), MS_END_FP_CHAIN);
+	samples(t, 2, t2, path(t, start, mainf, rec, rec, rec, MS_NONE), MS_END_DEPTH);
+	samples(t, 1, t1, path(t, start, mainf, anon, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, t1, path(t, nomod, MS_NONE), MS_END_NO_MODULE);
+	samples(t, 1, t1, MS_NONE, MS_END_KERNEL_ONLY);
+
+	t->info[0] = (struct ms_cap_info){ .key = str(t, "command"), .value_text = str(t, "./burn 1") };
+	t->info[1] = (struct ms_cap_info){ .key = str(t, "pid"), .value_number = 42 };
+	t->cap.n_info = 2;
+	t->problems[0] = (struct ms_cap_problem){ str(t, "ms-unwind"), str(t, "no-cfi"),
+						   str(t, "no CFI for \"burn\"+0x1234"), 3 };
+	t->cap.n_problems = 1;
+	t->cap.lost_kernel = 5;
+	t->cap.lost_collector = 1;
+	t->cap.throttled = 2;
+	t->cap.start_time = 500;
+	t->cap.end_time = 2000000500;
+	t->cap.target_exit_code = 0;
+	return t;
+}
+
+/*
+ * What a writer printed, as a NUL-terminated string the caller frees. The
+ * buffer lives outside the expression: open_memstream() writes to it at
+ * fclose().
+ */
+static char *membuf;
+static size_t membuf_len;
+#define CAPTURE_OUTPUT(call) ({                                  \
+	FILE *out = open_memstream(&membuf, &membuf_len);        \
+	assert_non_null(out);                                    \
+	assert_int_equal(call, 0);                               \
+	assert_int_equal(fclose(out), 0);                        \
+	membuf;                                                  \
+})
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* ---- function keys ---- */
+
+static uint32_t func_of(const struct ms_funcs *f, const struct tcap *t, uint32_t frame_id)
+{
+	assert_true(frame_id < t->cap.n_frames);
+	return f->frame_func[frame_id];
+}
+
+static void test_keys(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_funcs f;
+	uint32_t i;
+
+	assert_int_equal(ms_funcs_build(&f, &t->cap), 0);
+	/* 9 frames, burn_60 twice: 8 functions */
+	assert_int_equal(f.n, 8);
+	assert_int_equal(func_of(&f, t, 3), func_of(&f, t, 4));
+	for (i = 0; i < t->cap.n_frames; i++)
+		assert_true(f.frame_func[i] < f.n);
+
+	/* ids follow the key order: module 0 (burn) named by name, unnamed, module 1, none */
+	assert_string_equal(f.funcs[0].label, "burn_30");
+	assert_string_equal(f.funcs[1].label, "burn_60");
+	assert_string_equal(f.funcs[2].label, "main");
+	assert_string_equal(f.funcs[3].label, "rec");
+	assert_string_equal(f.funcs[4].label, "run");
+	assert_string_equal(f.funcs[5].label, "burn+0x1234");
+	assert_string_equal(f.funcs[5].module_name, "burn");
+	assert_int_equal(f.funcs[5].name, 0);
+	assert_int_equal(f.funcs[5].address, 0x1234);
+	assert_string_equal(f.funcs[6].label, "__libc_start_main");
+	assert_string_equal(f.funcs[6].module_name, "libc.so.6");
+	assert_string_equal(f.funcs[7].label, "[no module] 0xdead");
+	assert_string_equal(f.funcs[7].module_name, "");
+	assert_string_equal(f.funcs[7].module_label, "[unknown]");
+	assert_int_equal(f.funcs[7].module, MS_NONE);
+	ms_funcs_release(&f);
+	free(t);
+}
+
+static void test_keys_modules_without_path(void **state)
+{
+	struct tcap t;
+	struct ms_funcs f;
+	uint32_t kern, vdso, anon, file, unk, dir;
+
+	tcap_init(&t);
+	kern = module(&t, "", MS_MODULE_KERNEL);
+	vdso = module(&t, "", MS_MODULE_VDSO);
+	anon = module(&t, "", MS_MODULE_ANON);
+	file = module(&t, "", MS_MODULE_FILE);
+	unk = module(&t, "", MS_MODULE_UNKNOWN);
+	dir = module(&t, "/odd/dir/", MS_MODULE_FILE);
+	frame(&t, kern, 0xffffffff81000000ull, NULL);
+	frame(&t, vdso, 0x10, NULL);
+	frame(&t, anon, 0x20, NULL);
+	frame(&t, file, 0x30, NULL);
+	frame(&t, unk, 0x40, NULL);
+	frame(&t, dir, 0x50, NULL);
+	frame(&t, file, 0x60, NULL);
+
+	assert_int_equal(ms_funcs_build(&f, &t.cap), 0);
+	assert_int_equal(f.n, 7);
+	assert_string_equal(f.funcs[0].label, "[kernel]+0xffffffff81000000");
+	assert_string_equal(f.funcs[0].module_name, "");
+	assert_string_equal(f.funcs[1].label, "[vdso]+0x10");
+	assert_string_equal(f.funcs[2].label, "[anon]+0x20");
+	assert_string_equal(f.funcs[3].label, "[no path]+0x30");
+	assert_string_equal(f.funcs[4].label, "[no path]+0x60");
+	assert_string_equal(f.funcs[5].label, "[no module] 0x40");
+	assert_string_equal(f.funcs[5].module_label, "[unknown]");
+	assert_string_equal(f.funcs[6].label, "/odd/dir/+0x50");
+	ms_funcs_release(&f);
+}
+
+static void test_keys_empty(void **state)
+{
+	struct tcap t;
+	struct ms_funcs f;
+
+	tcap_init(&t);
+	assert_int_equal(ms_funcs_build(&f, &t.cap), 0);
+	assert_int_equal(f.n, 0);
+	ms_funcs_release(&f);
+}
+
+/* ---- top ---- */
+
+struct expect_top {
+	const char *label;
+	uint64_t self, total;
+};
+
+static void check_top(const struct ms_top *top, const struct expect_top *e, uint32_t n)
+{
+	uint32_t i;
+
+	assert_int_equal(top->n, n);
+	for (i = 0; i < n; i++) {
+		const struct ms_top_entry *en = &top->entries[i];
+
+		assert_string_equal(top->funcs.funcs[en->func].label, e[i].label);
+		assert_int_equal(en->self, e[i].self);
+		assert_int_equal(en->total, e[i].total);
+	}
+}
+
+static void test_top_self(void **state)
+{
+	static const struct expect_top expect[] = {
+		{ "burn_60", 4, 4 },
+		{ "burn_30", 2, 2 },	/* ties rec on self and total: label decides */
+		{ "rec", 2, 2 },	/* three deep, counted once per sample */
+		{ "[no module] 0xdead", 1, 1 },
+		{ "burn+0x1234", 1, 1 },
+		{ "__libc_start_main", 0, 9 },
+		{ "main", 0, 9 },
+		{ "run", 0, 6 },
+	};
+	struct tcap *t = main_capture();
+	struct ms_top top;
+
+	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
+	assert_int_equal(top.samples, 11);
+	check_top(&top, expect, 8);
+	ms_top_release(&top);
+	free(t);
+}
+
+static void test_top_total(void **state)
+{
+	static const struct expect_top expect[] = {
+		{ "__libc_start_main", 0, 9 },
+		{ "main", 0, 9 },
+		{ "run", 0, 6 },
+		{ "burn_60", 4, 4 },
+		{ "burn_30", 2, 2 },
+		{ "rec", 2, 2 },
+		{ "[no module] 0xdead", 1, 1 },
+		{ "burn+0x1234", 1, 1 },
+	};
+	struct tcap *t = main_capture();
+	struct ms_top top;
+
+	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_TOTAL), 0);
+	check_top(&top, expect, 8);
+	ms_top_release(&top);
+	free(t);
+}
+
+/* Two functions with one name in two modules: the module breaks the tie. */
+static void test_top_same_name_two_modules(void **state)
+{
+	struct tcap t;
+	struct ms_top top;
+	uint32_t a, b, fa, fb, fb2;
+
+	tcap_init(&t);
+	b = module(&t, "/b/libz.so", MS_MODULE_FILE);
+	a = module(&t, "/a/liba.so", MS_MODULE_FILE);
+	fb = frame(&t, b, 0x10, "dup");
+	fa = frame(&t, a, 0x10, "dup");
+	fb2 = frame(&t, b, 0x20, "dup");	/* same function as fb */
+	thread(&t, 1, 1, "x");
+	samples(&t, 2, 0, path(&t, fb, MS_NONE), MS_END_OUTERMOST);
+	samples(&t, 2, 0, path(&t, fa, MS_NONE), MS_END_OUTERMOST);
+	samples(&t, 1, 0, path(&t, fb, fb2, MS_NONE), MS_END_OUTERMOST);
+
+	assert_int_equal(ms_top_compute(&top, &t.cap, MS_TOP_SORT_SELF), 0);
+	assert_int_equal(top.n, 2);
+	/* libz's dup: self 3 (2 + the inner frame of the recursion), total 3 */
+	assert_string_equal(top.funcs.funcs[top.entries[0].func].module_name, "libz.so");
+	assert_int_equal(top.entries[0].self, 3);
+	assert_int_equal(top.entries[0].total, 3);
+	assert_string_equal(top.funcs.funcs[top.entries[1].func].module_name, "liba.so");
+	ms_top_release(&top);
+
+	/* equal counts: liba.so sorts before libz.so */
+	t.cap.n_samples = 4;
+	assert_int_equal(ms_top_compute(&top, &t.cap, MS_TOP_SORT_SELF), 0);
+	assert_string_equal(top.funcs.funcs[top.entries[0].func].module_name, "liba.so");
+	assert_string_equal(top.funcs.funcs[top.entries[1].func].module_name, "libz.so");
+	ms_top_release(&top);
+}
+
+static void test_top_json(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_top_options o = { .json = true, .limit = 3 };
+	char *text;
+
+	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	assert_string_equal(text,
+		"{\"samples\":11,\"functions\":["
+		"{\"name\":\"burn_60\",\"module\":\"burn\",\"self\":4,\"self_percent\":36.36,"
+		"\"total\":4,\"total_percent\":36.36},"
+		"{\"name\":\"burn_30\",\"module\":\"burn\",\"self\":2,\"self_percent\":18.18,"
+		"\"total\":2,\"total_percent\":18.18},"
+		"{\"name\":\"rec\",\"module\":\"burn\",\"self\":2,\"self_percent\":18.18,"
+		"\"total\":2,\"total_percent\":18.18}]}\n");
+	free(text);
+
+	o.limit = 0;
+	o.sort = MS_TOP_SORT_TOTAL;
+	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	assert_non_null(strstr(text, "{\"samples\":11,\"functions\":[{\"name\":\"__libc_start_main\","
+				    "\"module\":\"libc.so.6\",\"self\":0,\"self_percent\":0,"
+				    "\"total\":9,\"total_percent\":81.82},"));
+	assert_non_null(strstr(text, "{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"self\":1,"
+				    "\"self_percent\":9.09,\"total\":1,\"total_percent\":9.09}"));
+	assert_non_null(strstr(text, "\"total_percent\":9.09}]}\n"));
+	free(text);
+	free(t);
+}
+
+static void test_top_text(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_top_options o = { .limit = 4 };
+	char *text;
+
+	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	assert_string_equal(text,
+		"11 samples, 8 functions (the first 4 shown)\n"
+		" self%  self  total%  total  module     function\n"
+		" 36.4%     4   36.4%      4  burn       burn_60\n"
+		" 18.2%     2   18.2%      2  burn       burn_30\n"
+		" 18.2%     2   18.2%      2  burn       rec\n"
+		"  9.1%     1    9.1%      1  [unknown]  [no module] 0xdead\n");
+	free(text);
+	free(t);
+}
+
+/* Names are hostile bytes: text shows no control character. */
+static void test_top_text_sanitized(void **state)
+{
+	struct tcap t;
+	struct ms_top_options o = { 0 };
+	uint32_t m;
+	char *text;
+
+	tcap_init(&t);
+	m = module(&t, "/x/m\tod", MS_MODULE_FILE);
+	thread(&t, 1, 1, "x");
+	samples(&t, 1, 0, path(&t, frame(&t, m, 1, "evil\x1b[2Jname\xff"), MS_NONE), 0);
+	text = CAPTURE_OUTPUT(ms_top_write(out, &t.cap, &o));
+	assert_null(strchr(text, '\x1b'));
+	assert_null(strchr(text, '\t'));
+	assert_non_null(strstr(text, "m?od    evil?[2Jname?\n"));
+	free(text);
+}
+
+static void test_top_empty(void **state)
+{
+	struct tcap t;
+	struct ms_top_options o = { .json = true };
+	char *text;
+
+	tcap_init(&t);
+	text = CAPTURE_OUTPUT(ms_top_write(out, &t.cap, &o));
+	assert_string_equal(text, "{\"samples\":0,\"functions\":[]}\n");
+	free(text);
+	o.json = false;
+	text = CAPTURE_OUTPUT(ms_top_write(out, &t.cap, &o));
+	assert_string_equal(text, "0 samples, 0 functions\n"
+				 " self%  self  total%  total  module  function\n");
+	free(text);
+}
+
+/* ---- tree ---- */
+
+static uint32_t child(const struct ms_tree *t, uint32_t node, uint32_t i)
+{
+	assert_true(i < t->nodes[node].n_children);
+	return t->children[t->nodes[node].first_child + i];
+}
+
+static void check_node(const struct ms_tree *t, uint32_t node, const char *label,
+		       uint64_t self, uint64_t total, uint32_t n_children)
+{
+	const struct ms_tree_node *nd = &t->nodes[node];
+
+	assert_string_equal(t->funcs.funcs[nd->func].label, label);
+	assert_int_equal(nd->self, self);
+	assert_int_equal(nd->total, total);
+	assert_int_equal(nd->n_children, n_children);
+}
+
+static void test_tree_shape(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_tree tr;
+	uint32_t libc, mainn, run, rec;
+
+	assert_int_equal(ms_tree_build(&tr, &t->cap), 0);
+	assert_int_equal(tr.samples, 11);
+	assert_int_equal(tr.nodes[0].func, MS_NONE);
+	assert_int_equal(tr.nodes[0].self, 1);	/* the sample without frames */
+	assert_int_equal(tr.nodes[0].total, 11);
+	assert_int_equal(tr.nodes[0].n_children, 2);
+
+	libc = child(&tr, 0, 0);
+	check_node(&tr, libc, "__libc_start_main", 0, 9, 1);
+	check_node(&tr, child(&tr, 0, 1), "[no module] 0xdead", 1, 1, 0);
+	mainn = child(&tr, libc, 0);
+	check_node(&tr, mainn, "main", 0, 9, 3);
+	run = child(&tr, mainn, 0);
+	check_node(&tr, run, "run", 0, 6, 2);
+	/* both burn_60 addresses merged into one node */
+	check_node(&tr, child(&tr, run, 0), "burn_60", 4, 4, 0);
+	check_node(&tr, child(&tr, run, 1), "burn_30", 2, 2, 0);
+	rec = child(&tr, mainn, 1);
+	check_node(&tr, rec, "rec", 0, 2, 1);
+	rec = child(&tr, rec, 0);
+	check_node(&tr, rec, "rec", 0, 2, 1);
+	check_node(&tr, child(&tr, rec, 0), "rec", 2, 2, 0);
+	assert_int_equal(tr.nodes[child(&tr, rec, 0)].depth, 5);
+	check_node(&tr, child(&tr, mainn, 2), "burn+0x1234", 1, 1, 0);
+	ms_tree_release(&tr);
+	free(t);
+}
+
+static const char main_tree_json[] =
+	"{\"samples\":11,\"root\":{\"name\":\"[root]\",\"self\":1,\"total\":11,\"children\":["
+	"{\"name\":\"__libc_start_main\",\"module\":\"libc.so.6\",\"self\":0,\"total\":9,\"children\":["
+	"{\"name\":\"main\",\"module\":\"burn\",\"self\":0,\"total\":9,\"children\":["
+	"{\"name\":\"run\",\"module\":\"burn\",\"self\":0,\"total\":6,\"children\":["
+	"{\"name\":\"burn_60\",\"module\":\"burn\",\"self\":4,\"total\":4,\"children\":[]},"
+	"{\"name\":\"burn_30\",\"module\":\"burn\",\"self\":2,\"total\":2,\"children\":[]}]},"
+	"{\"name\":\"rec\",\"module\":\"burn\",\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"rec\",\"module\":\"burn\",\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"rec\",\"module\":\"burn\",\"self\":2,\"total\":2,\"children\":[]}]}]},"
+	"{\"name\":\"burn+0x1234\",\"module\":\"burn\",\"self\":1,\"total\":1,\"children\":[]}]}]},"
+	"{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"self\":1,\"total\":1,\"children\":[]}]}}\n";
+
+static void test_tree_json(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_tree_options o = { .json = true };
+	char *text;
+
+	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	assert_string_equal(text, main_tree_json);
+	free(text);
+
+	/* 10% leaves out the nodes of one sample (9.09%) */
+	o.min_percent = 10;
+	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	assert_null(strstr(text, "0xdead"));
+	assert_null(strstr(text, "burn+0x1234"));
+	assert_non_null(strstr(text, "{\"name\":\"rec\",\"module\":\"burn\",\"self\":0,\"total\":2,"
+				    "\"children\":[{\"name\":\"rec\""));
+	assert_non_null(strstr(text, "\"total\":2,\"children\":[]}]}]}]}]}]}}\n"));
+	free(text);
+	free(t);
+}
+
+static void test_tree_text(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_tree_options o = { .min_percent = 10 };
+	char *text;
+
+	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	assert_string_equal(text,
+		"11 samples (nodes under 10.0% left out)\n"
+		"total%   self%  total  self  function\n"
+		"100.0%    9.1%     11     1  [root]\n"
+		" 81.8%    0.0%      9     0    __libc_start_main (libc.so.6)\n"
+		" 81.8%    0.0%      9     0      main (burn)\n"
+		" 54.5%    0.0%      6     0        run (burn)\n"
+		" 36.4%   36.4%      4     4          burn_60 (burn)\n"
+		" 18.2%   18.2%      2     2          burn_30 (burn)\n"
+		" 18.2%    0.0%      2     0        rec (burn)\n"
+		" 18.2%    0.0%      2     0          rec (burn)\n"
+		" 18.2%   18.2%      2     2            rec (burn)\n");
+	free(text);
+
+	o.min_percent = 0;
+	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	assert_non_null(strstr(text, "\n  9.1%    9.1%      1     1        burn+0x1234\n"));
+	assert_non_null(strstr(text, "\n  9.1%    9.1%      1     1    [no module] 0xdead\n"));
+	free(text);
+	free(t);
+}
+
+static void test_tree_empty(void **state)
+{
+	struct tcap t;
+	struct ms_tree_options o = { .json = true };
+	char *text;
+
+	tcap_init(&t);
+	text = CAPTURE_OUTPUT(ms_tree_write(out, &t.cap, &o));
+	assert_string_equal(text, "{\"samples\":0,\"root\":{\"name\":\"[root]\",\"self\":0,"
+				 "\"total\":0,\"children\":[]}}\n");
+	free(text);
+	o = (struct ms_tree_options){ .min_percent = 0.5 };
+	text = CAPTURE_OUTPUT(ms_tree_write(out, &t.cap, &o));
+	assert_string_equal(text, "0 samples (nodes under 0.5% left out)\n"
+				 "total%   self%  total  self  function\n"
+				 "  0.0%    0.0%      0     0  [root]\n");
+	free(text);
+}
+
+/* A recursion far deeper than any C stack would allow to walk recursively. */
+static void test_tree_deep(void **state)
+{
+	enum { DEPTH = 200000 };
+	struct ms_capture cap = { 0 };
+	const char *strings[] = { "", "/bin/deep", "f" };
+	struct ms_cap_module mod = { .path = 1 };
+	struct ms_cap_frame fr = { .module = 0, .address = 0x10, .name = 2 };
+	struct ms_cap_thread thr = { .pid = 1, .tid = 1, .name = 2 };
+	struct ms_cap_sample sa = { .time = 1, .stack = DEPTH - 1, .period = 1 };
+	struct ms_cap_stack *stacks = calloc(DEPTH, sizeof(*stacks));
+	struct ms_tree_options o = { .json = true };
+	struct ms_top top;
+	uint32_t i;
+	char *text;
+	size_t opens = 0;
+
+	assert_non_null(stacks);
+	for (i = 0; i < DEPTH; i++)
+		stacks[i] = (struct ms_cap_stack){ i ? i - 1 : MS_NONE, 0, i + 1 };
+	cap.n_strings = 3;
+	cap.strings = strings;
+	cap.n_modules = 1;
+	cap.modules = &mod;
+	cap.n_frames = 1;
+	cap.frames = &fr;
+	cap.n_stacks = DEPTH;
+	cap.stacks = stacks;
+	cap.n_threads = 1;
+	cap.threads = &thr;
+	cap.n_samples = 1;
+	cap.samples = &sa;
+	cap.target_exit_code = -1;
+
+	assert_int_equal(ms_top_compute(&top, &cap, MS_TOP_SORT_SELF), 0);
+	assert_int_equal(top.n, 1);
+	assert_int_equal(top.entries[0].self, 1);
+	assert_int_equal(top.entries[0].total, 1);
+	ms_top_release(&top);
+
+	text = CAPTURE_OUTPUT(ms_tree_write(out, &cap, &o));
+	for (const char *p = text; *p; p++)	/* not strstr: quadratic under ASan */
+		if (*p == '{' && !strncmp(p, "{\"name\":\"f\"", 11))
+			opens++;
+	assert_int_equal(opens, DEPTH);
+	free(text);
+	free(stacks);
+}
+
+/* ---- summary ---- */
+
+static void test_summary_numbers(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_summary s;
+
+	assert_int_equal(ms_summary_compute(&s, &t->cap), 0);
+	assert_string_equal(s.command, "./burn 1");
+	assert_int_equal(s.pid, 42);
+	assert_false(s.incomplete);
+	assert_int_equal(s.samples, 11);
+	assert_int_equal(s.period, 11000000);
+	assert_int_equal(ms_summary_duration(&s), 10000000);
+	assert_int_equal(s.n_threads, 2);
+	assert_int_equal(s.threads[0].tid, 42);
+	assert_int_equal(s.threads[0].samples, 8);
+	assert_string_equal(s.threads[1].name, "worker");
+	assert_int_equal(s.threads[1].samples, 3);
+	/* by samples, then reason: ties of one sample in enum order */
+	assert_int_equal(s.n_ends, 5);
+	assert_int_equal(s.ends[0].reason, MS_END_FP_CHAIN);
+	assert_int_equal(s.ends[0].samples, 6);
+	assert_int_equal(s.ends[1].reason, MS_END_DEPTH);
+	assert_int_equal(s.ends[1].samples, 2);
+	assert_int_equal(s.ends[2].reason, MS_END_OUTERMOST);
+	assert_int_equal(s.ends[3].reason, MS_END_NO_MODULE);
+	assert_int_equal(s.ends[4].reason, MS_END_KERNEL_ONLY);
+	assert_int_equal(s.exit_code, 0);
+	ms_summary_release(&s);
+	free(t);
+}
+
+static void test_summary_json(void **state)
+{
+	struct tcap *t = main_capture();
+	char *text;
+
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
+	assert_string_equal(text,
+		"{\"command\":\"./burn 1\",\"pid\":42,\"incomplete\":false,\"duration_ns\":10000000,"
+		"\"start_time_ns\":500,\"end_time_ns\":2000000500,"
+		"\"samples\":11,\"period\":11000000,"
+		"\"threads\":[{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"samples\":8},"
+		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"samples\":3}],"
+		"\"lost\":{\"kernel\":5,\"collector\":1},\"throttled\":2,\"exit_code\":0,"
+		"\"stack_ends\":[{\"reason\":\"fp-chain\",\"samples\":6,\"percent\":54.55},"
+		"{\"reason\":\"depth\",\"samples\":2,\"percent\":18.18},"
+		"{\"reason\":\"outermost\",\"samples\":1,\"percent\":9.09},"
+		"{\"reason\":\"no-module\",\"samples\":1,\"percent\":9.09},"
+		"{\"reason\":\"kernel-only\",\"samples\":1,\"percent\":9.09}],"
+		"\"problems\":[{\"stage\":\"ms-unwind\",\"code\":\"no-cfi\",\"count\":3,"
+		"\"detail\":\"no CFI for \\\"burn\\\"+0x1234\"}]}\n");
+	free(text);
+	free(t);
+}
+
+static void test_summary_text(void **state)
+{
+	struct tcap *t = main_capture();
+	char *text;
+
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
+	assert_string_equal(text,
+		"stack ends: fp-chain 54.5%, depth 18.2%, outermost 9.1%, no-module 9.1%, "
+		"kernel-only 9.1%\n"
+		"command:     ./burn 1\n"
+		"pid:         42\n"
+		"duration:    10.000 ms between the first and last sample\n"
+		"recorded:    2.000 s (clock 500 to 2000000500 ns)\n"
+		"samples:     11\n"
+		"period:      11000000 in total\n"
+		"threads:     2\n"
+		"  pid  tid  samples   share  name\n"
+		"   42   42        8   72.7%  burn\n"
+		"   42   43        3   27.3%  worker\n"
+		"lost:        5 records by the kernel, 1 by the collector\n"
+		"throttled:   2\n"
+		"exit code:   0\n"
+		"problems:    1\n"
+		"  stage      code    count  detail\n"
+		"  ms-unwind  no-cfi      3  no CFI for \"burn\"+0x1234\n");
+	free(text);
+	free(t);
+}
+
+static void test_summary_incomplete(void **state)
+{
+	struct tcap *t = main_capture();
+	char *text;
+
+	t->cap.flags |= MS_CAPTURE_INCOMPLETE;
+	t->cap.target_exit_code = -1;
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
+	assert_true(starts_with(text, "warning: this capture is incomplete: the recording was cut short\n"
+				      "stack ends: fp-chain 54.5%,"));
+	assert_non_null(strstr(text, "\nexit code:   unknown\n"));
+	free(text);
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
+	assert_non_null(strstr(text, "\"incomplete\":true,"));
+	assert_non_null(strstr(text, "\"exit_code\":null,"));
+	free(text);
+	free(t);
+}
+
+static void test_summary_empty(void **state)
+{
+	struct tcap t;
+	char *text;
+
+	tcap_init(&t);
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t.cap, true));
+	assert_string_equal(text,
+		"{\"command\":\"\",\"pid\":0,\"incomplete\":false,\"duration_ns\":0,"
+		"\"start_time_ns\":null,\"end_time_ns\":null,\"samples\":0,\"period\":0,"
+		"\"threads\":[],\"lost\":{\"kernel\":0,\"collector\":0},\"throttled\":0,"
+		"\"exit_code\":null,\"stack_ends\":[],\"problems\":[]}\n");
+	free(text);
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t.cap, false));
+	assert_true(starts_with(text, "stack ends: none (no samples)\ncommand:     (unknown)\n"));
+	free(text);
+}
+
+/* Without an info "pid", the lowest pid among the threads stands in. */
+static void test_summary_pid_from_threads(void **state)
+{
+	struct tcap t;
+	struct ms_summary s;
+
+	tcap_init(&t);
+	thread(&t, 7, 7, "a");
+	thread(&t, 9, 9, "b");
+	assert_int_equal(ms_summary_compute(&s, &t.cap), 0);
+	assert_int_equal(s.pid, 7);
+	assert_int_equal(s.threads[1].samples, 0);
+	ms_summary_release(&s);
+}
+
+/* ---- report ---- */
+
+static void test_report(void **state)
+{
+	struct tcap *t = main_capture();
+	char *text, *top, *tree;
+
+	t->cap.flags |= MS_CAPTURE_INCOMPLETE;
+	text = CAPTURE_OUTPUT(ms_report_write(out, &t->cap, NULL));
+	assert_true(starts_with(text, "warning: this capture is incomplete: the recording was cut short\n"
+				      "stack ends: fp-chain 54.5%, depth 18.2%,"));
+	top = strstr(text, "\nhottest functions\n11 samples, 8 functions\n");
+	tree = strstr(text, "\ncall tree\n11 samples (nodes under 1.0% left out)\n");
+	assert_non_null(top);
+	assert_non_null(tree);
+	assert_true(top < tree);
+	assert_non_null(strstr(tree, "            rec (burn)\n"));
+	free(text);
+
+	/* options: a shorter top, a pruned tree */
+	struct ms_report_options o = { .top_limit = 1, .tree_min_percent = 50 };
+	text = CAPTURE_OUTPUT(ms_report_write(out, &t->cap, &o));
+	assert_non_null(strstr(text, "8 functions (the first 1 shown)\n"));
+	assert_null(strstr(text, "burn_60 (burn)"));
+	assert_non_null(strstr(text, "        run (burn)\n"));
+	free(text);
+	free(t);
+}
+
+/* ---- JSON writer ---- */
+
+static void test_json_strings(void **state)
+{
+	char *text;
+
+	text = CAPTURE_OUTPUT((ms_json_quote(out, "a\"b\\c\n\t\x01\x7f"), 0));
+	assert_string_equal(text, "\"a\\\"b\\\\c\\n\\t\\u0001\x7f\"");
+	free(text);
+	/* valid UTF-8 passes, broken sequences, overlongs and surrogates do not */
+	text = CAPTURE_OUTPUT((ms_json_quote(out, "caf\xc3\xa9 \xf0\x9f\x94\xac"), 0));
+	assert_string_equal(text, "\"caf\xc3\xa9 \xf0\x9f\x94\xac\"");
+	free(text);
+	text = CAPTURE_OUTPUT((ms_json_quote(out, "\xff\xc3(\xc0\xaf\xed\xa0\x80z\xe2\x82"), 0));
+	assert_string_equal(text, "\"\\ufffd\\ufffd(\\ufffd\\ufffd\\ufffd\\ufffd\\ufffdz"
+				 "\\ufffd\\ufffd\"");
+	free(text);
+}
+
+static void test_json_values(void **state)
+{
+	struct ms_json j;
+	char *text;
+
+	text = CAPTURE_OUTPUT(({
+		ms_json_init(&j, out);
+		ms_json_object_begin(&j);
+		ms_json_key(&j, "a");
+		ms_json_array_begin(&j);
+		ms_json_double(&j, 60.0, 2);
+		ms_json_double(&j, 100.0 / 3, 2);
+		ms_json_double(&j, 0.004, 2);
+		ms_json_double(&j, -0.001, 2);
+		ms_json_double(&j, 1.0 / 0.0, 2);
+		ms_json_int(&j, -1);
+		ms_json_uint(&j, UINT64_MAX);
+		ms_json_bool(&j, true);
+		ms_json_null(&j);
+		ms_json_array_begin(&j);
+		ms_json_array_end(&j);
+		ms_json_object_begin(&j);
+		ms_json_object_end(&j);
+		ms_json_array_end(&j);
+		ms_json_key(&j, "b");
+		ms_json_string(&j, NULL);
+		ms_json_object_end(&j);
+		0;
+	}));
+	assert_string_equal(text, "{\"a\":[60,33.33,0,0,null,-1,18446744073709551615,true,null,"
+				 "[],{}],\"b\":\"\"}");
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_keys),
+		cmocka_unit_test(test_keys_modules_without_path),
+		cmocka_unit_test(test_keys_empty),
+		cmocka_unit_test(test_top_self),
+		cmocka_unit_test(test_top_total),
+		cmocka_unit_test(test_top_same_name_two_modules),
+		cmocka_unit_test(test_top_json),
+		cmocka_unit_test(test_top_text),
+		cmocka_unit_test(test_top_text_sanitized),
+		cmocka_unit_test(test_top_empty),
+		cmocka_unit_test(test_tree_shape),
+		cmocka_unit_test(test_tree_json),
+		cmocka_unit_test(test_tree_text),
+		cmocka_unit_test(test_tree_empty),
+		cmocka_unit_test(test_tree_deep),
+		cmocka_unit_test(test_summary_numbers),
+		cmocka_unit_test(test_summary_json),
+		cmocka_unit_test(test_summary_text),
+		cmocka_unit_test(test_summary_incomplete),
+		cmocka_unit_test(test_summary_empty),
+		cmocka_unit_test(test_summary_pid_from_threads),
+		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_json_strings),
+		cmocka_unit_test(test_json_values),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
