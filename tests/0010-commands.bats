@@ -3,6 +3,7 @@
 # --help (as git's t0450 checks): no option is documented in one place only.
 
 load test_helper
+bats_require_minimum_version 1.5.0
 
 commands="microscope ms-collect ms-decode ms-unwind ms-symbolize ms-capture ms-analyze"
 

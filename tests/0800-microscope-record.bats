@@ -3,6 +3,7 @@
 # whose profile is known.
 
 load test_helper
+bats_require_minimum_version 1.5.0
 
 setup() {
 	cp "$FIXTURES/burn" "$FIXTURES/threads" "$FIXTURES/forkexec" "$BATS_TEST_TMPDIR/"

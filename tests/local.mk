@@ -3,7 +3,7 @@
 # (UNIT_TESTS += tests/unit/foo-test); bats files here.
 
 # Fixtures keep frame pointers and debug info unless a test says otherwise.
-FIXTURE_CFLAGS = -O2 -g -fno-omit-frame-pointer -fno-inline-functions-called-once
+FIXTURE_CFLAGS = -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline-functions-called-once
 check_PROGRAMS += tests/fixtures/burn tests/fixtures/threads tests/fixtures/forkexec
 tests_fixtures_burn_SOURCES = tests/fixtures/burn.c
 tests_fixtures_burn_CFLAGS = $(FIXTURE_CFLAGS)
