@@ -21,3 +21,7 @@ check_PROGRAMS += $(UNIT_TESTS)
 check-local: $(check_PROGRAMS) $(bin_PROGRAMS)
 	@$(SHELL) $(srcdir)/tests/run-tests $(builddir) $(srcdir) -- $(UNIT_TESTS) -- \
 		$(patsubst $(srcdir)/%,%,$(BATS_TESTS))
+
+# Fixtures of later capabilities, one fragment each.
+include tests/fixtures/unwind.mk
+include tests/fixtures/symbols.mk

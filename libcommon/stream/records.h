@@ -332,12 +332,33 @@ enum ms_frame_reason {
 	MS_SYM_NO_MODULE = 5,	/* the address was in no module */
 };
 const char *ms_frame_reason_name(uint32_t reason);
+/*
+ * Source facts, minor version 1 (issue 4): when debug information covers the
+ * address, one entry per function on the inline chain, innermost (the
+ * inlined callee) first and the function whose code holds the address last,
+ * as pprof's Location.line. line is the line of this address within that
+ * entry's function (for a caller of an inlined call, the call site);
+ * function_line is the line where the function begins. system_name is the
+ * linkage (mangled) name, empty when equal to function. An absent trailing
+ * field (a minor-0 producer) means no lines.
+ * [..., [[function, system_name, file, line, function_line], ...]]
+ */
+#define MS_FRAME_LINES_MAX 32
+struct ms_frame_line {
+	struct ms_str function;
+	struct ms_str system_name;
+	struct ms_str file;
+	uint32_t line;
+	uint32_t function_line;
+};
 struct ms_frame {
 	uint32_t module;
 	uint64_t address;
 	struct ms_str name;
 	uint64_t symbol_start;	/* module-relative start of the symbol */
 	uint32_t reason;
+	uint32_t n_lines;
+	struct ms_frame_line lines[MS_FRAME_LINES_MAX];
 };
 
 int ms_problem_pack(struct ms_writer *w, const struct ms_problem *p);
