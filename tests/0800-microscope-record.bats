@@ -126,3 +126,23 @@ SH
 	for _ in $(seq 50); do [ -z "$(leftover_processes)" ] && break; sleep 0.1; done
 	[ -z "$(leftover_processes)" ]
 }
+
+@test "salvage: a stream whose collector was killed becomes an incomplete capture" {
+	ms-collect -o "$PWD/run.msr" -- "$PWD/burn" 30 2>/dev/null &
+	collect=$!
+	sleep 1.5
+	kill -KILL "$collect"
+	wait "$collect" || true
+	[ ! -e run.msr ]
+	partial=$(ls run.msr.tmp*)
+	[ -s "$partial" ]
+	# The stages before ms-capture report the cut and pass on what they had;
+	# the pipeline's status is ms-capture's.
+	ms-decode "$partial" 2>err.txt | ms-unwind 2>>err.txt | ms-symbolize 2>>err.txt |
+		ms-capture --salvage -o p.msc 2>>err.txt
+	grep -q "ms-decode: .*stream cut short.*ms-collect" err.txt
+	[ -f p.msc ]
+	microscope report p.msc > report.txt
+	head -1 report.txt | grep -q "incomplete"
+	jq -e '.incomplete == true and .samples > 100' <(ms-analyze summary --json p.msc)
+}
