@@ -15,18 +15,25 @@
 #include "util/error.h"
 
 static const char usage_text[] =
-	"usage: ms-unwind [--stats] [FILE]\n"
+	"usage: ms-unwind [--unwind dwarf|fp|dwarf+fp] [--debug-dir DIR] [--stats] [FILE]\n"
 	"\n"
 	"Read a decoded record stream (from ms-decode) from FILE or standard input\n"
 	"and write it to standard output with every sample replaced by a stack:\n"
-	"kernel frames, then user frames from the frame-pointer chain, each bound\n"
-	"to its module (build id, file identity) through the mappings active at\n"
-	"the sample's time. Module records precede the first stack that uses them.\n"
+	"kernel frames, then user frames, each bound to its module (build id, file\n"
+	"identity) through the mappings active at the sample's time. Module records\n"
+	"precede the first stack that uses them.\n"
 	"\n"
-	"  --stats      print counts (samples, frames, end reasons, modules) to\n"
-	"               standard error at exit\n"
-	"  -h, --help   show this help\n"
-	"  --version    show the version\n"
+	"  --unwind POLICY  how user frames are found: dwarf (call-frame information\n"
+	"                   over the copied stack), fp (the kernel's frame-pointer\n"
+	"                   chain) or dwarf+fp (dwarf, continued by frame pointers\n"
+	"                   where the CFI proves them); default dwarf when samples\n"
+	"                   carry a stack copy, else fp\n"
+	"  --debug-dir DIR  where separate debug files are looked up by build id\n"
+	"                   and debuglink (default /usr/lib/debug)\n"
+	"  --stats          print counts (samples, frames, end reasons, modules,\n"
+	"                   caches) to standard error at exit\n"
+	"  -h, --help       show this help\n"
+	"  --version        show the version\n"
 	"\n"
 	MS_EXIT_CODES_HELP;
 
@@ -44,6 +51,11 @@ static void print_stats(const struct ms_unwind_stats *s)
 		(unsigned long long)s->exits, (unsigned long long)s->processes);
 	fprintf(stderr, "ms-unwind: modules %llu unverified %llu\n",
 		(unsigned long long)s->modules, (unsigned long long)s->modules_unverified);
+	fprintf(stderr, "ms-unwind: dwarf-frames %llu fp-frames %llu pc-cache hits %llu misses %llu "
+		"cfi-modules %llu cfi-rules %llu\n",
+		(unsigned long long)s->dwarf_frames, (unsigned long long)s->fp_frames,
+		(unsigned long long)s->pc_cache_hits, (unsigned long long)s->pc_cache_misses,
+		(unsigned long long)s->cfi_modules, (unsigned long long)s->cfi_rules);
 	for (i = 0; i <= MS_END_KERNEL_ONLY; i++)
 		if (s->ends[i])
 			fprintf(stderr, "ms-unwind: end %s %llu\n", ms_stack_end_name(i),
@@ -52,11 +64,13 @@ static void print_stats(const struct ms_unwind_stats *s)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_VERSION = 256, OPT_STATS };
+	enum { OPT_VERSION = 256, OPT_STATS, OPT_UNWIND, OPT_DEBUG_DIR };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "unwind", required_argument, NULL, OPT_UNWIND },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ms_unwind_options opts = { 0 };
@@ -75,6 +89,16 @@ int main(int argc, char **argv)
 			return MS_EXIT_OK;
 		case OPT_STATS:
 			stats_wanted = 1;
+			break;
+		case OPT_UNWIND:
+			opts.policy = ms_unwind_policy_parse(optarg);
+			if (opts.policy < 0) {
+				ms_error("unknown unwind policy '%s': use dwarf, fp or dwarf+fp", optarg);
+				return MS_EXIT_USAGE;
+			}
+			break;
+		case OPT_DEBUG_DIR:
+			opts.debug_dir = optarg;
 			break;
 		default:
 			fputs(usage_text, stderr);

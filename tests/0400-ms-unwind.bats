@@ -59,7 +59,7 @@ good_stream() {
 	[[ "$output" =~ ^ms-unwind\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 	run --separate-stderr ms-unwind --help
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"usage: ms-unwind [--stats] [FILE]"* ]]
+	[[ "$output" == *"usage: ms-unwind [--unwind dwarf|fp|dwarf+fp] [--debug-dir DIR] [--stats] [FILE]"* ]]
 	[[ "$output" == *"Exit status"* ]]
 	man -l "$MS_SRCDIR/man/ms-unwind.1" 2>/dev/null | col -b | grep -q -e '--stats'
 }
@@ -167,6 +167,10 @@ good_stream() {
 	[[ "$stderr" == *"stacks $samples "* ]]
 	# user frames bound to the fixture's file, proved by its identity
 	[[ "$stderr" == *"unverified 0"* ]]
-	[[ "$stderr" == *"end fp-chain"* ]]
 	[[ "$stderr" == *"exec-mmaps"* ]]
+	# a stack copy: DWARF by default, walked to the thread's entry
+	[[ "$stderr" == *"end outermost"* ]]
+	unwind_to_file --stats --unwind fp decoded.msr
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"end fp-chain"* ]]
 }

@@ -5,9 +5,22 @@
 
 #include "util/error.h"
 
+/*
+ * Generations come from one counter, so that (generation, address) names
+ * one address space's state among all of them: a cache shared by every
+ * process can key on it.
+ */
+static uint64_t last_generation;
+
+static void new_generation(struct ms_addrspace *as)
+{
+	as->generation = ++last_generation;
+}
+
 void ms_addrspace_init(struct ms_addrspace *as)
 {
 	memset(as, 0, sizeof(*as));
+	new_generation(as);
 }
 
 void ms_addrspace_release(struct ms_addrspace *as)
@@ -20,7 +33,7 @@ void ms_addrspace_clear(struct ms_addrspace *as)
 {
 	as->n = 0;
 	as->last = 0;
-	as->generation++;
+	new_generation(as);
 }
 
 static int grow(struct ms_addrspace *as, uint32_t need)
@@ -49,7 +62,7 @@ int ms_addrspace_copy(struct ms_addrspace *dst, const struct ms_addrspace *src)
 		memcpy(dst->maps, src->maps, (size_t)src->n * sizeof(*src->maps));
 	dst->n = src->n;
 	dst->last = 0;
-	dst->generation++;
+	new_generation(dst);
 	return 0;
 }
 
@@ -126,19 +139,25 @@ int ms_addrspace_insert(struct ms_addrspace *as, uint64_t start, uint64_t end,
 	as->maps[i] = (struct ms_mapping){ .start = start, .end = end, .pgoff = pgoff, .ref = ref };
 	as->n++;
 	as->last = i;
-	as->generation++;
+	new_generation(as);
 	return 0;
 }
 
 int ms_addrspace_remove(struct ms_addrspace *as, uint64_t start, uint64_t end)
 {
+	uint32_t i;
+
 	if (end <= start || !as->n)
+		return 0;
+	/* Data mappings come and go often: one over no code changes nothing. */
+	i = first_ending_above(as, start);
+	if (i >= as->n || as->maps[i].start >= end)
 		return 0;
 	if (grow(as, as->n + 1) < 0)
 		return -1;
 	punch(as, start, end);
 	as->last = 0;
-	as->generation++;
+	new_generation(as);
 	return 0;
 }
 

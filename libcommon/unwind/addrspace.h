@@ -12,7 +12,10 @@
  * tend to land in the same mapping.
  *
  * generation changes with every change of the space, so that caches built
- * over it (the unwinding rules of a later unwinder) can tell they are stale.
+ * over it (the DWARF unwinder's PC cache) can tell they are stale. It is
+ * unique among all spaces of the program (one counter), so a cache shared
+ * by several processes keys on (generation, address). A space made with
+ * MS_ADDRSPACE_INIT has generation 0 until its first change.
  *
  * Memory: the array grows by doubling and is reused; ms_addrspace_clear()
  * keeps it. ms_addrspace_release() frees it.

@@ -3,7 +3,10 @@ libcommon_a_SOURCES += \
 	libcommon/unwind/addrspace.c libcommon/unwind/addrspace.h \
 	libcommon/unwind/elffile.c libcommon/unwind/elffile.h \
 	libcommon/unwind/unwind.c libcommon/unwind/unwind.h \
-	libcommon/unwind/fp.c libcommon/unwind/stage.c
+	libcommon/unwind/fp.c libcommon/unwind/stage.c \
+	libcommon/unwind/cfi.c libcommon/unwind/cfi.h \
+	libcommon/unwind/dwarf.c libcommon/unwind/dwarf.h \
+	libcommon/unwind/sample.c
 
 bin_PROGRAMS += ms-unwind
 ms_unwind_SOURCES = cmd/ms-unwind.c
@@ -26,3 +29,52 @@ tests_unit_data_elf_tiny_stripped_SOURCES = tests/unit/data/tiny.c
 tests_unit_data_elf_tiny_stripped_CFLAGS = $(TINY_CFLAGS)
 tests_unit_data_elf_tiny_stripped_LDFLAGS = -s -rdynamic \
 	-Wl,--build-id=0x0123456789abcdef0123456789abcdef01234589
+
+# DWARF unwinding (issue 3): unit tests over saved samples of an ELF whose
+# call-frame information is written by hand, built with .eh_frame, with
+# .debug_frame only, and stripped with its CFI in a separate debug file
+# found by build id or by .gnu_debuglink (and one whose debuglink CRC is
+# wrong).
+UNIT_TESTS += tests/unit/dwarf-test
+tests_unit_dwarf_test_SOURCES = tests/unit/dwarf-test.c
+tests_unit_dwarf_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_dwarf_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+EXTRA_tests_unit_dwarf_test_DEPENDENCIES = tests/unit/data/dwarf-frames$(EXEEXT) \
+	tests/unit/data/dwarf-frames-stripped \
+	tests/unit/data/dwarf-frames-link tests/unit/data/dwarf-frames-badlink
+
+DWARF_FRAMES_LINK = -shared -nostdlib
+DWARF_FRAMES_DBG_ID = 00112233445566778899aabbccddeeff00112234
+check_PROGRAMS += tests/unit/data/dwarf-frames tests/unit/data/dwarf-frames-dbg \
+	tests/unit/data/dwarf-frames-nobid
+tests_unit_data_dwarf_frames_SOURCES = tests/unit/data/dwarf-frames.c
+tests_unit_data_dwarf_frames_CFLAGS = -fPIC
+tests_unit_data_dwarf_frames_LDFLAGS = $(DWARF_FRAMES_LINK) \
+	-Wl,--build-id=0x00112233445566778899aabbccddeeff00112233
+tests_unit_data_dwarf_frames_dbg_SOURCES = tests/unit/data/dwarf-frames.c
+tests_unit_data_dwarf_frames_dbg_CFLAGS = -fPIC -DDEBUG_FRAME
+tests_unit_data_dwarf_frames_dbg_LDFLAGS = $(DWARF_FRAMES_LINK) \
+	-Wl,--build-id=0x$(DWARF_FRAMES_DBG_ID)
+tests_unit_data_dwarf_frames_nobid_SOURCES = tests/unit/data/dwarf-frames.c
+tests_unit_data_dwarf_frames_nobid_CFLAGS = -fPIC -DDEBUG_FRAME
+tests_unit_data_dwarf_frames_nobid_LDFLAGS = $(DWARF_FRAMES_LINK) -Wl,--build-id=none
+
+OBJCOPY = objcopy
+DWARF_DEBUG_BY_ID = tests/unit/data/debug/.build-id/$(shell echo $(DWARF_FRAMES_DBG_ID) | cut -c1-2)
+tests/unit/data/dwarf-frames-stripped: tests/unit/data/dwarf-frames-dbg
+	@mkdir -p $(DWARF_DEBUG_BY_ID)
+	$(AM_V_GEN)$(OBJCOPY) --only-keep-debug $< \
+		$(DWARF_DEBUG_BY_ID)/$(shell echo $(DWARF_FRAMES_DBG_ID) | cut -c3-).debug && \
+	$(OBJCOPY) --strip-debug $< $@
+tests/unit/data/dwarf-frames-link: tests/unit/data/dwarf-frames-nobid
+	$(AM_V_GEN)$(OBJCOPY) --only-keep-debug $< $@.debug && \
+	$(OBJCOPY) --strip-debug --add-gnu-debuglink=$@.debug $< $@
+tests/unit/data/dwarf-frames-badlink: tests/unit/data/dwarf-frames-nobid tests/unit/data/dwarf-frames-dbg
+	$(AM_V_GEN)$(OBJCOPY) --only-keep-debug $< $@.debug && \
+	$(OBJCOPY) --strip-debug --add-gnu-debuglink=$@.debug $< $@ && \
+	$(OBJCOPY) --only-keep-debug tests/unit/data/dwarf-frames-dbg $@.debug
+CLEANFILES += tests/unit/data/dwarf-frames-stripped tests/unit/data/dwarf-frames-link \
+	tests/unit/data/dwarf-frames-link.debug tests/unit/data/dwarf-frames-badlink \
+	tests/unit/data/dwarf-frames-badlink.debug \
+	$(DWARF_DEBUG_BY_ID)/$(shell echo $(DWARF_FRAMES_DBG_ID) | cut -c3-).debug
+EXTRA_DIST += scripts/bench/20-unwind.sh

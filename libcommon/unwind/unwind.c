@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
 
+#include "symbols/kernel.h"
 #include "unwind/elffile.h"
 #include "util/error.h"
 
@@ -61,6 +62,8 @@ struct index {
 
 struct ms_unwinder {
 	const struct ms_unwind_method *method;
+	void *method_state;
+	char *debug_dir;
 
 	struct ms_process **buckets;
 	uint32_t bucket_mask;
@@ -558,20 +561,77 @@ struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts)
 		ms_error("out of memory");
 		return NULL;
 	}
-	u->method = opts && opts->method ? opts->method : &ms_unwind_method_fp;
 	ms_problems_init(&u->problems, "ms-unwind");
+	if (opts && opts->debug_dir && !(u->debug_dir = strdup(opts->debug_dir))) {
+		ms_error("out of memory");
+		goto fail;
+	}
 	u->bucket_mask = 63;
 	u->buckets = calloc(u->bucket_mask + 1, sizeof(*u->buckets));
 	if (!u->buckets || ms_elf_setup() < 0)
 		goto fail;
-	u->kernel_module = special_module(u, MS_MODULE_KERNEL, "[kernel.kallsyms]");
+	{
+		/* The kernel is known by its build id (issue 4), as files are. */
+		struct ms_module km = { .kind = MS_MODULE_KERNEL };
+
+		km.build_id_len = ms_kernel_build_id(NULL, km.build_id);
+		u->kernel_module = module_get(u, &km, "[kernel.kallsyms]", NULL);
+	}
 	u->unknown_module = special_module(u, MS_MODULE_UNKNOWN, "[unknown]");
 	if (u->kernel_module == NONE || u->unknown_module == NONE)
+		goto fail;
+	if (ms_unwinder_set_method(u, opts && opts->method ? opts->method : &ms_unwind_method_fp) < 0)
 		goto fail;
 	return u;
 fail:
 	ms_unwinder_free(u);
 	return NULL;
+}
+
+/* Free what the current method keeps: its state and its module slots. */
+static void method_release(struct ms_unwinder *u)
+{
+	uint32_t i;
+
+	if (!u->method)
+		return;
+	for (i = 0; i < u->n_modules; i++) {
+		if (u->modules[i].method_data && u->method->module_free)
+			u->method->module_free(u->modules[i].method_data);
+		u->modules[i].method_data = NULL;
+	}
+	if (u->method_state && u->method->state_free)
+		u->method->state_free(u->method_state);
+	u->method_state = NULL;
+	u->method = NULL;
+}
+
+int ms_unwinder_set_method(struct ms_unwinder *u, const struct ms_unwind_method *m)
+{
+	if (u->method == m)
+		return 0;
+	method_release(u);
+	u->method = m;
+	if (m->init && m->init(u, &u->method_state) < 0) {
+		u->method = &ms_unwind_method_fp;
+		return -1;
+	}
+	return 0;
+}
+
+const struct ms_unwind_method *ms_unwinder_method(const struct ms_unwinder *u)
+{
+	return u->method;
+}
+
+void *ms_unwinder_method_state(struct ms_unwinder *u)
+{
+	return u->method_state;
+}
+
+const char *ms_unwinder_debug_dir(const struct ms_unwinder *u)
+{
+	return u->debug_dir;
 }
 
 void ms_unwinder_free(struct ms_unwinder *u)
@@ -580,6 +640,7 @@ void ms_unwinder_free(struct ms_unwinder *u)
 
 	if (!u)
 		return;
+	method_release(u);
 	if (u->buckets) {
 		for (i = 0; i <= u->bucket_mask; i++) {
 			struct ms_process *p = u->buckets[i], *next;
@@ -596,14 +657,13 @@ void ms_unwinder_free(struct ms_unwinder *u)
 	free(u->fentries);
 	free(u->fentry_index.slots);
 	for (i = 0; i < u->n_modules; i++) {
-		if (u->modules[i].method_data && u->method->module_free)
-			u->method->module_free(u->modules[i].method_data);
 		free(u->modules[i].path);
 		ms_elf_loads_release(&u->modules[i].loads);
 	}
 	free(u->modules);
 	free(u->module_index.slots);
 	free(u->pending);
+	free(u->debug_dir);
 	free(u);
 }
 
@@ -612,9 +672,52 @@ const struct ms_unwind_stats *ms_unwinder_stats(const struct ms_unwinder *u)
 	return &u->stats;
 }
 
+struct ms_unwind_stats *ms_unwinder_counters(struct ms_unwinder *u)
+{
+	return &u->stats;
+}
+
 struct ms_problems *ms_unwinder_problems(struct ms_unwinder *u)
 {
 	return &u->problems;
+}
+
+/* Policies -------------------------------------------------------------- */
+
+static const char *const policy_names[] = {
+	[MS_UNWIND_AUTO] = "auto",
+	[MS_UNWIND_DWARF] = "dwarf",
+	[MS_UNWIND_FP] = "fp",
+	[MS_UNWIND_DWARF_FP] = "dwarf+fp",
+};
+
+int ms_unwind_policy_parse(const char *name)
+{
+	for (int i = 0; i < (int)(sizeof(policy_names) / sizeof(policy_names[0])); i++)
+		if (!strcmp(name, policy_names[i]))
+			return i;
+	return -1;
+}
+
+const char *ms_unwind_policy_name(int policy)
+{
+	if (policy >= 0 && policy < (int)(sizeof(policy_names) / sizeof(policy_names[0])))
+		return policy_names[policy];
+	return "unknown";
+}
+
+const struct ms_unwind_method *ms_unwind_policy_method(int policy)
+{
+	switch (policy) {
+	case MS_UNWIND_DWARF:
+		return &ms_unwind_method_dwarf;
+	case MS_UNWIND_DWARF_FP:
+		return &ms_unwind_method_dwarf_fp;
+	case MS_UNWIND_FP:
+		return &ms_unwind_method_fp;
+	default:
+		return NULL;
+	}
 }
 
 /* Records --------------------------------------------------------------- */
@@ -748,6 +851,11 @@ void **ms_unwinder_module_slot(struct ms_unwinder *u, uint32_t module)
 	return module < u->n_modules ? &u->modules[module].method_data : NULL;
 }
 
+const struct ms_module *ms_unwinder_module(const struct ms_unwinder *u, uint32_t module)
+{
+	return module < u->n_modules ? &u->modules[module].rec : NULL;
+}
+
 int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_stack *out)
 {
 	struct ms_user_stack *us = &u->ustack;
@@ -796,9 +904,17 @@ int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct 
 	out->reason = us->end;
 	for (i = 0; i < us->n && n < MS_FRAMES_MAX; i++) {
 		struct ms_stack_frame *f = &out->frames[n++];
+		const struct ms_uframe *uf = &us->frames[i];
 
-		if ((r = ms_unwinder_resolve(u, proc, us->frames[i].pc, &loc)) < 0)
+		if (uf->resolved && uf->module < u->n_modules) {
+			/* The method bound it already (the same lookup as below). */
+			loc.module = uf->module;
+			loc.address = uf->address;
+			loc.flags = uf->loc_flags;
+			r = uf->module != u->unknown_module;
+		} else if ((r = ms_unwinder_resolve(u, proc, uf->pc, &loc)) < 0) {
 			return -1;
+		}
 		u->stats.user_frames++;
 		if (module_use(u, loc.module) < 0)
 			return -1;

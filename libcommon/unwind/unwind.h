@@ -54,10 +54,19 @@
 struct ms_unwinder;
 struct ms_process;
 
-/* User frames as an unwind method finds them: absolute addresses. */
+/*
+ * User frames as an unwind method finds them: absolute addresses. A method
+ * that already bound a frame to its module (the DWARF walk must, to find
+ * its CFI) sets resolved, and the unwinder uses module/address/loc_flags
+ * instead of looking the address up again.
+ */
 struct ms_uframe {
 	uint64_t pc;
 	uint32_t flags;		/* MS_FRAME_RETURN for a return address */
+	bool resolved;
+	uint32_t module;	/* the unwinder's module index (ms_code_loc.module) */
+	uint32_t loc_flags;	/* MS_FRAME_FILE_OFFSET or 0 */
+	uint64_t address;	/* module-relative, as a stack frame holds it */
 };
 
 struct ms_user_stack {
@@ -83,13 +92,47 @@ struct ms_unwind_method {
 		    const struct ms_sample *s, uint32_t max, struct ms_user_stack *out);
 	/* Frees what the method kept in a module's slot; NULL when it keeps nothing. */
 	void (*module_free)(void *data);
+	/*
+	 * The method's own state for one unwinder (caches), made when the
+	 * method is set and freed with state_free; NULL when it keeps none.
+	 * init returns 0, or -1 after a message.
+	 */
+	int (*init)(struct ms_unwinder *u, void **state);
+	void (*state_free)(void *state);
 };
 
 /* The kernel's user frame-pointer chain (uchain): the first method. */
 extern const struct ms_unwind_method ms_unwind_method_fp;
+/*
+ * DWARF call-frame information over the sample's registers and copied
+ * stack (unwind/sample.c); dwarf_fp also continues a stack whose copy
+ * ended from the kernel's frame-pointer chain, where the CFI proves each
+ * step (see ms-unwind(1) for the rules).
+ */
+extern const struct ms_unwind_method ms_unwind_method_dwarf;
+extern const struct ms_unwind_method ms_unwind_method_dwarf_fp;
+
+/*
+ * The stack-copy policy: which method makes the user part of the stacks.
+ * AUTO is dwarf when the samples carry registers and a stack copy (the
+ * recording's attr says so, or else the first sample), fp otherwise.
+ */
+enum ms_unwind_policy {
+	MS_UNWIND_AUTO = 0,
+	MS_UNWIND_DWARF = 1,
+	MS_UNWIND_FP = 2,
+	MS_UNWIND_DWARF_FP = 3,
+};
+/* "dwarf", "fp", "dwarf+fp" (and "auto"): the policy, or -1. */
+int ms_unwind_policy_parse(const char *name);
+const char *ms_unwind_policy_name(int policy);
+/* The method of a policy other than AUTO. */
+const struct ms_unwind_method *ms_unwind_policy_method(int policy);
 
 struct ms_unwind_options {
-	const struct ms_unwind_method *method;	/* NULL: frame pointers */
+	const struct ms_unwind_method *method;	/* NULL: by policy (stage) or frame pointers */
+	int policy;				/* enum ms_unwind_policy, for the stage */
+	const char *debug_dir;			/* separate debug files; NULL: /usr/lib/debug */
 };
 
 /* Counters for --stats. */
@@ -100,10 +143,26 @@ struct ms_unwind_stats {
 	uint64_t mmaps, exec_mmaps, kernel_mmaps;
 	uint64_t execs, forks, exits, processes, processes_dropped;
 	uint64_t modules, modules_unverified;
+	/* DWARF methods */
+	uint64_t dwarf_frames;		/* user frames the CFI walk made */
+	uint64_t fp_frames;		/* frames dwarf+fp took from the frame-pointer chain */
+	uint64_t pc_cache_hits, pc_cache_misses;
+	uint64_t cfi_modules;		/* modules whose CFI files were opened */
+	uint64_t cfi_rules;		/* rules made from libdw (distinct lookup addresses) */
 };
 
 struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts);
 void ms_unwinder_free(struct ms_unwinder *u);
+/*
+ * Change the unwind method (the stage's AUTO policy, decided at the first
+ * sample): what the old method kept is freed. Returns 0, or -1 after a
+ * message.
+ */
+int ms_unwinder_set_method(struct ms_unwinder *u, const struct ms_unwind_method *m);
+const struct ms_unwind_method *ms_unwinder_method(const struct ms_unwinder *u);
+/* The method's state (see init), and the options the unwinder was made with. */
+void *ms_unwinder_method_state(struct ms_unwinder *u);
+const char *ms_unwinder_debug_dir(const struct ms_unwinder *u);
 
 /* Record handlers; each returns 0, or -1 after a message (out of memory). */
 int ms_unwinder_mmap(struct ms_unwinder *u, const struct ms_mmap *m);
@@ -151,12 +210,16 @@ int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t
  * module_free. NULL for an unknown module index.
  */
 void **ms_unwinder_module_slot(struct ms_unwinder *u, uint32_t module);
+/* Module index module as the stream will describe it (path included), or NULL. */
+const struct ms_module *ms_unwinder_module(const struct ms_unwinder *u, uint32_t module);
 /* The process pid, or NULL when no record made it known. */
 struct ms_process *ms_unwinder_process(struct ms_unwinder *u, uint32_t pid);
 /* Its address space (for tests and for methods' caches: see generation). */
 struct ms_addrspace *ms_process_addrspace(struct ms_process *proc);
 
 const struct ms_unwind_stats *ms_unwinder_stats(const struct ms_unwinder *u);
+/* The counters, for methods to add to. */
+struct ms_unwind_stats *ms_unwinder_counters(struct ms_unwinder *u);
 /* Counted problems (unverified module files, bad mapping records). */
 struct ms_problems *ms_unwinder_problems(struct ms_unwinder *u);
 
@@ -164,9 +227,12 @@ struct ms_problems *ms_unwinder_problems(struct ms_unwinder *u);
  * The ms-unwind stage: read a stream from in_fd, write one to out_fd.
  * Consumes SAMPLE records (replaced by MODULE and STACK records), passes
  * every other record through unchanged, and appends its problems before
- * the trailer. Returns an exit code (enum ms_exit): MS_EXIT_TRUNCATED when
- * the input ended without a trailer (what was processed is written,
- * without a trailer), MS_EXIT_PIPE when downstream closed the pipe.
+ * the trailer. The unwind method is opts->method, else opts->policy's
+ * (AUTO settled at the first sample, see enum ms_unwind_policy); its name
+ * goes out once as INFO "unwind-policy" before the first stack. Returns an
+ * exit code (enum ms_exit): MS_EXIT_TRUNCATED when the input ended without
+ * a trailer (what was processed is written, without a trailer),
+ * MS_EXIT_PIPE when downstream closed the pipe.
  * stats, when not NULL, receives the counters at the end.
  */
 int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,

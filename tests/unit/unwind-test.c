@@ -898,15 +898,62 @@ static void test_stage_stream(void **state)
 	(void)state;
 	assert_int_equal(ms_unwind_stage(in, "input", out, NULL, &stats), MS_EXIT_OK);
 	assert_int_equal(read_kinds(out, kinds, 16, &n), MS_READ_END);
-	/* mmap, comm pass through; module before its first stack; samples consumed. */
-	assert_int_equal(n, 5);
+	/*
+	 * mmap, comm pass through; the policy (fp: no stack copy) before the
+	 * first stack; module before its first stack; samples consumed.
+	 */
+	assert_int_equal(n, 6);
 	assert_int_equal(kinds[0], MS_REC_MMAP);
 	assert_int_equal(kinds[1], MS_REC_COMM);
-	assert_int_equal(kinds[2], MS_REC_MODULE);
-	assert_int_equal(kinds[3], MS_REC_STACK);
+	assert_int_equal(kinds[2], MS_REC_INFO);
+	assert_int_equal(kinds[3], MS_REC_MODULE);
 	assert_int_equal(kinds[4], MS_REC_STACK);
+	assert_int_equal(kinds[5], MS_REC_STACK);
 	assert_int_equal(stats.samples, 2);
 	assert_int_equal(stats.ends[MS_END_FP_CHAIN], 2);
+	close(in);
+	close(out);
+}
+
+/* The INFO "unwind-policy" record of stream fd, as text. */
+static void policy_of(int fd, char *buf, size_t size)
+{
+	struct ms_reader *r;
+	struct ms_record rec;
+	struct ms_info info;
+
+	lseek(fd, 0, SEEK_SET);
+	r = ms_reader_open(fd, "output");
+	assert_non_null(r);
+	buf[0] = '\0';
+	while (ms_reader_next(r, &rec) == MS_READ_RECORD) {
+		if (rec.kind != MS_REC_INFO)
+			continue;
+		assert_int_equal(ms_info_unpack(&rec, &info), 0);
+		if (info.key.len == 13 && !memcmp(info.key.ptr, "unwind-policy", 13) && info.is_text)
+			snprintf(buf, size, "%.*s", (int)info.text.len, info.text.ptr);
+	}
+	ms_reader_free(r);
+}
+
+static void test_stage_policy(void **state)
+{
+	struct ms_unwind_options o = { .policy = MS_UNWIND_DWARF_FP };
+	int in = write_input(true, false), out = memfd();
+	char policy[32];
+
+	(void)state;
+	/* Chosen: written as chosen, whatever the samples hold. */
+	assert_int_equal(ms_unwind_stage(in, "input", out, &o, NULL), MS_EXIT_OK);
+	policy_of(out, policy, sizeof(policy));
+	assert_string_equal(policy, "dwarf+fp");
+	close(out);
+	/* Default: fp for samples without a stack copy. */
+	out = memfd();
+	lseek(in, 0, SEEK_SET);
+	assert_int_equal(ms_unwind_stage(in, "input", out, NULL, NULL), MS_EXIT_OK);
+	policy_of(out, policy, sizeof(policy));
+	assert_string_equal(policy, "fp");
 	close(in);
 	close(out);
 }
@@ -920,7 +967,7 @@ static void test_stage_truncated(void **state)
 	assert_int_equal(ms_unwind_stage(in, "input", out, NULL, NULL), MS_EXIT_TRUNCATED);
 	/* What was processed is there, without a trailer. */
 	assert_int_equal(read_kinds(out, kinds, 16, &n), MS_READ_TRUNCATED);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 6);
 	close(in);
 	close(out);
 
@@ -960,6 +1007,7 @@ int main(void)
 		cmocka_unit_test(test_unwind_identity_mismatch),
 		cmocka_unit_test(test_unwind_no_alloc_per_sample),
 		cmocka_unit_test(test_stage_stream),
+		cmocka_unit_test(test_stage_policy),
 		cmocka_unit_test(test_stage_truncated),
 	};
 

@@ -1,0 +1,577 @@
+#include "unwind/cfi.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "unwind/elffile.h"
+#include "util/error.h"
+
+#define DEFAULT_DEBUG_DIR "/usr/lib/debug"
+#define SLOT_EMPTY UINT32_MAX
+#define RULE_NONE (UINT32_MAX - 1)	/* looked up: no CFI covers the address */
+
+struct slot {
+	uint64_t addr;
+	uint32_t rule;
+};
+
+/* One source of frame descriptions, opened when first needed. */
+struct source {
+	bool tried;
+	Dwarf_CFI *cfi;		/* NULL: the file has none */
+	Dwarf *dw;		/* owns cfi for .debug_frame sources */
+	struct ms_elf_file file;	/* the separate debug file, when opened */
+};
+
+struct ms_cfi {
+	char *path;
+	char *debug_dir;
+	struct ms_module mod;	/* identity; path not kept */
+	struct ms_elf_file file;
+	bool opened;
+
+	struct source src[MS_CFI_SOURCES];
+
+	struct ms_cfi_rule *rules;
+	uint32_t n_rules, alloc_rules;
+	struct ms_dwarf_op *ops;
+	uint32_t n_ops, alloc_ops;
+
+	struct slot *slots;
+	uint32_t mask, n_slots;
+
+	struct ms_cfi_stats stats;
+};
+
+/* CRC-32 (IEEE 802.3, reflected), as zlib's crc32() and .gnu_debuglink. */
+uint32_t ms_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	static uint32_t table[256];
+	const unsigned char *p = buf;
+
+	if (!table[1]) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+	}
+	crc = ~crc;
+	while (len--)
+		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+/*
+ * The file stays mapped for the module's life; its descriptor is closed,
+ * so that a stream of many modules does not run out of descriptors.
+ */
+static void drop_fd(struct ms_elf_file *f)
+{
+	if (f->fd >= 0 && elf_cntl(f->elf, ELF_C_FDDONE) == 0) {
+		close(f->fd);
+		f->fd = -1;
+	}
+}
+
+struct ms_cfi *ms_cfi_open(const char *path, const struct ms_module *m, const char *debug_dir)
+{
+	struct ms_cfi *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		ms_error("out of memory");
+		return NULL;
+	}
+	c->file.fd = -1;
+	for (int i = 0; i < MS_CFI_SOURCES; i++)
+		c->src[i].file.fd = -1;
+	c->path = strdup(path);
+	c->debug_dir = strdup(debug_dir ? debug_dir : DEFAULT_DEBUG_DIR);
+	if (!c->path || !c->debug_dir) {
+		ms_cfi_free(c);
+		ms_error("out of memory");
+		return NULL;
+	}
+	c->mod = *m;
+	c->mod.path = (struct ms_str){ 0 };
+	/* The file is proved again: it may have changed since the module was probed. */
+	c->opened = ms_elf_file_open_module(&c->file, path, m) == MS_SYM_OK;
+	if (c->opened)
+		drop_fd(&c->file);
+	return c;
+}
+
+void ms_cfi_free(struct ms_cfi *c)
+{
+	if (!c)
+		return;
+	if (c->src[MS_CFI_EH_FRAME].cfi)
+		dwarf_cfi_end(c->src[MS_CFI_EH_FRAME].cfi);
+	for (int i = MS_CFI_DEBUG_FRAME; i < MS_CFI_SOURCES; i++) {
+		if (c->src[i].dw)
+			dwarf_end(c->src[i].dw);
+		ms_elf_file_close(&c->src[i].file);
+	}
+	ms_elf_file_close(&c->file);
+	free(c->path);
+	free(c->debug_dir);
+	free(c->rules);
+	free(c->ops);
+	free(c->slots);
+	free(c);
+}
+
+const struct ms_cfi_rule *ms_cfi_rule(const struct ms_cfi *c, uint32_t rule)
+{
+	return &c->rules[rule];
+}
+
+const struct ms_dwarf_op *ms_cfi_ops(const struct ms_cfi *c)
+{
+	return c->ops;
+}
+
+const struct ms_cfi_stats *ms_cfi_stats(const struct ms_cfi *c)
+{
+	return &c->stats;
+}
+
+/* Sources ------------------------------------------------------------------ */
+
+static bool has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) && !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
+/* .debug_frame of an open ELF file, or NULL. */
+static Dwarf_CFI *debug_frame(Elf *elf, Dwarf **dw)
+{
+	if (!has_section(elf, ".debug_frame"))
+		return NULL;
+	*dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	return *dw ? dwarf_getcfi(*dw) : NULL;
+}
+
+/* The .gnu_debuglink of elf: its file name (borrowed) and CRC, or NULL. */
+static const char *debuglink(Elf *elf, uint32_t *crc)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		Elf_Data *d;
+		size_t len;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(n = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(n, ".gnu_debuglink"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < 8)
+			return NULL;
+		len = strnlen(d->d_buf, d->d_size);
+		/* The name, NUL, padding to 4, then the CRC in the file's byte order. */
+		if (!len || (len + 4) / 4 * 4 + 4 > d->d_size)
+			return NULL;
+		{
+			Elf_Data src = *d, dst = *d;
+			uint32_t raw;
+
+			memcpy(&raw, (const char *)d->d_buf + (len + 4) / 4 * 4, 4);
+			src.d_buf = &raw;
+			src.d_size = 4;
+			src.d_type = ELF_T_WORD;
+			dst.d_buf = crc;
+			dst.d_size = 4;
+			if (!gelf_xlatetom(elf, &dst, &src, elf_getident(elf, NULL)[EI_DATA]))
+				return NULL;
+		}
+		return d->d_buf;
+	}
+	return NULL;
+}
+
+static bool file_crc_is(const struct ms_elf_file *f, uint32_t want)
+{
+	size_t size = (size_t)f->st.st_size;
+	void *p;
+	uint32_t crc;
+
+	if (!size)
+		return want == ms_crc32(0, "", 0);
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, f->fd, 0);
+	if (p == MAP_FAILED)
+		return false;
+	crc = ms_crc32(0, p, size);
+	munmap(p, size);
+	return crc == want;
+}
+
+/*
+ * Whether debug file f belongs to the module: equal build ids when both
+ * have one, else the debuglink CRC (when given: crc_wanted).
+ */
+static bool debug_file_matches(const struct ms_cfi *c, const struct ms_elf_file *f,
+			       bool crc_wanted, uint32_t crc)
+{
+	if (f->st.st_dev == c->file.st.st_dev && f->st.st_ino == c->file.st.st_ino)
+		return false;	/* the module file itself */
+	if (c->mod.build_id_len && f->build_id_len)
+		return f->build_id_len == c->mod.build_id_len &&
+		       !memcmp(f->build_id, c->mod.build_id, f->build_id_len);
+	return crc_wanted && file_crc_is(f, crc);
+}
+
+/* Try path as the separate debug file; true when opened and proved. */
+static bool try_debug_file(struct ms_cfi *c, struct source *s, const char *path, bool crc_wanted,
+			   uint32_t crc)
+{
+	if (ms_elf_file_open(&s->file, path) != MS_SYM_OK)
+		return false;
+	if (!debug_file_matches(c, &s->file, crc_wanted, crc)) {
+		ms_elf_file_close(&s->file);
+		return false;
+	}
+	s->cfi = debug_frame(s->file.elf, &s->dw);
+	if (!s->cfi) {
+		if (s->dw)
+			dwarf_end(s->dw);
+		s->dw = NULL;
+		ms_elf_file_close(&s->file);
+		return false;
+	}
+	drop_fd(&s->file);
+	return true;
+}
+
+static void open_debug_file(struct ms_cfi *c, struct source *s)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	const char *link, *d;
+	uint32_t crc = 0;
+	int n;
+
+	if (c->mod.build_id_len) {
+		char hex[2 * MS_BUILD_ID_MAX + 1];
+
+		for (uint32_t i = 0; i < c->mod.build_id_len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", c->mod.build_id[i]);
+		n = snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", c->debug_dir, hex,
+			     hex + 2);
+		if (n > 0 && (size_t)n < sizeof(path) && try_debug_file(c, s, path, false, 0))
+			return;
+	}
+	if (!(link = debuglink(c->file.elf, &crc)) || strchr(link, '/'))
+		return;
+	snprintf(dir, sizeof(dir), "%s", c->path);
+	d = dirname(dir);
+	/* Where gdb looks: next to the file, in its .debug/, under the debug dir. */
+	n = snprintf(path, sizeof(path), "%s/%s", d, link);
+	if (n > 0 && (size_t)n < sizeof(path) && try_debug_file(c, s, path, true, crc))
+		return;
+	n = snprintf(path, sizeof(path), "%s/.debug/%s", d, link);
+	if (n > 0 && (size_t)n < sizeof(path) && try_debug_file(c, s, path, true, crc))
+		return;
+	n = snprintf(path, sizeof(path), "%s%s/%s", c->debug_dir, d, link);
+	if (n > 0 && (size_t)n < sizeof(path))
+		try_debug_file(c, s, path, true, crc);
+}
+
+static Dwarf_CFI *source_cfi(struct ms_cfi *c, int which)
+{
+	struct source *s = &c->src[which];
+
+	if (s->tried)
+		return s->cfi;
+	s->tried = true;
+	if (!c->opened)
+		return NULL;
+	switch (which) {
+	case MS_CFI_EH_FRAME:
+		s->cfi = dwarf_getcfi_elf(c->file.elf);
+		c->stats.has_eh_frame = s->cfi != NULL;
+		break;
+	case MS_CFI_DEBUG_FRAME:
+		s->cfi = debug_frame(c->file.elf, &s->dw);
+		c->stats.has_debug_frame = s->cfi != NULL;
+		break;
+	case MS_CFI_DEBUG_FILE:
+		open_debug_file(c, s);
+		c->stats.has_debug_file = s->cfi != NULL;
+		break;
+	}
+	return s->cfi;
+}
+
+/* Rules -------------------------------------------------------------------- */
+
+static int grow(void **p, uint32_t *alloc, uint32_t need, size_t size)
+{
+	uint32_t n = *alloc ? *alloc : 64;
+	void *q;
+
+	if (need <= *alloc)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, (size_t)n * size);
+	if (!q)
+		return ms_error("out of memory for %u unwind rules", n);
+	*p = q;
+	*alloc = n;
+	return 0;
+}
+
+/* Copy n operations into the module's pool; their index in *arg. */
+static int add_ops(struct ms_cfi *c, const Dwarf_Op *ops, size_t n, int32_t *arg, uint16_t *len)
+{
+	if (n > UINT16_MAX || c->n_ops + n > INT32_MAX)
+		return ms_error("'%s': an unwind expression is too long", c->path);
+	if (grow((void **)&c->ops, &c->alloc_ops, c->n_ops + (uint32_t)n, sizeof(*c->ops)) < 0)
+		return -1;
+	*arg = (int32_t)c->n_ops;
+	*len = (uint16_t)n;
+	for (size_t i = 0; i < n; i++)
+		c->ops[c->n_ops++] = (struct ms_dwarf_op){
+			.atom = ops[i].atom, .offset = (uint32_t)ops[i].offset,
+			.number = ops[i].number, .number2 = ops[i].number2,
+		};
+	return 0;
+}
+
+static bool fits_i32(uint64_t v)
+{
+	return (int64_t)v >= INT32_MIN && (int64_t)v <= INT32_MAX;
+}
+
+/* The rule of register reg in frame f, as (kind, arg, len); 0 kind means "same value". */
+static int reg_rule(struct ms_cfi *c, Dwarf_Frame *f, int reg, struct ms_reg_rule *out)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+
+	*out = (struct ms_reg_rule){ .reg = (uint8_t)reg };
+	if (dwarf_frame_register(f, reg, mem, &ops, &n) < 0) {
+		out->kind = MS_REG_UNDEF;
+		return 0;
+	}
+	if (!n) {
+		out->kind = ops ? MS_REG_UNDEF : 0;
+		return 0;
+	}
+	if (ops[0].atom == DW_OP_call_frame_cfa) {
+		bool value = ops[n - 1].atom == DW_OP_stack_value;
+		size_t m = n - value;
+
+		if (m == 1 ||
+		    (m == 2 && ops[1].atom == DW_OP_plus_uconst && fits_i32(ops[1].number))) {
+			out->kind = value ? MS_REG_VAL_OFFSET : MS_REG_OFFSET;
+			out->arg = m == 2 ? (int32_t)(int64_t)ops[1].number : 0;
+			return 0;
+		}
+	}
+	if (n == 1 && ops[0].atom == DW_OP_regx) {
+		out->kind = MS_REG_REGISTER;
+		out->arg = ops[0].number < MS_DWARF_REGS ? (int32_t)ops[0].number : -1;
+		return 0;
+	}
+	if (ops[n - 1].atom == DW_OP_stack_value) {
+		out->kind = MS_REG_VAL_EXPR;
+		n--;
+	} else {
+		out->kind = MS_REG_EXPR;
+	}
+	return add_ops(c, ops, n, &out->arg, &out->len);
+}
+
+static bool callee_saved(int reg)
+{
+	return reg == MS_DW_RBX || reg == MS_DW_RBP || (reg >= 12 && reg <= 15);
+}
+
+/*
+ * Make rule *r from libdw's frame f. Returns 1, 0 when the frame is not
+ * usable (no CFA, another return address column), -1 after a message.
+ */
+static int make_rule(struct ms_cfi *c, Dwarf_Frame *f, struct ms_cfi_rule *r)
+{
+	struct ms_reg_rule rr[MS_DWARF_REGS];
+	Dwarf_Addr start, end;
+	Dwarf_Op *ops;
+	size_t n;
+	bool signal = false;
+	int ra = dwarf_frame_info(f, &start, &end, &signal);
+
+	memset(r, 0, sizeof(*r));
+	if (ra != MS_DW_RA || dwarf_frame_cfa(f, &ops, &n) < 0 || !n)
+		return 0;
+	if (n == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < MS_DWARF_REGS &&
+	    fits_i32(ops[0].number2)) {
+		r->cfa_kind = MS_CFA_REG;
+		r->cfa_reg = (uint8_t)ops[0].number;
+		r->cfa_arg = (int32_t)(int64_t)ops[0].number2;
+	} else {
+		r->cfa_kind = MS_CFA_EXPR;
+		if (add_ops(c, ops, n, &r->cfa_arg, &r->cfa_len) < 0)
+			return -1;
+	}
+	for (int reg = 0; reg < MS_DWARF_REGS; reg++)
+		if (reg_rule(c, f, reg, &rr[reg]) < 0)
+			return -1;
+	/* psABI defaults; see cfi.h about libdw's. */
+	if (rr[MS_DW_RAX].kind == 0)
+		rr[MS_DW_RAX].kind = MS_REG_UNDEF;
+	for (int reg = 0; reg < MS_DWARF_REGS; reg++)
+		if (callee_saved(reg) && rr[reg].kind == MS_REG_UNDEF)
+			rr[reg].kind = 0;
+	if (rr[MS_DW_RSP].kind == 0 || rr[MS_DW_RSP].kind == MS_REG_UNDEF)
+		rr[MS_DW_RSP] = (struct ms_reg_rule){ .reg = MS_DW_RSP, .kind = MS_REG_VAL_OFFSET };
+
+	if (signal)
+		r->flags |= MS_CFI_SIGNAL;
+	if (rr[MS_DW_RA].kind == MS_REG_UNDEF)
+		r->flags |= MS_CFI_OUTERMOST;
+	if (r->cfa_kind == MS_CFA_REG && r->cfa_reg == MS_DW_RBP && r->cfa_arg == 16 &&
+	    rr[MS_DW_RBP].kind == MS_REG_OFFSET && rr[MS_DW_RBP].arg == -16 &&
+	    rr[MS_DW_RA].kind == MS_REG_OFFSET && rr[MS_DW_RA].arg == -8)
+		r->flags |= MS_CFI_FRAME_POINTER;
+	for (int reg = 0; reg < MS_DWARF_REGS; reg++) {
+		if (rr[reg].kind == MS_REG_UNDEF)
+			r->undef |= 1u << reg;
+		else if (rr[reg].kind)
+			r->regs[r->n++] = rr[reg];
+		if (rr[reg].kind == MS_REG_OFFSET)
+			r->saved |= 1u << reg;
+		else if (rr[reg].kind == MS_REG_VAL_OFFSET)
+			r->valued |= 1u << reg;
+	}
+	if (r->cfa_kind == MS_CFA_REG && (r->saved & (1u << MS_DW_RA)) &&
+	    __builtin_popcount(r->saved | r->valued) == r->n)
+		r->flags |= MS_CFI_SIMPLE;
+	return 1;
+}
+
+/* Hash table of looked-up addresses ---------------------------------------- */
+
+static uint32_t slot_of(uint64_t addr, uint32_t mask)
+{
+	return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+static int slots_grow(struct ms_cfi *c)
+{
+	uint32_t size = c->mask ? (c->mask + 1) * 2 : 256, i;
+	struct slot *s = malloc((size_t)size * sizeof(*s));
+
+	if (!s)
+		return ms_error("out of memory for %u unwind rule slots", size);
+	for (i = 0; i < size; i++)
+		s[i].rule = SLOT_EMPTY;
+	if (c->mask) {
+		for (i = 0; i <= c->mask; i++) {
+			uint32_t pos;
+
+			if (c->slots[i].rule == SLOT_EMPTY)
+				continue;
+			for (pos = slot_of(c->slots[i].addr, size - 1); s[pos].rule != SLOT_EMPTY;
+			     pos = (pos + 1) & (size - 1))
+				;
+			s[pos] = c->slots[i];
+		}
+	}
+	free(c->slots);
+	c->slots = s;
+	c->mask = size - 1;
+	return 0;
+}
+
+static int slot_put(struct ms_cfi *c, uint64_t addr, uint32_t rule)
+{
+	uint32_t pos;
+
+	if ((c->n_slots + 1) * 2 > c->mask + 1 && slots_grow(c) < 0)
+		return -1;
+	for (pos = slot_of(addr, c->mask); c->slots[pos].rule != SLOT_EMPTY;
+	     pos = (pos + 1) & c->mask)
+		;
+	c->slots[pos] = (struct slot){ .addr = addr, .rule = rule };
+	c->n_slots++;
+	return 0;
+}
+
+/* Make the rule at addr from the first source that covers it. */
+static int lookup_sources(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
+{
+	for (int which = 0; which < MS_CFI_SOURCES; which++) {
+		Dwarf_CFI *cfi = source_cfi(c, which);
+		Dwarf_Frame *f = NULL;
+		int r;
+
+		if (!cfi || dwarf_cfi_addrframe(cfi, addr, &f) < 0)
+			continue;
+		if (grow((void **)&c->rules, &c->alloc_rules, c->n_rules + 1, sizeof(*c->rules)) < 0) {
+			free(f);
+			return -1;
+		}
+		r = make_rule(c, f, &c->rules[c->n_rules]);
+		free(f);
+		if (r < 0)
+			return -1;
+		if (!r)
+			continue;
+		c->stats.made++;
+		c->stats.from[which]++;
+		*rule = c->n_rules++;
+		return 1;
+	}
+	c->stats.none++;
+	*rule = RULE_NONE;
+	return 0;
+}
+
+int ms_cfi_find(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
+{
+	uint32_t pos, r;
+	int found;
+
+	c->stats.lookups++;
+	if (c->mask) {
+		for (pos = slot_of(addr, c->mask); c->slots[pos].rule != SLOT_EMPTY;
+		     pos = (pos + 1) & c->mask) {
+			if (c->slots[pos].addr == addr) {
+				*rule = c->slots[pos].rule;
+				return *rule != RULE_NONE;
+			}
+		}
+	}
+	if ((found = lookup_sources(c, addr, &r)) < 0 || slot_put(c, addr, r) < 0)
+		return -1;
+	*rule = r;
+	return found;
+}

@@ -1,0 +1,462 @@
+#include "unwind/dwarf.h"
+
+#include <dwarf.h>
+#include <string.h>
+
+#include "unwind/unwind.h"
+
+/* perf_event's x86-64 register order (asm/perf_regs.h) in DWARF numbering; -1: none. */
+static const int8_t perf_to_dwarf[] = {
+	[0] = MS_DW_RAX, [1] = MS_DW_RBX, [2] = MS_DW_RCX, [3] = MS_DW_RDX,
+	[4] = MS_DW_RSI, [5] = MS_DW_RDI, [6] = MS_DW_RBP, [7] = MS_DW_RSP,
+	[8] = MS_DW_RA,	/* IP */
+	[9] = -1, [10] = -1, [11] = -1, [12] = -1, [13] = -1, [14] = -1, [15] = -1,
+	[16] = 8, [17] = 9, [18] = 10, [19] = 11, [20] = 12, [21] = 13, [22] = 14, [23] = 15,
+};
+
+#define PERF_REGS_ABI_64 2
+
+static int sampled_read(const struct ms_state_reader *r, uint64_t addr, uint64_t *out)
+{
+	const struct ms_sampled_state *st = (const struct ms_sampled_state *)r;
+	uint64_t off = addr - st->start;
+
+	/* Unsigned: an address below the copy wraps to a huge offset. */
+	if (off >= st->len || st->len - off < 8)
+		return -1;
+	memcpy(out, st->bytes + off, 8);
+	return 0;
+}
+
+void ms_sampled_state_init(struct ms_sampled_state *st, struct ms_regstate *rs,
+			   const struct ms_sample *s)
+{
+	uint32_t idx = 0;
+
+	rs->known = rs->saved = 0;
+	if (s->regs_abi == PERF_REGS_ABI_64) {
+		/* regs[] holds one value per bit of the mask, in bit order. */
+		for (uint64_t mask = s->regs_mask; mask && idx < s->n_regs; mask &= mask - 1) {
+			unsigned bit = (unsigned)__builtin_ctzll(mask);
+			int reg = bit < sizeof(perf_to_dwarf) ? perf_to_dwarf[bit] : -1;
+
+			if (reg >= 0) {
+				rs->val[reg] = s->regs[idx];
+				rs->known |= 1u << reg;
+			}
+			idx++;
+		}
+	}
+	if (!(rs->known & (1u << MS_DW_RA))) {
+		uint64_t pc = s->cpumode == MS_CPUMODE_USER ? s->ip : s->n_uchain ? s->uchain[0] : 0;
+
+		if (pc) {
+			rs->val[MS_DW_RA] = pc;
+			rs->known |= 1u << MS_DW_RA;
+		}
+	}
+	st->reader.read = sampled_read;
+	st->bytes = s->stack;
+	if (rs->known & (1u << MS_DW_RSP)) {
+		st->start = rs->val[MS_DW_RSP];
+		st->len = s->stack_len;
+	} else {
+		st->start = 0;
+		st->len = 0;
+	}
+}
+
+bool ms_regstate_get(struct ms_regstate *rs, const struct ms_state_reader *rd, unsigned reg,
+		     uint64_t *out, uint32_t *end)
+{
+	uint32_t bit;
+
+	if (reg >= MS_DWARF_REGS) {
+		*end = MS_END_MISSING_REGISTER;
+		return false;
+	}
+	bit = 1u << reg;
+	if (rs->known & bit) {
+		*out = rs->val[reg];
+		return true;
+	}
+	if (rs->saved & bit) {
+		if (rd->read(rd, rs->val[reg], out) < 0) {
+			*end = MS_END_STACK_COPY;
+			return false;
+		}
+		rs->val[reg] = *out;
+		rs->saved &= ~bit;
+		rs->known |= bit;
+		return true;
+	}
+	*end = MS_END_MISSING_REGISTER;
+	return false;
+}
+
+/* Expressions ---------------------------------------------------------------- */
+
+#define EXPR_STACK 64
+#define EXPR_STEPS 1024		/* branches can loop: bound the work */
+
+static bool read_sized(const struct ms_state_reader *rd, uint64_t addr, uint64_t size,
+		       uint64_t *out, uint32_t *end)
+{
+	uint64_t v;
+
+	if (size == 0 || size > 8) {
+		*end = MS_END_NO_CFI;
+		return false;
+	}
+	if (rd->read(rd, addr, &v) < 0) {
+		*end = MS_END_STACK_COPY;
+		return false;
+	}
+	*out = size == 8 ? v : v & ((1ull << (size * 8)) - 1);
+	return true;
+}
+
+bool ms_dwarf_expr_eval(const struct ms_dwarf_op *ops, uint32_t n, struct ms_regstate *rs,
+			const struct ms_state_reader *rd, bool have_cfa, uint64_t cfa,
+			uint64_t *out, uint32_t *end)
+{
+	uint64_t st[EXPR_STACK], a, b;
+	uint32_t sp = 0, i = 0, steps = 0;
+
+#define NEED(k) do { if (sp < (k)) goto bad; } while (0)
+#define PUSH(v) do { uint64_t v_ = (v); if (sp >= EXPR_STACK) goto bad; st[sp++] = v_; } while (0)
+	while (i < n) {
+		const struct ms_dwarf_op *op = &ops[i];
+		uint8_t atom = op->atom;
+
+		if (++steps > EXPR_STEPS)
+			goto bad;
+		i++;
+		if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
+			PUSH((uint64_t)(atom - DW_OP_lit0));
+			continue;
+		}
+		if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
+			if (!ms_regstate_get(rs, rd, atom - DW_OP_breg0, &a, end))
+				return false;
+			PUSH(a + op->number);
+			continue;
+		}
+		switch (atom) {
+		case DW_OP_addr: case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u:
+		case DW_OP_const2s: case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u:
+		case DW_OP_const8s: case DW_OP_constu: case DW_OP_consts:
+			PUSH(op->number);
+			break;
+		case DW_OP_bregx:
+			if (!ms_regstate_get(rs, rd, (unsigned)op->number, &a, end))
+				return false;
+			PUSH(a + op->number2);
+			break;
+		case DW_OP_call_frame_cfa:
+			if (!have_cfa)
+				goto bad;
+			PUSH(cfa);
+			break;
+		case DW_OP_dup:
+			NEED(1);
+			PUSH(st[sp - 1]);
+			break;
+		case DW_OP_drop:
+			NEED(1);
+			sp--;
+			break;
+		case DW_OP_over:
+			NEED(2);
+			PUSH(st[sp - 2]);
+			break;
+		case DW_OP_pick:
+			if (op->number >= sp)
+				goto bad;
+			PUSH(st[sp - 1 - op->number]);
+			break;
+		case DW_OP_swap:
+			NEED(2);
+			a = st[sp - 1];
+			st[sp - 1] = st[sp - 2];
+			st[sp - 2] = a;
+			break;
+		case DW_OP_rot:
+			NEED(3);
+			a = st[sp - 1];
+			st[sp - 1] = st[sp - 2];
+			st[sp - 2] = st[sp - 3];
+			st[sp - 3] = a;
+			break;
+		case DW_OP_deref:
+			NEED(1);
+			if (!read_sized(rd, st[sp - 1], 8, &st[sp - 1], end))
+				return false;
+			break;
+		case DW_OP_deref_size:
+			NEED(1);
+			if (!read_sized(rd, st[sp - 1], op->number, &st[sp - 1], end))
+				return false;
+			break;
+		case DW_OP_abs:
+			NEED(1);
+			if ((int64_t)st[sp - 1] < 0)
+				st[sp - 1] = -st[sp - 1];
+			break;
+		case DW_OP_neg:
+			NEED(1);
+			st[sp - 1] = -st[sp - 1];
+			break;
+		case DW_OP_not:
+			NEED(1);
+			st[sp - 1] = ~st[sp - 1];
+			break;
+		case DW_OP_plus_uconst:
+			NEED(1);
+			st[sp - 1] += op->number;
+			break;
+		case DW_OP_and: case DW_OP_div: case DW_OP_minus: case DW_OP_mod: case DW_OP_mul:
+		case DW_OP_or: case DW_OP_plus: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra:
+		case DW_OP_xor: case DW_OP_eq: case DW_OP_ge: case DW_OP_gt: case DW_OP_le:
+		case DW_OP_lt: case DW_OP_ne:
+			NEED(2);
+			b = st[--sp];
+			a = st[sp - 1];
+			switch (atom) {
+			case DW_OP_and: a &= b; break;
+			case DW_OP_div:
+				if (!b)
+					goto bad;
+				a = (uint64_t)((int64_t)a / (int64_t)b);
+				break;
+			case DW_OP_minus: a -= b; break;
+			case DW_OP_mod:
+				if (!b)
+					goto bad;
+				a %= b;
+				break;
+			case DW_OP_mul: a *= b; break;
+			case DW_OP_or: a |= b; break;
+			case DW_OP_plus: a += b; break;
+			case DW_OP_shl: a = b < 64 ? a << b : 0; break;
+			case DW_OP_shr: a = b < 64 ? a >> b : 0; break;
+			case DW_OP_shra:
+				a = (uint64_t)((int64_t)a >> (b < 64 ? b : 63));
+				break;
+			case DW_OP_xor: a ^= b; break;
+			case DW_OP_eq: a = a == b; break;
+			case DW_OP_ge: a = (int64_t)a >= (int64_t)b; break;
+			case DW_OP_gt: a = (int64_t)a > (int64_t)b; break;
+			case DW_OP_le: a = (int64_t)a <= (int64_t)b; break;
+			case DW_OP_lt: a = (int64_t)a < (int64_t)b; break;
+			case DW_OP_ne: a = a != b; break;
+			}
+			st[sp - 1] = a;
+			break;
+		case DW_OP_skip:
+		case DW_OP_bra: {
+			/*
+			 * libdw keeps the raw 2-byte displacement; the target is
+			 * the offset of an operation.
+			 */
+			uint64_t target = op->offset + 3 + (uint64_t)(int64_t)(int16_t)op->number;
+			uint32_t k;
+
+			if (atom == DW_OP_bra) {
+				NEED(1);
+				if (!st[--sp])
+					break;
+			}
+			for (k = 0; k < n && ops[k].offset != target; k++)
+				;
+			/* A branch past the last operation finishes; one into an operation is bad. */
+			if (k == n && target <= ops[n - 1].offset)
+				goto bad;
+			i = k;
+			break;
+		}
+		case DW_OP_nop:
+			break;
+		default:
+			goto bad;
+		}
+	}
+	if (!sp)
+		goto bad;
+	*out = st[sp - 1];
+	return true;
+bad:
+	*end = MS_END_NO_CFI;
+	return false;
+#undef NEED
+#undef PUSH
+}
+
+/* The loop ------------------------------------------------------------------- */
+
+bool ms_dwarf_step(struct ms_regstate *rs, const struct ms_state_reader *rd,
+		   const struct ms_cfi_rule *r, const struct ms_dwarf_op *ops, uint64_t above,
+		   uint64_t *cfa_out, uint32_t *end)
+{
+	/* The caller's values of the registers the rule lists, before any is set. */
+	struct {
+		uint64_t val;
+		uint32_t known, saved;
+	} nv[MS_RULE_REGS];
+	uint64_t cfa, v;
+	int ra = -1;
+
+	if (r->flags & MS_CFI_OUTERMOST) {
+		*end = MS_END_OUTERMOST;
+		return false;
+	}
+	if (r->cfa_kind == MS_CFA_REG) {
+		if (!ms_regstate_get(rs, rd, r->cfa_reg, &v, end))
+			return false;
+		cfa = v + (uint64_t)(int64_t)r->cfa_arg;
+	} else if (!ms_dwarf_expr_eval(ops + r->cfa_arg, r->cfa_len, rs, rd, false, 0, &cfa, end)) {
+		return false;
+	}
+	if (cfa <= above) {
+		*end = MS_END_CFA_NOT_OUTWARDS;
+		return false;
+	}
+	if (r->flags & MS_CFI_SIMPLE) {
+		/* The common case: offsets from the CFA, nothing to evaluate. */
+		uint32_t clear = r->undef | r->saved | r->valued;
+		uint64_t pc;
+
+		for (uint32_t i = 0; i < r->n; i++)
+			if (r->regs[i].reg == MS_DW_RA)
+				ra = (int)i;
+		if (rd->read(rd, cfa + (uint64_t)(int64_t)r->regs[ra].arg, &pc) < 0) {
+			*end = MS_END_STACK_COPY;
+			return false;
+		}
+		for (uint32_t i = 0; i < r->n; i++)
+			rs->val[r->regs[i].reg] = cfa + (uint64_t)(int64_t)r->regs[i].arg;
+		rs->val[MS_DW_RA] = pc;
+		rs->known = (rs->known & ~clear) | r->valued | (1u << MS_DW_RA);
+		rs->saved = (rs->saved & ~clear) | (r->saved & ~(1u << MS_DW_RA));
+		*cfa_out = cfa;
+		return true;
+	}
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct ms_reg_rule *rr = &r->regs[i];
+		uint32_t bit = 1u << rr->reg, e;
+
+		nv[i].val = 0;
+		nv[i].known = nv[i].saved = 0;
+		if (rr->reg == MS_DW_RA)
+			ra = (int)i;
+		switch (rr->kind) {
+		case MS_REG_OFFSET:
+			nv[i].val = cfa + (uint64_t)(int64_t)rr->arg;
+			nv[i].saved = bit;
+			break;
+		case MS_REG_VAL_OFFSET:
+			nv[i].val = cfa + (uint64_t)(int64_t)rr->arg;
+			nv[i].known = bit;
+			break;
+		case MS_REG_REGISTER:
+			if (rr->arg >= 0 && rr->arg < MS_DWARF_REGS) {
+				uint32_t src = 1u << rr->arg;
+
+				nv[i].val = rs->val[rr->arg];
+				nv[i].known = rs->known & src ? bit : 0;
+				nv[i].saved = rs->saved & src ? bit : 0;
+			}
+			break;
+		case MS_REG_EXPR:
+		case MS_REG_VAL_EXPR:
+			/*
+			 * A register whose rule cannot be evaluated has no value;
+			 * that ends the walk only if a later rule needs it.
+			 */
+			if (ms_dwarf_expr_eval(ops + rr->arg, rr->len, rs, rd, true, cfa, &v, &e)) {
+				nv[i].val = v;
+				nv[i].known = rr->kind == MS_REG_VAL_EXPR ? bit : 0;
+				nv[i].saved = rr->kind == MS_REG_EXPR ? bit : 0;
+			} else if (rr->reg == MS_DW_RA) {
+				*end = e;
+				return false;
+			}
+			break;
+		}
+	}
+	/* The caller's PC first: the state changes only when the step succeeds. */
+	if (ra < 0) {
+		/* "Same value" for the return address describes no caller. */
+		*end = MS_END_MISSING_REGISTER;
+		return false;
+	}
+	if (nv[ra].saved) {
+		if (rd->read(rd, nv[ra].val, &v) < 0) {
+			*end = MS_END_STACK_COPY;
+			return false;
+		}
+		nv[ra].val = v;
+		nv[ra].saved = 0;
+		nv[ra].known = 1u << MS_DW_RA;
+	} else if (!nv[ra].known) {
+		*end = MS_END_MISSING_REGISTER;
+		return false;
+	}
+	rs->known &= ~r->undef;
+	rs->saved &= ~r->undef;
+	for (uint32_t i = 0; i < r->n; i++) {
+		uint32_t bit = 1u << r->regs[i].reg;
+
+		rs->val[r->regs[i].reg] = nv[i].val;
+		rs->known = (rs->known & ~bit) | nv[i].known;
+		rs->saved = (rs->saved & ~bit) | nv[i].saved;
+	}
+	*cfa_out = cfa;
+	return true;
+}
+
+int ms_dwarf_walk(struct ms_regstate *rs, const struct ms_state_reader *rd,
+		  struct ms_rule_source *src, struct ms_uframe *frames, uint32_t max,
+		  struct ms_walk *w)
+{
+	const struct ms_dwarf_op *ops;
+	uint64_t last, cfa;
+	bool is_return = false;
+	int r;
+
+	w->n = 0;
+	w->rule = NULL;
+	if (!(rs->known & (1u << MS_DW_RA))) {
+		w->end = MS_END_MISSING_REGISTER;
+		return 0;
+	}
+	/* The CFA must rise above the sampled %rsp, then above each CFA before. */
+	last = rs->known & (1u << MS_DW_RSP) ? rs->val[MS_DW_RSP] : 0;
+	for (;;) {
+		uint64_t pc = rs->val[MS_DW_RA];
+		struct ms_uframe *f;
+
+		if (w->n >= max) {
+			w->end = MS_END_DEPTH;
+			return 0;
+		}
+		f = &frames[w->n++];
+		f->pc = pc;
+		f->flags = is_return ? MS_FRAME_RETURN : 0;
+		f->resolved = false;
+		w->rule = NULL;
+		r = src->find(src, f, is_return ? pc - 1 : pc, &w->rule, &ops, &w->end);
+		if (r <= 0)
+			return r;
+		if (!ms_dwarf_step(rs, rd, w->rule, ops, last, &cfa, &w->end))
+			return 0;
+		last = cfa;
+		is_return = !(w->rule->flags & MS_CFI_SIGNAL);
+		if (!rs->val[MS_DW_RA]) {
+			/* A zero return address: nothing called this frame. */
+			w->end = MS_END_OUTERMOST;
+			w->rule = NULL;
+			return 0;
+		}
+	}
+}

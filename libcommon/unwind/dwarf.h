@@ -1,0 +1,135 @@
+/*
+ * The generic DWARF unwind loop: from one frame's registers to its
+ * callers', by the call-frame rules of each PC, over a register-state
+ * reader.
+ *
+ * A register state holds, for each x86-64 register in DWARF numbering
+ * (16 is the PC), either its value, or the address where the frame saved
+ * it (read only when a later rule needs it: most callee-saved registers
+ * never are), or nothing. Memory comes only through the reader:
+ *  - the sampled-state reader (ms_sampled_state) holds a sample's user
+ *    registers (perf's order mapped to DWARF's) and the bytes of its copied
+ *    stack; a read outside those bytes fails, it never falls back to the
+ *    process's memory, which has changed since the sample;
+ *  - a live-state reader (a stopped thread's memory) can reuse the loop.
+ *
+ * Each frame's PC is looked up through a rule source (ms-unwind's binds it
+ * to a module and finds the module's CFI). The first frame's PC is the
+ * exact instruction; every caller's is a return address, looked up at
+ * return address - 1 (the call, which may be the last instruction of its
+ * function) and marked MS_FRAME_RETURN; the PC a signal frame restores is
+ * exact again.
+ *
+ * The walk ends with a typed reason (enum ms_stack_end), and never appends
+ * a frame it did not prove:
+ *  - MS_END_OUTERMOST: the rule marks the return address undefined (the
+ *    ABI's mark of a thread's entry: _start, clone, clone3), or the
+ *    return address read is 0;
+ *  - MS_END_NO_CFI / MS_END_NO_MODULE: what the rule source says for a PC
+ *    (the frame is kept, nothing after it);
+ *  - MS_END_MISSING_REGISTER: a register the rule needs has no value (not
+ *    sampled, or not saved by the callee), or the rule has no return
+ *    address;
+ *  - MS_END_STACK_COPY: a read the rule needs is outside the copied bytes;
+ *  - MS_END_CFA_NOT_OUTWARDS: the CFA is not above the previous frame's;
+ *  - MS_END_DEPTH: max frames were made.
+ *
+ * No allocation: the state and the frames are the caller's.
+ */
+#ifndef MS_UNWIND_DWARF_H
+#define MS_UNWIND_DWARF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stream/records.h"
+#include "unwind/cfi.h"
+
+struct ms_uframe;
+
+struct ms_regstate {
+	uint64_t val[MS_DWARF_REGS];
+	uint32_t known;		/* bit r: val[r] is r's value */
+	uint32_t saved;		/* bit r: val[r] is the address r's value is saved at */
+};
+
+struct ms_state_reader {
+	/* The 8 bytes at addr: 0, or -1 when the state does not hold them. */
+	int (*read)(const struct ms_state_reader *r, uint64_t addr, uint64_t *out);
+};
+
+/* The sampled-state reader: registers and copied stack of one sample. */
+struct ms_sampled_state {
+	struct ms_state_reader reader;
+	uint64_t start;		/* the sampled %rsp: the copy's first byte */
+	uint64_t len;
+	const uint8_t *bytes;	/* borrowed from the sample */
+};
+
+/*
+ * Fill rs from sample s's user registers (perf's x86-64 order, regs_abi 64)
+ * and st from its stack copy. The PC is the user IP register, else the
+ * sample's IP when it was taken in user mode, else the first entry of the
+ * user chain; without one, rs->known lacks bit MS_DW_RA.
+ */
+void ms_sampled_state_init(struct ms_sampled_state *st, struct ms_regstate *rs,
+			   const struct ms_sample *s);
+
+/*
+ * Value of register reg: true with *out, or false with *end set
+ * (MS_END_MISSING_REGISTER, or MS_END_STACK_COPY when its save slot cannot
+ * be read). A value read from its slot is kept in rs.
+ */
+bool ms_regstate_get(struct ms_regstate *rs, const struct ms_state_reader *rd, unsigned reg,
+		     uint64_t *out, uint32_t *end);
+
+/*
+ * Evaluate a DWARF expression (CFA or register rule) in state rs. cfa is
+ * what DW_OP_call_frame_cfa pushes (have_cfa false: the op fails). True
+ * with *out the value on top of the stack, or false with *end:
+ * MS_END_MISSING_REGISTER, MS_END_STACK_COPY, or MS_END_NO_CFI for an
+ * operation this evaluator does not know or a malformed expression.
+ */
+bool ms_dwarf_expr_eval(const struct ms_dwarf_op *ops, uint32_t n, struct ms_regstate *rs,
+			const struct ms_state_reader *rd, bool have_cfa, uint64_t cfa,
+			uint64_t *out, uint32_t *end);
+
+/*
+ * One step: frame state rs becomes its caller's by rule r (ops: its
+ * module's expression operations); the CFA must be above `above` (the
+ * previous frame's CFA, or the sampled %rsp). True with the caller's PC in
+ * rs->val[MS_DW_RA] and *cfa, or false with *end and rs still this frame's
+ * (registers read from their save slots may have become known).
+ */
+bool ms_dwarf_step(struct ms_regstate *rs, const struct ms_state_reader *rd,
+		   const struct ms_cfi_rule *r, const struct ms_dwarf_op *ops, uint64_t above,
+		   uint64_t *cfa, uint32_t *end);
+
+/*
+ * The rule source: the rule at lookup (pc, or pc - 1 for a return
+ * address) of frame f, which it may bind to a module (ms_uframe's
+ * resolved fields). Returns 1 with *rule and *ops, 0 with *end
+ * (MS_END_NO_CFI, MS_END_NO_MODULE), or -1 after a message.
+ */
+struct ms_rule_source {
+	int (*find)(struct ms_rule_source *src, struct ms_uframe *f, uint64_t lookup,
+		    const struct ms_cfi_rule **rule, const struct ms_dwarf_op **ops,
+		    uint32_t *end);
+};
+
+struct ms_walk {
+	uint32_t n;			/* frames made */
+	uint32_t end;			/* enum ms_stack_end */
+	const struct ms_cfi_rule *rule;	/* the last frame's rule; NULL when none was found */
+};
+
+/*
+ * Walk from state rs (the innermost frame; its PC in val[MS_DW_RA]),
+ * writing at most max frames. On return rs is the last frame's state.
+ * Returns 0 with *w filled, or -1 after a message from the rule source.
+ */
+int ms_dwarf_walk(struct ms_regstate *rs, const struct ms_state_reader *rd,
+		  struct ms_rule_source *src, struct ms_uframe *frames, uint32_t max,
+		  struct ms_walk *w);
+
+#endif

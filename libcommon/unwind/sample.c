@@ -1,0 +1,264 @@
+/*
+ * The DWARF unwind methods: the generic loop (unwind/dwarf.c) over a
+ * sample's registers and copied stack, with rules from the CFI of the
+ * modules the unwinder tracks.
+ *
+ * Caches:
+ *  - each module's CFI (unwind/cfi.c) lives in the module's slot for the
+ *    unwinder's life: modules are known by identity, so it never goes
+ *    stale, and its rules are made once per lookup address;
+ *  - a PC cache, shared by all processes, maps (address-space generation,
+ *    lookup address) to the module, the module-relative address and the
+ *    rule index: a hit costs one probe and no mapping search. Any change
+ *    to a process's mappings gives its space a new generation, so entries
+ *    made before it are never used again.
+ *
+ * dwarf+fp: when the walk ends because the copied bytes ended, the
+ * kernel's frame-pointer chain (read from live memory at sample time, so
+ * longer than the copy) may continue the stack, but only where the CFI
+ * proves each step:
+ *  1. the last frame the walk proved keeps a standard frame at its PC
+ *     (CFA = %rbp + 16, the caller's %rbp at CFA - 16, the return address
+ *     at CFA - 8), and its %rbp value is known;
+ *  2. the kernel's chain, replayed through the copied bytes from the
+ *     sampled %rbp (each step's saved %rbp and return address equal to
+ *     what the copy holds), reaches that %rbp: the next chain entry is
+ *     then that frame's return address as read at sample time;
+ *  3. each chain frame taken is looked up by its CFI at return address - 1:
+ *     a standard frame lets the next entry follow, an undefined return
+ *     address ends the stack as outermost, no CFI or no module ends it
+ *     there, and any other rule ends it with the walk's reason.
+ * Nothing is taken from the chain in any other case (no CFI, a missing
+ * register, a CFA that did not move outwards): frame-pointer evidence
+ * never continues a stack past an unproven transition.
+ */
+#include "unwind/unwind.h"
+
+#include <stdlib.h>
+
+#include "unwind/cfi.h"
+#include "unwind/dwarf.h"
+#include "util/error.h"
+
+#define PC_CACHE_BITS 13
+#define PC_CACHE_SIZE (1u << PC_CACHE_BITS)
+#define RULE_NO_CFI UINT32_MAX
+#define RULE_NO_MODULE (UINT32_MAX - 1)
+
+struct pc_entry {
+	uint64_t generation;	/* 0: empty */
+	uint64_t lookup;
+	uint64_t delta;		/* module-relative address = pc - delta */
+	struct ms_cfi *cfi;	/* the module's (owned by its slot) */
+	uint32_t module;
+	uint32_t rule;		/* index in cfi, or RULE_NO_* */
+	uint32_t loc_flags;
+};
+
+struct dwarf_state {
+	struct ms_rule_source src;	/* first: find() gets it back */
+	struct ms_unwinder *u;
+	struct ms_unwind_stats *stats;
+	struct ms_process *proc;	/* the sample's */
+	uint64_t generation;		/* its space's; 0 when none (nothing cached) */
+	struct pc_entry cache[PC_CACHE_SIZE];
+};
+
+static uint32_t cache_slot(uint64_t generation, uint64_t lookup)
+{
+	uint64_t h = (lookup ^ (generation * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(h >> (64 - PC_CACHE_BITS));
+}
+
+/* Bind lookup to its module and rule, into e. 0, or -1 after a message. */
+static int fill(struct dwarf_state *st, struct pc_entry *e, uint64_t lookup)
+{
+	struct ms_code_loc loc;
+	uint32_t rule;
+	uint64_t made;
+	void **slot;
+	int r = ms_unwinder_resolve(st->u, st->proc, lookup, &loc), found;
+
+	if (r < 0)
+		return -1;
+	*e = (struct pc_entry){
+		.generation = st->generation, .lookup = lookup, .delta = lookup - loc.address,
+		.module = loc.module, .rule = r ? RULE_NO_CFI : RULE_NO_MODULE,
+		.loc_flags = loc.flags,
+	};
+	/* Only a file proved to be the module that ran has CFI to trust. */
+	if (!r || loc.kind != MS_MODULE_FILE || !loc.verified || (loc.flags & MS_FRAME_FILE_OFFSET))
+		return 0;
+	slot = ms_unwinder_module_slot(st->u, loc.module);
+	if (!*slot) {
+		*slot = ms_cfi_open(loc.path, ms_unwinder_module(st->u, loc.module),
+				    ms_unwinder_debug_dir(st->u));
+		if (!*slot)
+			return -1;
+		st->stats->cfi_modules++;
+	}
+	e->cfi = *slot;
+	made = ms_cfi_stats(e->cfi)->made;
+	if ((found = ms_cfi_find(e->cfi, loc.address, &rule)) < 0)
+		return -1;
+	st->stats->cfi_rules += ms_cfi_stats(e->cfi)->made - made;
+	if (found)
+		e->rule = rule;
+	return 0;
+}
+
+static int find(struct ms_rule_source *src, struct ms_uframe *f, uint64_t lookup,
+		const struct ms_cfi_rule **rule, const struct ms_dwarf_op **ops, uint32_t *end)
+{
+	struct dwarf_state *st = (struct dwarf_state *)src;
+	struct pc_entry *e = &st->cache[cache_slot(st->generation, lookup)];
+
+	if (e->generation == st->generation && e->lookup == lookup && st->generation) {
+		st->stats->pc_cache_hits++;
+	} else {
+		st->stats->pc_cache_misses++;
+		if (fill(st, e, lookup) < 0)
+			return -1;
+	}
+	f->resolved = true;
+	f->module = e->module;
+	f->address = f->pc - e->delta;
+	f->loc_flags = e->loc_flags;
+	if (e->rule >= RULE_NO_MODULE) {
+		*end = e->rule == RULE_NO_MODULE ? MS_END_NO_MODULE : MS_END_NO_CFI;
+		return 0;
+	}
+	*rule = ms_cfi_rule(e->cfi, e->rule);
+	*ops = ms_cfi_ops(e->cfi);
+	return 1;
+}
+
+/*
+ * dwarf+fp: continue out, which the walk ended with MS_END_STACK_COPY in
+ * state last (its last frame's, by rule), from the kernel's chain where
+ * the rules in the comment at the top allow it.
+ */
+static int merge_fp(struct dwarf_state *st, const struct ms_sample *s,
+		    const struct ms_sampled_state *ss, struct ms_regstate *last,
+		    const struct ms_regstate *sampled, const struct ms_cfi_rule *rule,
+		    uint32_t max, struct ms_user_stack *out)
+{
+	const struct ms_state_reader *rd = &ss->reader;
+	const struct ms_cfi_rule *r;
+	const struct ms_dwarf_op *ops;
+	uint64_t rbp, fp, next, ra;
+	uint32_t e, i, j, end = out->end;
+	int found;
+
+	if (!rule || !(rule->flags & MS_CFI_FRAME_POINTER) ||
+	    !ms_regstate_get(last, rd, MS_DW_RBP, &rbp, &e) ||
+	    !(sampled->known & (1u << MS_DW_RBP)))
+		return 0;
+	/* Replay the kernel's walk: uchain[i + 1] = [fp_i + 8], fp_(i+1) = [fp_i]. */
+	fp = sampled->val[MS_DW_RBP];
+	for (i = 0; fp != rbp; i++) {
+		if (i + 1 >= s->n_uchain || rd->read(rd, fp, &next) < 0 || next <= fp)
+			return 0;
+		if (rd->read(rd, fp + 8, &ra) == 0 && ra != s->uchain[i + 1])
+			return 0;
+		fp = next;
+	}
+	for (j = i + 1;; j++) {
+		struct ms_uframe *f;
+
+		if (j >= s->n_uchain) {
+			out->end = MS_END_FP_CHAIN;
+			return 0;
+		}
+		if (out->n >= max) {
+			out->end = MS_END_DEPTH;
+			return 0;
+		}
+		f = &out->frames[out->n++];
+		*f = (struct ms_uframe){ .pc = s->uchain[j], .flags = MS_FRAME_RETURN };
+		st->stats->fp_frames++;
+		if ((found = find(&st->src, f, f->pc - 1, &r, &ops, &e)) < 0)
+			return -1;
+		if (!found) {
+			out->end = e;
+			return 0;
+		}
+		if (r->flags & MS_CFI_OUTERMOST) {
+			out->end = MS_END_OUTERMOST;
+			return 0;
+		}
+		if (!(r->flags & MS_CFI_FRAME_POINTER)) {
+			out->end = end;
+			return 0;
+		}
+	}
+}
+
+static int walk(struct ms_unwinder *u, struct ms_process *proc, const struct ms_sample *s,
+		uint32_t max, struct ms_user_stack *out, bool with_fp)
+{
+	struct dwarf_state *st = ms_unwinder_method_state(u);
+	struct ms_sampled_state ss;
+	struct ms_regstate rs, sampled;
+	struct ms_walk w;
+
+	st->proc = proc;
+	st->generation = proc ? ms_process_addrspace(proc)->generation : 0;
+	ms_sampled_state_init(&ss, &rs, s);
+	sampled = rs;
+	if (ms_dwarf_walk(&rs, &ss.reader, &st->src, out->frames, max, &w) < 0)
+		return -1;
+	out->n = w.n;
+	out->end = w.end;
+	st->stats->dwarf_frames += w.n;
+	if (with_fp && w.end == MS_END_STACK_COPY)
+		return merge_fp(st, s, &ss, &rs, &sampled, w.rule, max, out);
+	return 0;
+}
+
+static int walk_dwarf(struct ms_unwinder *u, struct ms_process *proc, const struct ms_sample *s,
+		      uint32_t max, struct ms_user_stack *out)
+{
+	return walk(u, proc, s, max, out, false);
+}
+
+static int walk_dwarf_fp(struct ms_unwinder *u, struct ms_process *proc,
+			 const struct ms_sample *s, uint32_t max, struct ms_user_stack *out)
+{
+	return walk(u, proc, s, max, out, true);
+}
+
+static int state_init(struct ms_unwinder *u, void **state)
+{
+	struct dwarf_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return ms_error("out of memory for the unwind cache");
+	st->src.find = find;
+	st->u = u;
+	st->stats = ms_unwinder_counters(u);
+	*state = st;
+	return 0;
+}
+
+static void cfi_free(void *data)
+{
+	ms_cfi_free(data);
+}
+
+const struct ms_unwind_method ms_unwind_method_dwarf = {
+	.name = "dwarf",
+	.walk = walk_dwarf,
+	.module_free = cfi_free,
+	.init = state_init,
+	.state_free = free,
+};
+
+const struct ms_unwind_method ms_unwind_method_dwarf_fp = {
+	.name = "dwarf+fp",
+	.walk = walk_dwarf_fp,
+	.module_free = cfi_free,
+	.init = state_init,
+	.state_free = free,
+};

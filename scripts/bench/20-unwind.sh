@@ -1,0 +1,96 @@
+# DWARF unwinding (sourced by scripts/bench-smoke: $build $work $runs $seconds,
+# PATH, best/size/ratio). Debian's python3 running Python code and the
+# recursion fixture built without frame pointers, each recorded by
+# microscope and by perf at 4000 Hz with 8 KiB stack copies:
+#  - samples/s through ms-decode | ms-unwind | ms-symbolize on the saved
+#    stream vs perf script (full output: what makes perf unwind) on the
+#    perf.data of the same workload, as a ratio, and each stage alone;
+#  - completeness (the share of stacks that reach the thread's entry) at
+#    copy sizes of 8, 16, 32 and 64 KiB.
+recurse=$build/tests/fixtures/recurse
+python=/usr/bin/python3
+if [ ! -x "$recurse" ]; then
+	echo "bench-smoke: '$recurse' is not built (make tests/fixtures/recurse): no unwinding figures" >&2
+	return 0
+fi
+cat > "$work/loop.py" <<'PY'
+import sys, time
+def inner(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    inner(20000)
+PY
+
+# Samples in a stream after ms-unwind (the --stats count).
+unwound_samples() {
+	ms-unwind --stats "$1" 2>&1 >/dev/null | sed -n 's/^ms-unwind: samples \([0-9]*\) .*/\1/p'
+}
+
+# Share of stacks ending "outermost", in percent, of decoded stream $1.
+complete_percent() {
+	ms-unwind --stats "$1" 2>&1 >/dev/null | awk '
+		/^ms-unwind: samples / { n = $3 }
+		/^ms-unwind: end outermost / { o = $4 }
+		END { printf "%.1f", n ? 100 * o / n : 0 }'
+}
+
+unwind_row() {	# name, command...
+	local name=$1 ms_n perf_n t_ms t_perf t_dec t_unw t_sym
+	shift
+	echo "bench-smoke: recording $name for ${seconds}s at 4000 Hz (8 KiB stack copies)"
+	ms-collect -F 4000 --stack-size 8192 -o "$work/$name.msr" -- "$@" 2>/dev/null
+	perf record -q -F 4000 --call-graph dwarf,8192 -o "$work/$name.data" -- "$@" \
+		>/dev/null 2>&1
+	ms-decode "$work/$name.msr" > "$work/$name.dec"
+	ms-unwind "$work/$name.dec" > "$work/$name.unw"
+	ms_n=$(unwound_samples "$work/$name.dec")
+	perf_n=$(perf script -i "$work/$name.data" -F tid 2>/dev/null | wc -l)
+	t_ms=$(best "ms-decode '$work/$name.msr' | ms-unwind | ms-symbolize")
+	t_perf=$(best "perf script -i '$work/$name.data'")
+	t_dec=$(best "ms-decode '$work/$name.msr'")
+	t_unw=$(best "ms-unwind '$work/$name.dec'")
+	t_sym=$(best "ms-symbolize '$work/$name.unw'")
+	rate_ms=$(ratio "$ms_n" "$t_ms")
+	rate_perf=$(ratio "$perf_n" "$t_perf")
+	printf '%-36s %9d %9d %11.0f %11.0f %7.1fx\n' "$name" "$ms_n" "$perf_n" \
+		"$rate_ms" "$rate_perf" "$(ratio "$rate_ms" "$rate_perf")" >> "$work/unwind.rates"
+	printf '%-36s %11.0f %11.0f %11.0f\n' "$name" "$(ratio "$ms_n" "$t_dec")" \
+		"$(ratio "$ms_n" "$t_unw")" "$(ratio "$ms_n" "$t_sym")" >> "$work/unwind.stages"
+}
+
+: > "$work/unwind.rates"
+: > "$work/unwind.stages"
+unwind_row "recurse (C, -O2, no frame pointers)" "$recurse" "$seconds" 40
+[ -x "$python" ] && unwind_row "python3 (Debian, pure Python loop)" "$python" "$work/loop.py" "$seconds"
+
+printf '\n%-36s %9s %9s %11s %11s %8s\n' "workload" "samples" "perf" "samples/s" "perf/s" "ratio"
+cat "$work/unwind.rates"
+echo "microscope: ms-decode | ms-unwind | ms-symbolize on the saved stream; perf: perf script"
+echo "(full output) on perf.data (--call-graph dwarf,8192); best of $runs runs each."
+printf '\n%-36s %11s %11s %11s\n' "each stage alone, samples/s" "ms-decode" "ms-unwind" "ms-symbolize"
+cat "$work/unwind.stages"
+
+# Completeness by copy size: the recursion at depth 40 (about 2 KiB of
+# stack) and 400 (about 20 KiB), and python3.
+printf '\n%-36s %8s %8s %8s %8s\n' "stacks complete (outermost), %" "8 KiB" "16 KiB" "32 KiB" "64 KiB"
+for w in "recurse depth 40" "recurse depth 400" "python3"; do
+	line=$(printf '%-36s' "$w")
+	for kib in 8 16 32 64; do
+		bytes=$((kib * 1024))
+		[ "$bytes" -gt 65528 ] && bytes=65528
+		case $w in
+		"recurse depth 40") cmd=("$recurse" 1 40) ;;
+		"recurse depth 400") cmd=("$recurse" 1 400) ;;
+		python3) [ -x "$python" ] || continue; cmd=("$python" "$work/loop.py" 1) ;;
+		esac
+		ms-collect -F 999 --stack-size "$bytes" -o "$work/c.msr" -- "${cmd[@]}" 2>/dev/null
+		ms-decode "$work/c.msr" > "$work/c.dec"
+		line="$line $(printf '%8s' "$(complete_percent "$work/c.dec")")"
+	done
+	echo "$line"
+done
+echo "(1 s at 999 Hz each; a copy of 64 KiB is 65528 bytes, the kernel's limit)"

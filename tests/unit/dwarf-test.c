@@ -1,0 +1,993 @@
+/*
+ * Unit tests of DWARF unwinding (libcommon/unwind/cfi.c, dwarf.c, sample.c):
+ * saved samples (registers in perf's order and copied stack bytes) over
+ * tests/unit/data/dwarf-frames, an ELF whose call-frame information is
+ * written by hand (see dwarf-frames.c), mapped at a fixed address. Each end
+ * reason, a copy cut at every length (a prefix of the full stack, never an
+ * invented frame), the PLT and realignment expressions, a signal frame,
+ * the dwarf+fp merge rules, CFI from .debug_frame and from separate debug
+ * files (build id, debuglink, a debuglink whose CRC differs), the
+ * expression evaluator, and no allocation per sample.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dwarf.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "stream/records.h"
+#include "unwind/cfi.h"
+#include "unwind/dwarf.h"
+#include "unwind/elffile.h"
+#include "unwind/unwind.h"
+
+/* Count allocations to prove the per-sample path makes none. */
+void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t n, size_t m);
+void *__libc_realloc(void *p, size_t n);
+
+static size_t n_allocs;
+
+void *malloc(size_t n)
+{
+	n_allocs++;
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t m)
+{
+	n_allocs++;
+	return __libc_calloc(n, m);
+}
+
+void *realloc(void *p, size_t n)
+{
+	n_allocs++;
+	return __libc_realloc(p, n);
+}
+
+#define PID 77
+#define BASE 0x7f1234000000ull		/* where the test ELF is mapped */
+#define SP0 0x7ffe00001000ull		/* the sampled %rsp */
+#define UNMAPPED 0x1234ull
+#define PERF_MASK 0xff01ffull		/* AX..IP, R8..R15 */
+
+/* A file next to this test binary: data/NAME. */
+static const char *data_path(const char *name)
+{
+	static char buf[4][PATH_MAX + 64];
+	static int k;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/data/%s", dirname(exe), name);
+	return buf[k];
+}
+
+/* The value of symbol name in file (data/NAME). */
+static uint64_t sym_in(const char *file, const char *name)
+{
+	struct ms_elf_file f;
+	Elf_Scn *scn = NULL;
+	uint64_t value = 0;
+	bool found = false;
+
+	assert_int_equal(ms_elf_file_open(&f, data_path(file)), MS_SYM_OK);
+	while ((scn = elf_nextscn(f.elf, scn)) && !found) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (gelf_getsym(d, (int)i, &s) && (n = elf_strptr(f.elf, sh.sh_link, s.st_name)) &&
+			    !strcmp(n, name)) {
+				value = s.st_value;
+				found = true;
+				break;
+			}
+		}
+	}
+	ms_elf_file_close(&f);
+	if (!found)
+		fail_msg("no symbol '%s' in %s", name, file);
+	return value;
+}
+
+static uint64_t sym(const char *name)
+{
+	return sym_in("dwarf-frames", name);
+}
+
+/* The whole file mapped executable at BASE: pc = BASE + file offset. */
+static uint64_t pc_of(uint64_t vaddr)
+{
+	struct ms_elf_file f;
+	struct ms_elf_loads l;
+	uint64_t pc = 0;
+
+	assert_int_equal(ms_elf_file_open(&f, data_path("dwarf-frames")), MS_SYM_OK);
+	assert_int_equal(ms_elf_loads_read(f.elf, &l), 0);
+	for (uint32_t i = 0; i < l.n; i++)
+		if (vaddr >= l.load[i].vaddr && vaddr - l.load[i].vaddr < l.load[i].filesz)
+			pc = BASE + vaddr - l.load[i].vaddr + l.load[i].offset;
+	ms_elf_loads_release(&l);
+	ms_elf_file_close(&f);
+	assert_true(pc != 0);
+	return pc;
+}
+
+/* Memoized: the no-allocation test makes samples inside its measurement. */
+static uint64_t pc(const char *name)
+{
+	static struct {
+		const char *name;
+		uint64_t pc;
+	} memo[32];
+
+	for (size_t i = 0; i < sizeof(memo) / sizeof(memo[0]); i++) {
+		if (!memo[i].name) {
+			memo[i].name = name;
+			memo[i].pc = pc_of(sym(name));
+		}
+		if (!strcmp(memo[i].name, name))
+			return memo[i].pc;
+	}
+	return pc_of(sym(name));
+}
+
+static struct ms_mmap file_mapping(const char *file)
+{
+	static char path[PATH_MAX + 64];
+	struct ms_mmap m = { 0 };
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s", data_path(file));
+	assert_int_equal(stat(path, &sb), 0);
+	m.pid = m.tid = PID;
+	m.start = BASE;
+	m.len = ((uint64_t)sb.st_size + 0xfff) & ~0xfffull;
+	m.prot = PROT_READ | PROT_EXEC;
+	m.cpumode = MS_CPUMODE_USER;
+	m.maj = major(sb.st_dev);
+	m.min = minor(sb.st_dev);
+	m.ino = sb.st_ino;
+	m.filename = (struct ms_str){ path, (uint32_t)strlen(path) };
+	return m;
+}
+
+static struct ms_unwinder *unwinder_for(const struct ms_unwind_method *method, const char *file,
+					const char *debug_dir)
+{
+	struct ms_unwind_options o = { .method = method, .debug_dir = debug_dir };
+	struct ms_unwinder *u = ms_unwinder_new(&o);
+	struct ms_mmap m = file_mapping(file);
+
+	assert_non_null(u);
+	assert_int_equal(ms_unwinder_mmap(u, &m), 0);
+	return u;
+}
+
+static struct ms_unwinder *unwinder(const struct ms_unwind_method *method)
+{
+	return unwinder_for(method, "dwarf-frames", NULL);
+}
+
+/* A saved sample: registers by DWARF number, then stack words from SP0. */
+struct saved {
+	struct ms_sample s;
+	uint64_t mem[64];
+};
+
+static struct saved *saved;
+static struct ms_stack *stack;
+
+static int setup(void **state)
+{
+	(void)state;
+	saved = calloc(1, sizeof(*saved));
+	stack = calloc(1, sizeof(*stack));
+	return saved && stack ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	free(saved);
+	free(stack);
+	return 0;
+}
+
+enum { AX, BX, CX, DX, SI, DI, BP, SP, IP, R8 = 16, R10 = 18 };
+
+/* A fresh sample at ip with %rsp = SP0, %rbp = bp, len bytes of stack. */
+static struct ms_sample *sample(uint64_t ip, uint64_t bp, uint32_t len)
+{
+	struct ms_sample *s = &saved->s;
+	uint32_t n = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = s->tid = PID;
+	s->time = 1;
+	s->period = 1;
+	s->ip = ip;
+	s->cpumode = MS_CPUMODE_USER;
+	s->regs_abi = 2;
+	s->regs_mask = PERF_MASK;
+	for (int bit = 0; bit < 64; bit++) {
+		uint64_t v = 0x1000 + (uint64_t)bit;	/* garbage the rules must not need */
+
+		if (!(PERF_MASK & (1ull << bit)))
+			continue;
+		if (bit == SP)
+			v = SP0;
+		else if (bit == BP)
+			v = bp;
+		else if (bit == IP)
+			v = ip;
+		s->regs[n++] = v;
+	}
+	s->n_regs = n;
+	s->n_uchain = 1;
+	s->uchain[0] = ip;
+	s->stack = (const uint8_t *)saved->mem;
+	s->stack_len = len;
+	return s;
+}
+
+/* Set the sampled register of perf number bit. */
+static void set_reg(struct ms_sample *s, int bit, uint64_t v)
+{
+	uint32_t idx = 0;
+
+	for (int b = 0; b < bit; b++)
+		idx += !!(s->regs_mask & (1ull << b));
+	s->regs[idx] = v;
+}
+
+/* The stack word at address addr. */
+static void put(uint64_t addr, uint64_t v)
+{
+	assert_true(addr >= SP0 && addr < SP0 + sizeof(saved->mem));
+	saved->mem[(addr - SP0) / 8] = v;
+}
+
+static void unwind(struct ms_unwinder *u)
+{
+	assert_int_equal(ms_unwinder_sample(u, &saved->s, stack), 0);
+}
+
+/*
+ * Check the stack: frame i at the vaddr of names[i] in dwarf-frames (a
+ * return address when flagged "+"), then reason.
+ */
+static void expect(uint32_t reason, int n, const char *const *names)
+{
+	if (stack->n_frames != (uint32_t)n || stack->reason != reason) {
+		fprintf(stderr, "got %u frames, reason %s:", stack->n_frames,
+			ms_stack_end_name(stack->reason));
+		for (uint32_t i = 0; i < stack->n_frames; i++)
+			fprintf(stderr, " %#llx", (unsigned long long)stack->frames[i].address);
+		fprintf(stderr, "\n");
+	}
+	assert_int_equal(stack->reason, reason);
+	assert_int_equal(stack->n_frames, n);
+	for (int i = 0; i < n; i++) {
+		bool ret = names[i][0] == '+';
+		const char *name = names[i] + ret;
+
+		if (!strcmp(name, "?"))
+			continue;
+		assert_int_equal(stack->frames[i].address, sym(name));
+		assert_int_equal(stack->frames[i].flags, ret ? MS_FRAME_RETURN : 0);
+	}
+}
+
+#define EXPECT(reason, ...) do { \
+	static const char *const names_[] = { __VA_ARGS__ }; \
+	expect(reason, (int)(sizeof(names_) / sizeof(names_[0])), names_); \
+} while (0)
+
+/*
+ * leaf <- nofp <- fp <- outer, as the functions would have left it:
+ *   leaf:  CFA SP0+32,  return address at SP0+24
+ *   nofp:  CFA SP0+80,  %rbx at SP0+64, return address at SP0+72
+ *   fp:    %rbp SP0+96, saved %rbp (0) at SP0+96, return address at SP0+104
+ *   outer: the return address is undefined
+ */
+#define FULL 128
+static struct ms_sample *chain_sample(uint32_t len)
+{
+	struct ms_sample *s = sample(pc("t_leaf_body"), SP0 + 96, len);
+
+	memset(saved->mem, 0xee, sizeof(saved->mem));
+	put(SP0 + 24, pc("t_nofp_ret"));
+	put(SP0 + 64, 0xb0b);
+	put(SP0 + 72, pc("t_fp_ret"));
+	put(SP0 + 96, 0);
+	put(SP0 + 104, pc("t_outer_ret"));
+	return s;
+}
+
+static void test_complete(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+
+	(void)state;
+	chain_sample(FULL);
+	unwind(u);
+	EXPECT(MS_END_OUTERMOST, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_outer_ret");
+	/* Again: from the caches, the same stack. */
+	unwind(u);
+	EXPECT(MS_END_OUTERMOST, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_outer_ret");
+	assert_true(ms_unwinder_stats(u)->pc_cache_hits >= 4);
+	assert_int_equal(ms_unwinder_stats(u)->cfi_modules, 1);
+	ms_unwinder_free(u);
+}
+
+static void test_truncated_every_length(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+
+	(void)state;
+	for (uint32_t len = 0; len <= FULL; len++) {
+		uint32_t want = len < 32 ? 1 : len < 80 ? 2 : len < 112 ? 3 : 4;
+		static const char *const full[] = {
+			"t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_outer_ret",
+		};
+
+		chain_sample(len);
+		unwind(u);
+		expect(want == 4 ? MS_END_OUTERMOST : MS_END_STACK_COPY, (int)want, full);
+	}
+	/* Bytes past the copy are never read: poison them, same result. */
+	chain_sample(80);
+	for (uint64_t a = SP0 + 80; a < SP0 + sizeof(saved->mem); a += 8)
+		put(a, pc("t_outer_ret"));
+	unwind(u);
+	EXPECT(MS_END_STACK_COPY, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret");
+	ms_unwinder_free(u);
+}
+
+static void test_no_cfi_no_module(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+
+	(void)state;
+	chain_sample(FULL);
+	put(SP0 + 24, pc("t_nocfi_ret"));
+	unwind(u);
+	EXPECT(MS_END_NO_CFI, "t_leaf_body", "+t_nocfi_ret");
+
+	chain_sample(FULL);
+	put(SP0 + 24, UNMAPPED);
+	unwind(u);
+	assert_int_equal(stack->reason, MS_END_NO_MODULE);
+	assert_int_equal(stack->n_frames, 2);
+	assert_int_equal(stack->frames[1].address, UNMAPPED);
+
+	/* The first PC itself in no mapping. */
+	sample(UNMAPPED, 0, FULL);
+	unwind(u);
+	assert_int_equal(stack->reason, MS_END_NO_MODULE);
+	assert_int_equal(stack->n_frames, 1);
+	ms_unwinder_free(u);
+}
+
+static void test_missing_register(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_sample *s;
+
+	(void)state;
+	/* t_r10's CFA is %r10, which a callee need not keep: unknown in a caller. */
+	chain_sample(FULL);
+	put(SP0 + 24, pc("t_r10_ret"));
+	unwind(u);
+	EXPECT(MS_END_MISSING_REGISTER, "t_leaf_body", "+t_r10_ret");
+
+	/* As the innermost frame, %r10 was sampled: CFA = %r10. */
+	s = sample(pc("t_r10_ret"), 0, FULL);
+	set_reg(s, R10, SP0 + 8);
+	put(SP0, pc("t_outer_ret"));
+	unwind(u);
+	EXPECT(MS_END_OUTERMOST, "t_r10_ret", "+t_outer_ret");
+
+	/* A sample without registers: the first frame only. */
+	s = chain_sample(FULL);
+	s->regs_abi = 0;
+	s->regs_mask = 0;
+	s->n_regs = 0;
+	unwind(u);
+	EXPECT(MS_END_MISSING_REGISTER, "t_leaf_body");
+
+	/* %rbp not sampled, and t_fp's CFA is %rbp + 16. */
+	s = sample(pc("t_fp_ret"), 0, FULL);
+	s->regs_mask = PERF_MASK & ~(1ull << BP);
+	s->n_regs = 0;
+	for (int bit = 0; bit < 64; bit++)
+		if (s->regs_mask & (1ull << bit))
+			s->regs[s->n_regs++] = bit == SP ? SP0 : bit == IP ? pc("t_fp_ret") : 0;
+	unwind(u);
+	EXPECT(MS_END_MISSING_REGISTER, "t_fp_ret");
+	ms_unwinder_free(u);
+}
+
+static void test_cfa_not_outwards(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+
+	(void)state;
+	/* %rbp below %rsp: CFA = %rbp + 16 is not above the sampled %rsp. */
+	sample(pc("t_fp_ret"), SP0 - 64, FULL);
+	unwind(u);
+	EXPECT(MS_END_CFA_NOT_OUTWARDS, "t_fp_ret");
+
+	/* A caller whose CFA is below its callee's: t_fp's %rbp restored low. */
+	chain_sample(FULL);
+	put(SP0 + 24, pc("t_fp_ret"));
+	/* leaf's CFA is SP0 + 32; the sampled %rbp makes t_fp's SP0 + 16. */
+	set_reg(&saved->s, BP, SP0);
+	unwind(u);
+	EXPECT(MS_END_CFA_NOT_OUTWARDS, "t_leaf_body", "+t_fp_ret");
+	ms_unwinder_free(u);
+}
+
+static void test_depth(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_user_stack *us = calloc(1, sizeof(*us));
+	struct ms_sample *s = chain_sample(FULL);
+
+	(void)state;
+	assert_non_null(us);
+	/* The method is asked for at most two frames: the stack ends at depth. */
+	assert_int_equal(ms_unwind_method_dwarf.walk(u, ms_unwinder_process(u, PID), s, 2, us), 0);
+	assert_int_equal(us->end, MS_END_DEPTH);
+	assert_int_equal(us->n, 2);
+	assert_int_equal(us->frames[1].pc, pc("t_nofp_ret"));
+	assert_true(us->frames[1].flags & MS_FRAME_RETURN);
+	/* Through the unwinder: kernel frames take room from the stack's. */
+	s->n_kchain = MS_CHAIN_MAX;
+	for (uint32_t i = 0; i < s->n_kchain; i++)
+		s->kchain[i] = 0xffffffff81000000ull + i;
+	unwind(u);
+	assert_int_equal(stack->reason, MS_END_OUTERMOST);
+	assert_int_equal(stack->n_frames, MS_CHAIN_MAX + 4);
+	free(us);
+	ms_unwinder_free(u);
+}
+
+static void test_plt_expression(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+
+	(void)state;
+	/* Bytes 0..10 of the entry: CFA = %rsp + 8. */
+	sample(pc("t_plt"), 0, FULL);
+	put(SP0, pc("t_outer_ret"));
+	unwind(u);
+	EXPECT(MS_END_OUTERMOST, "t_plt", "+t_outer_ret");
+	/* From byte 11 on: CFA = %rsp + 16. */
+	sample(pc("t_plt_late"), 0, FULL);
+	put(SP0, 0xbad);
+	put(SP0 + 8, pc("t_outer_ret"));
+	unwind(u);
+	EXPECT(MS_END_OUTERMOST, "t_plt_late", "+t_outer_ret");
+	ms_unwinder_free(u);
+}
+
+static void test_realign_expression(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+
+	(void)state;
+	/* CFA = [%rbp - 8] = SP0 + 48; the caller's %rbp saved at [%rbp]. */
+	sample(pc("t_realign_body"), SP0 + 16, FULL);
+	put(SP0 + 8, SP0 + 48);
+	put(SP0 + 16, 0x5eed);
+	put(SP0 + 40, pc("t_outer_ret"));
+	unwind(u);
+	EXPECT(MS_END_OUTERMOST, "t_realign_body", "+t_outer_ret");
+	/* The read the CFA needs is past the copy. */
+	saved->s.stack_len = 8;
+	unwind(u);
+	EXPECT(MS_END_STACK_COPY, "t_realign_body");
+	ms_unwinder_free(u);
+}
+
+static void test_signal_frame(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+
+	(void)state;
+	/*
+	 * Interrupted at t_r10's first instruction, which follows bytes with
+	 * no CFI: looked up at the exact PC it is found, at PC - 1 it is not.
+	 */
+	sample(pc("t_sig_body"), 0, FULL);
+	put(SP0, 0x5eed);
+	put(SP0 + 8, pc("t_r10"));
+	put(SP0 + 16, SP0 + 64);
+	put(SP0 + 64, pc("t_outer_ret"));
+	unwind(u);
+	EXPECT(MS_END_OUTERMOST, "t_sig_body", "t_r10", "+t_outer_ret");
+	ms_unwinder_free(u);
+}
+
+/* dwarf+fp ------------------------------------------------------------------ */
+
+/*
+ * outer <- fpA <- fpB <- nofp <- leaf: chain_sample with fpB's saved %rbp
+ * pointing at fpA's frame (%rbp SP0+128, return address at SP0+136), and
+ * the kernel's frame-pointer chain from the sampled %rbp (fpB's).
+ */
+static struct ms_sample *merge_sample(uint32_t len)
+{
+	struct ms_sample *s = chain_sample(len);
+
+	put(SP0 + 96, SP0 + 128);
+	put(SP0 + 104, pc("t_fp_ret"));
+	put(SP0 + 128, 0);
+	put(SP0 + 136, pc("t_outer_ret"));
+	s->n_uchain = 3;
+	s->uchain[1] = pc("t_fp_ret");
+	s->uchain[2] = pc("t_outer_ret");
+	return s;
+}
+
+static void test_merge_continues_proved_frames(void **state)
+{
+	struct ms_unwinder *d = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf_fp);
+
+	(void)state;
+	/* The whole stack copied: both policies agree. */
+	merge_sample(FULL + 16);
+	unwind(d);
+	EXPECT(MS_END_OUTERMOST, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_fp_ret",
+	       "+t_outer_ret");
+	unwind(u);
+	EXPECT(MS_END_OUTERMOST, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_fp_ret",
+	       "+t_outer_ret");
+	assert_int_equal(ms_unwinder_stats(u)->fp_frames, 0);
+
+	/* The copy ends before fpB's return address: dwarf stops there... */
+	merge_sample(104);
+	unwind(d);
+	EXPECT(MS_END_STACK_COPY, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret");
+	/* ...and dwarf+fp continues from fpB, a proved standard frame, to outer. */
+	unwind(u);
+	EXPECT(MS_END_OUTERMOST, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_fp_ret",
+	       "+t_outer_ret");
+	assert_int_equal(ms_unwinder_stats(u)->fp_frames, 2);
+
+	/* A chain that ends early ends the stack with fp-chain. */
+	merge_sample(104)->n_uchain = 2;
+	unwind(u);
+	EXPECT(MS_END_FP_CHAIN, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_fp_ret");
+	ms_unwinder_free(d);
+	ms_unwinder_free(u);
+}
+
+static void test_merge_refused(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf_fp);
+	struct ms_sample *s;
+
+	(void)state;
+	/* The last proved frame (nofp) keeps no frame pointer: nothing taken. */
+	merge_sample(72);
+	unwind(u);
+	EXPECT(MS_END_STACK_COPY, "t_leaf_body", "+t_nofp_ret");
+
+	/* A chain frame that keeps no frame pointer ends the stack after it. */
+	s = merge_sample(104);
+	s->uchain[1] = pc("t_nofp_ret");
+	unwind(u);
+	EXPECT(MS_END_STACK_COPY, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_nofp_ret");
+
+	/* A chain frame without CFI ends it there, with that reason. */
+	s = merge_sample(104);
+	s->uchain[1] = pc("t_nocfi_ret");
+	unwind(u);
+	EXPECT(MS_END_NO_CFI, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_nocfi_ret");
+
+	/* No CFI in the walk itself: never continued by the chain. */
+	merge_sample(FULL);
+	put(SP0 + 24, pc("t_nocfi_ret"));
+	unwind(u);
+	EXPECT(MS_END_NO_CFI, "t_leaf_body", "+t_nocfi_ret");
+
+	/* A missing register: never continued either. */
+	merge_sample(FULL);
+	put(SP0 + 24, pc("t_r10_ret"));
+	unwind(u);
+	EXPECT(MS_END_MISSING_REGISTER, "t_leaf_body", "+t_r10_ret");
+	assert_int_equal(ms_unwinder_stats(u)->fp_frames, 2);
+	ms_unwinder_free(u);
+}
+
+/*
+ * fpA <- fpB as the innermost frames: the walk restores fpA's %rbp from
+ * the copy, and the kernel's chain must be replayed through the copy to
+ * find where fpA's frame is in it.
+ */
+static void test_merge_replay(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf_fp);
+	struct ms_sample *s;
+
+	(void)state;
+	/* fpB at t_fp_ret: %rbp SP0+16, saved %rbp SP0+48 at SP0+16, RA at SP0+24. */
+	s = sample(pc("t_fp_ret"), SP0 + 16, 56);
+	put(SP0 + 16, SP0 + 48);
+	put(SP0 + 24, pc("t_fp_ret"));
+	s->n_uchain = 3;
+	s->uchain[1] = pc("t_fp_ret");		/* [SP0+24] */
+	s->uchain[2] = pc("t_outer_ret");	/* [SP0+56], past the copy */
+	unwind(u);
+	EXPECT(MS_END_OUTERMOST, "t_fp_ret", "+t_fp_ret", "+t_outer_ret");
+
+	/* A chain that disagrees with the copy where both hold the step: refused. */
+	s->uchain[1] = pc("t_nofp_ret");
+	unwind(u);
+	EXPECT(MS_END_STACK_COPY, "t_fp_ret", "+t_fp_ret");
+	ms_unwinder_free(u);
+}
+
+/* CFI sources ---------------------------------------------------------------- */
+
+/* The module record of file as ms-unwind would prove it. */
+static struct ms_module module_of(const char *file)
+{
+	struct ms_module m = { .kind = MS_MODULE_FILE };
+	struct ms_elf_file f;
+
+	assert_int_equal(ms_elf_file_open(&f, data_path(file)), MS_SYM_OK);
+	m.build_id_len = f.build_id_len;
+	memcpy(m.build_id, f.build_id, f.build_id_len);
+	m.dev_maj = major(f.st.st_dev);
+	m.dev_min = minor(f.st.st_dev);
+	m.ino = f.st.st_ino;
+	m.size = (uint64_t)f.st.st_size;
+	m.mtime = ms_stat_mtime_ns(&f.st);
+	ms_elf_file_close(&f);
+	return m;
+}
+
+/* Look t_fp_ret - 1 up in file's CFI; the source that had it, or -1. */
+static int source_of(const char *file, const char *debug_dir)
+{
+	struct ms_module m = module_of(file);
+	struct ms_cfi *c = ms_cfi_open(data_path(file), &m, debug_dir);
+	const struct ms_cfi_stats *st;
+	uint32_t rule;
+	int r, which = -1;
+
+	assert_non_null(c);
+	r = ms_cfi_find(c, sym_in(file, "t_fp_ret") - 1, &rule);
+	assert_true(r >= 0);
+	st = ms_cfi_stats(c);
+	if (r) {
+		assert_true(ms_cfi_rule(c, rule)->flags & MS_CFI_FRAME_POINTER);
+		for (int i = 0; i < MS_CFI_SOURCES; i++)
+			if (st->from[i])
+				which = i;
+	}
+	ms_cfi_free(c);
+	return which;
+}
+
+static void test_cfi_sources(void **state)
+{
+	(void)state;
+	assert_int_equal(source_of("dwarf-frames", NULL), MS_CFI_EH_FRAME);
+	assert_int_equal(source_of("dwarf-frames-dbg", NULL), MS_CFI_DEBUG_FRAME);
+	/* Stripped: its .debug_frame is in DIR/.build-id/xx/rest.debug. */
+	assert_int_equal(source_of("dwarf-frames-stripped", data_path("debug")), MS_CFI_DEBUG_FILE);
+	assert_int_equal(source_of("dwarf-frames-stripped", "/nonexistent"), -1);
+	/* No build id: the .gnu_debuglink file next to it, its CRC checked. */
+	assert_int_equal(source_of("dwarf-frames-link", "/nonexistent"), MS_CFI_DEBUG_FILE);
+	assert_int_equal(source_of("dwarf-frames-badlink", "/nonexistent"), -1);
+}
+
+static void test_cfi_rules(void **state)
+{
+	struct ms_module m = module_of("dwarf-frames");
+	struct ms_cfi *c = ms_cfi_open(data_path("dwarf-frames"), &m, NULL);
+	const struct ms_cfi_rule *r;
+	uint32_t idx, again;
+	bool rax_undef = false, rbx_listed = false;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(ms_cfi_find(c, sym("t_leaf_body"), &idx), 1);
+	r = ms_cfi_rule(c, idx);
+	assert_int_equal(r->cfa_kind, MS_CFA_REG);
+	assert_int_equal(r->cfa_reg, MS_DW_RSP);
+	assert_int_equal(r->cfa_arg, 32);
+	assert_int_equal(r->flags, MS_CFI_SIMPLE);
+	/* psABI defaults, whatever libdw's: %rax unknown, %rbx the same. */
+	rax_undef = r->undef & (1u << MS_DW_RAX);
+	assert_false(r->undef & (1u << MS_DW_RBX));
+	for (uint32_t i = 0; i < r->n; i++) {
+		assert_true(r->regs[i].kind != MS_REG_UNDEF);
+		if (r->regs[i].reg == MS_DW_RBX)
+			rbx_listed = true;
+		if (r->regs[i].reg == MS_DW_RA) {
+			assert_int_equal(r->regs[i].kind, MS_REG_OFFSET);
+			assert_int_equal(r->regs[i].arg, -8);
+		}
+	}
+	assert_true(rax_undef);
+	assert_false(rbx_listed);
+	/* A second lookup is the same rule, made once. */
+	assert_int_equal(ms_cfi_find(c, sym("t_leaf_body"), &again), 1);
+	assert_int_equal(again, idx);
+	assert_int_equal(ms_cfi_stats(c)->made, 1);
+
+	assert_int_equal(ms_cfi_find(c, sym("t_outer_ret") - 1, &idx), 1);
+	assert_true(ms_cfi_rule(c, idx)->flags & MS_CFI_OUTERMOST);
+	assert_int_equal(ms_cfi_find(c, sym("t_nofp_ret") - 1, &idx), 1);
+	assert_false(ms_cfi_rule(c, idx)->flags & MS_CFI_FRAME_POINTER);
+	assert_int_equal(ms_cfi_find(c, sym("t_sig_body"), &idx), 1);
+	assert_int_equal(ms_cfi_rule(c, idx)->flags, MS_CFI_SIGNAL);
+	assert_int_equal(ms_cfi_find(c, sym("t_plt"), &idx), 1);
+	assert_int_equal(ms_cfi_rule(c, idx)->cfa_kind, MS_CFA_EXPR);
+	assert_false(ms_cfi_rule(c, idx)->flags & MS_CFI_SIMPLE);
+	assert_int_equal(ms_cfi_find(c, sym("t_realign_ret") - 1, &idx), 1);
+	assert_false(ms_cfi_rule(c, idx)->flags & MS_CFI_SIMPLE);
+	assert_int_equal(ms_cfi_find(c, sym("t_nocfi") + 1, &idx), 0);
+	assert_int_equal(ms_cfi_find(c, sym("t_nocfi") + 1, &idx), 0);
+	assert_int_equal(ms_cfi_stats(c)->none, 1);
+	ms_cfi_free(c);
+}
+
+static void test_debug_file_walk(void **state)
+{
+	struct ms_unwinder *u;
+
+	(void)state;
+	/* The stripped file's frames, by the rules of its separate debug file. */
+	u = unwinder_for(&ms_unwind_method_dwarf, "dwarf-frames-stripped", data_path("debug"));
+	chain_sample(FULL);
+	/* Same code layout as dwarf-frames: its addresses are valid here. */
+	assert_int_equal(sym_in("dwarf-frames-stripped", "t_fp_ret"), sym("t_fp_ret"));
+	unwind(u);
+	EXPECT(MS_END_OUTERMOST, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_outer_ret");
+	ms_unwinder_free(u);
+
+	/* A file that is not the mapped one (another inode) is never read. */
+	u = ms_unwinder_new(&(struct ms_unwind_options){ .method = &ms_unwind_method_dwarf });
+	{
+		struct ms_mmap m = file_mapping("dwarf-frames");
+
+		m.ino++;
+		assert_int_equal(ms_unwinder_mmap(u, &m), 0);
+	}
+	chain_sample(FULL);
+	unwind(u);
+	assert_int_equal(stack->reason, MS_END_NO_CFI);
+	assert_int_equal(stack->n_frames, 1);
+	assert_int_equal(ms_unwinder_stats(u)->cfi_modules, 0);
+	ms_unwinder_free(u);
+}
+
+/* Expressions ---------------------------------------------------------------- */
+
+static int fixed_read(const struct ms_state_reader *r, uint64_t addr, uint64_t *out)
+{
+	(void)r;
+	if (addr != 0x1000)
+		return -1;
+	*out = 0x1122334455667788ull;
+	return 0;
+}
+
+static void test_expressions(void **state)
+{
+	struct ms_state_reader rd = { .read = fixed_read };
+	struct ms_regstate rs = { .known = 1u << MS_DW_RSP | 1u << MS_DW_RA };
+	uint64_t v;
+	uint32_t end;
+
+	(void)state;
+	rs.val[MS_DW_RSP] = 0x7000;
+	rs.val[MS_DW_RA] = 0x40000c;
+	{
+		/* The PLT's: %rsp + 8 + ((%rip & 15) >= 11) << 3 at byte 12. */
+		struct ms_dwarf_op ops[] = {
+			{ DW_OP_breg7, 0, 8, 0 }, { DW_OP_breg16, 2, 0, 0 }, { DW_OP_lit15, 4, 0, 0 },
+			{ DW_OP_and, 5, 0, 0 }, { DW_OP_lit11, 6, 0, 0 }, { DW_OP_ge, 7, 0, 0 },
+			{ DW_OP_lit3, 8, 0, 0 }, { DW_OP_shl, 9, 0, 0 }, { DW_OP_plus, 10, 0, 0 },
+		};
+
+		assert_true(ms_dwarf_expr_eval(ops, 9, &rs, &rd, false, 0, &v, &end));
+		assert_int_equal(v, 0x7010);
+		rs.val[MS_DW_RA] = 0x400003;
+		assert_true(ms_dwarf_expr_eval(ops, 9, &rs, &rd, false, 0, &v, &end));
+		assert_int_equal(v, 0x7008);
+	}
+	{
+		/* 5 - 7 < 0 ? skip : ...; bra over a lit, deref_size 2. */
+		struct ms_dwarf_op ops[] = {
+			{ DW_OP_lit5, 0, 0, 0 }, { DW_OP_lit7, 1, 0, 0 }, { DW_OP_lt, 2, 0, 0 },
+			{ DW_OP_bra, 3, 1, 0 },		/* to offset 7 */
+			{ DW_OP_lit1, 6, 0, 0 },
+			{ DW_OP_const2u, 7, 0x1000, 0 }, { DW_OP_deref_size, 10, 2, 0 },
+		};
+
+		assert_true(ms_dwarf_expr_eval(ops, 7, &rs, &rd, false, 0, &v, &end));
+		assert_int_equal(v, 0x7788);
+	}
+	{
+		/* call_frame_cfa, neg, abs, over, swap, rot, pick, dup, drop, xor. */
+		struct ms_dwarf_op ops[] = {
+			{ DW_OP_call_frame_cfa, 0, 0, 0 }, { DW_OP_lit2, 1, 0, 0 },
+			{ DW_OP_over, 2, 0, 0 }, { DW_OP_swap, 3, 0, 0 }, { DW_OP_rot, 4, 0, 0 },
+			{ DW_OP_pick, 5, 2, 0 }, { DW_OP_dup, 7, 0, 0 }, { DW_OP_drop, 8, 0, 0 },
+			{ DW_OP_neg, 9, 0, 0 }, { DW_OP_abs, 10, 0, 0 }, { DW_OP_xor, 11, 0, 0 },
+		};
+
+		/* cfa 100: [100 2 100] -> swap [100 100 2] -> rot [2 100 100] -> pick 2
+		 * [2 100 100 2] -> ... abs(-2) = 2 -> 100 ^ 2 = 102 */
+		assert_true(ms_dwarf_expr_eval(ops, 11, &rs, &rd, true, 100, &v, &end));
+		assert_int_equal(v, 102);
+		assert_false(ms_dwarf_expr_eval(ops, 1, &rs, &rd, false, 0, &v, &end));
+		assert_int_equal(end, MS_END_NO_CFI);
+	}
+	{
+		struct ms_dwarf_op deref_out[] = { { DW_OP_lit8, 0, 0, 0 }, { DW_OP_deref, 1, 0, 0 } };
+		struct ms_dwarf_op bad_reg[] = { { DW_OP_breg3, 0, 0, 0 } };
+		struct ms_dwarf_op underflow[] = { { DW_OP_plus, 0, 0, 0 } };
+		struct ms_dwarf_op unknown[] = {
+			{ DW_OP_lit1, 0, 0, 0 }, { DW_OP_GNU_push_tls_address, 1, 0, 0 },
+		};
+		struct ms_dwarf_op div0[] = {
+			{ DW_OP_lit1, 0, 0, 0 }, { DW_OP_lit0, 1, 0, 0 }, { DW_OP_div, 2, 0, 0 },
+		};
+		struct ms_dwarf_op loop[] = { { DW_OP_skip, 0, (uint64_t)-3, 0 } };
+
+		assert_false(ms_dwarf_expr_eval(deref_out, 2, &rs, &rd, false, 0, &v, &end));
+		assert_int_equal(end, MS_END_STACK_COPY);
+		assert_false(ms_dwarf_expr_eval(bad_reg, 1, &rs, &rd, false, 0, &v, &end));
+		assert_int_equal(end, MS_END_MISSING_REGISTER);
+		assert_false(ms_dwarf_expr_eval(underflow, 1, &rs, &rd, false, 0, &v, &end));
+		assert_int_equal(end, MS_END_NO_CFI);
+		assert_false(ms_dwarf_expr_eval(unknown, 2, &rs, &rd, false, 0, &v, &end));
+		assert_int_equal(end, MS_END_NO_CFI);
+		assert_false(ms_dwarf_expr_eval(div0, 3, &rs, &rd, false, 0, &v, &end));
+		assert_false(ms_dwarf_expr_eval(loop, 1, &rs, &rd, false, 0, &v, &end));
+		assert_false(ms_dwarf_expr_eval(NULL, 0, &rs, &rd, false, 0, &v, &end));
+	}
+}
+
+/* The sampled reader: exactly the copied bytes, nothing around them. */
+static void test_sampled_reader(void **state)
+{
+	struct ms_sampled_state st;
+	struct ms_regstate rs;
+	uint64_t v;
+
+	(void)state;
+	sample(0x1234, 0, 24);
+	saved->mem[0] = 1;
+	saved->mem[2] = 3;
+	ms_sampled_state_init(&st, &rs, &saved->s);
+	assert_int_equal(rs.val[MS_DW_RSP], SP0);
+	assert_int_equal(rs.val[MS_DW_RA], 0x1234);
+	assert_int_equal(rs.val[8], 0x1000 + 16);	/* perf's R8 is DWARF's 8 */
+	assert_int_equal(rs.val[MS_DW_RDX], 0x1000 + 3);	/* perf DX (3) is DWARF 1 */
+	assert_int_equal(rs.val[MS_DW_RBX], 0x1000 + 1);
+	assert_int_equal(st.reader.read(&st.reader, SP0, &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(st.reader.read(&st.reader, SP0 + 16, &v), 0);
+	assert_int_equal(v, 3);
+	assert_int_equal(st.reader.read(&st.reader, SP0 + 17, &v), -1);
+	assert_int_equal(st.reader.read(&st.reader, SP0 + 24, &v), -1);
+	assert_int_equal(st.reader.read(&st.reader, SP0 - 8, &v), -1);
+	assert_int_equal(st.reader.read(&st.reader, SP0 - 1, &v), -1);
+	assert_int_equal(st.reader.read(&st.reader, 0, &v), -1);
+}
+
+static void test_no_alloc_per_sample(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf_fp);
+	size_t before;
+
+	(void)state;
+	merge_sample(104);
+	unwind(u);
+	chain_sample(FULL);
+	unwind(u);
+	before = n_allocs;
+	for (int i = 0; i < 1000; i++) {
+		merge_sample(104);
+		unwind(u);
+		chain_sample((uint32_t)(i % FULL));
+		unwind(u);
+	}
+	assert_int_equal(n_allocs, before);
+	ms_unwinder_free(u);
+}
+
+/* A new mapping over the same addresses is another module: no stale rule. */
+static void test_generation(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_mmap m = file_mapping("dwarf-frames");
+
+	(void)state;
+	chain_sample(FULL);
+	unwind(u);
+	assert_int_equal(stack->reason, MS_END_OUTERMOST);
+	m.ino++;	/* a rebuilt file at the same path: not proved */
+	assert_int_equal(ms_unwinder_mmap(u, &m), 0);
+	unwind(u);
+	assert_int_equal(stack->reason, MS_END_NO_CFI);
+	assert_int_equal(stack->n_frames, 1);
+	assert_true(stack->frames[0].flags & MS_FRAME_FILE_OFFSET);
+	ms_unwinder_free(u);
+}
+
+static void test_policy_names(void **state)
+{
+	(void)state;
+	assert_int_equal(ms_unwind_policy_parse("dwarf"), MS_UNWIND_DWARF);
+	assert_int_equal(ms_unwind_policy_parse("fp"), MS_UNWIND_FP);
+	assert_int_equal(ms_unwind_policy_parse("dwarf+fp"), MS_UNWIND_DWARF_FP);
+	assert_int_equal(ms_unwind_policy_parse("DWARF"), -1);
+	assert_int_equal(ms_unwind_policy_parse(""), -1);
+	assert_ptr_equal(ms_unwind_policy_method(MS_UNWIND_DWARF_FP), &ms_unwind_method_dwarf_fp);
+	assert_string_equal(ms_unwind_policy_method(MS_UNWIND_DWARF)->name, "dwarf");
+	assert_string_equal(ms_unwind_policy_name(MS_UNWIND_DWARF_FP), "dwarf+fp");
+	assert_null(ms_unwind_policy_method(MS_UNWIND_AUTO));
+	assert_int_equal(ms_crc32(0, "123456789", 9), 0xcbf43926);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_complete),
+		cmocka_unit_test(test_truncated_every_length),
+		cmocka_unit_test(test_no_cfi_no_module),
+		cmocka_unit_test(test_missing_register),
+		cmocka_unit_test(test_cfa_not_outwards),
+		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_plt_expression),
+		cmocka_unit_test(test_realign_expression),
+		cmocka_unit_test(test_signal_frame),
+		cmocka_unit_test(test_merge_continues_proved_frames),
+		cmocka_unit_test(test_merge_refused),
+		cmocka_unit_test(test_merge_replay),
+		cmocka_unit_test(test_cfi_sources),
+		cmocka_unit_test(test_cfi_rules),
+		cmocka_unit_test(test_debug_file_walk),
+		cmocka_unit_test(test_expressions),
+		cmocka_unit_test(test_sampled_reader),
+		cmocka_unit_test(test_no_alloc_per_sample),
+		cmocka_unit_test(test_generation),
+		cmocka_unit_test(test_policy_names),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
