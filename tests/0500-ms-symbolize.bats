@@ -76,7 +76,8 @@ sym() {
 	[[ "$output" =~ ^ms-symbolize\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 	run --separate-stderr ms-symbolize --help
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"usage: ms-symbolize [--stats] [--text] [--kallsyms FILE] [FILE]"* ]]
+	[[ "$output" == *"usage: ms-symbolize [--stats] [--text [--lines]] [--debug-dir DIR]..."* ]]
+	[[ "$output" == *"ms-symbolize --batch ELF"* ]]
 	[[ "$output" == *"Exit status"* ]]
 }
 

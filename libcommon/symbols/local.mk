@@ -1,8 +1,14 @@
-# libcommon/symbols: function names for stack frames (ms-symbolize).
+# libcommon/symbols: function names, inline chains and source lines for
+# stack frames (ms-symbolize).
 libcommon_a_SOURCES += \
 	libcommon/symbols/symtab.c libcommon/symbols/symtab.h \
+	libcommon/symbols/strpool.c libcommon/symbols/strpool.h \
+	libcommon/symbols/demangle.c libcommon/symbols/demangle.h \
+	libcommon/symbols/dwarfidx.c libcommon/symbols/dwarfidx.h \
+	libcommon/symbols/debugfind.c libcommon/symbols/debugfind.h \
+	libcommon/symbols/kernel.c libcommon/symbols/kernel.h \
 	libcommon/symbols/symbolize.c libcommon/symbols/symbolize.h \
-	libcommon/symbols/stage.c
+	libcommon/symbols/stage.c libcommon/symbols/batch.c
 
 bin_PROGRAMS += ms-symbolize
 ms_symbolize_SOURCES = cmd/ms-symbolize.c
@@ -13,3 +19,8 @@ UNIT_TESTS += tests/unit/symbols-test
 tests_unit_symbols_test_SOURCES = tests/unit/symbols-test.c
 tests_unit_symbols_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_symbols_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/symbols-dwarf-test
+tests_unit_symbols_dwarf_test_SOURCES = tests/unit/symbols-dwarf-test.c
+tests_unit_symbols_dwarf_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_symbols_dwarf_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

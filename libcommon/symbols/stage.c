@@ -38,11 +38,29 @@ static int on_stack(struct ms_symbolizer *s, struct ms_writer *w, const struct m
 	return ms_writer_copy(w, rec->bytes, rec->len);
 }
 
-/* Text mode: one line per stack, outermost frame first. */
-static int print_stack(struct ms_symbolizer *s, FILE *out, const struct ms_record *rec,
-		       struct symbolize_bufs *b)
+static void print_str(FILE *out, const struct ms_str *s)
 {
-	uint32_t i;
+	fwrite(s->ptr, 1, s->len, out);
+}
+
+/* One function of a text line: its name, and with --lines where it is. */
+static void print_function(FILE *out, const struct ms_str *name, const struct ms_frame_line *l,
+			   uint32_t reason, bool lines)
+{
+	print_str(out, name);
+	if (!lines)
+		return;
+	if (l)
+		fprintf(out, " (%.*s:%" PRIu32 ")", (int)l->file.len, l->file.ptr, l->line);
+	else
+		fprintf(out, " (%s)", ms_frame_reason_name(reason));
+}
+
+/* Text mode: one line per stack, outermost frame first, inlined calls expanded. */
+static int print_stack(struct ms_symbolizer *s, FILE *out, const struct ms_record *rec,
+		       struct symbolize_bufs *b, bool lines)
+{
+	uint32_t i, j;
 	bool is_new;
 
 	if (ms_stack_unpack(rec, &b->stack) < 0)
@@ -51,16 +69,29 @@ static int print_stack(struct ms_symbolizer *s, FILE *out, const struct ms_recor
 		b->stack.time, ms_stack_end_name(b->stack.reason));
 	for (i = b->stack.n_frames; i-- > 0;) {
 		const struct ms_stack_frame *f = &b->stack.frames[i];
+		const struct ms_frame *fr = &b->frame;
 		const char *path;
 
 		if (ms_symbolizer_frame(s, f, &b->frame, &is_new) < 0)
 			return -1;
-		if (b->frame.name.len) {
-			fwrite(b->frame.name.ptr, 1, b->frame.name.len, out);
+		if (fr->n_lines && fr->name.len) {
+			for (j = fr->n_lines; j-- > 0;) {
+				const struct ms_frame_line *l = &fr->lines[j];
+
+				static const struct ms_str unknown = { "??", 2 };
+
+				print_function(out, l->function.len ? &l->function : &unknown, l,
+					       fr->reason, lines);
+				if (j)
+					fputc(';', out);
+			}
+		} else if (fr->name.len) {
+			print_function(out, &fr->name, NULL, fr->reason, lines);
 		} else {
 			path = ms_symbolizer_module_path(s, f->module);
-			fprintf(out, "%s+0x%" PRIx64 "(%s)", path ? path : "?", f->address,
-				ms_frame_reason_name(b->frame.reason));
+			fprintf(out, "%s+0x%" PRIx64 "(%s)", path ? path : "?",
+				fr->reason == MS_SYM_FDE_ONLY ? fr->symbol_start : f->address,
+				ms_frame_reason_name(fr->reason));
 		}
 		if (i)
 			fputc(';', out);
@@ -74,7 +105,7 @@ static int print_stack(struct ms_symbolizer *s, FILE *out, const struct ms_recor
 }
 
 static int on_record(struct ms_symbolizer *s, struct ms_writer *w, FILE *text,
-		     const struct ms_record *rec, struct symbolize_bufs *b)
+		     const struct ms_record *rec, struct symbolize_bufs *b, bool lines)
 {
 	b->stacks += rec->kind == MS_REC_STACK;
 	switch (rec->kind) {
@@ -89,7 +120,7 @@ static int on_record(struct ms_symbolizer *s, struct ms_writer *w, FILE *text,
 			return -1;
 		break;
 	case MS_REC_STACK:
-		return text ? print_stack(s, text, rec, b) : on_stack(s, w, rec, b);
+		return text ? print_stack(s, text, rec, b, lines) : on_stack(s, w, rec, b);
 	default:
 		break;
 	}
@@ -123,7 +154,6 @@ int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
 		goto out;
 	if (!(s = ms_symbolizer_new(opts)))
 		goto out;
-	ms_symbolizer_preload_kernel(s);
 	if (!(b = calloc(1, sizeof(*b)))) {
 		ms_error("out of memory");
 		goto out;
@@ -142,7 +172,7 @@ int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
 			goto out;
 	}
 	while ((rr = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
-		if (on_record(s, w, text, &rec, b) < 0) {
+		if (on_record(s, w, text, &rec, b, opts && opts->text_lines) < 0) {
 			rr = MS_READ_ERROR;
 			break;
 		}

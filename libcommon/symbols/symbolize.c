@@ -1,9 +1,16 @@
 #include "symbols/symbolize.h"
 
+#include <elfutils/libdw.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "symbols/debugfind.h"
+#include "symbols/demangle.h"
+#include "symbols/dwarfidx.h"
+#include "symbols/kernel.h"
+#include "symbols/strpool.h"
 #include "symbols/symtab.h"
 #include "unwind/elffile.h"
 #include "util/error.h"
@@ -15,10 +22,16 @@
 
 struct smodule {
 	bool defined;
-	bool tried;		/* the file was opened (or failed to) */
-	uint32_t reason;	/* MS_SYM_OK once symbols are loaded */
+	bool tried;		/* the files were looked for (found or not) */
+	uint32_t reason;	/* MS_SYM_OK when something names its frames */
+	uint32_t debug_reason;	/* MS_SYM_OK when there is DWARF, else why not */
 	struct ms_module rec;	/* rec.path borrows path */
 	char *path;
+	struct ms_elf_file file;	/* the module's file, when proved */
+	struct ms_elf_file debug;	/* its separate debug file, when found */
+	struct ms_dwarfidx *dwarf;
+	bool bad_dwarf_told;	/* the problem was counted (once per module) */
+	Dwarf_CFI *cfi;		/* the file's .eh_frame: function starts */
 	struct ms_symtab syms;
 	bool has_loads;
 	struct ms_elf_loads loads;
@@ -32,6 +45,8 @@ struct fact {
 	uint64_t symbol_start;
 	const char *name;
 	uint32_t name_len;
+	uint32_t n_lines;
+	const struct ms_frame_line *lines;	/* in the pool */
 	bool used;
 	bool owned;		/* name was copied from an upstream record */
 };
@@ -39,17 +54,23 @@ struct fact {
 struct ms_symbolizer {
 	struct smodule *mods;
 	uint32_t n_mods;
+	struct ms_debugfind *finder;
+	struct ms_strpool pool;	/* demangled names and inline chains */
 
 	const char *kallsyms_path;
+	const char *kernel_notes;
 	int kallsyms_state;	/* 0 not read, 1 read, -1 unusable */
 	struct ms_symtab ksyms;
 	bool kallsyms_thread;	/* a reader thread runs: join before use */
 	pthread_t kallsyms_tid;
 	int kallsyms_result;	/* the thread's, valid after the join */
+	bool kernel_identity_checked;
 
 	struct fact *facts;
 	uint32_t mask;		/* slots - 1 */
 	uint32_t n_facts;
+
+	struct ms_srcline chain[MS_FRAME_LINES_MAX];	/* one lookup's, reused */
 
 	struct ms_symbolize_stats stats;
 	struct ms_problems problems;
@@ -67,24 +88,47 @@ void ms_symbolizer_set_origin(struct ms_symbolizer *s, const char *name, uint64_
 struct ms_symbolizer *ms_symbolizer_new(const struct ms_symbolize_options *opts)
 {
 	struct ms_symbolizer *s = calloc(1, sizeof(*s));
+	struct ms_debug_search search = { 0 };
 
 	if (!s || ms_elf_setup() < 0) {
 		free(s);
 		ms_error("out of memory");
 		return NULL;
 	}
+	if (opts) {
+		search.dirs = opts->debug_dirs;
+		search.n_dirs = opts->n_debug_dirs;
+		search.system_dir = opts->system_debug_dir;
+	}
 	s->kallsyms_path = opts && opts->kallsyms ? opts->kallsyms : "/proc/kallsyms";
+	s->kernel_notes = opts && opts->kernel_notes ? opts->kernel_notes : MS_KERNEL_NOTES;
 	s->in_name = "input";
 	ms_symtab_init(&s->ksyms);
+	ms_strpool_init(&s->pool);
 	ms_problems_init(&s->problems, "ms-symbolize");
 	s->mask = 1023;
 	s->facts = calloc(s->mask + 1, sizeof(*s->facts));
-	if (!s->facts) {
+	s->finder = ms_debugfind_new(&search);
+	if (!s->facts || !s->finder) {
 		ms_error("out of memory");
-		free(s);
+		ms_symbolizer_free(s);
 		return NULL;
 	}
 	return s;
+}
+
+static void module_release(struct smodule *m)
+{
+	free(m->path);
+	ms_symtab_release(&m->syms);
+	ms_elf_loads_release(&m->loads);
+	ms_dwarfidx_free(m->dwarf);
+	if (m->cfi)
+		dwarf_cfi_end(m->cfi);
+	if (m->tried) {
+		ms_elf_file_close(&m->debug);
+		ms_elf_file_close(&m->file);
+	}
 }
 
 void ms_symbolizer_free(struct ms_symbolizer *s)
@@ -95,23 +139,34 @@ void ms_symbolizer_free(struct ms_symbolizer *s)
 		return;
 	if (s->kallsyms_thread)
 		pthread_join(s->kallsyms_tid, NULL);
-	for (i = 0; i < s->n_mods; i++) {
-		free(s->mods[i].path);
-		ms_symtab_release(&s->mods[i].syms);
-		ms_elf_loads_release(&s->mods[i].loads);
-	}
+	for (i = 0; i < s->n_mods; i++)
+		module_release(&s->mods[i]);
 	free(s->mods);
 	ms_symtab_release(&s->ksyms);
-	for (i = 0; i <= s->mask; i++)
-		if (s->facts[i].used && s->facts[i].owned)
-			free((char *)s->facts[i].name);
+	if (s->facts)
+		for (i = 0; i <= s->mask; i++)
+			if (s->facts[i].used && s->facts[i].owned)
+				free((char *)s->facts[i].name);
 	free(s->facts);
+	ms_debugfind_free(s->finder);
+	ms_strpool_release(&s->pool);
 	free(s);
 }
 
 const struct ms_symbolize_stats *ms_symbolizer_stats(const struct ms_symbolizer *s)
 {
-	return &s->stats;
+	/* The DWARF counts live in each module's index: gathered on demand. */
+	struct ms_symbolize_stats *st = (struct ms_symbolize_stats *)&s->stats;
+	struct ms_dwarfidx_stats ds;
+
+	st->units_indexed = 0;
+	for (uint32_t i = 0; i < s->n_mods; i++) {
+		if (!s->mods[i].dwarf)
+			continue;
+		ms_dwarfidx_stats(s->mods[i].dwarf, &ds);
+		st->units_indexed += ds.units_indexed;
+	}
+	return st;
 }
 
 struct ms_problems *ms_symbolizer_problems(struct ms_symbolizer *s)
@@ -154,6 +209,9 @@ int ms_symbolizer_module(struct ms_symbolizer *s, const struct ms_module *m)
 	mod->rec.path.ptr = mod->path;
 	ms_symtab_init(&mod->syms);
 	s->stats.modules++;
+	/* ms-unwind describes the kernel only when a stack has a kernel frame. */
+	if (m->kind == MS_MODULE_KERNEL)
+		ms_symbolizer_preload_kernel(s);
 	return 0;
 }
 
@@ -161,6 +219,8 @@ const char *ms_symbolizer_module_path(const struct ms_symbolizer *s, uint32_t id
 {
 	return id < s->n_mods && s->mods[id].defined ? s->mods[id].path : NULL;
 }
+
+/* ---- loading a module ---- */
 
 static const char *reason_text(uint32_t reason)
 {
@@ -177,32 +237,153 @@ static const char *reason_text(uint32_t reason)
 	}
 }
 
-/* Open the module's file, prove it, and read its symbols: once. */
+/* libelf keeps the mapping; the descriptor is not needed after this. */
+static void drop_fd(struct ms_elf_file *f)
+{
+	if (f->fd >= 0 && f->elf && elf_cntl(f->elf, ELF_C_FDREAD) == 0) {
+		close(f->fd);
+		f->fd = -1;
+	}
+}
+
+static void build_id_text(const uint8_t *bid, uint32_t len, char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (uint32_t i = 0; i < len && o + 2 < size; i++) {
+		out[o++] = hex[bid[i] >> 4];
+		out[o++] = hex[bid[i] & 15];
+	}
+	out[o] = '\0';
+}
+
+/*
+ * Count a module whose DWARF is corrupt once, when the index first meets
+ * the damage (reading the list of units, or walking a unit on a lookup).
+ */
+static void tell_bad_dwarf(struct ms_symbolizer *s, uint32_t id, struct smodule *mod)
+{
+	const char *what = mod->dwarf ? ms_dwarfidx_problem(mod->dwarf) : NULL;
+
+	if (mod->bad_dwarf_told || !what)
+		return;
+	mod->bad_dwarf_told = true;
+	ms_problems_add(&s->problems, "bad-dwarf", "module %u '%s': %s; its addresses there "
+			"are named from symbols, without lines", id, mod->path, what);
+}
+
+/* Find and open the module's debug information: its own, or a proved debug file. */
+static void load_debug(struct ms_symbolizer *s, uint32_t id, struct smodule *mod, bool have_file)
+{
+	const uint8_t *bid = mod->rec.build_id;
+	uint32_t bid_len = mod->rec.build_id_len;
+	struct ms_debug_file df;
+	const char *why = NULL;
+	Elf *dwelf = NULL;
+	char hex[2 * MS_BUILD_ID_MAX + 1];
+
+	/* A module proved by device and inode may still carry a build id. */
+	if (!bid_len && have_file) {
+		bid = mod->file.build_id;
+		bid_len = mod->file.build_id_len;
+	}
+	if (have_file && ms_elf_has_dwarf(mod->file.elf)) {
+		dwelf = mod->file.elf;
+	} else {
+		ms_debugfind_find(s->finder, mod->path,
+				  have_file ? ms_elf_debuglink(mod->file.elf) : NULL, bid, bid_len,
+				  &df);
+		mod->debug_reason = df.reason;
+		build_id_text(bid, bid_len, hex, sizeof(hex));
+		if (df.reason == MS_SYM_OK) {
+			mod->debug = df.file;
+			drop_fd(&mod->debug);
+			if (df.has_dwarf) {
+				dwelf = mod->debug.elf;
+			} else {
+				mod->debug_reason = MS_SYM_NO_DEBUG;
+				ms_problems_add(&s->problems, "no-debug-file",
+						"module %u '%s' (build id %s): the debug file '%s' has "
+						"symbols but no DWARF", id, mod->path, hex, df.path);
+			}
+		} else if (df.reason == MS_SYM_DEBUG_MISMATCH) {
+			ms_problems_add(&s->problems, "debug-build-id-mismatch",
+					"module %u '%s' (build id %s): the debug file '%s' (%s) has "
+					"another build id and is not used", id, mod->path, hex,
+					df.path, df.how);
+		} else {
+			ms_problems_add(&s->problems, "no-debug-file",
+					"module %u '%s' (build id %s): no debug file found%s", id,
+					mod->path, bid_len ? hex : "none",
+					bid_len ? "" : " (without a build id none can be proved)");
+		}
+	}
+	if (!dwelf)
+		return;
+	mod->dwarf = ms_dwarfidx_new(dwelf, &why);
+	if (!mod->dwarf) {
+		mod->debug_reason = MS_SYM_BAD_DWARF;
+		mod->bad_dwarf_told = true;
+		ms_problems_add(&s->problems, "bad-dwarf", "module %u '%s': its DWARF cannot be read: %s",
+				id, mod->path, why ? why : "unknown error");
+		return;
+	}
+	mod->debug_reason = MS_SYM_OK;
+	s->stats.debug_files++;
+	tell_bad_dwarf(s, id, mod);
+}
+
+/* Open the module's file, prove it, find its debug file, read its symbols: once. */
 static void load_module(struct ms_symbolizer *s, uint32_t id, struct smodule *mod)
 {
-	struct ms_elf_file f;
 	uint32_t r;
+	bool have_file, have_debug;
 
 	mod->tried = true;
-	r = (uint32_t)ms_elf_file_open_module(&f, mod->path, &mod->rec);
-	if (r == MS_SYM_OK) {
-		if (ms_symtab_load_elf(&mod->syms, f.elf) < 0) {
-			ms_symtab_release(&mod->syms);
-			r = MS_SYM_BAD_ELF;
-		} else {
-			mod->has_loads = ms_elf_loads_read(f.elf, &mod->loads) == 0;
-			s->stats.modules_loaded++;
-		}
-		ms_elf_file_close(&f);
-	}
-	mod->reason = r;
-	if (r != MS_SYM_OK)
+	mod->file.fd = mod->debug.fd = -1;
+	r = (uint32_t)ms_elf_file_open_module(&mod->file, mod->path, &mod->rec);
+	have_file = r == MS_SYM_OK;
+	if (have_file)
+		drop_fd(&mod->file);
+	/*
+	 * A file that is gone or not the one that ran can still be symbolized
+	 * from a debug file that the module's own build id proves.
+	 */
+	if (have_file || mod->rec.build_id_len)
+		load_debug(s, id, mod, have_file);
+	have_debug = mod->debug.elf != NULL;
+	if (!have_file && !have_debug) {
+		mod->reason = r;
 		ms_problems_add(&s->problems,
 				r == MS_SYM_IDENTITY ? "module-identity" :
 				r == MS_SYM_BAD_ELF ? "module-bad-elf" : "module-no-file",
 				"module %u '%s' %s; its frames are not named", id, mod->path,
 				reason_text(r));
+		return;
+	}
+	/* Symbols: the debug file's .symtab (what strip removed), then the file's. */
+	if ((have_debug && ms_symtab_load_elf(&mod->syms, mod->debug.elf) < 0) ||
+	    (have_file && ms_symtab_load_elf(&mod->syms, mod->file.elf) < 0)) {
+		ms_symtab_release(&mod->syms);
+		ms_symtab_init(&mod->syms);
+		ms_problems_add(&s->problems, "module-bad-symtab",
+				"module %u '%s': its symbol tables are corrupt and not used",
+				id, mod->path);
+		if (!mod->dwarf) {
+			mod->reason = MS_SYM_BAD_ELF;
+			return;
+		}
+	}
+	mod->has_loads = ms_elf_loads_read(have_file ? mod->file.elf : mod->debug.elf,
+					   &mod->loads) == 0;
+	if (have_file)
+		mod->cfi = dwarf_getcfi_elf(mod->file.elf);
+	mod->reason = MS_SYM_OK;
+	s->stats.modules_loaded++;
 }
+
+/* ---- the kernel ---- */
 
 /* Read kallsyms into s->ksyms: 0, or -1 when it is unusable. Touches nothing else. */
 static int read_kallsyms(struct ms_symbolizer *s)
@@ -237,6 +418,11 @@ int ms_symbolizer_preload_kernel(struct ms_symbolizer *s)
 	return 0;
 }
 
+bool ms_symbolizer_kernel_loading(const struct ms_symbolizer *s)
+{
+	return s->kallsyms_thread || s->kallsyms_state;
+}
+
 static void load_kallsyms(struct ms_symbolizer *s)
 {
 	int r;
@@ -258,10 +444,198 @@ static void load_kallsyms(struct ms_symbolizer *s)
 	}
 }
 
-/* Fill fact (module, address already set) for frame f. */
-static void look_up(struct ms_symbolizer *s, const struct ms_stack_frame *f, struct fact *out)
+/*
+ * Whether the running kernel is the module that ran: when the module
+ * carries a build id (ms-unwind reads it from the kernel's notes), the
+ * running kernel's must equal it. Without one nothing can be checked.
+ */
+static uint32_t kernel_identity(struct ms_symbolizer *s, struct smodule *mod)
 {
-	const struct ms_symtab *tab = NULL;
+	uint8_t bid[MS_BUILD_ID_MAX];
+	uint32_t len;
+	char want[2 * MS_BUILD_ID_MAX + 1], have[2 * MS_BUILD_ID_MAX + 1];
+
+	if (mod->tried)
+		return mod->reason;
+	mod->tried = true;
+	mod->file.fd = mod->debug.fd = -1;
+	mod->reason = MS_SYM_OK;
+	if (!mod->rec.build_id_len)
+		return MS_SYM_OK;
+	len = ms_kernel_build_id(s->kernel_notes, bid);
+	if (len == mod->rec.build_id_len && !memcmp(bid, mod->rec.build_id, len))
+		return MS_SYM_OK;
+	mod->reason = MS_SYM_IDENTITY;
+	build_id_text(mod->rec.build_id, mod->rec.build_id_len, want, sizeof(want));
+	build_id_text(bid, len, have, sizeof(have));
+	ms_problems_add(&s->problems, "kernel-identity",
+			"the kernel that ran has build id %s, the running kernel ('%s') %s: "
+			"kernel frames are not named", want, s->kernel_notes,
+			len ? have : "none readable");
+	return mod->reason;
+}
+
+/* ---- one address ---- */
+
+/* A symbol's name for people: demangled once, kept in the pool. */
+static const char *display_name(struct ms_symbolizer *s, struct ms_symtab *t,
+				const struct ms_sym *sym)
+{
+	const char *raw = ms_symtab_name(t, sym);
+	char *dem;
+	const char *out;
+
+	if (!ms_is_mangled(raw))
+		return raw;
+	if (sym->display)
+		return sym->display;
+	if (!(dem = ms_demangle(raw)))
+		out = raw;
+	else if (!(out = ms_strpool_add(&s->pool, dem, strlen(dem))))
+		out = raw;
+	free(dem);
+	((struct ms_sym *)sym)->display = out;
+	return out;
+}
+
+/*
+ * The text of one FRAME record must fit in a record (MS_RECORD_MAX) with
+ * room to spare: template-heavy C++ names run to kilobytes, and a chain
+ * has up to MS_FRAME_LINES_MAX entries of three strings. Past this budget
+ * every string of the record is cut to an equal share.
+ */
+#define FRAME_TEXT_BUDGET (96u * 1024u)
+
+static struct ms_str mstr(const char *p, size_t cap)
+{
+	size_t len = p ? strlen(p) : 0;
+
+	return (struct ms_str){ p ? p : "", (uint32_t)(len < cap ? len : cap) };
+}
+
+/* Copy the lookup's chain into the pool as the fact's lines; *cap gets the cut. */
+static int keep_lines(struct ms_symbolizer *s, struct fact *out, uint32_t n, size_t *cap)
+{
+	struct ms_frame_line *l = ms_strpool_alloc(&s->pool, n * sizeof(*l));
+	size_t total = 0;
+	uint32_t i;
+
+	if (!l)
+		return ms_error("out of memory");
+	for (i = 0; i < n; i++) {
+		const struct ms_srcline *c = &s->chain[i];
+
+		total += (c->function ? strlen(c->function) : 0) + strlen(c->system_name) +
+			 strlen(c->file);
+	}
+	*cap = total > FRAME_TEXT_BUDGET ? FRAME_TEXT_BUDGET / (3 * n + 1) : SIZE_MAX;
+	for (i = 0; i < n; i++) {
+		const struct ms_srcline *c = &s->chain[i];
+
+		l[i].function = mstr(c->function, *cap);
+		l[i].system_name = mstr(c->system_name, *cap);
+		l[i].file = mstr(c->file, *cap);
+		l[i].line = c->line;
+		l[i].function_line = c->function_line;
+	}
+	out->lines = l;
+	out->n_lines = n;
+	return 0;
+}
+
+/* A name alone (no lines), within the same bound. */
+static uint32_t name_len(const char *name)
+{
+	size_t len = strlen(name);
+
+	return (uint32_t)(len < FRAME_TEXT_BUDGET ? len : FRAME_TEXT_BUDGET);
+}
+
+/* No name from DWARF or symbols: the .eh_frame FDE that covers addr, if any. */
+static void fde_start(struct smodule *mod, uint64_t addr, struct fact *out)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
+	bool signalp;
+
+	out->reason = MS_SYM_NO_SYMBOL;
+	if (!mod->cfi || dwarf_cfi_addrframe(mod->cfi, addr, &frame) != 0)
+		return;
+	if (dwarf_frame_info(frame, &start, &end, &signalp) >= 0 && addr >= start && addr < end) {
+		out->reason = MS_SYM_FDE_ONLY;
+		out->symbol_start = start;
+	}
+	free(frame);
+}
+
+static int look_up_file(struct ms_symbolizer *s, const struct ms_stack_frame *f,
+			struct smodule *mod, struct fact *out)
+{
+	const struct ms_sym *sym;
+	uint64_t addr = f->address, start = 0;
+	uint32_t n = 0, r;
+	size_t cap = SIZE_MAX;
+
+	if (!mod->tried)
+		load_module(s, f->module, mod);
+	if (mod->reason != MS_SYM_OK) {
+		out->reason = mod->reason;
+		return 0;
+	}
+	if ((f->flags & MS_FRAME_FILE_OFFSET) &&
+	    (!mod->has_loads || !ms_elf_loads_vaddr(&mod->loads, addr, &addr))) {
+		out->reason = MS_SYM_NO_SYMBOL;
+		return 0;
+	}
+	/* A return address points after the call: look at the call itself. */
+	if ((f->flags & MS_FRAME_RETURN) && addr)
+		addr--;
+	sym = ms_symtab_lookup(&mod->syms, addr);
+	r = mod->debug_reason;
+	if (mod->dwarf) {
+		r = (uint32_t)ms_dwarfidx_lookup(mod->dwarf, addr, s->chain, MS_FRAME_LINES_MAX,
+						 &n, &start);
+		if (r == MS_SYM_BAD_DWARF)
+			tell_bad_dwarf(s, f->module, mod);
+	}
+	if (r == MS_SYM_OK && n) {
+		struct ms_srcline *outer = &s->chain[n - 1];
+
+		/* Assembly, or a function DWARF leaves unnamed: the symbol names it. */
+		if (!outer->function && sym) {
+			outer->function = display_name(s, &mod->syms, sym);
+			outer->system_name = strcmp(outer->function, ms_symtab_name(&mod->syms, sym)) ?
+					     ms_symtab_name(&mod->syms, sym) : "";
+		}
+		if (!start && sym)
+			start = sym->start;
+		if (keep_lines(s, out, n, &cap) < 0)
+			return -1;
+		if (outer->function && *outer->function) {
+			out->name = outer->function;
+			out->name_len = mstr(outer->function, cap).len;
+			out->symbol_start = start;
+			out->reason = MS_SYM_OK;
+			return 0;
+		}
+		/* Lines, but nothing names the function. */
+		fde_start(mod, addr, out);
+		return 0;
+	}
+	if (sym) {
+		out->name = display_name(s, &mod->syms, sym);
+		out->name_len = name_len(out->name);
+		out->symbol_start = sym->start;
+		out->reason = r == MS_SYM_OK ? MS_SYM_NOT_IN_DEBUG : r;
+		return 0;
+	}
+	fde_start(mod, addr, out);
+	return 0;
+}
+
+/* Fill fact (module, address already set) for frame f. */
+static int look_up(struct ms_symbolizer *s, const struct ms_stack_frame *f, struct fact *out)
+{
 	struct smodule *mod = f->module < s->n_mods && s->mods[f->module].defined ?
 			      &s->mods[f->module] : NULL;
 	const struct ms_sym *sym;
@@ -270,58 +644,53 @@ static void look_up(struct ms_symbolizer *s, const struct ms_stack_frame *f, str
 	out->name = NULL;
 	out->name_len = 0;
 	out->symbol_start = 0;
+	out->lines = NULL;
+	out->n_lines = 0;
 	if (!mod) {
 		out->reason = MS_SYM_NO_MODULE;
 		ms_problems_add(&s->problems, "undefined-module",
 				"a frame names module %u, which no module record described",
 				f->module);
-		return;
+		return 0;
 	}
 	switch (mod->rec.kind) {
 	case MS_MODULE_UNKNOWN:
 		out->reason = MS_SYM_NO_MODULE;
-		return;
-	case MS_MODULE_KERNEL:
-		if (!s->kallsyms_state)
-			load_kallsyms(s);
-		if (s->kallsyms_state < 0) {
-			out->reason = MS_SYM_NO_FILE;
-			return;
-		}
-		tab = &s->ksyms;
-		break;
+		return 0;
 	case MS_MODULE_FILE:
-		if (!mod->tried)
-			load_module(s, f->module, mod);
-		if (mod->reason != MS_SYM_OK) {
-			out->reason = mod->reason;
-			return;
-		}
-		if ((f->flags & MS_FRAME_FILE_OFFSET) &&
-		    (!mod->has_loads || !ms_elf_loads_vaddr(&mod->loads, addr, &addr))) {
-			out->reason = MS_SYM_NO_SYMBOL;
-			return;
-		}
-		tab = &mod->syms;
+		return look_up_file(s, f, mod, out);
+	case MS_MODULE_KERNEL:
 		break;
 	default:
 		/* vdso and anonymous memory: no file to read yet. */
 		out->reason = MS_SYM_NO_FILE;
-		return;
+		return 0;
 	}
-	/* A return address points after the call: look at the call itself. */
+	if (kernel_identity(s, mod) != MS_SYM_OK) {
+		out->reason = mod->reason;
+		return 0;
+	}
+	if (!s->kallsyms_state)
+		load_kallsyms(s);
+	if (s->kallsyms_state < 0) {
+		out->reason = MS_SYM_NO_FILE;
+		return 0;
+	}
 	if ((f->flags & MS_FRAME_RETURN) && addr)
 		addr--;
-	sym = ms_symtab_lookup(tab, addr);
+	sym = ms_symtab_lookup(&s->ksyms, addr);
 	if (!sym) {
 		out->reason = MS_SYM_NO_SYMBOL;
-		return;
+		return 0;
 	}
 	out->reason = MS_SYM_OK;
-	out->name = ms_symtab_name(tab, sym);
-	out->name_len = (uint32_t)strlen(out->name);
+	out->name = display_name(s, &s->ksyms, sym);
+	out->name_len = name_len(out->name);
 	out->symbol_start = sym->start;
+	return 0;
 }
+
+/* ---- the table of facts ---- */
 
 static uint32_t fact_hash(uint32_t module, uint64_t address)
 {
@@ -370,6 +739,9 @@ static void fact_to_frame(const struct fact *fa, struct ms_frame *out)
 	out->name.len = fa->name_len;
 	out->symbol_start = fa->symbol_start;
 	out->reason = fa->reason;
+	out->n_lines = fa->n_lines;
+	if (fa->n_lines)
+		memcpy(out->lines, fa->lines, fa->n_lines * sizeof(*fa->lines));
 }
 
 int ms_symbolizer_frame(struct ms_symbolizer *s, const struct ms_stack_frame *f,
@@ -386,14 +758,15 @@ int ms_symbolizer_frame(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 	if (facts_reserve(s) < 0)
 		return -1;
 	fa = fact_slot(s, f->module, f->address);
-	fa->used = true;
-	fa->owned = false;
 	fa->module = f->module;
 	fa->address = f->address;
-	look_up(s, f, fa);
+	if (look_up(s, f, fa) < 0)
+		return -1;
+	fa->used = true;
+	fa->owned = false;
 	s->n_facts++;
 	s->stats.unique++;
-	if (fa->reason <= MS_SYM_NO_MODULE)
+	if (fa->reason < MS_SYM_REASONS)
 		s->stats.reasons[fa->reason]++;
 	*is_new = true;
 	fact_to_frame(fa, out);

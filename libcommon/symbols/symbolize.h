@@ -1,35 +1,56 @@
 /*
- * ms-symbolize's model: frame facts (function name, symbol start, or the
- * reason there is none) for each unique (module, address) of the stacks.
+ * ms-symbolize's model: frame facts for each unique (module, address) of
+ * the stacks: the function (demangled), the inline chain with source files
+ * and lines, the function's start, and the reason for whatever is missing.
  *
  * Modules come from MODULE records. A module's file is opened by its path
  * only when it is proved to be the module (unwind/elffile.h: build id, or
- * device, inode, size and mtime); its symbol tables are read once, on the
- * first frame that needs them (symbols/symtab.h). Kernel frames are named
- * from kallsyms, read once. Failures are reasons (enum ms_frame_reason),
- * never a guessed name:
- *   MS_SYM_NO_MODULE  the frame's module is MS_MODULE_UNKNOWN or was never
+ * device, inode, size and mtime). Its debug information is the module's
+ * own DWARF, or a separate debug file proved by build id
+ * (symbols/debugfind.h: --debug-dir, /usr/lib/debug/.build-id,
+ * .gnu_debuglink, debuginfod); a module whose file is gone or replaced is
+ * still symbolized from a debug file that its build id proves. Everything
+ * is read once per module, on the first frame that needs it; the DWARF is
+ * indexed once per compilation unit (symbols/dwarfidx.h).
+ *
+ * Each frame is named by the best evidence there is, in this order:
+ *  1. DWARF: the inline chain, file and line (reason MS_SYM_OK);
+ *  2. .symtab (of the module or its debug file), then .dynsym: a name
+ *     without lines, the reason saying why there are none
+ *     (MS_SYM_NO_DEBUG, MS_SYM_DEBUG_MISMATCH, MS_SYM_BAD_DWARF,
+ *     MS_SYM_NOT_IN_DEBUG);
+ *  3. the .eh_frame FDE that covers the address: no name, its start as
+ *     symbol_start (MS_SYM_FDE_ONLY);
+ *  4. nothing covers it: MS_SYM_NO_SYMBOL.
+ * Module-level failures are reasons of every frame in the module:
+ *   MS_SYM_NO_MODULE  the module is MS_MODULE_UNKNOWN or was never
  *                     described by a MODULE record;
- *   MS_SYM_NO_FILE    no file to read: the file cannot be opened, the vdso
- *                     and anonymous memory (for now), kallsyms unreadable
- *                     or its addresses hidden by kernel.kptr_restrict;
- *   MS_SYM_IDENTITY   the file at the path is not the module that ran;
- *   MS_SYM_BAD_ELF    the file is not ELF or its tables are corrupt;
- *   MS_SYM_NO_SYMBOL  no function symbol covers the address.
- * A return-address frame (MS_FRAME_RETURN) is looked up at address - 1, so
- * that a call at the very end of a function names the caller; the fact
- * keeps the frame's address. A frame with MS_FRAME_FILE_OFFSET is moved to
- * a virtual address through the proved file's PT_LOAD headers first.
+ *   MS_SYM_NO_FILE    no file and no debug file to read: the file cannot
+ *                     be opened, the vdso and anonymous memory (for now),
+ *                     kallsyms unreadable or hidden by kptr_restrict;
+ *   MS_SYM_IDENTITY   the file at the path is not the module that ran (and
+ *                     no debug file proves it); for the kernel, the running
+ *                     kernel's build id is not the module's;
+ *   MS_SYM_BAD_ELF    the file is not ELF or its tables are corrupt.
+ * Kernel frames are named from kallsyms, read in a thread started when the
+ * kernel's MODULE record arrives (so only streams with kernel frames pay
+ * for it). A return-address frame (MS_FRAME_RETURN) is looked up at
+ * address - 1, so that a call at the very end of a function names the
+ * caller; the fact keeps the frame's address. A frame with
+ * MS_FRAME_FILE_OFFSET is moved to a virtual address through the PT_LOAD
+ * headers of the proved file (or debug file) first.
  *
  * Each (module, address) is looked up once: the facts live in an open
  * addressing table, grown by doubling, so a repeated frame costs one hash
- * probe and no allocation.
+ * probe and no allocation. Every module-level problem is also counted in
+ * the stage's problems (ms_symbolizer_problems()).
  */
 #ifndef MS_SYMBOLS_SYMBOLIZE_H
 #define MS_SYMBOLS_SYMBOLIZE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "stream/records.h"
 
@@ -37,14 +58,23 @@ struct ms_symbolizer;
 
 struct ms_symbolize_options {
 	const char *kallsyms;	/* NULL: /proc/kallsyms */
+	const char *kernel_notes;	/* NULL: /sys/kernel/notes */
+	const char *const *debug_dirs;	/* --debug-dir, in order */
+	uint32_t n_debug_dirs;
+	const char *system_debug_dir;	/* NULL: /usr/lib/debug; "": none */
 	bool text;		/* stage: print stacks as text, no stream */
+	bool text_lines;	/* text: each function with its file:line or reason */
 };
+
+#define MS_SYM_REASONS (MS_SYM_FDE_ONLY + 1)
 
 struct ms_symbolize_stats {
 	uint64_t stacks, frames;
 	uint64_t unique;		/* (module, address) pairs looked up */
-	uint64_t reasons[MS_SYM_NO_MODULE + 1];	/* of unique frames */
+	uint64_t reasons[MS_SYM_REASONS];	/* of unique frames */
 	uint64_t modules, modules_loaded;
+	uint64_t debug_files;		/* modules with DWARF (own or separate) */
+	uint64_t units_indexed;		/* DWARF compilation units walked */
 };
 
 struct ms_symbolizer *ms_symbolizer_new(const struct ms_symbolize_options *opts);
@@ -54,18 +84,20 @@ void ms_symbolizer_free(struct ms_symbolizer *s);
 void ms_symbolizer_set_origin(struct ms_symbolizer *s, const char *name, uint64_t offset);
 /*
  * Describe a module (a MODULE record). Ids are dense: an id described
- * twice, or far past those described so far, is an error.
+ * twice, or far past those described so far, is an error. A kernel module
+ * starts the read of kallsyms in a thread (see above).
  */
 int ms_symbolizer_module(struct ms_symbolizer *s, const struct ms_module *m);
 /*
  * A FRAME record from upstream: its (module, address) counts as known and
- * is not looked up again. Its name is copied.
+ * is not looked up again. Its name is copied; its lines are not kept.
  */
 int ms_symbolizer_known(struct ms_symbolizer *s, const struct ms_frame *f);
 /*
- * The fact for one frame; *is_new tells whether this is the first time the
- * pair was seen (and its FRAME record still has to be written). out's name
- * borrows from the symbolizer. Returns 0, or -1 after a message.
+ * The fact for one frame, lines included; *is_new tells whether this is
+ * the first time the pair was seen (and its FRAME record still has to be
+ * written). out's strings borrow from the symbolizer until it is freed.
+ * Returns 0, or -1 after a message.
  */
 int ms_symbolizer_frame(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 			struct ms_frame *out, bool *is_new);
@@ -76,6 +108,8 @@ int ms_symbolizer_frame(struct ms_symbolizer *s, const struct ms_stack_frame *f,
  * Returns 0; a thread that cannot start means a read in line later.
  */
 int ms_symbolizer_preload_kernel(struct ms_symbolizer *s);
+/* Whether kallsyms was read or is being read (for tests). */
+bool ms_symbolizer_kernel_loading(const struct ms_symbolizer *s);
 /* The path of module id, or NULL. */
 const char *ms_symbolizer_module_path(const struct ms_symbolizer *s, uint32_t id);
 
@@ -88,11 +122,26 @@ struct ms_problems *ms_symbolizer_problems(struct ms_symbolizer *s);
  * before; everything passes through. With opts->text, write instead one
  * line per stack:
  *   PID TID TIME END FRAME;FRAME;...
- * outermost frame first, each frame its function name, or
- * PATH+0xADDRESS(REASON) when it has none; END is the stack's end reason.
+ * outermost frame first, each frame its function name (a frame with
+ * inlined calls gives one name per function of its chain, outermost
+ * first), or PATH+0xADDRESS(REASON) when it has none (PATH+0xSTART for
+ * fde-only, START being the function's start); END is the stack's end
+ * reason. With opts->text_lines each name is followed by " (FILE:LINE)",
+ * or " (REASON)" when the frame has no lines.
  * Returns an exit code as ms_unwind_stage() does.
  */
 int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
+		       const struct ms_symbolize_options *opts, struct ms_symbolize_stats *stats);
+
+/*
+ * Batch mode (the benchmark's, and a check against addr2line): symbolize
+ * each address of in (one per line, hex, 0x optional) as an address in
+ * the ELF file at path, through the same symbolizer, and print like
+ * `addr2line -f -i`: for each entry of the inline chain, innermost first,
+ * the function and FILE:LINE on two lines; "??" and "??:0" for what is
+ * unknown. Returns an exit code.
+ */
+int ms_symbolize_batch(const char *path, FILE *in, FILE *out,
 		       const struct ms_symbolize_options *opts, struct ms_symbolize_stats *stats);
 
 #endif

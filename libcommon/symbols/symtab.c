@@ -227,7 +227,7 @@ static int read_symbols(struct ms_symtab *t, Elf *elf, Elf_Scn *scn, const GElf_
 		GElf_Sym sym;
 		const char *name;
 		int type;
-		struct cand c;
+		struct cand c = { 0 };
 
 		if (!gelf_getsym(data, (int)i, &sym))
 			return -1;

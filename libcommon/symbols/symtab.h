@@ -34,6 +34,11 @@ struct ms_sym {
 	uint64_t start, size;
 	uint32_t name;		/* offset in the arena */
 	uint32_t rank;		/* 0 global, 1 weak, 2 local */
+	/*
+	 * The name for people (demangled), set by the symbolizer on first use
+	 * and owned by it; NULL until then. Not used by this table.
+	 */
+	const char *display;
 };
 
 enum {

@@ -1,0 +1,706 @@
+#include "symbols/dwarfidx.h"
+
+#include <dwarf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream/records.h"
+#include "symbols/demangle.h"
+#include "symbols/strpool.h"
+
+#define NONE UINT32_MAX
+/* DIE nesting deeper than this is corrupt (real code nests a few dozen). */
+#define DEPTH_MAX 256
+
+struct range {
+	uint64_t lo, hi;
+};
+
+/* A subprogram with code, or a call inlined into one. */
+struct scope {
+	Dwarf_Off off;		/* the DIE, for its names */
+	uint32_t parent;	/* the scope it was inlined into; NONE for a subprogram */
+	uint32_t first_child, next_sibling;	/* calls inlined directly into it */
+	uint32_t range, n_ranges;	/* in unit->ranges */
+	uint32_t call_file, call_line;	/* inlined: where the call was */
+	uint32_t name;		/* index in d->names + 1; 0 until read */
+};
+
+/* A range of a subprogram, sorted by lo to find the outermost scope. */
+struct top {
+	uint64_t lo, hi;
+	uint32_t scope;
+};
+
+enum unit_state {
+	UNIT_NEW,
+	UNIT_INDEXED,
+	UNIT_BAD,
+};
+
+struct unit {
+	Dwarf_Die die;
+	uint8_t state;
+	bool files_read;
+	bool comp_dir_read;
+	const char *comp_dir;	/* NULL when the unit names none */
+	struct scope *scopes;
+	uint32_t n_scopes, alloc_scopes;
+	struct range *ranges;
+	uint32_t n_ranges, alloc_ranges;
+	struct top *tops;
+	uint32_t n_tops, alloc_tops;
+	Dwarf_Files *files;
+	size_t n_files;
+};
+
+/* A unit's address range. */
+struct unit_range {
+	uint64_t lo, hi;
+	uint32_t unit;
+};
+
+struct name {
+	const char *function, *system_name;
+	uint32_t decl_line;
+	uint64_t entry;		/* DW_AT_entry_pc or the lowest address: 0 when unknown */
+};
+
+/* A source path as libdw gives it, and as we show it (absolute, no "/./"). */
+struct path {
+	const char *raw, *shown;
+};
+
+struct ms_dwarfidx {
+	Dwarf *dw;
+	struct path *paths;	/* open addressing on raw's pointer */
+	uint32_t paths_mask, n_paths;
+	struct unit *units;
+	uint32_t n_units;
+	struct unit_range *uranges;
+	uint32_t n_uranges;
+	bool incomplete;	/* the list of units stopped at an error */
+	struct name *names;
+	uint32_t n_names, alloc_names;
+	struct ms_strpool pool;
+	struct ms_dwarfidx_stats stats;
+	char problem[200];
+};
+
+/* Grow *arr (of *alloc elements of size) to hold n + 1; false when out of memory. */
+static bool grow(void **arr, uint32_t *alloc, uint32_t n, size_t size)
+{
+	uint32_t a;
+	void *p;
+
+	if (n < *alloc)
+		return true;
+	a = *alloc ? *alloc * 2 : 64;
+	if (a <= *alloc || !(p = realloc(*arr, (size_t)a * size)))
+		return false;
+	*arr = p;
+	*alloc = a;
+	return true;
+}
+
+static void note_problem(struct ms_dwarfidx *d, const char *what, Dwarf_Off off)
+{
+	if (!d->problem[0])
+		snprintf(d->problem, sizeof(d->problem), "%s at .debug_info offset 0x%llx: %s",
+			 what, (unsigned long long)off, dwarf_errmsg(-1));
+}
+
+static int cmp_urange(const void *a, const void *b)
+{
+	const struct unit_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->unit < y->unit ? -1 : x->unit > y->unit;
+}
+
+static int cmp_top(const void *a, const void *b)
+{
+	const struct top *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->scope < y->scope ? -1 : x->scope > y->scope;
+}
+
+/* Read every unit's ranges. Errors stop the list and are remembered. */
+static int read_units(struct ms_dwarfidx *d)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie, subdie;
+	uint32_t alloc_units = 0, alloc_uranges = 0;
+	int r;
+
+	while ((r = dwarf_get_units(d->dw, cu, &next, &version, &unit_type, &cudie, &subdie)) == 0) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+		uint32_t u, first = d->n_uranges;
+		int tag;
+
+		cu = next;
+		tag = dwarf_tag(&cudie);
+		if (tag == DW_TAG_invalid) {
+			/* The unit's first DIE is unreadable: whatever code it had is lost. */
+			note_problem(d, "a unit's first DIE cannot be read", dwarf_dieoffset(&cudie));
+			d->incomplete = true;
+			continue;
+		}
+		/* Partial and type units hold no code of their own. */
+		if (unit_type != DW_UT_compile || tag != DW_TAG_compile_unit)
+			continue;
+		if (!grow((void **)&d->units, &alloc_units, d->n_units, sizeof(*d->units)))
+			return -1;
+		u = d->n_units;
+		memset(&d->units[u], 0, sizeof(d->units[u]));
+		d->units[u].die = cudie;
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+			if (hi <= lo)
+				continue;
+			if (!grow((void **)&d->uranges, &alloc_uranges, d->n_uranges,
+				  sizeof(*d->uranges)))
+				return -1;
+			d->uranges[d->n_uranges++] = (struct unit_range){ lo, hi, u };
+		}
+		if (off < 0) {
+			/* Ranges we cannot read: the unit's code is lost, and said so. */
+			note_problem(d, "unreadable ranges of the unit", dwarf_dieoffset(&cudie));
+			d->n_uranges = first;
+			d->incomplete = true;
+			continue;
+		}
+		if (d->n_uranges == first)
+			continue;	/* no code: not kept */
+		d->n_units++;
+	}
+	if (r < 0) {
+		snprintf(d->problem, sizeof(d->problem), "the list of units stops after %u units: %s",
+			 d->n_units, dwarf_errmsg(-1));
+		d->incomplete = true;
+	}
+	if (d->n_uranges)
+		qsort(d->uranges, d->n_uranges, sizeof(*d->uranges), cmp_urange);
+	d->stats.units = d->n_units;
+	return 0;
+}
+
+struct ms_dwarfidx *ms_dwarfidx_new(Elf *elf, const char **why)
+{
+	struct ms_dwarfidx *d = calloc(1, sizeof(*d));
+
+	*why = NULL;
+	if (!d) {
+		*why = "out of memory";
+		return NULL;
+	}
+	ms_strpool_init(&d->pool);
+	d->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!d->dw) {
+		*why = dwarf_errmsg(-1);
+		free(d);
+		return NULL;
+	}
+	if (read_units(d) < 0) {
+		*why = "out of memory";
+		ms_dwarfidx_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static void unit_release(struct unit *u)
+{
+	free(u->scopes);
+	free(u->ranges);
+	free(u->tops);
+	u->scopes = NULL;
+	u->ranges = NULL;
+	u->tops = NULL;
+	u->n_scopes = u->n_ranges = u->n_tops = 0;
+	u->alloc_scopes = u->alloc_ranges = u->alloc_tops = 0;
+}
+
+void ms_dwarfidx_free(struct ms_dwarfidx *d)
+{
+	uint32_t i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->n_units; i++)
+		unit_release(&d->units[i]);
+	free(d->units);
+	free(d->uranges);
+	free(d->names);
+	free(d->paths);
+	ms_strpool_release(&d->pool);
+	if (d->dw)
+		dwarf_end(d->dw);
+	free(d);
+}
+
+const char *ms_dwarfidx_problem(const struct ms_dwarfidx *d)
+{
+	return d->problem[0] ? d->problem : NULL;
+}
+
+void ms_dwarfidx_stats(const struct ms_dwarfidx *d, struct ms_dwarfidx_stats *out)
+{
+	*out = d->stats;
+}
+
+/* ---- indexing one unit ---- */
+
+static bool has_code(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+}
+
+/* Add die as a scope: its ranges, and for an inlined call its call site. */
+static int add_scope(struct ms_dwarfidx *d, struct unit *u, Dwarf_Die *die, uint32_t parent,
+		     uint32_t *out)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	struct scope *s;
+	uint32_t first = u->n_ranges, i;
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		if (!grow((void **)&u->ranges, &u->alloc_ranges, u->n_ranges, sizeof(*u->ranges)))
+			return -1;
+		u->ranges[u->n_ranges++] = (struct range){ lo, hi };
+	}
+	if (off < 0)
+		return -1;
+	if (u->n_ranges == first) {
+		*out = NONE;	/* no code after all (an empty range) */
+		return 0;
+	}
+	if (!grow((void **)&u->scopes, &u->alloc_scopes, u->n_scopes, sizeof(*u->scopes)))
+		return -1;
+	*out = u->n_scopes++;
+	s = &u->scopes[*out];
+	memset(s, 0, sizeof(*s));
+	s->off = dwarf_dieoffset(die);
+	s->parent = parent;
+	s->first_child = s->next_sibling = NONE;
+	s->range = first;
+	s->n_ranges = u->n_ranges - first;
+	if (parent != NONE) {
+		if (dwarf_attr(die, DW_AT_call_file, &a) && dwarf_formudata(&a, &w) == 0 &&
+		    w <= UINT32_MAX)
+			s->call_file = (uint32_t)w;
+		if (dwarf_attr(die, DW_AT_call_line, &a) && dwarf_formudata(&a, &w) == 0 &&
+		    w <= UINT32_MAX)
+			s->call_line = (uint32_t)w;
+		s->next_sibling = u->scopes[parent].first_child;
+		u->scopes[parent].first_child = *out;
+		return 0;
+	}
+	for (i = first; i < u->n_ranges; i++) {
+		if (!grow((void **)&u->tops, &u->alloc_tops, u->n_tops, sizeof(*u->tops)))
+			return -1;
+		u->tops[u->n_tops++] = (struct top){ u->ranges[i].lo, u->ranges[i].hi, *out };
+	}
+	return 0;
+}
+
+/*
+ * Walk the unit's DIEs once. Only DIEs that can hold code scopes are
+ * entered: namespaces at the top, and inside a subprogram with code its
+ * blocks and inlined calls. Types, variables and declarations are skipped
+ * whole (libdw skips a subtree by DW_AT_sibling when the producer gave it).
+ */
+static int index_unit(struct ms_dwarfidx *d, struct unit *u)
+{
+	Dwarf_Die stack[DEPTH_MAX];
+	uint32_t fn[DEPTH_MAX];
+	uint32_t depth = 0;
+	int r;
+
+	r = dwarf_child(&u->die, &stack[0]);
+	if (r > 0)
+		goto done;
+	if (r < 0)
+		goto bad;
+	fn[0] = NONE;
+	for (;;) {
+		Dwarf_Die *die = &stack[depth];
+		uint32_t cur = fn[depth], scope;
+		bool descend = false;
+
+		switch (dwarf_tag(die)) {
+		case DW_TAG_subprogram:
+			/* Declarations and abstract instances have no code: skipped. */
+			if (!has_code(die))
+				break;
+			if (add_scope(d, u, die, NONE, &scope) < 0)
+				goto bad;
+			if (scope != NONE) {
+				cur = scope;
+				descend = true;
+			}
+			break;
+		case DW_TAG_inlined_subroutine:
+			if (cur == NONE || !has_code(die))
+				break;
+			if (add_scope(d, u, die, cur, &scope) < 0)
+				goto bad;
+			if (scope != NONE) {
+				cur = scope;
+				descend = true;
+			}
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+		case DW_TAG_with_stmt:
+			descend = cur != NONE;
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+			descend = cur == NONE;
+			break;
+		default:
+			break;
+		}
+		if (descend) {
+			if (depth + 1 >= DEPTH_MAX)
+				goto bad;
+			r = dwarf_child(die, &stack[depth + 1]);
+			if (r < 0)
+				goto bad;
+			if (r == 0) {
+				fn[++depth] = cur;
+				continue;
+			}
+		}
+		/* The next sibling, climbing out of finished subtrees. */
+		for (;;) {
+			Dwarf_Die next;
+
+			r = dwarf_siblingof(&stack[depth], &next);
+			if (r < 0)
+				goto bad;
+			/* A DW_AT_sibling that points back would walk in circles. */
+			if (r == 0 && dwarf_dieoffset(&next) <= dwarf_dieoffset(&stack[depth]))
+				goto bad;
+			if (r == 0) {
+				stack[depth] = next;
+				break;
+			}
+			if (depth == 0)
+				goto done;
+			depth--;
+		}
+	}
+done:
+	if (u->n_tops)
+		qsort(u->tops, u->n_tops, sizeof(*u->tops), cmp_top);
+	u->state = UNIT_INDEXED;
+	d->stats.units_indexed++;
+	d->stats.scopes += u->n_scopes;
+	return 0;
+bad:
+	note_problem(d, "a unit's DIEs cannot be read", dwarf_dieoffset(&u->die));
+	unit_release(u);
+	u->state = UNIT_BAD;
+	d->stats.units_bad++;
+	return -1;
+}
+
+/* ---- lookups ---- */
+
+static bool scope_has(const struct unit *u, const struct scope *s, uint64_t addr)
+{
+	for (uint32_t i = 0; i < s->n_ranges; i++) {
+		const struct range *r = &u->ranges[s->range + i];
+
+		if (addr >= r->lo && addr < r->hi)
+			return true;
+	}
+	return false;
+}
+
+/* How many back from a binary search's position to look for an enclosing range. */
+#define OVERLAP_SCAN 8
+
+static uint32_t find_unit(const struct ms_dwarfidx *d, uint64_t addr)
+{
+	uint32_t lo = 0, hi = d->n_uranges, k, stop;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (d->uranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	stop = lo > OVERLAP_SCAN ? lo - OVERLAP_SCAN : 0;
+	for (k = lo; k > stop; k--)
+		if (addr < d->uranges[k - 1].hi)
+			return d->uranges[k - 1].unit;
+	return NONE;
+}
+
+static uint32_t find_top(const struct unit *u, uint64_t addr)
+{
+	uint32_t lo = 0, hi = u->n_tops, k, stop;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (u->tops[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	stop = lo > OVERLAP_SCAN ? lo - OVERLAP_SCAN : 0;
+	for (k = lo; k > stop; k--)
+		if (addr < u->tops[k - 1].hi)
+			return u->tops[k - 1].scope;
+	return NONE;
+}
+
+static const char *attr_string(Dwarf_Die *die, unsigned int name)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(die, name, &a) ? dwarf_formstring(&a) : NULL;
+}
+
+/* The scope's names and declaration line, read once. */
+static const struct name *scope_name(struct ms_dwarfidx *d, struct scope *s)
+{
+	static const struct name unnamed = { NULL, "", 0, 0 };
+	struct name nm = { NULL, "", 0, 0 };
+	Dwarf_Addr entry;
+	const char *link, *plain;
+	Dwarf_Die die;
+	int line;
+	char *dem;
+
+	if (s->name)
+		return &d->names[s->name - 1];
+	if (!dwarf_offdie(d->dw, s->off, &die))
+		return &unnamed;
+	link = attr_string(&die, DW_AT_linkage_name);
+	if (!link)
+		link = attr_string(&die, DW_AT_MIPS_linkage_name);
+	plain = attr_string(&die, DW_AT_name);
+	if (link && (dem = ms_demangle(link))) {
+		nm.function = ms_strpool_add(&d->pool, dem, strlen(dem));
+		free(dem);
+	}
+	if (!nm.function)
+		nm.function = plain ? plain : link;
+	if (link && nm.function && strcmp(link, nm.function))
+		nm.system_name = link;
+	if (dwarf_decl_line(&die, &line) == 0 && line > 0)
+		nm.decl_line = (uint32_t)line;
+	if (dwarf_entrypc(&die, &entry) == 0)
+		nm.entry = entry;
+	if (!grow((void **)&d->names, &d->alloc_names, d->n_names, sizeof(*d->names)))
+		return &unnamed;
+	d->names[d->n_names++] = nm;
+	s->name = d->n_names;
+	return &d->names[s->name - 1];
+}
+
+static uint32_t ptr_hash(const char *p)
+{
+	return (uint32_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+/* Keep the table of paths at most half full. */
+static bool paths_reserve(struct ms_dwarfidx *d)
+{
+	uint32_t size = d->paths_mask ? d->paths_mask + 1 : 0, i;
+	struct path *old = d->paths, *p;
+
+	if ((d->n_paths + 1) * 2 <= size)
+		return true;
+	size = size ? size * 2 : 256;
+	if (!(p = calloc(size, sizeof(*p))))
+		return false;
+	d->paths = p;
+	d->paths_mask = size - 1;
+	for (i = 0; old && i < (d->paths_mask + 1) / 2; i++) {
+		uint32_t pos;
+
+		if (!old[i].raw)
+			continue;
+		for (pos = ptr_hash(old[i].raw) & d->paths_mask; p[pos].raw;
+		     pos = (pos + 1) & d->paths_mask)
+			;
+		p[pos] = old[i];
+	}
+	free(old);
+	return true;
+}
+
+/*
+ * A file name as people want it: relative names under the unit's
+ * compilation directory, "/./" and a leading "./" dropped. Made once per
+ * name (libdw's strings are stable, so their pointers are the keys).
+ */
+static const char *shown_path(struct ms_dwarfidx *d, struct unit *u, const char *raw)
+{
+	Dwarf_Attribute a;
+	uint32_t pos;
+	size_t len, o = 0, i;
+	const char *dir = NULL;
+	char *buf;
+
+	if (!raw || !*raw)
+		return "";
+	if (d->paths_mask) {
+		for (pos = ptr_hash(raw) & d->paths_mask; d->paths[pos].raw;
+		     pos = (pos + 1) & d->paths_mask)
+			if (d->paths[pos].raw == raw)
+				return d->paths[pos].shown;
+	}
+	if (!u->comp_dir_read) {
+		u->comp_dir_read = true;
+		if (dwarf_attr(&u->die, DW_AT_comp_dir, &a))
+			u->comp_dir = dwarf_formstring(&a);
+	}
+	if (raw[0] != '/' && u->comp_dir && u->comp_dir[0] == '/')
+		dir = u->comp_dir;
+	len = (dir ? strlen(dir) + 1 : 0) + strlen(raw);
+	if (!paths_reserve(d) || !(buf = ms_strpool_alloc(&d->pool, len + 1)))
+		return raw;
+	if (dir) {
+		len = strlen(dir);
+		memcpy(buf, dir, len);
+		o = len;
+		if (o && buf[o - 1] != '/')
+			buf[o++] = '/';
+	}
+	for (i = 0; raw[i];) {
+		/* "./" at the start of a component is dropped. */
+		if (raw[i] == '.' && raw[i + 1] == '/' && (i == 0 || raw[i - 1] == '/')) {
+			i += 2;
+			while (raw[i] == '/')
+				i++;
+			continue;
+		}
+		buf[o++] = raw[i++];
+	}
+	buf[o] = '\0';
+	for (pos = ptr_hash(raw) & d->paths_mask; d->paths[pos].raw; pos = (pos + 1) & d->paths_mask)
+		;
+	d->paths[pos] = (struct path){ raw, buf };
+	d->n_paths++;
+	return buf;
+}
+
+static const char *call_file(struct ms_dwarfidx *d, struct unit *u, uint32_t idx)
+{
+	const char *f;
+
+	if (!u->files_read) {
+		u->files_read = true;
+		if (dwarf_getsrcfiles(&u->die, &u->files, &u->n_files) != 0) {
+			u->files = NULL;
+			u->n_files = 0;
+		}
+	}
+	if (!u->files || idx >= u->n_files)
+		return "";
+	f = dwarf_filesrc(u->files, idx, NULL, NULL);
+	return shown_path(d, u, f);
+}
+
+static void fill_entry(struct ms_dwarfidx *d, struct scope *s, struct ms_srcline *e)
+{
+	const struct name *nm = scope_name(d, s);
+
+	e->function = nm->function;
+	e->system_name = nm->system_name;
+	e->function_line = nm->decl_line;
+}
+
+int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *out,
+		       uint32_t max, uint32_t *n, uint64_t *start)
+{
+	uint32_t ui = find_unit(d, addr), top, cur, chain[DEPTH_MAX], k = 0, i, j, m;
+	struct unit *u;
+	Dwarf_Line *line;
+	int lineno;
+
+	*n = 0;
+	*start = 0;
+	if (ui == NONE)
+		return d->incomplete ? MS_SYM_BAD_DWARF : MS_SYM_NOT_IN_DEBUG;
+	u = &d->units[ui];
+	if (u->state == UNIT_NEW)
+		index_unit(d, u);
+	if (u->state == UNIT_BAD || !max)
+		return MS_SYM_BAD_DWARF;
+
+	/* The source line of the address itself: the innermost entry's. */
+	out[0].file = "";
+	out[0].line = 0;
+	if ((line = dwarf_getsrc_die(&u->die, addr))) {
+		out[0].file = shown_path(d, u, dwarf_linesrc(line, NULL, NULL));
+		if (dwarf_lineno(line, &lineno) == 0 && lineno > 0)
+			out[0].line = (uint32_t)lineno;
+	}
+
+	top = find_top(u, addr);
+	if (top == NONE) {
+		if (!line)
+			return MS_SYM_NOT_IN_DEBUG;
+		/* Lines but no function: assembly. The caller names it. */
+		out[0].function = NULL;
+		out[0].system_name = "";
+		out[0].function_line = 0;
+		*n = 1;
+		return MS_SYM_OK;
+	}
+
+	/* Down through the calls inlined at addr, outermost first. */
+	chain[k++] = cur = top;
+	for (;;) {
+		uint32_t c;
+
+		for (c = u->scopes[cur].first_child; c != NONE; c = u->scopes[c].next_sibling)
+			if (scope_has(u, &u->scopes[c], addr))
+				break;
+		if (c == NONE || k == DEPTH_MAX)
+			break;
+		chain[k++] = cur = c;
+	}
+
+	/* Innermost first; a chain too deep keeps its innermost and the outermost. */
+	m = k < max ? k : max;
+	for (i = 0; i < m; i++) {
+		j = i == m - 1 ? 0 : k - 1 - i;
+		fill_entry(d, &u->scopes[chain[j]], &out[i]);
+		if (i > 0) {
+			/* A caller's line is the call site of the entry inside it. */
+			const struct scope *inner = &u->scopes[chain[j + 1]];
+
+			out[i].file = call_file(d, u, inner->call_file);
+			out[i].line = inner->call_line;
+		}
+	}
+	*n = m;
+	*start = scope_name(d, &u->scopes[top])->entry;
+	if (!*start)
+		*start = u->ranges[u->scopes[top].range].lo;
+	return MS_SYM_OK;
+}

@@ -1,0 +1,79 @@
+/*
+ * Source facts from one module's DWARF: for an address, the function that
+ * holds it, the chain of calls inlined there (innermost first, each with
+ * its call site) and the source file and line.
+ *
+ * The index is built in two lazy steps so that the cost is paid once per
+ * module and once per compilation unit, never per address:
+ *  - at ms_dwarfidx_new(): the address ranges of every compilation unit,
+ *    sorted (one read of each unit's first DIE);
+ *  - at the first address in a unit: one walk of that unit's DIEs that
+ *    keeps each subprogram with code and each inlined subroutine in it as a
+ *    scope (ranges, parent, call site), and the subprograms' ranges sorted.
+ * A lookup is then two binary searches, a descent through the inlined
+ * scopes that contain the address, and libdw's search of the unit's line
+ * table (parsed once per unit by libdw). Names (demangled) and declaration
+ * lines are read once per scope, on first use.
+ *
+ * Corrupt DWARF is data, not a crash: a unit whose DIEs cannot be walked is
+ * marked bad (its addresses give MS_SYM_BAD_DWARF); when the list of units
+ * stops at an error, addresses no unit read so far covers give
+ * MS_SYM_BAD_DWARF rather than MS_SYM_NOT_IN_DEBUG, since the lost units
+ * may have covered them. ms_dwarfidx_problem() keeps the first error.
+ *
+ * Addresses are the file's virtual addresses, as in its DWARF. Strings
+ * handed out borrow from the index (libdw's sections and the index's
+ * pool) and stay valid until ms_dwarfidx_free().
+ */
+#ifndef MS_SYMBOLS_DWARFIDX_H
+#define MS_SYMBOLS_DWARFIDX_H
+
+#include <stdint.h>
+
+#include <elfutils/libdw.h>
+
+struct ms_dwarfidx;
+
+/* One entry of an inline chain (the FRAME record's lines, unpacked). */
+struct ms_srcline {
+	const char *function;	/* demangled; NULL when the DWARF gives no name */
+	const char *system_name;	/* linkage name when it differs from function, else "" */
+	const char *file;	/* "" when unknown */
+	uint32_t line;		/* of the address (innermost) or of the call site */
+	uint32_t function_line;	/* the function's declaration line, 0 when unknown */
+};
+
+/*
+ * Index the DWARF of elf (the module itself or its debug file), which must
+ * outlive the index. NULL when elf has no DWARF libdw can open; *why then
+ * says what libdw reported (a static string).
+ */
+struct ms_dwarfidx *ms_dwarfidx_new(Elf *elf, const char **why);
+void ms_dwarfidx_free(struct ms_dwarfidx *d);
+
+/*
+ * The inline chain at addr into out[0..max): *n entries, innermost first,
+ * the outermost being the subprogram whose code holds addr, whose entry
+ * address goes to *start. Returns
+ *  MS_SYM_OK           *n >= 1. When a unit's line table covers addr but
+ *                      no subprogram does (assembly), one entry with
+ *                      function NULL and *start 0;
+ *  MS_SYM_NOT_IN_DEBUG no unit describes addr;
+ *  MS_SYM_BAD_DWARF    the unit that covers addr, or the list of units,
+ *                      is corrupt.
+ * A chain deeper than max keeps its innermost max - 1 entries and the
+ * outermost function.
+ */
+int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *out,
+		       uint32_t max, uint32_t *n, uint64_t *start);
+
+/* The first error met (a unit that could not be read), or NULL. */
+const char *ms_dwarfidx_problem(const struct ms_dwarfidx *d);
+
+struct ms_dwarfidx_stats {
+	uint32_t units, units_indexed, units_bad;
+	uint64_t scopes;
+};
+void ms_dwarfidx_stats(const struct ms_dwarfidx *d, struct ms_dwarfidx_stats *out);
+
+#endif
