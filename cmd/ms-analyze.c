@@ -1,6 +1,7 @@
 /*
- * ms-analyze: read a capture and print a summary, the flat profile or the
- * call tree, as text or JSON. The views live in libcommon/analysis.
+ * ms-analyze: read a capture and print a summary, the flat profile, the
+ * call tree or the symbolization problems, as text or JSON. The views live
+ * in libcommon/analysis.
  */
 #include "config.h"
 
@@ -20,7 +21,8 @@
 static const char usage_text[] =
 	"usage: ms-analyze summary [--json] FILE\n"
 	"   or: ms-analyze top [--json] [--limit N] [--sort self|total] FILE\n"
-	"   or: ms-analyze tree [--json] [--min-percent P] FILE\n";
+	"   or: ms-analyze tree [--json] [--min-percent P] FILE\n"
+	"   or: ms-analyze problems [--json] FILE\n";
 
 static const char help_text[] =
 	"\n"
@@ -30,6 +32,8 @@ static const char help_text[] =
 	"                      problems, and how stacks ended\n"
 	"  top                 self and total samples per function\n"
 	"  tree                the call tree from the outermost frame in\n"
+	"  problems            the modules and addresses that could not be\n"
+	"                      symbolized: identity, reason, samples\n"
 	"\n"
 	"  --json              one JSON object instead of text\n"
 	"  --limit N           top: print the first N functions (0: all; default 20,\n"
@@ -41,7 +45,7 @@ static const char help_text[] =
 	"  --version           print the version and exit\n"
 	"\n" MS_EXIT_CODES_HELP;
 
-enum view { VIEW_SUMMARY, VIEW_TOP, VIEW_TREE };
+enum view { VIEW_SUMMARY, VIEW_TOP, VIEW_TREE, VIEW_PROBLEMS };
 
 enum {
 	OPT_JSON = 256,
@@ -125,7 +129,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);	/* see EPIPE in finish_output() instead */
 
 	if (argc < 2)
-		usage_error("which view? summary, top or tree");
+		usage_error("which view? summary, top, tree or problems");
 	cmd = argv[1];
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
 		fputs(usage_text, stdout);
@@ -142,10 +146,12 @@ int main(int argc, char **argv)
 		view = VIEW_TOP;
 	else if (!strcmp(cmd, "tree"))
 		view = VIEW_TREE;
+	else if (!strcmp(cmd, "problems"))
+		view = VIEW_PROBLEMS;
 	else if (cmd[0] == '-')
 		usage_error("unknown option '%s': the view comes first", cmd);
 	else
-		usage_error("unknown view '%s': use summary, top or tree", cmd);
+		usage_error("unknown view '%s': use summary, top, tree or problems", cmd);
 
 	/* Options follow the view: parse argv[1..] with the view as argv[0]. */
 	opterr = 0;
@@ -210,6 +216,9 @@ int main(int argc, char **argv)
 		break;
 	case VIEW_TOP:
 		ret = ms_top_write(stdout, cap, &top);
+		break;
+	case VIEW_PROBLEMS:
+		ret = ms_sym_problems_write(stdout, cap, json);
 		break;
 	default:
 		ret = ms_tree_write(stdout, cap, &tree);

@@ -28,8 +28,8 @@ assert_no_output() {
 @test "ms-capture --help shows the synopsis, options and exit codes" {
 	run --separate-stderr ms-capture --help
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "usage: ms-capture -o FILE [--salvage] [INPUT]" ]
-	[ "${lines[1]}" = "       ms-capture --dump FILE" ]
+	[ "${lines[0]}" = "usage: ms-capture -o FILE [--salvage] [--info KEY=VALUE]... [--keep-names CAPTURE] [INPUT]" ]
+	[ "${lines[1]}" = "       ms-capture --dump FILE [--omit-failed]" ]
 	[[ "$output" == *"Exit status: 0 success"* ]]
 	[ -z "$stderr" ]
 }
@@ -54,7 +54,7 @@ assert_no_output() {
 	sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$SRCDIR/man/ms-capture.1" |
 		grep -v '^\.SH\|^\.br' | sed 's/^\.[BIR]* //; s/\\-/-/g; s/\\f[BIRP]//g' |
 		tr -s ' \n' ' ' >man-synopsis
-	sed -n '1,2p' help | sed 's/^usage: //; s/^ *//' | tr -s ' \n' ' ' >help-synopsis
+	sed -n '1,3p' help | sed 's/^usage: //; s/^ *//' | tr -s ' \n' ' ' >help-synopsis
 	diff -u help-synopsis man-synopsis
 }
 
@@ -68,6 +68,18 @@ assert_no_output() {
 	run --separate-stderr ms-capture -o a.msc x y
 	[ "$status" -eq 2 ]
 	run --separate-stderr ms-capture --dump a.msc -o b.msc
+	[ "$status" -eq 2 ]
+	run --separate-stderr ms-capture -o a.msc --info nokey
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--info wants KEY=VALUE, not 'nokey'"* ]]
+	run --separate-stderr ms-capture -o a.msc --info =v
+	[ "$status" -eq 2 ]
+	run --separate-stderr ms-capture -o a.msc --omit-failed
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--omit-failed goes with --dump"* ]]
+	run --separate-stderr ms-capture --dump a.msc --info a=b
+	[ "$status" -eq 2 ]
+	run --separate-stderr ms-capture --dump a.msc --keep-names b.msc
 	[ "$status" -eq 2 ]
 	assert_no_output a.msc
 	assert_no_output b.msc
@@ -209,7 +221,7 @@ assert_no_output() {
 	"$MKSTREAM" >s.msr
 	run --separate-stderr ms-capture -o no/such/dir/a.msc s.msr
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == "ms-capture: cannot create 'no/such/dir/a.msc.tmp."* ]]
+	[[ "$stderr" == "ms-capture: cannot create a temporary file next to 'no/such/dir/a.msc'"* ]]
 	[ "$(ls)" = s.msr ]
 }
 
@@ -221,12 +233,12 @@ assert_no_output() {
 	run --separate-stderr ms-capture --dump cut.msc
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
-	[ "$stderr" = "ms-capture: capture 'cut.msc' is truncated: $((size - 1)) of $size bytes, in section 'totals'" ]
+	[ "$stderr" = "ms-capture: capture 'cut.msc' is truncated: $((size - 1)) of $size bytes, in section 'lines'" ]
 	cp a.msc flip.msc
 	printf '\377' | dd of=flip.msc bs=1 seek=$((size - 10)) conv=notrunc status=none
 	run --separate-stderr ms-capture --dump flip.msc
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == "ms-capture: capture 'flip.msc' is damaged in section 'totals': checksum mismatch" ]]
+	[[ "$stderr" == "ms-capture: capture 'flip.msc' is damaged in section 'lines': checksum mismatch" ]]
 	printf 'MSCAPT\r\n\002\000\000\000' >new.msc
 	head -c 100 /dev/zero >>new.msc
 	run --separate-stderr ms-capture --dump new.msc
@@ -246,4 +258,87 @@ assert_no_output() {
 	[ "$status" -eq 5 ]
 	[[ "$stderr" == "ms-capture: "*"downstream closed"* ]]
 	[ "${#stderr_lines[@]}" -eq 1 ]
+}
+
+# The 4 bytes of the capture header's minor version.
+header_minor() {
+	od -An -tu4 -j12 -N4 "$1" | tr -d ' '
+}
+
+@test "a capture is format 1.1, with the functions and lines sections" {
+	"$MKSTREAM" --lines >s.msr
+	ms-capture -o a.msc s.msr
+	[ "$(od -An -tu4 -j8 -N4 a.msc | tr -d ' ')" = 1 ]
+	[ "$(header_minor a.msc)" = 1 ]
+	# 11 sections in the directory
+	[ "$(od -An -tu4 -j20 -N4 a.msc | tr -d ' ')" = 11 ]
+}
+
+@test "inline chains survive --dump: the same bytes, through a file and a pipe" {
+	"$MKSTREAM" --lines --samples 300 >s.msr
+	ms-capture -o a.msc s.msr
+	ms-capture --dump a.msc >d.msr
+	ms-capture -o b.msc d.msr
+	cmp a.msc b.msc
+	ms-capture --dump b.msc | ms-capture -o c.msc
+	cmp a.msc c.msc
+	# and the chains are there to be seen
+	command -v ms-analyze >/dev/null || skip "ms-analyze is not built"
+	ms-analyze top --json c.msc >top.json
+	[ "$(jq -r '.functions[] | select(.name == "burn_inner") | "\(.file):\(.line)"' top.json)" = "/src/burn.c:20" ]
+}
+
+@test "--info sets an info key over the stream: symbolize=deferred changes module statuses" {
+	command -v ms-analyze >/dev/null || skip "ms-analyze is not built"
+	"$MKSTREAM" --samples 200 >s.msr
+	ms-capture -o plain.msc s.msr
+	ms-capture --info symbolize=deferred --info note=x=y -o deferred.msc s.msr
+	# module 7 of the stream has frames without facts, and no build id
+	[ "$(ms-analyze problems --json plain.msc | jq -r '.modules[] | select(.kind == "unknown") | .status')" = not-symbolized ]
+	[ "$(ms-analyze problems --json deferred.msc | jq -r '.modules[] | select(.kind == "unknown") | .status')" = no-build-id ]
+	# the key stays through a round trip
+	ms-capture --dump deferred.msc | ms-capture -o again.msc
+	cmp deferred.msc again.msc
+}
+
+@test "a deferred stream (no frame facts) round-trips, and its modules wait" {
+	command -v ms-analyze >/dev/null || skip "ms-analyze is not built"
+	"$MKSTREAM" --deferred --samples 200 >s.msr
+	ms-capture -o a.msc s.msr
+	ms-capture --dump a.msc | ms-capture -o b.msc
+	cmp a.msc b.msc
+	ms-analyze problems --json a.msc >p.json
+	[ "$(jq -r '.modules[] | select(.path == "/usr/bin/burn") | .status' p.json)" = deferred ]
+	[ "$(jq -r '.modules[] | select(.path == "[kernel.kallsyms]") | .status' p.json)" = no-build-id ]
+	[ "$(jq '.unsymbolized_percent' p.json)" = "$(ms-analyze summary --json a.msc | jq '.unsymbolized.percent')" ]
+}
+
+@test "--dump --omit-failed leaves out the failed frame facts, and only those" {
+	command -v ms-analyze >/dev/null || skip "ms-analyze is not built"
+	"$MKSTREAM" --samples 300 >s.msr
+	ms-capture -o a.msc s.msr
+	ms-capture --dump a.msc --omit-failed | ms-capture -o b.msc
+	! cmp -s a.msc b.msc
+	# the kernel frame failed (no-file): now it is not symbolized at all
+	[ "$(ms-analyze problems --json a.msc | jq -r '.modules[] | select(.kind == "kernel") | .addresses[0].reason')" = no-file ]
+	[ "$(ms-analyze problems --json b.msc | jq -r '.modules[] | select(.kind == "kernel") | .addresses[0].reason')" = not-symbolized ]
+	# the named frames are the same
+	diff <(ms-analyze top --json a.msc | jq -c '[.functions[] | select(.module == "burn")]') \
+	     <(ms-analyze top --json b.msc | jq -c '[.functions[] | select(.module == "burn")]')
+}
+
+@test "--keep-names: the named facts of the capture the stream was dumped from stay" {
+	command -v ms-analyze >/dev/null || skip "ms-analyze is not built"
+	"$MKSTREAM" --lines --samples 300 >s.msr
+	ms-capture -o a.msc s.msr
+	# a stream that lost every frame fact (as if symbolized where nothing is found)
+	"$MKSTREAM" --deferred --samples 300 >d.msr
+	ms-capture -o b.msc --keep-names a.msc d.msr
+	diff <(ms-analyze top --json a.msc | jq -c '[.functions[] | select(.module == "burn")]') \
+	     <(ms-analyze top --json b.msc | jq -c '[.functions[] | select(.module == "burn")]')
+	# a capture that cannot be read: no output
+	run --separate-stderr ms-capture -o c.msc --keep-names missing.msc s.msr
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"cannot open capture 'missing.msc'"* ]]
+	assert_no_output c.msc
 }

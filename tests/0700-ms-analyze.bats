@@ -63,7 +63,7 @@ assert_usage_error() {
 	# The man page's SYNOPSIS, with roff markup removed, is --help's usage.
 	sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$SRCDIR/man/ms-analyze.1" |
 		grep -v '^\.' | sed 's/\\-/-/g; s/\\f[BIRP]//g' >man-synopsis
-	sed -n '1,3p' help | sed 's/^usage: //; s/^   or: //' >help-synopsis
+	sed -n '1,4p' help | sed 's/^usage: //; s/^   or: //' >help-synopsis
 	diff -u help-synopsis man-synopsis
 }
 
@@ -117,7 +117,7 @@ assert_usage_error() {
 
 @test "a file that is not a capture is a clear error, not a crash" {
 	printf 'this is not a capture, just some text\n' >text.msc
-	for view in summary top tree; do
+	for view in summary top tree problems; do
 		run --separate-stderr ms-analyze "$view" text.msc
 		[ "$status" -eq 1 ]
 		[ -z "$output" ]
@@ -157,7 +157,7 @@ assert_usage_error() {
 	[ "$(jq '[.functions[].self] | add' top.json)" -le 1000 ]
 	[ "$(jq '[.functions[] | select(.total < .self)] | length' top.json)" -eq 0 ]
 	[ "$(jq -r '.functions[0] | keys_unsorted | join(",")' top.json)" = \
-	  "name,module,self,self_percent,total,total_percent" ]
+	  "name,module,file,line,self,self_percent,total,total_percent" ]
 	[ "$(jq -r '.functions[] | select(.name == "burn_60") | .module' top.json)" = "burn" ]
 
 	ms-analyze top --limit 2 p.msc >top.txt
@@ -180,7 +180,7 @@ assert_usage_error() {
 	[ "$(jq '[.stack_ends[].samples] | add' summary.json)" -eq 1000 ]
 	[ "$(jq -r '.stack_ends[0].reason' summary.json)" = "fp-chain" ]
 	[ "$(jq -r 'keys_unsorted | join(",")' summary.json)" = \
-	  "command,pid,incomplete,duration_ns,start_time_ns,end_time_ns,samples,period,threads,lost,throttled,exit_code,stack_ends,problems" ]
+	  "command,pid,incomplete,duration_ns,start_time_ns,end_time_ns,samples,period,threads,lost,throttled,exit_code,stack_ends,unsymbolized,problems" ]
 
 	ms-analyze summary p.msc >summary.txt
 	[[ "$(head -n 1 summary.txt)" == "stack ends: fp-chain "* ]]
@@ -214,7 +214,7 @@ assert_usage_error() {
 
 @test "the same capture gives the same output, byte for byte" {
 	make_capture p.msc
-	for view in summary top tree; do
+	for view in summary top tree problems; do
 		ms-analyze "$view" p.msc >"$view.1"
 		ms-analyze "$view" p.msc >"$view.2"
 		cmp "$view.1" "$view.2"
@@ -243,4 +243,67 @@ assert_usage_error() {
 	run --separate-stderr sh -c 'ms-analyze top p.msc >/dev/full'
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == "ms-analyze: cannot write to stdout"* ]]
+}
+
+@test "problems over a synthetic capture: the unnamed addresses by module, with identity" {
+	make_capture p.msc 1000
+	ms-analyze problems p.msc >problems.txt
+	ms-analyze summary --json p.msc >summary.json
+	n=$(jq '.unsymbolized.samples' summary.json)
+	[ "$n" -gt 0 ]
+	[[ "$(head -n 1 problems.txt)" == "unsymbolized: $n of 1000 samples ("*"%) have a frame without a name" ]]
+	grep -q '^\[kernel.kallsyms\]: failed (no-file), ' problems.txt
+	grep -q '^  identity: kernel, no build id, device 8:1, inode 1001' problems.txt
+	grep -q '^\[no module\]: ' problems.txt
+	grep -q '  no-module  *0x7f0000001234$' problems.txt
+
+	ms-analyze problems --json p.msc >problems.json
+	jq -e . problems.json >/dev/null
+	[ "$(jq -r 'keys_unsorted | join(",")' problems.json)" = "samples,unsymbolized,unsymbolized_percent,modules" ]
+	[ "$(jq '.unsymbolized' problems.json)" -eq "$n" ]
+	[ "$(jq -r '.modules[0] | keys_unsorted | join(",")' problems.json)" = \
+	  "path,kind,build_id,dev_major,dev_minor,inode,size,mtime,status,reason,samples,addresses" ]
+	# module 7 of the stream was never described: unknown, not symbolized
+	[ "$(jq -r '.modules[] | select(.kind == "unknown") | "\(.status) \(.addresses[0].address) \(.addresses[0].reason)"' problems.json)" = \
+	  "not-symbolized 0x42 not-symbolized" ]
+	# a sample counts once per module and address; never more than all samples
+	[ "$(jq '[.modules[] | select(.samples > 1000)] | length' problems.json)" -eq 0 ]
+	# the named modules are not listed
+	[ "$(jq '[.modules[] | select(.path == "/usr/bin/burn")] | length' problems.json)" -eq 0 ]
+}
+
+@test "the summary and the report show the unsymbolized share" {
+	[ -x "$MKSTREAM" ] || skip "tests/unit/mkstream is not built"
+	"$MKSTREAM" --deferred --samples 300 >d.msr
+	ms-capture -o d.msc d.msr
+	ms-analyze summary d.msc >summary.txt
+	[[ "$(sed -n 2p summary.txt)" == "unsymbolized: "*" of 300 samples ("*"%) have a frame without a name; symbolization was deferred: run microscope symbolize" ]]
+	[ "$(ms-analyze summary --json d.msc | jq '.unsymbolized.deferred')" = true ]
+	microscope report d.msc >report.txt
+	[ "$(sed -n 2p report.txt)" = "$(sed -n 2p summary.txt)" ]
+	# every module waits: the problems list says why for each
+	ms-analyze problems --json d.msc >p.json
+	[ "$(jq -r '[.modules[] | .status] | join(" ")' p.json)" = "deferred deferred no-build-id no-build-id " ]
+}
+
+@test "inline frames are functions of their own, with their file and line" {
+	[ -x "$MKSTREAM" ] || skip "tests/unit/mkstream is not built"
+	"$MKSTREAM" --lines --samples 500 >l.msr
+	ms-capture -o l.msc l.msr
+	ms-analyze top --json l.msc >top.json
+	# burn_inner is inlined into burn_60: self goes to it, total to both
+	inner=$(jq -c '.functions[] | select(.name == "burn_inner") | [.self, .total, .file, .line]' top.json)
+	outer=$(jq -c '.functions[] | select(.name == "burn_60") | [.self, .total, .file, .line]' top.json)
+	[ "$(jq '.[1]' <<<"$inner")" -eq "$(jq '.[1]' <<<"$outer")" ]
+	[ "$(jq '.[0]' <<<"$outer")" -eq 0 ]
+	[ "$(jq -r '.[2]' <<<"$inner")" = /src/burn.c ]
+	[ "$(jq '.[3]' <<<"$inner")" -eq 20 ]
+	[ "$(jq '.[3]' <<<"$outer")" -eq 30 ]
+	ms-analyze top l.msc | grep -q ' burn_inner (burn.c:20)$'
+	# in the tree, burn_inner is a child of burn_60, under main
+	ms-analyze tree --min-percent 0 l.msc >tree.txt
+	grep -A1 '^.*  main (burn.c:50, burn)$' tree.txt | grep -q 'burn_60 (burn.c:30, burn)$'
+	grep -A1 'burn_60 (burn.c:30, burn)$' tree.txt | grep -q '  burn_inner (burn.c:20, burn)$'
+	ms-analyze tree --json l.msc | jq -e '[.. | objects | select(.name? == "burn_60") |
+		.children[0].name] == ["burn_inner"]' >/dev/null
 }

@@ -26,10 +26,16 @@
 #include "capture/capture.h"
 
 /*
- * Function keys. A named frame's function is (module, name); an unnamed
- * frame's is (module, address). Functions get dense ids 0..n-1 in the order
- * of their keys (module id, named before unnamed, name bytes or address),
- * so ids are the same for the same capture.
+ * Function keys. A frame with an inline chain (capture lines, minor 1)
+ * stands for one function per entry, outermost first along the stack: each
+ * inlined call is a frame of its own in every view. An entry's function is
+ * (module, name, file, start line) of the debug information. A frame
+ * without lines is one function: (module, symbol name) when named, else
+ * (module, address), the address being the function's start when
+ * .eh_frame gave it (reason MS_SYM_FDE_ONLY), else the frame's own.
+ * Functions get dense ids 0..n-1 in the order of their keys (module id,
+ * named before unnamed, then name, file and line, or address), so ids are
+ * the same for the same capture.
  *
  * label is what people read:
  *   - named:            "burn_60"
@@ -49,20 +55,38 @@ struct ms_func {
 	uint32_t module;	/* MS_NONE when the frame is in no module */
 	uint32_t name;		/* string id; 0 when unnamed */
 	uint64_t address;	/* the key of an unnamed function */
+	uint32_t file;		/* string id of its source file; 0 unknown */
+	uint32_t line;		/* the line where it begins; 0 unknown */
 	const char *label;	/* owned by struct ms_funcs */
 	const char *module_name;	/* borrowed from the capture, or "" */
 	const char *module_label;	/* never "" */
+	const char *file_name;	/* basename of the file (what text shows), or "" */
 };
 
 struct ms_funcs {
 	uint32_t n;
 	struct ms_func *funcs;
-	uint32_t *frame_func;	/* per capture frame: its function id */
+	/*
+	 * Per capture frame f, its functions outermost first:
+	 * chain[chain_start[f] .. chain_start[f + 1]) (one entry for a frame
+	 * without lines). frame_func[f] is the last of them, the innermost:
+	 * the function whose code is at the frame's address.
+	 */
+	uint32_t *chain_start;	/* n_frames + 1 entries */
+	uint32_t *chain;
+	uint32_t *frame_func;
 	char *labels;		/* storage of the labels */
 };
 
 int ms_funcs_build(struct ms_funcs *f, const struct ms_capture *cap);
 void ms_funcs_release(struct ms_funcs *f);
+/* Entries a frame stands for: its lines, or 1. */
+uint32_t ms_frame_chain_len(const struct ms_cap_frame *fr);
+/*
+ * Whether symbolization gave fr no name at all (neither a symbol name nor
+ * lines): what "unsymbolized" means in every view.
+ */
+bool ms_frame_unnamed(const struct ms_capture *cap, const struct ms_cap_frame *fr);
 /* Basename of module m's path hint; "" for MS_NONE or no path. */
 const char *ms_module_basename(const struct ms_capture *cap, uint32_t m);
 /* What a text column calls module m (see module_label above). */
@@ -94,6 +118,10 @@ struct ms_summary {
 	uint32_t n_ends;
 	struct ms_summary_end *ends;
 	int32_t exit_code;	/* -1 when unknown */
+	/* samples with a frame that symbolization gave no name (ms_frame_unnamed) */
+	uint64_t unsymbolized;
+	/* a module's frames wait for `microscope symbolize` (module status) */
+	bool deferred;
 };
 
 int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap);
@@ -102,7 +130,8 @@ void ms_summary_release(struct ms_summary *s);
 uint64_t ms_summary_duration(const struct ms_summary *s);
 /*
  * The lines every report of a capture starts with: the incomplete warning
- * when it is one, and the share of samples per stack end reason.
+ * when it is one, the share of samples per stack end reason, and the share
+ * of samples with an unsymbolized frame.
  */
 void ms_summary_write_header(FILE *out, const struct ms_summary *s);
 int ms_summary_write(FILE *out, const struct ms_capture *cap, bool json);
@@ -178,6 +207,43 @@ struct ms_report_options {
 	double tree_min_percent;
 };
 int ms_report_write(FILE *out, const struct ms_capture *cap, const struct ms_report_options *opts);
+
+/*
+ * Symbolization problems: the modules and addresses that could not be
+ * symbolized, with the samples they touch. A module is listed when its
+ * status (capture.h) is not ok or a frame of it has no name; an address
+ * when its frame has no name (ms_frame_unnamed). Frames at one (module,
+ * address) are one address. Samples count once per sample, wherever the
+ * module or address is on the stack. Modules are sorted by samples desc,
+ * then module id (none last); each module's addresses by samples desc,
+ * then address.
+ */
+struct ms_sym_problem_address {
+	uint64_t address;
+	uint32_t frame;		/* one of the address's frames */
+	uint32_t reason;	/* enum ms_frame_reason, or MS_CAP_UNSYMBOLIZED */
+	uint64_t samples;
+};
+struct ms_sym_problem_module {
+	uint32_t module;	/* MS_NONE: addresses in no module */
+	uint64_t samples;	/* with a frame of it whose reason is not ok */
+	uint32_t first_address, n_addresses;	/* range in addresses */
+};
+struct ms_sym_problems {
+	uint64_t samples;	/* all samples */
+	uint64_t unsymbolized;	/* samples with an unnamed frame */
+	uint32_t n_modules;
+	struct ms_sym_problem_module *modules;
+	uint32_t n_addresses;
+	struct ms_sym_problem_address *addresses;
+};
+int ms_sym_problems_compute(struct ms_sym_problems *v, const struct ms_capture *cap);
+void ms_sym_problems_release(struct ms_sym_problems *v);
+int ms_sym_problems_write(FILE *out, const struct ms_capture *cap, bool json);
+/* "not-symbolized" for MS_CAP_UNSYMBOLIZED, else ms_frame_reason_name(). */
+const char *ms_cap_reason_name(uint32_t reason);
+/* Samples with an unnamed frame. -1 after a message. */
+int ms_unsymbolized_samples(const struct ms_capture *cap, uint64_t *out);
 
 /* Percentage of n in all; 0 when all is 0. */
 double ms_percent(uint64_t n, uint64_t all);

@@ -1,11 +1,12 @@
 # libcommon/analysis: pure views of a loaded capture (summary, top, tree,
-# the report) and ms-analyze, which prints them.
+# problems, the report) and ms-analyze, which prints them.
 libcommon_a_SOURCES += \
 	libcommon/analysis/analysis.h libcommon/analysis/analysis-internal.h \
 	libcommon/analysis/format.c libcommon/analysis/format.h \
 	libcommon/analysis/json.c libcommon/analysis/json.h \
 	libcommon/analysis/keys.c \
 	libcommon/analysis/summary.c \
+	libcommon/analysis/problems.c \
 	libcommon/analysis/top.c \
 	libcommon/analysis/tree.c \
 	libcommon/analysis/report.c

@@ -94,6 +94,14 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 	}
 	if (s->n_ends)
 		qsort(s->ends, s->n_ends, sizeof(*s->ends), cmp_end);
+	for (i = 0; i < cap->n_modules; i++)
+		if (cap->modules[i].status == MS_CAP_MODULE_DEFERRED ||
+		    cap->modules[i].status == MS_CAP_MODULE_NO_BUILD_ID)
+			s->deferred = true;
+	if (ms_unsymbolized_samples(cap, &s->unsymbolized)) {
+		ms_summary_release(s);
+		return -1;
+	}
 	return 0;
 oom:
 	ms_summary_release(s);
@@ -126,6 +134,15 @@ void ms_summary_write_header(FILE *out, const struct ms_summary *s)
 			ms_stack_end_name(s->ends[i].reason),
 			ms_percent(s->ends[i].samples, s->samples));
 	fputc('\n', out);
+	if (!s->unsymbolized) {
+		fputs("unsymbolized: none\n", out);
+		return;
+	}
+	fprintf(out, "unsymbolized: %" PRIu64 " of %" PRIu64 " samples (%.1f%%) have a frame "
+		"without a name; %s\n", s->unsymbolized, s->samples,
+		ms_percent(s->unsymbolized, s->samples),
+		s->deferred ? "symbolization was deferred: run microscope symbolize" :
+			      "ms-analyze problems lists them");
 }
 
 static void write_threads(FILE *out, const struct ms_summary *s)
@@ -293,6 +310,16 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 		ms_json_object_end(&j);
 	}
 	ms_json_array_end(&j);
+
+	ms_json_key(&j, "unsymbolized");
+	ms_json_object_begin(&j);
+	ms_json_key(&j, "samples");
+	ms_json_uint(&j, s->unsymbolized);
+	ms_json_key(&j, "percent");
+	ms_json_double(&j, ms_percent(s->unsymbolized, s->samples), 2);
+	ms_json_key(&j, "deferred");
+	ms_json_bool(&j, s->deferred);
+	ms_json_object_end(&j);
 
 	ms_json_key(&j, "problems");
 	ms_json_array_begin(&j);

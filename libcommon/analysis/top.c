@@ -12,6 +12,22 @@
 #include "analysis/json.h"
 #include "util/error.h"
 
+void ms_func_put_location(FILE *out, const struct ms_func *fn)
+{
+	ms_text_put(out, fn->file_name);
+	if (fn->line)
+		fprintf(out, ":%" PRIu32, fn->line);
+}
+
+void ms_func_json_location(struct ms_json *j, const struct ms_capture *cap,
+			   const struct ms_func *fn)
+{
+	ms_json_key(j, "file");
+	ms_json_string(j, cap->strings[fn->file]);
+	ms_json_key(j, "line");
+	ms_json_uint(j, fn->line);
+}
+
 int ms_func_cmp_label(const struct ms_funcs *f, uint32_t a, uint32_t b)
 {
 	int c = strcmp(f->funcs[a].label, f->funcs[b].label);
@@ -93,22 +109,27 @@ int ms_top_compute(struct ms_top *t, const struct ms_capture *cap, enum ms_top_s
 	/*
 	 * Per stack node rather than per sample: every sample ending at a node
 	 * has the same path. seen[] marks the functions already counted on the
-	 * current path, so recursion counts once.
+	 * current path, so recursion counts once. Each frame counts every
+	 * function of its inline chain; self goes to the innermost.
 	 */
 	for (i = 0; i < cap->n_stacks; i++) {
 		uint64_t n = node_samples[i];
-		uint32_t node;
+		uint32_t node, k;
 
 		if (!n)
 			continue;
 		self[t->funcs.frame_func[cap->stacks[i].frame]] += n;
 		for (node = i; node != MS_NONE; node = cap->stacks[node].parent) {
-			uint32_t fn = t->funcs.frame_func[cap->stacks[node].frame];
+			uint32_t frame = cap->stacks[node].frame;
 
-			if (seen[fn] == i)
-				continue;
-			seen[fn] = i;
-			total[fn] += n;
+			for (k = t->funcs.chain_start[frame]; k < t->funcs.chain_start[frame + 1]; k++) {
+				uint32_t fn = t->funcs.chain[k];
+
+				if (seen[fn] == i)
+					continue;
+				seen[fn] = i;
+				total[fn] += n;
+			}
 		}
 	}
 
@@ -181,11 +202,17 @@ static void write_text(FILE *out, const struct ms_top *t, uint32_t rows)
 		ms_text_pad(out, fn->module_label, wmod, 0);
 		fputs("  ", out);
 		ms_text_put(out, fn->label);
+		if (*fn->file_name) {
+			fputs(" (", out);
+			ms_func_put_location(out, fn);
+			fputc(')', out);
+		}
 		fputc('\n', out);
 	}
 }
 
-static void write_json(FILE *out, const struct ms_top *t, uint32_t rows)
+static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_top *t,
+		       uint32_t rows)
 {
 	struct ms_json j;
 	uint32_t i;
@@ -205,6 +232,7 @@ static void write_json(FILE *out, const struct ms_top *t, uint32_t rows)
 		ms_json_string(&j, fn->label);
 		ms_json_key(&j, "module");
 		ms_json_string(&j, fn->module_name);
+		ms_func_json_location(&j, cap, fn);
 		ms_json_key(&j, "self");
 		ms_json_uint(&j, e->self);
 		ms_json_key(&j, "self_percent");
@@ -229,7 +257,7 @@ int ms_top_write(FILE *out, const struct ms_capture *cap, const struct ms_top_op
 		return -1;
 	rows = o->limit && o->limit < t.n ? o->limit : t.n;
 	if (o->json)
-		write_json(out, &t, rows);
+		write_json(out, cap, &t, rows);
 	else
 		write_text(out, &t, rows);
 	ms_top_release(&t);

@@ -14,8 +14,9 @@
 
 /*
  * (parent tree node, function) -> tree node, open addressing. Sized once
- * for the largest possible tree (one node per stack node plus the root), so
- * it never grows; its order never reaches the output.
+ * for the largest possible tree (one node per function of each stack
+ * node's inline chain, plus the root), so it never grows; its order never
+ * reaches the output.
  */
 struct child_map {
 	uint32_t mask;
@@ -74,7 +75,7 @@ static int cmp_child(const void *pa, const void *pb, void *data)
 
 int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap)
 {
-	uint64_t *node_samples = NULL;
+	uint64_t *node_samples = NULL, max_nodes = 1;
 	uint32_t *tmap = NULL;
 	struct child_map map = { 0 };
 	uint32_t i, n_children = 0;
@@ -85,7 +86,13 @@ int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap)
 		return -1;
 	if (ms_stack_samples(&node_samples, cap))
 		goto fail;
-	t->nodes = calloc((size_t)cap->n_stacks + 1, sizeof(*t->nodes));
+	for (i = 0; i < cap->n_stacks; i++)
+		max_nodes += ms_frame_chain_len(&cap->frames[cap->stacks[i].frame]);
+	if (max_nodes >= UINT32_MAX) {
+		ms_error("a call tree of %" PRIu64 " nodes is too large", max_nodes);
+		goto fail;
+	}
+	t->nodes = calloc(max_nodes, sizeof(*t->nodes));
 	if (!t->nodes)
 		goto oom;
 	t->nodes[0] = (struct ms_tree_node){ .func = MS_NONE, .parent = MS_NONE };
@@ -96,26 +103,34 @@ int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap)
 
 	if (cap->n_stacks) {
 		tmap = malloc(cap->n_stacks * sizeof(*tmap));
-		if (!tmap || child_map_init(&map, cap->n_stacks + 1))
+		if (!tmap || child_map_init(&map, (uint32_t)max_nodes))
 			goto oom;
 	}
-	/* A stack node's parent comes before it, so its tree node exists. */
+	/*
+	 * A stack node's parent comes before it, so its tree node exists. A
+	 * frame adds a path of one node per function of its chain, outermost
+	 * first; its samples are the innermost node's self.
+	 */
 	for (i = 0; i < cap->n_stacks; i++) {
 		const struct ms_cap_stack *st = &cap->stacks[i];
-		uint32_t parent = st->parent == MS_NONE ? 0 : tmap[st->parent];
-		uint32_t func = t->funcs.frame_func[st->frame];
-		uint32_t *slot = child_map_find(&map, t->nodes, parent, func);
+		uint32_t parent = st->parent == MS_NONE ? 0 : tmap[st->parent], k;
 
-		if (*slot == MS_NONE) {
-			*slot = t->n;
-			t->nodes[t->n++] = (struct ms_tree_node){
-				.func = func,
-				.parent = parent,
-				.depth = t->nodes[parent].depth + 1,
-			};
+		for (k = t->funcs.chain_start[st->frame]; k < t->funcs.chain_start[st->frame + 1]; k++) {
+			uint32_t func = t->funcs.chain[k];
+			uint32_t *slot = child_map_find(&map, t->nodes, parent, func);
+
+			if (*slot == MS_NONE) {
+				*slot = t->n;
+				t->nodes[t->n++] = (struct ms_tree_node){
+					.func = func,
+					.parent = parent,
+					.depth = t->nodes[parent].depth + 1,
+				};
+			}
+			parent = *slot;
 		}
-		tmap[i] = *slot;
-		t->nodes[*slot].self += node_samples[i];
+		tmap[i] = parent;
+		t->nodes[parent].self += node_samples[i];
 	}
 
 	/* Children come after their parent: one backward pass sums totals. */
@@ -200,6 +215,10 @@ static void write_text(FILE *out, const struct ms_tree *t, double min_percent, u
 			ms_text_put(out, fn->label);
 			if (fn->name) {
 				fputs(" (", out);
+				if (*fn->file_name) {
+					ms_func_put_location(out, fn);
+					fputs(", ", out);
+				}
 				ms_text_put(out, fn->module_label);
 				fputc(')', out);
 			}
@@ -214,7 +233,8 @@ static void write_text(FILE *out, const struct ms_tree *t, double min_percent, u
 	}
 }
 
-static void open_node(struct ms_json *j, const struct ms_tree *t, uint32_t id)
+static void open_node(struct ms_json *j, const struct ms_capture *cap, const struct ms_tree *t,
+		      uint32_t id)
 {
 	const struct ms_tree_node *nd = &t->nodes[id];
 
@@ -224,6 +244,7 @@ static void open_node(struct ms_json *j, const struct ms_tree *t, uint32_t id)
 		ms_json_string(j, t->funcs.funcs[nd->func].label);
 		ms_json_key(j, "module");
 		ms_json_string(j, t->funcs.funcs[nd->func].module_name);
+		ms_func_json_location(j, cap, &t->funcs.funcs[nd->func]);
 	} else {
 		ms_json_string(j, "[root]");
 	}
@@ -235,8 +256,8 @@ static void open_node(struct ms_json *j, const struct ms_tree *t, uint32_t id)
 	ms_json_array_begin(j);
 }
 
-static void write_json(FILE *out, const struct ms_tree *t, double min_percent, uint32_t *stack,
-		       uint32_t *next)
+static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_tree *t,
+		       double min_percent, uint32_t *stack, uint32_t *next)
 {
 	struct ms_json j;
 	uint32_t depth = 0;
@@ -248,7 +269,7 @@ static void write_json(FILE *out, const struct ms_tree *t, double min_percent, u
 	ms_json_key(&j, "root");
 
 	/* next[d]: the next child of stack[d] to visit. */
-	open_node(&j, t, 0);
+	open_node(&j, cap, t, 0);
 	stack[0] = 0;
 	next[0] = 0;
 	depth = 1;
@@ -260,7 +281,7 @@ static void write_json(FILE *out, const struct ms_tree *t, double min_percent, u
 		if (next[depth - 1] < nd->n_children &&
 		    shown(t, child = t->children[nd->first_child + next[depth - 1]], min_percent)) {
 			next[depth - 1]++;
-			open_node(&j, t, child);
+			open_node(&j, cap, t, child);
 			stack[depth] = child;
 			next[depth] = 0;
 			depth++;
@@ -290,7 +311,7 @@ int ms_tree_write(FILE *out, const struct ms_capture *cap, const struct ms_tree_
 		return ms_error("out of memory writing the call tree");
 	}
 	if (o->json)
-		write_json(out, &t, o->min_percent, stack, next);
+		write_json(out, cap, &t, o->min_percent, stack, next);
 	else
 		write_text(out, &t, o->min_percent, stack);
 	free(stack);

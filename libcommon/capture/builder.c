@@ -32,6 +32,7 @@ struct fact {
 	uint32_t name;
 	uint64_t symbol_start;
 	uint32_t reason;
+	uint32_t first_line, n_lines;	/* in the builder's lines */
 };
 
 /* Problems the builder finds itself; rows of stage ms-capture at seal. */
@@ -77,6 +78,13 @@ struct ms_capture_builder {
 	uint32_t n_facts, alloc_facts;
 	struct ms_index fact_ix;
 
+	/* inline chains of the facts, and the functions they name */
+	struct ms_cap_line *lines;
+	uint32_t n_lines, alloc_lines;
+	struct ms_cap_function *functions;
+	uint32_t n_functions, alloc_functions;
+	struct ms_index function_ix;
+
 	struct ms_cap_stack *stacks;
 	uint32_t n_stacks, alloc_stacks;
 	struct ms_index stack_ix;
@@ -103,6 +111,8 @@ struct ms_capture_builder {
 
 	char *scratch;		/* joined argv, the producer chain */
 	size_t scratch_alloc;
+
+	bool *function_used;	/* at seal: functions some kept line names */
 };
 
 static int fail(struct ms_capture_builder *b, const char *what)
@@ -282,6 +292,9 @@ void ms_capture_builder_free(struct ms_capture_builder *b)
 	ms_index_release(&b->frame_ix);
 	free(b->facts);
 	ms_index_release(&b->fact_ix);
+	free(b->lines);
+	free(b->functions);
+	ms_index_release(&b->function_ix);
 	free(b->stacks);
 	ms_index_release(&b->stack_ix);
 	free(b->threads);
@@ -290,6 +303,7 @@ void ms_capture_builder_free(struct ms_capture_builder *b)
 	free(b->problems);
 	ms_index_release(&b->problem_ix);
 	free(b->scratch);
+	free(b->function_used);
 	free(b);
 }
 
@@ -642,15 +656,88 @@ static uint32_t fact_hash(uint32_t module, uint64_t address)
 	return ms_hash_mix(ms_hash_u64(address), module);
 }
 
+static bool function_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+
+	return !memcmp(&b->functions[e], key, sizeof(struct ms_cap_function));
+}
+
+/* The function row of fn (builder string ids), added when new; MS_NONE on failure. */
+static uint32_t function_get(struct ms_capture_builder *b, const struct ms_cap_function *fn)
+{
+	uint32_t h = ms_hash_mix(ms_hash_mix(ms_hash_u64((uint64_t)fn->name << 32 | fn->system_name),
+					     fn->file), fn->start_line);
+	uint32_t e = ms_index_find(&b->function_ix, h, function_eq, b, fn);
+
+	if (e != MS_INDEX_EMPTY)
+		return e;
+	if (GROW(b, b->functions, b->n_functions, b->alloc_functions) < 0)
+		return MS_NONE;
+	e = b->n_functions;
+	b->functions[e] = *fn;
+	if (ms_index_add(&b->function_ix, h, e) < 0) {
+		fail(b, "out of memory");
+		return MS_NONE;
+	}
+	b->n_functions++;
+	return e;
+}
+
+/*
+ * Intern the inline chain of f and append it to the builder's lines; its
+ * range in *first, *n. 0 or -1.
+ */
+static int chain_add(struct ms_capture_builder *b, const struct ms_frame *f, uint32_t *first,
+		     uint32_t *n)
+{
+	uint32_t count = f->n_lines < MS_FRAME_LINES_MAX ? f->n_lines : MS_FRAME_LINES_MAX, i;
+
+	*first = b->n_lines;
+	*n = 0;
+	for (i = 0; i < count; i++) {
+		const struct ms_frame_line *l = &f->lines[i];
+		struct ms_cap_function fn;
+		uint32_t id;
+
+		/* Padding and all: compared with memcmp. */
+		memset(&fn, 0, sizeof(fn));
+		fn.name = intern_str(b, l->function);
+		fn.system_name = intern_str(b, l->system_name);
+		fn.file = intern_str(b, l->file);
+		fn.start_line = l->function_line;
+		if (fn.name == MS_NONE || fn.system_name == MS_NONE || fn.file == MS_NONE)
+			return -1;
+		id = function_get(b, &fn);
+		if (id == MS_NONE || GROW(b, b->lines, b->n_lines, b->alloc_lines) < 0)
+			return -1;
+		b->lines[b->n_lines].function = id;
+		b->lines[b->n_lines].line = l->line;
+		b->n_lines++;
+	}
+	*n = count;
+	return 0;
+}
+
+/* Whether the chain of fact old is the one f[first..first+n) of the builder holds. */
+static bool chain_same(const struct ms_capture_builder *b, const struct fact *old,
+		       uint32_t first, uint32_t n)
+{
+	return old->n_lines == n &&
+	       (!n || !memcmp(&b->lines[old->first_line], &b->lines[first], n * sizeof(*b->lines)));
+}
+
 int ms_capture_builder_frame(struct ms_capture_builder *b, const struct ms_frame *f)
 {
 	struct frame_key k = { 0, 0, f->address };
-	uint32_t name, h, e;
+	uint32_t name, h, e, first, n;
 
 	if (b->failed)
 		return -1;
 	name = intern_str(b, f->name);
 	if (name == MS_NONE || module_ref(b, f->module, &k.module) < 0)
+		return -1;
+	if (chain_add(b, f, &first, &n) < 0)
 		return -1;
 	h = fact_hash(k.module, k.address);
 	e = ms_index_find(&b->fact_ix, h, fact_eq, b, &k);
@@ -658,10 +745,12 @@ int ms_capture_builder_frame(struct ms_capture_builder *b, const struct ms_frame
 		struct fact *old = &b->facts[e];
 
 		if (old->name != name || old->symbol_start != f->symbol_start ||
-		    old->reason != f->reason)
+		    old->reason != f->reason || !chain_same(b, old, first, n))
 			own(b, OWN_FACT_REDEFINED,
 			    "module %u address 0x%" PRIx64 " was symbolized again differently (\"%s\", then \"%s\"); the first was kept",
 			    f->module, f->address, str_at(b, old->name), str_at(b, name));
+		/* The chain just added is not kept: the lines are the last rows. */
+		b->n_lines = first;
 		return 0;
 	}
 	if (GROW(b, b->facts, b->n_facts, b->alloc_facts) < 0)
@@ -672,9 +761,49 @@ int ms_capture_builder_frame(struct ms_capture_builder *b, const struct ms_frame
 	b->facts[e].name = name;
 	b->facts[e].symbol_start = f->symbol_start;
 	b->facts[e].reason = f->reason;
+	b->facts[e].first_line = first;
+	b->facts[e].n_lines = n;
 	if (ms_index_add(&b->fact_ix, h, e) < 0)
 		return fail(b, "out of memory");
 	b->n_facts++;
+	return 0;
+}
+
+/* How much a fact names: 2 lines, 1 a name alone, 0 nothing. */
+static int fact_rank(const struct ms_capture_builder *b, const struct fact *fa)
+{
+	return fa->n_lines ? 2 : b->strs[fa->name].len ? 1 : 0;
+}
+
+int ms_capture_builder_frame_fallback(struct ms_capture_builder *b, const struct ms_frame *f)
+{
+	struct frame_key k = { 0, 0, f->address };
+	struct fact *fa;
+	uint32_t name, h, e, first, n;
+
+	if (b->failed)
+		return -1;
+	if (!f->n_lines && !f->name.len)
+		return 0;	/* names nothing: never better */
+	if (module_ref(b, f->module, &k.module) < 0)
+		return -1;
+	h = fact_hash(k.module, k.address);
+	e = ms_index_find(&b->fact_ix, h, fact_eq, b, &k);
+	if (e == MS_INDEX_EMPTY)
+		return ms_capture_builder_frame(b, f);
+	fa = &b->facts[e];
+	if (fact_rank(b, fa) >= (f->n_lines ? 2 : 1))
+		return 0;
+	/* The stream's fact names less: this one takes its place. */
+	name = intern_str(b, f->name);
+	if (name == MS_NONE || chain_add(b, f, &first, &n) < 0)
+		return -1;
+	fa = &b->facts[e];
+	fa->name = name;
+	fa->symbol_start = f->symbol_start;
+	fa->reason = f->reason;
+	fa->first_line = first;
+	fa->n_lines = n;
 	return 0;
 }
 
@@ -956,16 +1085,71 @@ static uint32_t *alloc_ids(struct ms_capture_builder *b, uint32_t n)
 	return p;
 }
 
+/*
+ * Lay out the lines of the sorted frames: frames at one (module, address)
+ * share their fact's chain, written once. Function ids stay the builder's
+ * until seal_functions(); the functions used are marked.
+ */
+static int seal_lines(struct ms_capture_builder *b, struct ms_capture *cap, const uint32_t *fact_of)
+{
+	struct ms_cap_frame *frames = cap->frames;
+	struct ms_cap_line *lines;
+	uint64_t total = 0;
+	uint32_t i, prev = MS_INDEX_EMPTY, at = 0;
+
+	b->function_used = calloc(b->n_functions ? b->n_functions : 1, sizeof(*b->function_used));
+	if (!b->function_used)
+		return fail(b, "out of memory");
+	for (i = 0; i < cap->n_frames; i++) {
+		if (fact_of[i] != MS_INDEX_EMPTY && fact_of[i] != prev)
+			total += b->facts[fact_of[i]].n_lines;
+		prev = fact_of[i];
+	}
+	if (total > ROWS_MAX)
+		return fail(b, "a table is full (2^32-1 rows)");
+	lines = malloc((size_t)(total ? total : 1) * sizeof(*lines));
+	if (!lines)
+		return fail(b, "out of memory");
+	prev = MS_INDEX_EMPTY;
+	for (i = 0; i < cap->n_frames; i++) {
+		const struct fact *fa;
+		uint32_t k;
+
+		if (fact_of[i] == MS_INDEX_EMPTY || !b->facts[fact_of[i]].n_lines)
+			continue;
+		if (fact_of[i] == prev) {
+			frames[i].first_line = frames[i - 1].first_line;
+			frames[i].n_lines = frames[i - 1].n_lines;
+			continue;
+		}
+		prev = fact_of[i];
+		fa = &b->facts[fact_of[i]];
+		frames[i].first_line = at;
+		frames[i].n_lines = fa->n_lines;
+		for (k = 0; k < fa->n_lines; k++) {
+			lines[at] = b->lines[fa->first_line + k];
+			b->function_used[lines[at].function] = true;
+			at++;
+		}
+	}
+	cap->lines = ms_capture_keep(cap, lines);
+	cap->n_lines = at;
+	return 0;
+}
+
 /* Number frames by (module, address, flags) and fill in their facts. */
 static int seal_frames(struct ms_capture_builder *b, struct ms_capture *cap)
 {
 	uint32_t *order = alloc_ids(b, b->n_frames), *new_id = alloc_ids(b, b->n_frames), i;
+	uint32_t *fact_of = alloc_ids(b, b->n_frames);
 	struct ms_cap_frame *frames = malloc((size_t)(b->n_frames ? b->n_frames : 1) * sizeof(*frames));
+	int ret;
 
-	if (!order || !new_id || !frames) {
+	if (!order || !new_id || !frames || !fact_of) {
 		free(order);
 		free(new_id);
 		free(frames);
+		free(fact_of);
 		return fail(b, "out of memory");
 	}
 	for (i = 0; i < b->n_frames; i++) {
@@ -979,19 +1163,75 @@ static int seal_frames(struct ms_capture_builder *b, struct ms_capture *cap)
 			f->symbol_start = b->facts[e].symbol_start;
 			f->reason = b->facts[e].reason;
 		}
+		new_id[i] = e;	/* the fact, until the frames are sorted */
 		order[i] = i;
 	}
 	qsort_r(order, b->n_frames, sizeof(*order), cmp_frames, b->frames);
 	for (i = 0; i < b->n_frames; i++) {
-		new_id[order[i]] = i;
+		fact_of[i] = new_id[order[i]];
 		frames[i] = b->frames[order[i]];
+		frames[i].first_line = frames[i].n_lines = 0;
 	}
+	for (i = 0; i < b->n_frames; i++)
+		new_id[order[i]] = i;
 	for (i = 0; i < b->n_stacks; i++)
 		b->stacks[i].frame = new_id[b->stacks[i].frame];
 	free(order);
 	free(new_id);
 	cap->frames = ms_capture_keep(cap, frames);
 	cap->n_frames = b->n_frames;
+	ret = seal_lines(b, cap, fact_of);
+	free(fact_of);
+	return ret;
+}
+
+static int cmp_functions(const void *x, const void *y, void *ctx)
+{
+	const struct ms_cap_function *functions = ctx;
+	const struct ms_cap_function *a = &functions[*(const uint32_t *)x];
+	const struct ms_cap_function *c = &functions[*(const uint32_t *)y];
+
+	CMP_FIELD(a, c, name);
+	CMP_FIELD(a, c, system_name);
+	CMP_FIELD(a, c, file);
+	CMP_FIELD(a, c, start_line);
+	return 0;
+}
+
+/*
+ * The functions some line uses, sorted by their strings (whose ids are in
+ * byte order by now), then start line; lines renumbered to match.
+ */
+static int seal_functions(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	uint32_t n = 0, *order = alloc_ids(b, b->n_functions), *new_id = alloc_ids(b, b->n_functions), i;
+	struct ms_cap_function *functions;
+
+	if (!order || !new_id) {
+		free(order);
+		free(new_id);
+		return fail(b, "out of memory");
+	}
+	for (i = 0; i < b->n_functions; i++)
+		if (b->function_used[i])
+			order[n++] = i;
+	qsort_r(order, n, sizeof(*order), cmp_functions, b->functions);
+	functions = malloc((size_t)(n ? n : 1) * sizeof(*functions));
+	if (!functions) {
+		free(order);
+		free(new_id);
+		return fail(b, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		new_id[order[i]] = i;
+		functions[i] = b->functions[order[i]];
+	}
+	for (i = 0; i < cap->n_lines; i++)
+		cap->lines[i].function = new_id[cap->lines[i].function];
+	free(order);
+	free(new_id);
+	cap->functions = ms_capture_keep(cap, functions);
+	cap->n_functions = n;
 	return 0;
 }
 
@@ -1121,6 +1361,12 @@ static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
 		MARK(b->modules[i].m.path);
 	for (i = 0; i < cap->n_frames; i++)
 		MARK(cap->frames[i].name);
+	for (i = 0; i < b->n_functions; i++)
+		if (b->function_used[i]) {
+			MARK(b->functions[i].name);
+			MARK(b->functions[i].system_name);
+			MARK(b->functions[i].file);
+		}
 	for (i = 0; i < cap->n_threads; i++)
 		MARK(cap->threads[i].name);
 	for (i = 0; i < b->n_problems; i++) {
@@ -1161,6 +1407,12 @@ static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
 		REMAP(b->modules[i].m.path);
 	for (i = 0; i < cap->n_frames; i++)
 		REMAP(cap->frames[i].name);
+	for (i = 0; i < b->n_functions; i++)
+		if (b->function_used[i]) {
+			REMAP(b->functions[i].name);
+			REMAP(b->functions[i].system_name);
+			REMAP(b->functions[i].file);
+		}
 	for (i = 0; i < cap->n_threads; i++)
 		REMAP(cap->threads[i].name);
 	for (i = 0; i < b->n_problems; i++) {
@@ -1177,16 +1429,122 @@ static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
 	return 0;
 }
 
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+
+	return a < c ? -1 : a > c;
+}
+
+/* Whether info "symbolize" is "deferred" (strings are the capture's by now). */
+static bool deferred(const struct ms_capture_builder *b, const struct ms_capture *cap)
+{
+	uint32_t i;
+
+	for (i = 0; i < b->n_info; i++)
+		if (!strcmp(cap->strings[b->info[i].key], "symbolize"))
+			return !strcmp(cap->strings[b->info[i].value_text], "deferred");
+	return false;
+}
+
+/*
+ * The status of module m from its frames frames[first..end) (frames are
+ * sorted by module): capture.h gives the rules. reasons is scratch room
+ * for end - first reasons.
+ */
+/* The value most of reasons[0..n) have, the lowest on a tie; sorts them. */
+static uint32_t most_common(uint32_t *reasons, uint32_t n)
+{
+	uint32_t i, run, best = 0, best_n = 0;
+
+	qsort(reasons, n, sizeof(*reasons), cmp_u32);
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n && reasons[i + run] == reasons[i]; run++)
+			;
+		if (run > best_n) {
+			best_n = run;
+			best = reasons[i];
+		}
+	}
+	return best;
+}
+
+/*
+ * Whether a frame reason speaks of the module's files as a whole (no debug
+ * file, a file that is not the module, ...) rather than of one address (no
+ * symbol there, an address the debug information does not describe).
+ */
+static bool module_wide(uint32_t reason)
+{
+	switch (reason) {
+	case MS_SYM_NO_FILE:
+	case MS_SYM_IDENTITY:
+	case MS_SYM_BAD_ELF:
+	case MS_SYM_NO_DEBUG:
+	case MS_SYM_DEBUG_MISMATCH:
+	case MS_SYM_BAD_DWARF:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void module_status(struct ms_cap_module *m, const struct ms_cap_frame *frames,
+			  uint32_t first, uint32_t end, bool is_deferred, uint32_t *reasons)
+{
+	uint32_t i, n = 0;
+	bool named = false;
+
+	m->status = MS_CAP_MODULE_OK;
+	m->status_reason = 0;
+	for (i = first; i < end; i++)
+		if (frames[i].reason == MS_CAP_UNSYMBOLIZED) {
+			m->status = !is_deferred ? MS_CAP_MODULE_NOT_SYMBOLIZED :
+				    m->build_id_len ? MS_CAP_MODULE_DEFERRED : MS_CAP_MODULE_NO_BUILD_ID;
+			return;
+		}
+	/* What counts: frames without a name, and reasons about the whole module. */
+	for (i = first; i < end; i++) {
+		if (frames[i].name || frames[i].n_lines) {
+			named = true;
+			if (!module_wide(frames[i].reason))
+				continue;
+		}
+		reasons[n++] = frames[i].reason;
+	}
+	if (!n)
+		return;
+	m->status = named ? MS_CAP_MODULE_PARTIAL : MS_CAP_MODULE_FAILED;
+	m->status_reason = most_common(reasons, n);
+	/* Symbolized after the recording and failed: the missing build id is why. */
+	if (m->status == MS_CAP_MODULE_FAILED && is_deferred && !m->build_id_len)
+		m->status = MS_CAP_MODULE_NO_BUILD_ID;
+}
+
 static int seal_modules(struct ms_capture_builder *b, struct ms_capture *cap)
 {
 	struct ms_cap_module *modules = malloc((size_t)(b->n_modules ? b->n_modules : 1) *
 					       sizeof(*modules));
-	uint32_t i;
+	uint32_t *reasons = alloc_ids(b, cap->n_frames);
+	bool is_deferred = deferred(b, cap);
+	uint32_t i, f = 0, end;
 
-	if (!modules)
+	if (!modules || !reasons) {
+		free(modules);
+		free(reasons);
 		return fail(b, "out of memory");
+	}
 	for (i = 0; i < b->n_modules; i++)
 		modules[i] = b->modules[i].m;
+	/* Frames are sorted by module: each module's frames are one run. */
+	while (f < cap->n_frames && cap->frames[f].module != MS_NONE) {
+		for (end = f; end < cap->n_frames && cap->frames[end].module == cap->frames[f].module; end++)
+			;
+		module_status(&modules[cap->frames[f].module], cap->frames, f, end, is_deferred,
+			      reasons);
+		f = end;
+	}
+	free(reasons);
 	cap->modules = ms_capture_keep(cap, modules);
 	cap->n_modules = b->n_modules;
 	return 0;
@@ -1225,7 +1583,7 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 	cap->target_exit_code = b->target_exit_code;
 	if (seal_frames(b, cap) < 0 || seal_stacks(b, cap) < 0 ||
 	    seal_threads_samples(b, cap) < 0 || seal_strings(b, cap) < 0 ||
-	    seal_modules(b, cap) < 0)
+	    seal_functions(b, cap) < 0 || seal_modules(b, cap) < 0)
 		goto fail;
 	/* Sorted by key string: the string ids are in string order now. */
 	if (b->n_info > 1)

@@ -27,6 +27,9 @@
  *    a different one later is counted as a problem);
  *  - frame: what symbolization found for (module, address); it applies to
  *    every frame at that address whatever its flags (first fact wins);
+ *  - frame fallback: a fact that stands in where the stream's own fact for
+ *    the address names less (a name beats none, lines beat a name alone),
+ *    so that symbolizing again never loses what an earlier run found;
  *  - stack: a sample; frames come innermost first as in the stream;
  *  - lost, throttle: the capture's totals;
  *  - problem: a problems row; rows of the same (stage, code) are merged
@@ -66,6 +69,8 @@ int ms_capture_builder_comm(struct ms_capture_builder *b, const struct ms_comm *
 int ms_capture_builder_task(struct ms_capture_builder *b, uint32_t kind, const struct ms_task *t);
 int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_module *m);
 int ms_capture_builder_frame(struct ms_capture_builder *b, const struct ms_frame *f);
+/* Give after every frame fact of the stream: see "frame fallback" above. */
+int ms_capture_builder_frame_fallback(struct ms_capture_builder *b, const struct ms_frame *f);
 int ms_capture_builder_stack(struct ms_capture_builder *b, const struct ms_stack *s);
 int ms_capture_builder_lost(struct ms_capture_builder *b, const struct ms_lost *l);
 int ms_capture_builder_throttle(struct ms_capture_builder *b, const struct ms_throttle *t);

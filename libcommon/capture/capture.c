@@ -97,7 +97,23 @@ const char *ms_capf_section_name(uint32_t id)
 		[MS_CAPF_SAMPLES] = "samples",
 		[MS_CAPF_PROBLEMS] = "problems",
 		[MS_CAPF_TOTALS] = "totals",
+		[MS_CAPF_FUNCTIONS] = "functions",
+		[MS_CAPF_LINES] = "lines",
 	};
 
 	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;
+}
+
+const char *ms_cap_module_status_name(uint32_t status)
+{
+	static const char *const names[] = {
+		[MS_CAP_MODULE_OK] = "ok",
+		[MS_CAP_MODULE_DEFERRED] = "deferred",
+		[MS_CAP_MODULE_NO_BUILD_ID] = "no-build-id",
+		[MS_CAP_MODULE_NOT_SYMBOLIZED] = "not-symbolized",
+		[MS_CAP_MODULE_FAILED] = "failed",
+		[MS_CAP_MODULE_PARTIAL] = "partial",
+	};
+
+	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "unknown";
 }

@@ -9,6 +9,8 @@
  *  - every string id < n_strings; string 0 is "" (the absent string);
  *  - every module, frame, stack and thread reference is < its table's count
  *    or MS_NONE where the field allows it;
+ *  - a frame's lines lie inside the lines table, and every line's function
+ *    is < n_functions (minor 1);
  *  - stacks form a prefix tree: stacks[i].parent < i or MS_NONE (the
  *    outermost frame's node has parent MS_NONE);
  *  - samples are sorted by (time, thread, cpu, stack);
@@ -27,12 +29,38 @@
 
 #define MS_CAPTURE_MAGIC "MSCAPT\r\n"	/* 8 bytes */
 #define MS_CAPTURE_MAJOR 1
-#define MS_CAPTURE_MINOR 0
+#define MS_CAPTURE_MINOR 1
 #define MS_NONE UINT32_MAX
 
 enum ms_capture_flags {
 	MS_CAPTURE_INCOMPLETE = 1 << 0,	/* salvaged from a stream cut short */
 };
+
+/*
+ * Why a module's frames are not (all) symbolized, minor 1. The writer
+ * derives it when it seals the capture, from the module's frames and the
+ * info "symbolize" (see ms_cap_module.status); a capture of minor 0 reads
+ * as MS_CAP_MODULE_OK everywhere. Values past the last come from a later
+ * minor: show them as unknown.
+ */
+enum ms_cap_module_status {
+	MS_CAP_MODULE_OK = 0,		/* nothing to say: every frame has a fact */
+	MS_CAP_MODULE_DEFERRED = 1,	/* frames wait for `microscope symbolize` */
+	MS_CAP_MODULE_NO_BUILD_ID = 2,	/* deferred, but nothing can prove later which
+					   file ran: it has no build id (status_reason:
+					   how symbolizing later failed, or 0) */
+	MS_CAP_MODULE_NOT_SYMBOLIZED = 3, /* frames without facts, not deferred: no
+					   symbolize stage ran over them */
+	MS_CAP_MODULE_FAILED = 4,	/* no frame of it got a name; status_reason says
+					   why (the reason most of its frames have) */
+	MS_CAP_MODULE_PARTIAL = 5,	/* some frames have no name, or lack source
+					   facts for a reason about the whole module
+					   (no debug file, say): status_reason is the
+					   reason most of those have */
+	MS_CAP_MODULE_STATUS_COUNT,
+};
+/* "ok", "deferred", "no-build-id", "not-symbolized", "failed", "partial", or "unknown". */
+const char *ms_cap_module_status_name(uint32_t status);
 
 struct ms_cap_module {
 	uint32_t path;		/* string: a hint, never identity */
@@ -41,6 +69,27 @@ struct ms_cap_module {
 	uint8_t build_id[20];
 	uint32_t dev_maj, dev_min;
 	uint64_t ino, size, mtime;
+	/*
+	 * Minor 1. status (enum ms_cap_module_status), derived at seal:
+	 *  - a frame of the module has no fact (MS_CAP_UNSYMBOLIZED): DEFERRED
+	 *    when info "symbolize" is "deferred" and the module has a build id,
+	 *    NO_BUILD_ID when it is "deferred" and the module has none, else
+	 *    NOT_SYMBOLIZED;
+	 *  - else, when the module has frames and none has a name or lines:
+	 *    FAILED, status_reason the enum ms_frame_reason most of them have
+	 *    (the lowest on a tie); but NO_BUILD_ID (with that status_reason)
+	 *    when info "symbolize" is "deferred" and it has no build id;
+	 *  - else, when some frames have no name, or a reason that speaks of
+	 *    the module as a whole (no file, identity, bad ELF, no debug file,
+	 *    debug file mismatch, bad DWARF): PARTIAL, status_reason the
+	 *    reason most of those frames have (one of a single address, such
+	 *    as a named frame the debug information does not describe, does
+	 *    not count);
+	 *  - else OK.
+	 * status_reason is 0 unless status is FAILED, PARTIAL or NO_BUILD_ID.
+	 */
+	uint32_t status;
+	uint32_t status_reason;
 };
 
 /* A frame: one (module, address) with what symbolization found. */
@@ -51,6 +100,41 @@ struct ms_cap_frame {
 	uint32_t name;		/* string; 0 when unnamed */
 	uint64_t symbol_start;
 	uint32_t reason;	/* enum ms_frame_reason, or MS_CAP_UNSYMBOLIZED */
+	/*
+	 * Minor 1: the inline chain that debug information gives the address,
+	 * rows first_line .. first_line + n_lines - 1 of the lines table,
+	 * innermost first (as pprof's Location.line): lines[first_line] is the
+	 * function whose code is at the address (an inlined callee when there
+	 * are several), lines[first_line + n_lines - 1] the function the
+	 * symbol table names. n_lines 0 (and first_line 0): no source facts.
+	 * Frames at the same (module, address) share one range.
+	 */
+	uint32_t first_line;
+	uint32_t n_lines;
+};
+
+/*
+ * A function of the source (minor 1), deduplicated: the table holds each
+ * (name, system_name, file, start_line) once, sorted by those string
+ * indexes then start_line.
+ */
+struct ms_cap_function {
+	uint32_t name;		/* string: as people read it (demangled) */
+	uint32_t system_name;	/* string: the linkage (mangled) name; 0 when
+				   the same as name */
+	uint32_t file;		/* string: its source file as debug information
+				   spells it; 0 when unknown */
+	uint32_t start_line;	/* where the function begins; 0 when unknown */
+};
+
+/*
+ * One entry of a frame's inline chain (minor 1): the function, and the line
+ * of the frame's address within it. For an entry that inlined the next
+ * inner one, that line is the call site. 0 when unknown.
+ */
+struct ms_cap_line {
+	uint32_t function;	/* function index */
+	uint32_t line;
 };
 
 /*
@@ -106,6 +190,10 @@ struct ms_capture {
 	struct ms_cap_module *modules;
 	uint32_t n_frames;
 	struct ms_cap_frame *frames;
+	uint32_t n_functions;		/* minor 1 */
+	struct ms_cap_function *functions;
+	uint32_t n_lines;		/* minor 1 */
+	struct ms_cap_line *lines;	/* grouped by frame: see ms_cap_frame */
 	uint32_t n_stacks;
 	struct ms_cap_stack *stacks;
 	uint32_t n_threads;

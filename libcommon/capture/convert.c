@@ -95,6 +95,40 @@ static int flush_ignored(struct ms_capture_builder *b, const uint64_t *ignored)
 
 int ms_capture_from_stream(struct ms_reader *r, unsigned flags, struct ms_capture **out)
 {
+	return ms_capture_from_stream_info(r, flags, NULL, 0, out);
+}
+
+int ms_capture_from_stream_info(struct ms_reader *r, unsigned flags, const struct ms_info *info,
+				uint32_t n_info, struct ms_capture **out)
+{
+	struct ms_capture_stream_options o = { .flags = flags, .info = info, .n_info = n_info };
+
+	return ms_capture_from_stream_opts(r, &o, out);
+}
+
+/* The facts of cap, each (module, address) once, as fallbacks. */
+static int add_fallbacks(struct ms_capture_builder *b, const struct ms_capture *cap,
+			 struct ms_frame *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < cap->n_frames; i++) {
+		const struct ms_cap_frame *fr = &cap->frames[i];
+
+		if (fr->reason == MS_CAP_UNSYMBOLIZED ||
+		    (i && fr[-1].module == fr->module && fr[-1].address == fr->address))
+			continue;
+		if (ms_capture_frame_fact(cap, i, f) < 0 ||
+		    ms_capture_builder_frame_fallback(b, f) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int ms_capture_from_stream_opts(struct ms_reader *r, const struct ms_capture_stream_options *o,
+				struct ms_capture **out)
+{
+	unsigned flags = o->flags;
 	struct ms_capture_builder *b = ms_capture_builder_new();
 	union any_record *u = malloc(sizeof(*u));
 	uint64_t *ignored = calloc(KINDS_COUNTED + 1, sizeof(*ignored));
@@ -133,6 +167,11 @@ int ms_capture_from_stream(struct ms_reader *r, unsigned flags, struct ms_captur
 		goto out;
 	}
 	if (flush_ignored(b, ignored) < 0)
+		goto out;
+	for (uint32_t i = 0; i < o->n_info; i++)
+		if (ms_capture_builder_info(b, &o->info[i]) < 0)
+			goto out;
+	if (o->fallback && add_fallbacks(b, o->fallback, &u->frame) < 0)
 		goto out;
 	*out = ms_capture_builder_seal(b);
 	b = NULL;
@@ -187,7 +226,42 @@ static int dump_target(const struct ms_capture *cap, struct ms_writer *w, struct
 	return ms_target_pack(w, t);
 }
 
-static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union any_record *u)
+int ms_capture_frame_fact(const struct ms_capture *cap, uint32_t i, struct ms_frame *out)
+{
+	const struct ms_cap_frame *f = &cap->frames[i];
+	uint32_t k;
+
+	if (f->n_lines > MS_FRAME_LINES_MAX)
+		return ms_error("frame %u has %u inline lines, more than the %d a stream record holds",
+				i, f->n_lines, MS_FRAME_LINES_MAX);
+	out->module = f->module;
+	out->address = f->address;
+	out->name = str(cap, f->name);
+	out->symbol_start = f->symbol_start;
+	out->reason = f->reason;
+	out->n_lines = f->n_lines;
+	for (k = 0; k < f->n_lines; k++) {
+		const struct ms_cap_line *l = &cap->lines[f->first_line + k];
+		const struct ms_cap_function *fn = &cap->functions[l->function];
+
+		out->lines[k].function = str(cap, fn->name);
+		out->lines[k].system_name = str(cap, fn->system_name);
+		out->lines[k].file = str(cap, fn->file);
+		out->lines[k].line = l->line;
+		out->lines[k].function_line = fn->start_line;
+	}
+	return 0;
+}
+
+/* The FRAME record of frame i, with its inline chain. */
+static int dump_frame(const struct ms_capture *cap, struct ms_writer *w, uint32_t i,
+		      struct ms_frame *out)
+{
+	return ms_capture_frame_fact(cap, i, out) < 0 ? -1 : ms_frame_pack(w, out);
+}
+
+static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union any_record *u,
+		       unsigned flags)
 {
 	uint32_t i, n;
 	uint64_t k;
@@ -238,14 +312,10 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 		const struct ms_cap_frame *f = &cap->frames[i];
 
 		if (f->reason == MS_CAP_UNSYMBOLIZED ||
+		    ((flags & MS_DUMP_OMIT_FAILED) && f->reason != MS_SYM_OK) ||
 		    (i && f[-1].module == f->module && f[-1].address == f->address))
 			continue;
-		u->frame.module = f->module;
-		u->frame.address = f->address;
-		u->frame.name = str(cap, f->name);
-		u->frame.symbol_start = f->symbol_start;
-		u->frame.reason = f->reason;
-		if (ms_frame_pack(w, &u->frame) < 0)
+		if (dump_frame(cap, w, i, &u->frame) < 0)
 			return -1;
 	}
 	for (i = 0; i < cap->n_threads; i++) {
@@ -321,12 +391,18 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 int ms_capture_dump(const struct ms_capture *cap, struct ms_writer *w,
 		    const char *stage, const char *version)
 {
+	return ms_capture_dump_flags(cap, w, stage, version, 0);
+}
+
+int ms_capture_dump_flags(const struct ms_capture *cap, struct ms_writer *w,
+			  const char *stage, const char *version, unsigned flags)
+{
 	union any_record *u = malloc(sizeof(*u));
 	int ret = -1;
 
 	if (!u)
 		return ms_error("out of memory dumping the capture");
-	if (ms_writer_header(w, NULL, stage, version) == 0 && dump_tables(cap, w, u) == 0 &&
+	if (ms_writer_header(w, NULL, stage, version) == 0 && dump_tables(cap, w, u, flags) == 0 &&
 	    ms_writer_trailer(w, !(cap->flags & MS_CAPTURE_INCOMPLETE)) == 0)
 		ret = 0;
 	free(u);

@@ -13,9 +13,17 @@
  * header, INFO per info row, TARGET (when info has a text "command" and a
  * numeric "pid"; argv is "command" split at each space), TARGET_EXIT,
  * MODULE per module (id = its index), FRAME per symbolized (module,
- * address), COMM per thread, STACK per sample, LOST and THROTTLE for the
- * totals, PROBLEM per row, and a trailer whose "complete" is false for an
- * incomplete capture.
+ * address) with its inline chain as lines, COMM per thread, STACK per
+ * sample, LOST and THROTTLE for the totals, PROBLEM per row, and a trailer
+ * whose "complete" is false for an incomplete capture.
+ *
+ * A frame without a frame fact (MS_CAP_UNSYMBOLIZED: recorded with
+ * symbolization deferred) gets no FRAME record, so that an ms-symbolize
+ * stage reading the dump looks it up (it takes the FRAME records it reads
+ * as known). That is how `microscope symbolize` works:
+ *   ms-capture --dump IN | ms-symbolize | ms-capture -o OUT
+ * The module statuses (capture.h) are not dumped: the builder derives them
+ * again from what the stream holds.
  */
 #ifndef MS_CAPTURE_CONVERT_H
 #define MS_CAPTURE_CONVERT_H
@@ -23,6 +31,7 @@
 #include <stdbool.h>
 
 #include "capture/capture.h"
+#include "stream/records.h"
 #include "stream/stream.h"
 
 enum ms_capture_from_stream_flags {
@@ -39,6 +48,26 @@ enum ms_capture_from_stream_flags {
  */
 int ms_capture_from_stream(struct ms_reader *r, unsigned flags, struct ms_capture **out);
 
+/* What ms_capture_from_stream_opts() does besides reading the stream. */
+struct ms_capture_stream_options {
+	unsigned flags;			/* enum ms_capture_from_stream_flags */
+	/* Info facts set after the stream's (ms-capture --info): they win. */
+	const struct ms_info *info;
+	uint32_t n_info;
+	/*
+	 * The frame facts of this capture stand in where the stream's name
+	 * less (ms-capture --keep-names; builder.h: frame fallback). Its
+	 * module ids must be the stream's: the stream is its dump, passed
+	 * through a symbolize stage.
+	 */
+	const struct ms_capture *fallback;
+};
+int ms_capture_from_stream_opts(struct ms_reader *r, const struct ms_capture_stream_options *o,
+				struct ms_capture **out);
+/* The same with only info facts (see above). */
+int ms_capture_from_stream_info(struct ms_reader *r, unsigned flags, const struct ms_info *info,
+				uint32_t n_info, struct ms_capture **out);
+
 /*
  * Write cap to w as a stream whose header names stage and version. Returns
  * 0, or -1 after a message (or quietly when the writer's pipe is broken:
@@ -46,5 +75,23 @@ int ms_capture_from_stream(struct ms_reader *r, unsigned flags, struct ms_captur
  */
 int ms_capture_dump(const struct ms_capture *cap, struct ms_writer *w,
 		    const char *stage, const char *version);
+
+/*
+ * The frame fact of frame i of cap as a stream record would hold it (its
+ * strings borrow from cap). -1 after a message when it has more lines than
+ * a record holds.
+ */
+int ms_capture_frame_fact(const struct ms_capture *cap, uint32_t i, struct ms_frame *out);
+
+enum ms_capture_dump_flags {
+	/*
+	 * Leave out the FRAME records of frames whose symbolization failed
+	 * (reason not MS_SYM_OK), so that a symbolize stage downstream tries
+	 * them again (with debug directories it did not have before, say).
+	 */
+	MS_DUMP_OMIT_FAILED = 1 << 0,
+};
+int ms_capture_dump_flags(const struct ms_capture *cap, struct ms_writer *w,
+			  const char *stage, const char *version, unsigned flags);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * The on-disk layout of a capture, version 1 (man/microscope-capture.5 is
+ * The on-disk layout of a capture, version 1.1 (man/microscope-capture.5 is
  * the normative text; keep the two in step). All integers little-endian.
  *
  *   header     40 bytes at offset 0
@@ -41,7 +41,7 @@
 #define MS_CAPF_DIR_RESERVED 36	/* u32, zero */
 #define MS_CAPF_DIR_SIZE_BYTES 40
 
-/* At most this many directory entries (v1 writes 9). */
+/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11). */
 #define MS_CAPF_SECTIONS_MAX 1024
 
 enum ms_capf_codec {
@@ -59,9 +59,10 @@ enum ms_capf_section {
 	MS_CAPF_STRINGS = 1,
 	MS_CAPF_INFO = 2,	/* key u32, value_text u32, value_number u64 */
 	MS_CAPF_MODULES = 3,	/* path, kind, build_id_len u32, build_id[20],
-				   dev_maj, dev_min u32, ino, size, mtime u64 */
+				   dev_maj, dev_min u32, ino, size, mtime u64;
+				   1.1: status, status_reason u32 */
 	MS_CAPF_FRAMES = 4,	/* module, flags u32, address u64, name, reason u32,
-				   symbol_start u64 */
+				   symbol_start u64; 1.1: first_line, n_lines u32 */
 	MS_CAPF_STACKS = 5,	/* parent, frame, depth u32 */
 	MS_CAPF_THREADS = 6,	/* pid, tid, name, zero u32, first_time, last_time u64 */
 	MS_CAPF_SAMPLES = 7,	/* time u64, thread, cpu, stack, end u32, period u64 */
@@ -69,19 +70,32 @@ enum ms_capf_section {
 	MS_CAPF_TOTALS = 9,	/* one row: lost_kernel, lost_collector, throttled,
 				   start_time, end_time u64, target_exit_code i32,
 				   zero u32 */
-	MS_CAPF_SECTION_LAST = MS_CAPF_TOTALS,
+	/*
+	 * Minor 1. A file of minor 0 lacks them (and has the 1.0 rows of
+	 * modules and frames): the reader gives it empty tables. A file of
+	 * minor 1 or later must have them.
+	 */
+	MS_CAPF_FUNCTIONS = 10,	/* name, system_name, file, start_line u32 */
+	MS_CAPF_LINES = 11,	/* function, line u32 */
+	MS_CAPF_SECTION_LAST = MS_CAPF_LINES,
 };
+/* The last section a file of minor 0 has. */
+#define MS_CAPF_SECTION_LAST_1_0 MS_CAPF_TOTALS
 
-/* v1 row sizes. */
+/* Row sizes of 1.1; modules and frames were shorter in 1.0. */
 #define MS_CAPF_TABLE_HEADER 8
 #define MS_CAPF_ROW_INFO 16
-#define MS_CAPF_ROW_MODULES 64
-#define MS_CAPF_ROW_FRAMES 32
+#define MS_CAPF_ROW_MODULES 72
+#define MS_CAPF_ROW_MODULES_1_0 64
+#define MS_CAPF_ROW_FRAMES 40
+#define MS_CAPF_ROW_FRAMES_1_0 32
 #define MS_CAPF_ROW_STACKS 12
 #define MS_CAPF_ROW_THREADS 32
 #define MS_CAPF_ROW_SAMPLES 32
 #define MS_CAPF_ROW_PROBLEMS 24
 #define MS_CAPF_ROW_TOTALS 48
+#define MS_CAPF_ROW_FUNCTIONS 16
+#define MS_CAPF_ROW_LINES 8
 /* A reader refuses rows larger than this (a sanity bound, not a format limit). */
 #define MS_CAPF_ROW_MAX 4096
 

@@ -202,8 +202,9 @@ static int load_sections(struct load *l, uint32_t n_sections)
 		if (decompress(l, name, l->buf + off, size, l->raw[id], raw_size) < 0)
 			return -1;
 	}
+	/* Sections added by minor 1 are absent from a 1.0 file: empty tables. */
 	for (id = 1; id <= MS_CAPF_SECTION_LAST; id++)
-		if (!l->raw[id])
+		if (!l->raw[id] && (l->cap->minor >= 1 || id <= MS_CAPF_SECTION_LAST_1_0))
 			return bad(l, section_label(id), "the section is missing");
 	return 0;
 }
@@ -215,9 +216,16 @@ static int load_sections(struct load *l, uint32_t n_sections)
 static const unsigned char *rows(struct load *l, uint32_t id, uint32_t min_row,
 				 uint32_t *n, uint32_t *row_size)
 {
+	static const unsigned char none[1];
 	const unsigned char *raw = l->raw[id];
 	const char *name = section_label(id);
 
+	if (!raw) {
+		/* a section of a later minor, absent from an earlier file */
+		*n = 0;
+		*row_size = min_row;
+		return none;
+	}
 	*n = ms_get_u32(raw);
 	*row_size = ms_get_u32(raw + 4);
 	if (*row_size < min_row || *row_size > MS_CAPF_ROW_MAX) {
@@ -316,7 +324,10 @@ static int decode_modules(struct load *l)
 {
 	struct ms_capture *cap = l->cap;
 	uint32_t n, size, i;
-	const unsigned char *p = rows(l, MS_CAPF_MODULES, MS_CAPF_ROW_MODULES, &n, &size);
+	bool v1_1 = cap->minor >= 1;
+	const unsigned char *p = rows(l, MS_CAPF_MODULES,
+				      v1_1 ? MS_CAPF_ROW_MODULES : MS_CAPF_ROW_MODULES_1_0,
+				      &n, &size);
 
 	if (!p || !(cap->modules = table(l, n, sizeof(*cap->modules))))
 		return -1;
@@ -337,6 +348,70 @@ static int decode_modules(struct load *l)
 		m->ino = ms_get_u64(p + 40);
 		m->size = ms_get_u64(p + 48);
 		m->mtime = ms_get_u64(p + 56);
+		/* Any status: one this version does not know comes from a later minor. */
+		if (v1_1) {
+			m->status = ms_get_u32(p + 64);
+			m->status_reason = ms_get_u32(p + 68);
+		}
+	}
+	return 0;
+}
+
+/* Whether function a sorts strictly before function b (the writer's order). */
+static bool function_before(const struct ms_cap_function *a, const struct ms_cap_function *b)
+{
+	if (a->name != b->name)
+		return a->name < b->name;
+	if (a->system_name != b->system_name)
+		return a->system_name < b->system_name;
+	if (a->file != b->file)
+		return a->file < b->file;
+	return a->start_line < b->start_line;
+}
+
+static int decode_functions(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p = rows(l, MS_CAPF_FUNCTIONS, MS_CAPF_ROW_FUNCTIONS, &n, &size);
+
+	if (!p || !(cap->functions = table(l, n, sizeof(*cap->functions))))
+		return -1;
+	cap->n_functions = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_function *f = &cap->functions[i];
+
+		f->name = ms_get_u32(p);
+		f->system_name = ms_get_u32(p + 4);
+		f->file = ms_get_u32(p + 8);
+		f->start_line = ms_get_u32(p + 12);
+		CHECK_STRING("functions", i, "name", f->name);
+		CHECK_STRING("functions", i, "system_name", f->system_name);
+		CHECK_STRING("functions", i, "file", f->file);
+		if (i && !function_before(f - 1, f))
+			return bad(l, "functions", "row %u is not after row %u (by name, system_name, "
+				   "file, start_line): rows are sorted and unique", i, i - 1);
+	}
+	return 0;
+}
+
+static int decode_lines(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p = rows(l, MS_CAPF_LINES, MS_CAPF_ROW_LINES, &n, &size);
+
+	if (!p || !(cap->lines = table(l, n, sizeof(*cap->lines))))
+		return -1;
+	cap->n_lines = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_line *r = &cap->lines[i];
+
+		r->function = ms_get_u32(p);
+		r->line = ms_get_u32(p + 4);
+		if (r->function >= cap->n_functions)
+			return bad(l, "lines", "row %u: function %u of %u", i, r->function,
+				   cap->n_functions);
 	}
 	return 0;
 }
@@ -345,7 +420,10 @@ static int decode_frames(struct load *l)
 {
 	struct ms_capture *cap = l->cap;
 	uint32_t n, size, i;
-	const unsigned char *p = rows(l, MS_CAPF_FRAMES, MS_CAPF_ROW_FRAMES, &n, &size);
+	bool v1_1 = cap->minor >= 1;
+	const unsigned char *p = rows(l, MS_CAPF_FRAMES,
+				      v1_1 ? MS_CAPF_ROW_FRAMES : MS_CAPF_ROW_FRAMES_1_0,
+				      &n, &size);
 
 	if (!p || !(cap->frames = table(l, n, sizeof(*cap->frames))))
 		return -1;
@@ -363,6 +441,13 @@ static int decode_frames(struct load *l)
 			return bad(l, "frames", "row %u: module %u of %u", i, f->module,
 				   cap->n_modules);
 		CHECK_STRING("frames", i, "name", f->name);
+		if (!v1_1)
+			continue;
+		f->first_line = ms_get_u32(p + 32);
+		f->n_lines = ms_get_u32(p + 36);
+		if ((uint64_t)f->first_line + f->n_lines > cap->n_lines)
+			return bad(l, "frames", "row %u: %u lines from line %u, of %u", i,
+				   f->n_lines, f->first_line, cap->n_lines);
 	}
 	return 0;
 }
@@ -517,7 +602,7 @@ struct ms_capture *ms_capture_load_buffer(const void *buf, size_t len, const cha
 	/* Strings first: every other table refers to them. */
 	if (check_header(&l, &n_sections) == 0 && load_sections(&l, n_sections) == 0 &&
 	    decode_strings(&l) == 0 && decode_info(&l) == 0 && decode_modules(&l) == 0 &&
-	    decode_frames(&l) == 0 && decode_stacks(&l) == 0 && decode_threads(&l) == 0 &&
+	    decode_functions(&l) == 0 && decode_lines(&l) == 0 && decode_frames(&l) == 0 && decode_stacks(&l) == 0 && decode_threads(&l) == 0 &&
 	    decode_samples(&l) == 0 && decode_problems(&l) == 0 && decode_totals(&l) == 0)
 		ret = 0;
 	for (i = 0; i <= MS_CAPF_SECTION_LAST; i++)

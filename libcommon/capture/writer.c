@@ -13,6 +13,7 @@
 #include "capture/format.h"
 #include "capture/internal.h"
 #include "util/error.h"
+#include "util/publish.h"
 
 struct section {
 	uint32_t id;
@@ -95,6 +96,8 @@ static int put_modules(struct section *s, const struct ms_capture *cap)
 		ms_put_u64(p + 40, m->ino);
 		ms_put_u64(p + 48, m->size);
 		ms_put_u64(p + 56, m->mtime);
+		ms_put_u32(p + 64, m->status);
+		ms_put_u32(p + 68, m->status_reason);
 	}
 	return 0;
 }
@@ -115,6 +118,40 @@ static int put_frames(struct section *s, const struct ms_capture *cap)
 		ms_put_u32(p + 16, f->name);
 		ms_put_u32(p + 20, f->reason);
 		ms_put_u64(p + 24, f->symbol_start);
+		ms_put_u32(p + 32, f->first_line);
+		ms_put_u32(p + 36, f->n_lines);
+	}
+	return 0;
+}
+
+static int put_functions(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p = table(s, MS_CAPF_FUNCTIONS, cap->n_functions, MS_CAPF_ROW_FUNCTIONS);
+	uint32_t i;
+
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_functions; i++, p += MS_CAPF_ROW_FUNCTIONS) {
+		const struct ms_cap_function *f = &cap->functions[i];
+
+		ms_put_u32(p, f->name);
+		ms_put_u32(p + 4, f->system_name);
+		ms_put_u32(p + 8, f->file);
+		ms_put_u32(p + 12, f->start_line);
+	}
+	return 0;
+}
+
+static int put_lines(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p = table(s, MS_CAPF_LINES, cap->n_lines, MS_CAPF_ROW_LINES);
+	uint32_t i;
+
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_lines; i++, p += MS_CAPF_ROW_LINES) {
+		ms_put_u32(p, cap->lines[i].function);
+		ms_put_u32(p + 4, cap->lines[i].line);
 	}
 	return 0;
 }
@@ -206,7 +243,7 @@ static int put_totals(struct section *s, const struct ms_capture *cap)
 
 static int (*const put_section[])(struct section *, const struct ms_capture *) = {
 	put_strings, put_info, put_modules, put_frames, put_stacks,
-	put_threads, put_samples, put_problems, put_totals,
+	put_threads, put_samples, put_problems, put_totals, put_functions, put_lines,
 };
 #define N_SECTIONS (sizeof(put_section) / sizeof(put_section[0]))
 
@@ -309,68 +346,26 @@ static int write_all(int fd, const unsigned char *p, size_t len)
 	return 0;
 }
 
-/* Make the rename itself durable; a failure here loses nothing written. */
-static void sync_dir(const char *path)
-{
-	char *copy = strdup(path);
-	int fd;
-
-	if (!copy)
-		return;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(copy);
-}
-
 int ms_capture_write(const struct ms_capture *cap, const char *path)
 {
+	struct ms_publish pub;
 	unsigned char *buf;
-	size_t len, tmp_len = strlen(path) + 32;
-	char *tmp = malloc(tmp_len);
-	int fd = -1, ret = -1;
+	size_t len;
+	int fd;
 
-	if (!tmp)
-		return ms_error("out of memory writing '%s'", path);
-	if (ms_capture_encode(cap, &buf, &len) < 0) {
-		free(tmp);
+	if (ms_capture_encode(cap, &buf, &len) < 0)
+		return -1;
+	fd = ms_publish_open(&pub, path);
+	if (fd < 0) {
+		free(buf);
 		return -1;
 	}
-	snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		ms_error_errno("cannot create '%s'", tmp);
-		goto out;
-	}
 	if (write_all(fd, buf, len) < 0) {
-		ms_error_errno("cannot write '%s'", tmp);
-		goto fail;
+		ms_error_errno("cannot write '%s'", pub.tmp ? pub.tmp : path);
+		ms_publish_abort(&pub);
+		free(buf);
+		return -1;
 	}
-	if (fsync(fd) < 0) {
-		ms_error_errno("cannot sync '%s'", tmp);
-		goto fail;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		ms_error_errno("cannot write '%s'", tmp);
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		ms_error_errno("cannot rename '%s' to '%s'", tmp, path);
-		goto fail;
-	}
-	sync_dir(path);
-	ret = 0;
-	goto out;
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-out:
 	free(buf);
-	free(tmp);
-	return ret;
+	return ms_publish_commit(&pub);
 }

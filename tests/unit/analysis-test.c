@@ -37,6 +37,8 @@ struct tcap {
 	struct ms_cap_thread threads[T_THREADS];
 	struct ms_cap_sample samples[T_SAMPLES];
 	struct ms_cap_problem problems[4];
+	struct ms_cap_function functions[16];
+	struct ms_cap_line lines[32];
 };
 
 static void tcap_init(struct tcap *t)
@@ -52,6 +54,8 @@ static void tcap_init(struct tcap *t)
 	t->cap.threads = t->threads;
 	t->cap.samples = t->samples;
 	t->cap.problems = t->problems;
+	t->cap.functions = t->functions;
+	t->cap.lines = t->lines;
 	t->cap.target_exit_code = -1;
 	t->strings[t->cap.n_strings++] = "";
 }
@@ -404,11 +408,11 @@ static void test_top_json(void **state)
 	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
 	assert_string_equal(text,
 		"{\"samples\":11,\"functions\":["
-		"{\"name\":\"burn_60\",\"module\":\"burn\",\"self\":4,\"self_percent\":36.36,"
+		"{\"name\":\"burn_60\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":4,\"self_percent\":36.36,"
 		"\"total\":4,\"total_percent\":36.36},"
-		"{\"name\":\"burn_30\",\"module\":\"burn\",\"self\":2,\"self_percent\":18.18,"
+		"{\"name\":\"burn_30\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"self_percent\":18.18,"
 		"\"total\":2,\"total_percent\":18.18},"
-		"{\"name\":\"rec\",\"module\":\"burn\",\"self\":2,\"self_percent\":18.18,"
+		"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"self_percent\":18.18,"
 		"\"total\":2,\"total_percent\":18.18}]}\n");
 	free(text);
 
@@ -416,9 +420,9 @@ static void test_top_json(void **state)
 	o.sort = MS_TOP_SORT_TOTAL;
 	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
 	assert_non_null(strstr(text, "{\"samples\":11,\"functions\":[{\"name\":\"__libc_start_main\","
-				    "\"module\":\"libc.so.6\",\"self\":0,\"self_percent\":0,"
+				    "\"module\":\"libc.so.6\",\"file\":\"\",\"line\":0,\"self\":0,\"self_percent\":0,"
 				    "\"total\":9,\"total_percent\":81.82},"));
-	assert_non_null(strstr(text, "{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"self\":1,"
+	assert_non_null(strstr(text, "{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"file\":\"\",\"line\":0,\"self\":1,"
 				    "\"self_percent\":9.09,\"total\":1,\"total_percent\":9.09}"));
 	assert_non_null(strstr(text, "\"total_percent\":9.09}]}\n"));
 	free(text);
@@ -534,16 +538,16 @@ static void test_tree_shape(void **state)
 
 static const char main_tree_json[] =
 	"{\"samples\":11,\"root\":{\"name\":\"[root]\",\"self\":1,\"total\":11,\"children\":["
-	"{\"name\":\"__libc_start_main\",\"module\":\"libc.so.6\",\"self\":0,\"total\":9,\"children\":["
-	"{\"name\":\"main\",\"module\":\"burn\",\"self\":0,\"total\":9,\"children\":["
-	"{\"name\":\"run\",\"module\":\"burn\",\"self\":0,\"total\":6,\"children\":["
-	"{\"name\":\"burn_60\",\"module\":\"burn\",\"self\":4,\"total\":4,\"children\":[]},"
-	"{\"name\":\"burn_30\",\"module\":\"burn\",\"self\":2,\"total\":2,\"children\":[]}]},"
-	"{\"name\":\"rec\",\"module\":\"burn\",\"self\":0,\"total\":2,\"children\":["
-	"{\"name\":\"rec\",\"module\":\"burn\",\"self\":0,\"total\":2,\"children\":["
-	"{\"name\":\"rec\",\"module\":\"burn\",\"self\":2,\"total\":2,\"children\":[]}]}]},"
-	"{\"name\":\"burn+0x1234\",\"module\":\"burn\",\"self\":1,\"total\":1,\"children\":[]}]}]},"
-	"{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"self\":1,\"total\":1,\"children\":[]}]}}\n";
+	"{\"name\":\"__libc_start_main\",\"module\":\"libc.so.6\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":9,\"children\":["
+	"{\"name\":\"main\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":9,\"children\":["
+	"{\"name\":\"run\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":6,\"children\":["
+	"{\"name\":\"burn_60\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":4,\"total\":4,\"children\":[]},"
+	"{\"name\":\"burn_30\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"total\":2,\"children\":[]}]},"
+	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"total\":2,\"children\":[]}]}]},"
+	"{\"name\":\"burn+0x1234\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":1,\"total\":1,\"children\":[]}]}]},"
+	"{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"file\":\"\",\"line\":0,\"self\":1,\"total\":1,\"children\":[]}]}}\n";
 
 static void test_tree_json(void **state)
 {
@@ -560,7 +564,7 @@ static void test_tree_json(void **state)
 	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
 	assert_null(strstr(text, "0xdead"));
 	assert_null(strstr(text, "burn+0x1234"));
-	assert_non_null(strstr(text, "{\"name\":\"rec\",\"module\":\"burn\",\"self\":0,\"total\":2,"
+	assert_non_null(strstr(text, "{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,"
 				    "\"children\":[{\"name\":\"rec\""));
 	assert_non_null(strstr(text, "\"total\":2,\"children\":[]}]}]}]}]}]}}\n"));
 	free(text);
@@ -715,6 +719,7 @@ static void test_summary_json(void **state)
 		"{\"reason\":\"outermost\",\"samples\":1,\"percent\":9.09},"
 		"{\"reason\":\"no-module\",\"samples\":1,\"percent\":9.09},"
 		"{\"reason\":\"kernel-only\",\"samples\":1,\"percent\":9.09}],"
+		"\"unsymbolized\":{\"samples\":2,\"percent\":18.18,\"deferred\":false},"
 		"\"problems\":[{\"stage\":\"ms-unwind\",\"code\":\"no-cfi\",\"count\":3,"
 		"\"detail\":\"no CFI for \\\"burn\\\"+0x1234\"}]}\n");
 	free(text);
@@ -730,6 +735,8 @@ static void test_summary_text(void **state)
 	assert_string_equal(text,
 		"stack ends: fp-chain 54.5%, depth 18.2%, outermost 9.1%, no-module 9.1%, "
 		"kernel-only 9.1%\n"
+		"unsymbolized: 2 of 11 samples (18.2%) have a frame without a name; "
+		"ms-analyze problems lists them\n"
 		"command:     ./burn 1\n"
 		"pid:         42\n"
 		"duration:    10.000 ms between the first and last sample\n"
@@ -780,10 +787,12 @@ static void test_summary_empty(void **state)
 		"{\"command\":\"\",\"pid\":0,\"incomplete\":false,\"duration_ns\":0,"
 		"\"start_time_ns\":null,\"end_time_ns\":null,\"samples\":0,\"period\":0,"
 		"\"threads\":[],\"lost\":{\"kernel\":0,\"collector\":0},\"throttled\":0,"
-		"\"exit_code\":null,\"stack_ends\":[],\"problems\":[]}\n");
+		"\"exit_code\":null,\"stack_ends\":[],"
+		"\"unsymbolized\":{\"samples\":0,\"percent\":0,\"deferred\":false},\"problems\":[]}\n");
 	free(text);
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t.cap, false));
-	assert_true(starts_with(text, "stack ends: none (no samples)\ncommand:     (unknown)\n"));
+	assert_true(starts_with(text, "stack ends: none (no samples)\nunsymbolized: none\n"
+				      "command:     (unknown)\n"));
 	free(text);
 }
 
@@ -884,6 +893,392 @@ static void test_json_values(void **state)
 	free(text);
 }
 
+/* ---- inline frames ---- */
+
+static uint32_t function(struct tcap *t, const char *name, const char *file, uint32_t start)
+{
+	assert_true(t->cap.n_functions < 16);
+	t->functions[t->cap.n_functions] = (struct ms_cap_function){
+		.name = str(t, name), .file = str(t, file), .start_line = start };
+	return t->cap.n_functions++;
+}
+
+/* Give frame fr an inline chain of n (function, line) pairs, innermost first. */
+static void chain(struct tcap *t, uint32_t fr, uint32_t n, ...)
+{
+	va_list ap;
+	uint32_t i;
+
+	t->frames[fr].first_line = t->cap.n_lines;
+	t->frames[fr].n_lines = n;
+	va_start(ap, n);
+	for (i = 0; i < n; i++) {
+		assert_true(t->cap.n_lines < 32);
+		t->lines[t->cap.n_lines].function = va_arg(ap, uint32_t);
+		t->lines[t->cap.n_lines].line = va_arg(ap, uint32_t);
+		t->cap.n_lines++;
+	}
+	va_end(ap);
+}
+
+/*
+ * 11 samples over inline chains (outermost first):
+ *   5  main  outer>mid>leaf    (one frame: leaf inlined into mid into outer)
+ *   3  main  outer>mid         (another address of outer, mid inlined)
+ *   2  main  inl+0x13f0        (no symbol; .eh_frame gave the start 0x13f0)
+ *   1  main  inl+0x13f0        (another address of that function)
+ */
+static struct tcap *inline_capture(void)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t inl, outer, mid, leaf, mainf, f1, f2, f3, f5, f6;
+
+	assert_non_null(t);
+	tcap_init(t);
+	inl = module(t, "/bin/inl", MS_MODULE_FILE);
+	outer = function(t, "outer", "/src/a.c", 38);
+	mid = function(t, "mid", "/src/a.h", 25);
+	leaf = function(t, "leaf", "/src/a.c", 10);
+	mainf = function(t, "main", "/src/a.c", 48);
+	f1 = frame(t, inl, 0x1110, "outer");
+	chain(t, f1, 3, leaf, 12u, mid, 30u, outer, 40u);
+	f2 = frame(t, inl, 0x1120, "outer");
+	chain(t, f2, 2, mid, 31u, outer, 41u);
+	f3 = frame(t, inl, 0x1210, "main");
+	chain(t, f3, 1, mainf, 50u);
+	f5 = frame(t, inl, 0x1400, NULL);
+	t->frames[f5].reason = MS_SYM_FDE_ONLY;
+	t->frames[f5].symbol_start = 0x13f0;
+	f6 = frame(t, inl, 0x1404, NULL);
+	t->frames[f6].reason = MS_SYM_FDE_ONLY;
+	t->frames[f6].symbol_start = 0x13f0;
+	thread(t, 9, 9, "inl");
+	samples(t, 5, 0, path(t, f3, f1, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 3, 0, path(t, f3, f2, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 2, 0, path(t, f3, f5, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, 0, path(t, f3, f6, MS_NONE), MS_END_OUTERMOST);
+	return t;
+}
+
+static void test_inline_keys(void **state)
+{
+	struct tcap *t = inline_capture();
+	struct ms_funcs f;
+	uint32_t k;
+
+	assert_int_equal(ms_funcs_build(&f, &t->cap), 0);
+	/* leaf main mid outer, then the unnamed function by its start */
+	assert_int_equal(f.n, 5);
+	assert_string_equal(f.funcs[0].label, "leaf");
+	assert_string_equal(f.funcs[0].file_name, "a.c");
+	assert_int_equal(f.funcs[0].line, 10);
+	assert_string_equal(f.funcs[1].label, "main");
+	assert_string_equal(f.funcs[2].label, "mid");
+	assert_string_equal(f.funcs[2].file_name, "a.h");
+	assert_string_equal(f.funcs[3].label, "outer");
+	assert_string_equal(f.funcs[4].label, "inl+0x13f0");
+	assert_string_equal(f.funcs[4].file_name, "");
+	/* frame 0's chain, outermost first; its address is in leaf */
+	assert_int_equal(f.chain_start[1] - f.chain_start[0], 3);
+	k = f.chain_start[0];
+	assert_string_equal(f.funcs[f.chain[k]].label, "outer");
+	assert_string_equal(f.funcs[f.chain[k + 1]].label, "mid");
+	assert_string_equal(f.funcs[f.chain[k + 2]].label, "leaf");
+	assert_int_equal(f.frame_func[0], 0);
+	assert_int_equal(f.frame_func[1], 2);	/* mid */
+	assert_int_equal(f.frame_func[3], f.frame_func[4]);	/* one .eh_frame function */
+	assert_int_equal(f.chain_start[5], 3 + 2 + 1 + 1 + 1);
+	ms_funcs_release(&f);
+	free(t);
+}
+
+static void test_inline_top(void **state)
+{
+	static const struct expect_top expect[] = {
+		{ "leaf", 5, 5 },
+		{ "mid", 3, 8 },
+		{ "inl+0x13f0", 3, 3 },
+		{ "main", 0, 11 },
+		{ "outer", 0, 8 },
+	};
+	struct tcap *t = inline_capture();
+	struct ms_top_options o = { .limit = 3 };
+	struct ms_top top;
+	char *text;
+
+	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
+	check_top(&top, expect, 5);
+	ms_top_release(&top);
+
+	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	assert_string_equal(text,
+		"11 samples, 5 functions (the first 3 shown)\n"
+		" self%  self  total%  total  module  function\n"
+		" 45.5%     5   45.5%      5  inl     leaf (a.c:10)\n"
+		" 27.3%     3   72.7%      8  inl     mid (a.h:25)\n"
+		" 27.3%     3   27.3%      3  inl     inl+0x13f0\n");
+	free(text);
+
+	o = (struct ms_top_options){ .json = true, .limit = 2 };
+	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	assert_string_equal(text,
+		"{\"samples\":11,\"functions\":["
+		"{\"name\":\"leaf\",\"module\":\"inl\",\"file\":\"/src/a.c\",\"line\":10,"
+		"\"self\":5,\"self_percent\":45.45,\"total\":5,\"total_percent\":45.45},"
+		"{\"name\":\"mid\",\"module\":\"inl\",\"file\":\"/src/a.h\",\"line\":25,"
+		"\"self\":3,\"self_percent\":27.27,\"total\":8,\"total_percent\":72.73}]}\n");
+	free(text);
+	free(t);
+}
+
+static void test_inline_tree(void **state)
+{
+	struct tcap *t = inline_capture();
+	struct ms_tree tr;
+	struct ms_tree_options o = { 0 };
+	uint32_t mainn, outer, mid;
+	char *text;
+
+	assert_int_equal(ms_tree_build(&tr, &t->cap), 0);
+	assert_int_equal(tr.nodes[0].n_children, 1);
+	mainn = child(&tr, 0, 0);
+	check_node(&tr, mainn, "main", 0, 11, 2);
+	outer = child(&tr, mainn, 0);
+	check_node(&tr, outer, "outer", 0, 8, 1);
+	mid = child(&tr, outer, 0);
+	check_node(&tr, mid, "mid", 3, 8, 1);
+	check_node(&tr, child(&tr, mid, 0), "leaf", 5, 5, 0);
+	assert_int_equal(tr.nodes[child(&tr, mid, 0)].depth, 4);
+	check_node(&tr, child(&tr, mainn, 1), "inl+0x13f0", 3, 3, 0);
+	ms_tree_release(&tr);
+
+	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	assert_string_equal(text,
+		"11 samples\n"
+		"total%   self%  total  self  function\n"
+		"100.0%    0.0%     11     0  [root]\n"
+		"100.0%    0.0%     11     0    main (a.c:48, inl)\n"
+		" 72.7%    0.0%      8     0      outer (a.c:38, inl)\n"
+		" 72.7%   27.3%      8     3        mid (a.h:25, inl)\n"
+		" 45.5%   45.5%      5     5          leaf (a.c:10, inl)\n"
+		" 27.3%   27.3%      3     3      inl+0x13f0\n");
+	free(text);
+
+	o.json = true;
+	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	assert_non_null(strstr(text,
+		"{\"name\":\"mid\",\"module\":\"inl\",\"file\":\"/src/a.h\",\"line\":25,\"self\":3,"
+		"\"total\":8,\"children\":[{\"name\":\"leaf\",\"module\":\"inl\",\"file\":\"/src/a.c\","
+		"\"line\":10,\"self\":5,\"total\":5,\"children\":[]}]}"));
+	assert_non_null(strstr(text, "{\"name\":\"inl+0x13f0\",\"module\":\"inl\",\"file\":\"\","
+				    "\"line\":0,\"self\":3,\"total\":3,\"children\":[]}"));
+	free(text);
+	free(t);
+}
+
+/* An inlined function that recurses into itself is counted once per sample. */
+static void test_inline_recursion(void **state)
+{
+	struct tcap t;
+	struct ms_top top;
+	uint32_t m, g, fr;
+
+	tcap_init(&t);
+	m = module(&t, "/bin/r", MS_MODULE_FILE);
+	g = function(&t, "g", "/src/r.c", 3);
+	fr = frame(&t, m, 0x10, "g");
+	chain(&t, fr, 3, g, 4u, g, 5u, g, 6u);
+	thread(&t, 1, 1, "r");
+	samples(&t, 2, 0, path(&t, fr, fr, MS_NONE), MS_END_OUTERMOST);
+	assert_int_equal(ms_top_compute(&top, &t.cap, MS_TOP_SORT_SELF), 0);
+	assert_int_equal(top.n, 1);
+	assert_int_equal(top.entries[0].self, 2);
+	assert_int_equal(top.entries[0].total, 2);
+	ms_top_release(&top);
+}
+
+/* ---- symbolization problems ---- */
+
+/*
+ * 10 samples (outermost first):
+ *   4  libc:0x500 prog:0x10           libc deferred, prog without build id
+ *   2  libc:0x500 prog:0x20 prog:0x20 (one address: a return and a leaf frame)
+ *   1  ok:main libm:sqrt              libm named, but no debug file
+ *   1  [no module] 0xdead
+ *   2  ok:main
+ */
+static struct tcap *problems_capture(void)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t prog, libc, libm, ok, p1, p2, p2r, c1, d1, k1, nm;
+
+	assert_non_null(t);
+	tcap_init(t);
+	prog = module(t, "/tmp/x/prog", MS_MODULE_FILE);
+	t->modules[prog].dev_maj = 8;
+	t->modules[prog].dev_min = 2;
+	t->modules[prog].ino = 77;
+	t->modules[prog].size = 9000;
+	t->modules[prog].mtime = 123;
+	t->modules[prog].status = MS_CAP_MODULE_NO_BUILD_ID;
+	libc = module(t, "/lib/libc.so.6", MS_MODULE_FILE);
+	t->modules[libc].build_id_len = 4;
+	memcpy(t->modules[libc].build_id, "\xab\xcd\x01\x02", 4);
+	t->modules[libc].status = MS_CAP_MODULE_DEFERRED;
+	libm = module(t, "/lib/libm.so.6", MS_MODULE_FILE);
+	t->modules[libm].status = MS_CAP_MODULE_PARTIAL;
+	t->modules[libm].status_reason = MS_SYM_NO_DEBUG;
+	ok = module(t, "/lib/libok.so", MS_MODULE_FILE);
+	p1 = frame(t, prog, 0x10, NULL);
+	p2 = frame(t, prog, 0x20, NULL);
+	p2r = frame(t, prog, 0x20, NULL);
+	t->frames[p2r].flags = MS_FRAME_RETURN;
+	c1 = frame(t, libc, 0x500, NULL);
+	t->frames[p1].reason = t->frames[p2].reason = t->frames[p2r].reason =
+		t->frames[c1].reason = MS_CAP_UNSYMBOLIZED;
+	d1 = frame(t, libm, 0x30, "sqrt");
+	t->frames[d1].reason = MS_SYM_NO_DEBUG;
+	k1 = frame(t, ok, 0x40, "main");
+	nm = frame(t, MS_NONE, 0xdead, NULL);
+	thread(t, 1, 1, "prog");
+	samples(t, 4, 0, path(t, c1, p1, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 2, 0, path(t, c1, p2r, p2, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, 0, path(t, k1, d1, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, 0, path(t, nm, MS_NONE), MS_END_NO_MODULE);
+	samples(t, 2, 0, path(t, k1, MS_NONE), MS_END_OUTERMOST);
+	return t;
+}
+
+static void test_problems_numbers(void **state)
+{
+	struct tcap *t = problems_capture();
+	struct ms_sym_problems v;
+	uint64_t n;
+
+	assert_int_equal(ms_unsymbolized_samples(&t->cap, &n), 0);
+	assert_int_equal(n, 7);
+	assert_int_equal(ms_sym_problems_compute(&v, &t->cap), 0);
+	assert_int_equal(v.samples, 10);
+	assert_int_equal(v.unsymbolized, 7);
+	assert_int_equal(v.n_modules, 4);
+	/* prog and libc touch 6 samples each: the module id decides */
+	assert_int_equal(v.modules[0].module, 0);
+	assert_int_equal(v.modules[0].samples, 6);
+	assert_int_equal(v.modules[0].n_addresses, 2);
+	assert_int_equal(v.modules[1].module, 1);
+	assert_int_equal(v.modules[1].samples, 6);
+	assert_int_equal(v.modules[2].module, 2);
+	assert_int_equal(v.modules[2].samples, 1);
+	assert_int_equal(v.modules[2].n_addresses, 0);
+	assert_int_equal(v.modules[3].module, MS_NONE);
+	assert_int_equal(v.n_addresses, 4);
+	assert_int_equal(v.addresses[0].address, 0x10);
+	assert_int_equal(v.addresses[0].samples, 4);
+	assert_int_equal(v.addresses[1].address, 0x20);
+	assert_int_equal(v.addresses[1].samples, 2);	/* twice on the stack, once per sample */
+	assert_int_equal(v.addresses[2].address, 0x500);
+	assert_int_equal(v.addresses[2].samples, 6);
+	assert_int_equal(v.addresses[2].reason, MS_CAP_UNSYMBOLIZED);
+	assert_int_equal(v.addresses[3].address, 0xdead);
+	assert_int_equal(v.addresses[3].reason, MS_SYM_NO_MODULE);
+	ms_sym_problems_release(&v);
+	free(t);
+}
+
+static void test_problems_text(void **state)
+{
+	struct tcap *t = problems_capture();
+	char *text;
+
+	text = CAPTURE_OUTPUT(ms_sym_problems_write(out, &t->cap, false));
+	assert_string_equal(text,
+		"unsymbolized: 7 of 10 samples (70.0%) have a frame without a name\n"
+		"4 modules to report, 4 addresses without a name\n"
+		"\n"
+		"/tmp/x/prog: no-build-id, 6 samples (60.0%)\n"
+		"  identity: file, no build id, device 8:2, inode 77, size 9000, mtime 123\n"
+		"  samples   share  reason          address\n"
+		"        4   40.0%  not-symbolized  0x10\n"
+		"        2   20.0%  not-symbolized  0x20\n"
+		"\n"
+		"/lib/libc.so.6: deferred, 6 samples (60.0%)\n"
+		"  identity: file, build id abcd0102\n"
+		"  samples   share  reason          address\n"
+		"        6   60.0%  not-symbolized  0x500\n"
+		"\n"
+		"/lib/libm.so.6: partial (no-debug-file), 1 sample (10.0%)\n"
+		"  identity: file, no build id\n"
+		"\n"
+		"[no module]: 1 sample (10.0%)\n"
+		"  samples   share  reason          address\n"
+		"        1   10.0%  no-module       0xdead\n");
+	free(text);
+	free(t);
+}
+
+static void test_problems_json(void **state)
+{
+	struct tcap *t = problems_capture();
+	char *text;
+
+	text = CAPTURE_OUTPUT(ms_sym_problems_write(out, &t->cap, true));
+	assert_string_equal(text,
+		"{\"samples\":10,\"unsymbolized\":7,\"unsymbolized_percent\":70,\"modules\":["
+		"{\"path\":\"/tmp/x/prog\",\"kind\":\"file\",\"build_id\":\"\",\"dev_major\":8,"
+		"\"dev_minor\":2,\"inode\":77,\"size\":9000,\"mtime\":123,\"status\":\"no-build-id\","
+		"\"reason\":\"\",\"samples\":6,\"addresses\":["
+		"{\"address\":\"0x10\",\"reason\":\"not-symbolized\",\"samples\":4},"
+		"{\"address\":\"0x20\",\"reason\":\"not-symbolized\",\"samples\":2}]},"
+		"{\"path\":\"/lib/libc.so.6\",\"kind\":\"file\",\"build_id\":\"abcd0102\",\"dev_major\":0,"
+		"\"dev_minor\":0,\"inode\":0,\"size\":0,\"mtime\":0,\"status\":\"deferred\","
+		"\"reason\":\"\",\"samples\":6,\"addresses\":["
+		"{\"address\":\"0x500\",\"reason\":\"not-symbolized\",\"samples\":6}]},"
+		"{\"path\":\"/lib/libm.so.6\",\"kind\":\"file\",\"build_id\":\"\",\"dev_major\":0,"
+		"\"dev_minor\":0,\"inode\":0,\"size\":0,\"mtime\":0,\"status\":\"partial\","
+		"\"reason\":\"no-debug-file\",\"samples\":1,\"addresses\":[]},"
+		"{\"path\":\"\",\"kind\":\"none\",\"build_id\":\"\",\"dev_major\":0,\"dev_minor\":0,"
+		"\"inode\":0,\"size\":0,\"mtime\":0,\"status\":\"\",\"reason\":\"\",\"samples\":1,"
+		"\"addresses\":[{\"address\":\"0xdead\",\"reason\":\"no-module\",\"samples\":1}]}]}\n");
+	free(text);
+	free(t);
+}
+
+static void test_problems_none(void **state)
+{
+	struct tcap *t = inline_capture();
+	struct tcap e;
+	char *text;
+
+	/* every frame named: the .eh_frame ones get a symbol too */
+	t->frames[3].name = t->frames[4].name = str(t, "fde");
+	t->frames[3].reason = t->frames[4].reason = MS_SYM_OK;
+	text = CAPTURE_OUTPUT(ms_sym_problems_write(out, &t->cap, false));
+	assert_string_equal(text, "unsymbolized: none\nno module or address to report\n");
+	free(text);
+	free(t);
+	tcap_init(&e);
+	text = CAPTURE_OUTPUT(ms_sym_problems_write(out, &e.cap, true));
+	assert_string_equal(text, "{\"samples\":0,\"unsymbolized\":0,\"unsymbolized_percent\":0,"
+				 "\"modules\":[]}\n");
+	free(text);
+}
+
+/* The summary says what share is unsymbolized, and what to do when it was deferred. */
+static void test_summary_deferred(void **state)
+{
+	struct tcap *t = problems_capture();
+	char *text;
+
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
+	assert_non_null(strstr(text, "\nunsymbolized: 7 of 10 samples (70.0%) have a frame without "
+				    "a name; symbolization was deferred: run microscope symbolize\n"));
+	free(text);
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
+	assert_non_null(strstr(text, "\"unsymbolized\":{\"samples\":7,\"percent\":70,\"deferred\":true}"));
+	free(text);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -909,6 +1304,15 @@ int main(void)
 		cmocka_unit_test(test_summary_empty),
 		cmocka_unit_test(test_summary_pid_from_threads),
 		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_inline_keys),
+		cmocka_unit_test(test_inline_top),
+		cmocka_unit_test(test_inline_tree),
+		cmocka_unit_test(test_inline_recursion),
+		cmocka_unit_test(test_problems_numbers),
+		cmocka_unit_test(test_problems_text),
+		cmocka_unit_test(test_problems_json),
+		cmocka_unit_test(test_problems_none),
+		cmocka_unit_test(test_summary_deferred),
 		cmocka_unit_test(test_json_strings),
 		cmocka_unit_test(test_json_values),
 	};

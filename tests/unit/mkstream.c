@@ -3,7 +3,7 @@
  * tests (the stages that make real streams are tested on their own).
  *
  *   mkstream [--samples N] [--reverse] [--no-trailer] [--incomplete]
- *            [--major N] [--oversize]
+ *            [--major N] [--oversize] [--lines] [--deferred]
  *
  * The stream holds every kind ms-capture uses (info, target, comm, fork,
  * exit, module, frame, stack, lost, throttle, problem, target exit) and
@@ -12,7 +12,10 @@
  * --no-trailer stops where a killed producer would; --incomplete writes a
  * trailer that says an upstream stage salvaged the stream. --major N
  * writes only a header of that stream version; --oversize a header and a
- * record larger than any reader takes.
+ * record larger than any reader takes. --lines gives burn_60's frames and
+ * main's an inline chain (burn_60 inlines burn_inner); --deferred writes no
+ * frame facts and the info symbolize=deferred, as
+ * `microscope record --symbolize=deferred` does.
  */
 #include "config.h"
 
@@ -132,11 +135,38 @@ static void module(uint32_t id, uint32_t kind, struct ms_str path, uint8_t build
 	check(ms_module_pack(w, &m));
 }
 
+static bool with_lines;
+
+static void set_line(struct ms_frame_line *l, const char *function, uint32_t line,
+		     uint32_t function_line)
+{
+	l->function = (struct ms_str){ function, strlen(function) };
+	l->system_name = (struct ms_str){ "", 0 };
+	l->file = S("/src/burn.c");
+	l->line = line;
+	l->function_line = function_line;
+}
+
 static void frame(uint32_t module_id, uint64_t address, const char *name, uint64_t start,
 		  uint32_t reason)
 {
-	struct ms_frame f = { module_id, address, { name, strlen(name) }, start, reason };
+	static struct ms_frame f;
 
+	memset(&f, 0, sizeof(f));
+	f.module = module_id;
+	f.address = address;
+	f.name = (struct ms_str){ name, strlen(name) };
+	f.symbol_start = start;
+	f.reason = reason;
+	if (with_lines && module_id == 0 && !strcmp(name, "burn_60")) {
+		/* burn_inner inlined into burn_60 */
+		set_line(&f.lines[0], "burn_inner", 21, 20);
+		set_line(&f.lines[1], "burn_60", 31, 30);
+		f.n_lines = 2;
+	} else if (with_lines && module_id == 0 && !strcmp(name, "main")) {
+		set_line(&f.lines[0], "main", 51, 50);
+		f.n_lines = 1;
+	}
 	check(ms_frame_pack(w, &f));
 }
 
@@ -189,9 +219,11 @@ int main(int argc, char **argv)
 		{ "incomplete", no_argument, NULL, 'i' },
 		{ "major", required_argument, NULL, 'm' },
 		{ "oversize", no_argument, NULL, 'O' },
+		{ "lines", no_argument, NULL, 'l' },
+		{ "deferred", no_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool reverse = false, trailer = true, complete = true, big = false;
+	bool reverse = false, trailer = true, complete = true, big = false, deferred = false;
 	uint32_t n_samples = 100, i;
 	int major = -1, c;
 	struct ms_stack *stacks;
@@ -213,6 +245,8 @@ int main(int argc, char **argv)
 		case 'i': complete = false; break;
 		case 'm': major = atoi(optarg); break;
 		case 'O': big = true; break;
+		case 'l': with_lines = true; break;
+		case 'd': deferred = true; break;
 		default: return 2;
 		}
 	}
@@ -232,6 +266,8 @@ int main(int argc, char **argv)
 	info_text("hostname", "testhost");
 	info_text("event", "cpu-clock");
 	info_number("frequency", 999);
+	if (deferred)
+		info_text("symbolize", "deferred");
 
 	memset(&t, 0, sizeof(t));
 	t.pid = 1000;
@@ -269,14 +305,16 @@ int main(int argc, char **argv)
 	module(0, MS_MODULE_FILE, S("/usr/bin/burn"), 0xab);
 	module(1, MS_MODULE_KERNEL, S("[kernel.kallsyms]"), 0);
 	module(2, MS_MODULE_FILE, S("/lib/x86_64-linux-gnu/libc.so.6"), 0xcd);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 3 && !deferred; i++)
 		for (uint64_t a = funcs[i].start; a < funcs[i].start + 32; a += 4)
 			frame(0, a, funcs[i].name, funcs[i].start, MS_SYM_OK);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 3 && !deferred; i++)
 		frame(0, 0x1034 + 8 * i, "main", 0x1000, MS_SYM_OK);
-	frame(2, 0x29d90, "__libc_start_call_main", 0x29d10, MS_SYM_OK);
-	frame(1, 0xffffffff81000010ull, "", 0, MS_SYM_NO_FILE);
-	frame(UINT32_MAX, 0x7f0000001234ull, "", 0, MS_SYM_NO_MODULE);
+	if (!deferred) {
+		frame(2, 0x29d90, "__libc_start_call_main", 0x29d10, MS_SYM_OK);
+		frame(1, 0xffffffff81000010ull, "", 0, MS_SYM_NO_FILE);
+		frame(UINT32_MAX, 0x7f0000001234ull, "", 0, MS_SYM_NO_MODULE);
+	}
 
 	stacks = calloc(n_samples ? n_samples : 1, sizeof(*stacks));
 	for (i = 0; i < n_samples; i++)
