@@ -1,0 +1,508 @@
+/*
+ * What the converters share: format names, the loss each one makes, output
+ * files published whole, input files read whole, and small tables.
+ */
+#include "config.h"
+
+#include "formats/formats.h"
+#include "formats/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "stream/records.h"
+#include "util/error.h"
+#include "util/publish.h"
+
+static const char *const format_names[] = {
+	[MS_FORMAT_NONE] = "",
+	[MS_FORMAT_CAPTURE] = "capture",
+	[MS_FORMAT_PPROF] = "pprof",
+	[MS_FORMAT_FOLDED] = "folded",
+	[MS_FORMAT_CHROME] = "chrome",
+	[MS_FORMAT_SPEEDSCOPE] = "speedscope",
+};
+
+const char *ms_format_name(enum ms_format f)
+{
+	if ((unsigned)f >= sizeof(format_names) / sizeof(format_names[0]))
+		return "";
+	return format_names[f];
+}
+
+enum ms_format ms_format_by_name(const char *name)
+{
+	for (unsigned f = MS_FORMAT_CAPTURE; f <= MS_FORMAT_SPEEDSCOPE; f++)
+		if (!strcmp(name, format_names[f]))
+			return f;
+	if (!strcmp(name, "msc"))
+		return MS_FORMAT_CAPTURE;
+	return MS_FORMAT_NONE;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcasecmp(s + n - m, suffix);
+}
+
+enum ms_format ms_format_by_extension(const char *path)
+{
+	static const struct {
+		const char *suffix;
+		enum ms_format f;
+	} table[] = {
+		/* longest first: ".speedscope.json" before ".json" */
+		{ ".speedscope.json", MS_FORMAT_SPEEDSCOPE },
+		{ ".msc", MS_FORMAT_CAPTURE },
+		{ ".pb.gz", MS_FORMAT_PPROF },
+		{ ".pprof", MS_FORMAT_PPROF },
+		{ ".pb", MS_FORMAT_PPROF },
+		{ ".folded", MS_FORMAT_FOLDED },
+		{ ".collapsed", MS_FORMAT_FOLDED },
+		{ ".txt", MS_FORMAT_FOLDED },
+		{ ".json", MS_FORMAT_CHROME },
+	};
+
+	if (!path)
+		return MS_FORMAT_NONE;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (ends_with(path, table[i].suffix))
+			return table[i].f;
+	return MS_FORMAT_NONE;
+}
+
+enum ms_format ms_format_by_magic(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	if (len >= 8 && !memcmp(p, MS_CAPTURE_MAGIC, 8))
+		return MS_FORMAT_CAPTURE;
+	if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b)
+		return MS_FORMAT_PPROF;
+	return MS_FORMAT_NONE;
+}
+
+int ms_export(FILE *out, const struct ms_capture *cap, enum ms_format f,
+	      const struct ms_export_options *o)
+{
+	static const struct ms_export_options defaults = MS_EXPORT_OPTIONS_INIT;
+
+	if (!o)
+		o = &defaults;
+	switch (f) {
+	case MS_FORMAT_PPROF:
+		return ms_pprof_export(out, cap, o);
+	case MS_FORMAT_FOLDED:
+		return ms_folded_export(out, cap, o);
+	case MS_FORMAT_CHROME:
+		return ms_chrome_export(out, cap, o);
+	case MS_FORMAT_SPEEDSCOPE:
+		return ms_speedscope_export(out, cap, o);
+	default:
+		return ms_error("'%s' is not a format microscope exports", ms_format_name(f));
+	}
+}
+
+/* ---- loss ---- */
+
+static const char *const fact_names[] = {
+	"sample times", "CPUs", "threads", "sample counts", "periods",
+	"addresses", "modules", "return-address and kernel marks",
+	"stack end reasons", "problems and lost records", "recording info",
+	"the incomplete mark",
+};
+
+unsigned ms_capture_facts(const struct ms_capture *cap)
+{
+	unsigned facts = 0;
+	uint32_t i;
+
+	if (cap->n_samples)
+		facts |= MS_FACT_COUNTS;
+	for (i = 0; i < cap->n_samples; i++) {
+		const struct ms_cap_sample *s = &cap->samples[i];
+
+		if (s->time && s->time != cap->samples[0].time)
+			facts |= MS_FACT_TIMES;
+		if (s->cpu)
+			facts |= MS_FACT_CPUS;
+		if (s->period)
+			facts |= MS_FACT_PERIODS;
+		if (s->end != MS_END_OUTERMOST && s->end != MS_END_FP_CHAIN && s->end != MS_END_UNKNOWN)
+			facts |= MS_FACT_STACK_ENDS;
+	}
+	for (i = 0; i < cap->n_threads; i++)
+		if (cap->threads[i].pid || cap->threads[i].tid || cap->threads[i].name)
+			facts |= MS_FACT_THREADS;
+	for (i = 0; i < cap->n_frames; i++) {
+		if (!(cap->frames[i].flags & MS_FRAME_NO_ADDRESS))
+			facts |= MS_FACT_ADDRESSES;
+		if (cap->frames[i].flags & (MS_FRAME_RETURN | MS_FRAME_KERNEL | MS_FRAME_FILE_OFFSET))
+			facts |= MS_FACT_FRAME_FLAGS;
+	}
+	if (cap->n_modules)
+		facts |= MS_FACT_MODULES;
+	if (cap->n_problems || cap->lost_kernel || cap->lost_collector || cap->throttled)
+		facts |= MS_FACT_PROBLEMS;
+	for (i = 0; i < cap->n_info; i++) {
+		const char *key = cap->strings[cap->info[i].key];
+
+		/* what an import or the producers say is not the recording's */
+		if (strcmp(key, "import") && strcmp(key, "producers"))
+			facts |= MS_FACT_INFO;
+	}
+	if (cap->flags & MS_CAPTURE_INCOMPLETE)
+		facts |= MS_FACT_INCOMPLETE;
+	return facts;
+}
+
+unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o)
+{
+	bool time = o && o->weight == MS_WEIGHT_TIME;
+
+	switch (f) {
+	case MS_FORMAT_CAPTURE:
+		return ~0u;
+	case MS_FORMAT_PPROF:
+		return MS_FACT_THREADS | MS_FACT_COUNTS | MS_FACT_PERIODS |
+		       MS_FACT_ADDRESSES | MS_FACT_MODULES;
+	case MS_FORMAT_FOLDED:
+		return (o && o->thread_root ? MS_FACT_THREADS : 0) |
+		       (time ? MS_FACT_PERIODS : MS_FACT_COUNTS);
+	case MS_FORMAT_CHROME:
+		if (o && o->chrome_form == MS_CHROME_SAMPLES)
+			return MS_FACT_TIMES | MS_FACT_CPUS | MS_FACT_THREADS | MS_FACT_COUNTS;
+		return MS_FACT_TIMES | MS_FACT_THREADS | MS_FACT_PERIODS;
+	case MS_FORMAT_SPEEDSCOPE:
+		return MS_FACT_THREADS | (time ? MS_FACT_PERIODS : MS_FACT_COUNTS);
+	default:
+		return 0;
+	}
+}
+
+unsigned ms_export_note_loss(const struct ms_capture *cap, enum ms_format f,
+			     const struct ms_export_options *o, const char *what)
+{
+	unsigned dropped = ms_capture_facts(cap) & ~ms_format_keeps(f, o);
+	char list[512];
+	size_t len = 0;
+
+	if (!dropped)
+		return 0;
+	list[0] = '\0';
+	for (unsigned i = 0; i < sizeof(fact_names) / sizeof(fact_names[0]); i++) {
+		int n;
+
+		if (!(dropped & (1u << i)))
+			continue;
+		n = snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "",
+			     fact_names[i]);
+		if (n < 0 || (size_t)n >= sizeof(list) - len)
+			break;
+		len += (size_t)n;
+	}
+	fprintf(stderr, "%s: note: %s output drops the %s of '%s' (see ms-export(1))\n",
+		ms_progname(), ms_format_name(f), list, what);
+	return dropped;
+}
+
+/* ---- output published whole ---- */
+
+int ms_export_file(const char *path, const struct ms_capture *cap, enum ms_format f,
+		   const struct ms_export_options *o)
+{
+	struct ms_publish pub;
+	FILE *out;
+	int fd, dupfd, rc;
+
+	if (!path || !strcmp(path, "-")) {
+		rc = ms_export(stdout, cap, f, o);
+		if (fflush(stdout) || ferror(stdout)) {
+			if (errno == EPIPE)
+				return -EPIPE;
+			return ms_error_errno("cannot write to stdout");
+		}
+		return rc;
+	}
+	/* A device or FIFO is written in place; a file is published whole. */
+	fd = ms_publish_open(&pub, path);
+	if (fd < 0)
+		return -1;
+	dupfd = dup(fd);
+	out = dupfd < 0 ? NULL : fdopen(dupfd, "w");
+	if (!out) {
+		ms_error_errno("cannot open '%s'", path);
+		if (dupfd >= 0)
+			close(dupfd);
+		ms_publish_abort(&pub);
+		return -1;
+	}
+	rc = ms_export(out, cap, f, o);
+	/* exporters leave write errors on out, unreported */
+	if (fflush(out) || ferror(out))
+		rc = ms_error_errno("cannot write '%s'", path);
+	if (fclose(out) && rc == 0)
+		rc = ms_error_errno("cannot write '%s'", path);
+	if (rc < 0) {
+		ms_publish_abort(&pub);
+		return -1;
+	}
+	return ms_publish_commit(&pub);
+}
+
+/* ---- input read whole ---- */
+
+int ms_read_file(const char *path, size_t max, unsigned char **bufp, size_t *lenp)
+{
+	bool is_stdin = !path || !strcmp(path, "-");
+	const char *name = is_stdin ? "stdin" : path;
+	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	unsigned char *buf = NULL;
+	size_t len = 0, alloc = 0;
+	int ret = -1;
+
+	*bufp = NULL;
+	*lenp = 0;
+	if (fd < 0)
+		return ms_error_errno("cannot open '%s'", path);
+	for (;;) {
+		ssize_t n;
+
+		if (len == alloc) {
+			/* one byte past max is enough to tell a file too large */
+			size_t grow = alloc ? (alloc > max / 2 ? max + 1 : alloc * 2) : 1 << 16;
+			unsigned char *p;
+
+			if (alloc > max) {
+				ms_error("'%s' is larger than %zu bytes: refused", name, max);
+				goto out;
+			}
+			p = realloc(buf, grow + 1);
+			if (!p) {
+				ms_error("out of memory reading '%s'", name);
+				goto out;
+			}
+			buf = p;
+			alloc = grow;
+		}
+		n = read(fd, buf + len, alloc - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ms_error_errno("cannot read '%s'", name);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > max) {
+		ms_error("'%s' is larger than %zu bytes: refused", name, max);
+		goto out;
+	}
+	if (!buf && !(buf = malloc(1))) {
+		ms_error("out of memory reading '%s'", name);
+		goto out;
+	}
+	buf[len] = '\0';	/* room was kept: text parsers may rely on it */
+	*bufp = buf;
+	*lenp = len;
+	buf = NULL;
+	ret = 0;
+out:
+	free(buf);
+	if (!is_stdin)
+		close(fd);
+	return ret;
+}
+
+struct ms_capture *ms_import_file(const char *path, enum ms_format f, const char *producer)
+{
+	const char *name = !path || !strcmp(path, "-") ? "stdin" : path;
+	struct ms_capture *cap = NULL;
+	unsigned char *buf;
+	size_t len;
+
+	if (f != MS_FORMAT_PPROF && f != MS_FORMAT_FOLDED) {
+		ms_error("microscope imports pprof and folded files, not '%s'", ms_format_name(f));
+		return NULL;
+	}
+	if (ms_read_file(path, MS_IMPORT_PPROF_MAX, &buf, &len) < 0)
+		return NULL;
+	if (f == MS_FORMAT_PPROF)
+		cap = ms_pprof_import(buf, len, name, producer);
+	else
+		cap = ms_folded_import(buf, len, name, producer);
+	free(buf);
+	return cap;
+}
+
+int ms_import_write(const char *input, enum ms_format f, const char *output,
+		    const char *producer)
+{
+	struct ms_capture *cap = ms_import_file(input, f, producer);
+	int rc;
+
+	if (!cap) {
+		ms_error("no capture written to '%s'", output);
+		return -1;
+	}
+	rc = ms_capture_write(cap, output);
+	ms_capture_free(cap);
+	return rc;
+}
+
+/* ---- small tables ---- */
+
+int ms_grow(void *arrp, uint32_t *alloc, uint32_t n, size_t sz)
+{
+	void **arr = arrp;
+	uint32_t want;
+	void *p;
+
+	if (n < *alloc)
+		return 0;
+	if (n >= MS_NONE - 1)
+		return ms_error("a table reached its limit of %u rows", MS_NONE - 1);
+	want = *alloc ? (*alloc > MS_NONE / 2 ? MS_NONE - 1 : *alloc * 2) : 64;
+	p = reallocarray(*arr, want, sz);
+	if (!p)
+		return ms_error("out of memory");
+	*arr = p;
+	*alloc = want;
+	return 0;
+}
+
+struct pair_ctx {
+	const struct ms_pairmap *m;
+};
+
+static bool pair_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_pairmap *m = ctx;
+	const uint32_t *k = key;
+
+	return m->keys[e][0] == k[0] && m->keys[e][1] == k[1];
+}
+
+static uint32_t pair_hash(uint32_t a, uint32_t b)
+{
+	return ms_hash_u64((uint64_t)a << 32 | b);
+}
+
+uint32_t ms_pairmap_find(const struct ms_pairmap *m, uint32_t a, uint32_t b)
+{
+	uint32_t k[2] = { a, b };
+	uint32_t e = ms_index_find(&m->ix, pair_hash(a, b), pair_eq, m, k);
+
+	return e == MS_INDEX_EMPTY ? MS_NONE : e;
+}
+
+uint32_t ms_pairmap_get(struct ms_pairmap *m, uint32_t a, uint32_t b, bool *added)
+{
+	uint32_t e = ms_pairmap_find(m, a, b);
+
+	if (added)
+		*added = false;
+	if (e != MS_NONE)
+		return e;
+	if (MS_GROW(m->keys, m->n, m->alloc) < 0)
+		return MS_NONE;
+	e = m->n;
+	m->keys[e][0] = a;
+	m->keys[e][1] = b;
+	if (ms_index_add(&m->ix, pair_hash(a, b), e) < 0) {
+		ms_error("out of memory");
+		return MS_NONE;
+	}
+	m->n++;
+	if (added)
+		*added = true;
+	return e;
+}
+
+void ms_pairmap_release(struct ms_pairmap *m)
+{
+	ms_index_release(&m->ix);
+	free(m->keys);
+	memset(m, 0, sizeof(*m));
+}
+
+uint32_t ms_stacks_max_depth(const struct ms_capture *cap)
+{
+	uint32_t max = 0;
+
+	for (uint32_t i = 0; i < cap->n_stacks; i++)
+		if (cap->stacks[i].depth > max)
+			max = cap->stacks[i].depth;
+	return max;
+}
+
+uint32_t ms_stack_nodes(const struct ms_capture *cap, uint32_t stack, uint32_t *path)
+{
+	uint32_t n, i;
+
+	if (stack == MS_NONE)
+		return 0;
+	n = cap->stacks[stack].depth;
+	/* The loader proved parent < node, so the walk ends; depth bounds it too. */
+	for (i = n; i > 0 && stack != MS_NONE; stack = cap->stacks[stack].parent)
+		path[--i] = stack;
+	if (i) {
+		/* depth disagreed with the chain: keep what the chain says */
+		memmove(path, path + i, (n - i) * sizeof(*path));
+		n -= i;
+	}
+	return n;
+}
+
+uint32_t ms_funcs_max_path(const struct ms_capture *cap, const struct ms_funcs *funcs)
+{
+	uint32_t chain = 1, depth = ms_stacks_max_depth(cap);
+
+	for (uint32_t f = 0; f < cap->n_frames; f++)
+		if (funcs->chain_start[f + 1] - funcs->chain_start[f] > chain)
+			chain = funcs->chain_start[f + 1] - funcs->chain_start[f];
+	return depth ? depth * chain : 1;
+}
+
+uint32_t ms_stack_funcs(const struct ms_capture *cap, const struct ms_funcs *funcs,
+			uint32_t stack, uint32_t *nodes, uint32_t *path)
+{
+	uint32_t n = ms_stack_nodes(cap, stack, nodes), len = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t f = cap->stacks[nodes[k]].frame;
+
+		for (uint32_t c = funcs->chain_start[f]; c < funcs->chain_start[f + 1]; c++)
+			path[len++] = funcs->chain[c];
+	}
+	return len;
+}
+
+void ms_import_header(struct ms_header *h, const char *producer, const char *format)
+{
+	const char *sp = producer ? strchr(producer, ' ') : NULL;
+
+	memset(h, 0, sizeof(*h));
+	h->major = 1;
+	h->n_producers = 1;
+	snprintf(h->producers[0].name, sizeof(h->producers[0].name), "%.*s --import %s",
+		 sp ? (int)(sp - producer) : (int)strlen(producer ? producer : "microscope"),
+		 producer ? producer : "microscope", format);
+	snprintf(h->producers[0].version, sizeof(h->producers[0].version), "%s",
+		 sp ? sp + 1 : "");
+}
+
+struct ms_str ms_str_of(const char *s)
+{
+	return (struct ms_str){ s, (uint32_t)strlen(s) };
+}

@@ -1,0 +1,87 @@
+# formats: converters between a capture and the formats other tools read
+# (pprof, folded stacks, Chrome trace, speedscope), ms-export, and their
+# tests and fuzz targets.
+
+# profile.proto becomes C at build time (protoc-c, from protobuf-c-compiler).
+PPROF_GEN = formats/pprof/profile.pb-c.c formats/pprof/profile.pb-c.h
+BUILT_SOURCES = $(PPROF_GEN)
+CLEANFILES += $(PPROF_GEN)
+EXTRA_DIST += formats/pprof/profile.proto
+$(PPROF_GEN): $(srcdir)/formats/pprof/profile.proto
+	$(AM_V_GEN)$(MKDIR_P) formats/pprof && \
+	$(PROTOC_C) --proto_path=$(srcdir)/formats/pprof --c_out=formats/pprof \
+		$(srcdir)/formats/pprof/profile.proto
+
+AM_CPPFLAGS += -I$(top_builddir)/formats
+AM_CFLAGS += $(PROTOBUF_C_CFLAGS)
+MS_LIBS += $(PROTOBUF_C_LIBS)
+
+libcommon_a_SOURCES += \
+	formats/formats.h formats/internal.h formats/common.c \
+	formats/pprof/export.c formats/pprof/import.c \
+	formats/folded/export.c formats/folded/import.c \
+	formats/chrome/export.c \
+	formats/speedscope/export.c \
+	libcommon/front/convert.c
+nodist_libcommon_a_SOURCES = $(PPROF_GEN)
+
+bin_PROGRAMS += ms-export
+ms_export_SOURCES = cmd/ms-export.c
+ms_export_LDADD = $(MS_LIBS)
+man_MANS += man/ms-export.1
+
+UNIT_TESTS += tests/unit/formats-test
+tests_unit_formats_test_SOURCES = tests/unit/formats-test.c
+tests_unit_formats_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_formats_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+# Writes synthetic captures for the formats tests and scripts/bench/40-formats.sh.
+check_PROGRAMS += tests/unit/formats-mkcapture
+tests_unit_formats_mkcapture_SOURCES = tests/unit/formats-mkcapture.c
+tests_unit_formats_mkcapture_LDADD = $(MS_LIBS)
+
+# The fuzz corpus, replayed through the fuzz targets in `make check`.
+UNIT_TESTS += tests/unit/formats-corpus-test
+tests_unit_formats_corpus_test_SOURCES = tests/unit/formats-corpus-test.c \
+	tests/fuzz/fuzz.h tests/fuzz/fuzz-common.c tests/fuzz/fuzz-pprof.c tests/fuzz/fuzz-folded.c
+tests_unit_formats_corpus_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_FUZZ_REPLAY \
+	-DMS_FUZZ_CORPUS='"$(abs_top_srcdir)/tests/fuzz/corpus"'
+tests_unit_formats_corpus_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_formats_corpus_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+EXTRA_DIST += tests/fuzz/corpus tests/fuzz/fuzz.h \
+	tests/formats/package.json tests/formats/package-lock.json \
+	tests/formats/pprof-decode.js tests/formats/speedscope-import.js \
+	tests/formats/speedscope-schema.js tests/formats/chrome-check.js \
+	tests/formats/go-runtime-cpu.go tests/formats/go-runtime-cpu.pprof \
+	scripts/bench/40-formats.sh
+
+# libFuzzer targets, one per importer: `make fuzz`, then for example
+#   tests/fuzz/fuzz-pprof -close_fd_mask=2 -max_total_time=60 WORKDIR $(srcdir)/tests/fuzz/corpus/pprof
+# Not part of `make check`. Every libcommon source is built again with clang
+# and the sanitizers, under tests/fuzz/obj/.
+FUZZ_CC = clang
+# A lower sample limit keeps each input fast; the limit itself is unit-tested.
+FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-DMS_IMPORT_SAMPLES_MAX=65536
+FUZZ_OBJDIR = tests/fuzz/obj
+FUZZ_OBJS = $(patsubst %.c,$(FUZZ_OBJDIR)/%.o,$(filter %.c,$(libcommon_a_SOURCES))) \
+	$(FUZZ_OBJDIR)/formats/pprof/profile.pb-c.o $(FUZZ_OBJDIR)/tests/fuzz/fuzz-common.o
+FUZZ_SYSLIBS = $(filter-out libcommon.a,$(MS_LIBS)) $(LIBS)
+FUZZ_COMPILE = $(FUZZ_CC) $(FUZZ_CFLAGS) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) \
+	$(AM_CFLAGS) -Wno-unknown-warning-option
+
+$(FUZZ_OBJDIR)/%.o: %.c $(PPROF_GEN)
+	@$(MKDIR_P) $(@D)
+	$(AM_V_CC)$(FUZZ_COMPILE) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+tests/fuzz/fuzz-pprof tests/fuzz/fuzz-folded: tests/fuzz/%: $(FUZZ_OBJDIR)/tests/fuzz/%.o $(FUZZ_OBJS)
+	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_SYSLIBS)
+
+fuzz: tests/fuzz/fuzz-pprof tests/fuzz/fuzz-folded
+.PHONY: fuzz
+CLEANFILES += tests/fuzz/fuzz-pprof tests/fuzz/fuzz-folded
+
+clean-local: clean-fuzz
+clean-fuzz:
+	-rm -rf $(FUZZ_OBJDIR)
+.PHONY: clean-fuzz

@@ -1,0 +1,532 @@
+/*
+ * pprof export: a capture as a gzip-compressed perftools.profiles.Profile.
+ *
+ * The Profile is streamed: each top-level field (a sample, a location, a
+ * string, ...) is packed on its own with protobuf-c into one reused buffer
+ * and written through zlib, as protobuf lets a message's fields come one
+ * after another. What is held besides the capture is one row per unique
+ * (stack, thread) pair and per-module facts.
+ *
+ * Ids: mapping m + 1 is module m, location f + 1 is frame f, function
+ * f + 1 is the capture's function f (frames with a name and no source
+ * lines get functions numbered after those). The string table is the
+ * capture's strings (string 0 is "" in both) followed by the few this
+ * writer adds (sample types, label keys, hex build ids).
+ */
+#include "config.h"
+
+#include "formats/formats.h"
+#include "formats/internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "pprof/profile.pb-c.h"
+#include "stream/records.h"
+#include "util/error.h"
+
+/* Profile's field numbers (formats/pprof/profile.proto). */
+enum {
+	F_SAMPLE_TYPE = 1, F_SAMPLE = 2, F_MAPPING = 3, F_LOCATION = 4,
+	F_FUNCTION = 5, F_STRING_TABLE = 6, F_TIME_NANOS = 9,
+	F_DURATION_NANOS = 10, F_PERIOD_TYPE = 11, F_PERIOD = 12, F_COMMENT = 13,
+};
+#define WIRE_VARINT 0
+#define WIRE_LEN 2
+
+#define GZ_CHUNK (256 * 1024)
+
+struct pw {
+	FILE *out;
+	const struct ms_capture *cap;
+	z_stream z;
+	bool z_open;
+	unsigned char in[GZ_CHUNK];
+	size_t in_len;
+	unsigned char zout[GZ_CHUNK];
+	int failed;
+
+	unsigned char *pack;	/* reused buffer for one packed message */
+	size_t pack_alloc;
+
+	/* strings this writer adds after the capture's */
+	const char **extra;
+	uint32_t n_extra, alloc_extra;
+	char (*build_id_hex)[2 * 20 + 1];	/* per module */
+};
+
+/* ---- gzip ---- */
+
+static int gz_deflate(struct pw *w, int flush)
+{
+	w->z.next_in = w->in;
+	w->z.avail_in = (uInt)w->in_len;
+	do {
+		int zr;
+		size_t have;
+
+		w->z.next_out = w->zout;
+		w->z.avail_out = sizeof(w->zout);
+		zr = deflate(&w->z, flush);
+		if (zr == Z_STREAM_ERROR)
+			return ms_error("zlib refused to compress the profile");
+		have = sizeof(w->zout) - w->z.avail_out;
+		if (have && fwrite(w->zout, 1, have, w->out) != have)
+			return -1;	/* left on out for the caller */
+	} while (w->z.avail_out == 0);
+	w->in_len = 0;
+	return 0;
+}
+
+static void put(struct pw *w, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	while (len && !w->failed) {
+		size_t n = sizeof(w->in) - w->in_len;
+
+		if (n > len)
+			n = len;
+		memcpy(w->in + w->in_len, b, n);
+		w->in_len += n;
+		b += n;
+		len -= n;
+		if (w->in_len == sizeof(w->in) && gz_deflate(w, Z_NO_FLUSH) < 0)
+			w->failed = 1;
+	}
+}
+
+static void put_varint(struct pw *w, uint64_t v)
+{
+	unsigned char b[10];
+	size_t n = 0;
+
+	do {
+		b[n] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			b[n] |= 0x80;
+		n++;
+	} while (v);
+	put(w, b, n);
+}
+
+static void put_tag(struct pw *w, unsigned field, unsigned wire)
+{
+	put_varint(w, (uint64_t)field << 3 | wire);
+}
+
+/* A varint field; proto3 leaves out zeros. */
+static void put_int(struct pw *w, unsigned field, int64_t v)
+{
+	if (!v)
+		return;
+	put_tag(w, field, WIRE_VARINT);
+	put_varint(w, (uint64_t)v);
+}
+
+static void put_bytes(struct pw *w, unsigned field, const void *p, size_t len)
+{
+	put_tag(w, field, WIRE_LEN);
+	put_varint(w, len);
+	put(w, p, len);
+}
+
+/* A packed repeated varint field (proto3's encoding of repeated scalars). */
+static void put_packed(struct pw *w, unsigned field, const int64_t *v, uint32_t n)
+{
+	size_t len = 0;
+	uint32_t i;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++) {
+		uint64_t u = (uint64_t)v[i];
+
+		do {
+			len++;
+			u >>= 7;
+		} while (u);
+	}
+	put_tag(w, field, WIRE_LEN);
+	put_varint(w, len);
+	for (i = 0; i < n; i++)
+		put_varint(w, (uint64_t)v[i]);
+}
+
+static void put_message(struct pw *w, unsigned field, const ProtobufCMessage *m)
+{
+	size_t len = protobuf_c_message_get_packed_size(m);
+
+	if (w->failed)
+		return;
+	if (len > w->pack_alloc) {
+		size_t want = len > 4096 ? len : 4096;
+		unsigned char *p = realloc(w->pack, want);
+
+		if (!p) {
+			ms_error("out of memory");
+			w->failed = 1;
+			return;
+		}
+		w->pack = p;
+		w->pack_alloc = want;
+	}
+	protobuf_c_message_pack(m, w->pack);
+	put_bytes(w, field, w->pack, len);
+}
+
+/* ---- strings ---- */
+
+/* The index of s in the string table, added after the capture's when new. */
+static int64_t str_extra(struct pw *w, const char *s)
+{
+	for (uint32_t i = 0; i < w->n_extra; i++)
+		if (!strcmp(w->extra[i], s))
+			return (int64_t)w->cap->n_strings + i;
+	if (MS_GROW(w->extra, w->n_extra, w->alloc_extra) < 0) {
+		w->failed = 1;
+		return 0;
+	}
+	w->extra[w->n_extra] = s;
+	return (int64_t)w->cap->n_strings + w->n_extra++;
+}
+
+/* ---- tables ---- */
+
+static const char *module_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case MS_MODULE_KERNEL: return "[kernel.kallsyms]";
+	case MS_MODULE_VDSO: return "[vdso]";
+	case MS_MODULE_ANON: return "[anon]";
+	default: return "[unknown]";
+	}
+}
+
+static void write_mappings(struct pw *w)
+{
+	const struct ms_capture *cap = w->cap;
+	uint32_t nm = cap->n_modules, i;
+	uint64_t *lo = calloc(nm ? nm : 1, sizeof(*lo)), *hi = calloc(nm ? nm : 1, sizeof(*hi));
+	uint8_t *facts = calloc(nm ? nm : 1, 1);
+	enum { LINES = 1, INLINE = 2 };
+
+	if (!lo || !hi || !facts) {
+		ms_error("out of memory");
+		w->failed = 1;
+		goto out;
+	}
+	for (i = 0; i < nm; i++)
+		lo[i] = UINT64_MAX;
+	for (i = 0; i < cap->n_frames; i++) {
+		const struct ms_cap_frame *f = &cap->frames[i];
+
+		if (f->module == MS_NONE)
+			continue;
+		if (!(f->flags & MS_FRAME_NO_ADDRESS)) {
+			if (f->address < lo[f->module])
+				lo[f->module] = f->address;
+			if (f->address >= hi[f->module])
+				hi[f->module] = f->address == UINT64_MAX ? f->address : f->address + 1;
+		}
+		if (f->n_lines)
+			facts[f->module] |= LINES;
+		if (f->n_lines > 1)
+			facts[f->module] |= INLINE;
+	}
+	for (i = 0; i < nm; i++) {
+		const struct ms_cap_module *m = &cap->modules[i];
+		Perftools__Profiles__Mapping mp = PERFTOOLS__PROFILES__MAPPING__INIT;
+
+		mp.id = i + 1;
+		if (lo[i] != UINT64_MAX) {
+			mp.memory_start = lo[i];
+			mp.memory_limit = hi[i];
+		}
+		mp.filename = m->path && *cap->strings[m->path] ? (int64_t)m->path
+				: str_extra(w, module_kind_name(m->kind));
+		if (m->build_id_len) {
+			for (uint32_t b = 0; b < m->build_id_len && b < 20; b++)
+				snprintf(w->build_id_hex[i] + 2 * b, 3, "%02x", m->build_id[b]);
+			mp.build_id = str_extra(w, w->build_id_hex[i]);
+		}
+		/*
+		 * pprof symbolizes mappings that claim no functions, taking
+		 * addresses as run-time ones; these are module-relative, so it
+		 * would name the wrong code: every mapping claims them.
+		 */
+		mp.has_functions = true;
+		mp.has_filenames = mp.has_line_numbers = !!(facts[i] & LINES);
+		mp.has_inline_frames = !!(facts[i] & INLINE);
+		put_message(w, F_MAPPING, &mp.base);
+	}
+out:
+	free(lo);
+	free(hi);
+	free(facts);
+}
+
+/*
+ * Functions: the capture's own, then one per name of a frame that has a
+ * name but no source lines. name_func[s] is the id made for name string s.
+ */
+static uint32_t *write_functions(struct pw *w)
+{
+	const struct ms_capture *cap = w->cap;
+	uint32_t *name_func = calloc(cap->n_strings ? cap->n_strings : 1, sizeof(*name_func));
+	uint64_t next = (uint64_t)cap->n_functions + 1;
+	uint32_t i;
+
+	if (!name_func) {
+		ms_error("out of memory");
+		w->failed = 1;
+		return NULL;
+	}
+	for (i = 0; i < cap->n_functions; i++) {
+		const struct ms_cap_function *cf = &cap->functions[i];
+		Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
+
+		fn.id = i + 1;
+		fn.name = cf->name;
+		fn.system_name = cf->system_name ? cf->system_name : cf->name;
+		fn.filename = cf->file;
+		fn.start_line = cf->start_line;
+		put_message(w, F_FUNCTION, &fn.base);
+	}
+	for (i = 0; i < cap->n_frames; i++) {
+		const struct ms_cap_frame *f = &cap->frames[i];
+		Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
+
+		if (f->n_lines || !f->name || name_func[f->name])
+			continue;
+		name_func[f->name] = (uint32_t)next;
+		fn.id = next++;
+		fn.name = fn.system_name = f->name;
+		put_message(w, F_FUNCTION, &fn.base);
+	}
+	return name_func;
+}
+
+static void write_locations(struct pw *w, const uint32_t *name_func)
+{
+	const struct ms_capture *cap = w->cap;
+	uint32_t max_lines = 1, i, k;
+	Perftools__Profiles__Line *lines, **line_ptrs;
+
+	for (i = 0; i < cap->n_frames; i++)
+		if (cap->frames[i].n_lines > max_lines)
+			max_lines = cap->frames[i].n_lines;
+	lines = calloc(max_lines, sizeof(*lines));
+	line_ptrs = calloc(max_lines, sizeof(*line_ptrs));
+	if (!lines || !line_ptrs) {
+		ms_error("out of memory");
+		w->failed = 1;
+		goto out;
+	}
+	for (i = 0; i < cap->n_frames && !w->failed; i++) {
+		const struct ms_cap_frame *f = &cap->frames[i];
+		Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
+
+		loc.id = i + 1;
+		loc.mapping_id = f->module == MS_NONE ? 0 : (uint64_t)f->module + 1;
+		loc.address = f->flags & MS_FRAME_NO_ADDRESS ? 0 : f->address;
+		for (k = 0; k < f->n_lines; k++) {
+			const struct ms_cap_line *l = &cap->lines[f->first_line + k];
+
+			perftools__profiles__line__init(&lines[k]);
+			lines[k].function_id = (uint64_t)l->function + 1;
+			lines[k].line = l->line;
+			line_ptrs[k] = &lines[k];
+		}
+		loc.n_line = f->n_lines;
+		if (!f->n_lines && f->name) {
+			perftools__profiles__line__init(&lines[0]);
+			lines[0].function_id = name_func[f->name];
+			line_ptrs[0] = &lines[0];
+			loc.n_line = 1;
+		}
+		loc.line = line_ptrs;
+		put_message(w, F_LOCATION, &loc.base);
+	}
+out:
+	free(lines);
+	free(line_ptrs);
+}
+
+/*
+ * Samples: one per unique (stack, thread), values [count, sum of periods],
+ * labels pid, tid and thread (its name). Rows come in the order of their
+ * first sample, so the output follows the capture's order.
+ */
+static void write_samples(struct pw *w, bool with_period)
+{
+	const struct ms_capture *cap = w->cap;
+	struct ms_pairmap rows = MS_PAIRMAP_INIT;
+	uint64_t *count = NULL, *period = NULL;
+	uint32_t alloc = 0, max_depth = ms_stacks_max_depth(cap), i;
+	uint32_t *nodes = calloc(max_depth ? max_depth : 1, sizeof(*nodes));
+	uint64_t *locs = calloc(max_depth ? max_depth : 1, sizeof(*locs));
+	int64_t k_pid = str_extra(w, "pid"), k_tid = str_extra(w, "tid"),
+		k_thread = str_extra(w, "thread");
+
+	if (!nodes || !locs) {
+		ms_error("out of memory");
+		w->failed = 1;
+		goto out;
+	}
+	for (i = 0; i < cap->n_samples; i++) {
+		const struct ms_cap_sample *s = &cap->samples[i];
+		bool added;
+		uint32_t r = ms_pairmap_get(&rows, s->stack, s->thread, &added);
+
+		if (r == MS_NONE)
+			goto fail;
+		if (added) {
+			uint32_t a = alloc;
+
+			if (ms_grow(&count, &a, r, sizeof(*count)) < 0 ||
+			    ms_grow(&period, &alloc, r, sizeof(*period)) < 0)
+				goto fail;
+			count[r] = period[r] = 0;
+		}
+		count[r]++;
+		period[r] += s->period;
+	}
+	for (i = 0; i < rows.n && !w->failed; i++) {
+		uint32_t stack = rows.keys[i][0], thread = rows.keys[i][1], n, k;
+		const struct ms_cap_thread *t = &cap->threads[thread];
+		Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT;
+		Perftools__Profiles__Label lab[3], *labp[3];
+		int64_t values[2];
+
+		n = ms_stack_nodes(cap, stack, nodes);
+		/* pprof lists the leaf first */
+		for (k = 0; k < n; k++)
+			locs[k] = (uint64_t)cap->stacks[nodes[n - 1 - k]].frame + 1;
+		smp.n_location_id = n;
+		smp.location_id = locs;
+		values[0] = (int64_t)count[i];
+		values[1] = (int64_t)period[i];
+		smp.n_value = with_period ? 2 : 1;
+		smp.value = values;
+		for (k = 0; k < 3; k++) {
+			perftools__profiles__label__init(&lab[k]);
+			labp[k] = &lab[k];
+		}
+		lab[0].key = k_pid;
+		lab[0].num = t->pid;
+		lab[1].key = k_tid;
+		lab[1].num = t->tid;
+		lab[2].key = k_thread;
+		lab[2].str = t->name;
+		smp.n_label = t->name ? 3 : 2;
+		smp.label = labp;
+		put_message(w, F_SAMPLE, &smp.base);
+	}
+	goto out;
+fail:
+	w->failed = 1;
+out:
+	ms_pairmap_release(&rows);
+	free(count);
+	free(period);
+	free(nodes);
+	free(locs);
+}
+
+static void write_value_type(struct pw *w, unsigned field, const char *type, const char *unit)
+{
+	Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+
+	vt.type = str_extra(w, type);
+	vt.unit = str_extra(w, unit);
+	put_message(w, field, &vt.base);
+}
+
+int ms_pprof_export(FILE *out, const struct ms_capture *cap, const struct ms_export_options *o)
+{
+	struct pw *w = calloc(1, sizeof(*w));
+	const char *event = ms_capture_info_text(cap, "event");
+	bool time_event = !event || !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock") ||
+			  !strcmp(event, "cpu");	/* what a pprof import calls it */
+	const char *type = time_event ? "cpu" : event, *unit = time_event ? "nanoseconds" : "events";
+	uint64_t period = 0, freq, total = 0, start, end, wall;
+	bool with_period;
+	uint32_t *name_func = NULL, i;
+	char comment[512], command[4096];
+	int64_t comments[2];
+	uint32_t n_comments = 0;
+	int ret = -1;
+
+	if (!w)
+		return ms_error("out of memory");
+	w->out = out;
+	w->cap = cap;
+	w->build_id_hex = calloc(cap->n_modules ? cap->n_modules : 1, sizeof(*w->build_id_hex));
+	if (!w->build_id_hex || deflateInit2(&w->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+					    Z_DEFAULT_STRATEGY) != Z_OK) {
+		ms_error("out of memory");
+		goto out;
+	}
+	w->z_open = true;
+
+	for (i = 0; i < cap->n_samples; i++)
+		total += cap->samples[i].period;
+	with_period = total > 0;
+	write_value_type(w, F_SAMPLE_TYPE, "samples", "count");
+	if (with_period)
+		write_value_type(w, F_SAMPLE_TYPE, type, unit);
+	write_samples(w, with_period);
+	write_mappings(w);
+	name_func = write_functions(w);
+	if (name_func)
+		write_locations(w, name_func);
+
+	/* the period between samples: as set, or from the frequency */
+	if (!ms_capture_info_number(cap, "period", &period) &&
+	    ms_capture_info_number(cap, "frequency", &freq) && freq && time_event)
+		period = 1000000000ull / freq;
+	if (!period && cap->n_samples)
+		period = total / cap->n_samples;
+	write_value_type(w, F_PERIOD_TYPE, type, unit);
+	put_int(w, F_PERIOD, (int64_t)period);
+	if (ms_capture_info_number(cap, "start-wall-time", &wall))
+		put_int(w, F_TIME_NANOS, (int64_t)wall);
+	if (ms_capture_info_number(cap, "start-time", &start) &&
+	    ms_capture_info_number(cap, "end-time", &end) && end >= start)
+		put_int(w, F_DURATION_NANOS, (int64_t)(end - start));
+	else
+		put_int(w, F_DURATION_NANOS, (int64_t)(cap->end_time - cap->start_time));
+	if (o && o->producer) {
+		snprintf(comment, sizeof(comment), "written by %s", o->producer);
+		comments[n_comments++] = str_extra(w, comment);
+	}
+	if (ms_capture_info_text(cap, "command")) {
+		/* ms_pprof_import() reads it back as info "command" */
+		snprintf(command, sizeof(command), "command: %s", ms_capture_info_text(cap, "command"));
+		comments[n_comments++] = str_extra(w, command);
+	}
+	put_packed(w, F_COMMENT, comments, n_comments);
+
+	/* the strings last: every extra is known by now */
+	for (i = 0; i < cap->n_strings && !w->failed; i++)
+		put_bytes(w, F_STRING_TABLE, cap->strings[i], strlen(cap->strings[i]));
+	for (i = 0; i < w->n_extra && !w->failed; i++)
+		put_bytes(w, F_STRING_TABLE, w->extra[i], strlen(w->extra[i]));
+	if (!w->failed && gz_deflate(w, Z_FINISH) < 0)
+		w->failed = 1;
+	ret = w->failed ? -1 : 0;
+out:
+	if (w->z_open)
+		deflateEnd(&w->z);
+	free(name_func);
+	free(w->pack);
+	free(w->extra);
+	free(w->build_id_hex);
+	free(w);
+	return ret;
+}

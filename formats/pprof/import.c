@@ -1,0 +1,895 @@
+/*
+ * pprof import: a gzip-compressed (or plain) perftools.profiles.Profile
+ * into a capture, through the capture builder.
+ *
+ * The file is hostile. In order:
+ *  1. zlib inflates it, refusing a cut-short or corrupt stream and more
+ *     than MS_IMPORT_PPROF_MAX bytes of output;
+ *  2. a walk over the protobuf wire format checks every tag, wire type,
+ *     varint and length against profile.proto (the descriptors protoc-c
+ *     made), down to the innermost message, and notes where each
+ *     top-level row starts so later messages can give a byte position;
+ *  3. protobuf-c decodes it;
+ *  4. every reference is checked: string indexes inside the table, ids
+ *     non-zero and unique, every location, mapping and function a row
+ *     names defined, one value per sample type, counts not negative and
+ *     their sum under MS_IMPORT_SAMPLES_MAX (no reference can cycle: a
+ *     sample lists locations, a location names a mapping and functions;
+ *     a repeated id, which would make a reference ambiguous, is refused);
+ *  5. only then is the capture built.
+ * A failure at any step prints one message with the position and
+ * returns NULL.
+ */
+#include "config.h"
+
+#include "formats/formats.h"
+#include "formats/internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "capture/builder.h"
+#include "pprof/profile.pb-c.h"
+#include "stream/records.h"
+#include "util/error.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Mapping Mapping;
+
+/* Profile's repeated fields whose rows get positions. */
+enum { F_SAMPLE_TYPE = 1, F_SAMPLE = 2, F_MAPPING = 3, F_LOCATION = 4, F_FUNCTION = 5,
+       F_STRING_TABLE = 6, F_ROWS = 7 };
+
+/* Facts of the input the capture cannot hold, for the one loss line. */
+enum {
+	LOSS_COLUMNS = 1 << 0, LOSS_LABELS = 1 << 1, LOSS_BUILD_IDS = 1 << 2,
+	LOSS_OFFSETS = 1 << 3, LOSS_FILTERS = 1 << 4, LOSS_LINES = 1 << 5,
+	LOSS_FOLDED = 1 << 6, LOSS_COLUMN_NUMBERS = 1 << 7, LOSS_COMMENTS = 1 << 8,
+};
+static const char *const loss_names[] = {
+	"sample types other than the count and the time", "labels other than pid, tid and thread",
+	"build ids that are not hexadecimal", "mapping file offsets", "drop and keep frame filters",
+	"inline chains past 32 entries", "folded-location marks", "line columns", "comments",
+};
+
+/* An id -> row index, sorted by id. */
+struct id_row {
+	uint64_t id;
+	uint32_t row;
+};
+
+struct pi {
+	const char *name;
+	const unsigned char *data;	/* the profile, unzipped */
+	size_t len;
+	uint64_t *row_off[F_ROWS];	/* byte of each top-level row, per field */
+	uint32_t n_rows[F_ROWS], alloc_rows[F_ROWS];
+
+	Profile *p;
+	struct id_row *mappings, *locations, *functions;
+	unsigned loss;
+	int count_col, time_col;	/* Sample.value columns used; -1 when none */
+	bool period_ns;			/* the period is in nanoseconds */
+};
+
+/* ---- 1. gzip ---- */
+
+static int gunzip(const char *name, const unsigned char *in, size_t in_len,
+		  unsigned char **outp, size_t *out_len)
+{
+	z_stream z;
+	unsigned char *out = NULL;
+	size_t alloc = 0, len = 0;
+	int zr = Z_OK, ret = -1;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
+		return ms_error("out of memory");
+	z.next_in = (unsigned char *)in;
+	z.avail_in = (uInt)(in_len > UINT32_MAX ? UINT32_MAX : in_len);
+	for (;;) {
+		if (len == alloc) {
+			size_t want = alloc ? alloc * 2 : (in_len < (1 << 20) ? 1 << 16 : in_len * 4);
+			unsigned char *p;
+
+			if (alloc >= MS_IMPORT_PPROF_MAX) {
+				ms_error("'%s': the profile unzips to more than %u bytes: refused",
+					 name, MS_IMPORT_PPROF_MAX);
+				goto out;
+			}
+			if (want > MS_IMPORT_PPROF_MAX)
+				want = MS_IMPORT_PPROF_MAX;
+			p = realloc(out, want);
+			if (!p) {
+				ms_error("out of memory unzipping '%s'", name);
+				goto out;
+			}
+			out = p;
+			alloc = want;
+		}
+		z.next_out = out + len;
+		z.avail_out = (uInt)(alloc - len);
+		zr = inflate(&z, Z_NO_FLUSH);
+		len = alloc - z.avail_out;
+		if (zr == Z_STREAM_END) {
+			size_t used = (size_t)(z.next_in - in);
+
+			if (used == in_len)
+				break;
+			/* gzip allows members one after another */
+			if (in_len - used >= 2 && in[used] == 0x1f && in[used + 1] == 0x8b) {
+				inflateReset(&z);
+				continue;
+			}
+			ms_error("'%s': %zu bytes of something else follow the gzip data at byte %zu",
+				 name, in_len - used, used);
+			goto out;
+		}
+		if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
+			ms_error("'%s': corrupt gzip data near byte %zu: %s", name,
+				 (size_t)(z.next_in - in), z.msg ? z.msg : "bad data");
+			goto out;
+		}
+		if (zr == Z_MEM_ERROR) {
+			ms_error("out of memory unzipping '%s'", name);
+			goto out;
+		}
+		if (z.avail_in == 0 && (size_t)(z.next_in - in) == in_len && z.avail_out) {
+			ms_error("'%s': the gzip data is cut short after %zu bytes (a partial download?)",
+				 name, in_len);
+			goto out;
+		}
+		if (zr == Z_BUF_ERROR && z.avail_out) {
+			ms_error("'%s': the gzip data is cut short after %zu bytes", name, in_len);
+			goto out;
+		}
+	}
+	*outp = out;
+	*out_len = len;
+	out = NULL;
+	ret = 0;
+out:
+	inflateEnd(&z);
+	free(out);
+	return ret;
+}
+
+/* ---- 2. the wire format ---- */
+
+static int wire_error(struct pi *pi, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int wire_error(struct pi *pi, size_t at, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return ms_error("'%s': malformed profile at byte %zu (of the unzipped protobuf): %s",
+			pi->name, at, msg);
+}
+
+/* Read a varint at *pos below end; -1 when it is cut short or too long. */
+static int varint(const unsigned char *d, size_t *pos, size_t end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*pos >= end)
+			return -1;
+		r |= (uint64_t)(d[*pos] & 0x7f) << shift;
+		if (!(d[(*pos)++] & 0x80)) {
+			*v = r;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int scalar_wire(ProtobufCType t)
+{
+	switch (t) {
+	case PROTOBUF_C_TYPE_FIXED64:
+	case PROTOBUF_C_TYPE_SFIXED64:
+	case PROTOBUF_C_TYPE_DOUBLE:
+		return 1;
+	case PROTOBUF_C_TYPE_FIXED32:
+	case PROTOBUF_C_TYPE_SFIXED32:
+	case PROTOBUF_C_TYPE_FLOAT:
+		return 5;
+	case PROTOBUF_C_TYPE_STRING:
+	case PROTOBUF_C_TYPE_BYTES:
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+static int note_row(struct pi *pi, uint32_t field, size_t at)
+{
+	if (field >= F_ROWS)
+		return 0;
+	if (ms_grow(&pi->row_off[field], &pi->alloc_rows[field], pi->n_rows[field],
+		    sizeof(uint64_t)) < 0)
+		return -1;
+	pi->row_off[field][pi->n_rows[field]++] = at;
+	return 0;
+}
+
+static int wire_walk(struct pi *pi, const ProtobufCMessageDescriptor *md, size_t pos,
+		     size_t end, int depth)
+{
+	const unsigned char *d = pi->data;
+
+	while (pos < end) {
+		size_t at = pos, body;
+		uint64_t key, v;
+		uint32_t field;
+		unsigned wire;
+		const ProtobufCFieldDescriptor *fd;
+
+		if (varint(d, &pos, end, &key) < 0)
+			return wire_error(pi, at, "a field's tag is cut short");
+		field = key >> 3 > UINT32_MAX ? 0 : (uint32_t)(key >> 3);
+		wire = key & 7;
+		if (field == 0)
+			return wire_error(pi, at, "field number 0 does not exist in protobuf");
+		fd = protobuf_c_message_descriptor_get_field(md, field);
+		if (fd) {
+			int want = scalar_wire(fd->type);
+			bool packed = fd->label == PROTOBUF_C_LABEL_REPEATED && want != 2 && wire == 2;
+
+			if ((int)wire != want && !packed)
+				return wire_error(pi, at,
+						  "%s.%s (field %u) has wire type %u; profile.proto makes it %d",
+						  md->short_name, fd->name, field, wire, want);
+		}
+		switch (wire) {
+		case 0:
+			if (varint(d, &pos, end, &v) < 0)
+				return wire_error(pi, at, "the varint of field %u is cut short or longer than 10 bytes", field);
+			break;
+		case 1:
+		case 5:
+			if (end - pos < (wire == 1 ? 8u : 4u))
+				return wire_error(pi, at, "the fixed-size value of field %u is cut short", field);
+			pos += wire == 1 ? 8 : 4;
+			break;
+		case 2:
+			if (varint(d, &pos, end, &v) < 0)
+				return wire_error(pi, at, "the length of field %u is cut short", field);
+			if (v > end - pos)
+				return wire_error(pi, at,
+						  "field %u claims %" PRIu64 " bytes, past the end of its message at byte %zu",
+						  field, v, end);
+			body = pos;
+			pos += (size_t)v;
+			if (depth == 0 && note_row(pi, field, at) < 0)
+				return -1;
+			if (!fd)
+				break;
+			if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
+				if (depth >= 8)
+					return wire_error(pi, at, "messages nest too deep");
+				if (wire_walk(pi, fd->descriptor, body, pos, depth + 1) < 0)
+					return -1;
+			} else if (fd->type == PROTOBUF_C_TYPE_STRING) {
+				if (memchr(d + body, '\0', pos - body))
+					return wire_error(pi, at, "a string of %s.%s holds a NUL byte",
+							  md->short_name, fd->name);
+			} else if (scalar_wire(fd->type) == 0) {
+				/* packed varints: each must be whole */
+				size_t q = body, q0;
+
+				while ((q0 = q) < pos)
+					if (varint(d, &q, pos, &v) < 0)
+						return wire_error(pi, q0, "a packed varint of %s.%s is cut short",
+								  md->short_name, fd->name);
+			} else if (scalar_wire(fd->type) != 2 &&
+				   (pos - body) % (scalar_wire(fd->type) == 1 ? 8 : 4)) {
+				return wire_error(pi, at, "packed %s.%s is not a whole number of values",
+						  md->short_name, fd->name);
+			}
+			break;
+		case 3:
+		case 4:
+			return wire_error(pi, at, "field %u uses a group wire type, which profile.proto never does",
+					  field);
+		default:
+			return wire_error(pi, at, "field %u has wire type %u, which does not exist",
+					  field, wire);
+		}
+	}
+	return 0;
+}
+
+/* ---- 4. references ---- */
+
+/* " (byte N)" for row i of field, or "". */
+static const char *at_row(struct pi *pi, uint32_t field, size_t i)
+{
+	static char buf[48];
+
+	if (field >= F_ROWS || i >= pi->n_rows[field])
+		return "";
+	snprintf(buf, sizeof(buf), " (byte %" PRIu64 ")", pi->row_off[field][i]);
+	return buf;
+}
+
+static int check_str(struct pi *pi, int64_t s, const char *what, uint32_t field, size_t row)
+{
+	if (s >= 0 && (uint64_t)s < pi->p->n_string_table)
+		return 0;
+	return ms_error("'%s': %s%s names string %" PRId64 ", past the end of the string table (%zu strings)",
+			pi->name, what, at_row(pi, field, row), s, pi->p->n_string_table);
+}
+
+static int cmp_id_row(const void *a, const void *b)
+{
+	const struct id_row *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* Sorted ids of n rows; refuses id 0 and an id given twice. */
+static struct id_row *index_ids(struct pi *pi, const char *what, uint32_t field, size_t n,
+				uint64_t (*id_of)(const Profile *, size_t))
+{
+	struct id_row *ix = calloc(n ? n : 1, sizeof(*ix));
+
+	if (!ix) {
+		ms_error("out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ix[i].id = id_of(pi->p, i);
+		ix[i].row = (uint32_t)i;
+		if (!ix[i].id) {
+			ms_error("'%s': %s %zu%s has id 0; ids must be non-zero", pi->name, what, i,
+				 at_row(pi, field, i));
+			free(ix);
+			return NULL;
+		}
+	}
+	qsort(ix, n, sizeof(*ix), cmp_id_row);
+	for (size_t i = 1; i < n; i++)
+		if (ix[i].id == ix[i - 1].id) {
+			ms_error("'%s': %s %u%s reuses id %" PRIu64 " of %s %u: ids must be unique",
+				 pi->name, what, ix[i].row, at_row(pi, field, ix[i].row), ix[i].id,
+				 what, ix[i - 1].row);
+			free(ix);
+			return NULL;
+		}
+	return ix;
+}
+
+static uint32_t find_id(const struct id_row *ix, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix[mid].id == id)
+			return ix[mid].row;
+		if (ix[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return MS_NONE;
+}
+
+static uint64_t mapping_id(const Profile *p, size_t i) { return p->mapping[i]->id; }
+static uint64_t location_id(const Profile *p, size_t i) { return p->location[i]->id; }
+static uint64_t function_id(const Profile *p, size_t i) { return p->function[i]->id; }
+
+static const char *str(const struct pi *pi, int64_t s)
+{
+	return pi->p->string_table[s];
+}
+
+/* Which value columns mean a count of samples and a time. */
+static void choose_columns(struct pi *pi)
+{
+	const Profile *p = pi->p;
+
+	pi->count_col = pi->time_col = -1;
+	for (size_t i = 0; i < p->n_sample_type; i++) {
+		const char *type = str(pi, p->sample_type[i]->type);
+		const char *unit = str(pi, p->sample_type[i]->unit);
+
+		if (!strcmp(unit, "count") &&
+		    (pi->count_col < 0 || (!strcmp(type, "samples") &&
+					   strcmp(str(pi, p->sample_type[pi->count_col]->type), "samples"))))
+			pi->count_col = (int)i;
+		if (!strcmp(unit, "nanoseconds") && pi->time_col < 0)
+			pi->time_col = (int)i;
+	}
+	pi->period_ns = p->period_type && !strcmp(str(pi, p->period_type->unit), "nanoseconds");
+	if (pi->count_col < 0 && pi->time_col < 0)
+		pi->count_col = (int)p->n_sample_type - 1;	/* pprof's default: the last */
+	if ((size_t)(pi->count_col >= 0) + (size_t)(pi->time_col >= 0) < p->n_sample_type)
+		pi->loss |= LOSS_COLUMNS;
+}
+
+/* How many capture samples pprof sample i stands for. */
+static uint64_t sample_rows(const struct pi *pi, const Sample *s)
+{
+	if (pi->count_col >= 0)
+		return (uint64_t)s->value[pi->count_col];
+	/* time only: so many periods, rounded to the nearest */
+	if (pi->p->period > 0 && pi->period_ns)
+		return ((uint64_t)s->value[pi->time_col] + (uint64_t)pi->p->period / 2) /
+		       (uint64_t)pi->p->period;
+	return (uint64_t)s->value[pi->time_col];
+}
+
+static int check_refs(struct pi *pi)
+{
+	const Profile *p = pi->p;
+	uint64_t total = 0;
+	size_t i, k;
+
+	if (!p->n_string_table || p->string_table[0][0])
+		return ms_error("'%s': the string table must start with the empty string (pprof's rule); %s",
+				pi->name, p->n_string_table ? "it starts with another" : "it is empty");
+	if (!p->n_sample_type)
+		return ms_error("'%s': the profile has no sample types: its values mean nothing",
+				pi->name);
+	for (i = 0; i < p->n_sample_type; i++)
+		if (check_str(pi, p->sample_type[i]->type, "a sample type", F_SAMPLE_TYPE, i) < 0 ||
+		    check_str(pi, p->sample_type[i]->unit, "a sample type's unit", F_SAMPLE_TYPE, i) < 0)
+			return -1;
+	if (p->period_type &&
+	    (check_str(pi, p->period_type->type, "the period type", F_ROWS, 0) < 0 ||
+	     check_str(pi, p->period_type->unit, "the period unit", F_ROWS, 0) < 0))
+		return -1;
+	if (check_str(pi, p->drop_frames, "drop_frames", F_ROWS, 0) < 0 ||
+	    check_str(pi, p->keep_frames, "keep_frames", F_ROWS, 0) < 0 ||
+	    check_str(pi, p->default_sample_type, "default_sample_type", F_ROWS, 0) < 0 ||
+	    check_str(pi, p->doc_url, "doc_url", F_ROWS, 0) < 0)
+		return -1;
+	if (p->drop_frames || p->keep_frames)
+		pi->loss |= LOSS_FILTERS;
+	for (i = 0; i < p->n_comment; i++)
+		if (check_str(pi, p->comment[i], "a comment", F_ROWS, 0) < 0)
+			return -1;
+	if (p->period < 0)
+		return ms_error("'%s': the period is negative (%" PRId64 ")", pi->name, p->period);
+
+	for (i = 0; i < p->n_mapping; i++) {
+		const Mapping *m = p->mapping[i];
+
+		if (check_str(pi, m->filename, "a mapping's file name", F_MAPPING, i) < 0 ||
+		    check_str(pi, m->build_id, "a mapping's build id", F_MAPPING, i) < 0)
+			return -1;
+		if (m->file_offset)
+			pi->loss |= LOSS_OFFSETS;
+	}
+	for (i = 0; i < p->n_function; i++) {
+		const Function *f = p->function[i];
+
+		if (check_str(pi, f->name, "a function's name", F_FUNCTION, i) < 0 ||
+		    check_str(pi, f->system_name, "a function's system name", F_FUNCTION, i) < 0 ||
+		    check_str(pi, f->filename, "a function's file name", F_FUNCTION, i) < 0)
+			return -1;
+		if (f->start_line < 0 || f->start_line > UINT32_MAX)
+			return ms_error("'%s': function %zu%s starts at line %" PRId64 ", out of range",
+					pi->name, i, at_row(pi, F_FUNCTION, i), f->start_line);
+	}
+	if (!(pi->mappings = index_ids(pi, "mapping", F_MAPPING, p->n_mapping, mapping_id)) ||
+	    !(pi->functions = index_ids(pi, "function", F_FUNCTION, p->n_function, function_id)) ||
+	    !(pi->locations = index_ids(pi, "location", F_LOCATION, p->n_location, location_id)))
+		return -1;
+	for (i = 0; i < p->n_location; i++) {
+		const Location *l = p->location[i];
+
+		if (l->mapping_id && find_id(pi->mappings, p->n_mapping, l->mapping_id) == MS_NONE)
+			return ms_error("'%s': location %zu%s names mapping %" PRIu64 ", which is not defined",
+					pi->name, i, at_row(pi, F_LOCATION, i), l->mapping_id);
+		for (k = 0; k < l->n_line; k++) {
+			const Perftools__Profiles__Line *ln = l->line[k];
+
+			if (!ln->function_id)
+				return ms_error("'%s': location %zu%s: line %zu names function id 0",
+						pi->name, i, at_row(pi, F_LOCATION, i), k);
+			if (find_id(pi->functions, p->n_function, ln->function_id) == MS_NONE)
+				return ms_error("'%s': location %zu%s: line %zu names function %" PRIu64 ", which is not defined",
+						pi->name, i, at_row(pi, F_LOCATION, i), k, ln->function_id);
+			if (ln->line < 0 || ln->line > UINT32_MAX)
+				return ms_error("'%s': location %zu%s: line number %" PRId64 " is out of range",
+						pi->name, i, at_row(pi, F_LOCATION, i), ln->line);
+			if (ln->column)
+				pi->loss |= LOSS_COLUMN_NUMBERS;
+		}
+		if (l->n_line > MS_FRAME_LINES_MAX)
+			pi->loss |= LOSS_LINES;
+		if (l->is_folded)
+			pi->loss |= LOSS_FOLDED;
+	}
+	choose_columns(pi);
+	for (i = 0; i < p->n_sample; i++) {
+		const Sample *s = p->sample[i];
+		uint64_t rows;
+
+		if (s->n_value != p->n_sample_type)
+			return ms_error("'%s': sample %zu%s has %zu values for %zu sample types",
+					pi->name, i, at_row(pi, F_SAMPLE, i), s->n_value, p->n_sample_type);
+		for (k = 0; k < s->n_value; k++)
+			if (s->value[k] < 0 && ((int)k == pi->count_col || (int)k == pi->time_col))
+				return ms_error("'%s': sample %zu%s has a negative value (%" PRId64 ") of type '%s': a capture counts samples, it cannot subtract them",
+						pi->name, i, at_row(pi, F_SAMPLE, i), s->value[k],
+						str(pi, p->sample_type[k]->type));
+		for (k = 0; k < s->n_location_id; k++) {
+			if (!s->location_id[k])
+				return ms_error("'%s': sample %zu%s: frame %zu names location id 0",
+						pi->name, i, at_row(pi, F_SAMPLE, i), k);
+			if (find_id(pi->locations, p->n_location, s->location_id[k]) == MS_NONE)
+				return ms_error("'%s': sample %zu%s: frame %zu names location %" PRIu64 ", which is not defined",
+						pi->name, i, at_row(pi, F_SAMPLE, i), k, s->location_id[k]);
+		}
+		for (k = 0; k < s->n_label; k++) {
+			const Perftools__Profiles__Label *lb = s->label[k];
+			const char *key;
+
+			if (check_str(pi, lb->key, "a label's key", F_SAMPLE, i) < 0 ||
+			    check_str(pi, lb->str, "a label's value", F_SAMPLE, i) < 0 ||
+			    check_str(pi, lb->num_unit, "a label's unit", F_SAMPLE, i) < 0)
+				return -1;
+			key = str(pi, lb->key);
+			if (strcmp(key, "pid") && strcmp(key, "tid") && strcmp(key, "thread"))
+				pi->loss |= LOSS_LABELS;
+		}
+		rows = sample_rows(pi, s);
+		if (rows > MS_IMPORT_SAMPLES_MAX || total + rows > MS_IMPORT_SAMPLES_MAX)
+			return ms_error("'%s': sample %zu%s brings the count of samples past %u, the most one import makes",
+					pi->name, i, at_row(pi, F_SAMPLE, i), MS_IMPORT_SAMPLES_MAX);
+		total += rows;
+	}
+	return 0;
+}
+
+/* ---- 5. the capture ---- */
+
+static uint32_t module_kind(const char *file)
+{
+	if (!strncmp(file, "[kernel", 7))
+		return MS_MODULE_KERNEL;
+	if (!strcmp(file, "[vdso]"))
+		return MS_MODULE_VDSO;
+	if (!strcmp(file, "[anon]"))
+		return MS_MODULE_ANON;
+	if (!*file || !strcmp(file, "[unknown]"))
+		return MS_MODULE_UNKNOWN;
+	return MS_MODULE_FILE;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int build_modules(struct pi *pi, struct ms_capture_builder *b)
+{
+	for (size_t i = 0; i < pi->p->n_mapping; i++) {
+		const Mapping *m = pi->p->mapping[i];
+		const char *file = str(pi, m->filename), *bid = str(pi, m->build_id);
+		size_t n = strlen(bid);
+		struct ms_module mod;
+
+		memset(&mod, 0, sizeof(mod));
+		mod.id = (uint32_t)i;
+		mod.kind = module_kind(file);
+		mod.path = ms_str_of(file);
+		if (n && n % 2 == 0 && n <= 2 * MS_BUILD_ID_MAX) {
+			size_t k;
+
+			for (k = 0; k < n; k += 2) {
+				int hi = hexval(bid[k]), lo = hexval(bid[k + 1]);
+
+				if (hi < 0 || lo < 0)
+					break;
+				mod.build_id[k / 2] = (uint8_t)(hi << 4 | lo);
+			}
+			if (k == n)
+				mod.build_id_len = (uint32_t)(n / 2);
+			else
+				memset(mod.build_id, 0, sizeof(mod.build_id));
+		}
+		if (n && !mod.build_id_len)
+			pi->loss |= LOSS_BUILD_IDS;
+		if (ms_capture_builder_module(b, &mod) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void line_of(struct pi *pi, const Perftools__Profiles__Line *ln, struct ms_frame_line *fl)
+{
+	const Function *f = pi->p->function[find_id(pi->functions, pi->p->n_function,
+						    ln->function_id)];
+	const char *name = str(pi, f->name), *sys = str(pi, f->system_name);
+
+	fl->function = ms_str_of(*name ? name : sys);
+	fl->system_name = ms_str_of(strcmp(sys, name) && *name ? sys : "");
+	fl->file = ms_str_of(str(pi, f->filename));
+	fl->line = (uint32_t)ln->line;
+	fl->function_line = (uint32_t)f->start_line;
+}
+
+/*
+ * Each location becomes a frame: its mapping's module and its address, or,
+ * with no address, a key made from its row (MS_FRAME_NO_ADDRESS). Its lines
+ * become the frame's fact. frames[i] is location i's stack frame.
+ */
+static int build_frames(struct pi *pi, struct ms_capture_builder *b,
+			struct ms_stack_frame *frames)
+{
+	const Profile *p = pi->p;
+	struct ms_frame *fact = calloc(1, sizeof(*fact));
+
+	if (!fact)
+		return ms_error("out of memory");
+	for (size_t i = 0; i < p->n_location; i++) {
+		const Location *l = p->location[i];
+		uint32_t m = l->mapping_id ? find_id(pi->mappings, p->n_mapping, l->mapping_id)
+					   : MS_NONE;
+		struct ms_stack_frame *f = &frames[i];
+		size_t first, k;
+
+		f->module = m;
+		f->flags = 0;
+		f->address = l->address;
+		if (!l->address) {
+			f->flags |= MS_FRAME_NO_ADDRESS;
+			f->address = MS_IMPORT_KEY_BASE + i;
+		}
+		if (m != MS_NONE && module_kind(str(pi, p->mapping[m]->filename)) == MS_MODULE_KERNEL)
+			f->flags |= MS_FRAME_KERNEL;
+		/* no lines: the file does not say why, so no fact (unsymbolized) */
+		if (!l->n_line)
+			continue;
+		memset(fact, 0, sizeof(*fact));
+		fact->module = m;
+		fact->address = f->address;
+		fact->reason = MS_SYM_OK;
+		/* keep the outermost entries: the last names the function at the address */
+		first = l->n_line > MS_FRAME_LINES_MAX ? l->n_line - MS_FRAME_LINES_MAX : 0;
+		for (k = first; k < l->n_line; k++)
+			line_of(pi, l->line[k], &fact->lines[fact->n_lines++]);
+		fact->name = fact->lines[fact->n_lines - 1].function;
+		if (ms_capture_builder_frame(b, fact) < 0) {
+			free(fact);
+			return -1;
+		}
+	}
+	free(fact);
+	return 0;
+}
+
+static int build_samples(struct pi *pi, struct ms_capture_builder *b,
+			 const struct ms_stack_frame *frames)
+{
+	const Profile *p = pi->p;
+	struct ms_stack *st = calloc(1, sizeof(*st));
+	uint64_t too_deep = 0;
+	int ret = -1;
+
+	if (!st)
+		return ms_error("out of memory");
+	for (size_t i = 0; i < p->n_sample; i++) {
+		const Sample *s = p->sample[i];
+		uint64_t rows = sample_rows(pi, s), time = 0, extra = 0, r;
+		size_t n = s->n_location_id, k;
+
+		memset(st, 0, offsetof(struct ms_stack, frames));
+		if (pi->time_col >= 0 && rows) {
+			time = (uint64_t)s->value[pi->time_col] / rows;
+			extra = (uint64_t)s->value[pi->time_col] % rows;
+		} else if (pi->period_ns) {
+			time = (uint64_t)p->period;
+		}
+		for (k = 0; k < s->n_label; k++) {
+			const Perftools__Profiles__Label *lb = s->label[k];
+			const char *key = str(pi, lb->key);
+
+			if (!strcmp(key, "pid"))
+				st->pid = (uint32_t)lb->num;
+			else if (!strcmp(key, "tid"))
+				st->tid = (uint32_t)lb->num;
+		}
+		for (k = 0; k < s->n_label; k++) {
+			const Perftools__Profiles__Label *lb = s->label[k];
+			struct ms_comm c;
+
+			if (strcmp(str(pi, lb->key), "thread") || !lb->str)
+				continue;
+			memset(&c, 0, sizeof(c));
+			c.pid = st->pid;
+			c.tid = st->tid;
+			c.comm = ms_str_of(str(pi, lb->str));
+			if (ms_capture_builder_comm(b, &c) < 0)
+				goto out;
+		}
+		st->reason = MS_END_UNKNOWN;
+		if (n > MS_FRAMES_MAX) {
+			/* keep the innermost frames, as an unwinder that hit its depth does */
+			n = MS_FRAMES_MAX;
+			st->reason = MS_END_DEPTH;
+			too_deep += rows;
+		}
+		for (k = 0; k < n; k++)
+			st->frames[k] = frames[find_id(pi->locations, p->n_location, s->location_id[k])];
+		st->n_frames = (uint32_t)n;
+		/* the sum of the periods stays the sample's time value */
+		for (r = 0; r < rows; r++) {
+			st->period = time + (r < extra);
+			if (ms_capture_builder_stack(b, st) < 0)
+				goto out;
+		}
+	}
+	if (too_deep) {
+		char detail[128];
+		struct ms_problem pr = { ms_str_of("ms-capture"), ms_str_of("import-stack-too-deep"),
+					 too_deep, { detail, 0 } };
+
+		snprintf(detail, sizeof(detail), "pprof samples deeper than %u frames kept their innermost %u",
+			 MS_FRAMES_MAX, MS_FRAMES_MAX);
+		pr.detail.len = (uint32_t)strlen(detail);
+		if (ms_capture_builder_problem(b, &pr) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(st);
+	return ret;
+}
+
+static int info_number(struct ms_capture_builder *b, const char *key, uint64_t v)
+{
+	struct ms_info i = { ms_str_of(key), false, { "", 0 }, v };
+
+	return ms_capture_builder_info(b, &i);
+}
+
+static int info_text(struct ms_capture_builder *b, const char *key, const char *v)
+{
+	struct ms_info i = { ms_str_of(key), true, ms_str_of(v), 0 };
+
+	return ms_capture_builder_info(b, &i);
+}
+
+static int build_info(struct pi *pi, struct ms_capture_builder *b, const char *producer)
+{
+	const Profile *p = pi->p;
+	struct ms_header h;
+
+	ms_import_header(&h, producer, "pprof");
+	if (ms_capture_builder_producers(b, &h) < 0 || info_text(b, "import", "pprof") < 0)
+		return -1;
+	if (p->period_type && *str(pi, p->period_type->type) &&
+	    info_text(b, "event", str(pi, p->period_type->type)) < 0)
+		return -1;
+	if (p->period > 0 && info_number(b, "period", (uint64_t)p->period) < 0)
+		return -1;
+	if (p->time_nanos > 0 && info_number(b, "start-wall-time", (uint64_t)p->time_nanos) < 0)
+		return -1;
+	if (p->duration_nanos > 0 &&
+	    (info_number(b, "start-time", 0) < 0 ||
+	     info_number(b, "end-time", (uint64_t)p->duration_nanos) < 0))
+		return -1;
+	for (size_t i = 0; i < p->n_comment; i++) {
+		const char *c = str(pi, p->comment[i]);
+
+		/* ms-export writes the command as a comment "command: ..." */
+		if (!strncmp(c, "command: ", 9)) {
+			if (info_text(b, "command", c + 9) < 0)
+				return -1;
+		} else if (strncmp(c, "written by ", 11)) {
+			pi->loss |= LOSS_COMMENTS;
+		}
+	}
+	return 0;
+}
+
+static void note_loss(const struct pi *pi)
+{
+	char list[512];
+	size_t len = 0;
+
+	if (!pi->loss)
+		return;
+	list[0] = '\0';
+	for (unsigned i = 0; i < sizeof(loss_names) / sizeof(loss_names[0]); i++) {
+		int n;
+
+		if (!(pi->loss & (1u << i)))
+			continue;
+		n = snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "", loss_names[i]);
+		if (n < 0 || (size_t)n >= sizeof(list) - len)
+			break;
+		len += (size_t)n;
+	}
+	fprintf(stderr, "%s: note: a capture keeps none of the %s of '%s' (see ms-export(1))\n",
+		ms_progname(), list, pi->name);
+}
+
+struct ms_capture *ms_pprof_import(const void *buf, size_t len, const char *name,
+				   const char *producer)
+{
+	struct pi pi;
+	unsigned char *unzipped = NULL;
+	struct ms_stack_frame *frames = NULL;
+	struct ms_capture_builder *b = NULL;
+	struct ms_capture *cap = NULL;
+	const unsigned char *bytes = buf;
+
+	memset(&pi, 0, sizeof(pi));
+	pi.name = name;
+	if (len >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) {
+		if (gunzip(name, bytes, len, &unzipped, &pi.len) < 0)
+			goto out;
+		pi.data = unzipped;
+	} else {
+		pi.data = bytes;
+		pi.len = len;
+	}
+	if (pi.len == 0) {
+		ms_error("'%s' holds no profile (it is empty)", name);
+		goto out;
+	}
+	if (wire_walk(&pi, &perftools__profiles__profile__descriptor, 0, pi.len, 0) < 0)
+		goto out;
+	pi.p = perftools__profiles__profile__unpack(NULL, pi.len, pi.data);
+	if (!pi.p) {
+		ms_error("'%s': protobuf-c could not decode the profile (out of memory?)", name);
+		goto out;
+	}
+	if (check_refs(&pi) < 0)
+		goto out;
+	frames = calloc(pi.p->n_location ? pi.p->n_location : 1, sizeof(*frames));
+	b = ms_capture_builder_new();
+	if (!frames || !b) {
+		if (!frames)
+			ms_error("out of memory");
+		goto out;
+	}
+	if (build_info(&pi, b, producer) < 0 || build_modules(&pi, b) < 0 ||
+	    build_frames(&pi, b, frames) < 0 || build_samples(&pi, b, frames) < 0)
+		goto out;
+	cap = ms_capture_builder_seal(b);
+	b = NULL;
+	if (cap)
+		note_loss(&pi);
+out:
+	ms_capture_builder_free(b);
+	if (pi.p)
+		perftools__profiles__profile__free_unpacked(pi.p, NULL);
+	for (int f = 0; f < F_ROWS; f++)
+		free(pi.row_off[f]);
+	free(pi.mappings);
+	free(pi.locations);
+	free(pi.functions);
+	free(frames);
+	free(unzipped);
+	return cap;
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# ms-export: each format to a file and to stdout, its options, the one line
+# naming what a format drops, and failures that leave no file behind.
+
+load test_helper
+bats_require_minimum_version 1.5.0
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 300 --threads 3 --lines p.msc
+}
+
+@test "ms-export: --help lists every option the man page documents, --version" {
+	run --separate-stderr ms-export --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *usage:* ]]
+	[[ "$output" == *"Exit status"* ]]
+	text=$(man -l "$MS_SRCDIR/man/ms-export.1" 2>/dev/null | col -b)
+	grep -q "EXIT STATUS" <<<"$text"
+	for opt in $(ms-export --help | grep -o -E -- '--[a-z][a-z-]+' | sort -u); do
+		grep -q -F -- "$opt" <<<"$text" || { echo "$opt is in --help, not in ms-export.1" >&2; false; }
+	done
+	run ms-export --version
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^ms-export\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "ms-export: every format to a file equals the same format on stdout, byte for byte" {
+	for f in pprof folded chrome speedscope; do
+		ms-export -q --$f -o out.$f p.msc
+		ms-export -q --$f p.msc > stdout.$f
+		cmp out.$f stdout.$f
+		# and again: the same capture gives the same bytes
+		ms-export -q --$f p.msc | cmp - out.$f
+	done
+	# pprof is gzip, the JSON formats are JSON, folded is "stack count" lines
+	gzip -t out.pprof
+	jq -e .traceEvents out.chrome >/dev/null
+	jq -e '.profiles | length == 3' out.speedscope >/dev/null
+	! grep -v -E '^[^ ].* [0-9]+$' out.folded
+	# 300 samples in all, whatever the stacks
+	[ "$(awk '{ n += $NF } END { print n }' out.folded)" -eq 300 ]
+}
+
+@test "ms-export: one line on stderr names the facts a format drops; --quiet leaves it out" {
+	run --separate-stderr ms-export --folded p.msc
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+	[[ "$stderr" == "ms-export: note: folded output drops the sample times, CPUs, threads, periods, addresses, modules, "* ]]
+	[[ "$stderr" == *"'p.msc' (see ms-export(1))" ]]
+	run --separate-stderr ms-export --folded --thread-root --weight time p.msc
+	[[ "$stderr" != *threads* ]]
+	[[ "$stderr" != *periods* ]]
+	[[ "$stderr" == *"sample counts"* ]]
+	run --separate-stderr ms-export --quiet --pprof -o q.pb.gz p.msc
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
+@test "ms-export: --thread-root and --weight time shape the folded lines" {
+	ms-export -q --folded --thread-root p.msc > roots
+	# every line starts with one of the three threads
+	[ "$(cut -d';' -f1 roots | sed 's/ [0-9]*$//' | sort -u | tr '\n' ' ')" = \
+		"synthetic-4242/4242 worker-1-4242/4243 worker-2-4242/4244 " ]
+	ms-export -q --folded --weight time p.msc > times
+	# every sample weighs 1 ms
+	[ "$(awk '{ n += $NF } END { print n }' times)" -eq 300000000 ]
+}
+
+@test "ms-export: usage errors exit 2 and name the problem" {
+	run --separate-stderr ms-export p.msc
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"name a format"* ]]
+	run --separate-stderr ms-export --pprof --folded p.msc
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"one format at a time"* ]]
+	run --separate-stderr ms-export --pprof --thread-root p.msc
+	[ "$status" -eq 2 ]
+	run --separate-stderr ms-export --folded --weight bytes p.msc
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"'bytes'"* ]]
+	run --separate-stderr ms-export --chrome --chrome-form flame p.msc
+	[ "$status" -eq 2 ]
+	run --separate-stderr ms-export --folded
+	[ "$status" -eq 2 ]
+	run --separate-stderr ms-export --folded p.msc extra
+	[ "$status" -eq 2 ]
+}
+
+@test "ms-export: a bad capture or an unwritable output is an error and leaves no file" {
+	head -c 200 p.msc > cut.msc
+	run --separate-stderr ms-export --pprof -o out.pb.gz cut.msc
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *cut.msc* ]]
+	[ ! -e out.pb.gz ]
+	run --separate-stderr ms-export --pprof -o no/such/dir/out.pb.gz p.msc
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *no/such/dir* ]]
+	# a full stdout is an error
+	if [ -w /dev/full ]; then
+		run --separate-stderr sh -c 'ms-export -q --folded p.msc > /dev/full'
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == *"cannot write to stdout"* ]]
+	fi
+	# an output that is not a regular file (here a FIFO) is written in place, never replaced
+	mkfifo fifo
+	cat fifo > from-fifo &
+	ms-export -q --folded -o fifo p.msc
+	wait
+	[ -p fifo ]
+	ms-export -q --folded p.msc | cmp - from-fifo
+	run --separate-stderr ms-export --pprof -o out.pb.gz missing.msc
+	[ "$status" -eq 1 ]
+	[ ! -e out.pb.gz ]
+	[ -z "$(ls | grep tmp)" ]
+}
+
+@test "ms-export: a reader that closes the pipe early ends it with status 5" {
+	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 200000 big.msc
+	run --separate-stderr bash -c 'ms-export -q --chrome --chrome-form samples big.msc | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}"'
+	[ "$output" = 5 ]
+	[[ "$stderr" == *"downstream closed the pipe"* ]]
+}

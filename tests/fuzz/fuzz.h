@@ -1,0 +1,25 @@
+/*
+ * Fuzz targets of the importers (formats/formats.h). Each takes any bytes;
+ * an import either fails with a message or gives a capture that must
+ * encode and load back through the validating reader with the same
+ * samples: anything else aborts, which libFuzzer reports as a crash.
+ *
+ * Built two ways: by `make fuzz` with clang -fsanitize=fuzzer (each file
+ * then defines LLVMFuzzerTestOneInput), and, with MS_FUZZ_REPLAY, into
+ * tests/unit/formats-corpus-test, which replays the committed corpus in
+ * `make check`.
+ */
+#ifndef MS_TESTS_FUZZ_H
+#define MS_TESTS_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ms_capture;
+
+int ms_fuzz_pprof(const uint8_t *data, size_t size);
+int ms_fuzz_folded(const uint8_t *data, size_t size);
+/* The checks both targets make on what an import returned. */
+void ms_fuzz_check(struct ms_capture *cap);
+
+#endif
