@@ -10,6 +10,7 @@ libcommon_a_SOURCES += \
 	libcommon/front/front.h \
 	libcommon/front/record.c \
 	libcommon/front/report.c \
+	libcommon/front/symbolize.c \
 	libcommon/pipeline/pipeline.c libcommon/pipeline/pipeline.h
 
 UNIT_TESTS += tests/unit/pipeline-test

@@ -1,7 +1,8 @@
 /*
  * microscope: the front command. `record` runs the stage pipeline
  * (ms-collect | ms-decode | ms-unwind | ms-symbolize | ms-capture), `report`
- * prints a capture's summary, hottest functions and call tree.
+ * prints a capture's summary, hottest functions and call tree, `symbolize`
+ * names a capture's frames after the recording.
  */
 #include "config.h"
 
@@ -17,6 +18,8 @@ static const char usage_main[] =
 	"commands:\n"
 	"  record    run or attach to a program and write a capture\n"
 	"  report    print a capture's summary, hottest functions and call tree\n"
+	"  convert   convert between a capture and pprof, folded, Chrome trace, speedscope\n"
+	"  symbolize name the frames of a capture recorded with --symbolize=deferred\n"
 	"\n"
 	"microscope <command> --help shows the options of one command.\n"
 	MS_EXIT_CODES_HELP;
@@ -27,6 +30,8 @@ static const struct {
 } commands[] = {
 	{ "record", ms_front_record },
 	{ "report", ms_front_report },
+	{ "convert", ms_front_convert },
+	{ "symbolize", ms_front_symbolize },
 };
 
 int main(int argc, char **argv)

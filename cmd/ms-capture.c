@@ -17,22 +17,33 @@
 
 #include "capture/capture.h"
 #include "capture/convert.h"
+#include "formats/formats.h"
 #include "stream/stream.h"
 #include "util/error.h"
 
 static const char usage_text[] =
-	"usage: ms-capture -o FILE [--salvage] [INPUT]\n"
-	"       ms-capture --dump FILE\n"
+	"usage: ms-capture -o FILE [--salvage] [--info KEY=VALUE]... [--keep-names CAPTURE] [INPUT]\n"
+	"       ms-capture --dump FILE [--omit-failed]\n"
+	"       ms-capture -o FILE --import pprof|folded [INPUT]\n"
 	"\n"
 	"Read a microscope record stream from INPUT (default: stdin) and write it\n"
 	"as a capture FILE, or write capture FILE back out as a stream on stdout.\n"
 	"\n"
-	"  -o, --output FILE  write the capture to FILE (replaced only when complete)\n"
-	"      --salvage      write a capture even when the stream was cut short;\n"
-	"                     it is marked incomplete\n"
-	"      --dump FILE    write capture FILE as a record stream on stdout\n"
-	"  -h, --help         show this help and exit\n"
-	"      --version      show the version and exit\n"
+	"  -o, --output FILE     write the capture to FILE (replaced only when complete)\n"
+	"      --salvage         write a capture even when the stream was cut short;\n"
+	"                        it is marked incomplete\n"
+	"      --info KEY=VALUE  set the info KEY to the text VALUE, over what the\n"
+	"                        stream says (repeatable)\n"
+	"      --keep-names CAPTURE\n"
+	"                        where the stream's frame facts name less than those\n"
+	"                        of CAPTURE (whose dump the stream is), keep CAPTURE's:\n"
+	"                        symbolizing again never loses a name\n"
+	"      --dump FILE       write capture FILE as a record stream on stdout\n"
+	"      --import FORMAT   read INPUT as a pprof or folded file, not a stream\n"
+	"      --omit-failed     with --dump: leave out the frame facts whose\n"
+	"                        symbolization failed, so that ms-symbolize tries again\n"
+	"  -h, --help            show this help and exit\n"
+	"      --version         show the version and exit\n"
 	"\n"
 	MS_EXIT_CODES_HELP;
 
@@ -49,8 +60,12 @@ static noreturn void usage_error(const char *fmt, ...)
 	exit(MS_EXIT_USAGE);
 }
 
-static int capture(const char *input, const char *output, unsigned flags)
+#define INFO_MAX 32
+
+static int capture(const char *input, const char *output, struct ms_capture_stream_options *o,
+		   const char *keep_names)
 {
+	unsigned flags = o->flags;
 	const char *name = input && strcmp(input, "-") ? input : "stdin";
 	int fd = name == input ? open(input, O_RDONLY | O_CLOEXEC) : 0;
 	struct ms_capture *cap = NULL;
@@ -64,7 +79,9 @@ static int capture(const char *input, const char *output, unsigned flags)
 	r = ms_reader_open(fd, name);
 	if (!r)
 		goto out;
-	rc = ms_capture_from_stream(r, flags, &cap);
+	if (keep_names && !(o->fallback = ms_capture_load(keep_names)))
+		goto out;
+	rc = ms_capture_from_stream_opts(r, o, &cap);
 	if (rc == MS_READ_TRUNCATED) {
 		ms_error("no capture written to '%s' (--salvage writes what the stream held)",
 			 output);
@@ -80,6 +97,7 @@ static int capture(const char *input, const char *output, unsigned flags)
 	ret = MS_EXIT_OK;
 out:
 	ms_capture_free(cap);
+	ms_capture_free((struct ms_capture *)o->fallback);
 	if (r)
 		ms_reader_free(r);
 	if (fd > 0)
@@ -87,7 +105,7 @@ out:
 	return ret;
 }
 
-static int dump(const char *path)
+static int dump(const char *path, unsigned flags)
 {
 	struct ms_capture *cap = ms_capture_load(path);
 	struct ms_writer *w;
@@ -99,7 +117,7 @@ static int dump(const char *path)
 	if (w) {
 		bool broken;
 
-		if (ms_capture_dump(cap, w, "ms-capture", PACKAGE_VERSION) == 0)
+		if (ms_capture_dump_flags(cap, w, "ms-capture", PACKAGE_VERSION, flags) == 0)
 			ret = MS_EXIT_OK;
 		broken = ms_writer_broken_pipe(w);
 		if (ms_writer_close(w) < 0 && ret == MS_EXIT_OK)
@@ -113,17 +131,25 @@ static int dump(const char *path)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SALVAGE = 256, OPT_DUMP, OPT_VERSION };
+	enum { OPT_SALVAGE = 256, OPT_DUMP, OPT_VERSION, OPT_INFO, OPT_OMIT_FAILED, OPT_IMPORT,
+	       OPT_KEEP_NAMES };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "salvage", no_argument, NULL, OPT_SALVAGE },
+		{ "info", required_argument, NULL, OPT_INFO },
+		{ "keep-names", required_argument, NULL, OPT_KEEP_NAMES },
 		{ "dump", required_argument, NULL, OPT_DUMP },
+		{ "omit-failed", no_argument, NULL, OPT_OMIT_FAILED },
+		{ "import", required_argument, NULL, OPT_IMPORT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *output = NULL, *dump_path = NULL;
-	unsigned flags = 0;
+	const char *output = NULL, *dump_path = NULL, *keep_names = NULL, *eq;
+	static struct ms_info info[INFO_MAX];
+	uint32_t n_info = 0;
+	unsigned flags = 0, dump_flags = 0;
+	enum ms_format import = MS_FORMAT_NONE;
 	int c;
 
 	ms_set_progname(argv[0]);
@@ -141,6 +167,28 @@ int main(int argc, char **argv)
 		case OPT_DUMP:
 			dump_path = optarg;
 			break;
+		case OPT_IMPORT:
+			import = ms_format_by_name(optarg);
+			if (import != MS_FORMAT_PPROF && import != MS_FORMAT_FOLDED)
+				usage_error("--import takes 'pprof' or 'folded', not '%s'", optarg);
+			break;
+		case OPT_OMIT_FAILED:
+			dump_flags |= MS_DUMP_OMIT_FAILED;
+			break;
+		case OPT_KEEP_NAMES:
+			keep_names = optarg;
+			break;
+		case OPT_INFO:
+			eq = strchr(optarg, '=');
+			if (!eq || eq == optarg)
+				usage_error("--info wants KEY=VALUE, not '%s'", optarg);
+			if (n_info == INFO_MAX)
+				usage_error("--info: at most %d of them", INFO_MAX);
+			info[n_info].key = (struct ms_str){ optarg, (uint32_t)(eq - optarg) };
+			info[n_info].is_text = true;
+			info[n_info].text = (struct ms_str){ eq + 1, (uint32_t)strlen(eq + 1) };
+			n_info++;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return fclose(stdout) ? MS_EXIT_ERROR : MS_EXIT_OK;
@@ -154,13 +202,25 @@ int main(int argc, char **argv)
 		}
 	}
 	if (dump_path) {
-		if (output || flags || optind < argc)
-			usage_error("--dump takes one capture FILE and no other options");
-		return dump(dump_path);
+		if (output || flags || n_info || import || keep_names || optind < argc)
+			usage_error("--dump takes one capture FILE and no other option but --omit-failed");
+		return dump(dump_path, dump_flags);
 	}
+	if (dump_flags)
+		usage_error("--omit-failed goes with --dump");
 	if (!output)
 		usage_error("-o FILE is required (or --dump FILE)");
 	if (argc - optind > 1)
 		usage_error("unexpected argument '%s'", argv[optind + 1]);
-	return capture(optind < argc ? argv[optind] : NULL, output, flags);
+	if (import) {
+		if (flags || n_info || keep_names)
+			usage_error("--import takes no --salvage, --info or --keep-names");
+		return ms_import_write(optind < argc ? argv[optind] : NULL, import, output,
+				       "ms-capture " PACKAGE_VERSION) < 0 ? MS_EXIT_ERROR : MS_EXIT_OK;
+	}
+	{
+		struct ms_capture_stream_options o = { .flags = flags, .info = info, .n_info = n_info };
+
+		return capture(optind < argc ? argv[optind] : NULL, output, &o, keep_names);
+	}
 }

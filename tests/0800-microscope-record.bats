@@ -44,7 +44,7 @@ self_percent() {
 	[[ "$output" == *burn_60* ]]
 	[[ "$output" == *main* ]]
 	# Nothing about truncation is hidden: the share of stack ends is stated.
-	[[ "$output" == *fp-chain* ]]
+	[[ "$output" == *"stack ends: outermost"* ]]
 }
 
 @test "record: a launched program's exit status becomes microscope's" {

@@ -11,13 +11,16 @@
 #include "capture/capture.h"
 #include "front/front.h"
 #include "pipeline/pipeline.h"
+#include "unwind/unwind.h"
 #include "util/error.h"
 
 #define DEFAULT_OUTPUT MS_DEFAULT_CAPTURE
 
 static const char usage_record[] =
 	"usage: microscope record [-o FILE] [-F HZ | -c PERIOD] [-e EVENT] [--stack-size BYTES]\n"
-	"                         [--duration SECONDS] [--mmap-pages N] (-p PID | -- CMD ARGS...)\n"
+	"                         [--duration SECONDS] [--mmap-pages N]\n"
+	"                         [--symbolize=immediate|deferred] [--unwind dwarf|fp|dwarf+fp]\n"
+	"                         (-p PID | -- CMD ARGS...)\n"
 	"\n"
 	"  -o, --output FILE       capture to write (default " DEFAULT_OUTPUT ")\n"
 	"  -F, --freq HZ           samples per second per thread (default 999)\n"
@@ -27,6 +30,13 @@ static const char usage_record[] =
 	"      --duration SECONDS  stop after SECONDS (a launched program gets SIGTERM)\n"
 	"      --mmap-pages N      ring buffer pages per CPU (power of two)\n"
 	"  -p, --pid PID           attach to a running process and all its threads\n"
+	"      --symbolize=WHEN    immediate (default): name the frames now; deferred:\n"
+	"                          keep module identities and addresses only, for\n"
+	"                          `microscope symbolize` later (here or elsewhere)\n"
+	"      --unwind POLICY     user stacks from dwarf (call-frame information over\n"
+	"                          the stack copy; the default with a copy), fp (the\n"
+	"                          frame-pointer chain; the default without) or\n"
+	"                          dwarf+fp (dwarf, continued by proved frame pointers)\n"
 	"\n"
 	"The capture is written under a temporary name and renamed when complete.\n"
 	"A launched program's exit status becomes microscope's (128+N for a signal).\n"
@@ -71,6 +81,8 @@ int ms_front_record(int argc, char **argv)
 		{ "stack-size", required_argument, NULL, 's' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "symbolize", required_argument, NULL, 'S' },
+		{ "unwind", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -85,7 +97,8 @@ int ms_front_record(int argc, char **argv)
 			    capture = { 0 };
 	struct ms_pipeline p = { 0 };
 	const char *output = DEFAULT_OUTPUT;
-	bool attach = false;
+	bool attach = false, deferred = false;
+	const char *unwind_policy = NULL;
 	char what[256];
 	int c, culprit, st;
 
@@ -104,6 +117,22 @@ int ms_front_record(int argc, char **argv)
 		case 's': case 'd': case 'm':
 			push(&collect, collect_long[c]);
 			push(&collect, optarg);
+			break;
+		case 'S':
+			if (!strcmp(optarg, "deferred") || !strcmp(optarg, "immediate")) {
+				deferred = optarg[0] == 'd';
+				break;
+			}
+			ms_error("--symbolize wants immediate or deferred, not '%s'", optarg);
+			fputs(usage_record, stderr);
+			return MS_EXIT_USAGE;
+		case 'U':
+			if (ms_unwind_policy_parse(optarg) <= MS_UNWIND_AUTO) {
+				ms_error("--unwind wants dwarf, fp or dwarf+fp, not '%s'", optarg);
+				fputs(usage_record, stderr);
+				return MS_EXIT_USAGE;
+			}
+			unwind_policy = optarg;
 			break;
 		case 'h':
 			fputs(usage_record, stdout);
@@ -126,17 +155,27 @@ int ms_front_record(int argc, char **argv)
 	}
 	push(&decode, "ms-decode");
 	push(&unwind, "ms-unwind");
+	if (unwind_policy) {
+		push(&unwind, "--unwind");
+		push(&unwind, unwind_policy);
+	}
 	push(&symbolize, "ms-symbolize");
 	push(&capture, "ms-capture");
 	push(&capture, "-o");
 	push(&capture, output);
+	/* Deferred: no symbolize stage; the capture says why frames are bare. */
+	if (deferred) {
+		push(&capture, "--info");
+		push(&capture, "symbolize=deferred");
+	}
 
-	p.n = 5;
-	p.stages[0] = (struct ms_stage){ .name = "ms-collect", .argv = collect.v };
-	p.stages[1] = (struct ms_stage){ .name = "ms-decode", .argv = decode.v };
-	p.stages[2] = (struct ms_stage){ .name = "ms-unwind", .argv = unwind.v };
-	p.stages[3] = (struct ms_stage){ .name = "ms-symbolize", .argv = symbolize.v };
-	p.stages[4] = (struct ms_stage){ .name = "ms-capture", .argv = capture.v };
+	p.n = 0;
+	p.stages[p.n++] = (struct ms_stage){ .name = "ms-collect", .argv = collect.v };
+	p.stages[p.n++] = (struct ms_stage){ .name = "ms-decode", .argv = decode.v };
+	p.stages[p.n++] = (struct ms_stage){ .name = "ms-unwind", .argv = unwind.v };
+	if (!deferred)
+		p.stages[p.n++] = (struct ms_stage){ .name = "ms-symbolize", .argv = symbolize.v };
+	p.stages[p.n++] = (struct ms_stage){ .name = "ms-capture", .argv = capture.v };
 	if (ms_pipeline_start(&p))
 		return MS_EXIT_ERROR;
 	ms_pipeline_wait(&p);

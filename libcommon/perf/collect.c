@@ -6,6 +6,7 @@
 #include "stream/records.h"
 #include "stream/stream.h"
 #include "util/error.h"
+#include "util/publish.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,8 +53,8 @@ struct collector {
 	/* output */
 	int out_fd;
 	const char *out_name;
-	char *tmp_path;			/* -o FILE: written here, renamed when complete */
-	bool direct_fd;			/* -o names a fifo or device: out_fd is ours */
+	struct ms_publish publish;	/* -o FILE: renamed into place when complete */
+	bool publishing;
 	int stdout_flags;		/* to restore: the writer sets O_NONBLOCK */
 
 	/* target */
@@ -180,16 +181,7 @@ static int output_open(struct collector *c)
 		ms_error("cannot write '%s': it is a directory", out);
 		return MS_EXIT_ERROR;
 	}
-	if (out && strcmp(out, "-") && stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* A fifo or a device (/dev/null, /dev/fd/N): no rename there. */
-		c->out_fd = open(out, O_WRONLY | O_CLOEXEC);
-		if (c->out_fd < 0) {
-			ms_error_errno("cannot open '%s'", out);
-			return MS_EXIT_ERROR;
-		}
-		c->out_name = out;
-		c->direct_fd = true;
-	} else if (!out || !strcmp(out, "-")) {
+	if (!out || !strcmp(out, "-")) {
 		if (isatty(STDOUT_FILENO)) {
 			ms_error("refusing to write a binary stream to a terminal; "
 				 "use -o FILE or a pipe");
@@ -199,24 +191,11 @@ static int output_open(struct collector *c)
 		c->out_name = "stdout";
 		c->stdout_flags = fcntl(STDOUT_FILENO, F_GETFL);
 	} else {
-		size_t n = strlen(out) + sizeof(".tmp-XXXXXX");
-		mode_t mask;
-
-		c->tmp_path = malloc(n);
-		if (!c->tmp_path)
-			return ms_error("out of memory"), MS_EXIT_ERROR;
-		snprintf(c->tmp_path, n, "%s.tmp-XXXXXX", out);
-		c->out_fd = mkostemp(c->tmp_path, O_CLOEXEC);
-		if (c->out_fd < 0) {
-			ms_error_errno("cannot create '%s'", c->tmp_path);
-			free(c->tmp_path);
-			c->tmp_path = NULL;
+		/* A file is renamed into place when complete; a FIFO or device is written. */
+		c->out_fd = ms_publish_open(&c->publish, out);
+		if (c->out_fd < 0)
 			return MS_EXIT_ERROR;
-		}
-		/* mkostemp makes 0600; a recording is as readable as any new file. */
-		mask = umask(0);
-		umask(mask);
-		fchmod(c->out_fd, 0666 & ~mask);
+		c->publishing = true;
 		c->out_name = out;
 	}
 	c->w = ms_writer_open(c->out_fd, c->out_name, MS_WRITER_NONBLOCK);
@@ -233,20 +212,12 @@ static int output_close(struct collector *c, bool complete)
 	c->w = NULL;
 	if (c->stdout_flags >= 0)
 		fcntl(STDOUT_FILENO, F_SETFL, c->stdout_flags);
-	if (c->direct_fd) {
-		close(c->out_fd);
-		c->direct_fd = false;
-	}
-	if (!c->tmp_path)
+	if (!c->publishing)
 		return ret;
-	if (close(c->out_fd) < 0 && complete && !ret)
-		ret = ms_error_errno("cannot write '%s'", c->tmp_path);
-	if (complete && !ret && rename(c->tmp_path, c->o->output) < 0)
-		ret = ms_error_errno("cannot rename '%s' to '%s'", c->tmp_path, c->o->output);
-	if (!complete || ret)
-		unlink(c->tmp_path);
-	free(c->tmp_path);
-	c->tmp_path = NULL;
+	c->publishing = false;
+	if (complete && !ret)
+		return ms_publish_commit(&c->publish);
+	ms_publish_abort(&c->publish);
 	return ret;
 }
 
@@ -1024,7 +995,7 @@ int ms_collect_run(const struct ms_collect_opts *o)
 out:
 	summary(&c);
 	collector_release(&c);
-	if (c.w || c.tmp_path || c.direct_fd) {
+	if (c.w || c.publishing) {
 		if (output_close(&c, complete) < 0 && complete)
 			code = MS_EXIT_ERROR;
 	} else if (c.stdout_flags >= 0) {

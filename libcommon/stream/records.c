@@ -70,6 +70,11 @@ static const char *const frame_reason_names[] = {
 	[MS_SYM_IDENTITY] = "identity",
 	[MS_SYM_BAD_ELF] = "bad-elf",
 	[MS_SYM_NO_MODULE] = "no-module",
+	[MS_SYM_NO_DEBUG] = "no-debug-file",
+	[MS_SYM_DEBUG_MISMATCH] = "build-id-mismatch",
+	[MS_SYM_BAD_DWARF] = "bad-dwarf",
+	[MS_SYM_NOT_IN_DEBUG] = "not-in-debug-info",
+	[MS_SYM_FDE_ONLY] = "fde-only",
 };
 
 const char *ms_frame_reason_name(uint32_t reason)
@@ -794,14 +799,55 @@ int ms_stack_unpack(const struct ms_record *rec, struct ms_stack *s)
 
 int ms_frame_pack(struct ms_writer *w, const struct ms_frame *f)
 {
-	msgpack_packer *pk = begin(w, MS_REC_FRAME, 5);
+	msgpack_packer *pk;
 
+	if (f->n_lines > MS_FRAME_LINES_MAX)
+		return too_many(MS_REC_FRAME, "lines", f->n_lines, MS_FRAME_LINES_MAX);
+	pk = begin(w, MS_REC_FRAME, 6);
 	msgpack_pack_uint32(pk, f->module);
 	msgpack_pack_uint64(pk, f->address);
 	pack_str(pk, &f->name);
 	msgpack_pack_uint64(pk, f->symbol_start);
 	msgpack_pack_uint32(pk, f->reason);
+	msgpack_pack_array(pk, f->n_lines);
+	for (uint32_t i = 0; i < f->n_lines; i++) {
+		const struct ms_frame_line *l = &f->lines[i];
+
+		msgpack_pack_array(pk, 5);
+		pack_str(pk, &l->function);
+		pack_str(pk, &l->system_name);
+		pack_str(pk, &l->file);
+		msgpack_pack_uint32(pk, l->line);
+		msgpack_pack_uint32(pk, l->function_line);
+	}
 	return ms_writer_end(w);
+}
+
+/* One entry of a frame's inline chain: [function, system_name, file, line, function_line]. */
+static int get_frame_line(struct cursor *c, const msgpack_object *o, uint32_t i,
+			  struct ms_frame_line *l)
+{
+	const msgpack_object *e;
+
+	/* Later minor versions may add fields to an entry: extra ones are ignored. */
+	if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size < 5)
+		return bad(c, "lines", "entry %u is not an array of 5 fields "
+			   "(function, system_name, file, line, function_line)", i);
+	e = o->via.array.ptr;
+	if (e[0].type != MSGPACK_OBJECT_STR || e[1].type != MSGPACK_OBJECT_STR ||
+	    e[2].type != MSGPACK_OBJECT_STR)
+		return bad(c, "lines", "entry %u: function, system_name and file must be "
+			   "strings", i);
+	if (e[3].type != MSGPACK_OBJECT_POSITIVE_INTEGER || e[3].via.u64 > UINT32_MAX ||
+	    e[4].type != MSGPACK_OBJECT_POSITIVE_INTEGER || e[4].via.u64 > UINT32_MAX)
+		return bad(c, "lines", "entry %u: line and function_line must be unsigned "
+			   "32-bit integers", i);
+	l->function = (struct ms_str){ e[0].via.str.ptr, e[0].via.str.size };
+	l->system_name = (struct ms_str){ e[1].via.str.ptr, e[1].via.str.size };
+	l->file = (struct ms_str){ e[2].via.str.ptr, e[2].via.str.size };
+	l->line = (uint32_t)e[3].via.u64;
+	l->function_line = (uint32_t)e[4].via.u64;
+	return 0;
 }
 
 int ms_frame_unpack(const struct ms_record *rec, struct ms_frame *f)
@@ -815,6 +861,19 @@ int ms_frame_unpack(const struct ms_record *rec, struct ms_frame *f)
 	    get_u64(&c, "symbol_start", &f->symbol_start) < 0 ||
 	    get_u32(&c, "reason", &f->reason) < 0)
 		return -1;
+	f->n_lines = 0;
+	/* lines came with minor version 1: a record without them has none. */
+	if (c.i < c.n) {
+		const msgpack_object *items;
+		uint32_t n;
+
+		if (get_array(&c, "lines", &items, &n, MS_FRAME_LINES_MAX) < 0)
+			return -1;
+		for (uint32_t i = 0; i < n; i++)
+			if (get_frame_line(&c, &items[i], i, &f->lines[i]) < 0)
+				return -1;
+		f->n_lines = n;
+	}
 	return 0;
 }
 

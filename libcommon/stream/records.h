@@ -79,7 +79,8 @@ struct ms_problem {
 
 /*
  * A fact about the recording: "command", "hostname", "kernel", "event",
- * "frequency", "period", "stack-size", "start-time", "end-time", ...
+ * "frequency", "period", "stack-size", "start-time", "end-time", ...;
+ * ms-unwind adds "unwind-policy" ("dwarf", "fp" or "dwarf+fp").
  * [3, key, value] where value is str or an unsigned integer.
  */
 struct ms_info {
@@ -289,6 +290,12 @@ enum ms_frame_flags {
 	 * (found by build id) can translate it through the PT_LOAD headers.
 	 */
 	MS_FRAME_FILE_OFFSET = 1 << 2,
+	/*
+	 * The frame has no address: an importer (pprof, folded) knew it by
+	 * name only, and address is a key it made, unique within the
+	 * module. Exporters write no address for it.
+	 */
+	MS_FRAME_NO_ADDRESS = 1 << 3,
 };
 enum ms_stack_end {
 	MS_END_OUTERMOST = 0,	/* reached the thread's entry */
@@ -300,6 +307,8 @@ enum ms_stack_end {
 	MS_END_NO_MODULE = 6,	/* an address in no known module */
 	MS_END_DEPTH = 7,
 	MS_END_KERNEL_ONLY = 8,	/* no user frames (kernel thread) */
+	/* The producer did not say why (an imported pprof or folded profile). */
+	MS_END_UNKNOWN = 255,
 };
 const char *ms_stack_end_name(uint32_t reason);
 struct ms_stack_frame {
@@ -319,9 +328,13 @@ struct ms_stack {
 
 /*
  * What symbolization knows of one (module, address). Emitted once per
- * unique pair, before the first stack that uses it. name_len 0 means no
- * symbol covers the address; reason says why (0 when named).
- * [40, module, address, name, symbol_start, reason]
+ * unique pair, before the first stack that uses it. name is the function
+ * (demangled; the outermost entry of lines when there are lines); name_len
+ * 0 means no symbol covers the address. reason is 0 when the frame is
+ * fully symbolized (a name, and lines for a file module), otherwise what is
+ * missing and why: a named frame may have one (no-debug-file, ...). With
+ * MS_SYM_FDE_ONLY, symbol_start is the function's start from .eh_frame.
+ * [40, module, address, name, symbol_start, reason, [lines...]]
  */
 enum ms_frame_reason {
 	MS_SYM_OK = 0,
@@ -330,6 +343,16 @@ enum ms_frame_reason {
 	MS_SYM_IDENTITY = 3,	/* the file on disk is not the module that ran */
 	MS_SYM_BAD_ELF = 4,
 	MS_SYM_NO_MODULE = 5,	/* the address was in no module */
+	/*
+	 * Minor version 1 (issue 4). A frame may have a name and still a
+	 * reason: 0 means fully symbolized (a name, and lines for a file
+	 * module); these say what is missing.
+	 */
+	MS_SYM_NO_DEBUG = 6,	/* named from symbol tables: no debug file found */
+	MS_SYM_DEBUG_MISMATCH = 7, /* debug files found had another build id: refused */
+	MS_SYM_BAD_DWARF = 8,	/* the debug information for the address is corrupt */
+	MS_SYM_NOT_IN_DEBUG = 9, /* the debug file does not describe the address */
+	MS_SYM_FDE_ONLY = 10,	/* no symbol; symbol_start is the .eh_frame FDE's start */
 };
 const char *ms_frame_reason_name(uint32_t reason);
 /*

@@ -35,7 +35,7 @@
 
 #define MS_STREAM_MAGIC "microscope-stream"
 #define MS_STREAM_MAJOR 1
-#define MS_STREAM_MINOR 0
+#define MS_STREAM_MINOR 1
 
 /* Largest record: a 64 KiB stack copy plus registers and both callchains. */
 #define MS_RECORD_MAX (160u * 1024u)

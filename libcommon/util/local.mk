@@ -1,4 +1,5 @@
 # libcommon/util: messages, exit codes, banned functions.
 libcommon_a_SOURCES += \
 	libcommon/util/banned.h \
-	libcommon/util/error.c libcommon/util/error.h
+	libcommon/util/error.c libcommon/util/error.h \
+	libcommon/util/publish.c libcommon/util/publish.h

@@ -1,0 +1,29 @@
+/*
+ * Atomic publication of an output file: a reader never sees a partial file
+ * under the final name. ms_publish_open() creates "PATH.tmp-XXXXXX" in the
+ * same directory; ms_publish_commit() syncs it and renames it over PATH (and
+ * syncs the directory); ms_publish_abort() removes it.
+ *
+ * A PATH that exists and is not a regular file (/dev/null, a FIFO, a
+ * terminal) is opened and written in place: renaming over it would replace
+ * the device with a file.
+ */
+#ifndef MS_UTIL_PUBLISH_H
+#define MS_UTIL_PUBLISH_H
+
+#include <stdbool.h>
+
+struct ms_publish {
+	char *path;
+	char *tmp;		/* NULL when written in place */
+	int fd;
+};
+
+/* Returns the fd to write, or -1 after a message naming the file. */
+int ms_publish_open(struct ms_publish *p, const char *path);
+/* Sync, close and rename; -1 after a message (the temporary is removed). */
+int ms_publish_commit(struct ms_publish *p);
+/* Close and remove the temporary; PATH is left as it was. */
+void ms_publish_abort(struct ms_publish *p);
+
+#endif
