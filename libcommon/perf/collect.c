@@ -169,6 +169,15 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Wall-clock time, for viewers that show when a profile was taken. */
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* ---- output ---- */
 
 static int output_open(struct collector *c)
@@ -299,7 +308,8 @@ static int write_preamble(struct collector *c)
 	    info_number(c, "cpus", c->s.n_cpus) < 0 ||
 	    info_number(c, "mmap-pages", c->s.config.data_pages) < 0 ||
 	    info_text(c, "clock", c->s.clock_monotonic ? "monotonic" : "perf") < 0 ||
-	    info_number(c, "start-time", now_ns()) < 0)
+	    info_number(c, "start-time", now_ns()) < 0 ||
+	    info_number(c, "start-wall-time", wall_ns()) < 0)
 		return -1;
 
 	t.argc = (uint32_t)argc;

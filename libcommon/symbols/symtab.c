@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 void ms_symtab_init(struct ms_symtab *t)
 {
@@ -14,6 +15,11 @@ void ms_symtab_release(struct ms_symtab *t)
 {
 	int i;
 
+	if (t->map) {
+		munmap(t->map, t->map_len);
+		ms_symtab_init(t);
+		return;
+	}
 	for (i = 0; i < MS_SYMS_TIERS; i++)
 		free(t->tier[i].syms);
 	free(t->names);

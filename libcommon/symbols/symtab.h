@@ -57,6 +57,9 @@ struct ms_symtab {
 	struct ms_symlist tier[MS_SYMS_TIERS];
 	char *names;
 	size_t names_len, names_alloc;
+	/* When not NULL, syms and names live in this private mapping (kcache.h). */
+	void *map;
+	size_t map_len;
 };
 
 void ms_symtab_init(struct ms_symtab *t);

@@ -1,0 +1,61 @@
+/*
+ * A cache of the running kernel's parsed and sorted kallsyms, so that a
+ * stage with kernel frames maps a file instead of formatting, reading,
+ * parsing and sorting ~120,000 lines of /proc/kallsyms (about a quarter of
+ * ms-symbolize's start-up).
+ *
+ * The file ("kallsyms" under $XDG_CACHE_HOME/microscope, else
+ * ~/.cache/microscope) is keyed by what makes the addresses valid: the
+ * kernel's build id (/sys/kernel/notes), the boot id (KASLR moves the
+ * kernel at every boot) and a hash of the name, size, state and address of
+ * every loaded module (/proc/modules). Symbols that appear without a module
+ * change (BPF programs, ftrace trampolines) are not covered by the key.
+ *
+ * The file is input like any other: it is validated whole before use
+ * (header, sizes, counts, sorted and non-overlapping symbols, string
+ * bounds) and a file that fails is ignored and rewritten. It is mapped
+ * privately, so the symbolizer's per-symbol display names do not reach it.
+ * It is written atomically (util/publish.h); one that cannot be written
+ * only costs the next run the slow read.
+ *
+ * Layout (host byte order, one kernel, one host):
+ *   header  magic "MSKSYMS\0", u32 version, u32 sizeof(struct ms_sym),
+ *           key[MS_KCACHE_KEY], u64 n_syms, u64 names_len
+ *   syms    n_syms x struct ms_sym (display NULL)
+ *   names   names_len bytes, NUL-terminated strings
+ */
+#ifndef MS_SYMBOLS_KCACHE_H
+#define MS_SYMBOLS_KCACHE_H
+
+#include <stdint.h>
+
+#include "symbols/symtab.h"
+
+#define MS_KCACHE_KEY 80
+
+struct ms_kcache_key {
+	uint8_t bytes[MS_KCACHE_KEY];
+};
+
+/*
+ * The running kernel's key from the notes file (NULL: /sys/kernel/notes),
+ * boot id file and modules file (NULL: the /proc ones). Returns 0, or -1
+ * when a part is unreadable (then there is no cache).
+ */
+int ms_kcache_key(struct ms_kcache_key *k, const char *notes, const char *boot_id,
+		  const char *modules);
+/* The cache file's path (malloc'd), or NULL when there is no cache dir. */
+char *ms_kcache_path(void);
+/*
+ * Map the cache at path into t (empty) when it is valid and has key k.
+ * Returns 0, or -1 (t untouched) when it is missing, stale or invalid.
+ * No message: a bad cache is rebuilt, not reported.
+ */
+int ms_kcache_load(struct ms_symtab *t, const char *path, const struct ms_kcache_key *k);
+/*
+ * Write t's tier 0 as the cache at path under key k, creating its
+ * directory. Returns 0, or -1 (a message only when writing the file failed).
+ */
+int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms_kcache_key *k);
+
+#endif
