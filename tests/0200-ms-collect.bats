@@ -8,6 +8,7 @@
 # Run by hand: MS_BUILDDIR=/path/to/build PATH=$MS_BUILDDIR:$PATH bats tests/0200-ms-collect.bats
 
 bats_require_minimum_version 1.5.0
+load test_helper
 
 setup() {
 	: "${MS_BUILDDIR:?set MS_BUILDDIR to the build directory}"
@@ -135,7 +136,7 @@ lacks() {
 }
 
 @test "launch: the stream goes through ms-decode" {
-	command -v ms-decode > /dev/null || skip "ms-decode is not built"
+	require_built ms-decode
 	ms-collect -o "$T/run.msr" -- "$FIX/burn" 0.5
 	ms-decode < "$T/run.msr" > "$T/dec.msr"
 	stats "$T/dec.msr"
@@ -280,7 +281,7 @@ lacks() {
 }
 
 @test "attach: samples through ms-decode come from every worker thread" {
-	command -v ms-decode > /dev/null || skip "ms-decode is not built"
+	require_built ms-decode
 	start_bg "$FIX/threads" 2 30
 	wait_ready
 	ms-collect -p "$BG" --duration 1 -o "$T/run.msr"

@@ -6,6 +6,7 @@
 # exactly what it feeds in.
 
 bats_require_minimum_version 1.5.0
+load test_helper
 
 setup() {
 	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
@@ -189,8 +190,8 @@ round() {
 }
 
 @test "ms-decode: ms-collect's records of a real run decode to samples" {
-	command -v ms-collect >/dev/null || skip "ms-collect is not built yet"
-	[ -x "$MS_BUILDDIR/tests/fixtures/burn" ] || skip "fixture burn is not built"
+	require_built ms-collect
+	require_built "$MS_BUILDDIR/tests/fixtures/burn"
 	ms-collect -- "$MS_BUILDDIR/tests/fixtures/burn" 0.5 > run.msr 2> collect.err || {
 		cat collect.err >&2
 		false

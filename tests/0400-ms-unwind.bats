@@ -6,6 +6,7 @@
 # recording of the burn fixture unwinds.
 
 bats_require_minimum_version 1.5.0
+load test_helper
 
 setup() {
 	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
@@ -88,7 +89,7 @@ good_stream() {
 }
 
 @test "ms-unwind: the stacks read back through ms-symbolize" {
-	command -v ms-symbolize >/dev/null || skip "ms-symbolize is not built"
+	require_built ms-symbolize
 	good_stream in.msr
 	ms-unwind in.msr > out.msr
 	run --separate-stderr ms-symbolize --text out.msr
@@ -150,9 +151,9 @@ good_stream() {
 }
 
 @test "ms-unwind: a real recording of the burn fixture unwinds" {
-	command -v ms-collect >/dev/null || skip "ms-collect is not built yet"
-	command -v ms-decode >/dev/null || skip "ms-decode is not built yet"
-	[ -x "$MS_BUILDDIR/tests/fixtures/burn" ] || skip "fixture burn is not built"
+	require_built ms-collect
+	require_built ms-decode
+	require_built "$MS_BUILDDIR/tests/fixtures/burn"
 	ms-collect -- "$MS_BUILDDIR/tests/fixtures/burn" 0.5 > run.msr 2> collect.err || {
 		cat collect.err >&2
 		false

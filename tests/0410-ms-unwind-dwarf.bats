@@ -6,6 +6,7 @@
 # with perf's own DWARF unwinding (skipped where perf is absent).
 
 bats_require_minimum_version 1.5.0
+load test_helper
 
 setup() {
 	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
@@ -53,7 +54,7 @@ stacks() {
 }
 
 @test "dwarf: -O2 -fomit-frame-pointer recursion unwinds to main and _start at its depth" {
-	[ -x "$RECURSE" ] || skip "fixture recurse is not built"
+	require_built "$RECURSE"
 	record -F 2000 -- "$RECURSE" 1.5 40
 	stacks
 	cat unwind.err >&2
@@ -80,7 +81,7 @@ stacks() {
 }
 
 @test "dwarf: a deeper recursion than the copy holds ends with stack-copy, never more" {
-	[ -x "$RECURSE" ] || skip "fixture recurse is not built"
+	require_built "$RECURSE"
 	record -F 2000 --stack-size 1024 -- "$RECURSE" 0.5 40
 	stacks
 	cat unwind.err >&2
@@ -101,7 +102,7 @@ stacks() {
 }
 
 @test "dwarf: Debian's python3 running Python code reaches Py_RunMain and _start" {
-	[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is not installed"
+	require_built /usr/bin/python3
 	cat > loop.py <<'PY'
 import time
 def inner(n):
@@ -127,7 +128,7 @@ PY
 }
 
 @test "dwarf: the policy is written once and kept in the capture" {
-	[ -x "$RECURSE" ] || skip "fixture recurse is not built"
+	require_built "$RECURSE"
 	record -F 500 -- "$RECURSE" 0.2 10
 	for policy in dwarf fp dwarf+fp; do
 		ms-unwind --unwind "$policy" decoded.msr | ms-symbolize | ms-capture -o "p-$policy.msc"
@@ -169,7 +170,7 @@ perf_shares() {
 }
 
 @test "dwarf: the top 20 stacks have perf --call-graph dwarf's shares within 3 points" {
-	[ -x "$RECURSE" ] || skip "fixture recurse is not built"
+	require_built "$RECURSE"
 	command -v perf > /dev/null || skip "perf is not installed: nothing to compare with"
 	# The same seconds of one run sampled by both: the fixture's split of
 	# time between its own loop and libc drifts from run to run, and within

@@ -7,6 +7,7 @@
 # do not depend on a recording; one test records the inline fixture.
 
 bats_require_minimum_version 1.5.0
+load test_helper
 
 setup() {
 	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
@@ -82,7 +83,7 @@ mark() {
 }
 
 need() {
-	[ -x "$FIX/$1" ] || skip "fixture $1 is not built"
+	require_built "$FIX/$1"
 }
 
 # The inline fixture's addresses where mix() is inlined (three entries).
@@ -125,7 +126,7 @@ inline_addresses() {
 
 @test "ms-symbolize: a recording of the inline fixture shows its inline chain" {
 	need inline
-	command -v ms-collect >/dev/null || skip "ms-collect is not built"
+	require_built ms-collect
 	call_mix=$(mark MARK_CALL_MIX) call_round=$(mark MARK_CALL_ROUND)
 	ms-collect -F 499 -- "$FIX/inline" 0.6 2> collect.err | ms-decode | ms-unwind |
 		ms-symbolize --text --lines > text
@@ -225,8 +226,8 @@ split_debug() {
 @test "ms-symbolize: debuginfod (a local server) serves the debug file" {
 	split_debug
 	py=/usr/bin/python3
-	[ -x "$py" ] || skip "no /usr/bin/python3 for a local server"
-	ldconfig -p | grep -q 'libdebuginfod.so.1 ' || skip "libdebuginfod.so.1 is not installed"
+	require_built "$py"
+	ldconfig -p | grep -q 'libdebuginfod.so.1 ' || { echo "libdebuginfod.so.1 is not installed: run scripts/install-deps" >&2; false; }
 	mkdir -p srv/buildid/$ID
 	cp dbg/inline.debug srv/buildid/$ID/debuginfo
 	(cd srv && exec "$py" -c '
@@ -293,7 +294,7 @@ with socketserver.TCPServer(("127.0.0.1", 0), H) as s:
 	libc=$(readlink -f "$libc")
 	id=$(build_id "$libc")
 	debug=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
-	[ -f "$debug" ] || skip "libc6-dbg is not installed (no $debug)"
+	[ -f "$debug" ] || { echo "libc6-dbg is not installed (no $debug): run scripts/install-deps" >&2; false; }
 	msort=$(nm "$debug" | awk '$3 ~ /^msort_with_tmp/ { print $1; exit }')
 	[ -n "$msort" ] || skip "this libc has no msort_with_tmp"
 	printf '0x%x\n' $((16#$msort + 8)) | ms-symbolize --batch "$libc" > out
@@ -303,10 +304,10 @@ with socketserver.TCPServer(("127.0.0.1", 0), H) as s:
 
 @test "ms-symbolize: a recording of qsort with a callback shows libc's internals" {
 	need qsortcb
-	command -v ms-collect >/dev/null || skip "ms-collect is not built"
+	require_built ms-collect
 	libc=$(readlink -f "$(ldd "$FIX/qsortcb" | awk '/libc.so/ { print $3 }')")
 	id=$(build_id "$libc")
-	[ -f "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ] || skip "libc6-dbg is not installed"
+	[ -f "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ] || { echo "libc6-dbg is not installed: run scripts/install-deps" >&2; false; }
 	ms-collect -F 499 -- "$FIX/qsortcb" 0.6 2> collect.err | ms-decode | ms-unwind |
 		ms-symbolize --text --lines > text
 	[ "${PIPESTATUS[*]}" = "0 0 0 0" ] || { cat collect.err >&2; false; }
@@ -316,8 +317,8 @@ with socketserver.TCPServer(("127.0.0.1", 0), H) as s:
 }
 
 @test "ms-symbolize: a stripped Debian binary (xz): every frame has a name or module+offset and a reason" {
-	command -v ms-collect >/dev/null || skip "ms-collect is not built"
-	xz=$(command -v xz) || skip "xz is not installed"
+	require_built ms-collect
+	xz=$(command -v xz) || { echo "xz is not installed (xz-utils)" >&2; false; }
 	xz=$(readlink -f "$xz")
 	# compressible but not trivial input: about a second of work
 	seq 1 400000 | sed 's/$/ microscope symbolization test line/' > input

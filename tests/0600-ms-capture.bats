@@ -4,6 +4,7 @@
 # tests/unit/mkstream (a synthetic stream), so these tests need no kernel.
 
 bats_require_minimum_version 1.5.0
+load test_helper
 
 setup() {
 	: "${MS_BUILDDIR:?set MS_BUILDDIR to the build directory}"
@@ -283,13 +284,13 @@ header_minor() {
 	ms-capture --dump b.msc | ms-capture -o c.msc
 	cmp a.msc c.msc
 	# and the chains are there to be seen
-	command -v ms-analyze >/dev/null || skip "ms-analyze is not built"
+	require_built ms-analyze
 	ms-analyze top --json c.msc >top.json
 	[ "$(jq -r '.functions[] | select(.name == "burn_inner") | "\(.file):\(.line)"' top.json)" = "/src/burn.c:20" ]
 }
 
 @test "--info sets an info key over the stream: symbolize=deferred changes module statuses" {
-	command -v ms-analyze >/dev/null || skip "ms-analyze is not built"
+	require_built ms-analyze
 	"$MKSTREAM" --samples 200 >s.msr
 	ms-capture -o plain.msc s.msr
 	ms-capture --info symbolize=deferred --info note=x=y -o deferred.msc s.msr
@@ -302,7 +303,7 @@ header_minor() {
 }
 
 @test "a deferred stream (no frame facts) round-trips, and its modules wait" {
-	command -v ms-analyze >/dev/null || skip "ms-analyze is not built"
+	require_built ms-analyze
 	"$MKSTREAM" --deferred --samples 200 >s.msr
 	ms-capture -o a.msc s.msr
 	ms-capture --dump a.msc | ms-capture -o b.msc
@@ -314,7 +315,7 @@ header_minor() {
 }
 
 @test "--dump --omit-failed leaves out the failed frame facts, and only those" {
-	command -v ms-analyze >/dev/null || skip "ms-analyze is not built"
+	require_built ms-analyze
 	"$MKSTREAM" --samples 300 >s.msr
 	ms-capture -o a.msc s.msr
 	ms-capture --dump a.msc --omit-failed | ms-capture -o b.msc
@@ -328,7 +329,7 @@ header_minor() {
 }
 
 @test "--keep-names: the named facts of the capture the stream was dumped from stay" {
-	command -v ms-analyze >/dev/null || skip "ms-analyze is not built"
+	require_built ms-analyze
 	"$MKSTREAM" --lines --samples 300 >s.msr
 	ms-capture -o a.msc s.msr
 	# a stream that lost every frame fact (as if symbolized where nothing is found)

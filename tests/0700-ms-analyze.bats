@@ -4,6 +4,7 @@
 # The numbers themselves are tested in tests/unit/analysis-test.c.
 
 bats_require_minimum_version 1.5.0
+load test_helper
 
 setup() {
 	: "${MS_BUILDDIR:?set MS_BUILDDIR to the build directory}"
@@ -15,8 +16,8 @@ setup() {
 
 # A capture of N synthetic samples (burn_60/30/10 in those proportions).
 make_capture() {
-	[ -x "$MKSTREAM" ] || skip "tests/unit/mkstream is not built"
-	command -v ms-capture >/dev/null || skip "ms-capture is not built"
+	require_built "$MKSTREAM"
+	require_built ms-capture
 	"$MKSTREAM" --samples "${2:-1000}" >"$1.msr"
 	ms-capture -o "$1" "$1.msr"
 }
@@ -202,7 +203,7 @@ assert_usage_error() {
 }
 
 @test "an incomplete capture says so on the first line of the summary" {
-	[ -x "$MKSTREAM" ] || skip "tests/unit/mkstream is not built"
+	require_built "$MKSTREAM"
 	"$MKSTREAM" --samples 200 --no-trailer >cut.msr
 	ms-capture --salvage -o cut.msc cut.msr 2>/dev/null
 	ms-analyze summary cut.msc >summary.txt
@@ -273,7 +274,7 @@ assert_usage_error() {
 }
 
 @test "the summary and the report show the unsymbolized share" {
-	[ -x "$MKSTREAM" ] || skip "tests/unit/mkstream is not built"
+	require_built "$MKSTREAM"
 	"$MKSTREAM" --deferred --samples 300 >d.msr
 	ms-capture -o d.msc d.msr
 	ms-analyze summary d.msc >summary.txt
@@ -287,7 +288,7 @@ assert_usage_error() {
 }
 
 @test "inline frames are functions of their own, with their file and line" {
-	[ -x "$MKSTREAM" ] || skip "tests/unit/mkstream is not built"
+	require_built "$MKSTREAM"
 	"$MKSTREAM" --lines --samples 500 >l.msr
 	ms-capture -o l.msc l.msr
 	ms-analyze top --json l.msc >top.json

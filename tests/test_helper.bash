@@ -30,3 +30,18 @@ wait_gone() {
 leftover_processes() {
 	pgrep -f -- "$BATS_TEST_TMPDIR" || true
 }
+
+# Fail (never skip) when a program or fixture the build makes is missing:
+# under make check everything is built, so a missing one is a build defect.
+require_built() {
+	local what
+	for what in "$@"; do
+		if [[ "$what" == */* ]]; then
+			[ -x "$what" ] && continue
+		else
+			command -v "$what" >/dev/null && continue
+		fi
+		echo "'$what' is not built: run make check (or make) in the build directory" >&2
+		return 1
+	done
+}
