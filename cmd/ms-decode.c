@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,6 +16,7 @@
 
 #include "perf/decode.h"
 #include "util/error.h"
+#include "util/input.h"
 
 static const char usage_text[] = "usage: ms-decode [FILE]\n";
 
@@ -61,8 +61,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ms_decode_options opt = { .version = PACKAGE_VERSION };
-	const char *path = "-", *name = "stdin";
-	int c, fd = STDIN_FILENO, code;
+	const char *name;
+	int c, fd, code;
 
 	ms_set_progname(argv[0]);
 	/* a closed downstream shows as EPIPE from the writer */
@@ -86,18 +86,10 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		usage_error("more than one input: '%s'", argv[optind + 1]);
-	if (optind < argc)
-		path = argv[optind];
-	if (strcmp(path, "-")) {
-		name = path;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			ms_error_errno("cannot open '%s'", path);
-			return MS_EXIT_ERROR;
-		}
-	}
+	fd = ms_open_input(optind < argc ? argv[optind] : NULL, &name);
+	if (fd < 0)
+		return MS_EXIT_ERROR;
 	code = ms_decode_stream(fd, name, STDOUT_FILENO, "stdout", &opt);
-	if (fd != STDIN_FILENO)
-		close(fd);
+	ms_close_input(fd);
 	return code;
 }

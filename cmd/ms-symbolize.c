@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 
 #include "symbols/symbolize.h"
 #include "util/error.h"
+#include "util/input.h"
 
 static const char usage_text[] =
 	"usage: ms-symbolize [--stats] [--text [--lines]] [--debug-dir DIR]...\n"
@@ -92,8 +92,8 @@ int main(int argc, char **argv)
 	struct ms_symbolize_options opts = { 0 };
 	struct ms_symbolize_stats stats = { 0 };
 	const char **dirs = NULL;
-	const char *path = NULL, *batch = NULL;
-	int c, fd = STDIN_FILENO, stats_wanted = 0, code;
+	const char *name, *batch = NULL;
+	int c, fd, stats_wanted = 0, code;
 
 	ms_set_progname("ms-symbolize");
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -151,21 +151,16 @@ int main(int argc, char **argv)
 			code = MS_EXIT_ERROR;
 		}
 	} else {
-		if (optind < argc && strcmp(argv[optind], "-")) {
-			path = argv[optind];
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0) {
-				ms_error_errno("cannot open '%s'", path);
-				free(dirs);
-				return MS_EXIT_ERROR;
-			}
+		fd = ms_open_input(optind < argc ? argv[optind] : NULL, &name);
+		if (fd < 0) {
+			free(dirs);
+			return MS_EXIT_ERROR;
 		}
-		code = ms_symbolize_stage(fd, path ? path : "stdin", STDOUT_FILENO, &opts, &stats);
+		code = ms_symbolize_stage(fd, name, STDOUT_FILENO, &opts, &stats);
+		ms_close_input(fd);
 	}
 	if (stats_wanted)
 		print_stats(&stats);
-	if (path)
-		close(fd);
 	free(dirs);
 	return code;
 }

@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 
 #include "unwind/unwind.h"
 #include "util/error.h"
+#include "util/input.h"
 
 static const char usage_text[] =
 	"usage: ms-unwind [--unwind dwarf|fp|dwarf+fp] [--debug-dir DIR] [--stats] [FILE]\n"
@@ -75,8 +75,8 @@ int main(int argc, char **argv)
 	};
 	struct ms_unwind_options opts = { 0 };
 	struct ms_unwind_stats stats = { 0 };
-	const char *path = NULL;
-	int c, fd = STDIN_FILENO, stats_wanted = 0, code;
+	const char *name;
+	int c, fd, stats_wanted = 0, code;
 
 	ms_set_progname("ms-unwind");
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -109,20 +109,14 @@ int main(int argc, char **argv)
 		ms_error("too many arguments; see 'ms-unwind --help'");
 		return MS_EXIT_USAGE;
 	}
-	if (optind < argc && strcmp(argv[optind], "-")) {
-		path = argv[optind];
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			ms_error_errno("cannot open '%s'", path);
-			return MS_EXIT_ERROR;
-		}
-	}
+	fd = ms_open_input(optind < argc ? argv[optind] : NULL, &name);
+	if (fd < 0)
+		return MS_EXIT_ERROR;
 	/* A closed downstream is seen as EPIPE and ends the stage with one message. */
 	signal(SIGPIPE, SIG_IGN);
-	code = ms_unwind_stage(fd, path ? path : "stdin", STDOUT_FILENO, &opts, &stats);
+	code = ms_unwind_stage(fd, name, STDOUT_FILENO, &opts, &stats);
 	if (stats_wanted)
 		print_stats(&stats);
-	if (path)
-		close(fd);
+	ms_close_input(fd);
 	return code;
 }

@@ -1,0 +1,16 @@
+/*
+ * The input of a stage: a path given on the command line, or stdin when the
+ * argument is absent or "-".
+ */
+#ifndef MS_UTIL_INPUT_H
+#define MS_UTIL_INPUT_H
+
+/*
+ * Open arg for reading; *name is set to arg or "stdin" for messages.
+ * Returns the fd (STDIN_FILENO for stdin), or -1 after a message.
+ * Close it with ms_close_input().
+ */
+int ms_open_input(const char *arg, const char **name);
+void ms_close_input(int fd);
+
+#endif
