@@ -1,6 +1,6 @@
 # libcommon/stream: the record stream every stage reads and writes.
 libcommon_a_SOURCES += \
-	libcommon/stream/stream.h libcommon/stream/records.h \
+	libcommon/stream/stream.h libcommon/stream/records.h libcommon/stream/fastpack.h \
 	libcommon/stream/reader.c libcommon/stream/writer.c libcommon/stream/records.c
 
 UNIT_TESTS += tests/unit/stream-test

@@ -7,6 +7,7 @@
  * trailing fields (a later minor version) are ignored.
  */
 #include "stream/records.h"
+#include "stream/fastpack.h"
 #include "util/error.h"
 
 #include <inttypes.h>
@@ -483,7 +484,45 @@ int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s)
 		return too_many(MS_REC_SAMPLE, "registers", s->n_regs, MS_REGS_MAX);
 	if (s->stack_len > MS_STACK_MAX)
 		return too_many(MS_REC_SAMPLE, "stack bytes", s->stack_len, MS_STACK_MAX);
-	pk = begin(w, MS_REC_SAMPLE, 13);
+	ms_writer_begin(w);
+	{
+		/* Fixed schema: packed in place (fastpack.h); the stack copy is one memcpy. */
+		size_t max = 2 + 5 + 5 + 9 + 5 + 9 + 9 + 5 + 5 + 5 + 5 + 9 + 5 + 5 +
+			     9 * ((size_t)s->n_kchain + s->n_uchain + s->n_regs) + s->stack_len;
+		char *p0 = ms_writer_reserve(w, max), *p = p0;
+
+		if (p) {
+			*p++ = (char)(0x90 | 14);
+			*p++ = (char)MS_REC_SAMPLE;
+			p = fp_uint(p, s->pid);
+			p = fp_uint(p, s->tid);
+			p = fp_uint(p, s->time);
+			p = fp_uint(p, s->cpu);
+			p = fp_uint(p, s->period);
+			p = fp_uint(p, s->ip);
+			p = fp_uint(p, s->cpumode);
+			p = fp_array(p, s->n_kchain);
+			for (uint32_t i = 0; i < s->n_kchain; i++)
+				p = fp_uint(p, s->kchain[i]);
+			p = fp_array(p, s->n_uchain);
+			for (uint32_t i = 0; i < s->n_uchain; i++)
+				p = fp_uint(p, s->uchain[i]);
+			p = fp_uint(p, s->regs_abi);
+			p = fp_uint(p, s->regs_mask);
+			p = fp_array(p, s->n_regs);
+			for (uint32_t i = 0; i < s->n_regs; i++)
+				p = fp_uint(p, s->regs[i]);
+			p = fp_bin(p, s->stack_len);
+			if (s->stack_len)
+				memcpy(p, s->stack, s->stack_len);
+			p += s->stack_len;
+			ms_writer_advance(w, (size_t)(p - p0));
+			return ms_writer_end(w);
+		}
+	}
+	pk = ms_writer_packer(w);
+	msgpack_pack_array(pk, 14);
+	msgpack_pack_uint32(pk, MS_REC_SAMPLE);
 	msgpack_pack_uint32(pk, s->pid);
 	msgpack_pack_uint32(pk, s->tid);
 	msgpack_pack_uint64(pk, s->time);
@@ -745,7 +784,34 @@ int ms_stack_pack(struct ms_writer *w, const struct ms_stack *s)
 
 	if (s->n_frames > MS_FRAMES_MAX)
 		return too_many(MS_REC_STACK, "frames", s->n_frames, MS_FRAMES_MAX);
-	pk = begin(w, MS_REC_STACK, 7);
+	ms_writer_begin(w);
+	{
+		/* Fixed schema: packed in place (fastpack.h), 19 bytes a frame at most. */
+		size_t max = 2 + 5 + 5 + 9 + 5 + 9 + 5 + 5 + (size_t)s->n_frames * 19;
+		char *p0 = ms_writer_reserve(w, max), *p = p0;
+
+		if (p) {
+			*p++ = (char)(0x90 | 8);
+			*p++ = (char)MS_REC_STACK;
+			p = fp_uint(p, s->pid);
+			p = fp_uint(p, s->tid);
+			p = fp_uint(p, s->time);
+			p = fp_uint(p, s->cpu);
+			p = fp_uint(p, s->period);
+			p = fp_uint(p, s->reason);
+			p = fp_array(p, 3 * s->n_frames);
+			for (uint32_t i = 0; i < s->n_frames; i++) {
+				p = fp_uint(p, s->frames[i].module);
+				p = fp_uint(p, s->frames[i].address);
+				p = fp_uint(p, s->frames[i].flags);
+			}
+			ms_writer_advance(w, (size_t)(p - p0));
+			return ms_writer_end(w);
+		}
+	}
+	pk = ms_writer_packer(w);
+	msgpack_pack_array(pk, 8);
+	msgpack_pack_uint32(pk, MS_REC_STACK);
 	msgpack_pack_uint32(pk, s->pid);
 	msgpack_pack_uint32(pk, s->tid);
 	msgpack_pack_uint64(pk, s->time);

@@ -18,8 +18,9 @@
  *    build reads; the trailer's count matches what was read.
  *
  * Memory: a reader and a writer each own one fixed buffer (256 KiB; the
- * reader's grows only when its limit is raised above that) and the reader
- * one msgpack zone, sized by the largest record seen; all are reused, so
+ * reader's grows only when its limit is raised above that; a reader of a
+ * regular file maps it instead) and the reader one arena for a record's
+ * msgpack objects, sized by the largest record seen; all are reused, so
  * nothing is allocated per record after warm-up.
  * A record returned by ms_reader_next() borrows from the reader: it is valid
  * until the next call.

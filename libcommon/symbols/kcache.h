@@ -47,6 +47,14 @@ int ms_kcache_key(struct ms_kcache_key *k, const char *notes, const char *boot_i
 /* The cache file's path (malloc'd), or NULL when there is no cache dir. */
 char *ms_kcache_path(void);
 /*
+ * The path (malloc'd) of file name in microscope's cache directory
+ * ($XDG_CACHE_HOME/microscope, else ~/.cache/microscope), or NULL when
+ * neither variable is set to an absolute path.
+ */
+char *ms_cache_file(const char *name);
+/* Create the directories above file path (mode 0700); 0, or -1 when unwritable. */
+int ms_cache_mkdir(const char *path);
+/*
  * Map the cache at path into t (empty) when it is valid and has key k.
  * Returns 0, or -1 (t untouched) when it is missing, stale or invalid.
  * No message: a bad cache is rebuilt, not reported.

@@ -7,6 +7,8 @@ libcommon_a_SOURCES += \
 	libcommon/symbols/dwarfidx.c libcommon/symbols/dwarfidx.h \
 	libcommon/symbols/debugfind.c libcommon/symbols/debugfind.h \
 	libcommon/symbols/kernel.c libcommon/symbols/kernel.h \
+	libcommon/symbols/kcache.c libcommon/symbols/kcache.h \
+	libcommon/symbols/dcache.c libcommon/symbols/dcache.h \
 	libcommon/symbols/symbolize.c libcommon/symbols/symbolize.h \
 	libcommon/symbols/stage.c libcommon/symbols/batch.c
 
@@ -24,3 +26,8 @@ UNIT_TESTS += tests/unit/symbols-dwarf-test
 tests_unit_symbols_dwarf_test_SOURCES = tests/unit/symbols-dwarf-test.c
 tests_unit_symbols_dwarf_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_symbols_dwarf_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/kcache-test
+tests_unit_kcache_test_SOURCES = tests/unit/kcache-test.c
+tests_unit_kcache_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_kcache_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

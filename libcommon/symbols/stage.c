@@ -25,14 +25,14 @@ static int on_stack(struct ms_symbolizer *s, struct ms_writer *w, const struct m
 		    struct symbolize_bufs *b)
 {
 	uint32_t i;
-	bool is_new;
+	int r;
 
 	if (ms_stack_unpack(rec, &b->stack) < 0)
 		return -1;
 	for (i = 0; i < b->stack.n_frames; i++) {
-		if (ms_symbolizer_frame(s, &b->stack.frames[i], &b->frame, &is_new) < 0)
+		if ((r = ms_symbolizer_frame_if_new(s, &b->stack.frames[i], &b->frame)) < 0)
 			return -1;
-		if (is_new && ms_frame_pack(w, &b->frame) < 0)
+		if (r && ms_frame_pack(w, &b->frame) < 0)
 			return -1;
 	}
 	return ms_writer_copy(w, rec->bytes, rec->len);

@@ -9,6 +9,8 @@
 #include "symbols/debugfind.h"
 #include "symbols/demangle.h"
 #include "symbols/dwarfidx.h"
+#include "symbols/dcache.h"
+#include "symbols/kcache.h"
 #include "symbols/kernel.h"
 #include "symbols/strpool.h"
 #include "symbols/symtab.h"
@@ -29,6 +31,7 @@ struct smodule {
 	char *path;
 	struct ms_elf_file file;	/* the module's file, when proved */
 	struct ms_elf_file debug;	/* its separate debug file, when found */
+	struct ms_elf_file inflated;	/* the DWARF file's cached inflated copy (dcache.h) */
 	struct ms_dwarfidx *dwarf;
 	bool bad_dwarf_told;	/* the problem was counted (once per module) */
 	Dwarf_CFI *cfi;		/* the file's .eh_frame: function starts */
@@ -71,6 +74,10 @@ struct ms_symbolizer {
 	uint32_t n_facts;
 
 	struct ms_srcline chain[MS_FRAME_LINES_MAX];	/* one lookup's, reused */
+
+	bool have_last;		/* the last pair ms_symbolizer_frame_if_new() saw */
+	uint32_t last_module;
+	uint64_t last_address;
 
 	struct ms_symbolize_stats stats;
 	struct ms_problems problems;
@@ -128,6 +135,7 @@ static void module_release(struct smodule *m)
 	if (m->tried) {
 		ms_elf_file_close(&m->debug);
 		ms_elf_file_close(&m->file);
+		ms_elf_file_close(&m->inflated);
 	}
 }
 
@@ -321,6 +329,12 @@ static void load_debug(struct ms_symbolizer *s, uint32_t id, struct smodule *mod
 	}
 	if (!dwelf)
 		return;
+	/* Compressed debug sections: map an inflated copy instead (dcache.h). */
+	if (bid_len && ms_elf_debug_compressed(dwelf) &&
+	    ms_dcache_open(&mod->inflated, dwelf, bid, bid_len) == 0) {
+		drop_fd(&mod->inflated);
+		dwelf = mod->inflated.elf;
+	}
 	mod->dwarf = ms_dwarfidx_new(dwelf, &why);
 	if (!mod->dwarf) {
 		mod->debug_reason = MS_SYM_BAD_DWARF;
@@ -341,7 +355,7 @@ static void load_module(struct ms_symbolizer *s, uint32_t id, struct smodule *mo
 	bool have_file, have_debug;
 
 	mod->tried = true;
-	mod->file.fd = mod->debug.fd = -1;
+	mod->file.fd = mod->debug.fd = mod->inflated.fd = -1;
 	r = (uint32_t)ms_elf_file_open_module(&mod->file, mod->path, &mod->rec);
 	have_file = r == MS_SYM_OK;
 	if (have_file)
@@ -388,15 +402,30 @@ static void load_module(struct ms_symbolizer *s, uint32_t id, struct smodule *mo
 /* Read kallsyms into s->ksyms: 0, or -1 when it is unusable. Touches nothing else. */
 static int read_kallsyms(struct ms_symbolizer *s)
 {
-	FILE *f = fopen(s->kallsyms_path, "re");
+	struct ms_kcache_key key;
+	char *cache = NULL;
+	FILE *f;
 	int r = -1;
 
-	if (f) {
+	/* The running kernel's own kallsyms: try the cache (kcache.h) first. */
+	if (!strcmp(s->kallsyms_path, "/proc/kallsyms") && (cache = ms_kcache_path()) &&
+	    ms_kcache_key(&key, s->kernel_notes, NULL, NULL) < 0) {
+		free(cache);
+		cache = NULL;
+	}
+	if (cache && ms_kcache_load(&s->ksyms, cache, &key) == 0) {
+		free(cache);
+		return 0;
+	}
+	if ((f = fopen(s->kallsyms_path, "re"))) {
 		/* Large reads: each read of /proc/kallsyms costs a walk in the kernel. */
 		setvbuf(f, NULL, _IOFBF, 1 << 20);
 		r = ms_symtab_load_kallsyms(&s->ksyms, f);
 		fclose(f);
 	}
+	if (r == 0 && cache)
+		ms_kcache_store(&s->ksyms, cache, &key);
+	free(cache);
 	return r;
 }
 
@@ -458,7 +487,7 @@ static uint32_t kernel_identity(struct ms_symbolizer *s, struct smodule *mod)
 	if (mod->tried)
 		return mod->reason;
 	mod->tried = true;
-	mod->file.fd = mod->debug.fd = -1;
+	mod->file.fd = mod->debug.fd = mod->inflated.fd = -1;
 	mod->reason = MS_SYM_OK;
 	if (!mod->rec.build_id_len)
 		return MS_SYM_OK;
@@ -771,6 +800,27 @@ int ms_symbolizer_frame(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 	*is_new = true;
 	fact_to_frame(fa, out);
 	return 0;
+}
+
+int ms_symbolizer_frame_if_new(struct ms_symbolizer *s, const struct ms_stack_frame *f,
+			       struct ms_frame *out)
+{
+	bool is_new = false;
+
+	/* Recursion repeats a frame: the previous pair asked about costs a compare. */
+	if (s->have_last && f->address == s->last_address && f->module == s->last_module) {
+		s->stats.frames++;
+		return 0;
+	}
+	if (fact_slot(s, f->module, f->address)->used)
+		s->stats.frames++;
+	else if (ms_symbolizer_frame(s, f, out, &is_new) < 0)
+		return -1;
+	/* Facts are never removed: the pair stays known. */
+	s->have_last = true;
+	s->last_module = f->module;
+	s->last_address = f->address;
+	return is_new;
 }
 
 int ms_symbolizer_known(struct ms_symbolizer *s, const struct ms_frame *f)

@@ -102,6 +102,14 @@ int ms_symbolizer_known(struct ms_symbolizer *s, const struct ms_frame *f);
 int ms_symbolizer_frame(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 			struct ms_frame *out, bool *is_new);
 /*
+ * The stream's question: the fact for f only when the pair is new
+ * (returns 1 with out filled, as ms_symbolizer_frame() does); a known pair
+ * returns 0 and fills nothing, for the cost of a compare (the pair asked
+ * about last) or one probe. -1 after a message.
+ */
+int ms_symbolizer_frame_if_new(struct ms_symbolizer *s, const struct ms_stack_frame *f,
+			       struct ms_frame *out);
+/*
  * Start reading kallsyms in a thread now, so that the first kernel frame
  * does not stall the pipeline for the ~100 ms the read takes. The table is
  * used only after the thread is joined (at the first kernel frame).

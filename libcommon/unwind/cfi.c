@@ -31,6 +31,8 @@ struct source {
 	struct ms_elf_file file;	/* the separate debug file, when opened */
 };
 
+#define RULE_BLOCK 256
+
 struct ms_cfi {
 	char *path;
 	char *debug_dir;
@@ -40,8 +42,9 @@ struct ms_cfi {
 
 	struct source src[MS_CFI_SOURCES];
 
-	struct ms_cfi_rule *rules;
-	uint32_t n_rules, alloc_rules;
+	/* Blocks of RULE_BLOCK rules: a rule never moves, so callers may keep pointers. */
+	struct ms_cfi_rule **rule_blocks;
+	uint32_t n_rules, alloc_rules, n_blocks;
 	struct ms_dwarf_op *ops;
 	uint32_t n_ops, alloc_ops;
 
@@ -125,7 +128,9 @@ void ms_cfi_free(struct ms_cfi *c)
 	ms_elf_file_close(&c->file);
 	free(c->path);
 	free(c->debug_dir);
-	free(c->rules);
+	for (uint32_t i = 0; i < c->n_blocks; i++)
+		free(c->rule_blocks[i]);
+	free(c->rule_blocks);
 	free(c->ops);
 	free(c->slots);
 	free(c);
@@ -133,7 +138,7 @@ void ms_cfi_free(struct ms_cfi *c)
 
 const struct ms_cfi_rule *ms_cfi_rule(const struct ms_cfi *c, uint32_t rule)
 {
-	return &c->rules[rule];
+	return &c->rule_blocks[rule / RULE_BLOCK][rule % RULE_BLOCK];
 }
 
 const struct ms_dwarf_op *ms_cfi_ops(const struct ms_cfi *c)
@@ -535,11 +540,22 @@ static int lookup_sources(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
 
 		if (!cfi || dwarf_cfi_addrframe(cfi, addr, &f) < 0)
 			continue;
-		if (grow((void **)&c->rules, &c->alloc_rules, c->n_rules + 1, sizeof(*c->rules)) < 0) {
-			free(f);
-			return -1;
+		if (c->n_rules / RULE_BLOCK >= c->n_blocks) {
+			struct ms_cfi_rule *b;
+
+			if (grow((void **)&c->rule_blocks, &c->alloc_rules, c->n_blocks + 1,
+				 sizeof(*c->rule_blocks)) < 0) {
+				free(f);
+				return -1;
+			}
+			if (!(b = malloc(RULE_BLOCK * sizeof(*b)))) {
+				free(f);
+				ms_error("out of memory for %u unwind rules", c->n_rules + 1);
+				return -1;
+			}
+			c->rule_blocks[c->n_blocks++] = b;
 		}
-		r = make_rule(c, f, &c->rules[c->n_rules]);
+		r = make_rule(c, f, &c->rule_blocks[c->n_rules / RULE_BLOCK][c->n_rules % RULE_BLOCK]);
 		free(f);
 		if (r < 0)
 			return -1;

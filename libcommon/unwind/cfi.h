@@ -133,6 +133,7 @@ void ms_cfi_free(struct ms_cfi *c);
  */
 int ms_cfi_find(struct ms_cfi *c, uint64_t addr, uint32_t *rule);
 const struct ms_cfi_rule *ms_cfi_rule(const struct ms_cfi *c, uint32_t rule);
+/* (The pointer stays valid for the life of c: rules are never moved.) */
 /* The expression operations of the module (rules index into them). */
 const struct ms_dwarf_op *ms_cfi_ops(const struct ms_cfi *c);
 

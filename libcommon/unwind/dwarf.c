@@ -28,6 +28,28 @@ static int sampled_read(const struct ms_state_reader *r, uint64_t addr, uint64_t
 	return 0;
 }
 
+/*
+ * A read through rd, with the sampled-state reader (every read of
+ * ms-unwind's walk) called directly so that the compiler inlines it.
+ */
+static inline int rd_read(const struct ms_state_reader *rd, uint64_t addr, uint64_t *out)
+{
+	if (rd->read == sampled_read)
+		return sampled_read(rd, addr, out);
+	return rd->read(rd, addr, out);
+}
+
+/* ms_regstate_get() with the common case, a known register, inline. */
+static inline bool reg_get(struct ms_regstate *rs, const struct ms_state_reader *rd,
+			   unsigned reg, uint64_t *out, uint32_t *end)
+{
+	if (reg < MS_DWARF_REGS && (rs->known & (1u << reg))) {
+		*out = rs->val[reg];
+		return true;
+	}
+	return ms_regstate_get(rs, rd, reg, out, end);
+}
+
 void ms_sampled_state_init(struct ms_sampled_state *st, struct ms_regstate *rs,
 			   const struct ms_sample *s)
 {
@@ -81,7 +103,7 @@ bool ms_regstate_get(struct ms_regstate *rs, const struct ms_state_reader *rd, u
 		return true;
 	}
 	if (rs->saved & bit) {
-		if (rd->read(rd, rs->val[reg], out) < 0) {
+		if (rd_read(rd, rs->val[reg], out) < 0) {
 			*end = MS_END_STACK_COPY;
 			return false;
 		}
@@ -311,7 +333,7 @@ bool ms_dwarf_step(struct ms_regstate *rs, const struct ms_state_reader *rd,
 		return false;
 	}
 	if (r->cfa_kind == MS_CFA_REG) {
-		if (!ms_regstate_get(rs, rd, r->cfa_reg, &v, end))
+		if (!reg_get(rs, rd, r->cfa_reg, &v, end))
 			return false;
 		cfa = v + (uint64_t)(int64_t)r->cfa_arg;
 	} else if (!ms_dwarf_expr_eval(ops + r->cfa_arg, r->cfa_len, rs, rd, false, 0, &cfa, end)) {
@@ -326,10 +348,13 @@ bool ms_dwarf_step(struct ms_regstate *rs, const struct ms_state_reader *rd,
 		uint32_t clear = r->undef | r->saved | r->valued;
 		uint64_t pc;
 
-		for (uint32_t i = 0; i < r->n; i++)
-			if (r->regs[i].reg == MS_DW_RA)
-				ra = (int)i;
-		if (rd->read(rd, cfa + (uint64_t)(int64_t)r->regs[ra].arg, &pc) < 0) {
+		/* Listed in register order: the return address (16) comes last. */
+		ra = (int)r->n - 1;
+		if (ra < 0 || r->regs[ra].reg != MS_DW_RA)
+			for (uint32_t i = 0; i < r->n; i++)
+				if (r->regs[i].reg == MS_DW_RA)
+					ra = (int)i;
+		if (rd_read(rd, cfa + (uint64_t)(int64_t)r->regs[ra].arg, &pc) < 0) {
 			*end = MS_END_STACK_COPY;
 			return false;
 		}
@@ -415,6 +440,36 @@ bool ms_dwarf_step(struct ms_regstate *rs, const struct ms_state_reader *rd,
 	return true;
 }
 
+/*
+ * ms_dwarf_step() with the common rule (MS_CFI_SIMPLE, its CFA register
+ * known, the return address in the copy) inline in the walk; anything
+ * else, errors included, takes the full step.
+ */
+static inline bool step(struct ms_regstate *rs, const struct ms_state_reader *rd,
+			const struct ms_cfi_rule *r, const struct ms_dwarf_op *ops, uint64_t above,
+			uint64_t *cfa_out, uint32_t *end)
+{
+	uint64_t cfa, pc;
+	uint32_t clear, ra;
+
+	if ((r->flags & (MS_CFI_SIMPLE | MS_CFI_OUTERMOST)) != MS_CFI_SIMPLE ||
+	    r->cfa_reg >= MS_DWARF_REGS || !(rs->known & (1u << r->cfa_reg)) ||
+	    r->regs[r->n - 1].reg != MS_DW_RA)
+		return ms_dwarf_step(rs, rd, r, ops, above, cfa_out, end);
+	cfa = rs->val[r->cfa_reg] + (uint64_t)(int64_t)r->cfa_arg;
+	ra = r->n - 1;
+	if (cfa <= above || rd_read(rd, cfa + (uint64_t)(int64_t)r->regs[ra].arg, &pc) < 0)
+		return ms_dwarf_step(rs, rd, r, ops, above, cfa_out, end);
+	clear = r->undef | r->saved | r->valued;
+	for (uint32_t i = 0; i < ra; i++)
+		rs->val[r->regs[i].reg] = cfa + (uint64_t)(int64_t)r->regs[i].arg;
+	rs->val[MS_DW_RA] = pc;
+	rs->known = (rs->known & ~clear) | r->valued | (1u << MS_DW_RA);
+	rs->saved = (rs->saved & ~clear) | (r->saved & ~(1u << MS_DW_RA));
+	*cfa_out = cfa;
+	return true;
+}
+
 int ms_dwarf_walk(struct ms_regstate *rs, const struct ms_state_reader *rd,
 		  struct ms_rule_source *src, struct ms_uframe *frames, uint32_t max,
 		  struct ms_walk *w)
@@ -448,7 +503,7 @@ int ms_dwarf_walk(struct ms_regstate *rs, const struct ms_state_reader *rd,
 		r = src->find(src, f, is_return ? pc - 1 : pc, &w->rule, &ops, &w->end);
 		if (r <= 0)
 			return r;
-		if (!ms_dwarf_step(rs, rd, w->rule, ops, last, &cfa, &w->end))
+		if (!step(rs, rd, w->rule, ops, last, &cfa, &w->end))
 			return 0;
 		last = cfa;
 		is_return = !(w->rule->flags & MS_CFI_SIGNAL);

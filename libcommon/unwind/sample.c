@@ -50,6 +50,7 @@ struct pc_entry {
 	uint64_t lookup;
 	uint64_t delta;		/* module-relative address = pc - delta */
 	struct ms_cfi *cfi;	/* the module's (owned by its slot) */
+	const struct ms_cfi_rule *rp;	/* rule's, when it has one (never moves) */
 	uint32_t module;
 	uint32_t rule;		/* index in cfi, or RULE_NO_* */
 	uint32_t loc_flags;
@@ -72,7 +73,9 @@ static uint32_t cache_slot(uint64_t generation, uint64_t lookup)
 }
 
 /* Bind lookup to its module and rule, into e. 0, or -1 after a message. */
-static int fill(struct dwarf_state *st, struct pc_entry *e, uint64_t lookup)
+/* Out of line: the hit path in find() stays small. */
+static __attribute__((noinline)) int fill(struct dwarf_state *st, struct pc_entry *e,
+					  uint64_t lookup)
 {
 	struct ms_code_loc loc;
 	uint32_t rule;
@@ -103,8 +106,10 @@ static int fill(struct dwarf_state *st, struct pc_entry *e, uint64_t lookup)
 	if ((found = ms_cfi_find(e->cfi, loc.address, &rule)) < 0)
 		return -1;
 	st->stats->cfi_rules += ms_cfi_stats(e->cfi)->made - made;
-	if (found)
+	if (found) {
 		e->rule = rule;
+		e->rp = ms_cfi_rule(e->cfi, rule);
+	}
 	return 0;
 }
 
@@ -129,8 +134,9 @@ static int find(struct ms_rule_source *src, struct ms_uframe *f, uint64_t lookup
 		*end = e->rule == RULE_NO_MODULE ? MS_END_NO_MODULE : MS_END_NO_CFI;
 		return 0;
 	}
-	*rule = ms_cfi_rule(e->cfi, e->rule);
-	*ops = ms_cfi_ops(e->cfi);
+	*rule = e->rp;
+	/* A simple rule evaluates no expression (and ops may move as rules are made). */
+	*ops = e->rp->flags & MS_CFI_SIMPLE ? NULL : ms_cfi_ops(e->cfi);
 	return 1;
 }
 

@@ -263,12 +263,10 @@ static uint32_t special_module(struct ms_unwinder *u, uint32_t kind, const char 
 }
 
 /* Note that a stack uses module i: give it a stream id on first use. */
-static int module_use(struct ms_unwinder *u, uint32_t i)
+static int module_first_use(struct ms_unwinder *u, uint32_t i)
 {
 	struct module *mod = &u->modules[i];
 
-	if (mod->stream_id != NONE)
-		return 0;
 	if (!(u->pending = grow_array(u->pending, &u->alloc_pending, u->n_pending + 1,
 				      sizeof(*u->pending))))
 		return -1;
@@ -277,6 +275,14 @@ static int module_use(struct ms_unwinder *u, uint32_t i)
 	u->pending[u->n_pending++] = i;
 	u->stats.modules++;
 	return 0;
+}
+
+/* Once per frame: the check inline, the first use out of line. */
+static inline int module_use(struct ms_unwinder *u, uint32_t i)
+{
+	if (__builtin_expect(u->modules[i].stream_id != NONE, 1))
+		return 0;
+	return module_first_use(u, i);
 }
 
 bool ms_unwinder_next_module(struct ms_unwinder *u, struct ms_module *out)
@@ -862,6 +868,7 @@ int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct 
 	struct ms_process *proc;
 	struct ms_code_loc loc;
 	uint32_t n = 0, i;
+	bool broke = false;
 	int r;
 
 	u->n_pending = u->pending_pos = 0;
@@ -915,7 +922,6 @@ int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct 
 		} else if ((r = ms_unwinder_resolve(u, proc, uf->pc, &loc)) < 0) {
 			return -1;
 		}
-		u->stats.user_frames++;
 		if (module_use(u, loc.module) < 0)
 			return -1;
 		f->module = u->modules[loc.module].stream_id;
@@ -923,9 +929,11 @@ int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct 
 		f->flags = (us->frames[i].flags & MS_FRAME_RETURN) | loc.flags;
 		if (!r) {
 			out->reason = MS_END_NO_MODULE;
+			broke = true;
 			break;
 		}
 	}
+	u->stats.user_frames += i + broke;	/* the frame that broke out counts */
 	if (i < us->n && out->reason != MS_END_NO_MODULE)
 		out->reason = MS_END_DEPTH;
 done:

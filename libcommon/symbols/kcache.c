@@ -1,0 +1,292 @@
+#include "symbols/kcache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbols/kernel.h"
+#include "util/publish.h"
+
+#define KCACHE_VERSION 1
+#define KEY_BOOT_OFF 24		/* key: [0] build id length, [1..] build id */
+#define KEY_BOOT_LEN 40
+#define KEY_MODS_OFF 64
+
+static const char kcache_magic[8] = "MSKSYMS";
+
+struct kcache_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t sym_size;
+	uint8_t key[MS_KCACHE_KEY];
+	uint64_t n_syms;
+	uint64_t names_len;
+};
+
+/* Read a small file whole into buf (NUL-terminated); its length or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
+{
+	while (n--) {
+		h ^= (unsigned char)*p++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/*
+ * Hash of each module's name, size, state and address (fields 1, 2, 5, 6
+ * of /proc/modules): the use counts and users change while the kernel's
+ * symbols do not. No file (a kernel without modules) hashes as empty.
+ */
+static int modules_hash(const char *path, uint64_t *out)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	if (!f) {
+		*out = h;
+		return errno == ENOENT ? 0 : -1;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char *p = line;
+		int field;
+
+		for (field = 1; field <= 6 && *p && *p != '\n'; field++) {
+			size_t len = strcspn(p, " \n");
+
+			if (field == 1 || field == 2 || field == 5 || field == 6)
+				h = fnv1a(h, p, len + 1);
+			p += len;
+			p += *p == ' ';
+		}
+		h = fnv1a(h, "\n", 1);
+	}
+	free(line);
+	fclose(f);
+	*out = h;
+	return 0;
+}
+
+int ms_kcache_key(struct ms_kcache_key *k, const char *notes, const char *boot_id,
+		  const char *modules)
+{
+	uint8_t bid[MS_BUILD_ID_MAX];
+	char boot[KEY_BOOT_LEN + 8];
+	uint32_t bid_len;
+	ssize_t n;
+	uint64_t h;
+
+	memset(k, 0, sizeof(*k));
+	bid_len = ms_kernel_build_id(notes, bid);
+	if (!bid_len || bid_len > KEY_BOOT_OFF - 1)
+		return -1;
+	n = read_small(boot_id ? boot_id : "/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
+	if (n <= 0)
+		return -1;
+	if (modules_hash(modules ? modules : "/proc/modules", &h) < 0)
+		return -1;
+	k->bytes[0] = (uint8_t)bid_len;
+	memcpy(k->bytes + 1, bid, bid_len);
+	memcpy(k->bytes + KEY_BOOT_OFF, boot, (size_t)n < KEY_BOOT_LEN ? (size_t)n : KEY_BOOT_LEN);
+	memcpy(k->bytes + KEY_MODS_OFF, &h, sizeof(h));
+	return 0;
+}
+
+char *ms_cache_file(const char *name)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char *path = NULL;
+
+	if (xdg && xdg[0] == '/') {
+		if (asprintf(&path, "%s/microscope/%s", xdg, name) < 0)
+			return NULL;
+	} else if (home && home[0] == '/') {
+		if (asprintf(&path, "%s/.cache/microscope/%s", home, name) < 0)
+			return NULL;
+	}
+	return path;
+}
+
+char *ms_kcache_path(void)
+{
+	return ms_cache_file("kallsyms");
+}
+
+/* Every check a reader needs before a symbol is looked up or a name read. */
+static int valid(const uint8_t *map, size_t len, const struct ms_kcache_key *k,
+		 uint64_t *n_out, uint64_t *names_len_out)
+{
+	const struct kcache_header *h = (const void *)map;
+	const struct ms_sym *syms;
+	const char *names;
+	uint64_t n, names_len, i;
+
+	if (len < sizeof(*h) || memcmp(h->magic, kcache_magic, sizeof(kcache_magic)) ||
+	    h->version != KCACHE_VERSION || h->sym_size != sizeof(struct ms_sym) ||
+	    memcmp(h->key, k->bytes, MS_KCACHE_KEY))
+		return -1;
+	n = h->n_syms;
+	names_len = h->names_len;
+	if (!n || n > UINT32_MAX || n > (len - sizeof(*h)) / sizeof(struct ms_sym) ||
+	    !names_len || names_len > UINT32_MAX ||
+	    names_len != len - sizeof(*h) - n * sizeof(struct ms_sym))
+		return -1;
+	syms = (const void *)(map + sizeof(*h));
+	names = (const char *)(syms + n);
+	if (names[names_len - 1] != '\0')
+		return -1;
+	for (i = 0; i < n; i++) {
+		const struct ms_sym *s = &syms[i];
+
+		if (s->name >= names_len || !s->size || s->start + s->size < s->start ||
+		    s->rank > 2 || s->display)
+			return -1;
+		if (i && s->start < syms[i - 1].start + syms[i - 1].size)
+			return -1;	/* unsorted or overlapping */
+	}
+	*n_out = n;
+	*names_len_out = names_len;
+	return 0;
+}
+
+int ms_kcache_load(struct ms_symtab *t, const char *path, const struct ms_kcache_key *k)
+{
+	struct stat st;
+	uint64_t n, names_len;
+	void *map;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < sizeof(struct kcache_header) ||
+	    (uint64_t)st.st_size > (uint64_t)1 << 32) {
+		close(fd);
+		return -1;
+	}
+	/* Private and writable: the symbolizer sets each symbol's display name. */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE,
+		   fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -1;
+	if (valid(map, (size_t)st.st_size, k, &n, &names_len) < 0) {
+		munmap(map, (size_t)st.st_size);
+		return -1;
+	}
+	ms_symtab_init(t);
+	t->map = map;
+	t->map_len = (size_t)st.st_size;
+	t->tier[0].syms = (struct ms_sym *)((uint8_t *)map + sizeof(struct kcache_header));
+	t->tier[0].n = t->tier[0].alloc = (uint32_t)n;
+	t->names = (char *)(t->tier[0].syms + n);
+	t->names_len = t->names_alloc = names_len;
+	return 0;
+}
+
+int ms_cache_mkdir(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	char *p;
+
+	if (!dir)
+		return -1;
+	if ((slash = strrchr(dir, '/')))
+		*slash = '\0';
+	/* Each missing level, as mkdir -p; the cache is private to its user. */
+	for (p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			break;
+		*p = '/';
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		free(dir);
+		return -1;
+	}
+	if (access(dir, W_OK) < 0) {
+		free(dir);
+		return -1;
+	}
+	free(dir);
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms_kcache_key *k)
+{
+	const struct ms_symlist *l = &t->tier[0];
+	struct kcache_header h = { 0 };
+	struct ms_sym buf[512];
+	struct ms_publish pub;
+	uint32_t i;
+	int fd;
+
+	if (!l->n || t->tier[1].n || t->tier[2].n || !t->names_len || ms_cache_mkdir(path) < 0)
+		return -1;
+	memcpy(h.magic, kcache_magic, sizeof(h.magic));
+	h.version = KCACHE_VERSION;
+	h.sym_size = sizeof(struct ms_sym);
+	memcpy(h.key, k->bytes, MS_KCACHE_KEY);
+	h.n_syms = l->n;
+	h.names_len = t->names_len;
+	if ((fd = ms_publish_open(&pub, path)) < 0)
+		return -1;
+	if (write_all(fd, &h, sizeof(h)) < 0)
+		goto fail;
+	for (i = 0; i < l->n; i += 512) {
+		uint32_t j, m = l->n - i < 512 ? l->n - i : 512;
+
+		memcpy(buf, l->syms + i, m * sizeof(*buf));
+		for (j = 0; j < m; j++)
+			buf[j].display = NULL;	/* pointers of this process */
+		if (write_all(fd, buf, m * sizeof(*buf)) < 0)
+			goto fail;
+	}
+	if (write_all(fd, t->names, t->names_len) < 0)
+		goto fail;
+	return ms_publish_commit(&pub);
+fail:
+	ms_publish_abort(&pub);
+	return -1;
+}
