@@ -56,19 +56,6 @@ enum {
 };
 
 /* The message, then the synopsis, on stderr; exit as a usage error. */
-static noreturn __attribute__((format(printf, 1, 2))) void usage_error(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ms_error("%s", msg);
-	fputs(usage_text, stderr);
-	exit(MS_EXIT_USAGE);
-}
-
 static uint32_t parse_limit(const char *arg)
 {
 	char *end;
@@ -77,7 +64,7 @@ static uint32_t parse_limit(const char *arg)
 	errno = 0;
 	v = strtoul(arg, &end, 10);
 	if (errno || end == arg || *end || arg[0] == '-' || v > UINT32_MAX)
-		usage_error("--limit wants a count of functions, not '%s'", arg);
+		ms_usage_error("--limit wants a count of functions, not '%s'", arg);
 	return (uint32_t)v;
 }
 
@@ -89,7 +76,7 @@ static double parse_percent(const char *arg)
 	errno = 0;
 	v = strtod(arg, &end);
 	if (errno || end == arg || *end || !(v >= 0 && v <= 100))
-		usage_error("--min-percent wants a number from 0 to 100, not '%s'", arg);
+		ms_usage_error("--min-percent wants a number from 0 to 100, not '%s'", arg);
 	return v;
 }
 
@@ -129,7 +116,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);	/* see EPIPE in finish_output() instead */
 
 	if (argc < 2)
-		usage_error("which view? summary, top, tree or problems");
+		ms_usage_error("which view? summary, top, tree or problems");
 	cmd = argv[1];
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
 		fputs(usage_text, stdout);
@@ -149,9 +136,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(cmd, "problems"))
 		view = VIEW_PROBLEMS;
 	else if (cmd[0] == '-')
-		usage_error("unknown option '%s': the view comes first", cmd);
+		ms_usage_error("unknown option '%s': the view comes first", cmd);
 	else
-		usage_error("unknown view '%s': use summary, top, tree or problems", cmd);
+		ms_usage_error("unknown view '%s': use summary, top, tree or problems", cmd);
 
 	/* Options follow the view: parse argv[1..] with the view as argv[0]. */
 	opterr = 0;
@@ -162,23 +149,23 @@ int main(int argc, char **argv)
 			break;
 		case OPT_LIMIT:
 			if (view != VIEW_TOP)
-				usage_error("--limit applies to top, not %s", cmd);
+				ms_usage_error("--limit applies to top, not %s", cmd);
 			top.limit = parse_limit(optarg);
 			have_limit = true;
 			break;
 		case OPT_SORT:
 			if (view != VIEW_TOP)
-				usage_error("--sort applies to top, not %s", cmd);
+				ms_usage_error("--sort applies to top, not %s", cmd);
 			if (!strcmp(optarg, "self"))
 				top.sort = MS_TOP_SORT_SELF;
 			else if (!strcmp(optarg, "total"))
 				top.sort = MS_TOP_SORT_TOTAL;
 			else
-				usage_error("--sort wants self or total, not '%s'", optarg);
+				ms_usage_error("--sort wants self or total, not '%s'", optarg);
 			break;
 		case OPT_MIN_PERCENT:
 			if (view != VIEW_TREE)
-				usage_error("--min-percent applies to tree, not %s", cmd);
+				ms_usage_error("--min-percent applies to tree, not %s", cmd);
 			tree.min_percent = parse_percent(optarg);
 			have_min = true;
 			break;
@@ -190,15 +177,15 @@ int main(int argc, char **argv)
 			printf("ms-analyze %s\n", PACKAGE_VERSION);
 			return finish_output();
 		case ':':
-			usage_error("option '%s' needs a value", argv[optind]);
+			ms_usage_error("option '%s' needs a value", argv[optind]);
 		default:
-			usage_error("unknown option '%s'", argv[optind]);
+			ms_usage_error("unknown option '%s'", argv[optind]);
 		}
 	}
 	if (optind + 1 >= argc)
-		usage_error("no capture file given");
+		ms_usage_error("no capture file given");
 	if (optind + 2 < argc)
-		usage_error("one capture file at a time, not also '%s'", argv[optind + 2]);
+		ms_usage_error("one capture file at a time, not also '%s'", argv[optind + 2]);
 
 	/* Text is read by people: short by default; JSON is read by programs: whole. */
 	if (!have_limit)

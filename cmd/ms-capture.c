@@ -47,19 +47,6 @@ static const char usage_text[] =
 	"\n"
 	MS_EXIT_CODES_HELP;
 
-static noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static noreturn void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "ms-capture: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'ms-capture --help'.\n");
-	exit(MS_EXIT_USAGE);
-}
-
 #define INFO_MAX 32
 
 static int capture(const char *input, const char *output, struct ms_capture_stream_options *o,
@@ -170,7 +157,7 @@ int main(int argc, char **argv)
 		case OPT_IMPORT:
 			import = ms_format_by_name(optarg);
 			if (import != MS_FORMAT_PPROF && import != MS_FORMAT_FOLDED)
-				usage_error("--import takes 'pprof' or 'folded', not '%s'", optarg);
+				ms_usage_error("--import takes 'pprof' or 'folded', not '%s'", optarg);
 			break;
 		case OPT_OMIT_FAILED:
 			dump_flags |= MS_DUMP_OMIT_FAILED;
@@ -181,9 +168,9 @@ int main(int argc, char **argv)
 		case OPT_INFO:
 			eq = strchr(optarg, '=');
 			if (!eq || eq == optarg)
-				usage_error("--info wants KEY=VALUE, not '%s'", optarg);
+				ms_usage_error("--info wants KEY=VALUE, not '%s'", optarg);
 			if (n_info == INFO_MAX)
-				usage_error("--info: at most %d of them", INFO_MAX);
+				ms_usage_error("--info: at most %d of them", INFO_MAX);
 			info[n_info].key = (struct ms_str){ optarg, (uint32_t)(eq - optarg) };
 			info[n_info].is_text = true;
 			info[n_info].text = (struct ms_str){ eq + 1, (uint32_t)strlen(eq + 1) };
@@ -196,25 +183,25 @@ int main(int argc, char **argv)
 			printf("ms-capture %s\n", PACKAGE_VERSION);
 			return fclose(stdout) ? MS_EXIT_ERROR : MS_EXIT_OK;
 		case ':':
-			usage_error("option '%s' needs an argument", argv[optind - 1]);
+			ms_usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			ms_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (dump_path) {
 		if (output || flags || n_info || import || keep_names || optind < argc)
-			usage_error("--dump takes one capture FILE and no other option but --omit-failed");
+			ms_usage_error("--dump takes one capture FILE and no other option but --omit-failed");
 		return dump(dump_path, dump_flags);
 	}
 	if (dump_flags)
-		usage_error("--omit-failed goes with --dump");
+		ms_usage_error("--omit-failed goes with --dump");
 	if (!output)
-		usage_error("-o FILE is required (or --dump FILE)");
+		ms_usage_error("-o FILE is required (or --dump FILE)");
 	if (argc - optind > 1)
-		usage_error("unexpected argument '%s'", argv[optind + 1]);
+		ms_usage_error("unexpected argument '%s'", argv[optind + 1]);
 	if (import) {
 		if (flags || n_info || keep_names)
-			usage_error("--import takes no --salvage, --info or --keep-names");
+			ms_usage_error("--import takes no --salvage, --info or --keep-names");
 		return ms_import_write(optind < argc ? argv[optind] : NULL, import, output,
 				       "ms-capture " PACKAGE_VERSION) < 0 ? MS_EXIT_ERROR : MS_EXIT_OK;
 	}

@@ -37,20 +37,6 @@ enum {
 	OPT_STATS,
 };
 
-static noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static noreturn void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", ms_progname());
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fputs(usage_text, stderr);
-	exit(MS_EXIT_USAGE);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -81,11 +67,11 @@ int main(int argc, char **argv)
 			opt.stats = true;
 			break;
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			ms_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (argc - optind > 1)
-		usage_error("more than one input: '%s'", argv[optind + 1]);
+		ms_usage_error("more than one input: '%s'", argv[optind + 1]);
 	fd = ms_open_input(optind < argc ? argv[optind] : NULL, &name);
 	if (fd < 0)
 		return MS_EXIT_ERROR;

@@ -40,19 +40,6 @@ static const char usage_text[] =
 	"\n"
 	MS_EXIT_CODES_HELP;
 
-static noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static noreturn void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "ms-export: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'ms-export --help'.\n");
-	exit(MS_EXIT_USAGE);
-}
-
 int main(int argc, char **argv)
 {
 	enum { OPT_PPROF = 256, OPT_FOLDED, OPT_CHROME, OPT_SPEEDSCOPE, OPT_WEIGHT,
@@ -99,7 +86,7 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "time"))
 				o.weight = MS_WEIGHT_TIME;
 			else
-				usage_error("--weight is 'samples' or 'time', not '%s'", optarg);
+				ms_usage_error("--weight is 'samples' or 'time', not '%s'", optarg);
 			weight_set = true;
 			break;
 		case OPT_THREAD_ROOT:
@@ -111,7 +98,7 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "samples"))
 				o.chrome_form = MS_CHROME_SAMPLES;
 			else
-				usage_error("--chrome-form is 'events' or 'samples', not '%s'", optarg);
+				ms_usage_error("--chrome-form is 'events' or 'samples', not '%s'", optarg);
 			form_set = true;
 			break;
 		case 'q':
@@ -124,29 +111,29 @@ int main(int argc, char **argv)
 			printf("ms-export %s\n", PACKAGE_VERSION);
 			return fclose(stdout) ? MS_EXIT_ERROR : MS_EXIT_OK;
 		case ':':
-			usage_error("option '%s' needs an argument", argv[optind - 1]);
+			ms_usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			ms_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 		if (want != MS_FORMAT_NONE) {
 			if (f != MS_FORMAT_NONE && f != want)
-				usage_error("one format at a time: --%s or --%s", ms_format_name(f),
+				ms_usage_error("one format at a time: --%s or --%s", ms_format_name(f),
 					    ms_format_name(want));
 			f = want;
 		}
 	}
 	if (f == MS_FORMAT_NONE)
-		usage_error("name a format: --pprof, --folded, --chrome or --speedscope");
+		ms_usage_error("name a format: --pprof, --folded, --chrome or --speedscope");
 	if (weight_set && f != MS_FORMAT_FOLDED && f != MS_FORMAT_SPEEDSCOPE)
-		usage_error("--weight goes with --folded or --speedscope");
+		ms_usage_error("--weight goes with --folded or --speedscope");
 	if (o.thread_root && f != MS_FORMAT_FOLDED)
-		usage_error("--thread-root goes with --folded");
+		ms_usage_error("--thread-root goes with --folded");
 	if (form_set && f != MS_FORMAT_CHROME)
-		usage_error("--chrome-form goes with --chrome");
+		ms_usage_error("--chrome-form goes with --chrome");
 	if (optind == argc)
-		usage_error("name the capture to export");
+		ms_usage_error("name the capture to export");
 	if (argc - optind > 1)
-		usage_error("unexpected argument '%s'", argv[optind + 1]);
+		ms_usage_error("unexpected argument '%s'", argv[optind + 1]);
 
 	cap = ms_capture_load(argv[optind]);
 	if (!cap)

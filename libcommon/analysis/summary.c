@@ -94,9 +94,13 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 	}
 	if (s->n_ends)
 		qsort(s->ends, s->n_ends, sizeof(*s->ends), cmp_end);
+	/*
+	 * Only frames that wait for `microscope symbolize` are deferred: a
+	 * module without a build id ([vdso], say) cannot be proved later, and
+	 * advising to symbolize again would not name it.
+	 */
 	for (i = 0; i < cap->n_modules; i++)
-		if (cap->modules[i].status == MS_CAP_MODULE_DEFERRED ||
-		    cap->modules[i].status == MS_CAP_MODULE_NO_BUILD_ID)
+		if (cap->modules[i].status == MS_CAP_MODULE_DEFERRED)
 			s->deferred = true;
 	if (ms_unsymbolized_samples(cap, &s->unsymbolized)) {
 		ms_summary_release(s);

@@ -58,6 +58,17 @@ void ms_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void ms_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap, NULL);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help'.\n", progname);
+	exit(MS_EXIT_USAGE);
+}
+
 void ms_die(int code, const char *fmt, ...)
 {
 	va_list ap;

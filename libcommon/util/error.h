@@ -41,6 +41,11 @@ int ms_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ms_error_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "PROGRAM: warning: message". */
 void ms_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * A bad command line: "PROGRAM: message" and "Try 'PROGRAM --help'." on
+ * stderr, exit MS_EXIT_USAGE. Only for cmd/.
+ */
+noreturn void ms_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print the message and exit with code. Only for cmd/. */
 noreturn void ms_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
