@@ -6,7 +6,10 @@
  * passed the scan and is wholly in the buffer is built into msgpack-c's
  * object model by our own one-pass builder (msgpack-c's unpacker was a
  * third of a filter stage's time), its elements in one arena that is
- * reused and grown only when a record needs more.
+ * reused and grown only when a record needs more. A reader told to defer
+ * objects (ms_reader_defer_objects()) skips that build for STACK and
+ * SAMPLE records, whose decoders read the scanned bytes directly; the scan
+ * itself runs for every record all the same.
  */
 #include "stream/stream.h"
 #include "stream/fastpack.h"
@@ -52,6 +55,10 @@ struct ms_reader {
 	msgpack_object *arena;	/* the record's containers' elements, reused */
 	size_t arena_cap;	/* bytes */
 	msgpack_object obj;
+	bool defer;		/* STACK and SAMPLE records: no objects unless asked */
+	bool built;		/* obj is the last framed record's */
+	uint32_t deferred_kind;	/* !built: the record's kind, read from its bytes */
+	const char *last;	/* the last framed record's bytes */
 };
 
 /* Outcome of scanning for one record. */
@@ -104,6 +111,13 @@ static const unsigned char scalar_len[32] = {
 	[0x10] = 2, [0x11] = 3, [0x12] = 5, [0x13] = 9,
 };
 
+/* Length of an integer by its type byte; 0 for other types. */
+static const unsigned char int_len[256] = {
+	[0x00 ... 0x7f] = 1, [0xe0 ... 0xff] = 1,
+	[0xcc] = 2, [0xcd] = 3, [0xce] = 5, [0xcf] = 9,
+	[0xd0] = 2, [0xd1] = 3, [0xd2] = 5, [0xd3] = 9,
+};
+
 /*
  * Scan one msgpack object at p (avail bytes present) that may be at most
  * limit bytes long. Every claimed length is checked against the bytes the
@@ -132,6 +146,24 @@ static enum scan_result scan_record(const unsigned char *p, size_t avail, size_t
 		size_t zone = 0;
 		bool container = false;
 
+		/*
+		 * Runs of integers (a stack's frames, a sample's chains) in a
+		 * tight loop while 9 bytes, the longest, are within both the
+		 * limit and the input: the checks below could not fail.
+		 */
+		if (pending[depth]) {
+			size_t end = limit < avail ? limit : avail;
+			size_t stop = end >= 9 ? end - 9 : 0;
+			uint64_t left = pending[depth], k = 0;
+			unsigned char l;
+
+			while (k < left && pos <= stop && (l = int_len[p[pos]])) {
+				pos += l;
+				k++;
+			}
+			pending[depth] -= k;
+			outstanding -= k;
+		}
 		while (pending[depth] == 0) {
 			if (depth == 0) {
 				s->len = pos;
@@ -523,6 +555,36 @@ static int fill(struct ms_reader *r)
 	}
 }
 
+/*
+ * Whether a framed record is one whose objects a deferring reader skips:
+ * its kind (element 0, an unsigned integer) is STACK or SAMPLE. Those
+ * records' decoders read the bytes; anything unusual is built as before.
+ */
+static bool deferrable(const unsigned char *p, uint32_t *kind)
+{
+	uint64_t k;
+	size_t h;
+
+	if (p[0] >= 0x90 && p[0] <= 0x9f)
+		h = p[0] == 0x90 ? 0 : 1;
+	else if (p[0] == 0xdc)
+		h = be(p + 1, 2) ? 3 : 0;
+	else
+		h = be(p + 1, 4) ? 5 : 0;
+	if (!h)
+		return false;
+	if (p[h] <= 0x7f)
+		k = p[h];
+	else if (p[h] >= 0xcc && p[h] <= 0xcf)
+		k = be(p + h + 1, 1 << (p[h] - 0xcc));
+	else
+		return false;
+	if (k != MS_REC_STACK && k != MS_REC_SAMPLE)
+		return false;
+	*kind = (uint32_t)k;
+	return true;
+}
+
 enum frame_result {
 	FRAME_OK,
 	FRAME_EOF,		/* clean EOF between records */
@@ -605,10 +667,13 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 			r->arena = a;
 			r->arena_cap = cap;
 		}
-		{
+		r->last = (const char *)p;
+		r->built = false;
+		if (!(r->defer && deferrable(p, &r->deferred_kind))) {
 			struct builder b = { .p = p, .arena = (char *)r->arena };
 
 			build(&b, &r->obj);
+			r->built = true;
 		}
 		*len = s.len;
 		return FRAME_OK;
@@ -838,7 +903,7 @@ int ms_reader_next(struct ms_reader *r, struct ms_record *rec)
 		return fail(r);
 	}
 	off = r->buf_offset + r->start;
-	kind = record_kind(r, off);
+	kind = r->built ? record_kind(r, off) : r->deferred_kind;
 	if (kind < 0)
 		return fail(r);
 	if (kind == MS_REC_HEADER) {
@@ -854,13 +919,38 @@ int ms_reader_next(struct ms_reader *r, struct ms_record *rec)
 		return MS_READ_END;
 	}
 	rec->kind = kind;
-	rec->obj = &r->obj;
+	rec->obj = r->built ? &r->obj : NULL;
 	rec->bytes = r->buf + r->start;
 	rec->len = len;
 	rec->offset = off;
 	rec->index = r->records++;
 	r->start += len;
 	return MS_READ_RECORD;
+}
+
+void ms_reader_defer_objects(struct ms_reader *r, bool on)
+{
+	r->defer = on;
+}
+
+const msgpack_object *ms_reader_object(struct ms_reader *r, const struct ms_record *rec)
+{
+	if (rec->obj)
+		return rec->obj;
+	if (rec->bytes != r->last || r->state != READER_OPEN) {
+		ms_error("internal error: the record at byte %" PRIu64 " of '%s' is no "
+			 "longer the reader's", rec->offset, r->name);
+		return NULL;
+	}
+	if (!r->built) {
+		/* frame() sized the arena for this record already. */
+		struct builder b = { .p = (const unsigned char *)r->last,
+				     .arena = (char *)r->arena };
+
+		build(&b, &r->obj);
+		r->built = true;
+	}
+	return &r->obj;
 }
 
 uint64_t ms_reader_trailer_records(const struct ms_reader *r)

@@ -218,6 +218,270 @@ static int get_array(struct cursor *c, const char *name, const msgpack_object **
 	return 0;
 }
 
+/*
+ * The byte cursor: STACK and SAMPLE records decoded straight from their
+ * encoding, without msgpack objects (a reader may not build them: see
+ * ms_reader_defer_objects()). Each field is judged exactly as the object
+ * path judges it, with the same messages. The reader's framing scan has
+ * checked every header against the record's length already; the cursor
+ * still checks its own bounds, for a record built by hand.
+ */
+struct bcursor {
+	struct cursor cur;	/* for bad(): only its rec */
+	const struct ms_record *rec;
+	const unsigned char *p, *end;
+	uint32_t n, i;		/* fields (kind included), the next field */
+};
+
+static inline uint64_t bc_be(const unsigned char *p, int w)
+{
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (w) {
+	case 1:
+		return p[0];
+	case 2:
+		memcpy(&v16, p, 2);
+		return __builtin_bswap16(v16);
+	case 4:
+		memcpy(&v32, p, 4);
+		return __builtin_bswap32(v32);
+	default:
+		memcpy(&v64, p, 8);
+		return __builtin_bswap64(v64);
+	}
+}
+
+static int bc_short(const struct bcursor *c)
+{
+	return ms_error("malformed %s record at byte %" PRIu64 ": it ends inside a field",
+			ms_record_kind_name(c->rec->kind), c->rec->offset);
+}
+
+/*
+ * An unsigned integer as msgpack-c sees one (a signed type holding a
+ * value >= 0 included): 1 and *v set; 0 when the next object is something
+ * else (not consumed); -1 after a message when the bytes end.
+ */
+static inline int bc_uint(struct bcursor *c, uint64_t *v)
+{
+	unsigned char t;
+	int w;
+
+	if (c->p >= c->end)
+		return bc_short(c);
+	t = *c->p;
+	if (t <= 0x7f) {
+		*v = t;
+		c->p++;
+		return 1;
+	}
+	if (t >= 0xcc && t <= 0xcf)
+		w = 1 << (t - 0xcc);
+	else if (t >= 0xd0 && t <= 0xd3)
+		w = 1 << (t - 0xd0);
+	else
+		return 0;
+	if ((size_t)(c->end - c->p) < 1 + (size_t)w)
+		return bc_short(c);
+	*v = bc_be(c->p + 1, w);
+	if (t >= 0xd0) {
+		int64_t sv = w == 8 ? (int64_t)*v :
+			(int64_t)(*v << (64 - 8 * w)) >> (64 - 8 * w);
+
+		if (sv < 0)
+			return 0;
+		*v = (uint64_t)sv;
+	}
+	c->p += 1 + w;
+	return 1;
+}
+
+/*
+ * The unsigned encodings, with no bounds check: the caller has made sure 9
+ * bytes are left. False (nothing consumed) for any other type byte; the
+ * caller then takes bc_uint(), which judges it.
+ */
+static inline bool uint_fast(const unsigned char **pp, uint64_t *v)
+{
+	const unsigned char *p = *pp;
+	unsigned t = p[0], w;
+	uint64_t v64;
+
+	if (t <= 0x7f) {
+		*v = t;
+		*pp = p + 1;
+		return true;
+	}
+	if (t - 0xcc > 3)
+		return false;
+	/* uint8..uint64: the 8 bytes after the type byte, shifted to width. */
+	w = 1u << (t - 0xcc);
+	memcpy(&v64, p + 1, 8);
+	*v = __builtin_bswap64(v64) >> (64 - 8 * w);
+	*pp = p + 1 + w;
+	return true;
+}
+
+/* An array header: 1 and *n; 0 when not an array; -1 when the bytes end. */
+static int bc_array_hdr(struct bcursor *c, uint32_t *n)
+{
+	unsigned char t;
+	int w;
+
+	if (c->p >= c->end)
+		return bc_short(c);
+	t = *c->p;
+	if (t >= 0x90 && t <= 0x9f) {
+		*n = t & 0x0f;
+		c->p++;
+		return 1;
+	}
+	if (t != 0xdc && t != 0xdd)
+		return 0;
+	w = t == 0xdc ? 2 : 4;
+	if ((size_t)(c->end - c->p) < 1 + (size_t)w)
+		return bc_short(c);
+	*n = (uint32_t)bc_be(c->p + 1, w);
+	c->p += 1 + w;
+	return 1;
+}
+
+static int bc_start(struct bcursor *c, const struct ms_record *rec, uint32_t kind)
+{
+	uint64_t k;
+
+	c->rec = c->cur.rec = rec;
+	c->p = (const unsigned char *)rec->bytes;
+	c->end = c->p + rec->len;
+	if (rec->kind != kind)
+		return ms_error("internal error: a %s record at byte %" PRIu64
+				" was given to the %s decoder", ms_record_kind_name(rec->kind),
+				rec->offset, ms_record_kind_name(kind));
+	if (rec->len == 0 || bc_array_hdr(c, &c->n) <= 0 || c->n < 1)
+		return ms_error("malformed %s record at byte %" PRIu64 ": not an array",
+				ms_record_kind_name(rec->kind), rec->offset);
+	/* The reader checked the kind; a record built by hand may differ. */
+	if (bc_uint(c, &k) <= 0 || k != kind)
+		return ms_error("malformed %s record at byte %" PRIu64
+				": it does not start with its kind",
+				ms_record_kind_name(rec->kind), rec->offset);
+	c->i = 1;
+	return 0;
+}
+
+static inline int bc_field(struct bcursor *c, const char *name)
+{
+	if (c->i >= c->n) {
+		bad(&c->cur, name,
+		    "is missing (the record has %u fields)", c->n - 1);
+		return -1;
+	}
+	c->i++;
+	return 0;
+}
+
+static int bc_u64(struct bcursor *c, const char *name, uint64_t *v)
+{
+	int r;
+
+	if (bc_field(c, name) < 0)
+		return -1;
+	if (c->end - c->p >= 9 && uint_fast(&c->p, v))
+		return 0;
+	if ((r = bc_uint(c, v)) < 0)
+		return -1;
+	if (!r)
+		return bad(&c->cur, name, "is not an unsigned integer");
+	return 0;
+}
+
+static int bc_u32(struct bcursor *c, const char *name, uint32_t *v)
+{
+	uint64_t u = 0;
+
+	if (bc_u64(c, name, &u) < 0)
+		return -1;
+	if (u > UINT32_MAX)
+		return bad(&c->cur, name,
+			   "is %" PRIu64 ", more than 32 bits", u);
+	*v = u;
+	return 0;
+}
+
+static int bc_array(struct bcursor *c, const char *name, uint32_t *n, uint32_t max)
+{
+	int r;
+
+	if (bc_field(c, name) < 0 || (r = bc_array_hdr(c, n)) < 0)
+		return -1;
+	if (!r)
+		return bad(&c->cur, name, "is not an array");
+	if (*n > max)
+		return bad(&c->cur, name,
+			   "has %u elements, more than %u", *n, max);
+	return 0;
+}
+
+static int bc_u64_array(struct bcursor *c, const char *name, uint64_t *out, uint32_t *n,
+			uint32_t max)
+{
+	int r;
+
+	const unsigned char *p;
+	uint32_t i = 0, cnt;
+
+	if (bc_array(c, name, n, max) < 0)
+		return -1;
+	/* In a local while 9 bytes are left: the cursor lives in memory. */
+	cnt = *n;
+	p = c->p;
+	if (c->end - p >= 9) {
+		const unsigned char *fast_end = c->end - 9;
+
+		while (i < cnt && p <= fast_end && uint_fast(&p, &out[i]))
+			i++;
+	}
+	c->p = p;
+	for (; i < cnt; i++) {
+		if ((r = bc_uint(c, &out[i])) < 0)
+			return -1;
+		if (!r)
+			return bad(&c->cur, name,
+				   "element %u is not an unsigned integer", i);
+	}
+	return 0;
+}
+
+static int bc_bin(struct bcursor *c, const char *name, const uint8_t **ptr, uint32_t *len,
+		  uint32_t max)
+{
+	unsigned char t;
+	int w;
+
+	if (bc_field(c, name) < 0)
+		return -1;
+	if (c->p >= c->end)
+		return bc_short(c);
+	t = *c->p;
+	if (t < 0xc4 || t > 0xc6)
+		return bad(&c->cur, name, "is not a bin");
+	w = 1 << (t - 0xc4);
+	if ((size_t)(c->end - c->p) < 1 + (size_t)w)
+		return bc_short(c);
+	*len = (uint32_t)bc_be(c->p + 1, w);
+	if (*len > max)
+		return bad(&c->cur, name,
+			   "holds %u bytes, more than %u", *len, max);
+	if ((size_t)(c->end - c->p) - 1 - w < *len)
+		return bc_short(c);
+	*ptr = c->p + 1 + w;
+	c->p += 1 + w + *len;
+	return 0;
+}
+
 /* An array of unsigned integers into out[max]. */
 static int get_u64_array(struct cursor *c, const char *name, uint64_t *out, uint32_t *n,
 			 uint32_t max)
@@ -545,10 +809,39 @@ int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s)
 	return ms_writer_end(w);
 }
 
+static int sample_unpack_bytes(const struct ms_record *rec, struct ms_sample *s)
+{
+	struct bcursor c;
+
+	if (bc_start(&c, rec, MS_REC_SAMPLE) < 0 ||
+	    bc_u32(&c, "pid", &s->pid) < 0 ||
+	    bc_u32(&c, "tid", &s->tid) < 0 ||
+	    bc_u64(&c, "time", &s->time) < 0 ||
+	    bc_u32(&c, "cpu", &s->cpu) < 0 ||
+	    bc_u64(&c, "period", &s->period) < 0 ||
+	    bc_u64(&c, "ip", &s->ip) < 0 ||
+	    bc_u32(&c, "cpumode", &s->cpumode) < 0 ||
+	    bc_u64_array(&c, "kchain", s->kchain, &s->n_kchain, MS_CHAIN_MAX) < 0 ||
+	    bc_u64_array(&c, "uchain", s->uchain, &s->n_uchain, MS_CHAIN_MAX) < 0 ||
+	    bc_u32(&c, "regs_abi", &s->regs_abi) < 0 ||
+	    bc_u64(&c, "regs_mask", &s->regs_mask) < 0 ||
+	    bc_u64_array(&c, "regs", s->regs, &s->n_regs, MS_REGS_MAX) < 0)
+		return -1;
+	if ((s->regs_abi || s->n_regs) &&
+	    s->n_regs != (uint32_t)__builtin_popcountll(s->regs_mask))
+		return bad(&c.cur, "regs",
+			   "has %u registers but regs_mask 0x%" PRIx64 " has %d bits",
+			   s->n_regs, s->regs_mask, __builtin_popcountll(s->regs_mask));
+	return bc_bin(&c, "stack", &s->stack, &s->stack_len, MS_STACK_MAX);
+}
+
 int ms_sample_unpack(const struct ms_record *rec, struct ms_sample *s)
 {
 	struct cursor c;
 
+	/* The bytes when there are any: a deferring reader built no object. */
+	if (rec->bytes && rec->len)
+		return sample_unpack_bytes(rec, s);
 	if (start(&c, rec, MS_REC_SAMPLE, MS_REC_SAMPLE) < 0 ||
 	    get_u32(&c, "pid", &s->pid) < 0 ||
 	    get_u32(&c, "tid", &s->tid) < 0 ||
@@ -827,12 +1120,87 @@ int ms_stack_pack(struct ms_writer *w, const struct ms_stack *s)
 	return ms_writer_end(w);
 }
 
+/* bc_uint(), taking the unchecked path while 9 bytes are left. */
+static inline int bc_uint_near_end(struct bcursor *c, uint64_t *v)
+{
+	if (c->end - c->p >= 9 && uint_fast(&c->p, v))
+		return 1;
+	return bc_uint(c, v);
+}
+
+/* One frame the fast path could not take: element by element, as bc_uint() sees them. */
+static int __attribute__((noinline)) stack_frame_slow(struct bcursor *c,
+						      struct ms_stack_frame *f, uint32_t i)
+{
+	uint64_t m = 0, a = 0, fl = 0;
+	int r0, r1 = 0, r2 = 0;
+
+	if ((r0 = bc_uint_near_end(c, &m)) > 0 && m <= UINT32_MAX &&
+	    (r1 = bc_uint_near_end(c, &a)) > 0 &&
+	    (r2 = bc_uint_near_end(c, &fl)) > 0 && fl <= UINT32_MAX) {
+		f->module = m;
+		f->address = a;
+		f->flags = fl;
+		return 0;
+	}
+	if (r0 < 0 || r1 < 0 || r2 < 0)
+		return -1;
+	return bad(&c->cur, "frames",
+		   "frame %u is not three unsigned integers (module, address, flags)", i);
+}
+
+static int stack_unpack_bytes(const struct ms_record *rec, struct ms_stack *s)
+{
+	struct bcursor c;
+	const unsigned char *p, *fast_end;
+	uint32_t n;
+
+	if (bc_start(&c, rec, MS_REC_STACK) < 0 ||
+	    bc_u32(&c, "pid", &s->pid) < 0 ||
+	    bc_u32(&c, "tid", &s->tid) < 0 ||
+	    bc_u64(&c, "time", &s->time) < 0 ||
+	    bc_u32(&c, "cpu", &s->cpu) < 0 ||
+	    bc_u64(&c, "period", &s->period) < 0 ||
+	    bc_u32(&c, "reason", &s->reason) < 0 ||
+	    bc_array(&c, "frames", &n, 3 * MS_FRAMES_MAX) < 0)
+		return -1;
+	if (n % 3)
+		return bad(&c.cur, "frames",
+			   "has %u elements, not a multiple of 3 (module, address, flags)", n);
+	s->n_frames = n / 3;
+	p = c.p;
+	/* Most frames: three plain unsigned integers, 27 bytes at most. */
+	fast_end = c.end - p >= 27 ? c.end - 27 : p - 1;
+	for (uint32_t i = 0; i < s->n_frames; i++) {
+		struct ms_stack_frame *f = &s->frames[i];
+		const unsigned char *q = p;
+		uint64_t fm, fa, ff;
+
+		if (q <= fast_end && uint_fast(&q, &fm) && uint_fast(&q, &fa) &&
+		    uint_fast(&q, &ff) && fm <= UINT32_MAX && ff <= UINT32_MAX) {
+			f->module = fm;
+			f->address = fa;
+			f->flags = ff;
+			p = q;
+			continue;
+		}
+		c.p = p;
+		if (stack_frame_slow(&c, f, i) < 0)
+			return -1;
+		p = c.p;
+	}
+	return 0;
+}
+
 int ms_stack_unpack(const struct ms_record *rec, struct ms_stack *s)
 {
 	struct cursor c;
 	const msgpack_object *items;
 	uint32_t n;
 
+	/* The bytes when there are any: a deferring reader built no object. */
+	if (rec->bytes && rec->len)
+		return stack_unpack_bytes(rec, s);
 	if (start(&c, rec, MS_REC_STACK, MS_REC_STACK) < 0 ||
 	    get_u32(&c, "pid", &s->pid) < 0 ||
 	    get_u32(&c, "tid", &s->tid) < 0 ||

@@ -103,6 +103,17 @@ const struct ms_header *ms_reader_header(const struct ms_reader *r);
  * TRUNCATED) without a new message.
  */
 int ms_reader_next(struct ms_reader *r, struct ms_record *rec);
+/*
+ * Defer msgpack objects for STACK and SAMPLE records (off by default):
+ * the reader still frames and checks every record, but hands those two
+ * kinds out with rec->obj NULL, for ms_stack_unpack()/ms_sample_unpack()
+ * to decode from rec->bytes (building the objects was a fifth of
+ * ms-symbolize). A stage that wants the object of such a record anyway
+ * asks ms_reader_object(), which builds it; valid until the next call.
+ */
+void ms_reader_defer_objects(struct ms_reader *r, bool on);
+/* rec->obj, built now if it was deferred; NULL after a message if rec is stale. */
+const msgpack_object *ms_reader_object(struct ms_reader *r, const struct ms_record *rec);
 /* The trailer's fields, valid after MS_READ_END. */
 uint64_t ms_reader_trailer_records(const struct ms_reader *r);
 bool ms_reader_trailer_complete(const struct ms_reader *r);

@@ -152,6 +152,8 @@ int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
 
 	if (!(r = ms_reader_open(in_fd, in_name)))
 		goto out;
+	/* STACK records are only unpacked and copied: no objects. */
+	ms_reader_defer_objects(r, true);
 	if (!(s = ms_symbolizer_new(opts)))
 		goto out;
 	if (!(b = calloc(1, sizeof(*b)))) {

@@ -117,6 +117,8 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 
 	if (!(r = ms_reader_open(in_fd, in_name)))
 		goto out;
+	/* SAMPLE records are only unpacked: no objects. */
+	ms_reader_defer_objects(r, true);
 	if (!(w = ms_writer_open(out_fd, "stdout", 0)) || !(u = ms_unwinder_new(opts)))
 		goto out;
 	if (!(b = malloc(sizeof(*b)))) {

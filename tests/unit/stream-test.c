@@ -1214,19 +1214,103 @@ static void test_unpack_validates(void **state)
 	ms_reader_free(r);
 }
 
+/*
+ * Decode one STACK or SAMPLE record three ways: from the msgpack objects
+ * (a record without bytes), from the bytes with the objects built, and
+ * from a reader that defers objects (rec->obj NULL). All three must agree:
+ * the same result and, on failure, the very same message. Returns it.
+ */
+static char three_ways_err[1024];
+
+static int decode_one(const struct ms_record *rec, uint32_t kind)
+{
+	return kind == MS_REC_STACK ? ms_stack_unpack(rec, &stack_out)
+				    : ms_sample_unpack(rec, &sample_out);
+}
+
+static const char *decode_three_ways(const char *bytes, size_t n, uint32_t kind, int want)
+{
+	struct ms_record rec, by_obj;
+	struct ms_reader *r = one_record(bytes, n, &rec);
+	struct ms_reader *d;
+	struct ms_stack st;
+	struct ms_sample sa;
+	const msgpack_object *o;
+	char first[1024];
+	const char *err, *obytes;
+	int fd;
+
+	assert_int_equal(rec.kind, kind);
+	assert_non_null(rec.obj);
+	by_obj = rec;
+	obytes = rec.bytes;
+	by_obj.bytes = NULL;
+	by_obj.len = 0;
+	begin_capture();
+	assert_int_equal(decode_one(&by_obj, kind), want);
+	err = end_capture();
+	snprintf(first, sizeof(first), "%s", err);
+	st = stack_out;
+	sa = sample_out;
+
+	begin_capture();
+	assert_int_equal(decode_one(&rec, kind), want);
+	assert_string_equal(end_capture(), first);
+
+	fd = stream_with(bytes, n);
+	d = reopen(fd);
+	assert_non_null(d);
+	ms_reader_defer_objects(d, true);
+	assert_int_equal(ms_reader_next(d, &rec), MS_READ_RECORD);
+	assert_int_equal(rec.kind, kind);
+	assert_null(rec.obj);
+	begin_capture();
+	assert_int_equal(decode_one(&rec, kind), want);
+	assert_string_equal(end_capture(), first);
+	if (want == 0 && kind == MS_REC_STACK) {
+		assert_int_equal(stack_out.n_frames, st.n_frames);
+		assert_memory_equal(&stack_out, &st,
+				    offsetof(struct ms_stack, frames) +
+				    st.n_frames * sizeof(st.frames[0]));
+	} else if (want == 0) {
+		assert_int_equal(sample_out.n_uchain, sa.n_uchain);
+		assert_int_equal(sample_out.n_regs, sa.n_regs);
+		assert_int_equal(sample_out.stack_len, sa.stack_len);
+		assert_int_equal(sample_out.regs_mask, sa.regs_mask);
+		assert_memory_equal(sample_out.uchain, sa.uchain,
+				    sa.n_uchain * sizeof(sa.uchain[0]));
+		assert_memory_equal(sample_out.regs, sa.regs, sa.n_regs * sizeof(sa.regs[0]));
+		/* The copy points into each reader's own record, at the same place. */
+		assert_int_equal(sample_out.stack - (const uint8_t *)rec.bytes,
+				 sa.stack - (const uint8_t *)obytes);
+	}
+	/* The objects are still there for a stage that asks. */
+	o = ms_reader_object(d, &rec);
+	assert_non_null(o);
+	assert_int_equal(o->type, MSGPACK_OBJECT_ARRAY);
+	assert_int_equal(o->via.array.ptr[0].via.u64, kind);
+	ms_reader_free(d);
+	close(fd);
+	ms_reader_free(r);
+	snprintf(three_ways_err, sizeof(three_ways_err), "%s", first);
+	return three_ways_err;
+}
+
+static void expect_stack_error(const char *bytes, size_t n, const char *msg)
+{
+	const char *err = decode_three_ways(bytes, n, MS_REC_STACK, -1);
+
+	assert_contains(err, msg);
+	assert_int_equal(count_lines(err), 1);
+}
+
 /* Pack a sample, then patch one field by rewriting the record by hand. */
 static void expect_sample_error(const char *bytes, size_t n, const char *msg)
 {
-	struct ms_record rec;
-	struct ms_reader *r = one_record(bytes, n, &rec);
-	const char *err;
+	const char *err = decode_three_ways(bytes, n, MS_REC_SAMPLE, -1);
 
-	begin_capture();
-	assert_int_equal(ms_sample_unpack(&rec, &sample_out), -1);
-	err = end_capture();
 	assert_contains(err, msg);
 	assert_int_equal(count_lines(err), 1);
-	ms_reader_free(r);
 }
 
 static size_t sample_head(char *b)
@@ -1234,6 +1318,136 @@ static size_t sample_head(char *b)
 	/* [20, pid, tid, time, cpu, period, ip, cpumode, ... */
 	memcpy(b, "\x9e\x14\x01\x02\x03\x00\x05\x06\x02", 9);
 	return 9;
+}
+
+/* STACK records through the deferred (byte) path: the same verdicts. */
+static void test_stack_bytes_path(void **state)
+{
+	static char b[16000];
+	struct ms_record rec;
+	size_t n;
+	const char *err;
+
+	/* Wrong types, and integers as msgpack-c judges them. */
+	expect_stack_error("\x98\x1f\xa1x\x02\x03\x04\x05\x06\x90", 10,
+			   "malformed stack record at byte 36: field 'pid' is not an unsigned integer");
+	expect_stack_error("\x98\x1f\x01\xff\x03\x04\x05\x06\x90", 10,
+			   "field 'tid' is not an unsigned integer");
+	expect_stack_error("\x98\x1f\x01\x02\xc3\x04\x05\x06\x90", 10,
+			   "field 'time' is not an unsigned integer");
+	expect_stack_error("\x98\x1f\x01\x02\x03\xce\xff\xff\xff\xff\x05\xcf\0\0\0\x01\0\0\0\0\x90",
+			   21, "field 'reason' is 4294967296, more than 32 bits");
+	expect_stack_error("\x98\x1f\x01\x02\x03\x04\x05\x06\xc0", 9,
+			   "field 'frames' is not an array");
+	expect_stack_error("\x98\x1f\x01\x02\x03\x04\x05\x06\x81\x01\x02", 11,
+			   "field 'frames' is not an array");
+	/* Too few fields. */
+	expect_stack_error("\x97\x1f\x01\x02\x03\x04\x05\x06", 8,
+			   "field 'frames' is missing (the record has 6 fields)");
+	expect_stack_error("\x91\x1f", 2, "field 'pid' is missing (the record has 0 fields)");
+	/* Frames: triples of unsigned integers, 32-bit module and flags. */
+	expect_stack_error("\x98\x1f\x01\x02\x03\x04\x05\x06\x94\x01\x02\x03\x04", 13,
+			   "field 'frames' has 4 elements, not a multiple of 3");
+	expect_stack_error("\x98\x1f\x01\x02\x03\x04\x05\x06\x92\x01\x02", 11,
+			   "field 'frames' has 2 elements, not a multiple of 3");
+	expect_stack_error("\x98\x1f\x01\x02\x03\x04\x05\x06\x93\x01\xa1x\x03", 13,
+			   "field 'frames' frame 0 is not three unsigned integers");
+	expect_stack_error("\x98\x1f\x01\x02\x03\x04\x05\x06\x96\x01\x02\x03"
+			   "\xcf\0\0\0\x01\0\0\0\0\x02\x03", 24,
+			   "frame 1 is not three unsigned integers");
+	expect_stack_error("\x98\x1f\x01\x02\x03\x04\x05\x06\x96\x01\x02\x03\x01\x02\xe0", 15,
+			   "frame 1 is not three unsigned integers");
+	expect_stack_error("\x98\x1f\x01\x02\x03\x04\x05\x06\x96\x01\x02\x03\x01\x02\xca\0\0\0\0",
+			   19, "frame 1 is not three unsigned integers");
+	/* A bad frame among many, where the fast path takes the others. */
+	memcpy(b, "\x98\x1f\x01\x02\x03\x04\x05\x06\xdc\x00\x3c", 11);
+	n = 11;
+	for (int i = 0; i < 20; i++) {
+		b[n++] = 1;
+		memcpy(b + n, "\xcf\0\0\x7f\xff\x12\x34\x56\x78", 9);
+		n += 9;
+		b[n++] = i == 12 ? (char)0xc0 : 0;
+	}
+	expect_stack_error(b, n, "frame 12 is not three unsigned integers");
+	/* Too many frames. */
+	memcpy(b, "\x98\x1f\x01\x02\x03\x04\x05\x06\xdc\x0c\x03", 11);
+	n = 11;
+	memset(b + n, 1, 3 * (MS_FRAMES_MAX + 1));
+	n += 3 * (MS_FRAMES_MAX + 1);
+	expect_stack_error(b, n, "field 'frames' has 3075 elements, more than 3072");
+
+	/* Valid: every integer encoding, signed ones holding values >= 0, extra fields. */
+	memcpy(b, "\x99\xcc\x1f\xd0\x01\xcd\x00\x02\xce\0\0\0\x03\x04\xd3\0\0\0\0\0\0\0\x05\x06"
+	       "\x99\x01\xcf\xff\xff\xff\xff\xff\xff\xff\xff\x02\xd1\x00\x07\xcc\x80\xd2\0\0\0\x09"
+	       "\xce\xff\xff\xff\xff\x00\x00\xa3xyz", 57);
+	decode_three_ways(b, 57, MS_REC_STACK, 0);
+	assert_int_equal(stack_out.pid, 1);
+	assert_int_equal(stack_out.tid, 2);
+	assert_int_equal(stack_out.cpu, 4);
+	assert_int_equal(stack_out.period, 5);
+	assert_int_equal(stack_out.n_frames, 3);
+	assert_true(stack_out.frames[0].address == UINT64_MAX);
+	assert_int_equal(stack_out.frames[1].module, 7);
+	assert_int_equal(stack_out.frames[1].address, 0x80);
+	assert_int_equal(stack_out.frames[1].flags, 9);
+	assert_int_equal(stack_out.frames[2].module, UINT32_MAX);
+	/* Many frames: the fast path and the last few by the checked one. */
+	memcpy(b, "\x98\x1f\x01\x02\x03\x04\x05\x06\xdc\x00\x3c", 11);
+	n = 11;
+	for (int i = 0; i < 20; i++) {
+		b[n++] = (char)i;
+		memcpy(b + n, "\xcf\0\0\x7f\xff\x12\x34\x56\x00", 9);
+		b[n + 8] = (char)i;
+		n += 9;
+		b[n++] = 1;
+	}
+	decode_three_ways(b, n, MS_REC_STACK, 0);
+	assert_int_equal(stack_out.n_frames, 20);
+	for (uint32_t i = 0; i < 20; i++) {
+		assert_int_equal(stack_out.frames[i].module, i);
+		assert_true(stack_out.frames[i].address == (0x7fff12345600ull | i));
+		assert_int_equal(stack_out.frames[i].flags, 1);
+	}
+
+	/*
+	 * Counts past the end: the reader's framing scan refuses the record
+	 * before any decoder sees it, deferring or not; a record built by hand
+	 * is checked by the byte cursor itself.
+	 */
+	for (int defer = 0; defer < 2; defer++) {
+		int fd = stream_with("\x98\x1f\x01\x02\x03\x04\x05\x06\x96\x01\x02\x03", 12);
+		struct ms_reader *r = reopen(fd);
+
+		assert_non_null(r);
+		ms_reader_defer_objects(r, defer);
+		begin_capture();
+		assert_int_equal(ms_reader_next(r, &rec), MS_READ_TRUNCATED);
+		err = end_capture();
+		assert_contains(err, "stream cut short inside the record at byte 36");
+		ms_reader_free(r);
+		close(fd);
+	}
+	memset(&rec, 0, sizeof(rec));
+	rec.kind = MS_REC_STACK;
+	rec.offset = 7;
+	rec.bytes = "\x98\x1f\x01\x02\x03\x04\x05\x06\x96\x01\x02\x03";
+	rec.len = 12;
+	begin_capture();
+	assert_int_equal(ms_stack_unpack(&rec, &stack_out), -1);
+	err = end_capture();
+	assert_contains(err, "malformed stack record at byte 7: it ends inside a field");
+	rec.len = 6;
+	begin_capture();
+	assert_int_equal(ms_stack_unpack(&rec, &stack_out), -1);
+	err = end_capture();
+	assert_contains(err, "malformed stack record at byte 7: it ends inside a field");
+	rec.bytes = "\x91\x1f";
+	rec.len = 2;
+	begin_capture();
+	assert_int_equal(ms_stack_unpack(&rec, &stack_out), -1);
+	err = end_capture();
+	assert_contains(err, "malformed stack record at byte 7: field 'pid' is missing");
+	(void)state;
 }
 
 static void test_sample_bounds(void **state)
@@ -1257,6 +1471,28 @@ static void test_sample_bounds(void **state)
 	memcpy(b + n, "\x90\x92\x01\xc0\x00\x00\x90\xc4\x00", 9);
 	n += 9;
 	expect_sample_error(b, n, "field 'uchain' element 1 is not an unsigned integer");
+
+	/* A bad element where the cursor's unchecked path reads the chain. */
+	n = sample_head(b);
+	memcpy(b + n, "\x90\x9a", 2);
+	n += 2;
+	for (int i = 0; i < 10; i++) {
+		memcpy(b + n, "\xcf\0\0\x7f\xff\x12\x34\x56\x78", 9);
+		if (i == 6)
+			b[n] = (char)0xd3;
+		if (i == 6)
+			b[n + 1] = (char)0x80;
+		n += 9;
+	}
+	memcpy(b + n, "\x00\x00\x90\xc4\x00", 5);
+	n += 5;
+	expect_sample_error(b, n, "field 'uchain' element 6 is not an unsigned integer");
+	/* The same chain valid: every path agrees on every value. */
+	b[9 + 2 + 6 * 9] = (char)0xcf;
+	b[9 + 2 + 6 * 9 + 1] = 0;
+	decode_three_ways(b, n, MS_REC_SAMPLE, 0);
+	assert_int_equal(sample_out.n_uchain, 10);
+	assert_true(sample_out.uchain[9] == 0x7fff12345678ull);
 
 	/* Registers: count must match the mask. */
 	n = sample_head(b);
@@ -1927,6 +2163,7 @@ int main(void)
 		T(test_trailer_mismatch),
 		T(test_unpack_validates),
 		T(test_sample_bounds),
+		T(test_stack_bytes_path),
 		T(test_other_bounds),
 		T(test_pack_refuses_overfull),
 		T(test_pass_through_identical),
