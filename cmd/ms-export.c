@@ -81,11 +81,7 @@ int main(int argc, char **argv)
 			output = optarg;
 			break;
 		case OPT_WEIGHT:
-			if (!strcmp(optarg, "samples"))
-				o.weight = MS_WEIGHT_SAMPLES;
-			else if (!strcmp(optarg, "time"))
-				o.weight = MS_WEIGHT_TIME;
-			else
+			if (ms_weight_by_name(optarg, &o.weight))
 				ms_usage_error("--weight is 'samples' or 'time', not '%s'", optarg);
 			weight_set = true;
 			break;
@@ -93,11 +89,7 @@ int main(int argc, char **argv)
 			o.thread_root = true;
 			break;
 		case OPT_CHROME_FORM:
-			if (!strcmp(optarg, "events"))
-				o.chrome_form = MS_CHROME_EVENTS;
-			else if (!strcmp(optarg, "samples"))
-				o.chrome_form = MS_CHROME_SAMPLES;
-			else
+			if (ms_chrome_form_by_name(optarg, &o.chrome_form))
 				ms_usage_error("--chrome-form is 'events' or 'samples', not '%s'", optarg);
 			form_set = true;
 			break;

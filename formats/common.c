@@ -46,6 +46,28 @@ enum ms_format ms_format_by_name(const char *name)
 	return MS_FORMAT_NONE;
 }
 
+int ms_weight_by_name(const char *name, enum ms_weight *out)
+{
+	if (!strcmp(name, "samples"))
+		*out = MS_WEIGHT_SAMPLES;
+	else if (!strcmp(name, "time"))
+		*out = MS_WEIGHT_TIME;
+	else
+		return -1;
+	return 0;
+}
+
+int ms_chrome_form_by_name(const char *name, enum ms_chrome_form *out)
+{
+	if (!strcmp(name, "events"))
+		*out = MS_CHROME_EVENTS;
+	else if (!strcmp(name, "samples"))
+		*out = MS_CHROME_SAMPLES;
+	else
+		return -1;
+	return 0;
+}
+
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);

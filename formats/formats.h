@@ -78,6 +78,10 @@ struct ms_export_options {
 };
 #define MS_EXPORT_OPTIONS_INIT { MS_WEIGHT_SAMPLES, false, MS_CHROME_EVENTS, NULL }
 
+/* Option values by name ("samples", "time"; "events", "samples"): 0, or -1 (no message). */
+int ms_weight_by_name(const char *name, enum ms_weight *out);
+int ms_chrome_form_by_name(const char *name, enum ms_chrome_form *out);
+
 /*
  * Write cap to out in format f (an export format: not NONE or CAPTURE).
  * Write errors are left on out for the caller (ferror, fflush).

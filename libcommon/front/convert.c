@@ -129,22 +129,14 @@ int ms_front_convert(int argc, char **argv)
 				return usage("--to is capture, pprof, folded, chrome or speedscope, not '%s'", optarg);
 			break;
 		case OPT_WEIGHT:
-			if (!strcmp(optarg, "samples"))
-				o.weight = MS_WEIGHT_SAMPLES;
-			else if (!strcmp(optarg, "time"))
-				o.weight = MS_WEIGHT_TIME;
-			else
+			if (ms_weight_by_name(optarg, &o.weight))
 				return usage("--weight is 'samples' or 'time', not '%s'", optarg);
 			break;
 		case OPT_THREAD_ROOT:
 			o.thread_root = true;
 			break;
 		case OPT_CHROME_FORM:
-			if (!strcmp(optarg, "events"))
-				o.chrome_form = MS_CHROME_EVENTS;
-			else if (!strcmp(optarg, "samples"))
-				o.chrome_form = MS_CHROME_SAMPLES;
-			else
+			if (ms_chrome_form_by_name(optarg, &o.chrome_form))
 				return usage("--chrome-form is 'events' or 'samples', not '%s'", optarg);
 			break;
 		case 'q':
