@@ -31,7 +31,7 @@ ms_export_LDADD = $(MS_LIBS)
 man_MANS += man/ms-export.1
 
 UNIT_TESTS += tests/unit/formats-test
-tests_unit_formats_test_SOURCES = tests/unit/formats-test.c
+tests_unit_formats_test_SOURCES = tests/unit/formats-test.c tests/unit/stderr-capture.h
 tests_unit_formats_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_formats_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 

@@ -290,13 +290,13 @@ with socketserver.TCPServer(("127.0.0.1", 0), H) as s:
 
 @test "ms-symbolize: libc's internal functions with files and lines from libc6-dbg" {
 	libc=$(ldd "$FIX/qsortcb" 2>/dev/null | awk '/libc.so/ { print $3 }')
-	[ -n "$libc" ] || skip "no libc found for qsortcb"
+	[ -n "$libc" ] || { echo "ldd found no libc for qsortcb" >&2; false; }
 	libc=$(readlink -f "$libc")
 	id=$(build_id "$libc")
 	debug=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
 	[ -f "$debug" ] || { echo "libc6-dbg is not installed (no $debug): run scripts/install-deps" >&2; false; }
 	msort=$(nm "$debug" | awk '$3 ~ /^msort_with_tmp/ { print $1; exit }')
-	[ -n "$msort" ] || skip "this libc has no msort_with_tmp"
+	[ -n "$msort" ] || { echo "libc6-dbg has no msort_with_tmp" >&2; false; }
 	printf '0x%x\n' $((16#$msort + 8)) | ms-symbolize --batch "$libc" > out
 	grep -q -E '^msort_with_tmp$' out
 	grep -q -E '/?stdlib/msort.c:[0-9]+$' out

@@ -6,6 +6,7 @@
 # name every frame the same way.
 
 bats_require_minimum_version 1.5.0
+load test_helper
 
 setup() {
 	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
@@ -18,7 +19,7 @@ setup() {
 unwound() {
 	local recurse=$MS_BUILDDIR/tests/fixtures/recurse
 
-	[ -x "$recurse" ] || skip "fixture recurse is not built"
+	require_built "$recurse"
 	ms-collect -F 999 -- "$recurse" 0.3 40 > run.msr 2> collect.err || {
 		cat collect.err >&2
 		return 1

@@ -17,7 +17,7 @@ ms_capture_LDADD = $(MS_LIBS)
 man_MANS += man/ms-capture.1 man/microscope-capture.5
 
 UNIT_TESTS += tests/unit/capture-test
-tests_unit_capture_test_SOURCES = tests/unit/capture-test.c
+tests_unit_capture_test_SOURCES = tests/unit/capture-test.c tests/unit/stderr-capture.h
 tests_unit_capture_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 # Writes synthetic streams for tests/0600-ms-capture.bats.

@@ -1,9 +1,6 @@
 /* Fuzz target: ms_folded_import() on any bytes (see fuzz.h). */
 #include "config.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 #include "capture/capture.h"
 #include "formats/formats.h"
 #include "tests/fuzz/fuzz.h"
@@ -15,21 +12,4 @@ int ms_fuzz_folded(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifndef MS_FUZZ_REPLAY
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	/* refusals print a message each: run with -close_fd_mask=2 to hide them */
-	ms_set_progname("fuzz-folded");
-	return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	return ms_fuzz_folded(data, size);
-}
-#endif
+MS_FUZZ_TARGET("fuzz-folded", ms_fuzz_folded)

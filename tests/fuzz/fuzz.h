@@ -22,4 +22,27 @@ int ms_fuzz_folded(const uint8_t *data, size_t size);
 /* The checks both targets make on what an import returned. */
 void ms_fuzz_check(struct ms_capture *cap);
 
+/*
+ * libFuzzer's entry points for target fn, named name in messages; refusals
+ * print a message each: run with -close_fd_mask=2 to hide them.
+ */
+#ifndef MS_FUZZ_REPLAY
+#define MS_FUZZ_TARGET(name, fn)                                            \
+	int LLVMFuzzerInitialize(int *argc, char ***argv);                  \
+	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);       \
+	int LLVMFuzzerInitialize(int *argc, char ***argv)                   \
+	{                                                                   \
+		(void)argc;                                                 \
+		(void)argv;                                                 \
+		ms_set_progname(name);                                      \
+		return 0;                                                   \
+	}                                                                   \
+	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)        \
+	{                                                                   \
+		return fn(data, size);                                      \
+	}
+#else
+#define MS_FUZZ_TARGET(name, fn)
+#endif
+
 #endif

@@ -32,41 +32,7 @@ typedef Perftools__Profiles__Profile Profile;
 
 /* ---- capturing the messages a call prints ---- */
 
-static char errbuf[8192];
-static int saved_fd = -1;
-static FILE *errfile;
-
-static void stderr_begin(void)
-{
-	fflush(stderr);
-	errfile = tmpfile();
-	assert_non_null(errfile);
-	saved_fd = dup(2);
-	dup2(fileno(errfile), 2);
-}
-
-static const char *stderr_end(void)
-{
-	size_t n;
-
-	fflush(stderr);
-	dup2(saved_fd, 2);
-	close(saved_fd);
-	rewind(errfile);
-	n = fread(errbuf, 1, sizeof(errbuf) - 1, errfile);
-	errbuf[n] = '\0';
-	fclose(errfile);
-	return errbuf;
-}
-
-static unsigned count_lines(const char *s)
-{
-	unsigned n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
+#include "tests/unit/stderr-capture.h"
 
 /* ---- a small capture ---- */
 
