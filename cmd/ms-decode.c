@@ -18,7 +18,7 @@
 #include "util/error.h"
 #include "util/input.h"
 
-static const char usage_text[] = "usage: ms-decode [FILE]\n";
+static const char usage_text[] = "usage: ms-decode [--stack-bytes=auto|copy|refer] [FILE]\n";
 
 static const char help_text[] =
 	"\n"
@@ -28,6 +28,11 @@ static const char help_text[] =
 	"input when FILE is absent or '-'; writes the stream to standard output.\n"
 	"Malformed kernel records are skipped and counted as problems.\n"
 	"\n"
+	"  --stack-bytes=HOW   where samples keep their copied stacks: 'copy' (in\n"
+	"                      the record), 'refer' (their place in FILE, which\n"
+	"                      ms-unwind maps after checking its identity), or\n"
+	"                      'auto' (default: refer when FILE is a regular file\n"
+	"                      and the output is not one)\n"
 	"  -h, --help          print this help and exit\n"
 	"  --version           print the version and exit\n"
 	"\n" MS_EXIT_CODES_HELP;
@@ -35,6 +40,7 @@ static const char help_text[] =
 enum {
 	OPT_VERSION = 256,
 	OPT_STATS,
+	OPT_STACK_BYTES,
 };
 
 int main(int argc, char **argv)
@@ -42,6 +48,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 		/* not in --help: counts per record kind, for tests (man page) */
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ NULL, 0, NULL, 0 },
@@ -65,6 +72,17 @@ int main(int argc, char **argv)
 			return fclose(stdout) ? MS_EXIT_ERROR : MS_EXIT_OK;
 		case OPT_STATS:
 			opt.stats = true;
+			break;
+		case OPT_STACK_BYTES:
+			if (!strcmp(optarg, "auto"))
+				opt.stack_bytes = MS_STACK_BYTES_AUTO;
+			else if (!strcmp(optarg, "copy"))
+				opt.stack_bytes = MS_STACK_BYTES_COPY;
+			else if (!strcmp(optarg, "refer"))
+				opt.stack_bytes = MS_STACK_BYTES_REFER;
+			else
+				ms_usage_error("--stack-bytes must be auto, copy or refer, not '%s'",
+					       optarg);
 			break;
 		default:
 			ms_usage_error("unknown option '%s'", argv[optind - 1]);

@@ -65,7 +65,7 @@ round() {
 	[[ "$output" =~ ^ms-decode\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 	run --separate-stderr ms-decode --help
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"usage: ms-decode [FILE]"* ]]
+	[[ "$output" == *"usage: ms-decode [--stack-bytes=auto|copy|refer] [FILE]"* ]]
 	[[ "$output" == *"Exit status"* ]]
 	# --stats is for tests: documented in the man page, not in --help
 	[[ "$output" != *--stats* ]]
@@ -212,4 +212,64 @@ round() {
 	# and the same through a pipe
 	ms-collect -- "$MS_BUILDDIR/tests/fixtures/burn" 0.3 2>/dev/null | ms-decode > piped
 	[ -s piped ]
+}
+
+# A saved stream of the recursion fixture (stack copies of 8 KiB).
+recorded() {
+	require_built ms-collect
+	require_built "$MS_BUILDDIR/tests/fixtures/recurse"
+	ms-collect -F 999 -- "$MS_BUILDDIR/tests/fixtures/recurse" 0.3 40 > run.msr 2> collect.err || {
+		cat collect.err >&2
+		false
+	}
+}
+
+@test "ms-decode: through a pipe, samples refer to the saved stream's stack copies; into a file they carry them" {
+	recorded
+	ms-decode run.msr | ms-unwind > piped.unw
+	ms-decode --stack-bytes=copy run.msr | ms-unwind > copied.unw
+	ms-decode run.msr > run.dec
+	ms-unwind run.dec > saved.unw
+	ms-decode --stack-bytes=refer run.msr > run.ref
+	ms-unwind run.ref > referred.unw
+	# the same stacks whichever way the bytes went
+	cmp piped.unw copied.unw
+	cmp piped.unw saved.unw
+	cmp piped.unw referred.unw
+	# a stream that refers is a small fraction of one that carries
+	echo "carrying $(stat -c %s run.dec) bytes, referring $(stat -c %s run.ref)" >&2
+	[ $(($(stat -c %s run.ref) * 10)) -lt "$(stat -c %s run.dec)" ]
+	ms-decode --stats run.msr 2> file.err > /dev/null
+	[[ "$(cat file.err)" == *"out stack-file 1"* ]]
+	ms-decode --stats run.msr 2> file.err > out.dec
+	[[ "$(cat file.err)" != *"out stack-file"* ]]
+}
+
+@test "ms-unwind: stack copies in a file that changed or went away are refused, saying how to carry them" {
+	recorded
+	ms-decode --stack-bytes=refer run.msr > run.ref
+	touch -d '2001-02-03' run.msr
+	run --separate-stderr ms-unwind run.ref
+	[ "$status" -eq 1 ]
+	[ "$(grep -c . <<<"$stderr")" -eq 1 ]
+	[[ "$stderr" == "ms-unwind: 'run.ref': "*"$PWD/run.msr"*"not the one ms-decode read"*"--stack-bytes=copy"* ]]
+	ms-decode --stack-bytes=refer run.msr > run.ref
+	mv run.msr moved.msr
+	run --separate-stderr ms-unwind run.ref
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"cannot be opened here"*"--stack-bytes=copy"* ]]
+}
+
+@test "ms-decode: --stack-bytes=refer needs a file input; a bad value is a usage error" {
+	recorded
+	run --separate-stderr bash -c 'cat run.msr | ms-decode --stack-bytes=refer > out'
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-decode: 'stdin': cannot refer to the stack copies in the input: "*"--stack-bytes=copy"* ]]
+	# auto carries them when it cannot refer
+	cat run.msr | ms-decode | ms-unwind > a.unw
+	ms-decode --stack-bytes=copy run.msr | ms-unwind > b.unw
+	cmp a.unw b.unw
+	run --separate-stderr ms-decode --stack-bytes=some run.msr
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--stack-bytes must be auto, copy or refer, not 'some'"* ]]
 }

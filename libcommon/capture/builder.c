@@ -96,6 +96,12 @@ struct ms_capture_builder {
 	struct ms_cap_sample *samples;
 	uint32_t n_samples, alloc_samples;
 
+	/* The stream's STACK_DEFs: id -> (stack node, end reason). */
+	struct stack_def {
+		uint32_t node, reason;
+	} *defs;
+	uint32_t n_defs, alloc_defs;
+
 	struct ms_cap_problem *problems;
 	uint32_t n_problems, alloc_problems;
 	struct ms_index problem_ix;
@@ -300,6 +306,7 @@ void ms_capture_builder_free(struct ms_capture_builder *b)
 	free(b->threads);
 	ms_index_release(&b->thread_ix);
 	free(b->samples);
+	free(b->defs);
 	free(b->problems);
 	ms_index_release(&b->problem_ix);
 	free(b->scratch);
@@ -839,17 +846,12 @@ static uint32_t stack_get(struct ms_capture_builder *b, uint32_t parent, uint32_
 	return e;
 }
 
-int ms_capture_builder_stack(struct ms_capture_builder *b, const struct ms_stack *s)
+/* The node of s's frames in the stack tree (MS_NONE for no frames), or -1. */
+static int stack_node(struct ms_capture_builder *b, const struct ms_stack *s, uint32_t *out)
 {
 	uint32_t n = s->n_frames < MS_FRAMES_MAX ? s->n_frames : MS_FRAMES_MAX;
-	uint32_t thread, node = MS_NONE, module, frame, i;
-	struct ms_cap_sample *sample;
+	uint32_t node = MS_NONE, module, frame, i;
 
-	if (b->failed)
-		return -1;
-	thread = thread_get(b, s->pid, s->tid);
-	if (thread == MS_NONE)
-		return -1;
 	/* The stream lists frames innermost first; the tree's root is outermost. */
 	for (i = n; i-- > 0;) {
 		const struct ms_stack_frame *f = &s->frames[i];
@@ -863,16 +865,73 @@ int ms_capture_builder_stack(struct ms_capture_builder *b, const struct ms_stack
 		if (node == MS_NONE)
 			return -1;
 	}
+	*out = node;
+	return 0;
+}
+
+static int add_sample(struct ms_capture_builder *b, uint32_t pid, uint32_t tid, uint64_t time,
+		      uint32_t cpu, uint64_t period, uint32_t node, uint32_t reason)
+{
+	uint32_t thread = thread_get(b, pid, tid);
+	struct ms_cap_sample *sample;
+
+	if (thread == MS_NONE)
+		return -1;
 	if (GROW(b, b->samples, b->n_samples, b->alloc_samples) < 0)
 		return -1;
 	sample = &b->samples[b->n_samples++];
-	sample->time = s->time;
+	sample->time = time;
 	sample->thread = thread;
-	sample->cpu = s->cpu;
+	sample->cpu = cpu;
 	sample->stack = node;
-	sample->end = s->reason;
-	sample->period = s->period;
+	sample->end = reason;
+	sample->period = period;
 	return 0;
+}
+
+int ms_capture_builder_stack(struct ms_capture_builder *b, const struct ms_stack *s)
+{
+	uint32_t node;
+
+	if (b->failed || stack_node(b, s, &node) < 0)
+		return -1;
+	return add_sample(b, s->pid, s->tid, s->time, s->cpu, s->period, node, s->reason);
+}
+
+int ms_capture_builder_stack_def(struct ms_capture_builder *b, uint32_t id,
+				 const struct ms_stack *s)
+{
+	uint32_t node;
+
+	if (b->failed)
+		return -1;
+	if (id != b->n_defs) {
+		char what[120];
+
+		snprintf(what, sizeof(what), "a stack-def numbers its stack %u where %u comes next",
+			 id, b->n_defs);
+		return fail(b, what);
+	}
+	if (stack_node(b, s, &node) < 0 || GROW(b, b->defs, b->n_defs, b->alloc_defs) < 0)
+		return -1;
+	b->defs[b->n_defs].node = node;
+	b->defs[b->n_defs++].reason = s->reason;
+	return 0;
+}
+
+int ms_capture_builder_stack_ref(struct ms_capture_builder *b, const struct ms_stack_ref *r)
+{
+	if (b->failed)
+		return -1;
+	if (r->id >= b->n_defs) {
+		char what[120];
+
+		snprintf(what, sizeof(what), "a stack-ref refers to stack %u, which no stack-def "
+			 "before it defines", r->id);
+		return fail(b, what);
+	}
+	return add_sample(b, r->pid, r->tid, r->time, r->cpu, r->period, b->defs[r->id].node,
+			  b->defs[r->id].reason);
 }
 
 /* ---- totals and problems ---- */

@@ -72,6 +72,14 @@ int ms_capture_builder_frame(struct ms_capture_builder *b, const struct ms_frame
 /* Give after every frame fact of the stream: see "frame fallback" above. */
 int ms_capture_builder_frame_fallback(struct ms_capture_builder *b, const struct ms_frame *f);
 int ms_capture_builder_stack(struct ms_capture_builder *b, const struct ms_stack *s);
+/*
+ * A stream's STACK_DEF (ids dense from 0, in order) and the samples that
+ * refer to it; an id out of order or a reference to one not defined fails
+ * the builder with a message.
+ */
+int ms_capture_builder_stack_def(struct ms_capture_builder *b, uint32_t id,
+				 const struct ms_stack *s);
+int ms_capture_builder_stack_ref(struct ms_capture_builder *b, const struct ms_stack_ref *r);
 int ms_capture_builder_lost(struct ms_capture_builder *b, const struct ms_lost *l);
 int ms_capture_builder_throttle(struct ms_capture_builder *b, const struct ms_throttle *t);
 int ms_capture_builder_problem(struct ms_capture_builder *b, const struct ms_problem *p);

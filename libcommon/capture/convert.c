@@ -23,6 +23,7 @@ union any_record {
 	struct ms_throttle throttle;
 	struct ms_module module;
 	struct ms_stack stack;
+	struct ms_stack_ref ref;
 	struct ms_frame frame;
 };
 
@@ -61,6 +62,15 @@ static int ingest(struct ms_capture_builder *b, const struct ms_record *rec,
 	case MS_REC_STACK:
 		return ms_stack_unpack(rec, &u->stack) < 0 ? -1 :
 		       ms_capture_builder_stack(b, &u->stack);
+	case MS_REC_STACK_DEF: {
+		uint32_t id;
+
+		return ms_stack_def_unpack(rec, &id, &u->stack) < 0 ? -1 :
+		       ms_capture_builder_stack_def(b, id, &u->stack);
+	}
+	case MS_REC_STACK_REF:
+		return ms_stack_ref_unpack(rec, &u->ref) < 0 ? -1 :
+		       ms_capture_builder_stack_ref(b, &u->ref);
 	case MS_REC_FRAME:
 		return ms_frame_unpack(rec, &u->frame) < 0 ? -1 :
 		       ms_capture_builder_frame(b, &u->frame);

@@ -6,6 +6,7 @@
  */
 #include "perf/decode.h"
 #include "perf/order.h"
+#include "stream/stackfile.h"
 #include "stream/stream.h"
 #include "util/error.h"
 
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- the decoder ------------------------------------------------------ */
 
@@ -713,8 +715,9 @@ struct stored_sample {
 	uint32_t n_kchain, n_uchain;
 	uint32_t regs_abi, n_regs;
 	uint64_t regs_mask;
-	uint32_t stack_len, pad;
-	/* then kchain, uchain, regs (u64 each), stack bytes */
+	uint32_t stack_len, stack_in_file;
+	uint64_t stack_offset;	/* stack_in_file: in the input file */
+	/* then kchain, uchain, regs (u64 each), stack bytes unless in the file */
 };
 
 #define KINDS_COUNTED 64
@@ -725,6 +728,8 @@ struct stage {
 	struct ms_writer *w;
 	struct ms_order order;
 	struct ms_problems problems;
+	const char *map;		/* the input file's bytes, when samples refer to them */
+	size_t map_len;
 	uint64_t offset;		/* of the record being handled */
 	uint64_t n_in[KINDS_COUNTED + 1], n_out[KINDS_COUNTED + 1];
 	uint64_t n_skipped;
@@ -744,7 +749,14 @@ static unsigned kind_slot(uint32_t kind)
 	return kind < KINDS_COUNTED ? kind : KINDS_COUNTED;
 }
 
-static size_t stored_size(const struct ms_decoded *d, int kind)
+/* Whether sample s's stack bytes are referred to in the input, not copied. */
+static bool in_file(const struct stage *st, const struct ms_sample *s)
+{
+	return st->map && s->stack_len && (const char *)s->stack >= st->map &&
+	       (size_t)((const char *)s->stack - st->map) <= st->map_len - s->stack_len;
+}
+
+static size_t stored_size(const struct stage *st, const struct ms_decoded *d, int kind)
 {
 	const struct ms_sample *s = &d->u.sample;
 	size_t n = sizeof(struct stored_head);
@@ -752,7 +764,8 @@ static size_t stored_size(const struct ms_decoded *d, int kind)
 	switch (kind) {
 	case MS_REC_SAMPLE:
 		return n + sizeof(struct stored_sample) +
-		       8 * ((size_t)s->n_kchain + s->n_uchain + s->n_regs) + s->stack_len;
+		       8 * ((size_t)s->n_kchain + s->n_uchain + s->n_regs) +
+		       (in_file(st, s) ? 0 : s->stack_len);
 	case MS_REC_MMAP:
 		return n + sizeof(struct ms_mmap) + d->u.mmap.filename.len;
 	case MS_REC_COMM:
@@ -767,7 +780,7 @@ static size_t stored_size(const struct ms_decoded *d, int kind)
 	}
 }
 
-static void store(unsigned char *p, const struct ms_decoded *d, int kind)
+static void store(const struct stage *st, unsigned char *p, const struct ms_decoded *d, int kind)
 {
 	struct stored_head *h = (struct stored_head *)p;
 
@@ -792,7 +805,8 @@ static void store(unsigned char *p, const struct ms_decoded *d, int kind)
 		ss->n_regs = s->n_regs;
 		ss->regs_mask = s->regs_mask;
 		ss->stack_len = s->stack_len;
-		ss->pad = 0;
+		ss->stack_in_file = in_file(st, s);
+		ss->stack_offset = ss->stack_in_file ? (uint64_t)((const char *)s->stack - st->map) : 0;
 		p += sizeof(*ss);
 		memcpy(p, s->kchain, 8 * (size_t)s->n_kchain);
 		p += 8 * (size_t)s->n_kchain;
@@ -800,7 +814,7 @@ static void store(unsigned char *p, const struct ms_decoded *d, int kind)
 		p += 8 * (size_t)s->n_uchain;
 		memcpy(p, s->regs, 8 * (size_t)s->n_regs);
 		p += 8 * (size_t)s->n_regs;
-		if (s->stack_len)
+		if (s->stack_len && !ss->stack_in_file)
 			memcpy(p, s->stack, s->stack_len);
 		break;
 	}
@@ -862,7 +876,9 @@ static int emit_stored(void *ctx, const void *data, size_t len)
 			p += 8 * (size_t)s->n_uchain;
 			memcpy(s->regs, p, 8 * (size_t)s->n_regs);
 			p += 8 * (size_t)s->n_regs;
-			s->stack = s->stack_len ? p : NULL;
+			s->stack_in_file = ss->stack_in_file;
+			s->stack_offset = ss->stack_offset;
+			s->stack = s->stack_len && !s->stack_in_file ? p : NULL;
 			ret = ms_sample_pack(st->w, s);
 			break;
 		}
@@ -983,10 +999,10 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 		ms_problems_add(&st->problems, "foreign-callchain-frames",
 				"%u hypervisor or guest frames left out of the sample "
 				"at byte %" PRIu64, d->foreign_frames, rec->offset);
-	p = ms_order_reserve(&st->order, stored_size(d, kind));
+	p = ms_order_reserve(&st->order, stored_size(st, d, kind));
 	if (!p)
 		return -1;
-	store(p, d, kind);
+	store(st, p, d, kind);
 	return ms_order_commit(&st->order, MS_ORDER_TIMED, d->time);
 }
 
@@ -1024,6 +1040,36 @@ static void print_stats(const struct stage *st)
 	fprintf(stderr, "%s: stats: skipped %" PRIu64 "\n", me, st->n_skipped);
 }
 
+/*
+ * Whether samples refer to their stack copies in the input file (then
+ * announced by a STACK_FILE record) or carry them. Auto refers only when
+ * the input is a mapped file and the output is not a file: a pipe to
+ * ms-unwind on this host.
+ */
+static int choose_stack_bytes(struct stage *st, int in_fd, int out_fd, enum ms_stack_bytes how)
+{
+	struct ms_stack_file f;
+	char path[4096];
+	const char *why;
+	struct stat out;
+
+	if (how == MS_STACK_BYTES_COPY)
+		return 0;
+	if (how == MS_STACK_BYTES_AUTO && fstat(out_fd, &out) == 0 && S_ISREG(out.st_mode))
+		return 0;
+	if (!ms_reader_map(st->r, &st->map_len)) {
+		why = "it is not a regular file that could be mapped";
+	} else if (ms_stack_file_describe(in_fd, &f, path, sizeof(path), &why) == 0) {
+		st->map = ms_reader_map(st->r, &st->map_len);
+		st->n_out[MS_REC_STACK_FILE]++;
+		return ms_stack_file_pack(st->w, &f);
+	}
+	if (how == MS_STACK_BYTES_AUTO)
+		return 0;
+	return ms_error("'%s': cannot refer to the stack copies in the input: %s; use "
+			"--stack-bytes=copy (or auto)", st->in_name, why);
+}
+
 int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out_name,
 		     const struct ms_decode_options *opt)
 {
@@ -1048,7 +1094,8 @@ int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out
 	if (!st->w)
 		goto out;
 	ms_reader_flush_before_read(st->r, st->w);
-	if (ms_writer_header(st->w, ms_reader_header(st->r), "ms-decode", opt->version) < 0)
+	if (ms_writer_header(st->w, ms_reader_header(st->r), "ms-decode", opt->version) < 0 ||
+	    choose_stack_bytes(st, in_fd, out_fd, opt->stack_bytes) < 0)
 		goto out;
 
 	while ((r = ms_reader_next(st->r, &rec)) == MS_READ_RECORD) {

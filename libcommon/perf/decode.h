@@ -120,10 +120,24 @@ const char *ms_perf_record_name(uint32_t type);
  * when the input was cut short, after writing what was decoded without a
  * trailer.
  */
+enum ms_stack_bytes {
+	/* refer when the input is a mapped file and the output not a file */
+	MS_STACK_BYTES_AUTO,
+	MS_STACK_BYTES_COPY,	/* always copy the stack bytes into SAMPLE */
+	MS_STACK_BYTES_REFER,	/* refer to them in the input (error if it cannot) */
+};
 struct ms_decode_options {
 	const char *version;	/* written in the header's producer chain */
 	bool stats;		/* print counts per record kind to stderr */
 	size_t order_bytes;	/* ordering memory bound; 0: the default */
+	/*
+	 * A saved stream's stack copies are most of its bytes: when the
+	 * input is a regular file, SAMPLE records may give their place in
+	 * it (a STACK_FILE record names the file) instead of carrying them
+	 * through the pipe to ms-unwind. A file output always gets copies,
+	 * so that it stands alone.
+	 */
+	enum ms_stack_bytes stack_bytes;
 };
 #define MS_DECODE_ORDER_BYTES (64u * 1024u * 1024u)
 

@@ -1,7 +1,8 @@
 # libcommon/stream: the record stream every stage reads and writes.
 libcommon_a_SOURCES += \
 	libcommon/stream/stream.h libcommon/stream/records.h libcommon/stream/fastpack.h \
-	libcommon/stream/reader.c libcommon/stream/writer.c libcommon/stream/records.c
+	libcommon/stream/reader.c libcommon/stream/writer.c libcommon/stream/records.c \
+	libcommon/stream/stackfile.h libcommon/stream/stackfile.c
 
 UNIT_TESTS += tests/unit/stream-test
 tests_unit_stream_test_SOURCES = tests/unit/stream-test.c

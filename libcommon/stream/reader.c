@@ -579,7 +579,8 @@ static bool deferrable(const unsigned char *p, uint32_t *kind)
 		k = be(p + h + 1, 1 << (p[h] - 0xcc));
 	else
 		return false;
-	if (k != MS_REC_STACK && k != MS_REC_SAMPLE)
+	if (k != MS_REC_STACK && k != MS_REC_SAMPLE && k != MS_REC_STACK_DEF &&
+	    k != MS_REC_STACK_REF)
 		return false;
 	*kind = (uint32_t)k;
 	return true;
@@ -781,6 +782,12 @@ static void map_file(struct ms_reader *r)
 	r->map_len = (size_t)st.st_size;
 	r->buf = (char *)m + pos;
 	r->cap = r->end = (size_t)(st.st_size - pos);
+}
+
+const char *ms_reader_map(const struct ms_reader *r, size_t *len)
+{
+	*len = r->map ? r->map_len : 0;
+	return r->map;
 }
 
 struct ms_reader *ms_reader_open(int fd, const char *name)

@@ -32,8 +32,11 @@ static const char *const kind_names[] = {
 	[MS_REC_EXIT] = "exit",
 	[MS_REC_LOST] = "lost",
 	[MS_REC_THROTTLE] = "throttle",
+	[MS_REC_STACK_FILE] = "stack-file",
 	[MS_REC_MODULE] = "module",
 	[MS_REC_STACK] = "stack",
+	[MS_REC_STACK_DEF] = "stack-def",
+	[MS_REC_STACK_REF] = "stack-ref",
 	[MS_REC_FRAME] = "frame",
 };
 
@@ -776,10 +779,16 @@ int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s)
 			p = fp_array(p, s->n_regs);
 			for (uint32_t i = 0; i < s->n_regs; i++)
 				p = fp_uint(p, s->regs[i]);
-			p = fp_bin(p, s->stack_len);
-			if (s->stack_len)
-				memcpy(p, s->stack, s->stack_len);
-			p += s->stack_len;
+			if (s->stack_in_file) {
+				*p++ = (char)(0x90 | 2);
+				p = fp_uint(p, s->stack_offset);
+				p = fp_uint(p, s->stack_len);
+			} else {
+				p = fp_bin(p, s->stack_len);
+				if (s->stack_len)
+					memcpy(p, s->stack, s->stack_len);
+				p += s->stack_len;
+			}
 			ms_writer_advance(w, (size_t)(p - p0));
 			return ms_writer_end(w);
 		}
@@ -805,7 +814,14 @@ int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s)
 	msgpack_pack_array(pk, s->n_regs);
 	for (uint32_t i = 0; i < s->n_regs; i++)
 		msgpack_pack_uint64(pk, s->regs[i]);
-	msgpack_pack_bin_with_body(pk, s->stack_len ? (const void *)s->stack : "", s->stack_len);
+	if (s->stack_in_file) {
+		msgpack_pack_array(pk, 2);
+		msgpack_pack_uint64(pk, s->stack_offset);
+		msgpack_pack_uint32(pk, s->stack_len);
+	} else {
+		msgpack_pack_bin_with_body(pk, s->stack_len ? (const void *)s->stack : "",
+					   s->stack_len);
+	}
 	return ms_writer_end(w);
 }
 
@@ -832,6 +848,31 @@ static int sample_unpack_bytes(const struct ms_record *rec, struct ms_sample *s)
 		return bad(&c.cur, "regs",
 			   "has %u registers but regs_mask 0x%" PRIx64 " has %d bits",
 			   s->n_regs, s->regs_mask, __builtin_popcountll(s->regs_mask));
+	s->stack_in_file = false;
+	s->stack_offset = 0;
+	/* [offset, length] in the STACK_FILE (minor 2), else the bytes */
+	if (c.i < c.n && c.p < c.end && ((*c.p & 0xf0) == 0x90 || *c.p == 0xdc || *c.p == 0xdd)) {
+		uint64_t len = 0;
+		uint32_t n;
+		int r1, r2 = 0;
+
+		if (bc_array(&c, "stack", &n, 2) < 0)
+			return -1;
+		if (n != 2)
+			return bad(&c.cur, "stack", "is neither a bin nor [offset, length]");
+		if ((r1 = bc_uint(&c, &s->stack_offset)) < 0 ||
+		    (r1 && (r2 = bc_uint(&c, &len)) < 0))
+			return -1;
+		if (!r1 || !r2)
+			return bad(&c.cur, "stack", "is neither a bin nor [offset, length]");
+		if (len > MS_STACK_MAX)
+			return bad(&c.cur, "stack", "refers to %" PRIu64 " bytes, more than %u",
+				   len, MS_STACK_MAX);
+		s->stack_len = (uint32_t)len;
+		s->stack = NULL;
+		s->stack_in_file = true;
+		return 0;
+	}
 	return bc_bin(&c, "stack", &s->stack, &s->stack_len, MS_STACK_MAX);
 }
 
@@ -861,7 +902,57 @@ int ms_sample_unpack(const struct ms_record *rec, struct ms_sample *s)
 	    s->n_regs != (uint32_t)__builtin_popcountll(s->regs_mask))
 		return bad(&c, "regs", "has %u registers but regs_mask 0x%" PRIx64 " has %d bits",
 			   s->n_regs, s->regs_mask, __builtin_popcountll(s->regs_mask));
+	s->stack_in_file = false;
+	s->stack_offset = 0;
+	if (c.i < c.n && c.f[c.i].type == MSGPACK_OBJECT_ARRAY) {
+		const msgpack_object *ref;
+		uint32_t n;
+
+		if (get_array(&c, "stack", &ref, &n, 2) < 0)
+			return -1;
+		if (n != 2 || ref[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    ref[1].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			return bad(&c, "stack", "is neither a bin nor [offset, length]");
+		if (ref[1].via.u64 > MS_STACK_MAX)
+			return bad(&c, "stack", "refers to %" PRIu64 " bytes, more than %u",
+				   ref[1].via.u64, MS_STACK_MAX);
+		s->stack = NULL;
+		s->stack_len = (uint32_t)ref[1].via.u64;
+		s->stack_offset = ref[0].via.u64;
+		s->stack_in_file = true;
+		return 0;
+	}
 	if (get_bin(&c, "stack", &s->stack, &s->stack_len, MS_STACK_MAX) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- stack file ---- */
+
+int ms_stack_file_pack(struct ms_writer *w, const struct ms_stack_file *f)
+{
+	msgpack_packer *pk = begin(w, MS_REC_STACK_FILE, 6);
+
+	pack_str(pk, &f->path);
+	msgpack_pack_uint32(pk, f->dev_maj);
+	msgpack_pack_uint32(pk, f->dev_min);
+	msgpack_pack_uint64(pk, f->ino);
+	msgpack_pack_uint64(pk, f->size);
+	msgpack_pack_uint64(pk, f->mtime);
+	return ms_writer_end(w);
+}
+
+int ms_stack_file_unpack(const struct ms_record *rec, struct ms_stack_file *f)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_STACK_FILE, MS_REC_STACK_FILE) < 0 ||
+	    get_str(&c, "path", &f->path) < 0 ||
+	    get_u32(&c, "dev_maj", &f->dev_maj) < 0 ||
+	    get_u32(&c, "dev_min", &f->dev_min) < 0 ||
+	    get_u64(&c, "ino", &f->ino) < 0 ||
+	    get_u64(&c, "size", &f->size) < 0 ||
+	    get_u64(&c, "mtime", &f->mtime) < 0)
 		return -1;
 	return 0;
 }
@@ -1071,6 +1162,28 @@ int ms_module_unpack(const struct ms_record *rec, struct ms_module *m)
 
 /* ---- stack ---- */
 
+/* A stack's frames as one flat array of (module, address, flags). */
+static char *fp_frames(char *p, const struct ms_stack *s)
+{
+	p = fp_array(p, 3 * s->n_frames);
+	for (uint32_t i = 0; i < s->n_frames; i++) {
+		p = fp_uint(p, s->frames[i].module);
+		p = fp_uint(p, s->frames[i].address);
+		p = fp_uint(p, s->frames[i].flags);
+	}
+	return p;
+}
+
+static void pack_frames(msgpack_packer *pk, const struct ms_stack *s)
+{
+	msgpack_pack_array(pk, 3 * s->n_frames);
+	for (uint32_t i = 0; i < s->n_frames; i++) {
+		msgpack_pack_uint32(pk, s->frames[i].module);
+		msgpack_pack_uint64(pk, s->frames[i].address);
+		msgpack_pack_uint32(pk, s->frames[i].flags);
+	}
+}
+
 int ms_stack_pack(struct ms_writer *w, const struct ms_stack *s)
 {
 	msgpack_packer *pk;
@@ -1092,12 +1205,7 @@ int ms_stack_pack(struct ms_writer *w, const struct ms_stack *s)
 			p = fp_uint(p, s->cpu);
 			p = fp_uint(p, s->period);
 			p = fp_uint(p, s->reason);
-			p = fp_array(p, 3 * s->n_frames);
-			for (uint32_t i = 0; i < s->n_frames; i++) {
-				p = fp_uint(p, s->frames[i].module);
-				p = fp_uint(p, s->frames[i].address);
-				p = fp_uint(p, s->frames[i].flags);
-			}
+			p = fp_frames(p, s);
 			ms_writer_advance(w, (size_t)(p - p0));
 			return ms_writer_end(w);
 		}
@@ -1111,12 +1219,7 @@ int ms_stack_pack(struct ms_writer *w, const struct ms_stack *s)
 	msgpack_pack_uint32(pk, s->cpu);
 	msgpack_pack_uint64(pk, s->period);
 	msgpack_pack_uint32(pk, s->reason);
-	msgpack_pack_array(pk, 3 * s->n_frames);
-	for (uint32_t i = 0; i < s->n_frames; i++) {
-		msgpack_pack_uint32(pk, s->frames[i].module);
-		msgpack_pack_uint64(pk, s->frames[i].address);
-		msgpack_pack_uint32(pk, s->frames[i].flags);
-	}
+	pack_frames(pk, s);
 	return ms_writer_end(w);
 }
 
@@ -1149,11 +1252,11 @@ static int __attribute__((noinline)) stack_frame_slow(struct bcursor *c,
 		   "frame %u is not three unsigned integers (module, address, flags)", i);
 }
 
+static int bc_frames(struct bcursor *cp, struct ms_stack *s);
+
 static int stack_unpack_bytes(const struct ms_record *rec, struct ms_stack *s)
 {
 	struct bcursor c;
-	const unsigned char *p, *fast_end;
-	uint32_t n;
 
 	if (bc_start(&c, rec, MS_REC_STACK) < 0 ||
 	    bc_u32(&c, "pid", &s->pid) < 0 ||
@@ -1161,8 +1264,19 @@ static int stack_unpack_bytes(const struct ms_record *rec, struct ms_stack *s)
 	    bc_u64(&c, "time", &s->time) < 0 ||
 	    bc_u32(&c, "cpu", &s->cpu) < 0 ||
 	    bc_u64(&c, "period", &s->period) < 0 ||
-	    bc_u32(&c, "reason", &s->reason) < 0 ||
-	    bc_array(&c, "frames", &n, 3 * MS_FRAMES_MAX) < 0)
+	    bc_u32(&c, "reason", &s->reason) < 0)
+		return -1;
+	return bc_frames(&c, s);
+}
+
+/* The frames field: a flat array of (module, address, flags) triples. */
+static int bc_frames(struct bcursor *cp, struct ms_stack *s)
+{
+	struct bcursor c = *cp;
+	const unsigned char *p, *fast_end;
+	uint32_t n;
+
+	if (bc_array(&c, "frames", &n, 3 * MS_FRAMES_MAX) < 0)
 		return -1;
 	if (n % 3)
 		return bad(&c.cur, "frames",
@@ -1192,11 +1306,11 @@ static int stack_unpack_bytes(const struct ms_record *rec, struct ms_stack *s)
 	return 0;
 }
 
+static int get_frames(struct cursor *cp, struct ms_stack *s);
+
 int ms_stack_unpack(const struct ms_record *rec, struct ms_stack *s)
 {
 	struct cursor c;
-	const msgpack_object *items;
-	uint32_t n;
 
 	/* The bytes when there are any: a deferring reader built no object. */
 	if (rec->bytes && rec->len)
@@ -1207,8 +1321,18 @@ int ms_stack_unpack(const struct ms_record *rec, struct ms_stack *s)
 	    get_u64(&c, "time", &s->time) < 0 ||
 	    get_u32(&c, "cpu", &s->cpu) < 0 ||
 	    get_u64(&c, "period", &s->period) < 0 ||
-	    get_u32(&c, "reason", &s->reason) < 0 ||
-	    get_array(&c, "frames", &items, &n, 3 * MS_FRAMES_MAX) < 0)
+	    get_u32(&c, "reason", &s->reason) < 0)
+		return -1;
+	return get_frames(&c, s);
+}
+
+static int get_frames(struct cursor *cp, struct ms_stack *s)
+{
+	struct cursor c = *cp;
+	const msgpack_object *items;
+	uint32_t n;
+
+	if (get_array(&c, "frames", &items, &n, 3 * MS_FRAMES_MAX) < 0)
 		return -1;
 	if (n % 3)
 		return bad(&c, "frames", "has %u elements, not a multiple of 3 "
@@ -1225,6 +1349,120 @@ int ms_stack_unpack(const struct ms_record *rec, struct ms_stack *s)
 		s->frames[i].module = f[0].via.u64;
 		s->frames[i].address = f[1].via.u64;
 		s->frames[i].flags = f[2].via.u64;
+	}
+	return 0;
+}
+
+/* ---- stack-def, stack-ref ---- */
+
+int ms_stack_def_pack(struct ms_writer *w, uint32_t id, const struct ms_stack *s)
+{
+	msgpack_packer *pk;
+
+	if (s->n_frames > MS_FRAMES_MAX)
+		return too_many(MS_REC_STACK_DEF, "frames", s->n_frames, MS_FRAMES_MAX);
+	ms_writer_begin(w);
+	{
+		size_t max = 2 + 5 + 5 + 5 + (size_t)s->n_frames * 19;
+		char *p0 = ms_writer_reserve(w, max), *p = p0;
+
+		if (p) {
+			*p++ = (char)(0x90 | 4);
+			*p++ = (char)MS_REC_STACK_DEF;
+			p = fp_uint(p, id);
+			p = fp_uint(p, s->reason);
+			p = fp_frames(p, s);
+			ms_writer_advance(w, (size_t)(p - p0));
+			return ms_writer_end(w);
+		}
+	}
+	pk = ms_writer_packer(w);
+	msgpack_pack_array(pk, 4);
+	msgpack_pack_uint32(pk, MS_REC_STACK_DEF);
+	msgpack_pack_uint32(pk, id);
+	msgpack_pack_uint32(pk, s->reason);
+	pack_frames(pk, s);
+	return ms_writer_end(w);
+}
+
+int ms_stack_def_unpack(const struct ms_record *rec, uint32_t *id, struct ms_stack *s)
+{
+	s->pid = s->tid = s->cpu = 0;
+	s->time = s->period = 0;
+	if (rec->bytes && rec->len) {
+		struct bcursor c;
+
+		if (bc_start(&c, rec, MS_REC_STACK_DEF) < 0 ||
+		    bc_u32(&c, "id", id) < 0 ||
+		    bc_u32(&c, "reason", &s->reason) < 0)
+			return -1;
+		return bc_frames(&c, s);
+	} else {
+		struct cursor c;
+
+		if (start(&c, rec, MS_REC_STACK_DEF, MS_REC_STACK_DEF) < 0 ||
+		    get_u32(&c, "id", id) < 0 ||
+		    get_u32(&c, "reason", &s->reason) < 0)
+			return -1;
+		return get_frames(&c, s);
+	}
+}
+
+int ms_stack_ref_pack(struct ms_writer *w, const struct ms_stack_ref *r)
+{
+	char *p0, *p;
+
+	ms_writer_begin(w);
+	p0 = p = ms_writer_reserve(w, 2 + 5 + 5 + 9 + 5 + 9 + 5);
+	if (p) {
+		*p++ = (char)(0x90 | 7);
+		*p++ = (char)MS_REC_STACK_REF;
+		p = fp_uint(p, r->pid);
+		p = fp_uint(p, r->tid);
+		p = fp_uint(p, r->time);
+		p = fp_uint(p, r->cpu);
+		p = fp_uint(p, r->period);
+		p = fp_uint(p, r->id);
+		ms_writer_advance(w, (size_t)(p - p0));
+	} else {
+		msgpack_packer *pk = ms_writer_packer(w);
+
+		msgpack_pack_array(pk, 7);
+		msgpack_pack_uint32(pk, MS_REC_STACK_REF);
+		msgpack_pack_uint32(pk, r->pid);
+		msgpack_pack_uint32(pk, r->tid);
+		msgpack_pack_uint64(pk, r->time);
+		msgpack_pack_uint32(pk, r->cpu);
+		msgpack_pack_uint64(pk, r->period);
+		msgpack_pack_uint32(pk, r->id);
+	}
+	return ms_writer_end(w);
+}
+
+int ms_stack_ref_unpack(const struct ms_record *rec, struct ms_stack_ref *r)
+{
+	if (rec->bytes && rec->len) {
+		struct bcursor c;
+
+		if (bc_start(&c, rec, MS_REC_STACK_REF) < 0 ||
+		    bc_u32(&c, "pid", &r->pid) < 0 ||
+		    bc_u32(&c, "tid", &r->tid) < 0 ||
+		    bc_u64(&c, "time", &r->time) < 0 ||
+		    bc_u32(&c, "cpu", &r->cpu) < 0 ||
+		    bc_u64(&c, "period", &r->period) < 0 ||
+		    bc_u32(&c, "id", &r->id) < 0)
+			return -1;
+	} else {
+		struct cursor c;
+
+		if (start(&c, rec, MS_REC_STACK_REF, MS_REC_STACK_REF) < 0 ||
+		    get_u32(&c, "pid", &r->pid) < 0 ||
+		    get_u32(&c, "tid", &r->tid) < 0 ||
+		    get_u64(&c, "time", &r->time) < 0 ||
+		    get_u32(&c, "cpu", &r->cpu) < 0 ||
+		    get_u64(&c, "period", &r->period) < 0 ||
+		    get_u32(&c, "id", &r->id) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -46,10 +46,13 @@ enum ms_record_kind {
 	MS_REC_EXIT = 24,
 	MS_REC_LOST = 25,
 	MS_REC_THROTTLE = 26,
+	MS_REC_STACK_FILE = 27,	/* minor 2: struct ms_stack_file */
 
 	/* written by ms-unwind */
 	MS_REC_MODULE = 30,
 	MS_REC_STACK = 31,
+	MS_REC_STACK_DEF = 32,	/* minor 2: a unique stack, numbered */
+	MS_REC_STACK_REF = 33,	/* minor 2: struct ms_stack_ref */
 
 	/* written by ms-symbolize */
 	MS_REC_FRAME = 40,
@@ -154,6 +157,11 @@ struct ms_target_exit {
  * the copied user stack, only the dyn_size bytes that were readable.
  * [20, pid, tid, time, cpu, period, ip, cpumode, [kchain], [uchain],
  *  regs_abi, regs_mask, [regs], bin stack]
+ *
+ * Minor version 2: the stack field may instead be [offset, length], the
+ * place of the copied bytes in the file a STACK_FILE record named earlier
+ * in the stream (stack_in_file true, stack NULL until the consumer
+ * resolves it against its own mapping of that file).
  */
 #define MS_CHAIN_MAX 512
 #define MS_REGS_MAX 64
@@ -183,6 +191,24 @@ struct ms_sample {
 	uint64_t regs[MS_REGS_MAX];
 	uint32_t stack_len;
 	const uint8_t *stack;
+	bool stack_in_file;
+	uint64_t stack_offset;	/* stack_in_file: where in the STACK_FILE */
+};
+
+/*
+ * Where the stack bytes of later samples are (minor version 2): the saved
+ * stream ms-decode read, when it referred to the copies in it rather than
+ * copying them through the pipe (ms-decode(1) --stack-bytes). A consumer
+ * opens path and uses it only if its identity (device, inode, size,
+ * modification time in nanoseconds) is this one.
+ * [27, path, dev_maj, dev_min, ino, size, mtime]
+ */
+struct ms_stack_file {
+	struct ms_str path;
+	uint32_t dev_maj, dev_min;
+	uint64_t ino;
+	uint64_t size;
+	uint64_t mtime;
 };
 
 /*
@@ -327,6 +353,24 @@ struct ms_stack {
 };
 
 /*
+ * Minor version 2: each stack once. ms-unwind writes a STACK_DEF the first
+ * time a stack (its end reason and frames) appears, and a STACK_REF for
+ * every sample of it, so that later stages look at each stack's frames
+ * once. ids are dense from 0 in the order of their definitions; a
+ * definition comes before any reference to it. A STACK_DEF unpacks into a
+ * struct ms_stack whose per-sample fields (pid ... period) are 0.
+ * [32, id, reason, [module, address, flags, ...]]
+ * [33, pid, tid, time, cpu, period, id]
+ */
+struct ms_stack_ref {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t period;
+	uint32_t id;
+};
+
+/*
  * What symbolization knows of one (module, address). Emitted once per
  * unique pair, before the first stack that uses it. name is the function
  * (demangled; the outermost entry of lines when there are lines); name_len
@@ -400,6 +444,8 @@ int ms_target_exit_unpack(const struct ms_record *rec, struct ms_target_exit *t)
 int ms_round_pack(struct ms_writer *w);
 int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s);
 int ms_sample_unpack(const struct ms_record *rec, struct ms_sample *s);
+int ms_stack_file_pack(struct ms_writer *w, const struct ms_stack_file *f);
+int ms_stack_file_unpack(const struct ms_record *rec, struct ms_stack_file *f);
 int ms_mmap_pack(struct ms_writer *w, const struct ms_mmap *m);
 int ms_mmap_unpack(const struct ms_record *rec, struct ms_mmap *m);
 int ms_comm_pack(struct ms_writer *w, const struct ms_comm *c);
@@ -415,6 +461,10 @@ int ms_module_pack(struct ms_writer *w, const struct ms_module *m);
 int ms_module_unpack(const struct ms_record *rec, struct ms_module *m);
 int ms_stack_pack(struct ms_writer *w, const struct ms_stack *s);
 int ms_stack_unpack(const struct ms_record *rec, struct ms_stack *s);
+int ms_stack_def_pack(struct ms_writer *w, uint32_t id, const struct ms_stack *s);
+int ms_stack_def_unpack(const struct ms_record *rec, uint32_t *id, struct ms_stack *s);
+int ms_stack_ref_pack(struct ms_writer *w, const struct ms_stack_ref *r);
+int ms_stack_ref_unpack(const struct ms_record *rec, struct ms_stack_ref *r);
 int ms_frame_pack(struct ms_writer *w, const struct ms_frame *f);
 int ms_frame_unpack(const struct ms_record *rec, struct ms_frame *f);
 

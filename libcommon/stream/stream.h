@@ -36,7 +36,7 @@
 
 #define MS_STREAM_MAGIC "microscope-stream"
 #define MS_STREAM_MAJOR 1
-#define MS_STREAM_MINOR 1
+#define MS_STREAM_MINOR 2
 
 /* Largest record: a 64 KiB stack copy plus registers and both callchains. */
 #define MS_RECORD_MAX (160u * 1024u)
@@ -104,16 +104,22 @@ const struct ms_header *ms_reader_header(const struct ms_reader *r);
  */
 int ms_reader_next(struct ms_reader *r, struct ms_record *rec);
 /*
- * Defer msgpack objects for STACK and SAMPLE records (off by default):
- * the reader still frames and checks every record, but hands those two
- * kinds out with rec->obj NULL, for ms_stack_unpack()/ms_sample_unpack()
- * to decode from rec->bytes (building the objects was a fifth of
+ * Defer msgpack objects for STACK, STACK_DEF, STACK_REF and SAMPLE
+ * records (off by default): the reader still frames and checks every
+ * record, but hands those kinds out with rec->obj NULL, for their
+ * ms_*_unpack() to decode from rec->bytes (building the objects was a fifth of
  * ms-symbolize). A stage that wants the object of such a record anyway
  * asks ms_reader_object(), which builds it; valid until the next call.
  */
 void ms_reader_defer_objects(struct ms_reader *r, bool on);
 /* rec->obj, built now if it was deferred; NULL after a message if rec is stale. */
 const msgpack_object *ms_reader_object(struct ms_reader *r, const struct ms_record *rec);
+/*
+ * The input's bytes when it is a regular file the reader mapped (from the
+ * file's first byte, *len of them), else NULL: a record's bytes are then
+ * at file offset rec->bytes - map. Valid until ms_reader_free().
+ */
+const char *ms_reader_map(const struct ms_reader *r, size_t *len);
 /* The trailer's fields, valid after MS_READ_END. */
 uint64_t ms_reader_trailer_records(const struct ms_reader *r);
 bool ms_reader_trailer_complete(const struct ms_reader *r);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,30 +12,91 @@
 #include "symbols/symbolize.h"
 #include "util/error.h"
 
+/* Text mode: the frames of each STACK_DEF, for the STACK_REFs that follow. */
+struct defs {
+	struct ms_stack_frame *frames;
+	uint32_t n_frames, alloc_frames;
+	struct def {
+		uint32_t first, n, reason;
+	} *defs;
+	uint32_t n, alloc;
+};
+
 struct symbolize_bufs {
 	struct ms_stack stack;
+	struct ms_stack_ref ref;
 	struct ms_module module;
 	struct ms_frame frame;
+	struct defs defs;
 	uint64_t stacks;
 	const char *in_name;
 	int text_errno;		/* why the text output failed */
 };
 
-/* Stream mode: facts for new frames, then the stack as it came. */
-static int on_stack(struct ms_symbolizer *s, struct ms_writer *w, const struct ms_record *rec,
-		    struct symbolize_bufs *b)
+static bool grow(void **p, uint32_t *alloc, uint64_t need, size_t size)
+{
+	uint64_t a = *alloc ? *alloc : 64;
+	void *q;
+
+	if (need <= *alloc)
+		return true;
+	while (a < need)
+		a *= 2;
+	if (a > UINT32_MAX || !(q = realloc(*p, a * size)))
+		return false;
+	*p = q;
+	*alloc = (uint32_t)a;
+	return true;
+}
+
+static int keep_def(struct defs *d, uint32_t id, const struct ms_stack *st,
+		    const struct ms_record *rec, const char *in_name)
+{
+	struct def *e;
+
+	if (id != d->n)
+		return ms_error("'%s': the stack-def at byte %" PRIu64 " defines stack %u where "
+				"%u comes next: the stream is malformed", in_name, rec->offset,
+				id, d->n);
+	if (!grow((void **)&d->defs, &d->alloc, (uint64_t)d->n + 1, sizeof(*d->defs)) ||
+	    !grow((void **)&d->frames, &d->alloc_frames, (uint64_t)d->n_frames + st->n_frames,
+		  sizeof(*d->frames)))
+		return ms_error("out of memory for %u stacks", d->n + 1);
+	e = &d->defs[d->n++];
+	e->first = d->n_frames;
+	e->n = st->n_frames;
+	e->reason = st->reason;
+	memcpy(&d->frames[d->n_frames], st->frames, (size_t)st->n_frames * sizeof(*st->frames));
+	d->n_frames += st->n_frames;
+	return 0;
+}
+
+/* Facts for the frames of a stack not seen before. */
+static int new_frames(struct ms_symbolizer *s, struct ms_writer *w, struct symbolize_bufs *b)
 {
 	uint32_t i;
 	int r;
 
-	if (ms_stack_unpack(rec, &b->stack) < 0)
-		return -1;
 	for (i = 0; i < b->stack.n_frames; i++) {
 		if ((r = ms_symbolizer_frame_if_new(s, &b->stack.frames[i], &b->frame)) < 0)
 			return -1;
 		if (r && ms_frame_pack(w, &b->frame) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* Stream mode: facts for new frames, then the stack as it came. */
+static int on_stack(struct ms_symbolizer *s, struct ms_writer *w, const struct ms_record *rec,
+		    struct symbolize_bufs *b)
+{
+	uint32_t id;
+
+	if (rec->kind == MS_REC_STACK_DEF ? ms_stack_def_unpack(rec, &id, &b->stack) < 0 :
+					    ms_stack_unpack(rec, &b->stack) < 0)
+		return -1;
+	if (new_frames(s, w, b) < 0)
+		return -1;
 	return ms_writer_copy(w, rec->bytes, rec->len);
 }
 
@@ -60,15 +122,37 @@ static void print_function(FILE *out, const struct ms_str *name, const struct ms
 static int print_stack(struct ms_symbolizer *s, FILE *out, const struct ms_record *rec,
 		       struct symbolize_bufs *b, bool lines)
 {
-	uint32_t i, j;
+	const struct ms_stack_frame *frames = b->stack.frames;
+	uint32_t i, j, n, reason, id;
 	bool is_new;
 
-	if (ms_stack_unpack(rec, &b->stack) < 0)
-		return -1;
-	fprintf(out, "%" PRIu32 " %" PRIu32 " %" PRIu64 " %s ", b->stack.pid, b->stack.tid,
-		b->stack.time, ms_stack_end_name(b->stack.reason));
-	for (i = b->stack.n_frames; i-- > 0;) {
-		const struct ms_stack_frame *f = &b->stack.frames[i];
+	if (rec->kind == MS_REC_STACK_DEF)
+		return ms_stack_def_unpack(rec, &id, &b->stack) < 0 ? -1 :
+		       keep_def(&b->defs, id, &b->stack, rec, b->in_name);
+	if (rec->kind == MS_REC_STACK_REF) {
+		const struct def *d;
+
+		if (ms_stack_ref_unpack(rec, &b->ref) < 0)
+			return -1;
+		if (b->ref.id >= b->defs.n)
+			return ms_error("'%s': the stack-ref at byte %" PRIu64 " refers to stack "
+					"%u, which no stack-def before it defines", b->in_name,
+					rec->offset, b->ref.id);
+		d = &b->defs.defs[b->ref.id];
+		frames = &b->defs.frames[d->first];
+		n = d->n;
+		reason = d->reason;
+		fprintf(out, "%" PRIu32 " %" PRIu32 " %" PRIu64 " %s ", b->ref.pid, b->ref.tid,
+			b->ref.time, ms_stack_end_name(reason));
+	} else {
+		if (ms_stack_unpack(rec, &b->stack) < 0)
+			return -1;
+		n = b->stack.n_frames;
+		fprintf(out, "%" PRIu32 " %" PRIu32 " %" PRIu64 " %s ", b->stack.pid,
+			b->stack.tid, b->stack.time, ms_stack_end_name(b->stack.reason));
+	}
+	for (i = n; i-- > 0;) {
+		const struct ms_stack_frame *f = &frames[i];
 		const struct ms_frame *fr = &b->frame;
 		const char *path;
 
@@ -107,7 +191,7 @@ static int print_stack(struct ms_symbolizer *s, FILE *out, const struct ms_recor
 static int on_record(struct ms_symbolizer *s, struct ms_writer *w, FILE *text,
 		     const struct ms_record *rec, struct symbolize_bufs *b, bool lines)
 {
-	b->stacks += rec->kind == MS_REC_STACK;
+	b->stacks += rec->kind == MS_REC_STACK || rec->kind == MS_REC_STACK_REF;
 	switch (rec->kind) {
 	case MS_REC_MODULE:
 		ms_symbolizer_set_origin(s, b->in_name, rec->offset);
@@ -120,7 +204,12 @@ static int on_record(struct ms_symbolizer *s, struct ms_writer *w, FILE *text,
 			return -1;
 		break;
 	case MS_REC_STACK:
+	case MS_REC_STACK_DEF:
 		return text ? print_stack(s, text, rec, b, lines) : on_stack(s, w, rec, b);
+	case MS_REC_STACK_REF:
+		if (text)
+			return print_stack(s, text, rec, b, lines);
+		break;
 	default:
 		break;
 	}
@@ -218,6 +307,10 @@ out:
 	}
 	ms_symbolizer_free(s);
 	ms_reader_free(r);
+	if (b) {
+		free(b->defs.frames);
+		free(b->defs.defs);
+	}
 	free(b);
 	return code;
 }

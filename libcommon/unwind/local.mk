@@ -6,12 +6,18 @@ libcommon_a_SOURCES += \
 	libcommon/unwind/fp.c libcommon/unwind/stage.c \
 	libcommon/unwind/cfi.c libcommon/unwind/cfi.h \
 	libcommon/unwind/dwarf.c libcommon/unwind/dwarf.h \
-	libcommon/unwind/sample.c
+	libcommon/unwind/sample.c \
+	libcommon/unwind/stacktab.c libcommon/unwind/stacktab.h
 
 bin_PROGRAMS += ms-unwind
 ms_unwind_SOURCES = cmd/ms-unwind.c
 ms_unwind_LDADD = $(MS_LIBS)
 man_MANS += man/ms-unwind.1
+
+UNIT_TESTS += tests/unit/stacktab-test
+tests_unit_stacktab_test_SOURCES = tests/unit/stacktab-test.c
+tests_unit_stacktab_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_stacktab_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 UNIT_TESTS += tests/unit/unwind-test
 tests_unit_unwind_test_SOURCES = tests/unit/unwind-test.c

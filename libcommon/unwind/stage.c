@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stream/stackfile.h"
 #include "stream/stream.h"
+#include "unwind/stacktab.h"
 #include "unwind/unwind.h"
 #include "util/error.h"
 
@@ -18,7 +20,42 @@ struct unwind_bufs {
 	struct ms_task task;
 	struct ms_module module;
 	struct ms_attr attr;
+	struct ms_stack_file stack_file;
+	/* The file samples' stack copies are in, when ms-decode referred to them. */
+	struct ms_stack_map stack_map;
+	const char *in_name;
+	/* Each stack's frames go out once (STACK_DEF), then samples refer to it. */
+	struct ms_stacktab *stacks;
+	struct ms_stack_ref ref;
 };
+
+/* The stack as a STACK_REF to its STACK_DEF, or whole when the table is full. */
+static int write_stack(struct ms_unwinder *u, struct ms_writer *w, struct unwind_bufs *b)
+{
+	const struct ms_stack *s = &b->stack;
+	uint32_t id;
+
+	switch (ms_stacktab_intern(b->stacks, s, &id)) {
+	case MS_STACKTAB_ADDED:
+		if (ms_stack_def_pack(w, id, s) < 0)
+			return -1;
+		break;
+	case MS_STACKTAB_FULL:
+		ms_problems_add(ms_unwinder_problems(u), "stack-table-full",
+				"the table of unique stacks is full after %u stacks: a stack "
+				"not in it is written whole", ms_stacktab_count(b->stacks));
+		return ms_stack_pack(w, s);
+	default:
+		break;
+	}
+	b->ref.pid = s->pid;
+	b->ref.tid = s->tid;
+	b->ref.time = s->time;
+	b->ref.cpu = s->cpu;
+	b->ref.period = s->period;
+	b->ref.id = id;
+	return ms_stack_ref_pack(w, &b->ref);
+}
 
 /*
  * The stack-copy policy as the stage settles it: at the first sample (or
@@ -56,17 +93,41 @@ static int settle(struct ms_unwinder *u, struct ms_writer *w, struct policy *p,
 	return ms_info_pack(w, &info);
 }
 
+/*
+ * Stack bytes in the stack file were not read since the kernel wrote them:
+ * the walk's reads (a few per frame, outwards) would each wait for memory.
+ * Asking for all the lines at once lets them arrive together.
+ */
+static void prefetch(const uint8_t *p, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i += 64)
+		__builtin_prefetch(p + i);
+}
+
 static int on_sample(struct ms_unwinder *u, struct ms_writer *w, const struct ms_record *rec,
 		     struct unwind_bufs *b, struct policy *p)
 {
-	if (ms_sample_unpack(rec, &b->sample) < 0 ||
-	    (!p->settled && settle(u, w, p, &b->sample) < 0) ||
+	if (ms_sample_unpack(rec, &b->sample) < 0)
+		return -1;
+	if (b->sample.stack_in_file) {
+		b->sample.stack = ms_stack_map_at(&b->stack_map, b->sample.stack_offset,
+						  b->sample.stack_len);
+		if (!b->sample.stack)
+			return ms_error("'%s': the sample at byte %" PRIu64 " refers to %u stack "
+					"bytes at offset %" PRIu64 " of %s, which %s", b->in_name,
+					rec->offset, b->sample.stack_len, b->sample.stack_offset,
+					b->stack_map.bytes ? "the stack file" : "a stack file",
+					b->stack_map.bytes ? "does not hold them" :
+					"no stack-file record named before it");
+		prefetch(b->sample.stack, b->sample.stack_len);
+	}
+	if ((!p->settled && settle(u, w, p, &b->sample) < 0) ||
 	    ms_unwinder_sample(u, &b->sample, &b->stack) < 0)
 		return -1;
 	while (ms_unwinder_next_module(u, &b->module))
 		if (ms_module_pack(w, &b->module) < 0)
 			return -1;
-	return ms_stack_pack(w, &b->stack);
+	return write_stack(u, w, b);
 }
 
 static int on_record(struct ms_unwinder *u, struct ms_writer *w, const struct ms_record *rec,
@@ -96,6 +157,11 @@ static int on_record(struct ms_unwinder *u, struct ms_writer *w, const struct ms
 	case MS_REC_EXIT:
 		r = ms_task_unpack(rec, &b->task) < 0 ? -1 : ms_unwinder_exit(u, &b->task);
 		break;
+	case MS_REC_STACK_FILE:
+		/* consumed: after this stage no record refers to stack bytes */
+		if (ms_stack_file_unpack(rec, &b->stack_file) < 0)
+			return -1;
+		return ms_stack_map_open(&b->stack_map, &b->stack_file, b->in_name);
 	default:
 		break;
 	}
@@ -122,6 +188,14 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 	if (!(w = ms_writer_open(out_fd, "stdout", 0)) || !(u = ms_unwinder_new(opts)))
 		goto out;
 	if (!(b = malloc(sizeof(*b)))) {
+		ms_error("out of memory");
+		goto out;
+	}
+	b->stack_map.bytes = NULL;
+	b->stack_map.len = 0;
+	b->in_name = in_name;
+	b->stacks = ms_stacktab_new(MS_STACKTAB_STACKS_MAX, MS_STACKTAB_FRAMES_MAX);
+	if (!b->stacks) {
 		ms_error("out of memory");
 		goto out;
 	}
@@ -161,6 +235,10 @@ out:
 		*stats = *ms_unwinder_stats(u);
 	ms_unwinder_free(u);
 	ms_reader_free(r);
+	if (b) {
+		ms_stack_map_close(&b->stack_map);
+		ms_stacktab_free(b->stacks);
+	}
 	free(b);
 	return code;
 }

@@ -452,6 +452,76 @@ static void test_builder_own_problems(void **state)
 	ms_capture_free(cap);
 }
 
+/* Samples given as STACK_DEF + STACK_REF make the same capture as whole stacks. */
+static void test_builder_stack_defs(void **state)
+{
+	struct ms_capture_builder *whole = ms_capture_builder_new(), *refs = ms_capture_builder_new();
+	struct ms_stack *s = calloc(2, sizeof(*s));
+	struct ms_stack_ref r = { .pid = 100, .period = 1000 };
+	struct ms_capture *a, *b;
+	unsigned char *abuf, *bbuf;
+	size_t alen, blen;
+	const char *err;
+
+	for (int k = 0; k < 2; k++) {
+		s[k].pid = 100;
+		s[k].period = 1000;
+		s[k].reason = k ? MS_END_NO_CFI : MS_END_OUTERMOST;
+		s[k].n_frames = 2 + k;
+		for (uint32_t i = 0; i < s[k].n_frames; i++) {
+			s[k].frames[i].module = MS_NONE;
+			s[k].frames[i].address = 0x1000 * (i + 1) + k;
+			s[k].frames[i].flags = i ? MS_FRAME_RETURN : 0;
+		}
+	}
+	/* samples: stack 0 twice on thread 1, stack 1 once on thread 2 */
+	for (int i = 0; i < 3; i++) {
+		int k = i == 2;
+
+		s[k].tid = 1 + k;
+		s[k].time = 10 + i;
+		assert_int_equal(ms_capture_builder_stack(whole, &s[k]), 0);
+	}
+	assert_int_equal(ms_capture_builder_stack_def(refs, 0, &s[0]), 0);
+	assert_int_equal(ms_capture_builder_stack_def(refs, 1, &s[1]), 0);
+	for (int i = 0; i < 3; i++) {
+		r.id = i == 2;
+		r.tid = 1 + r.id;
+		r.time = 10 + i;
+		assert_int_equal(ms_capture_builder_stack_ref(refs, &r), 0);
+	}
+	a = ms_capture_builder_seal(whole);
+	b = ms_capture_builder_seal(refs);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(b->n_samples, 3);
+	assert_int_equal(ms_capture_encode(a, &abuf, &alen), 0);
+	assert_int_equal(ms_capture_encode(b, &bbuf, &blen), 0);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(abuf, bbuf, alen);
+	free(abuf);
+	free(bbuf);
+	ms_capture_free(a);
+	ms_capture_free(b);
+
+	/* ids dense and in order; a reference only to what was defined */
+	refs = ms_capture_builder_new();
+	stderr_begin();
+	assert_int_equal(ms_capture_builder_stack_def(refs, 1, &s[0]), -1);
+	err = stderr_end();
+	assert_non_null(strstr(err, "a stack-def numbers its stack 1 where 0 comes next"));
+	ms_capture_builder_free(refs);
+	refs = ms_capture_builder_new();
+	assert_int_equal(ms_capture_builder_stack_def(refs, 0, &s[0]), 0);
+	r.id = 1;
+	stderr_begin();
+	assert_int_equal(ms_capture_builder_stack_ref(refs, &r), -1);
+	err = stderr_end();
+	assert_non_null(strstr(err, "a stack-ref refers to stack 1, which no stack-def before it defines"));
+	ms_capture_builder_free(refs);
+	free(s);
+}
+
 static void test_builder_empty(void **state)
 {
 	struct ms_capture *cap = ms_capture_builder_seal(ms_capture_builder_new()), *back;
@@ -1970,6 +2040,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_builder_tables),
 		cmocka_unit_test(test_builder_own_problems),
+		cmocka_unit_test(test_builder_stack_defs),
 		cmocka_unit_test(test_builder_empty),
 		cmocka_unit_test(test_encode_load),
 		cmocka_unit_test(test_deterministic),

@@ -11,6 +11,7 @@
 
 #include "stream/stream.h"
 #include "stream/records.h"
+#include "stream/stackfile.h"
 #include "util/error.h"
 
 #include <errno.h>
@@ -783,7 +784,7 @@ static void test_newer_major_version(void **state)
 
 	write_bytes(fd, v2, sizeof(v2) - 1);
 	assert_int_equal(drain(fd, &err), 99);
-	assert_contains(err, "version 2.3 stream, newer than this build reads (1.1)");
+	assert_contains(err, "version 2.3 stream, newer than this build reads (1.2)");
 	close(fd);
 
 	fd = new_fd();
@@ -1280,9 +1281,14 @@ static const char *decode_three_ways(const char *bytes, size_t n, uint32_t kind,
 		assert_memory_equal(sample_out.uchain, sa.uchain,
 				    sa.n_uchain * sizeof(sa.uchain[0]));
 		assert_memory_equal(sample_out.regs, sa.regs, sa.n_regs * sizeof(sa.regs[0]));
+		assert_int_equal(sample_out.stack_in_file, sa.stack_in_file);
+		assert_int_equal(sample_out.stack_offset, sa.stack_offset);
 		/* The copy points into each reader's own record, at the same place. */
-		assert_int_equal(sample_out.stack - (const uint8_t *)rec.bytes,
-				 sa.stack - (const uint8_t *)obytes);
+		if (sa.stack_in_file)
+			assert_null(sample_out.stack);
+		else
+			assert_int_equal(sample_out.stack - (const uint8_t *)rec.bytes,
+					 sa.stack - (const uint8_t *)obytes);
 	}
 	/* The objects are still there for a stage that asks. */
 	o = ms_reader_object(d, &rec);
@@ -1519,6 +1525,25 @@ static void test_sample_bounds(void **state)
 	memcpy(b + n, "\x90\x90\x00\x00\x90\xa1x", 7);
 	n += 7;
 	expect_sample_error(b, n, "field 'stack' is not a bin");
+
+	/* Minor 2: [offset, length] in the stack file instead of the bytes. */
+	n = sample_head(b);
+	memcpy(b + n, "\x90\x90\x00\x00\x90\x92\xcd\x10\x00\xcd\x20\x00", 12);
+	decode_three_ways(b, n + 12, MS_REC_SAMPLE, 0);
+	assert_true(sample_out.stack_in_file);
+	assert_int_equal(sample_out.stack_offset, 0x1000);
+	assert_int_equal(sample_out.stack_len, 0x2000);
+	assert_null(sample_out.stack);
+	memcpy(b + n, "\x90\x90\x00\x00\x90\x92\x01\xce\x00\x01\x00\x00", 12);
+	expect_sample_error(b, n + 12, "field 'stack' refers to 65536 bytes, more than 65528");
+	memcpy(b + n, "\x90\x90\x00\x00\x90\x91\x01", 7);
+	expect_sample_error(b, n + 7, "field 'stack' is neither a bin nor [offset, length]");
+	memcpy(b + n, "\x90\x90\x00\x00\x90\x92\x01\xa1x", 9);
+	expect_sample_error(b, n + 9, "field 'stack' is neither a bin nor [offset, length]");
+	memcpy(b + n, "\x90\x90\x00\x00\x90\x92\xff\x01", 8);
+	expect_sample_error(b, n + 8, "field 'stack' is neither a bin nor [offset, length]");
+	memcpy(b + n, "\x90\x90\x00\x00\x90\x93\x01\x02\x03", 9);
+	expect_sample_error(b, n + 9, "field 'stack' has 3 elements, more than 2");
 
 	/* abi 0 with a mask but no registers is a sample without registers. */
 	{
@@ -2137,6 +2162,183 @@ static void test_fuzz_random_records(void **state)
 	}
 }
 
+/* ---- each stack once: stack-def and stack-ref ---- */
+
+/* Unpack rec both ways (from its bytes, from its objects): the same verdict. */
+static int def_both_ways(const struct ms_record *rec, uint32_t *id, struct ms_stack *st,
+			 const char **err)
+{
+	struct ms_record by_obj = *rec;
+	static char first[512];
+	int a, b;
+
+	by_obj.bytes = NULL;
+	by_obj.len = 0;
+	begin_capture();
+	a = ms_stack_def_unpack(&by_obj, id, st);
+	snprintf(first, sizeof(first), "%s", end_capture());
+	begin_capture();
+	b = ms_stack_def_unpack(rec, id, st);
+	assert_string_equal(end_capture(), first);
+	assert_int_equal(a, b);
+	*err = first;
+	return a;
+}
+
+static void assert_same_ref(const struct ms_stack_ref *a, const struct ms_stack_ref *b)
+{
+	assert_int_equal(a->pid, b->pid);
+	assert_int_equal(a->tid, b->tid);
+	assert_int_equal(a->time, b->time);
+	assert_int_equal(a->cpu, b->cpu);
+	assert_int_equal(a->period, b->period);
+	assert_int_equal(a->id, b->id);
+}
+
+static void test_stack_def_ref(void **state)
+{
+	struct ms_stack_ref ref = { 7, 8, 1ull << 40, 1, 1000000, 3 }, rback;
+	struct ms_record rec, by_obj;
+	struct ms_reader *r;
+	struct ms_writer *w;
+	const char *err;
+	uint32_t id;
+	int fd = new_fd();
+
+	stack_in.n_frames = 3;
+	w = ms_writer_open(fd, "test", 0);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1.0"), 0);
+	assert_int_equal(ms_stack_def_pack(w, 3, &stack_in), 0);
+	assert_int_equal(ms_stack_ref_pack(w, &ref), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	r = reopen(fd);
+	ms_reader_defer_objects(r, false);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(rec.kind, MS_REC_STACK_DEF);
+	memset(&stack_out, 0xff, sizeof(stack_out));
+	assert_int_equal(def_both_ways(&rec, &id, &stack_out, &err), 0);
+	assert_int_equal(id, 3);
+	assert_int_equal(stack_out.reason, stack_in.reason);
+	assert_int_equal(stack_out.n_frames, 3);
+	assert_memory_equal(stack_out.frames, stack_in.frames, 3 * sizeof(stack_in.frames[0]));
+	/* the per-sample fields are not the definition's */
+	assert_int_equal(stack_out.pid + stack_out.tid + stack_out.cpu, 0);
+	assert_int_equal(stack_out.time + stack_out.period, 0);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(rec.kind, MS_REC_STACK_REF);
+	assert_int_equal(ms_stack_ref_unpack(&rec, &rback), 0);
+	assert_same_ref(&rback, &ref);
+	by_obj = rec;
+	by_obj.bytes = NULL;
+	by_obj.len = 0;
+	memset(&rback, 0, sizeof(rback));
+	assert_int_equal(ms_stack_ref_unpack(&by_obj, &rback), 0);
+	assert_same_ref(&rback, &ref);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_END);
+	ms_reader_free(r);
+	close(fd);
+
+	/* Malformed: an id that is not an integer, frames not in triples, a missing id. */
+	r = one_record("\x94\x20\xa1x\x00\x90", 6, &rec);
+	assert_int_equal(def_both_ways(&rec, &id, &stack_out, &err), -1);
+	assert_contains(err, "malformed stack-def record at byte 36: field 'id' is not an unsigned integer");
+	ms_reader_free(r);
+	r = one_record("\x94\x20\x00\x00\x92\x01\x02", 7, &rec);
+	assert_int_equal(def_both_ways(&rec, &id, &stack_out, &err), -1);
+	assert_contains(err, "field 'frames' has 2 elements, not a multiple of 3");
+	ms_reader_free(r);
+	r = one_record("\x96\x21\x01\x02\x03\x04\x05", 7, &rec);
+	begin_capture();
+	assert_int_equal(ms_stack_ref_unpack(&rec, &rback), -1);
+	err = end_capture();
+	assert_contains(err, "malformed stack-ref record at byte 36: field 'id' is missing");
+	ms_reader_free(r);
+}
+
+/* ---- samples whose stack copies stay in the saved stream ---- */
+
+static void test_stack_file(void **state)
+{
+	static const char body[] = "0123456789abcdef";
+	struct ms_stack_file f, back;
+	struct ms_stack_map m = { 0 };
+	struct ms_record rec;
+	struct ms_reader *r;
+	struct ms_writer *w;
+	char dir[512], file[600], path[4096];
+	const char *why, *err;
+	int fd, sfd;
+
+	snprintf(dir, sizeof(dir), "%s/stream-test.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/run.msr", dir);
+	sfd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(sfd >= 0);
+	assert_int_equal(write(sfd, body, 16), 16);
+
+	/* Described by its absolute path and identity, read back the same. */
+	assert_int_equal(ms_stack_file_describe(sfd, &f, path, sizeof(path), &why), 0);
+	assert_str(f.path, file);
+	assert_int_equal(f.size, 16);
+	fd = new_fd();
+	w = ms_writer_open(fd, "test", 0);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1.0"), 0);
+	assert_int_equal(ms_stack_file_pack(w, &f), 0);
+	sample_in.stack_in_file = true;
+	sample_in.stack_offset = 4;
+	sample_in.stack_len = 8;
+	assert_int_equal(ms_sample_pack(w, &sample_in), 0);
+	sample_in.stack_in_file = false;
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	r = reopen(fd);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(rec.kind, MS_REC_STACK_FILE);
+	assert_int_equal(ms_stack_file_unpack(&rec, &back), 0);
+	assert_str(back.path, file);
+	assert_int_equal(back.dev_maj, f.dev_maj);
+	assert_int_equal(back.dev_min, f.dev_min);
+	assert_int_equal(back.ino, f.ino);
+	assert_int_equal(back.mtime, f.mtime);
+	assert_int_equal(ms_stack_map_open(&m, &back, "test"), 0);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(ms_sample_unpack(&rec, &sample_out), 0);
+	assert_true(sample_out.stack_in_file);
+	assert_memory_equal(ms_stack_map_at(&m, sample_out.stack_offset, sample_out.stack_len),
+			    "456789ab", 8);
+	/* Bounds: the end, past it, and lengths that would wrap. */
+	assert_non_null(ms_stack_map_at(&m, 16, 0));
+	assert_null(ms_stack_map_at(&m, 9, 8));
+	assert_null(ms_stack_map_at(&m, 17, 0));
+	assert_null(ms_stack_map_at(&m, UINT64_MAX, 2));
+	ms_stack_map_close(&m);
+	assert_null(ms_stack_map_at(&m, 0, 1));
+
+	/* A file with the same path but another identity is refused. */
+	assert_int_equal(write(sfd, "x", 1), 1);
+	begin_capture();
+	assert_int_equal(ms_stack_map_open(&m, &back, "test"), -1);
+	err = end_capture();
+	assert_contains(err, "is not the one ms-decode read");
+	assert_contains(err, "--stack-bytes=copy");
+	assert_int_equal(count_lines(err), 1);
+	/* And a file that is gone. */
+	assert_int_equal(unlink(file), 0);
+	begin_capture();
+	assert_int_equal(ms_stack_map_open(&m, &back, "test"), -1);
+	err = end_capture();
+	assert_contains(err, "cannot be opened here");
+	/* A deleted file or one without a path cannot be described. */
+	assert_int_equal(ms_stack_file_describe(sfd, &f, path, sizeof(path), &why), -1);
+	assert_string_equal(why, "the input file was deleted");
+	assert_int_equal(ms_stack_file_describe(fd, &f, path, sizeof(path), &why), -1);
+	ms_reader_free(r);
+	close(fd);
+	close(sfd);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, restore_stderr)
 
 int main(void)
@@ -2164,6 +2366,8 @@ int main(void)
 		T(test_unpack_validates),
 		T(test_sample_bounds),
 		T(test_stack_bytes_path),
+		T(test_stack_file),
+		T(test_stack_def_ref),
 		T(test_other_bounds),
 		T(test_pack_refuses_overfull),
 		T(test_pass_through_identical),

@@ -900,15 +900,17 @@ static void test_stage_stream(void **state)
 	assert_int_equal(read_kinds(out, kinds, 16, &n), MS_READ_END);
 	/*
 	 * mmap, comm pass through; the policy (fp: no stack copy) before the
-	 * first stack; module before its first stack; samples consumed.
+	 * first stack; module before its first stack; samples consumed: the
+	 * two samples of one stack are one definition and two references.
 	 */
-	assert_int_equal(n, 6);
+	assert_int_equal(n, 7);
 	assert_int_equal(kinds[0], MS_REC_MMAP);
 	assert_int_equal(kinds[1], MS_REC_COMM);
 	assert_int_equal(kinds[2], MS_REC_INFO);
 	assert_int_equal(kinds[3], MS_REC_MODULE);
-	assert_int_equal(kinds[4], MS_REC_STACK);
-	assert_int_equal(kinds[5], MS_REC_STACK);
+	assert_int_equal(kinds[4], MS_REC_STACK_DEF);
+	assert_int_equal(kinds[5], MS_REC_STACK_REF);
+	assert_int_equal(kinds[6], MS_REC_STACK_REF);
 	assert_int_equal(stats.samples, 2);
 	assert_int_equal(stats.ends[MS_END_FP_CHAIN], 2);
 	close(in);
@@ -967,7 +969,7 @@ static void test_stage_truncated(void **state)
 	assert_int_equal(ms_unwind_stage(in, "input", out, NULL, NULL), MS_EXIT_TRUNCATED);
 	/* What was processed is there, without a trailer. */
 	assert_int_equal(read_kinds(out, kinds, 16, &n), MS_READ_TRUNCATED);
-	assert_int_equal(n, 6);
+	assert_int_equal(n, 7);
 	close(in);
 	close(out);
 
