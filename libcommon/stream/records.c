@@ -739,6 +739,26 @@ int ms_round_pack(struct ms_writer *w)
 
 /* ---- sample ---- */
 
+/* Registers in a bin: little-endian u64s, whatever the host. */
+static inline void put_le64(char *p, uint64_t v)
+{
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, 8);
+}
+
+static inline uint64_t get_le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
 int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s)
 {
 	msgpack_packer *pk;
@@ -776,9 +796,10 @@ int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s)
 				p = fp_uint(p, s->uchain[i]);
 			p = fp_uint(p, s->regs_abi);
 			p = fp_uint(p, s->regs_mask);
-			p = fp_array(p, s->n_regs);
-			for (uint32_t i = 0; i < s->n_regs; i++)
-				p = fp_uint(p, s->regs[i]);
+			/* minor 2: the registers as one bin, as perf lays them out */
+			p = fp_bin(p, 8 * s->n_regs);
+			for (uint32_t i = 0; i < s->n_regs; i++, p += 8)
+				put_le64(p, s->regs[i]);
 			if (s->stack_in_file) {
 				*p++ = (char)(0x90 | 2);
 				p = fp_uint(p, s->stack_offset);
@@ -811,9 +832,13 @@ int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s)
 		msgpack_pack_uint64(pk, s->uchain[i]);
 	msgpack_pack_uint32(pk, s->regs_abi);
 	msgpack_pack_uint64(pk, s->regs_mask);
-	msgpack_pack_array(pk, s->n_regs);
-	for (uint32_t i = 0; i < s->n_regs; i++)
-		msgpack_pack_uint64(pk, s->regs[i]);
+	{
+		char le[8 * MS_REGS_MAX];
+
+		for (uint32_t i = 0; i < s->n_regs; i++)
+			put_le64(le + 8 * i, s->regs[i]);
+		msgpack_pack_bin_with_body(pk, le, 8 * s->n_regs);
+	}
 	if (s->stack_in_file) {
 		msgpack_pack_array(pk, 2);
 		msgpack_pack_uint64(pk, s->stack_offset);
@@ -840,9 +865,22 @@ static int sample_unpack_bytes(const struct ms_record *rec, struct ms_sample *s)
 	    bc_u64_array(&c, "kchain", s->kchain, &s->n_kchain, MS_CHAIN_MAX) < 0 ||
 	    bc_u64_array(&c, "uchain", s->uchain, &s->n_uchain, MS_CHAIN_MAX) < 0 ||
 	    bc_u32(&c, "regs_abi", &s->regs_abi) < 0 ||
-	    bc_u64(&c, "regs_mask", &s->regs_mask) < 0 ||
-	    bc_u64_array(&c, "regs", s->regs, &s->n_regs, MS_REGS_MAX) < 0)
+	    bc_u64(&c, "regs_mask", &s->regs_mask) < 0)
 		return -1;
+	if (c.i < c.n && c.p < c.end && *c.p >= 0xc4 && *c.p <= 0xc6) {
+		const uint8_t *le;
+		uint32_t n;
+
+		if (bc_bin(&c, "regs", &le, &n, 8 * MS_REGS_MAX) < 0)
+			return -1;
+		if (n % 8)
+			return bad(&c.cur, "regs", "holds %u bytes, not a multiple of 8", n);
+		s->n_regs = n / 8;
+		for (uint32_t i = 0; i < s->n_regs; i++)
+			s->regs[i] = get_le64(le + 8 * i);
+	} else if (bc_u64_array(&c, "regs", s->regs, &s->n_regs, MS_REGS_MAX) < 0) {
+		return -1;
+	}
 	if ((s->regs_abi || s->n_regs) &&
 	    s->n_regs != (uint32_t)__builtin_popcountll(s->regs_mask))
 		return bad(&c.cur, "regs",
@@ -894,9 +932,22 @@ int ms_sample_unpack(const struct ms_record *rec, struct ms_sample *s)
 	    get_u64_array(&c, "kchain", s->kchain, &s->n_kchain, MS_CHAIN_MAX) < 0 ||
 	    get_u64_array(&c, "uchain", s->uchain, &s->n_uchain, MS_CHAIN_MAX) < 0 ||
 	    get_u32(&c, "regs_abi", &s->regs_abi) < 0 ||
-	    get_u64(&c, "regs_mask", &s->regs_mask) < 0 ||
-	    get_u64_array(&c, "regs", s->regs, &s->n_regs, MS_REGS_MAX) < 0)
+	    get_u64(&c, "regs_mask", &s->regs_mask) < 0)
 		return -1;
+	if (c.i < c.n && c.f[c.i].type == MSGPACK_OBJECT_BIN) {
+		const uint8_t *le;
+		uint32_t n;
+
+		if (get_bin(&c, "regs", &le, &n, 8 * MS_REGS_MAX) < 0)
+			return -1;
+		if (n % 8)
+			return bad(&c, "regs", "holds %u bytes, not a multiple of 8", n);
+		s->n_regs = n / 8;
+		for (uint32_t i = 0; i < s->n_regs; i++)
+			s->regs[i] = get_le64(le + 8 * i);
+	} else if (get_u64_array(&c, "regs", s->regs, &s->n_regs, MS_REGS_MAX) < 0) {
+		return -1;
+	}
 	/* No registers at all (abi 0) is allowed whatever the mask asked for. */
 	if ((s->regs_abi || s->n_regs) &&
 	    s->n_regs != (uint32_t)__builtin_popcountll(s->regs_mask))

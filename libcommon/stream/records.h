@@ -158,7 +158,9 @@ struct ms_target_exit {
  * [20, pid, tid, time, cpu, period, ip, cpumode, [kchain], [uchain],
  *  regs_abi, regs_mask, [regs], bin stack]
  *
- * Minor version 2: the stack field may instead be [offset, length], the
+ * Minor version 2: regs may be one bin of little-endian u64s (perf's own
+ * layout: framing and reading it cost one step, not one per register), and
+ * the stack field may instead be [offset, length], the
  * place of the copied bytes in the file a STACK_FILE record named earlier
  * in the stream (stack_in_file true, stack NULL until the consumer
  * resolves it against its own mapping of that file).

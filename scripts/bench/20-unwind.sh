@@ -4,7 +4,10 @@
 # microscope and by perf at 4000 Hz with 8 KiB stack copies:
 #  - samples/s through ms-decode | ms-unwind | ms-symbolize on the saved
 #    stream vs perf script (full output: what makes perf unwind) on the
-#    perf.data of the same workload, as a ratio, and each stage alone;
+#    perf.data of the same workload, as a ratio, and each stage alone (on
+#    the files the pipeline would pass it: ms-unwind reads samples that
+#    refer to their stack copies in the .msr, as ms-decode writes them into
+#    a pipe);
 #  - completeness (the share of stacks that reach the thread's entry) at
 #    copy sizes of 8, 16, 32 and 64 KiB.
 recurse=$build/tests/fixtures/recurse
@@ -46,7 +49,9 @@ unwind_row() {	# name, command...
 	perf record -q -F 4000 --call-graph dwarf,8192 -o "$work/$name.data" -- "$@" \
 		>/dev/null 2>&1
 	ms-decode "$work/$name.msr" > "$work/$name.dec"
-	ms-unwind "$work/$name.dec" > "$work/$name.unw"
+	# as in the pipeline: samples refer to their stack copies in the .msr
+	ms-decode --stack-bytes=refer "$work/$name.msr" > "$work/$name.ref"
+	ms-unwind "$work/$name.ref" > "$work/$name.unw"
 	ms_n=$(unwound_samples "$work/$name.dec")
 	perf_n=$(perf script -i "$work/$name.data" -F tid 2>/dev/null | wc -l)
 	# ms-symbolize caches kallsyms and inflated debug files (symbols/kcache.h,
@@ -58,7 +63,7 @@ unwind_row() {	# name, command...
 	t_ms=$(best "ms-decode '$work/$name.msr' | ms-unwind | ms-symbolize")
 	t_perf=$(best "perf script -i '$work/$name.data'")
 	t_dec=$(best "ms-decode '$work/$name.msr'")
-	t_unw=$(best "ms-unwind '$work/$name.dec'")
+	t_unw=$(best "ms-unwind '$work/$name.ref'")
 	t_sym=$(best "ms-symbolize '$work/$name.unw'")
 	rate_ms=$(ratio "$ms_n" "$t_ms")
 	rate_perf=$(ratio "$perf_n" "$t_perf")

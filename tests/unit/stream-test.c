@@ -1506,6 +1506,20 @@ static void test_sample_bounds(void **state)
 	n += 9;
 	expect_sample_error(b, n, "field 'regs' has 2 registers but regs_mask 0x7 has 3 bits");
 
+	/* Minor 2: registers as one bin of little-endian u64s. */
+	n = sample_head(b);
+	memcpy(b + n, "\x90\x90\x02\x05\xc4\x10" "\x01\0\0\0\0\0\0\0" "\0\0\0\0\0\0\0\x80"
+	       "\xc4\x00", 24);
+	decode_three_ways(b, n + 24, MS_REC_SAMPLE, 0);
+	assert_int_equal(sample_out.n_regs, 2);
+	assert_true(sample_out.regs[0] == 1);
+	assert_true(sample_out.regs[1] == 0x8000000000000000ull);
+	b[n + 5] = 0x0f;	/* 15 bytes: not whole registers */
+	expect_sample_error(b, n + 23, "field 'regs' holds 15 bytes, not a multiple of 8");
+	b[n + 5] = 0x08;	/* one register, but the mask has two bits */
+	memcpy(b + n + 14, "\xc4\x00", 2);
+	expect_sample_error(b, n + 16, "field 'regs' has 1 registers but regs_mask 0x5 has 2 bits");
+
 	/* Registers given with abi 0 must still match. */
 	n = sample_head(b);
 	memcpy(b + n, "\x90\x90\x00\x00\x91\x01\xc4\x00", 8);
