@@ -479,6 +479,15 @@ static int make_rule(struct ms_cfi *c, Dwarf_Frame *f, struct ms_cfi_rule *r)
 	if (r->cfa_kind == MS_CFA_REG && (r->saved & (1u << MS_DW_RA)) &&
 	    __builtin_popcount(r->saved | r->valued) == r->n)
 		r->flags |= MS_CFI_SIMPLE;
+	/* Listed in register order, so the return address (16) is last. */
+	if ((r->flags & (MS_CFI_SIMPLE | MS_CFI_OUTERMOST)) == MS_CFI_SIMPLE &&
+	    r->cfa_reg < MS_DWARF_REGS && r->regs[r->n - 1].reg == MS_DW_RA) {
+		r->fast = true;
+		r->ra_off = r->regs[r->n - 1].arg;
+		r->clear = r->undef | r->saved | r->valued;
+		r->set_known = r->valued | 1u << MS_DW_RA;
+		r->set_saved = r->saved & ~(1u << MS_DW_RA);
+	}
 	return 1;
 }
 

@@ -101,9 +101,18 @@ struct ms_cfi_rule {
 	uint8_t flags;		/* enum ms_cfi_rule_flags */
 	uint8_t n;		/* entries used in regs */
 	uint16_t cfa_len;
+	/*
+	 * MS_CFI_SIMPLE, not outermost, with its step precomputed: the return
+	 * address listed last (saved at CFA + ra_off) and the masks below.
+	 * Only ms_cfi_find()'s rules have it; the walk steps them inline.
+	 */
+	bool fast;
 	int32_t cfa_arg;
 	uint32_t undef;		/* bit r: the caller's register r has no value */
 	uint32_t saved, valued;	/* MS_CFI_SIMPLE: the listed OFFSET and VAL_OFFSET registers */
+	/* fast: the caller's known = (known & ~clear) | set_known, and so for saved. */
+	int32_t ra_off;
+	uint32_t clear, set_known, set_saved;
 	struct ms_reg_rule regs[MS_RULE_REGS];
 };
 

@@ -15,6 +15,8 @@ static const int8_t perf_to_dwarf[] = {
 };
 
 #define PERF_REGS_ABI_64 2
+/* AX..IP (bits 0-8) and R8..R15 (16-23): every register with a DWARF number. */
+#define PERF_REGS_DWARF 0xff01ffull
 
 static int sampled_read(const struct ms_state_reader *r, uint64_t addr, uint64_t *out)
 {
@@ -56,7 +58,23 @@ void ms_sampled_state_init(struct ms_sampled_state *st, struct ms_regstate *rs,
 	uint32_t idx = 0;
 
 	rs->known = rs->saved = 0;
-	if (s->regs_abi == PERF_REGS_ABI_64) {
+	if (s->regs_abi == PERF_REGS_ABI_64 && s->regs_mask == PERF_REGS_DWARF &&
+	    s->n_regs >= 17) {
+		/* What ms-record asks for: the 17 registers DWARF numbers, no loop. */
+		const uint64_t *r = s->regs;
+
+		rs->val[MS_DW_RAX] = r[0];
+		rs->val[MS_DW_RBX] = r[1];
+		rs->val[MS_DW_RCX] = r[2];
+		rs->val[MS_DW_RDX] = r[3];
+		rs->val[MS_DW_RSI] = r[4];
+		rs->val[MS_DW_RDI] = r[5];
+		rs->val[MS_DW_RBP] = r[6];
+		rs->val[MS_DW_RSP] = r[7];
+		rs->val[MS_DW_RA] = r[8];
+		memcpy(&rs->val[8], &r[9], 8 * sizeof(*r));	/* r8-r15 */
+		rs->known = (1u << MS_DWARF_REGS) - 1;
+	} else if (s->regs_abi == PERF_REGS_ABI_64) {
 		/* regs[] holds one value per bit of the mask, in bit order. */
 		for (uint64_t mask = s->regs_mask; mask && idx < s->n_regs; mask &= mask - 1) {
 			unsigned bit = (unsigned)__builtin_ctzll(mask);
@@ -440,43 +458,55 @@ bool ms_dwarf_step(struct ms_regstate *rs, const struct ms_state_reader *rd,
 	return true;
 }
 
-/*
- * ms_dwarf_step() with the common rule (MS_CFI_SIMPLE, its CFA register
- * known, the return address in the copy) inline in the walk; anything
- * else, errors included, takes the full step.
- */
-static inline bool step(struct ms_regstate *rs, const struct ms_state_reader *rd,
-			const struct ms_cfi_rule *r, const struct ms_dwarf_op *ops, uint64_t above,
-			uint64_t *cfa_out, uint32_t *end)
+static inline uint32_t memo_slot(uint64_t lookup)
 {
-	uint64_t cfa, pc;
-	uint32_t clear, ra;
-
-	if ((r->flags & (MS_CFI_SIMPLE | MS_CFI_OUTERMOST)) != MS_CFI_SIMPLE ||
-	    r->cfa_reg >= MS_DWARF_REGS || !(rs->known & (1u << r->cfa_reg)) ||
-	    r->regs[r->n - 1].reg != MS_DW_RA)
-		return ms_dwarf_step(rs, rd, r, ops, above, cfa_out, end);
-	cfa = rs->val[r->cfa_reg] + (uint64_t)(int64_t)r->cfa_arg;
-	ra = r->n - 1;
-	if (cfa <= above || rd_read(rd, cfa + (uint64_t)(int64_t)r->regs[ra].arg, &pc) < 0)
-		return ms_dwarf_step(rs, rd, r, ops, above, cfa_out, end);
-	clear = r->undef | r->saved | r->valued;
-	for (uint32_t i = 0; i < ra; i++)
-		rs->val[r->regs[i].reg] = cfa + (uint64_t)(int64_t)r->regs[i].arg;
-	rs->val[MS_DW_RA] = pc;
-	rs->known = (rs->known & ~clear) | r->valued | (1u << MS_DW_RA);
-	rs->saved = (rs->saved & ~clear) | (r->saved & ~(1u << MS_DW_RA));
-	*cfa_out = cfa;
-	return true;
+	return (uint32_t)((lookup * 0x9e3779b97f4a7c15ull) >> (64 - MS_RULE_MEMO_BITS));
 }
 
+/* A frame's flags are its return-address bit. */
+_Static_assert(MS_FRAME_RETURN == 1, "MS_FRAME_RETURN is bit 0");
+
+/*
+ * A lookup the memo did not hold: ask the source, and remember the answer
+ * when its rule needs no expression (simple, or outermost: the step stops
+ * before any), since ops may move as the source makes rules.
+ */
+static inline int find_rule(struct ms_rule_source *src, struct ms_uframe *f, uint64_t lookup,
+			    uint64_t key, const struct ms_cfi_rule **rule,
+			    const struct ms_dwarf_op **ops, uint32_t *end)
+{
+	struct ms_rule_memo *m = &src->memo[memo_slot(lookup)];
+	int r;
+
+	f->resolved = false;
+	*rule = NULL;
+	r = src->find(src, f, lookup, rule, ops, end);
+	if (r > 0 && ((*rule)->flags & (MS_CFI_SIMPLE | MS_CFI_OUTERMOST)) && f->resolved &&
+	    f->loc_flags <= UINT16_MAX)
+		*m = (struct ms_rule_memo){
+			.lookup = lookup, .key = key, .rule = *rule,
+			.delta = f->pc - f->address, .module = f->module,
+			.loc_flags = (uint16_t)f->loc_flags, .resolved = true,
+		};
+	return r;
+}
+
+/*
+ * Each frame's rule from the memo (see ms_rule_source) or the source; the
+ * common rule (fast, its CFA register known) stepped inline over the
+ * sampled reader's bytes, held in locals, with the register masks in
+ * locals too; anything else, errors included, takes ms_dwarf_step(),
+ * which decides the same.
+ */
 int ms_dwarf_walk(struct ms_regstate *rs, const struct ms_state_reader *rd,
 		  struct ms_rule_source *src, struct ms_uframe *frames, uint32_t max,
 		  struct ms_walk *w)
 {
 	const struct ms_dwarf_op *ops;
-	uint64_t last, cfa;
-	bool is_return = false;
+	const struct ms_cfi_rule *rule = NULL;
+	const uint8_t *bytes = NULL;
+	uint64_t last, cfa, key, base = 0, lim = 0, pc;
+	uint32_t n = 0, ret = 0, known, saved;
 	int r;
 
 	w->n = 0;
@@ -485,33 +515,108 @@ int ms_dwarf_walk(struct ms_regstate *rs, const struct ms_state_reader *rd,
 		w->end = MS_END_MISSING_REGISTER;
 		return 0;
 	}
-	/* The CFA must rise above the sampled %rsp, then above each CFA before. */
-	last = rs->known & (1u << MS_DW_RSP) ? rs->val[MS_DW_RSP] : 0;
-	for (;;) {
-		uint64_t pc = rs->val[MS_DW_RA];
-		struct ms_uframe *f;
+	if (rd->read == sampled_read) {
+		const struct ms_sampled_state *st = (const struct ms_sampled_state *)rd;
 
-		if (w->n >= max) {
-			w->end = MS_END_DEPTH;
-			return 0;
-		}
-		f = &frames[w->n++];
-		f->pc = pc;
-		f->flags = is_return ? MS_FRAME_RETURN : 0;
-		f->resolved = false;
-		w->rule = NULL;
-		r = src->find(src, f, is_return ? pc - 1 : pc, &w->rule, &ops, &w->end);
-		if (r <= 0)
-			return r;
-		if (!step(rs, rd, w->rule, ops, last, &cfa, &w->end))
-			return 0;
-		last = cfa;
-		is_return = !(w->rule->flags & MS_CFI_SIGNAL);
-		if (!rs->val[MS_DW_RA]) {
-			/* A zero return address: nothing called this frame. */
-			w->end = MS_END_OUTERMOST;
-			w->rule = NULL;
-			return 0;
+		/* Reads at base + [0, lim) are inside the copy: one compare each. */
+		if (st->len >= 8) {
+			bytes = st->bytes;
+			base = st->start;
+			lim = st->len - 7;
 		}
 	}
+	/* Answers of this walk only carry the top bit: epochs never do. */
+	key = src->epoch ? src->epoch : ++src->walks | 1ull << 63;
+	/* The CFA must rise above the sampled %rsp, then above each CFA before. */
+	last = rs->known & (1u << MS_DW_RSP) ? rs->val[MS_DW_RSP] : 0;
+	pc = rs->val[MS_DW_RA];
+	/* (Written back to rs around the full step and at the end.) */
+	known = rs->known;
+	saved = rs->saved;
+	for (;;) {
+		uint64_t lookup = pc - ret;
+		const struct ms_rule_memo *m = &src->memo[memo_slot(lookup)];
+		struct ms_uframe *f;
+
+		if (n >= max) {
+			w->end = MS_END_DEPTH;
+			break;
+		}
+		f = &frames[n++];
+		f->pc = pc;
+		f->flags = ret;		/* MS_FRAME_RETURN or 0 */
+		if (__builtin_expect(m->lookup == lookup && m->key == key, 1)) {
+			rule = m->rule;
+			ops = NULL;
+			f->resolved = true;
+			f->module = m->module;
+			f->address = pc - m->delta;
+			f->loc_flags = m->loc_flags;
+			src->memo_hits++;
+		} else if ((r = find_rule(src, f, lookup, key, &rule, &ops, &w->end)) <= 0) {
+			w->n = n;
+			w->rule = NULL;
+			rs->known = known;
+			rs->saved = saved;
+			return r;
+		}
+		if (rule->fast && (known & (1u << rule->cfa_reg))) {
+			const struct ms_reg_rule *rr = rule->regs, *ra = rr + rule->n - 1;
+			uint64_t off;
+
+			cfa = rs->val[rule->cfa_reg] + (uint64_t)(int64_t)rule->cfa_arg;
+			off = cfa + (uint64_t)(int64_t)rule->ra_off - base;
+			if (cfa <= last || off >= lim)
+				goto full;
+			memcpy(&pc, bytes + off, 8);
+			/*
+			 * Where the caller's registers are saved (read only if a rule
+			 * needs them), and its %rsp; unrolled: a rule lists few.
+			 */
+#define SAVE(i) rs->val[rr[i].reg] = cfa + (uint64_t)(int64_t)rr[i].arg
+			switch (ra - rr) {
+			case 7: SAVE(6); /* fall through */
+			case 6: SAVE(5); /* fall through */
+			case 5: SAVE(4); /* fall through */
+			case 4: SAVE(3); /* fall through */
+			case 3: SAVE(2); /* fall through */
+			case 2: SAVE(1); /* fall through */
+			case 1: SAVE(0); /* fall through */
+			case 0: break;
+			default:
+				for (; rr < ra; rr++)
+					SAVE(0);
+				break;
+			}
+#undef SAVE
+			rs->val[MS_DW_RA] = pc;
+			known = (known & ~rule->clear) | rule->set_known;
+			saved = (saved & ~rule->clear) | rule->set_saved;
+		} else {
+full:
+			rs->known = known;
+			rs->saved = saved;
+			if (!ms_dwarf_step(rs, rd, rule, ops, last, &cfa, &w->end)) {
+				w->rule = rule;
+				w->n = n;
+				return 0;
+			}
+			known = rs->known;
+			saved = rs->saved;
+			pc = rs->val[MS_DW_RA];
+		}
+		last = cfa;
+		ret = !(rule->flags & MS_CFI_SIGNAL);
+		if (!pc) {
+			/* A zero return address: nothing called this frame. */
+			w->end = MS_END_OUTERMOST;
+			rule = NULL;
+			break;
+		}
+	}
+	w->rule = rule;
+	w->n = n;
+	rs->known = known;
+	rs->saved = saved;
+	return 0;
 }

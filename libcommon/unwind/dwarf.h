@@ -106,15 +106,45 @@ bool ms_dwarf_step(struct ms_regstate *rs, const struct ms_state_reader *rd,
 		   uint64_t *cfa, uint32_t *end);
 
 /*
+ * What the walk remembers of a lookup the rule source answered with a
+ * rule that needs no expression (MS_CFI_SIMPLE or MS_CFI_OUTERMOST): the
+ * rule and how the source bound the frame.
+ */
+#define MS_RULE_MEMO_BITS 10
+struct ms_rule_memo {
+	uint64_t lookup;
+	uint64_t key;		/* the epoch (or walk) of the answer; 0: empty */
+	const struct ms_cfi_rule *rule;
+	uint64_t delta;		/* the frame's module-relative address is pc - delta */
+	uint32_t module;
+	uint16_t loc_flags;
+	bool resolved;
+};
+
+/*
  * The rule source: the rule at lookup (pc, or pc - 1 for a return
  * address) of frame f, which it may bind to a module (ms_uframe's
  * resolved fields). Returns 1 with *rule and *ops, 0 with *end
- * (MS_END_NO_CFI, MS_END_NO_MODULE), or -1 after a message.
+ * (MS_END_NO_CFI, MS_END_NO_MODULE), or -1 after a message. The rules it
+ * returns must stay where they are for as long as the source lives.
+ *
+ * The walk keeps a direct-mapped memo of find's answers with rules that
+ * need no expression (most), so that a repeated lookup costs one probe and no
+ * call: within one walk always (a recursion), and across walks while
+ * epoch stays the same nonzero value. A source that sets epoch promises
+ * that its answer for a lookup does not change while epoch does not
+ * (ms-unwind: the address space's generation, unique among all spaces);
+ * with epoch 0 answers are reused only within the walk that found them.
+ * Zero-filled is the empty state.
  */
 struct ms_rule_source {
 	int (*find)(struct ms_rule_source *src, struct ms_uframe *f, uint64_t lookup,
 		    const struct ms_cfi_rule **rule, const struct ms_dwarf_op **ops,
 		    uint32_t *end);
+	uint64_t epoch;
+	uint64_t memo_hits;	/* lookups the memo answered without find (for stats) */
+	uint64_t walks;		/* makes the key of a walk's own answers */
+	struct ms_rule_memo memo[1u << MS_RULE_MEMO_BITS];
 };
 
 struct ms_walk {

@@ -211,6 +211,8 @@ static int walk(struct ms_unwinder *u, struct ms_process *proc, const struct ms_
 
 	st->proc = proc;
 	st->generation = proc ? ms_process_addrspace(proc)->generation : 0;
+	/* find()'s answers hold while the space's generation does: the walk's memo keeps them. */
+	st->src.epoch = st->generation;
 	ms_sampled_state_init(&ss, &rs, s);
 	sampled = rs;
 	if (ms_dwarf_walk(&rs, &ss.reader, &st->src, out->frames, max, &w) < 0)
@@ -218,6 +220,9 @@ static int walk(struct ms_unwinder *u, struct ms_process *proc, const struct ms_
 	out->n = w.n;
 	out->end = w.end;
 	st->stats->dwarf_frames += w.n;
+	/* The walk's memo answered these without find(): hits of the PC cache too. */
+	st->stats->pc_cache_hits += st->src.memo_hits;
+	st->src.memo_hits = 0;
 	if (with_fp && w.end == MS_END_STACK_COPY)
 		return merge_fp(st, s, &ss, &rs, &sampled, w.rule, max, out);
 	return 0;

@@ -867,7 +867,7 @@ int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct 
 	struct ms_user_stack *us = &u->ustack;
 	struct ms_process *proc;
 	struct ms_code_loc loc;
-	uint32_t n = 0, i;
+	uint32_t n = 0, i, last_module = NONE, last_id = 0;
 	bool broke = false;
 	int r;
 
@@ -909,29 +909,45 @@ int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct 
 	if (u->method->walk(u, proc, s, MS_FRAMES_MAX - n, us) < 0)
 		return -1;
 	out->reason = us->end;
-	for (i = 0; i < us->n && n < MS_FRAMES_MAX; i++) {
-		struct ms_stack_frame *f = &out->frames[n++];
-		const struct ms_uframe *uf = &us->frames[i];
+	{
+		/* Locals: the frames' stores cannot then alias what the loop reads. */
+		const struct ms_uframe *uf = us->frames;
+		struct ms_stack_frame *f = &out->frames[n];
+		uint32_t take = us->n < MS_FRAMES_MAX - n ? us->n : MS_FRAMES_MAX - n;
+		uint32_t n_modules = u->n_modules, unknown = u->unknown_module;
 
-		if (uf->resolved && uf->module < u->n_modules) {
-			/* The method bound it already (the same lookup as below). */
-			loc.module = uf->module;
-			loc.address = uf->address;
-			loc.flags = uf->loc_flags;
-			r = uf->module != u->unknown_module;
-		} else if ((r = ms_unwinder_resolve(u, proc, uf->pc, &loc)) < 0) {
-			return -1;
+		for (i = 0; i < take; i++, uf++, f++) {
+			uint32_t module = uf->module, flags = uf->loc_flags;
+			uint64_t address = uf->address;
+
+			if (!uf->resolved || module >= n_modules) {
+				/* Not bound by the method: look it up. */
+				if ((r = ms_unwinder_resolve(u, proc, uf->pc, &loc)) < 0)
+					return -1;
+				n_modules = u->n_modules;
+				module = loc.module;
+				flags = loc.flags;
+				address = loc.address;
+			} else {
+				r = module != unknown;
+			}
+			/* Callers tend to be in the callee's module: its id is at hand. */
+			if (module != last_module) {
+				if (module_use(u, module) < 0)
+					return -1;
+				last_module = module;
+				last_id = u->modules[module].stream_id;
+			}
+			f->module = last_id;
+			f->address = address;
+			f->flags = (uf->flags & MS_FRAME_RETURN) | flags;
+			if (!r) {
+				out->reason = MS_END_NO_MODULE;
+				broke = true;
+				break;
+			}
 		}
-		if (module_use(u, loc.module) < 0)
-			return -1;
-		f->module = u->modules[loc.module].stream_id;
-		f->address = loc.address;
-		f->flags = (us->frames[i].flags & MS_FRAME_RETURN) | loc.flags;
-		if (!r) {
-			out->reason = MS_END_NO_MODULE;
-			broke = true;
-			break;
-		}
+		n += i + broke;
 	}
 	u->stats.user_frames += i + broke;	/* the frame that broke out counts */
 	if (i < us->n && out->reason != MS_END_NO_MODULE)

@@ -2,7 +2,9 @@
  * Unit tests of ms-unwind's model (libcommon/unwind): the address space
  * (overlap, split, exec, fork, lookup), module identity and build ids, the
  * normalization of addresses through ELF segments, stacks and their end
- * reasons, no allocation per sample, and the stage over a whole stream.
+ * reasons, no allocation per sample, the stage over a whole stream, and
+ * the DWARF walk's fast paths (the sampled registers of ms-record's mask,
+ * the memo of rules, the inline step) against the general ones.
  *
  * Files: tests/unit/data/elf-tiny (build id 0123...4567, built by the
  * suite) and this test binary itself, both found next to /proc/self/exe.
@@ -29,6 +31,8 @@
 #include "stream/records.h"
 #include "stream/stream.h"
 #include "unwind/addrspace.h"
+#include "unwind/cfi.h"
+#include "unwind/dwarf.h"
 #include "unwind/elffile.h"
 #include "unwind/unwind.h"
 #include "util/error.h"
@@ -830,6 +834,349 @@ static void test_unwind_no_alloc_per_sample(void **state)
 	ms_unwinder_free(u);
 }
 
+/* ---- the DWARF walk's fast paths ---- */
+
+/* The registers ms-record samples, and perf's default (flags, cs, ss too). */
+static void test_dwarf_sampled_masks(void **state)
+{
+	struct ms_sample *a = new_sample(1, 1), *b = new_sample(1, 1);
+	struct ms_sampled_state sa, sb;
+	struct ms_regstate ra, rb;
+	uint32_t i, j;
+
+	(void)state;
+	a->regs_abi = b->regs_abi = 2;
+	a->regs_mask = 0xff01ff;
+	b->regs_mask = 0xff0fff;
+	for (i = 0, j = 0; i < 24; i++) {
+		if (!(b->regs_mask & (1ull << i)))
+			continue;
+		b->regs[j++] = 0x1000 + i;
+		if (a->regs_mask & (1ull << i))
+			a->regs[a->n_regs++] = 0x1000 + i;
+	}
+	b->n_regs = j;
+	a->stack = b->stack = (const uint8_t *)"0123456789abcdef";
+	a->stack_len = b->stack_len = 16;
+	ms_sampled_state_init(&sa, &ra, a);
+	ms_sampled_state_init(&sb, &rb, b);
+	assert_int_equal(ra.known, (1u << MS_DWARF_REGS) - 1);
+	assert_int_equal(rb.known, ra.known);
+	assert_int_equal(ra.saved, 0);
+	assert_int_equal(rb.saved, 0);
+	for (i = 0; i < MS_DWARF_REGS; i++)
+		assert_int_equal(ra.val[i], rb.val[i]);
+	/* perf's order: AX BX CX DX SI DI BP SP IP, then R8-R15 at bits 16-23. */
+	assert_int_equal(ra.val[MS_DW_RBX], 0x1001);
+	assert_int_equal(ra.val[MS_DW_RDX], 0x1003);
+	assert_int_equal(ra.val[MS_DW_RSP], 0x1007);
+	assert_int_equal(ra.val[MS_DW_RA], 0x1008);
+	assert_int_equal(ra.val[8], 0x1010);
+	assert_int_equal(ra.val[MS_DW_R15], 0x1017);
+	assert_int_equal(sa.start, 0x1007);
+	assert_int_equal(sa.len, 16);
+	/* Fewer values than the mask says: only those there are known. */
+	a->n_regs = 8;
+	ms_sampled_state_init(&sa, &ra, a);
+	assert_int_equal(ra.known, 0xff);	/* AX..SP: DWARF 0-7; no IP */
+	free(a);
+	free(b);
+}
+
+/*
+ * A recursion of DEPTH frames of 16 bytes (%rbx saved at CFA - 16, the
+ * return address at CFA - 8) under main (return address only) under
+ * _start (outermost), in a stack copy at SP.
+ */
+#define W_SP 0x7ffc0000ull
+#define W_LEAF 0x401010ull
+#define W_REC_RET 0x401020ull
+#define W_MAIN_RET 0x401110ull
+#define W_START_RET 0x401210ull
+#define W_DEPTH 20
+#define W_MODULE 3
+#define W_DELTA 0x3ff000ull
+
+struct test_source {
+	struct ms_rule_source src;	/* first: find() gets it back */
+	struct ms_cfi_rule rec, main, start;
+	uint32_t calls;
+};
+
+static int test_find(struct ms_rule_source *src, struct ms_uframe *f, uint64_t lookup,
+		     const struct ms_cfi_rule **rule, const struct ms_dwarf_op **ops,
+		     uint32_t *end)
+{
+	struct test_source *t = (struct test_source *)src;
+
+	t->calls++;
+	f->resolved = true;
+	f->module = W_MODULE;
+	f->address = f->pc - W_DELTA;
+	f->loc_flags = MS_FRAME_FILE_OFFSET;
+	*ops = NULL;
+	if (lookup >= 0x401000 && lookup < 0x401100)
+		*rule = &t->rec;
+	else if (lookup >= 0x401100 && lookup < 0x401200)
+		*rule = &t->main;
+	else if (lookup >= 0x401200 && lookup < 0x401300)
+		*rule = &t->start;
+	else {
+		*end = MS_END_NO_CFI;
+		return 0;
+	}
+	return 1;
+}
+
+/* CFA = %rsp + 16, %rbx (when rbx) at CFA - 16, the return address at CFA - 8. */
+static void test_rule(struct ms_cfi_rule *r, bool rbx, bool simple, bool fast)
+{
+	memset(r, 0, sizeof(*r));
+	r->cfa_kind = MS_CFA_REG;
+	r->cfa_reg = MS_DW_RSP;
+	r->cfa_arg = 16;
+	/* The psABI's caller-saved registers. */
+	r->undef = 1u << MS_DW_RAX | 1u << MS_DW_RDX | 1u << MS_DW_RCX | 1u << MS_DW_RSI |
+		   1u << MS_DW_RDI | 0xfu << 8;
+	if (rbx)
+		r->regs[r->n++] = (struct ms_reg_rule){ MS_DW_RBX, MS_REG_OFFSET, 0, -16 };
+	r->regs[r->n++] = (struct ms_reg_rule){ MS_DW_RSP, MS_REG_VAL_OFFSET, 0, 0 };
+	r->regs[r->n++] = (struct ms_reg_rule){ MS_DW_RA, MS_REG_OFFSET, 0, -8 };
+	r->saved = (rbx ? 1u << MS_DW_RBX : 0) | 1u << MS_DW_RA;
+	r->valued = 1u << MS_DW_RSP;
+	r->flags = simple ? MS_CFI_SIMPLE : 0;
+	if (fast) {
+		/* As ms_cfi_find() makes them. */
+		r->fast = true;
+		r->ra_off = -8;
+		r->clear = r->undef | r->saved | r->valued;
+		r->set_known = r->valued | 1u << MS_DW_RA;
+		r->set_saved = r->saved & ~(1u << MS_DW_RA);
+	}
+}
+
+static struct test_source *test_source_new(bool simple, bool fast)
+{
+	struct test_source *t = calloc(1, sizeof(*t));
+
+	assert_non_null(t);
+	t->src.find = test_find;
+	test_rule(&t->rec, true, simple, fast);
+	test_rule(&t->main, false, simple, fast);
+	test_rule(&t->start, false, false, false);
+	t->start.flags = MS_CFI_OUTERMOST;
+	t->start.undef |= 1u << MS_DW_RA;
+	t->start.n--;
+	return t;
+}
+
+static uint8_t walk_mem[512];
+
+static void walk_put(uint64_t addr, uint64_t v)
+{
+	memcpy(&walk_mem[addr - W_SP], &v, 8);
+}
+
+/* The sample: its registers (%rbx 0xb0b) and a copy of len bytes. */
+static struct ms_sample *walk_sample(uint32_t len)
+{
+	struct ms_sample *s = new_sample(1, 1);
+	uint32_t k;
+
+	memset(walk_mem, 0xee, sizeof(walk_mem));
+	for (k = 0; k < W_DEPTH; k++) {
+		walk_put(W_SP + 16 * k, 100 + k);
+		walk_put(W_SP + 16 * k + 8, k + 1 < W_DEPTH ? W_REC_RET : W_MAIN_RET);
+	}
+	walk_put(W_SP + 16 * W_DEPTH + 8, W_START_RET);
+	s->regs_abi = 2;
+	s->regs_mask = 0xff01ff;
+	s->n_regs = 17;
+	for (k = 0; k < 17; k++)
+		s->regs[k] = 0x5000 + k;
+	s->regs[1] = 0xb0b;		/* BX */
+	s->regs[7] = W_SP;		/* SP */
+	s->regs[8] = W_LEAF;		/* IP */
+	s->stack = walk_mem;
+	s->stack_len = len;
+	return s;
+}
+
+struct walk_result {
+	struct ms_uframe frames[64];
+	struct ms_walk w;
+	struct ms_regstate rs;
+};
+
+static void do_walk(struct test_source *t, const struct ms_sample *s, uint32_t max,
+		    struct walk_result *out)
+{
+	struct ms_sampled_state st;
+
+	memset(out, 0, sizeof(*out));
+	ms_sampled_state_init(&st, &out->rs, s);
+	assert_int_equal(ms_dwarf_walk(&out->rs, &st.reader, &t->src, out->frames, max, &out->w), 0);
+}
+
+/* Same frames, end, last rule's kind and final state. */
+static void same_walk(const struct walk_result *a, const struct walk_result *b)
+{
+	assert_int_equal(a->w.n, b->w.n);
+	assert_int_equal(a->w.end, b->w.end);
+	assert_int_equal(a->w.rule == NULL, b->w.rule == NULL);
+	for (uint32_t i = 0; i < a->w.n; i++) {
+		assert_int_equal(a->frames[i].pc, b->frames[i].pc);
+		assert_int_equal(a->frames[i].flags, b->frames[i].flags);
+		assert_int_equal(a->frames[i].resolved, b->frames[i].resolved);
+		assert_int_equal(a->frames[i].module, b->frames[i].module);
+		assert_int_equal(a->frames[i].address, b->frames[i].address);
+		assert_int_equal(a->frames[i].loc_flags, b->frames[i].loc_flags);
+	}
+	assert_int_equal(a->rs.known, b->rs.known);
+	assert_int_equal(a->rs.saved, b->rs.saved);
+	for (unsigned r = 0; r < MS_DWARF_REGS; r++)
+		if ((a->rs.known | a->rs.saved) & (1u << r))
+			assert_int_equal(a->rs.val[r], b->rs.val[r]);
+}
+
+static void test_dwarf_walk_memo(void **state)
+{
+	struct test_source *fast = test_source_new(true, true);
+	struct test_source *plain = test_source_new(false, false);
+	struct ms_sample *s = walk_sample(sizeof(walk_mem));
+	struct walk_result *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	uint32_t i;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	do_walk(fast, s, 64, a);
+	assert_int_equal(a->w.end, MS_END_OUTERMOST);
+	assert_int_equal(a->w.n, W_DEPTH + 2);
+	assert_int_equal(a->frames[0].pc, W_LEAF);
+	assert_int_equal(a->frames[0].flags, 0);
+	for (i = 1; i < W_DEPTH; i++) {
+		assert_int_equal(a->frames[i].pc, W_REC_RET);
+		assert_int_equal(a->frames[i].flags, MS_FRAME_RETURN);
+	}
+	assert_int_equal(a->frames[W_DEPTH].pc, W_MAIN_RET);
+	assert_int_equal(a->frames[W_DEPTH + 1].pc, W_START_RET);
+	for (i = 0; i < a->w.n; i++) {
+		/* Bound as the source bound it, memo or not. */
+		assert_true(a->frames[i].resolved);
+		assert_int_equal(a->frames[i].module, W_MODULE);
+		assert_int_equal(a->frames[i].address, a->frames[i].pc - W_DELTA);
+		assert_int_equal(a->frames[i].loc_flags, MS_FRAME_FILE_OFFSET);
+	}
+	/* The outermost frame's state: %rbx last saved by the outermost recursion frame. */
+	assert_int_equal(a->rs.val[MS_DW_RSP], W_SP + 16 * (W_DEPTH + 1));
+	assert_true(a->rs.saved & (1u << MS_DW_RBX));
+	assert_int_equal(a->rs.val[MS_DW_RBX], W_SP + 16 * (W_DEPTH - 1));
+	/* One question per distinct lookup: the recursion's return came from the memo. */
+	assert_int_equal(fast->calls, 4);
+	assert_int_equal(fast->src.memo_hits, W_DEPTH - 2);
+	/* Without an epoch, a later walk asks again. */
+	do_walk(fast, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(fast->calls, 8);
+	/* With one, answers last while it does. */
+	fast->src.epoch = 5;
+	do_walk(fast, s, 64, b);
+	assert_int_equal(fast->calls, 12);
+	do_walk(fast, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(fast->calls, 12);
+	fast->src.epoch = 6;
+	do_walk(fast, s, 64, b);
+	assert_int_equal(fast->calls, 16);
+	same_walk(a, b);
+
+	/* Rules that are not simple: asked every time, and the general step agrees. */
+	do_walk(plain, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(plain->calls, W_DEPTH + 2);
+	assert_int_equal(plain->src.memo_hits, 0);
+	free(a);
+	free(b);
+	free(s);
+	free(fast);
+	free(plain);
+}
+
+/* The inline step ends walks as the general one does. */
+static void test_dwarf_walk_fast_ends(void **state)
+{
+	struct test_source *fast = test_source_new(true, true);
+	struct test_source *plain = test_source_new(false, false);
+	struct walk_result *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct ms_sample *s;
+	uint32_t len;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	/* Every cut of the copy: the frames up to the last whole return address. */
+	for (len = 0; len <= 16 * W_DEPTH + 24; len++) {
+		s = walk_sample(len);
+		do_walk(fast, s, 64, a);
+		do_walk(plain, s, 64, b);
+		same_walk(a, b);
+		if (len < 16 * W_DEPTH + 16) {
+			assert_int_equal(a->w.end, MS_END_STACK_COPY);
+			/* Frame k's return address is at SP + 16k + 8. */
+			assert_int_equal(a->w.n, len / 16 + 1);
+			assert_non_null(a->w.rule);
+		} else {
+			assert_int_equal(a->w.end, MS_END_OUTERMOST);
+		}
+		free(s);
+	}
+	/* The depth limit: the last frame's rule is kept. */
+	s = walk_sample(sizeof(walk_mem));
+	do_walk(fast, s, 5, a);
+	do_walk(plain, s, 5, b);
+	same_walk(a, b);
+	assert_int_equal(a->w.end, MS_END_DEPTH);
+	assert_int_equal(a->w.n, 5);
+	assert_ptr_equal(a->w.rule, &fast->rec);
+	/* A CFA that does not move outwards. */
+	fast->rec.cfa_arg = plain->rec.cfa_arg = 0;
+	do_walk(fast, s, 64, a);
+	do_walk(plain, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(a->w.end, MS_END_CFA_NOT_OUTWARDS);
+	assert_int_equal(a->w.n, 1);
+	/* A zero return address: outermost, no rule. */
+	fast->rec.cfa_arg = plain->rec.cfa_arg = 16;
+	walk_put(W_SP + 8, 0);
+	do_walk(fast, s, 64, a);
+	do_walk(plain, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(a->w.end, MS_END_OUTERMOST);
+	assert_int_equal(a->w.n, 1);
+	assert_null(a->w.rule);
+	/* A CFA register with no value: the general step says which. */
+	s->regs_mask = 0xff017f;	/* no SP */
+	s->n_regs = 16;
+	memmove(&s->regs[7], &s->regs[8], 9 * sizeof(s->regs[0]));
+	do_walk(fast, s, 64, a);
+	do_walk(plain, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(a->w.end, MS_END_MISSING_REGISTER);
+	/* An address no rule covers. */
+	s = walk_sample(sizeof(walk_mem));
+	walk_put(W_SP + 16 * 3 + 8, 0x900000);
+	do_walk(fast, s, 64, a);
+	assert_int_equal(a->w.end, MS_END_NO_CFI);
+	assert_int_equal(a->w.n, 5);
+	assert_null(a->w.rule);
+	free(s);
+	free(a);
+	free(b);
+	free(fast);
+	free(plain);
+}
+
 /* ---- the stage over a stream ---- */
 
 static int memfd(void)
@@ -1008,6 +1355,9 @@ int main(void)
 		cmocka_unit_test(test_unwind_tiny_segments),
 		cmocka_unit_test(test_unwind_identity_mismatch),
 		cmocka_unit_test(test_unwind_no_alloc_per_sample),
+		cmocka_unit_test(test_dwarf_sampled_masks),
+		cmocka_unit_test(test_dwarf_walk_memo),
+		cmocka_unit_test(test_dwarf_walk_fast_ends),
 		cmocka_unit_test(test_stage_stream),
 		cmocka_unit_test(test_stage_policy),
 		cmocka_unit_test(test_stage_truncated),
