@@ -50,6 +50,11 @@ named() {
 		[ "$(stat -c %a cache/microscope)" = 700 ]
 	fi
 	[ -z "$(find cache -name '*.tmp-*' 2>/dev/null)" ]
+	# Inflated copies leave out what is never read (location lists): empty, not inflated.
+	for f in cache/microscope/debug/*.debug; do
+		[ -e "$f" ] || continue
+		! readelf -SW "$f" | grep -E '\.debug_loclists +PROGBITS'
+	done
 	# Damaged: each cache file cut to half; they are refused and rewritten.
 	for f in $(find cache -type f 2>/dev/null); do
 		truncate -s $(($(stat -c %s "$f") / 2)) "$f"

@@ -1,6 +1,7 @@
 #include "symbols/dcache.h"
 
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,7 +35,28 @@ bool ms_elf_debug_compressed(Elf *elf)
 	return debug_info(elf, &sh) && (sh.sh_flags & SHF_COMPRESSED);
 }
 
-/* Write elf to fd with every compressed section inflated (as eu-elfcompress -t none). */
+/*
+ * Sections the symbolizer never reads, whose inflating would be wasted:
+ * location lists (a seventh of libc6-dbg's bytes) and macros.
+ */
+static bool unread_section(const char *name)
+{
+	static const char *const names[] = {
+		".debug_loclists", ".debug_loc", ".debug_macro", ".debug_macinfo",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Write elf to fd with every compressed section inflated (as eu-elfcompress
+ * -t none), except that a compressed section the symbolizer never reads is
+ * written empty (SHT_NOBITS, which libdw takes as absent), keeping every
+ * section's index.
+ */
 static int write_inflated(Elf *in, int fd)
 {
 	Elf *out = elf_begin(fd, ELF_C_WRITE, NULL);
@@ -60,15 +82,24 @@ static int write_inflated(Elf *in, int fd)
 		GElf_Shdr sh;
 		Elf_Scn *oscn;
 		Elf_Data *d, *od;
+		const char *name;
+		bool drop;
 
 		if (!gelf_getshdr(scn, &sh))
 			goto out;
-		if ((sh.sh_flags & SHF_COMPRESSED) &&
-		    (elf_compress(scn, 0, 0) < 0 || !gelf_getshdr(scn, &sh)))
+		name = elf_strptr(in, shstrndx, sh.sh_name);
+		drop = (sh.sh_flags & SHF_COMPRESSED) && name && unread_section(name);
+		if (drop) {
+			sh.sh_type = SHT_NOBITS;
+			sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+			sh.sh_size = 0;
+		} else if ((sh.sh_flags & SHF_COMPRESSED) &&
+			   (elf_compress(scn, 0, 0) < 0 || !gelf_getshdr(scn, &sh))) {
 			goto out;
+		}
 		if (!(oscn = elf_newscn(out)) || !(od = elf_newdata(oscn)))
 			goto out;
-		if ((d = elf_getdata(scn, NULL))) {
+		if (!drop && (d = elf_getdata(scn, NULL))) {
 			od->d_buf = d->d_buf;
 			od->d_type = d->d_type;
 			od->d_size = d->d_size;

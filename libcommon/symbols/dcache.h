@@ -11,6 +11,9 @@
  * ~/.cache/microscope/debug/...), atomically (util/publish.h), and every
  * later run maps the copy instead.
  *
+ * Compressed sections the symbolizer never reads (location lists, macros)
+ * are written empty (SHT_NOBITS, absent to libdw) rather than inflated.
+ *
  * The copy is input like any other: it is used only when it is an ELF file
  * whose build id note equals the module's, that holds the bytes of every
  * section its headers list, and whose .debug_info is not compressed;

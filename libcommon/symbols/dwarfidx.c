@@ -1,6 +1,7 @@
 #include "symbols/dwarfidx.h"
 
 #include <dwarf.h>
+#include <gelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,8 @@
 
 #include "stream/records.h"
 #include "symbols/demangle.h"
+#include "symbols/lines.h"
+#include "symbols/radix.h"
 #include "symbols/strpool.h"
 
 #define NONE UINT32_MAX
@@ -34,6 +37,12 @@ struct top {
 	uint32_t scope;
 };
 
+enum lines_state {
+	LINES_NEW,
+	LINES_OURS,	/* lines.h read the table */
+	LINES_LIBDW,	/* lines.h refused it: libdw's dwarf_getsrc_die() */
+};
+
 enum unit_state {
 	UNIT_NEW,
 	UNIT_INDEXED,
@@ -41,8 +50,13 @@ enum unit_state {
 };
 
 struct unit {
-	Dwarf_Die die;
+	Dwarf_Die die;		/* read on first use when the units came from aranges */
+	Dwarf_Off off;		/* of die */
+	uint32_t ar, n_ar;	/* from aranges: its ranges there, in d->ar */
+	bool checked;		/* die read and its ranges found equal to aranges' */
 	uint8_t state;
+	uint8_t lines_state;	/* LINES_*: whose reader answers for its lines */
+	struct ms_linetab *lines;	/* LINES_OURS: its table, maybe shared */
 	bool files_read;
 	bool comp_dir_read;
 	const char *comp_dir;	/* NULL when the unit names none */
@@ -82,6 +96,22 @@ struct ms_dwarfidx {
 	struct unit_range *uranges;
 	uint32_t n_uranges;
 	bool incomplete;	/* the list of units stopped at an error */
+	/*
+	 * The units and their ranges came from .debug_aranges (see
+	 * read_aranges()); each unit is checked against its DIE on first use,
+	 * and anything that does not hold sends the index to read_units().
+	 */
+	bool from_aranges;
+	struct range *ar;	/* each unit's ranges per aranges, sorted per unit */
+	uint32_t n_ar;
+	struct range *tmp;	/* one unit's ranges per its DIE, while checking */
+	uint32_t alloc_tmp;
+	Elf *elf;
+	bool have_sections;	/* lsec was filled */
+	struct ms_line_sections lsec;
+	struct ms_linetab **tabs;	/* line tables read, each once (units may share one) */
+	uint32_t n_tabs, alloc_tabs;
+	struct ms_line_scratch scratch;
 	struct name *names;
 	uint32_t n_names, alloc_names;
 	struct ms_strpool pool;
@@ -118,7 +148,28 @@ static int cmp_urange(const void *a, const void *b)
 
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
-	return x->unit < y->unit ? -1 : x->unit > y->unit;
+	if (x->unit != y->unit)
+		return x->unit < y->unit ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/* A unit has a handful of ranges, usually in order already. */
+static void sort_ranges(struct range *r, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (cmp_range(&r[i - 1], &r[i]) > 0) {
+			qsort(r, n, sizeof(*r), cmp_range);
+			return;
+		}
 }
 
 static int cmp_top(const void *a, const void *b)
@@ -162,6 +213,8 @@ static int read_units(struct ms_dwarfidx *d)
 		u = d->n_units;
 		memset(&d->units[u], 0, sizeof(d->units[u]));
 		d->units[u].die = cudie;
+		d->units[u].off = dwarf_dieoffset(&cudie);
+		d->units[u].checked = true;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
@@ -192,30 +245,6 @@ static int read_units(struct ms_dwarfidx *d)
 	return 0;
 }
 
-struct ms_dwarfidx *ms_dwarfidx_new(Elf *elf, const char **why)
-{
-	struct ms_dwarfidx *d = calloc(1, sizeof(*d));
-
-	*why = NULL;
-	if (!d) {
-		*why = "out of memory";
-		return NULL;
-	}
-	ms_strpool_init(&d->pool);
-	d->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!d->dw) {
-		*why = dwarf_errmsg(-1);
-		free(d);
-		return NULL;
-	}
-	if (read_units(d) < 0) {
-		*why = "out of memory";
-		ms_dwarfidx_free(d);
-		return NULL;
-	}
-	return d;
-}
-
 static void unit_release(struct unit *u)
 {
 	free(u->scopes);
@@ -228,6 +257,397 @@ static void unit_release(struct unit *u)
 	u->alloc_scopes = u->alloc_ranges = u->alloc_tops = 0;
 }
 
+/* ---- the units' ranges from .debug_aranges ---- */
+
+/*
+ * Reading every unit's first DIE makes libdw parse the unit's table of
+ * abbreviations (GCC puts the unit's own abbreviation last): for libc6-dbg's
+ * 2000 units that was most of ms-symbolize's start-up. .debug_aranges says
+ * in one small table which unit holds which addresses, but it is only a
+ * hint, never the truth:
+ *  - read_aranges() uses it only when it is well formed, names units whose
+ *    headers are where it says, and gives no two units overlapping ranges;
+ *  - a unit found through it is checked on its first use (check_unit()): it
+ *    must be a compile unit whose DIE's ranges are exactly its aranges';
+ *  - an address that no range of aranges covers may still be in a unit
+ *    that aranges describes short or not at all.
+ * In the last two cases, and on any error, the index is built again from
+ * every unit's DIE (read_units()), so an answer never depends on aranges
+ * being right: they only spare reading the units no address falls in.
+ */
+
+/* One unit's header, while reading aranges. */
+struct unit_hdr {
+	Dwarf_Off off, die;	/* of its header and its first DIE */
+	uint32_t ar, n_ar;	/* its ranges in d->ar */
+	bool named;		/* aranges have a set for it */
+};
+
+/* The bytes of the section called name; NULL when absent, empty or still compressed. */
+static Elf_Data *section_data(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(n, name))
+			continue;
+		if (sh.sh_type == SHT_NOBITS || (sh.sh_flags & SHF_COMPRESSED))
+			return NULL;
+		data = elf_getdata(scn, NULL);
+		return data && data->d_buf && data->d_size ? data : NULL;
+	}
+	return NULL;
+}
+
+/* A bounded little- or big-endian reader over a section's bytes. */
+struct cursor {
+	const uint8_t *p, *end;
+	bool swap;		/* the file's byte order is not ours */
+	bool bad;		/* read past the end */
+};
+
+static uint64_t read_uint(struct cursor *c, unsigned int size)
+{
+	uint64_t v;
+
+	if (c->bad || (size_t)(c->end - c->p) < size) {
+		c->bad = true;
+		return 0;
+	}
+	switch (size) {
+	case 1:
+		v = *c->p;
+		break;
+	case 2: {
+		uint16_t x;
+
+		memcpy(&x, c->p, 2);
+		v = c->swap ? __builtin_bswap16(x) : x;
+		break;
+	}
+	case 4: {
+		uint32_t x;
+
+		memcpy(&x, c->p, 4);
+		v = c->swap ? __builtin_bswap32(x) : x;
+		break;
+	}
+	default:
+		memcpy(&v, c->p, 8);
+		if (c->swap)
+			v = __builtin_bswap64(v);
+		break;
+	}
+	c->p += size;
+	return v;
+}
+
+static struct unit_hdr *find_hdr(struct unit_hdr *h, uint32_t n, Dwarf_Off off)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (h[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && h[lo].off == off ? &h[lo] : NULL;
+}
+
+/*
+ * The sets of .debug_aranges into d->ar, each naming its unit's header in h.
+ * 0, 1 when they cannot be used, -1 when out of memory.
+ */
+static int read_sets(struct ms_dwarfidx *d, Elf_Data *data, bool swap, struct unit_hdr *h,
+		     uint32_t n_h)
+{
+	struct cursor c = { data->d_buf, (const uint8_t *)data->d_buf + data->d_size, swap, false };
+	uint32_t alloc_ar = 0;
+
+	while (c.p < c.end) {
+		const uint8_t *set = c.p, *set_end;
+		uint64_t len = read_uint(&c, 4), info;
+		unsigned int offset_size = 4, addr_size;
+		struct unit_hdr *u;
+
+		if (len == 0xffffffff) {
+			offset_size = 8;
+			len = read_uint(&c, 8);
+		} else if (len >= 0xfffffff0) {
+			return 1;
+		}
+		if (c.bad || len > (uint64_t)(c.end - c.p))
+			return 1;
+		set_end = c.p + len;
+		c.end = set_end;
+		if (read_uint(&c, 2) != 2)
+			return 1;
+		info = read_uint(&c, offset_size);
+		addr_size = (unsigned int)read_uint(&c, 1);
+		if (c.bad || (addr_size != 4 && addr_size != 8) || read_uint(&c, 1) != 0)
+			return 1;
+		if (!(u = find_hdr(h, n_h, info)) || u->named)
+			return 1;
+		u->named = true;
+		u->ar = d->n_ar;
+		/* The tuples start at a multiple of their size from the set's start. */
+		c.p = set + ((size_t)(c.p - set) + 2 * addr_size - 1) / (2 * addr_size) * (2 * addr_size);
+		if (c.p > set_end)
+			return 1;
+		for (;;) {
+			uint64_t lo = read_uint(&c, addr_size), n = read_uint(&c, addr_size);
+
+			if (c.bad)
+				return 1;
+			if (!lo && !n)
+				break;
+			if (!n)
+				continue;
+			if (lo + n < lo || (addr_size == 4 && lo + n > UINT32_MAX + 1ull))
+				return 1;
+			if (!grow((void **)&d->ar, &alloc_ar, d->n_ar, sizeof(*d->ar)))
+				return -1;
+			d->ar[d->n_ar++] = (struct range){ lo, lo + n };
+		}
+		u->n_ar = d->n_ar - u->ar;
+		sort_ranges(d->ar + u->ar, u->n_ar);
+		c.p = set_end;
+		c.end = (const uint8_t *)data->d_buf + data->d_size;
+	}
+	return 0;
+}
+
+/* Whether ranges of two different units overlap (uranges sorted). */
+static bool units_overlap(const struct ms_dwarfidx *d)
+{
+	/* The highest end so far, and the highest of units other than its one. */
+	uint64_t hi1 = 0, hi2 = 0;
+	uint32_t unit1 = NONE;
+
+	for (uint32_t i = 0; i < d->n_uranges; i++) {
+		const struct unit_range *r = &d->uranges[i];
+
+		if (r->lo < (r->unit == unit1 ? hi2 : hi1))
+			return true;
+		if (r->hi > hi1) {
+			if (r->unit != unit1)
+				hi2 = hi1;
+			hi1 = r->hi;
+			unit1 = r->unit;
+		} else if (r->unit != unit1 && r->hi > hi2) {
+			hi2 = r->hi;
+		}
+	}
+	return false;
+}
+
+/*
+ * d->uranges from each unit's sorted aranges, sorted as cmp_urange() sorts:
+ * units are in order and each one's ranges too, so a stable sort by lo is
+ * enough. 0, or -1 when out of memory.
+ */
+static int sort_uranges(struct ms_dwarfidx *d)
+{
+	uint32_t n = d->n_uranges, i, k = 0;
+	struct ms_rkey *keys = malloc(2 * (size_t)n * sizeof(*keys) + 1), *sorted;
+	struct unit_range *in = malloc((size_t)n * sizeof(*in) + 1);
+
+	if (!keys || !in) {
+		free(keys);
+		free(in);
+		return -1;
+	}
+	for (i = 0; i < d->n_units; i++)
+		for (uint32_t j = 0; j < d->units[i].n_ar; j++, k++) {
+			const struct range *a = &d->ar[d->units[i].ar + j];
+
+			in[k] = (struct unit_range){ a->lo, a->hi, i };
+			keys[k] = (struct ms_rkey){ a->lo, k, 0 };
+		}
+	sorted = ms_radix_sort(keys, keys + n, n);
+	for (i = 0; i < n; i++)
+		d->uranges[i] = in[sorted[i].pos];
+	free(keys);
+	free(in);
+	return 0;
+}
+
+/*
+ * The units and their ranges from .debug_aranges and the units' headers.
+ * 0 when done, 1 when they cannot be used (nothing kept), -1 when out of
+ * memory.
+ */
+static int read_aranges(struct ms_dwarfidx *d, Elf *elf)
+{
+	Elf_Data *aranges = section_data(elf, ".debug_aranges");
+	Elf_Data *info = section_data(elf, ".debug_info");
+	struct unit_hdr *h = NULL;
+	uint32_t n_h = 0, alloc_h = 0, alloc_units = 0, i;
+	Dwarf_Off off = 0, next;
+	Dwarf_Half version;
+	GElf_Ehdr eh;
+	size_t hsize;
+	int r;
+
+	if (!aranges || !info || !gelf_getehdr(elf, &eh))
+		return 1;
+	/* Every unit's header: a few bytes each, no DIE read. */
+	while ((r = dwarf_next_unit(d->dw, off, &next, &hsize, &version, NULL, NULL, NULL, NULL,
+				    NULL)) == 0) {
+		if (next <= off || next > info->d_size || version < 2 || version > 5)
+			goto unusable;
+		if (!grow((void **)&h, &alloc_h, n_h, sizeof(*h))) {
+			r = -1;
+			goto out;
+		}
+		h[n_h++] = (struct unit_hdr){ off, off + hsize, 0, 0, false };
+		off = next;
+	}
+	/* The list must end where the section does, as libdw's own walk would. */
+	if (r < 0 || off != info->d_size || !n_h)
+		goto unusable;
+	r = read_sets(d, aranges, eh.e_ident[EI_DATA] !=
+		      (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB), h, n_h);
+	if (r)
+		goto out;
+	/* Units in the order of the file, as read_units() numbers them. */
+	for (i = 0; i < n_h; i++) {
+		struct unit *u;
+
+		if (!h[i].n_ar)
+			continue;	/* no code, or none aranges know of: see above */
+		if (!grow((void **)&d->units, &alloc_units, d->n_units, sizeof(*d->units))) {
+			r = -1;
+			goto out;
+		}
+		u = &d->units[d->n_units];
+		memset(u, 0, sizeof(*u));
+		u->off = h[i].die;
+		u->ar = h[i].ar;
+		u->n_ar = h[i].n_ar;
+		d->n_uranges += h[i].n_ar;
+		d->n_units++;
+	}
+	if (d->n_uranges && !(d->uranges = malloc((size_t)d->n_uranges * sizeof(*d->uranges)))) {
+		r = -1;
+		goto out;
+	}
+	if (sort_uranges(d) < 0) {
+		r = -1;
+		goto out;
+	}
+	if (units_overlap(d))
+		goto unusable;
+	d->from_aranges = true;
+	d->stats.units = d->n_units;
+	r = 0;
+	goto out;
+unusable:
+	r = 1;
+out:
+	free(h);
+	if (r) {
+		free(d->units);
+		free(d->uranges);
+		free(d->ar);
+		d->units = NULL;
+		d->uranges = NULL;
+		d->ar = NULL;
+		d->n_units = d->n_uranges = d->n_ar = 0;
+	}
+	return r;
+}
+
+/* Forget the units (their strings handed out stay valid) and read them all from their DIEs. */
+static int reread_units(struct ms_dwarfidx *d)
+{
+	for (uint32_t i = 0; i < d->n_units; i++)
+		unit_release(&d->units[i]);
+	free(d->units);
+	free(d->uranges);
+	free(d->ar);
+	d->units = NULL;
+	d->uranges = NULL;
+	d->ar = NULL;
+	d->n_units = d->n_uranges = d->n_ar = 0;
+	d->from_aranges = false;
+	/* units_indexed and the rest count the work done: they go on counting. */
+	return read_units(d);
+}
+
+/*
+ * A unit from aranges, before its first use: its DIE, which must be a
+ * compile unit's whose ranges are the unit's aranges. 0 when it is, -1
+ * when not (or on any error).
+ */
+static int check_unit(struct ms_dwarfidx *d, struct unit *u)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	uint32_t n = 0, i;
+	uint8_t unit_type;
+
+	if (!dwarf_offdie(d->dw, u->off, &u->die) ||
+	    dwarf_cu_info(u->die.cu, NULL, &unit_type, NULL, NULL, NULL, NULL, NULL) != 0 ||
+	    unit_type != DW_UT_compile || dwarf_tag(&u->die) != DW_TAG_compile_unit)
+		return -1;
+	while ((off = dwarf_ranges(&u->die, off, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		if (n == u->n_ar || !grow((void **)&d->tmp, &d->alloc_tmp, n, sizeof(*d->tmp)))
+			return -1;
+		d->tmp[n++] = (struct range){ lo, hi };
+	}
+	if (off < 0 || n != u->n_ar)
+		return -1;
+	sort_ranges(d->tmp, n);
+	for (i = 0; i < n; i++)
+		if (d->tmp[i].lo != d->ar[u->ar + i].lo || d->tmp[i].hi != d->ar[u->ar + i].hi)
+			return -1;
+	u->checked = true;
+	return 0;
+}
+
+struct ms_dwarfidx *ms_dwarfidx_new(Elf *elf, const char **why)
+{
+	struct ms_dwarfidx *d = calloc(1, sizeof(*d));
+	int r;
+
+	*why = NULL;
+	if (!d) {
+		*why = "out of memory";
+		return NULL;
+	}
+	ms_strpool_init(&d->pool);
+	d->elf = elf;
+	d->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!d->dw) {
+		*why = dwarf_errmsg(-1);
+		free(d);
+		return NULL;
+	}
+	r = read_aranges(d, elf);
+	if (r > 0)
+		r = read_units(d);
+	if (r < 0) {
+		*why = "out of memory";
+		ms_dwarfidx_free(d);
+		return NULL;
+	}
+	return d;
+}
+
 void ms_dwarfidx_free(struct ms_dwarfidx *d)
 {
 	uint32_t i;
@@ -238,6 +658,14 @@ void ms_dwarfidx_free(struct ms_dwarfidx *d)
 		unit_release(&d->units[i]);
 	free(d->units);
 	free(d->uranges);
+	free(d->ar);
+	free(d->tmp);
+	for (i = 0; i < d->n_tabs; i++) {
+		ms_linetab_release(d->tabs[i]);
+		free(d->tabs[i]);
+	}
+	free(d->tabs);
+	ms_line_scratch_release(&d->scratch);
 	free(d->names);
 	free(d->paths);
 	ms_strpool_release(&d->pool);
@@ -254,6 +682,7 @@ const char *ms_dwarfidx_problem(const struct ms_dwarfidx *d)
 void ms_dwarfidx_stats(const struct ms_dwarfidx *d, struct ms_dwarfidx_stats *out)
 {
 	*out = d->stats;
+	out->from_aranges = d->from_aranges;
 }
 
 /* ---- indexing one unit ---- */
@@ -607,10 +1036,72 @@ static const char *shown_path(struct ms_dwarfidx *d, struct unit *u, const char 
 	return buf;
 }
 
+/*
+ * The unit's line table when lines.h can read it, each table once (units
+ * may share one, as libdw shares it by offset); NULL when libdw answers.
+ */
+static const struct ms_linetab *unit_lines(struct ms_dwarfidx *d, struct unit *u)
+{
+	struct ms_linetab *t;
+	Dwarf_Attribute a;
+	Dwarf_Word off;
+	uint8_t addr_size;
+	const char *comp_dir;
+	uint32_t i;
+	int r;
+
+	if (u->lines_state != LINES_NEW)
+		return u->lines_state == LINES_OURS ? u->lines : NULL;
+	u->lines_state = LINES_LIBDW;
+	if (!d->have_sections) {
+		Elf_Data *line = section_data(d->elf, ".debug_line");
+		Elf_Data *str = section_data(d->elf, ".debug_str");
+		Elf_Data *line_str = section_data(d->elf, ".debug_line_str");
+		GElf_Ehdr eh;
+
+		d->have_sections = true;
+		/* Relocatable files need libdw's relocations of DW_LNE_set_address. */
+		if (line && gelf_getehdr(d->elf, &eh) && eh.e_type != ET_REL)
+			d->lsec = (struct ms_line_sections){
+				line->d_buf, line->d_size,
+				str ? str->d_buf : NULL, str ? str->d_size : 0,
+				line_str ? line_str->d_buf : NULL, line_str ? line_str->d_size : 0,
+				eh.e_ident[EI_DATA] == ELFDATA2MSB,
+			};
+	}
+	/* The same attributes libdw's dwarf_getsrclines() reads. */
+	if (!d->lsec.line || !dwarf_attr(&u->die, DW_AT_stmt_list, &a) ||
+	    dwarf_formudata(&a, &off) != 0 ||
+	    dwarf_cu_info(u->die.cu, NULL, NULL, NULL, NULL, NULL, &addr_size, NULL) != 0)
+		return NULL;
+	for (i = 0; i < d->n_tabs; i++)
+		if (d->tabs[i]->offset == off) {
+			if (!d->tabs[i]->rows && !d->tabs[i]->files)
+				return NULL;	/* refused before */
+			u->lines = d->tabs[i];
+			u->lines_state = LINES_OURS;
+			return u->lines;
+		}
+	comp_dir = dwarf_attr(&u->die, DW_AT_comp_dir, &a) ? dwarf_formstring(&a) : NULL;
+	if (!grow((void **)&d->tabs, &d->alloc_tabs, d->n_tabs, sizeof(*d->tabs)) ||
+	    !(t = calloc(1, sizeof(*t))))
+		return NULL;
+	d->tabs[d->n_tabs++] = t;
+	r = ms_linetab_read(t, &d->lsec, off, addr_size, comp_dir, &d->pool, &d->scratch);
+	if (r)
+		return NULL;
+	u->lines = t;
+	u->lines_state = LINES_OURS;
+	return t;
+}
+
 static const char *call_file(struct ms_dwarfidx *d, struct unit *u, uint32_t idx)
 {
+	const struct ms_linetab *t = unit_lines(d, u);
 	const char *f;
 
+	if (t)
+		return shown_path(d, u, ms_linetab_file(t, idx));
 	if (!u->files_read) {
 		u->files_read = true;
 		if (dwarf_getsrcfiles(&u->die, &u->files, &u->n_files) != 0) {
@@ -636,13 +1127,30 @@ static void fill_entry(struct ms_dwarfidx *d, struct scope *s, struct ms_srcline
 int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *out,
 		       uint32_t max, uint32_t *n, uint64_t *start)
 {
-	uint32_t ui = find_unit(d, addr), top, cur, chain[DEPTH_MAX], k = 0, i, j, m;
+	uint32_t ui, top, cur, chain[DEPTH_MAX], k = 0, i, j, m;
 	struct unit *u;
+	const struct ms_linetab *lines;
 	Dwarf_Line *line;
-	int lineno;
+	const char *src = NULL;
+	bool has_line = false;
+	int lineno = 0;
 
 	*n = 0;
 	*start = 0;
+	for (;;) {
+		ui = find_unit(d, addr);
+		/* From aranges, a miss or a unit that is not as they say is not an answer. */
+		if (!d->from_aranges || (ui != NONE && (d->units[ui].checked ||
+							check_unit(d, &d->units[ui]) == 0)))
+			break;
+		if (reread_units(d) < 0) {
+			if (!d->problem[0])
+				snprintf(d->problem, sizeof(d->problem),
+					 "out of memory for the list of units");
+			d->incomplete = true;
+			return MS_SYM_BAD_DWARF;
+		}
+	}
 	if (ui == NONE)
 		return d->incomplete ? MS_SYM_BAD_DWARF : MS_SYM_NOT_IN_DEBUG;
 	u = &d->units[ui];
@@ -654,15 +1162,23 @@ int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *
 	/* The source line of the address itself: the innermost entry's. */
 	out[0].file = "";
 	out[0].line = 0;
-	if ((line = dwarf_getsrc_die(&u->die, addr))) {
-		out[0].file = shown_path(d, u, dwarf_linesrc(line, NULL, NULL));
-		if (dwarf_lineno(line, &lineno) == 0 && lineno > 0)
+	if ((lines = unit_lines(d, u))) {
+		has_line = ms_linetab_find(lines, addr, &src, &lineno);
+	} else if ((line = dwarf_getsrc_die(&u->die, addr))) {
+		has_line = true;
+		src = dwarf_linesrc(line, NULL, NULL);
+		if (dwarf_lineno(line, &lineno) != 0)
+			lineno = 0;
+	}
+	if (has_line) {
+		out[0].file = shown_path(d, u, src);
+		if (lineno > 0)
 			out[0].line = (uint32_t)lineno;
 	}
 
 	top = find_top(u, addr);
 	if (top == NONE) {
-		if (!line)
+		if (!has_line)
 			return MS_SYM_NOT_IN_DEBUG;
 		/* Lines but no function: assembly. The caller names it. */
 		out[0].function = NULL;

@@ -6,20 +6,30 @@
  * The index is built in two lazy steps so that the cost is paid once per
  * module and once per compilation unit, never per address:
  *  - at ms_dwarfidx_new(): the address ranges of every compilation unit,
- *    sorted (one read of each unit's first DIE);
- *  - at the first address in a unit: one walk of that unit's DIEs that
- *    keeps each subprogram with code and each inlined subroutine in it as a
- *    scope (ranges, parent, call site), and the subprograms' ranges sorted.
+ *    sorted. They come from .debug_aranges when it is well formed and names
+ *    the units' headers (no DIE read: reading each unit's first DIE makes
+ *    libdw parse its abbreviations, most of the start-up for libc6-dbg);
+ *    else from each unit's first DIE;
+ *  - at the first address in a unit: (from aranges) a check that the unit
+ *    is a compile unit whose DIE gives exactly the ranges aranges gave, then
+ *    one walk of that unit's DIEs that keeps each subprogram with code and
+ *    each inlined subroutine in it as a scope (ranges, parent, call site),
+ *    and the subprograms' ranges sorted.
+ * From aranges, an address no range covers, or a unit that fails its check,
+ * makes the index read every unit's first DIE as above and answer from
+ * that: an answer never depends on aranges being right or complete.
  * A lookup is then two binary searches, a descent through the inlined
- * scopes that contain the address, and libdw's search of the unit's line
- * table (parsed once per unit by libdw). Names (demangled) and declaration
- * lines are read once per scope, on first use.
+ * scopes that contain the address, and a search of the unit's line table
+ * (read once per unit by lines.h, or by libdw when lines.h refuses it).
+ * Names (demangled) and declaration lines are read once per scope, on first
+ * use.
  *
  * Corrupt DWARF is data, not a crash: a unit whose DIEs cannot be walked is
  * marked bad (its addresses give MS_SYM_BAD_DWARF); when the list of units
  * stops at an error, addresses no unit read so far covers give
  * MS_SYM_BAD_DWARF rather than MS_SYM_NOT_IN_DEBUG, since the lost units
- * may have covered them. ms_dwarfidx_problem() keeps the first error.
+ * may have covered them. ms_dwarfidx_problem() keeps the first error, found
+ * when a lookup needs the part that holds it.
  *
  * Addresses are the file's virtual addresses, as in its DWARF. Strings
  * handed out borrow from the index (libdw's sections and the index's
@@ -28,6 +38,7 @@
 #ifndef MS_SYMBOLS_DWARFIDX_H
 #define MS_SYMBOLS_DWARFIDX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <elfutils/libdw.h>
@@ -73,6 +84,7 @@ const char *ms_dwarfidx_problem(const struct ms_dwarfidx *d);
 struct ms_dwarfidx_stats {
 	uint32_t units, units_indexed, units_bad;
 	uint64_t scopes;
+	bool from_aranges;	/* the units are still those .debug_aranges gave */
 };
 void ms_dwarfidx_stats(const struct ms_dwarfidx *d, struct ms_dwarfidx_stats *out);
 

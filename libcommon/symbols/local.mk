@@ -2,6 +2,8 @@
 # stack frames (ms-symbolize).
 libcommon_a_SOURCES += \
 	libcommon/symbols/symtab.c libcommon/symbols/symtab.h \
+	libcommon/symbols/radix.c libcommon/symbols/radix.h \
+	libcommon/symbols/lines.c libcommon/symbols/lines.h \
 	libcommon/symbols/strpool.c libcommon/symbols/strpool.h \
 	libcommon/symbols/demangle.c libcommon/symbols/demangle.h \
 	libcommon/symbols/dwarfidx.c libcommon/symbols/dwarfidx.h \
@@ -31,3 +33,9 @@ UNIT_TESTS += tests/unit/kcache-test
 tests_unit_kcache_test_SOURCES = tests/unit/kcache-test.c
 tests_unit_kcache_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_kcache_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/symbols-index-test
+tests_unit_symbols_index_test_SOURCES = tests/unit/symbols-index-test.c tests/unit/symbols-index-aux.c
+# -g whatever the build's flags: the test reads its own two units' DWARF.
+tests_unit_symbols_index_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -g
+tests_unit_symbols_index_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

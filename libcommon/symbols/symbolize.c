@@ -36,6 +36,7 @@ struct smodule {
 	bool bad_dwarf_told;	/* the problem was counted (once per module) */
 	Dwarf_CFI *cfi;		/* the file's .eh_frame: function starts */
 	struct ms_symtab syms;
+	bool syms_pending;	/* syms not read yet (load_syms()) */
 	bool has_loads;
 	struct ms_elf_loads loads;
 };
@@ -348,6 +349,35 @@ static void load_debug(struct ms_symbolizer *s, uint32_t id, struct smodule *mod
 	tell_bad_dwarf(s, id, mod);
 }
 
+/*
+ * The module's symbols: the debug file's .symtab (what strip removed), then
+ * the file's; once. 0, or -1 when they are corrupt (the table stays empty).
+ */
+static int load_syms(struct ms_symbolizer *s, uint32_t id, struct smodule *mod)
+{
+	if (!mod->syms_pending)
+		return 0;
+	mod->syms_pending = false;
+	if ((mod->debug.elf && ms_symtab_load_elf(&mod->syms, mod->debug.elf) < 0) ||
+	    (mod->file.elf && ms_symtab_load_elf(&mod->syms, mod->file.elf) < 0)) {
+		ms_symtab_release(&mod->syms);
+		ms_symtab_init(&mod->syms);
+		ms_problems_add(&s->problems, "module-bad-symtab",
+				"module %u '%s': its symbol tables are corrupt and not used",
+				id, mod->path);
+		return -1;
+	}
+	return 0;
+}
+
+/* The symbol that covers addr in a loaded module, or NULL. */
+static const struct ms_sym *module_sym(struct ms_symbolizer *s, uint32_t id, struct smodule *mod,
+				       uint64_t addr)
+{
+	load_syms(s, id, mod);
+	return ms_symtab_lookup(&mod->syms, addr);
+}
+
 /* Open the module's file, prove it, find its debug file, read its symbols: once. */
 static void load_module(struct ms_symbolizer *s, uint32_t id, struct smodule *mod)
 {
@@ -376,18 +406,15 @@ static void load_module(struct ms_symbolizer *s, uint32_t id, struct smodule *mo
 				reason_text(r));
 		return;
 	}
-	/* Symbols: the debug file's .symtab (what strip removed), then the file's. */
-	if ((have_debug && ms_symtab_load_elf(&mod->syms, mod->debug.elf) < 0) ||
-	    (have_file && ms_symtab_load_elf(&mod->syms, mod->file.elf) < 0)) {
-		ms_symtab_release(&mod->syms);
-		ms_symtab_init(&mod->syms);
-		ms_problems_add(&s->problems, "module-bad-symtab",
-				"module %u '%s': its symbol tables are corrupt and not used",
-				id, mod->path);
-		if (!mod->dwarf) {
-			mod->reason = MS_SYM_BAD_ELF;
-			return;
-		}
+	/*
+	 * Symbols: with DWARF they only name what it does not (libc6-dbg's
+	 * 10,000 symbols are a third of loading libc), so they are read on
+	 * first need; without, now, since a corrupt table leaves nothing.
+	 */
+	mod->syms_pending = true;
+	if (!mod->dwarf && load_syms(s, id, mod) < 0) {
+		mod->reason = MS_SYM_BAD_ELF;
+		return;
 	}
 	mod->has_loads = ms_elf_loads_read(have_file ? mod->file.elf : mod->debug.elf,
 					   &mod->loads) == 0;
@@ -619,7 +646,6 @@ static int look_up_file(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 	/* A return address points after the call: look at the call itself. */
 	if ((f->flags & MS_FRAME_RETURN) && addr)
 		addr--;
-	sym = ms_symtab_lookup(&mod->syms, addr);
 	r = mod->debug_reason;
 	if (mod->dwarf) {
 		r = (uint32_t)ms_dwarfidx_lookup(mod->dwarf, addr, s->chain, MS_FRAME_LINES_MAX,
@@ -630,6 +656,8 @@ static int look_up_file(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 	if (r == MS_SYM_OK && n) {
 		struct ms_srcline *outer = &s->chain[n - 1];
 
+		/* The symbol is needed only where DWARF names no function or start. */
+		sym = !outer->function || !start ? module_sym(s, f->module, mod, addr) : NULL;
 		/* Assembly, or a function DWARF leaves unnamed: the symbol names it. */
 		if (!outer->function && sym) {
 			outer->function = display_name(s, &mod->syms, sym);
@@ -651,7 +679,7 @@ static int look_up_file(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 		fde_start(mod, addr, out);
 		return 0;
 	}
-	if (sym) {
+	if ((sym = module_sym(s, f->module, mod, addr))) {
 		out->name = display_name(s, &mod->syms, sym);
 		out->name_len = name_len(out->name);
 		out->symbol_start = sym->start;
@@ -802,16 +830,13 @@ int ms_symbolizer_frame(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 	return 0;
 }
 
-int ms_symbolizer_frame_if_new(struct ms_symbolizer *s, const struct ms_stack_frame *f,
-			       struct ms_frame *out)
+/* ms_symbolizer_frame_if_new() past its first test, out of line so that test costs no spills. */
+static __attribute__((noinline)) int frame_if_new(struct ms_symbolizer *s,
+						  const struct ms_stack_frame *f,
+						  struct ms_frame *out)
 {
 	bool is_new = false;
 
-	/* Recursion repeats a frame: the previous pair asked about costs a compare. */
-	if (s->have_last && f->address == s->last_address && f->module == s->last_module) {
-		s->stats.frames++;
-		return 0;
-	}
 	if (fact_slot(s, f->module, f->address)->used)
 		s->stats.frames++;
 	else if (ms_symbolizer_frame(s, f, out, &is_new) < 0)
@@ -821,6 +846,17 @@ int ms_symbolizer_frame_if_new(struct ms_symbolizer *s, const struct ms_stack_fr
 	s->last_module = f->module;
 	s->last_address = f->address;
 	return is_new;
+}
+
+int ms_symbolizer_frame_if_new(struct ms_symbolizer *s, const struct ms_stack_frame *f,
+			       struct ms_frame *out)
+{
+	/* Recursion repeats a frame: the previous pair asked about costs a compare. */
+	if (s->have_last && f->address == s->last_address && f->module == s->last_module) {
+		s->stats.frames++;
+		return 0;
+	}
+	return frame_if_new(s, f, out);
 }
 
 int ms_symbolizer_known(struct ms_symbolizer *s, const struct ms_frame *f)

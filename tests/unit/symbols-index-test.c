@@ -1,0 +1,1161 @@
+/*
+ * Unit tests of what makes ms-symbolize's start-up cheap without changing
+ * an answer (libcommon/symbols): the radix sort, kallsyms read whole (its
+ * addresses as strtoull reads them), the units taken from
+ * .debug_aranges (checked against each unit's DIE, and dropped for a full
+ * read when they are wrong, short or overlapping), and the line tables read
+ * without libdw (against libdw over every address of this program, and on
+ * hand-built tables for the rules and the refusals).
+ *
+ * Files: this test binary itself (two units built with -g: this file and
+ * symbols-index-aux.c), copied in memory and changed there, and the debug
+ * file of the libc it runs with (libc6-dbg, as the 05xx bats tests need).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbols/dwarfidx.h"
+#include "symbols/lines.h"
+#include "symbols/radix.h"
+#include "symbols/strpool.h"
+#include "symbols/symtab.h"
+#include "stream/records.h"
+#include "unwind/elffile.h"
+#include "util/error.h"
+
+int symbols_index_aux_a(int x);
+int symbols_index_aux_b(int x);
+
+/* ---- the radix sort ---- */
+
+static void test_radix_sort(void **state)
+{
+	enum { N = 5000 };
+	struct ms_rkey *a = malloc(2 * N * sizeof(*a)), *s;
+	uint64_t seed = 12345;
+	size_t i;
+
+	(void)state;
+	assert_non_null(a);
+	for (i = 0; i < N; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		/* Few distinct keys, spread over high and low bytes: many ties. */
+		a[i].key = (seed >> 60) << 40 | ((seed >> 20) & 7);
+		a[i].pos = (uint32_t)i;
+	}
+	s = ms_radix_sort(a, a + N, N);
+	for (i = 1; i < N; i++) {
+		assert_true(s[i - 1].key <= s[i].key);
+		/* Stable: equal keys keep their order. */
+		if (s[i - 1].key == s[i].key)
+			assert_true(s[i - 1].pos < s[i].pos);
+	}
+	/* All keys equal, one key, none: nothing moves. */
+	for (i = 0; i < 10; i++)
+		a[i] = (struct ms_rkey){ 42, (uint32_t)i, 0 };
+	s = ms_radix_sort(a, a + 10, 10);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(s[i].pos, i);
+	assert_ptr_equal(ms_radix_sort(a, a + 1, 1), a);
+	assert_ptr_equal(ms_radix_sort(a, a + 1, 0), a);
+	free(a);
+}
+
+/* ---- kallsyms read whole, addresses as strtoull reads them ---- */
+
+static void assert_ksym(const struct ms_symtab *t, uint64_t addr, const char *want)
+{
+	const struct ms_sym *sym = ms_symtab_lookup(t, addr);
+
+	if (!want) {
+		if (sym)
+			fail_msg("0x%llx: %s, expected nothing", (unsigned long long)addr,
+				 ms_symtab_name(t, sym));
+		return;
+	}
+	if (!sym)
+		fail_msg("0x%llx: nothing, expected %s", (unsigned long long)addr, want);
+	assert_string_equal(ms_symtab_name(t, sym), want);
+}
+
+static void test_kallsyms_addresses(void **state)
+{
+	/* The usual form, and the ones strtoull also takes; the last line has no newline. */
+	static const char text[] =
+		"0x10 T hexpref\n"
+		"  20 T spaced\n"
+		"00000000000000000030 T longaddr\n"
+		"0000000000000040 t low\n"
+		"00000000000000AB W upper\n"
+		"00000000000000c0 d data\n"
+		"00000000000000c8 T\n"
+		"zz T junk\n"
+		"0000000000000100 T last";
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	struct ms_symtab t;
+
+	(void)state;
+	assert_non_null(f);
+	ms_symtab_init(&t);
+	assert_int_equal(ms_symtab_load_kallsyms(&t, f), 0);
+	fclose(f);
+	assert_ksym(&t, 0xf, NULL);
+	assert_ksym(&t, 0x10, "hexpref");
+	assert_ksym(&t, 0x1f, "hexpref");
+	assert_ksym(&t, 0x20, "spaced");
+	assert_ksym(&t, 0x35, "longaddr");
+	assert_ksym(&t, 0x41, "low");
+	assert_ksym(&t, 0xab, "upper");
+	/* Data ends the text before it; the last symbol covers nothing. */
+	assert_ksym(&t, 0xbf, "upper");
+	assert_ksym(&t, 0xc0, NULL);
+	assert_ksym(&t, 0x100, NULL);
+	assert_int_equal(ms_symtab_count(&t), 5);
+	ms_symtab_release(&t);
+}
+
+/* ---- this program, copied in memory ---- */
+
+struct image {
+	uint8_t *buf;
+	size_t size;
+	Elf *elf;
+};
+
+static void image_open_path(struct image *im, const char *path)
+{
+	FILE *f;
+
+	assert_int_equal(ms_elf_setup(), 0);
+	f = fopen(path, "rb");
+	if (!f)
+		fail_msg("cannot open '%s'", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	im->size = (size_t)ftell(f);
+	rewind(f);
+	im->buf = malloc(im->size);
+	assert_non_null(im->buf);
+	assert_int_equal(fread(im->buf, 1, im->size, f), im->size);
+	fclose(f);
+	im->elf = elf_memory((char *)im->buf, im->size);
+	assert_non_null(im->elf);
+}
+
+static void image_open(struct image *im)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	image_open_path(im, exe);
+}
+
+/* Parse im->buf again after its bytes were changed. */
+static void image_reload(struct image *im)
+{
+	elf_end(im->elf);
+	im->elf = elf_memory((char *)im->buf, im->size);
+	assert_non_null(im->elf);
+}
+
+static void image_close(struct image *im)
+{
+	elf_end(im->elf);
+	free(im->buf);
+}
+
+/* The bytes of section name in the copy (NULL when it has none), and where its name is. */
+static uint8_t *image_section_opt(struct image *im, const char *name, size_t *size,
+				  char **name_at)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh, strsh;
+
+	assert_int_equal(elf_getshdrstrndx(im->elf, &shstrndx), 0);
+	assert_non_null(gelf_getshdr(elf_getscn(im->elf, shstrndx), &strsh));
+	while ((scn = elf_nextscn(im->elf, scn))) {
+		assert_non_null(gelf_getshdr(scn, &sh));
+		if (strcmp(elf_strptr(im->elf, shstrndx, sh.sh_name), name))
+			continue;
+		if (sh.sh_flags & SHF_COMPRESSED)
+			fail_msg("%s is compressed: build the tests without compressed debug sections",
+				 name);
+		*size = sh.sh_size;
+		if (name_at)
+			*name_at = (char *)im->buf + strsh.sh_offset + sh.sh_name;
+		return im->buf + sh.sh_offset;
+	}
+	*size = 0;
+	return NULL;
+}
+
+/* Where the name of section name is in the copy's section names. */
+static char *image_section_name(struct image *im, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh, strsh;
+
+	assert_int_equal(elf_getshdrstrndx(im->elf, &shstrndx), 0);
+	assert_non_null(gelf_getshdr(elf_getscn(im->elf, shstrndx), &strsh));
+	while ((scn = elf_nextscn(im->elf, scn))) {
+		assert_non_null(gelf_getshdr(scn, &sh));
+		if (!strcmp(elf_strptr(im->elf, shstrndx, sh.sh_name), name))
+			return (char *)im->buf + strsh.sh_offset + sh.sh_name;
+	}
+	fail_msg("no section %s", name);
+	return NULL;
+}
+
+static uint8_t *image_section(struct image *im, const char *name, size_t *size, char **name_at)
+{
+	uint8_t *p = image_section_opt(im, name, size, name_at);
+
+	if (!p)
+		fail_msg("this test program has no %s: it needs GCC's debug information (-g)",
+			 name);
+	return p;
+}
+
+/* A function symbol of the copy's .symtab, by name (or its start when prefix). */
+static void image_symbol_match(struct image *im, const char *want, bool prefix, uint64_t *value,
+			       uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(im->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			gelf_getsym(d, (int)i, &sym);
+			name = elf_strptr(im->elf, sh.sh_link, sym.st_name);
+			if (name && (prefix ? !strncmp(name, want, strlen(want)) : !strcmp(name, want)) &&
+			    sym.st_size) {
+				*value = sym.st_value;
+				*size = sym.st_size;
+				return;
+			}
+		}
+	}
+	fail_msg("no symbol %s in this file", want);
+}
+
+static void image_symbol(struct image *im, const char *want, uint64_t *value, uint64_t *size)
+{
+	image_symbol_match(im, want, false, value, size);
+}
+
+/* Addresses to ask about: the start and middle of every sized function. */
+static uint64_t *image_addresses(struct image *im, size_t *n)
+{
+	uint64_t *out = NULL;
+	size_t alloc = 0;
+	Elf_Scn *scn = NULL;
+
+	*n = 0;
+	while ((scn = elf_nextscn(im->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			gelf_getsym(d, (int)i, &sym);
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size || !sym.st_value)
+				continue;
+			if (*n + 2 > alloc) {
+				alloc = alloc ? alloc * 2 : 1024;
+				out = realloc(out, alloc * sizeof(*out));
+				assert_non_null(out);
+			}
+			out[(*n)++] = sym.st_value;
+			out[(*n)++] = sym.st_value + sym.st_size / 2;
+		}
+	}
+	assert_true(*n > 10);
+	return out;
+}
+
+/* ---- .debug_aranges in the copy (DWARF32, 8-byte addresses, this host's order) ---- */
+
+struct aset {
+	uint8_t *header;	/* the set's first byte */
+	uint8_t *tuples;	/* (address, length) pairs */
+	size_t n_tuples;
+};
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* The set whose tuples cover addr. */
+static struct aset aranges_set(struct image *im, uint64_t addr)
+{
+	size_t size;
+	uint8_t *p = image_section(im, ".debug_aranges", &size, NULL), *end = p + size;
+
+	while (p < end) {
+		uint32_t len;
+		struct aset s = { p, p + 16, 0 };
+		uint8_t *t;
+
+		memcpy(&len, p, 4);
+		assert_true(len < 0xfffffff0);
+		assert_int_equal(p[10], 8);	/* address size */
+		for (t = s.tuples; get64(t) || get64(t + 8); t += 16)
+			s.n_tuples++;
+		for (size_t i = 0; i < s.n_tuples; i++) {
+			uint64_t lo = get64(s.tuples + 16 * i), n = get64(s.tuples + 16 * i + 8);
+
+			if (addr >= lo && addr < lo + n)
+				return s;
+		}
+		p += 4 + len;
+	}
+	fail_msg("no set of .debug_aranges covers 0x%llx", (unsigned long long)addr);
+	return (struct aset){ 0 };
+}
+
+/* One lookup's answer as text, to compare indexes. */
+static void answer(struct ms_dwarfidx *d, uint64_t addr, char *out, size_t size)
+{
+	struct ms_srcline chain[MS_FRAME_LINES_MAX];
+	uint32_t n;
+	uint64_t start;
+	int r = ms_dwarfidx_lookup(d, addr, chain, MS_FRAME_LINES_MAX, &n, &start);
+	size_t o = (size_t)snprintf(out, size, "%d %u 0x%llx", r, n, (unsigned long long)start);
+
+	for (uint32_t i = 0; i < n && o < size; i++)
+		o += (size_t)snprintf(out + o, size - o, " | %s %s %s:%u %u",
+				      chain[i].function ? chain[i].function : "(null)",
+				      chain[i].system_name, chain[i].file, chain[i].line,
+				      chain[i].function_line);
+}
+
+/* The answers of an index without aranges (their section renamed) for addrs. */
+static char **reference_answers(const char *path, const uint64_t *addrs, size_t n,
+				uint32_t *units)
+{
+	struct image im;
+	struct ms_dwarfidx *d;
+	struct ms_dwarfidx_stats st;
+	char **out = calloc(n, sizeof(*out)), *name;
+	const char *why;
+
+	assert_non_null(out);
+	if (path)
+		image_open_path(&im, path);
+	else
+		image_open(&im);
+	name = image_section_name(&im, ".debug_aranges");
+	name[strlen(name) - 1] = 'Z';
+	image_reload(&im);
+	d = ms_dwarfidx_new(im.elf, &why);
+	assert_non_null(d);
+	ms_dwarfidx_stats(d, &st);
+	assert_false(st.from_aranges);
+	*units = st.units;
+	for (size_t i = 0; i < n; i++) {
+		out[i] = malloc(4096);
+		assert_non_null(out[i]);
+		answer(d, addrs[i], out[i], 4096);
+	}
+	ms_dwarfidx_free(d);
+	image_close(&im);
+	return out;
+}
+
+static void free_answers(char **a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(a[i]);
+	free(a);
+}
+
+/* d answers every address as the reference does. */
+static void assert_answers(struct ms_dwarfidx *d, const uint64_t *addrs, char **want, size_t n)
+{
+	char got[4096];
+
+	for (size_t i = 0; i < n; i++) {
+		answer(d, addrs[i], got, sizeof(got));
+		if (strcmp(got, want[i]))
+			fail_msg("0x%llx: '%s', expected '%s'", (unsigned long long)addrs[i], got,
+				 want[i]);
+	}
+}
+
+static bool from_aranges(struct ms_dwarfidx *d)
+{
+	struct ms_dwarfidx_stats st;
+
+	ms_dwarfidx_stats(d, &st);
+	return st.from_aranges;
+}
+
+/* How the copy is changed before the index is built. */
+enum aranges_change {
+	AR_NONE,
+	AR_UNIT_MISSING,	/* the aux unit's ranges are gone from aranges */
+	AR_UNIT_SHORT,		/* its first range starts a byte late */
+	AR_BAD_VERSION,		/* the first set has version 3 */
+	AR_OVERLAP,		/* its first range is moved onto another unit's */
+};
+
+static struct ms_dwarfidx *changed_index(struct image *im, enum aranges_change change,
+					 uint64_t aux, uint64_t other)
+{
+	struct aset s;
+	const char *why;
+	struct ms_dwarfidx *d;
+	size_t size;
+	uint8_t *first;
+
+	image_open(im);
+	switch (change) {
+	case AR_NONE:
+		break;
+	case AR_UNIT_MISSING:
+		s = aranges_set(im, aux);
+		for (size_t i = 0; i < s.n_tuples; i++)
+			put64(s.tuples + 16 * i + 8, 0);
+		break;
+	case AR_UNIT_SHORT:
+		s = aranges_set(im, aux);
+		put64(s.tuples, get64(s.tuples) + 1);
+		put64(s.tuples + 8, get64(s.tuples + 8) - 1);
+		break;
+	case AR_BAD_VERSION:
+		first = image_section(im, ".debug_aranges", &size, NULL);
+		first[4] = 3;
+		break;
+	case AR_OVERLAP:
+		s = aranges_set(im, aux);
+		put64(s.tuples, get64(aranges_set(im, other).tuples));
+		break;
+	}
+	image_reload(im);
+	d = ms_dwarfidx_new(im->elf, &why);
+	assert_non_null(d);
+	return d;
+}
+
+static void test_aranges(void **state)
+{
+	struct image im;
+	struct ms_dwarfidx *d;
+	struct ms_dwarfidx_stats st;
+	uint64_t aux, aux_size, self, self_size, lost, *addrs;
+	char **want, got[4096];
+	uint32_t units;
+	size_t n, i_lost;
+
+	(void)state;
+	/* Keep both units' functions in the program. */
+	assert_int_equal(symbols_index_aux_b(1), 21);
+	image_open(&im);
+	image_symbol(&im, "symbols_index_aux_a", &aux, &aux_size);
+	image_symbol(&im, "test_aranges", &self, &self_size);
+	/* The first byte of the aux unit's first range, which AR_UNIT_SHORT loses. */
+	lost = get64(aranges_set(&im, aux).tuples);
+	addrs = image_addresses(&im, &n);
+	addrs[i_lost = n - 1] = lost;
+	image_close(&im);
+	want = reference_answers(NULL, addrs, n, &units);
+
+	/* As built: the units come from aranges and every check holds. */
+	d = changed_index(&im, AR_NONE, aux, self);
+	assert_true(from_aranges(d));
+	ms_dwarfidx_stats(d, &st);
+	assert_int_equal(st.units, units);
+	answer(d, aux + 1, got, sizeof(got));
+	assert_non_null(strstr(got, "symbols_index_aux_a"));
+	assert_non_null(strstr(got, "symbols-index-aux.c"));
+	answer(d, self + 1, got, sizeof(got));
+	assert_non_null(strstr(got, "test_aranges"));
+	assert_true(from_aranges(d));
+	/* (Addresses of the C runtime's objects, which have no DWARF, miss: read whole.) */
+	assert_answers(d, addrs, want, n);
+	ms_dwarfidx_free(d);
+	image_close(&im);
+
+	/* A unit aranges do not list: its address misses, and the full read finds it. */
+	d = changed_index(&im, AR_UNIT_MISSING, aux, self);
+	assert_true(from_aranges(d));
+	answer(d, self + 1, got, sizeof(got));
+	assert_true(from_aranges(d));
+	answer(d, aux + 1, got, sizeof(got));
+	assert_false(from_aranges(d));
+	assert_non_null(strstr(got, "symbols_index_aux_a"));
+	assert_answers(d, addrs, want, n);
+	ms_dwarfidx_free(d);
+	image_close(&im);
+
+	/* A unit whose aranges differ from its DIE's ranges: checked and dropped. */
+	d = changed_index(&im, AR_UNIT_SHORT, aux, self);
+	assert_true(from_aranges(d));
+	answer(d, aux + aux_size / 2, got, sizeof(got));
+	assert_false(from_aranges(d));
+	assert_answers(d, addrs, want, n);
+	ms_dwarfidx_free(d);
+	image_close(&im);
+	/* ... the same when the first address asked is the byte aranges lost. */
+	d = changed_index(&im, AR_UNIT_SHORT, aux, self);
+	answer(d, lost, got, sizeof(got));
+	assert_false(from_aranges(d));
+	assert_string_equal(got, want[i_lost]);
+	ms_dwarfidx_free(d);
+	image_close(&im);
+
+	/* Sets that cannot be trusted at all: not used from the start. */
+	d = changed_index(&im, AR_BAD_VERSION, aux, self);
+	assert_false(from_aranges(d));
+	assert_answers(d, addrs, want, n);
+	ms_dwarfidx_free(d);
+	image_close(&im);
+	d = changed_index(&im, AR_OVERLAP, aux, self);
+	assert_false(from_aranges(d));
+	assert_answers(d, addrs, want, n);
+	ms_dwarfidx_free(d);
+	image_close(&im);
+
+	free_answers(want, n);
+	free(addrs);
+}
+
+/* ---- line tables ---- */
+
+/* The line of addr in a unit, by libdw and by lines.h: the same. */
+static void compare_line(Dwarf_Die *cudie, const struct ms_linetab *t, Dwarf_Addr x,
+			 size_t *addrs)
+{
+	Dwarf_Line *line = dwarf_getsrc_die(cudie, x);
+	const char *file = NULL;
+	int lineno = 0, want_line;
+	bool found = ms_linetab_find(t, x, &file, &lineno);
+
+	(*addrs)++;
+	if (found != (line != NULL))
+		fail_msg("0x%llx: libdw %s a line, lines.h %s", (unsigned long long)x,
+			 line ? "has" : "has no", found ? "has one" : "has none");
+	if (!line)
+		return;
+	assert_int_equal(dwarf_lineno(line, &want_line), 0);
+	assert_int_equal(lineno, want_line);
+	if (!dwarf_linesrc(line, NULL, NULL))
+		assert_null(file);
+	else
+		assert_string_equal(file, dwarf_linesrc(line, NULL, NULL));
+}
+
+/* The bytes of a section as libdw reads them (inflated when it was compressed). */
+static const uint8_t *elf_section(Elf *elf, const char *name, size_t *size)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	*size = 0;
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		assert_non_null(gelf_getshdr(scn, &sh));
+		if (strcmp(elf_strptr(elf, shstrndx, sh.sh_name), name))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_size)
+			return NULL;
+		*size = d->d_size;
+		return d->d_buf;
+	}
+	return NULL;
+}
+
+/*
+ * lines.h against libdw in every unit of dw (over elf, already opened by
+ * libdw): every file name, and the line of every address of the unit's
+ * ranges (every_byte) or of each row's address and its neighbours. The
+ * number of addresses compared goes to *addrs.
+ */
+static size_t compare_lines(Elf *elf, Dwarf *dw, bool every_byte, size_t *addrs)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie, subdie;
+	struct ms_line_sections sec = { 0 };
+	struct ms_line_scratch scratch = { 0 };
+	struct ms_strpool pool;
+	size_t units = 0;
+
+	sec.line = elf_section(elf, ".debug_line", &sec.line_size);
+	sec.str = elf_section(elf, ".debug_str", &sec.str_size);
+	sec.line_str = elf_section(elf, ".debug_line_str", &sec.line_str_size);
+	sec.big_endian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	assert_non_null(sec.line);
+	ms_strpool_init(&pool);
+	*addrs = 0;
+	while (dwarf_get_units(dw, cu, &next, &version, &unit_type, &cudie, &subdie) == 0) {
+		Dwarf_Attribute a;
+		Dwarf_Word off;
+		uint8_t addr_size;
+		struct ms_linetab t;
+		Dwarf_Files *files;
+		size_t n_files;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t o = 0;
+
+		cu = next;
+		if (unit_type != DW_UT_compile || !dwarf_attr(&cudie, DW_AT_stmt_list, &a) ||
+		    dwarf_formudata(&a, &off) != 0)
+			continue;
+		assert_int_equal(dwarf_cu_info(cu, NULL, NULL, NULL, NULL, NULL, &addr_size, NULL), 0);
+		assert_int_equal(ms_linetab_read(&t, &sec, off, addr_size,
+						 dwarf_attr(&cudie, DW_AT_comp_dir, &a) ?
+						 dwarf_formstring(&a) : NULL, &pool, &scratch), 0);
+		units++;
+		assert_int_equal(dwarf_getsrcfiles(&cudie, &files, &n_files), 0);
+		assert_int_equal(t.n_files, n_files);
+		for (size_t i = 0; i <= n_files; i++) {
+			const char *want = dwarf_filesrc(files, i, NULL, NULL);
+			const char *got = ms_linetab_file(&t, i);
+
+			if (!want)
+				assert_null(got);
+			else
+				assert_string_equal(got, want);
+		}
+		while (every_byte && (o = dwarf_ranges(&cudie, o, &base, &lo, &hi)) > 0)
+			for (Dwarf_Addr x = lo ? lo - 1 : 0; x <= hi; x++)
+				compare_line(&cudie, &t, x, addrs);
+		if (!every_byte) {
+			Dwarf_Lines *lines;
+			size_t n_lines;
+
+			assert_int_equal(dwarf_getsrclines(&cudie, &lines, &n_lines), 0);
+			for (size_t i = 0; i < n_lines; i++) {
+				Dwarf_Addr x;
+
+				assert_int_equal(dwarf_lineaddr(dwarf_onesrcline(lines, i), &x), 0);
+				compare_line(&cudie, &t, x - 1, addrs);
+				compare_line(&cudie, &t, x, addrs);
+				compare_line(&cudie, &t, x + 1, addrs);
+			}
+		}
+		ms_linetab_release(&t);
+	}
+	ms_line_scratch_release(&scratch);
+	ms_strpool_release(&pool);
+	return units;
+}
+
+static void test_lines_match_libdw(void **state)
+{
+	struct image im;
+	Dwarf *dw;
+	size_t addrs;
+
+	(void)state;
+	image_open(&im);
+	dw = dwarf_begin_elf(im.elf, DWARF_C_READ, NULL);
+	assert_non_null(dw);
+	assert_true(compare_lines(im.elf, dw, true, &addrs) >= 2);
+	assert_true(addrs > 100);
+	dwarf_end(dw);
+	image_close(&im);
+}
+
+/*
+ * libc's debug file (libc6-dbg), as ms-symbolize reads it for profiles:
+ * every function's start and middle answered alike with and without
+ * .debug_aranges, and lines.h answering as libdw at every row's address.
+ */
+static void test_libc(void **state)
+{
+	char path[PATH_MAX], line[PATH_MAX + 256], debug[PATH_MAX];
+	struct ms_elf_file libc;
+	struct image im;
+	struct ms_dwarfidx *d;
+	struct ms_dwarfidx_stats st;
+	uint64_t msort, msort_size, *addrs;
+	char **want, got[4096];
+	const char *why;
+	uint32_t units;
+	size_t n, o, rows;
+	FILE *maps = fopen("/proc/self/maps", "r");
+	Dwarf *dw;
+
+	(void)state;
+	assert_non_null(maps);
+	path[0] = '\0';
+	while (fgets(line, sizeof(line), maps)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so.6")) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(path, sizeof(path), "%s", p);
+			break;
+		}
+	}
+	fclose(maps);
+	assert_true(path[0]);
+	assert_int_equal(ms_elf_file_open(&libc, path), MS_SYM_OK);
+	assert_true(libc.build_id_len > 1);
+	o = (size_t)snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%02x/",
+			     libc.build_id[0]);
+	for (uint32_t i = 1; i < libc.build_id_len; i++)
+		o += (size_t)snprintf(debug + o, sizeof(debug) - o, "%02x", libc.build_id[i]);
+	snprintf(debug + o, sizeof(debug) - o, ".debug");
+	ms_elf_file_close(&libc);
+	if (access(debug, R_OK))
+		fail_msg("libc6-dbg is not installed (no %s): run scripts/install-deps", debug);
+
+	image_open_path(&im, debug);
+	image_symbol_match(&im, "msort_with_tmp", true, &msort, &msort_size);
+	addrs = image_addresses(&im, &n);
+	image_close(&im);
+	want = reference_answers(debug, addrs, n, &units);
+
+	image_open_path(&im, debug);
+	d = ms_dwarfidx_new(im.elf, &why);
+	assert_non_null(d);
+	ms_dwarfidx_stats(d, &st);
+	assert_true(st.from_aranges);
+	assert_int_equal(st.units, units);
+	answer(d, msort + msort_size / 2, got, sizeof(got));
+	assert_non_null(strstr(got, "msort_with_tmp"));
+	assert_non_null(strstr(got, "msort.c:"));
+	assert_true(from_aranges(d));
+	assert_answers(d, addrs, want, n);
+	ms_dwarfidx_free(d);
+	free_answers(want, n);
+	free(addrs);
+
+	dw = dwarf_begin_elf(im.elf, DWARF_C_READ, NULL);
+	assert_non_null(dw);
+	assert_true(compare_lines(im.elf, dw, false, &rows) > 1000);
+	assert_true(rows > 100000);
+	dwarf_end(dw);
+	image_close(&im);
+}
+
+/* A growing buffer of bytes, to write line tables by hand. */
+struct bytes {
+	uint8_t b[1024];
+	size_t n;
+};
+
+static void u8(struct bytes *b, uint64_t v)
+{
+	assert_true(b->n < sizeof(b->b));
+	b->b[b->n++] = (uint8_t)v;
+}
+
+static void uint_le(struct bytes *b, uint64_t v, unsigned int size)
+{
+	for (unsigned int i = 0; i < size; i++)
+		u8(b, v >> (8 * i));
+}
+
+static void uleb(struct bytes *b, uint64_t v)
+{
+	do {
+		u8(b, (v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+}
+
+static void sleb(struct bytes *b, int64_t v)
+{
+	for (;;) {
+		uint8_t byte = v & 0x7f;
+
+		v >>= 7;
+		if ((v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40))) {
+			u8(b, byte);
+			return;
+		}
+		u8(b, byte | 0x80);
+	}
+}
+
+static void cstr(struct bytes *b, const char *s)
+{
+	do
+		u8(b, (uint8_t)*s);
+	while (*s++);
+}
+
+static void set_address(struct bytes *b, uint64_t a)
+{
+	u8(b, 0);
+	u8(b, 9);
+	u8(b, DW_LNE_set_address);
+	uint_le(b, a, 8);
+}
+
+static void end_sequence(struct bytes *b)
+{
+	u8(b, 0);
+	u8(b, 1);
+	u8(b, DW_LNE_end_sequence);
+}
+
+/* What the hand-written table gets wrong on purpose. */
+enum table_flaw {
+	FLAW_NONE,
+	FLAW_DEFINE_FILE,	/* DW_LNE_define_file: libdw's */
+	FLAW_VENDOR_OP,		/* an extended opcode of a vendor */
+	FLAW_VLIW,		/* two operations per instruction */
+	FLAW_LONG_EXT,		/* an extended opcode's length past one byte */
+	FLAW_LINE_OVERFLOW,	/* a line past INT_MAX */
+	FLAW_COLUMN,		/* a column libdw cannot store */
+	FLAW_HEADER_SLACK,	/* a byte left at the end of the header */
+	FLAW_OPEN_SEQUENCE,	/* the program ends inside a sequence */
+	FLAW_BAD_SET_ADDRESS,	/* DW_LNE_set_address of the wrong length */
+	FLAW_OPCODE_BASE,	/* an opcode base below DWARF 2's */
+	FLAW_STD_LENGTH,	/* a standard opcode with another operand count */
+	FLAW_DISCRIMINATOR,	/* a discriminator libdw cannot store */
+	FLAW_DIR_INDEX,		/* a file in a directory that does not exist */
+	FLAWS,
+};
+
+/*
+ * A DWARF 4 table: directories "inc" and "/abs"; files a.c (dir 0), b.h
+ * (dir 1), /x/c.h (dir 2); three sequences, the second below the first, the
+ * third starting where the first ends.
+ */
+static void table_v4(struct bytes *b, enum table_flaw flaw)
+{
+	static const uint8_t lengths[] = { 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+	size_t len_at, hdr_at, hdr_start;
+
+	b->n = 0;
+	len_at = b->n;
+	uint_le(b, 0, 4);		/* unit length, set below */
+	uint_le(b, 4, 2);		/* version */
+	hdr_at = b->n;
+	uint_le(b, 0, 4);		/* header length, set below */
+	hdr_start = b->n;
+	u8(b, 1);			/* minimum instruction length */
+	u8(b, flaw == FLAW_VLIW ? 2 : 1);	/* operations per instruction */
+	u8(b, 1);			/* default is_stmt */
+	u8(b, (uint8_t)-5);		/* line base */
+	u8(b, 14);			/* line range */
+	u8(b, flaw == FLAW_OPCODE_BASE ? 9 : 13);	/* opcode base */
+	for (unsigned int i = 0; i < (flaw == FLAW_OPCODE_BASE ? 8u : 12u); i++)
+		u8(b, flaw == FLAW_STD_LENGTH && i == 1 ? 2 : lengths[i]);
+	cstr(b, "inc");
+	cstr(b, "/abs");
+	u8(b, 0);
+	cstr(b, "a.c");
+	uleb(b, 0), uleb(b, 0), uleb(b, 0);
+	cstr(b, "b.h");
+	uleb(b, flaw == FLAW_DIR_INDEX ? 7 : 1), uleb(b, 0), uleb(b, 0);
+	cstr(b, "/x/c.h");
+	uleb(b, 2), uleb(b, 0), uleb(b, 0);
+	u8(b, 0);
+	if (flaw == FLAW_HEADER_SLACK)
+		u8(b, 0);
+	memcpy(b->b + hdr_at, &(uint32_t){ (uint32_t)(b->n - hdr_start) }, 4);
+
+	/* Sequence 1: 0x2000 line 10, 0x2004 line 11, 0x2008 lines 11 then 12 (b.h), end 0x2010. */
+	set_address(b, 0x2000);
+	if (flaw == FLAW_BAD_SET_ADDRESS) {
+		u8(b, 0), u8(b, 5), u8(b, DW_LNE_set_address), uint_le(b, 0x2000, 4);
+	}
+	u8(b, DW_LNS_advance_line), sleb(b, 9);
+	u8(b, DW_LNS_copy);
+	u8(b, 13 + (1 + 5) + 14 * 4);	/* special: line +1, address +4 */
+	u8(b, DW_LNS_set_file), uleb(b, 2);
+	u8(b, DW_LNS_advance_pc), uleb(b, 4);
+	if (flaw == FLAW_COLUMN)
+		u8(b, DW_LNS_set_column), uleb(b, 70000);
+	if (flaw == FLAW_DISCRIMINATOR)
+		u8(b, 0), u8(b, 5), u8(b, DW_LNE_set_discriminator), uleb(b, 1u << 24);
+	u8(b, DW_LNS_copy);
+	u8(b, DW_LNS_advance_line), sleb(b, 1);
+	if (flaw == FLAW_LINE_OVERFLOW)
+		u8(b, DW_LNS_advance_line), sleb(b, INT32_MAX);
+	u8(b, DW_LNS_copy);
+	u8(b, DW_LNS_advance_pc), uleb(b, 8);
+	end_sequence(b);
+	/* Sequence 2, lower: 0x1000 line 1 (a.c), end 0x1010. */
+	set_address(b, 0x1000);
+	u8(b, DW_LNS_copy);
+	u8(b, DW_LNS_advance_pc), uleb(b, 0x10);
+	end_sequence(b);
+	/* Sequence 3 from the end of the first: 0x2010 line 100 (/x/c.h), end 0x2020. */
+	set_address(b, 0x2010);
+	u8(b, DW_LNS_set_file), uleb(b, 3);
+	u8(b, DW_LNS_advance_line), sleb(b, 99);
+	switch (flaw) {
+	case FLAW_DEFINE_FILE:
+		u8(b, 0), u8(b, 8), u8(b, DW_LNE_define_file);
+		cstr(b, "d.c"), uleb(b, 0), uleb(b, 0), uleb(b, 0);
+		break;
+	case FLAW_VENDOR_OP:
+		u8(b, 0), u8(b, 2), u8(b, DW_LNE_lo_user), u8(b, 0);
+		break;
+	case FLAW_LONG_EXT:
+		u8(b, 0), uleb(b, 128), u8(b, DW_LNE_lo_user);
+		for (int i = 0; i < 127; i++)
+			u8(b, 0);
+		break;
+	default:
+		break;
+	}
+	u8(b, DW_LNS_copy);
+	u8(b, DW_LNS_advance_pc), uleb(b, 0x10);
+	if (flaw != FLAW_OPEN_SEQUENCE)
+		end_sequence(b);
+	memcpy(b->b + len_at, &(uint32_t){ (uint32_t)(b->n - 4) }, 4);
+}
+
+static int read_table(struct ms_linetab *t, const struct bytes *b, const char *comp_dir,
+		      struct ms_strpool *pool)
+{
+	struct ms_line_sections sec = { b->b, b->n, NULL, 0, NULL, 0, false };
+
+	return ms_linetab_read(t, &sec, 0, 8, comp_dir, pool, NULL);
+}
+
+static void assert_line(const struct ms_linetab *t, uint64_t addr, const char *file, int line)
+{
+	const char *got_file = NULL;
+	int got_line = 0;
+
+	if (!file) {
+		if (ms_linetab_find(t, addr, &got_file, &got_line))
+			fail_msg("0x%llx: %s:%d, expected no line", (unsigned long long)addr,
+				 got_file, got_line);
+		return;
+	}
+	if (!ms_linetab_find(t, addr, &got_file, &got_line))
+		fail_msg("0x%llx: no line, expected %s:%d", (unsigned long long)addr, file, line);
+	assert_string_equal(got_file, file);
+	assert_int_equal(got_line, line);
+}
+
+static void test_lines_rules(void **state)
+{
+	struct bytes b;
+	struct ms_linetab t;
+	struct ms_strpool pool;
+
+	(void)state;
+	ms_strpool_init(&pool);
+	table_v4(&b, FLAW_NONE);
+	assert_int_equal(read_table(&t, &b, "/comp", &pool), 0);
+	/* Index 0 is libdw's placeholder before DWARF 5; names joined to their directory. */
+	assert_int_equal(t.n_files, 4);
+	assert_string_equal(ms_linetab_file(&t, 0), "???");
+	assert_string_equal(ms_linetab_file(&t, 1), "/comp/a.c");
+	assert_string_equal(ms_linetab_file(&t, 2), "inc/b.h");
+	assert_string_equal(ms_linetab_file(&t, 3), "/x/c.h");
+	assert_null(ms_linetab_file(&t, 4));
+	assert_line(&t, 0xfff, NULL, 0);
+	assert_line(&t, 0x1000, "/comp/a.c", 1);
+	assert_line(&t, 0x100f, "/comp/a.c", 1);
+	/* Past a sequence's end, and in the gap to the next: nothing. */
+	assert_line(&t, 0x1010, NULL, 0);
+	assert_line(&t, 0x1800, NULL, 0);
+	assert_line(&t, 0x2000, "/comp/a.c", 10);
+	assert_line(&t, 0x2003, "/comp/a.c", 10);
+	assert_line(&t, 0x2004, "/comp/a.c", 11);
+	/* Two rows at one address: the later one. */
+	assert_line(&t, 0x2008, "inc/b.h", 12);
+	assert_line(&t, 0x200f, "inc/b.h", 12);
+	/* A sequence that starts where another ends: its row, not the end. */
+	assert_line(&t, 0x2010, "/x/c.h", 100);
+	assert_line(&t, 0x201f, "/x/c.h", 100);
+	/* The table's last address and past it. */
+	assert_line(&t, 0x2020, NULL, 0);
+	assert_line(&t, UINT64_MAX, NULL, 0);
+	ms_linetab_release(&t);
+
+	/* Without a compilation directory, names in directory 0 stay relative. */
+	assert_int_equal(read_table(&t, &b, NULL, &pool), 0);
+	assert_string_equal(ms_linetab_file(&t, 1), "a.c");
+	assert_line(&t, 0x1000, "a.c", 1);
+	ms_linetab_release(&t);
+	ms_strpool_release(&pool);
+}
+
+static void test_lines_refused(void **state)
+{
+	struct bytes b;
+	struct ms_linetab t;
+	struct ms_strpool pool;
+	struct ms_line_sections sec;
+
+	(void)state;
+	ms_strpool_init(&pool);
+	for (int flaw = FLAW_NONE + 1; flaw < FLAWS; flaw++) {
+		table_v4(&b, (enum table_flaw)flaw);
+		if (read_table(&t, &b, "/comp", &pool) != 1)
+			fail_msg("a table with flaw %d was not left to libdw", flaw);
+		/* Refused: nothing half read is kept. */
+		assert_int_equal(t.n_rows, 0);
+		assert_int_equal(t.n_files, 0);
+	}
+	/* Cut short anywhere: refused, never read past the end. */
+	table_v4(&b, FLAW_NONE);
+	for (size_t n = 0; n < b.n; n++) {
+		struct bytes cut = b;
+
+		cut.n = n;
+		assert_int_equal(read_table(&t, &cut, "/comp", &pool), 1);
+	}
+	/* An offset past the section, an address size libdw does not read. */
+	sec = (struct ms_line_sections){ b.b, b.n, NULL, 0, NULL, 0, false };
+	assert_int_equal(ms_linetab_read(&t, &sec, b.n, 8, NULL, &pool, NULL), 1);
+	assert_int_equal(ms_linetab_read(&t, &sec, 0, 2, NULL, &pool, NULL), 1);
+	ms_strpool_release(&pool);
+}
+
+/* A DWARF 5 table: directories by .debug_line_str offset, files with an MD5. */
+static void table_v5(struct bytes *b, uint64_t n_files, uint64_t path_form)
+{
+	size_t hdr_at, hdr_start;
+
+	b->n = 0;
+	uint_le(b, 0, 4);
+	uint_le(b, 5, 2);
+	u8(b, 8);			/* address size */
+	u8(b, 0);			/* segment selector size */
+	hdr_at = b->n;
+	uint_le(b, 0, 4);
+	hdr_start = b->n;
+	u8(b, 1), u8(b, 1), u8(b, 1), u8(b, (uint8_t)-5), u8(b, 14), u8(b, 13);
+	for (unsigned int i = 0; i < 12; i++)
+		u8(b, (uint8_t[]){ 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 }[i]);
+	u8(b, 1);
+	uleb(b, DW_LNCT_path), uleb(b, DW_FORM_line_strp);
+	uleb(b, 2);
+	uint_le(b, 0, 4);		/* "/comp" */
+	uint_le(b, 6, 4);		/* "sub" */
+	u8(b, 3);
+	uleb(b, DW_LNCT_path), uleb(b, path_form);
+	uleb(b, DW_LNCT_directory_index), uleb(b, DW_FORM_udata);
+	uleb(b, DW_LNCT_MD5), uleb(b, DW_FORM_data16);
+	uleb(b, n_files);
+	for (uint64_t i = 0; i < n_files; i++) {
+		cstr(b, i ? "x.h" : "main.c");
+		uleb(b, i);
+		for (int k = 0; k < 16; k++)
+			u8(b, 0xa5);
+	}
+	memcpy(b->b + hdr_at, &(uint32_t){ (uint32_t)(b->n - hdr_start) }, 4);
+	set_address(b, 0x400);
+	u8(b, DW_LNS_copy);
+	u8(b, DW_LNS_advance_pc), uleb(b, 2);
+	end_sequence(b);
+	memcpy(b->b, &(uint32_t){ (uint32_t)(b->n - 4) }, 4);
+}
+
+static void test_lines_v5(void **state)
+{
+	static const uint8_t line_str[] = "/comp\0sub";
+	struct bytes b;
+	struct ms_linetab t;
+	struct ms_strpool pool;
+	struct ms_line_sections sec;
+
+	(void)state;
+	ms_strpool_init(&pool);
+	table_v5(&b, 2, DW_FORM_string);
+	sec = (struct ms_line_sections){ b.b, b.n, NULL, 0, line_str, sizeof(line_str), false };
+	assert_int_equal(ms_linetab_read(&t, &sec, 0, 8, "/elsewhere", &pool, NULL), 0);
+	/* DWARF 5 counts files from 0; the default file register is still 1. */
+	assert_int_equal(t.n_files, 2);
+	assert_string_equal(ms_linetab_file(&t, 0), "/comp/main.c");
+	assert_string_equal(ms_linetab_file(&t, 1), "sub/x.h");
+	assert_line(&t, 0x400, "sub/x.h", 1);
+	assert_line(&t, 0x402, NULL, 0);
+	ms_linetab_release(&t);
+	/* No file at all: libdw's placeholder. */
+	table_v5(&b, 0, DW_FORM_string);
+	sec.line = b.b;
+	sec.line_size = b.n;
+	assert_int_equal(ms_linetab_read(&t, &sec, 0, 8, NULL, &pool, NULL), 0);
+	assert_int_equal(t.n_files, 1);
+	assert_string_equal(ms_linetab_file(&t, 0), "???");
+	{
+		const char *file = "x";
+		int line = 0;
+
+		/* A row whose file is past the table: a line, no file (dwarf_linesrc's NULL). */
+		assert_true(ms_linetab_find(&t, 0x400, &file, &line));
+		assert_null(file);
+		assert_int_equal(line, 1);
+	}
+	ms_linetab_release(&t);
+	/* A form this reader does not know, a string section that is missing: libdw's. */
+	table_v5(&b, 2, DW_FORM_strx1);
+	sec.line = b.b;
+	sec.line_size = b.n;
+	assert_int_equal(ms_linetab_read(&t, &sec, 0, 8, NULL, &pool, NULL), 1);
+	table_v5(&b, 2, DW_FORM_string);
+	sec.line = b.b;
+	sec.line_size = b.n;
+	sec.line_str = NULL;
+	assert_int_equal(ms_linetab_read(&t, &sec, 0, 8, NULL, &pool, NULL), 1);
+	/* Another address size than the unit's. */
+	sec.line_str = line_str;
+	assert_int_equal(ms_linetab_read(&t, &sec, 0, 4, NULL, &pool, NULL), 1);
+	ms_strpool_release(&pool);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_radix_sort),
+		cmocka_unit_test(test_kallsyms_addresses),
+		cmocka_unit_test(test_aranges),
+		cmocka_unit_test(test_lines_match_libdw),
+		cmocka_unit_test(test_libc),
+		cmocka_unit_test(test_lines_rules),
+		cmocka_unit_test(test_lines_refused),
+		cmocka_unit_test(test_lines_v5),
+	};
+
+	ms_set_progname("symbols-index-test");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
