@@ -3,6 +3,7 @@
 #include "perf/ring.h"
 #include "perf/session.h"
 #include "perf/target.h"
+#include "perf/vdso.h"
 #include "stream/records.h"
 #include "stream/stream.h"
 #include "util/error.h"
@@ -263,6 +264,24 @@ static void join_args(char *buf, size_t size, char *const *argv, int argc)
 	}
 }
 
+/*
+ * The vdso image, for ms-unwind's call-frame information: ms-collect's own
+ * is the target's (see perf/vdso.h). A vdso that cannot be copied is a
+ * problem, not a failure: only its frames lose their callers.
+ */
+static int write_vdso(struct collector *c)
+{
+	struct ms_vdso v;
+	const char *why = NULL;
+	int r = ms_vdso_own(&v, &why);
+
+	if (r < 0)
+		ms_problems_add(&c->problems, "vdso-not-copied",
+				"the vdso image could not be copied (%s): stacks that end "
+				"in [vdso] are not unwound past it", why);
+	return r > 0 ? ms_vdso_pack(c->w, &v) : 0;
+}
+
 static int write_preamble(struct collector *c)
 {
 	char command[4096], cmdline[8192], host[256];
@@ -322,7 +341,7 @@ static int write_preamble(struct collector *c)
 	for (uint32_t part = 0; ms_session_attr_record(&c->s, part, c->attr); part++)
 		if (ms_attr_pack(c->w, c->attr) < 0)
 			return -1;
-	return 0;
+	return write_vdso(c);
 }
 
 /* ---- attach: threads and /proc synthesis ---- */

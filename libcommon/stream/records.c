@@ -25,6 +25,7 @@ static const char *const kind_names[] = {
 	[MS_REC_TARGET] = "target",
 	[MS_REC_TARGET_EXIT] = "target-exit",
 	[MS_REC_ROUND] = "round",
+	[MS_REC_VDSO] = "vdso",
 	[MS_REC_SAMPLE] = "sample",
 	[MS_REC_MMAP] = "mmap",
 	[MS_REC_COMM] = "comm",
@@ -735,6 +736,32 @@ int ms_round_pack(struct ms_writer *w)
 {
 	begin(w, MS_REC_ROUND, 0);
 	return ms_writer_end(w);
+}
+
+/* ---- vdso ---- */
+
+int ms_vdso_pack(struct ms_writer *w, const struct ms_vdso *v)
+{
+	msgpack_packer *pk;
+
+	if (!v->len || v->len > MS_VDSO_MAX)
+		return ms_error("internal error: a vdso record with an image of %u bytes "
+				"(1 to %u)", v->len, MS_VDSO_MAX);
+	pk = begin(w, MS_REC_VDSO, 1);
+	msgpack_pack_bin_with_body(pk, v->image, v->len);
+	return ms_writer_end(w);
+}
+
+int ms_vdso_unpack(const struct ms_record *rec, struct ms_vdso *v)
+{
+	struct cursor c;
+
+	if (start(&c, rec, MS_REC_VDSO, MS_REC_VDSO) < 0 ||
+	    get_bin(&c, "image", &v->image, &v->len, MS_VDSO_MAX) < 0)
+		return -1;
+	if (!v->len)
+		return bad(&c, "image", "is empty");
+	return 0;
 }
 
 /* ---- sample ---- */

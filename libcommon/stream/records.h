@@ -37,6 +37,7 @@ enum ms_record_kind {
 	MS_REC_TARGET = 12,	/* struct ms_target: the process launched or attached */
 	MS_REC_TARGET_EXIT = 13, /* struct ms_target_exit */
 	MS_REC_ROUND = 14,	/* [14]: every ring was drained up to here */
+	MS_REC_VDSO = 15,	/* minor 2: struct ms_vdso */
 
 	/* written by ms-decode */
 	MS_REC_SAMPLE = 20,
@@ -147,6 +148,20 @@ struct ms_target_exit {
 	uint32_t pid;
 	uint32_t wait_status;	/* as from waitpid() */
 	uint32_t exit_code;	/* 0-255, 128+N for a signal */
+};
+
+/*
+ * Minor version 2: the image of the kernel's vdso, the code the kernel maps
+ * into every process as "[vdso]" and that no file on disk holds. ms-collect
+ * copies its own (the same image for every 64-bit process of the host),
+ * once, before any raw record, so that later stages can read its build id,
+ * call-frame information and symbols. None when the host maps no vdso.
+ * [15, bin image]
+ */
+#define MS_VDSO_MAX 65536
+struct ms_vdso {
+	const uint8_t *image;	/* borrowed from the record */
+	uint32_t len;		/* 1..MS_VDSO_MAX */
 };
 
 /*
@@ -444,6 +459,8 @@ int ms_target_exit_pack(struct ms_writer *w, const struct ms_target_exit *t);
 int ms_target_exit_unpack(const struct ms_record *rec, struct ms_target_exit *t);
 /* [14]: no fields. */
 int ms_round_pack(struct ms_writer *w);
+int ms_vdso_pack(struct ms_writer *w, const struct ms_vdso *v);
+int ms_vdso_unpack(const struct ms_record *rec, struct ms_vdso *v);
 int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s);
 int ms_sample_unpack(const struct ms_record *rec, struct ms_sample *s);
 int ms_stack_file_pack(struct ms_writer *w, const struct ms_stack_file *f);

@@ -39,6 +39,7 @@ struct ms_cfi {
 	struct ms_module mod;	/* identity; path not kept */
 	struct ms_elf_file file;
 	bool opened;
+	uint8_t *image;		/* an image in memory (the vdso's): file is over it */
 
 	struct source src[MS_CFI_SOURCES];
 
@@ -114,6 +115,39 @@ struct ms_cfi *ms_cfi_open(const char *path, const struct ms_module *m, const ch
 	return c;
 }
 
+struct ms_cfi *ms_cfi_open_image(const uint8_t *image, size_t len, const struct ms_module *m,
+				 const char *debug_dir)
+{
+	struct ms_cfi *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		ms_error("out of memory");
+		return NULL;
+	}
+	c->file.fd = -1;
+	for (int i = 0; i < MS_CFI_SOURCES; i++)
+		c->src[i].file.fd = -1;
+	c->path = strndup(m->path.len ? m->path.ptr : "[image]", m->path.len ? m->path.len : 7);
+	c->debug_dir = strdup(debug_dir ? debug_dir : DEFAULT_DEBUG_DIR);
+	c->image = len ? malloc(len) : NULL;
+	if (!c->path || !c->debug_dir || (len && !c->image)) {
+		ms_cfi_free(c);
+		ms_error("out of memory");
+		return NULL;
+	}
+	if (len)
+		memcpy(c->image, image, len);
+	c->mod = *m;
+	c->mod.path = (struct ms_str){ 0 };
+	/* The same proof as for a file: the image's build id is the module's. */
+	c->opened = ms_elf_memory_open(&c->file, c->image, len) == MS_SYM_OK;
+	if (c->opened && ms_elf_file_is_module(&c->file, m) != MS_SYM_OK) {
+		ms_elf_file_close(&c->file);
+		c->opened = false;
+	}
+	return c;
+}
+
 void ms_cfi_free(struct ms_cfi *c)
 {
 	if (!c)
@@ -126,6 +160,7 @@ void ms_cfi_free(struct ms_cfi *c)
 		ms_elf_file_close(&c->src[i].file);
 	}
 	ms_elf_file_close(&c->file);
+	free(c->image);
 	free(c->path);
 	free(c->debug_dir);
 	for (uint32_t i = 0; i < c->n_blocks; i++)
@@ -292,7 +327,8 @@ static void open_debug_file(struct ms_cfi *c, struct source *s)
 		if (n > 0 && (size_t)n < sizeof(path) && try_debug_file(c, s, path, false, 0))
 			return;
 	}
-	if (!(link = debuglink(c->file.elf, &crc)) || strchr(link, '/'))
+	/* An image in memory has no directory to look for its debuglink in. */
+	if (c->image || !(link = debuglink(c->file.elf, &crc)) || strchr(link, '/'))
 		return;
 	snprintf(dir, sizeof(dir), "%s", c->path);
 	d = dirname(dir);

@@ -8,7 +8,8 @@
  * file, found by build id (DEBUG_DIR/.build-id/xx/rest.debug) or by
  * .gnu_debuglink (next to the file, in its .debug/ directory, or under
  * DEBUG_DIR), and used only when its build id equals the module's, or, for
- * a file without a build id, when its CRC-32 equals the debuglink's.
+ * a file without a build id, when its CRC-32 equals the debuglink's. The
+ * vdso has no file: its CFI comes the same way from its image in the stream.
  *
  * A rule says how to compute the caller's registers from this frame's at
  * one address: the CFA (a register plus an offset, or a DWARF expression
@@ -133,6 +134,16 @@ enum ms_cfi_source {
  * a file without CFI gives a valid object whose lookups find nothing.
  */
 struct ms_cfi *ms_cfi_open(const char *path, const struct ms_module *m, const char *debug_dir);
+/*
+ * The same for a module whose ELF image is in memory (the vdso's, from
+ * the stream): len bytes at image, copied, used only when its build id is
+ * m's. Its .eh_frame and .debug_frame are read as a file's are, and a
+ * separate debug file is looked for by build id (no .gnu_debuglink: an
+ * image has no directory). Garbage or a truncated image gives an object
+ * whose lookups find nothing.
+ */
+struct ms_cfi *ms_cfi_open_image(const uint8_t *image, size_t len, const struct ms_module *m,
+				 const char *debug_dir);
 void ms_cfi_free(struct ms_cfi *c);
 
 /*

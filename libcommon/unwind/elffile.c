@@ -156,6 +156,22 @@ int ms_elf_file_open(struct ms_elf_file *f, const char *path)
 	return MS_SYM_OK;
 }
 
+int ms_elf_memory_open(struct ms_elf_file *f, void *image, size_t len)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	f->st.st_size = (off_t)len;
+	if (ms_elf_setup() < 0 || !image || !len)
+		return MS_SYM_BAD_ELF;
+	f->elf = elf_memory(image, len);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {
+		ms_elf_file_close(f);
+		return MS_SYM_BAD_ELF;
+	}
+	f->build_id_len = ms_elf_build_id(f->elf, f->build_id);
+	return MS_SYM_OK;
+}
+
 void ms_elf_file_close(struct ms_elf_file *f)
 {
 	if (f->elf)

@@ -82,6 +82,15 @@ void ms_elf_file_close(struct ms_elf_file *f);
 int ms_elf_file_is_module(const struct ms_elf_file *f, const struct ms_module *m);
 /* Open path and check it is m: MS_SYM_OK or the reason it is not usable. */
 int ms_elf_file_open_module(struct ms_elf_file *f, const char *path, const struct ms_module *m);
+/*
+ * Open the len bytes at image (an ELF file's image in memory, such as the
+ * vdso's from the stream; the caller keeps it until the close) and read its
+ * build id. No descriptor: fd is -1 and st is zero but for st_size.
+ * Returns MS_SYM_OK, or MS_SYM_BAD_ELF when the bytes are not an ELF file.
+ * libelf checks every header, section and segment against len, so a
+ * truncated or corrupt image fails lookups, it is never read past.
+ */
+int ms_elf_memory_open(struct ms_elf_file *f, void *image, size_t len);
 
 /* Modification time as ms-unwind records it: nanoseconds since the epoch. */
 uint64_t ms_stat_mtime_ns(const struct stat *st);

@@ -84,3 +84,10 @@ CLEANFILES += tests/unit/data/dwarf-frames-stripped tests/unit/data/dwarf-frames
 	tests/unit/data/dwarf-frames-badlink.debug \
 	$(DWARF_DEBUG_BY_ID)/$(shell echo $(DWARF_FRAMES_DBG_ID) | cut -c3-).debug
 EXTRA_DIST += scripts/bench/20-unwind.sh
+
+# The vdso's image (ms-collect's own, the stream's in ms-unwind): build id,
+# CFI from memory, and images that are garbage, cut or corrupt.
+UNIT_TESTS += tests/unit/vdso-test
+tests_unit_vdso_test_SOURCES = tests/unit/vdso-test.c
+tests_unit_vdso_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_vdso_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

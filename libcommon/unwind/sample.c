@@ -90,13 +90,23 @@ static __attribute__((noinline)) int fill(struct dwarf_state *st, struct pc_entr
 		.module = loc.module, .rule = r ? RULE_NO_CFI : RULE_NO_MODULE,
 		.loc_flags = loc.flags,
 	};
-	/* Only a file proved to be the module that ran has CFI to trust. */
-	if (!r || loc.kind != MS_MODULE_FILE || !loc.verified || (loc.flags & MS_FRAME_FILE_OFFSET))
+	/* Only a file (or vdso image) proved to be the module that ran has CFI to trust. */
+	if (!r || (loc.kind != MS_MODULE_FILE && loc.kind != MS_MODULE_VDSO) || !loc.verified ||
+	    (loc.flags & MS_FRAME_FILE_OFFSET))
 		return 0;
 	slot = ms_unwinder_module_slot(st->u, loc.module);
 	if (!*slot) {
-		*slot = ms_cfi_open(loc.path, ms_unwinder_module(st->u, loc.module),
-				    ms_unwinder_debug_dir(st->u));
+		const struct ms_module *m = ms_unwinder_module(st->u, loc.module);
+		const char *debug_dir = ms_unwinder_debug_dir(st->u);
+		const uint8_t *image;
+		uint32_t len;
+
+		if (loc.kind == MS_MODULE_VDSO) {
+			image = ms_unwinder_vdso_image(st->u, &len);
+			*slot = ms_cfi_open_image(image, len, m, debug_dir);
+		} else {
+			*slot = ms_cfi_open(loc.path, m, debug_dir);
+		}
 		if (!*slot)
 			return -1;
 		st->stats->cfi_modules++;

@@ -157,6 +157,13 @@ static int on_record(struct ms_unwinder *u, struct ms_writer *w, const struct ms
 	case MS_REC_EXIT:
 		r = ms_task_unpack(rec, &b->task) < 0 ? -1 : ms_unwinder_exit(u, &b->task);
 		break;
+	case MS_REC_VDSO: {
+		/* kept for the vdso's CFI, and passed on for symbolization */
+		struct ms_vdso v;
+
+		r = ms_vdso_unpack(rec, &v) < 0 ? -1 : ms_unwinder_vdso(u, &v);
+		break;
+	}
 	case MS_REC_STACK_FILE:
 		/* consumed: after this stage no record refers to stack bytes */
 		if (ms_stack_file_unpack(rec, &b->stack_file) < 0)

@@ -86,6 +86,19 @@ struct ms_unwinder {
 	struct ms_user_stack ustack;	/* reused for every sample */
 	struct ms_unwind_stats stats;
 	struct ms_problems problems;
+
+	/*
+	 * The vdso image from the stream's VDSO record, kept only when it is
+	 * an ELF image with a build id and readable program headers: then
+	 * [vdso] mappings are a module known by that build id, whose CFI the
+	 * method reads from the image.
+	 */
+	bool vdso_seen;
+	uint8_t *vdso;
+	uint32_t vdso_len;
+	uint32_t vdso_bid_len;
+	uint8_t vdso_bid[MS_BUILD_ID_MAX];
+	struct ms_elf_loads vdso_loads;
 };
 
 /* FNV-1a, for the small identity keys. */
@@ -368,6 +381,37 @@ static uint32_t fentry_get(struct ms_unwinder *u, const struct ms_mmap *m)
 }
 
 /*
+ * The module of a [vdso] mapping: known by the build id of the image the
+ * stream holds, with its segments; without an image, a module that is
+ * only a name.
+ */
+static uint32_t vdso_probe(struct ms_unwinder *u, struct fentry *fe)
+{
+	struct ms_module m = { .kind = MS_MODULE_VDSO };
+	struct ms_elf_loads loads;
+
+	if (!u->vdso) {
+		if (!u->vdso_seen)
+			ms_problems_add(&u->problems, "no-vdso-image",
+					"the stream holds no vdso image (it was recorded by an "
+					"older ms-collect): [vdso] frames have no build id and "
+					"no call-frame information");
+		return special_module(u, MS_MODULE_VDSO, fe->path);
+	}
+	m.build_id_len = u->vdso_bid_len;
+	memcpy(m.build_id, u->vdso_bid, u->vdso_bid_len);
+	loads.n = u->vdso_loads.n;
+	loads.load = malloc((loads.n ? loads.n : 1) * sizeof(*loads.load));
+	if (!loads.load) {
+		ms_error("out of memory");
+		return NONE;
+	}
+	if (loads.n)
+		memcpy(loads.load, u->vdso_loads.load, loads.n * sizeof(*loads.load));
+	return module_get(u, &m, fe->path, &loads);
+}
+
+/*
  * Prove the file at fe's path is the mapped file and describe the module.
  * See unwind.h for the rule.
  */
@@ -381,7 +425,7 @@ static uint32_t fentry_probe(struct ms_unwinder *u, struct fentry *fe)
 	uint32_t i;
 
 	if (fe->kind == MS_MODULE_VDSO)
-		return special_module(u, MS_MODULE_VDSO, fe->path);
+		return vdso_probe(u, fe);
 	if (fe->kind == MS_MODULE_ANON)
 		return special_module(u, MS_MODULE_ANON, fe->path);
 
@@ -670,6 +714,8 @@ void ms_unwinder_free(struct ms_unwinder *u)
 	free(u->module_index.slots);
 	free(u->pending);
 	free(u->debug_dir);
+	free(u->vdso);
+	ms_elf_loads_release(&u->vdso_loads);
 	free(u);
 }
 
@@ -752,6 +798,93 @@ int ms_unwinder_mmap(struct ms_unwinder *u, const struct ms_mmap *m)
 	if ((fe = fentry_get(u, m)) == NONE)
 		return -1;
 	return ms_addrspace_insert(&p->as, m->start, m->start + m->len, m->pgoff, fe);
+}
+
+/* Whether elf has segments, all readable and with their bytes within size. */
+static bool segments_within(Elf *elf, uint64_t size)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n) != 0 || !n)
+		return false;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_offset > size ||
+		    ph.p_filesz > size - ph.p_offset)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Read u's vdso fields from image (len bytes): NULL, or why it cannot be
+ * the vdso's module with *code the problem's.
+ */
+static const char *vdso_read(struct ms_unwinder *u, uint8_t *image, uint32_t len,
+			     const char **code)
+{
+	struct ms_elf_file f;
+	const char *why = NULL;
+
+	*code = "bad-vdso-image";
+	if (ms_elf_memory_open(&f, image, len) != MS_SYM_OK)
+		return "it is not an ELF image";
+	if (!segments_within(f.elf, len)) {
+		why = "it is cut short or corrupt: its program headers are unreadable or "
+		      "describe bytes past its end";
+	} else if (!f.build_id_len) {
+		*code = "vdso-no-build-id";
+		why = "it has no build id to know it by";
+	} else if (ms_elf_loads_read(f.elf, &u->vdso_loads) < 0) {
+		why = "its program headers are unreadable";
+	} else {
+		u->vdso_bid_len = f.build_id_len;
+		memcpy(u->vdso_bid, f.build_id, f.build_id_len);
+	}
+	ms_elf_file_close(&f);
+	return why;
+}
+
+int ms_unwinder_vdso(struct ms_unwinder *u, const struct ms_vdso *v)
+{
+	const char *why, *code;
+	uint8_t *image;
+
+	if (u->vdso_seen) {
+		/* One host, one image: a different second one cannot be told apart. */
+		if (!u->vdso || v->len != u->vdso_len || memcmp(v->image, u->vdso, v->len))
+			ms_problems_add(&u->problems, "vdso-image-changed",
+					"a second vdso record holds another image (%u bytes); "
+					"the first one is used", v->len);
+		return 0;
+	}
+	u->vdso_seen = true;
+	if (!v->len || v->len > MS_VDSO_MAX) {
+		ms_problems_add(&u->problems, "bad-vdso-image",
+				"the vdso image is %u bytes, not 1 to %u: [vdso] frames have "
+				"no call-frame information", v->len, MS_VDSO_MAX);
+		return 0;
+	}
+	if (!(image = malloc(v->len)))
+		return ms_error("out of memory for the vdso image of %u bytes", v->len);
+	memcpy(image, v->image, v->len);
+	if ((why = vdso_read(u, image, v->len, &code))) {
+		ms_problems_add(&u->problems, code,
+				"the vdso image in the stream cannot be used (%s): [vdso] "
+				"frames have no build id and no call-frame information", why);
+		free(image);
+		return 0;
+	}
+	u->vdso = image;
+	u->vdso_len = v->len;
+	return 0;
+}
+
+const uint8_t *ms_unwinder_vdso_image(const struct ms_unwinder *u, uint32_t *len)
+{
+	*len = u->vdso_len;
+	return u->vdso;
 }
 
 int ms_unwinder_comm(struct ms_unwinder *u, const struct ms_comm *c)
@@ -843,7 +976,9 @@ int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t
 		}
 		break;
 	case MS_MODULE_VDSO:
-		out->address = off;
+		/* With its image: the image's virtual addresses, as for a file. */
+		if (!mod->has_loads || !ms_elf_loads_vaddr(&mod->loads, off, &out->address))
+			out->address = off;
 		break;
 	default:
 		out->address = pc;

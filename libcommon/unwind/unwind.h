@@ -14,6 +14,12 @@
  *    new thread shares its process's space.
  *  - EXIT: the thread is forgotten; when the last known thread of a process
  *    exits, the space is dropped.
+ *  - VDSO (before the samples, from ms-collect): the vdso's image is kept
+ *    when it is an ELF image with a build id; [vdso] mappings are then the
+ *    module of that build id, whose call-frame information the DWARF
+ *    methods read from the image. Garbage, a truncated image or one without
+ *    a build id is a counted problem, and [vdso] frames then end stacks
+ *    with MS_END_NO_CFI as without the record.
  *  - SAMPLE: the kernel frames (the first exact, the others return
  *    addresses), then the user frames an unwind method finds, each bound to
  *    the mapping that holds it now. The first user address in no mapping
@@ -24,8 +30,10 @@
  * file's symbol tables use (the file offset addr - start + pgoff moved by
  * the PT_LOAD segment that holds it); when the file's headers could not be
  * read or proved to be the module's, the file offset itself, with frame
- * flag MS_FRAME_FILE_OFFSET. vdso: the offset in the vdso image. Kernel,
- * anonymous and unknown: the absolute address.
+ * flag MS_FRAME_FILE_OFFSET. vdso: with its image, the image's virtual
+ * address (its PT_LOAD, as for a file), else the offset in the image (the
+ * same for the kernel's vdso, linked at 0). Kernel, anonymous and unknown:
+ * the absolute address.
  *
  * Modules: one per identity (kind, path, build id, file identity). Files
  * are probed once, on first use: the file at the mapping's path is used
@@ -170,6 +178,14 @@ int ms_unwinder_comm(struct ms_unwinder *u, const struct ms_comm *c);
 int ms_unwinder_fork(struct ms_unwinder *u, const struct ms_task *t);
 int ms_unwinder_exit(struct ms_unwinder *u, const struct ms_task *t);
 /*
+ * The VDSO record: the image is copied. A first image that cannot be used
+ * and any later different one are counted problems, not errors. Returns
+ * 0, or -1 after a message (out of memory).
+ */
+int ms_unwinder_vdso(struct ms_unwinder *u, const struct ms_vdso *v);
+/* The vdso image kept (with *len), or NULL when there is none to use. */
+const uint8_t *ms_unwinder_vdso_image(const struct ms_unwinder *u, uint32_t *len);
+/*
  * Turn sample s into stack out (pid, tid, time, cpu, period copied).
  * Modules used for the first time are then available from
  * ms_unwinder_next_module().
@@ -200,7 +216,11 @@ struct ms_code_loc {
 	uint64_t address;	/* module-relative, as a stack frame holds it */
 	uint32_t flags;		/* MS_FRAME_FILE_OFFSET or 0 */
 	const char *path;	/* the module's path (NULL when none) */
-	bool verified;		/* the file at path is proved to be the module */
+	/*
+	 * The file at path is proved to be the module; for the vdso, the
+	 * stream's image is (ms_unwinder_vdso_image()).
+	 */
+	bool verified;
 };
 int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t pc,
 			struct ms_code_loc *loc);

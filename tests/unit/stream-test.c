@@ -2353,6 +2353,87 @@ static void test_stack_file(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* The vdso record (minor 2): an image round trip, and its bounds. */
+static void test_vdso_record(void **state)
+{
+	static uint8_t image[MS_VDSO_MAX + 1], big[7 + MS_VDSO_MAX + 1];
+	const uint32_t lens[] = { 1, 8192, MS_VDSO_MAX };
+	struct ms_vdso v, back;
+	struct ms_record rec;
+	struct ms_reader *r;
+	struct ms_writer *w;
+	const char *err;
+	int fd;
+
+	(void)state;
+	for (uint32_t i = 0; i < sizeof(image); i++)
+		image[i] = (uint8_t)(i * 7 + (i >> 8));
+	assert_string_equal(ms_record_kind_name(MS_REC_VDSO), "vdso");
+	/* The image comes back byte for byte, at every size the record allows. */
+	fd = new_fd();
+	w = ms_writer_open(fd, "test", 0);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1.0"), 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		v = (struct ms_vdso){ .image = image, .len = lens[i] };
+		assert_int_equal(ms_vdso_pack(w, &v), 0);
+	}
+	/* Nothing is written for an empty or oversized image. */
+	begin_capture();
+	v = (struct ms_vdso){ .image = image, .len = 0 };
+	assert_int_equal(ms_vdso_pack(w, &v), -1);
+	v.len = MS_VDSO_MAX + 1;
+	assert_int_equal(ms_vdso_pack(w, &v), -1);
+	err = end_capture();
+	assert_contains(err, "a vdso record with an image of 65537 bytes");
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	r = reopen(fd);
+	for (uint32_t i = 0; i < 3; i++) {
+		assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+		assert_int_equal(rec.kind, MS_REC_VDSO);
+		assert_int_equal(ms_vdso_unpack(&rec, &back), 0);
+		assert_int_equal(back.len, lens[i]);
+		assert_memory_equal(back.image, image, lens[i]);
+	}
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_END);
+	ms_reader_free(r);
+	close(fd);
+
+	/* Malformed: no image, not a bin, empty, over the bound. */
+	r = one_record("\x91\x0f", 2, &rec);
+	begin_capture();
+	assert_int_equal(ms_vdso_unpack(&rec, &back), -1);
+	err = end_capture();
+	assert_contains(err, "malformed vdso record at byte 36: field 'image' is missing");
+	ms_reader_free(r);
+	r = one_record("\x92\x0f\xa4\x7f" "ELF", 7, &rec);
+	begin_capture();
+	assert_int_equal(ms_vdso_unpack(&rec, &back), -1);
+	err = end_capture();
+	assert_contains(err, "field 'image' is not a bin");
+	ms_reader_free(r);
+	r = one_record("\x92\x0f\xc4\x00", 4, &rec);
+	begin_capture();
+	assert_int_equal(ms_vdso_unpack(&rec, &back), -1);
+	err = end_capture();
+	assert_contains(err, "field 'image' is empty");
+	ms_reader_free(r);
+	/* [15, bin32 of 65537 bytes] */
+	memcpy(big, "\x92\x0f\xc6\x00\x01\x00\x01", 7);
+	r = one_record(big, 7 + MS_VDSO_MAX + 1, &rec);
+	begin_capture();
+	assert_int_equal(ms_vdso_unpack(&rec, &back), -1);
+	err = end_capture();
+	assert_contains(err, "field 'image' holds 65537 bytes, more than 65536");
+	ms_reader_free(r);
+	/* A later minor's extra field is ignored. */
+	r = one_record("\x93\x0f\xc4\x02\x7f" "E\x01", 7, &rec);
+	assert_int_equal(ms_vdso_unpack(&rec, &back), 0);
+	assert_int_equal(back.len, 2);
+	assert_memory_equal(back.image, "\x7f" "E", 2);
+	ms_reader_free(r);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, restore_stderr)
 
 int main(void)
@@ -2381,6 +2462,7 @@ int main(void)
 		T(test_sample_bounds),
 		T(test_stack_bytes_path),
 		T(test_stack_file),
+		T(test_vdso_record),
 		T(test_stack_def_ref),
 		T(test_other_bounds),
 		T(test_pack_refuses_overfull),
