@@ -199,6 +199,13 @@ static int on_record(struct ms_symbolizer *s, struct ms_writer *w, FILE *text,
 		    ms_symbolizer_module(s, &b->module) < 0)
 			return -1;
 		break;
+	case MS_REC_VDSO: {
+		struct ms_vdso v;
+
+		if (ms_vdso_unpack(rec, &v) < 0 || ms_symbolizer_vdso(s, &v) < 0)
+			return -1;
+		break;
+	}
 	case MS_REC_FRAME:
 		if (ms_frame_unpack(rec, &b->frame) < 0 || ms_symbolizer_known(s, &b->frame) < 0)
 			return -1;

@@ -85,6 +85,9 @@ struct ms_symbolizer {
 
 	const char *in_name;	/* where the current record came from, for messages */
 	uint64_t in_offset;
+
+	uint8_t *vdso;		/* the vdso's image, from the stream; NULL when none came */
+	uint32_t vdso_len;
 };
 
 void ms_symbolizer_set_origin(struct ms_symbolizer *s, const char *name, uint64_t offset)
@@ -159,7 +162,19 @@ void ms_symbolizer_free(struct ms_symbolizer *s)
 	free(s->facts);
 	ms_debugfind_free(s->finder);
 	ms_strpool_release(&s->pool);
+	free(s->vdso);	/* after the modules: a vdso module's ELF reads it */
 	free(s);
+}
+
+int ms_symbolizer_vdso(struct ms_symbolizer *s, const struct ms_vdso *v)
+{
+	if (s->vdso)
+		return 0;	/* ms-unwind counts an image that changed */
+	if (!(s->vdso = malloc(v->len)))
+		return ms_error("out of memory for the vdso's image (%u bytes)", v->len);
+	memcpy(s->vdso, v->image, v->len);
+	s->vdso_len = v->len;
+	return 0;
 }
 
 const struct ms_symbolize_stats *ms_symbolizer_stats(const struct ms_symbolizer *s)
@@ -624,6 +639,60 @@ static void fde_start(struct smodule *mod, uint64_t addr, struct fact *out)
 	free(frame);
 }
 
+/*
+ * A vdso frame: named from the image ms-collect recorded, once its build id
+ * is proved the module's (the vdso has no debug information to give lines).
+ */
+static int look_up_vdso(struct ms_symbolizer *s, const struct ms_stack_frame *f,
+			uint32_t id, struct smodule *mod, struct fact *out)
+{
+	const struct ms_sym *sym;
+	uint64_t addr = f->address;
+
+	if (!mod->tried) {
+		mod->tried = true;
+		mod->file.fd = mod->debug.fd = mod->inflated.fd = -1;
+		mod->reason = MS_SYM_NO_FILE;
+		if (!s->vdso) {
+			ms_problems_add(&s->problems, "vdso-no-image", "module %u '%s': the "
+					"stream holds no vdso image (recorded before ms-collect "
+					"kept it, or symbolized from a capture): its frames are "
+					"not named", id, mod->path);
+		} else if (ms_elf_memory_open(&mod->file, s->vdso, s->vdso_len) != MS_SYM_OK) {
+			mod->reason = MS_SYM_BAD_ELF;
+			ms_problems_add(&s->problems, "module-bad-elf", "module %u '%s': the "
+					"vdso image is not an ELF file", id, mod->path);
+		} else if (!mod->rec.build_id_len || mod->file.build_id_len != mod->rec.build_id_len ||
+			   memcmp(mod->file.build_id, mod->rec.build_id, mod->rec.build_id_len)) {
+			mod->reason = MS_SYM_IDENTITY;
+			ms_problems_add(&s->problems, "module-identity", "module %u '%s': the vdso "
+					"image's build id is not the module's: its frames are not "
+					"named", id, mod->path);
+		} else {
+			mod->syms_pending = true;
+			mod->reason = load_syms(s, id, mod) < 0 ? MS_SYM_BAD_ELF : MS_SYM_OK;
+			if (mod->reason == MS_SYM_OK)
+				s->stats.modules_loaded++;
+		}
+	}
+	if (mod->reason != MS_SYM_OK) {
+		out->reason = mod->reason;
+		return 0;
+	}
+	if ((f->flags & MS_FRAME_RETURN) && addr)
+		addr--;
+	sym = module_sym(s, id, mod, addr);
+	if (!sym) {
+		out->reason = MS_SYM_NO_SYMBOL;
+		return 0;
+	}
+	out->reason = MS_SYM_OK;
+	out->name = display_name(s, &mod->syms, sym);
+	out->name_len = name_len(out->name);
+	out->symbol_start = sym->start;
+	return 0;
+}
+
 static int look_up_file(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 			struct smodule *mod, struct fact *out)
 {
@@ -716,10 +785,12 @@ static int look_up(struct ms_symbolizer *s, const struct ms_stack_frame *f, stru
 		return 0;
 	case MS_MODULE_FILE:
 		return look_up_file(s, f, mod, out);
+	case MS_MODULE_VDSO:
+		return look_up_vdso(s, f, f->module, mod, out);
 	case MS_MODULE_KERNEL:
 		break;
 	default:
-		/* vdso and anonymous memory: no file to read yet. */
+		/* anonymous memory: no file to read. */
 		out->reason = MS_SYM_NO_FILE;
 		return 0;
 	}

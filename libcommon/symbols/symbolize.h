@@ -89,6 +89,12 @@ void ms_symbolizer_set_origin(struct ms_symbolizer *s, const char *name, uint64_
  */
 int ms_symbolizer_module(struct ms_symbolizer *s, const struct ms_module *m);
 /*
+ * The vdso's image (ms-collect's vdso record): vdso modules whose build id
+ * is the image's are named from its symbol table. The first image is kept
+ * (copied); 0, or -1 after a message (out of memory).
+ */
+int ms_symbolizer_vdso(struct ms_symbolizer *s, const struct ms_vdso *v);
+/*
  * A FRAME record from upstream: its (module, address) counts as known and
  * is not looked up again. Its name is copied; its lines are not kept.
  */
