@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/prefault.h"
 
 static uint64_t mtime_ns(const struct stat *st)
 {
@@ -86,20 +88,22 @@ int ms_stack_map_open(struct ms_stack_map *m, const struct ms_stack_file *f,
 		m->len = 0;
 		return 0;
 	}
-	/* Prefaulted: a fault per 64 KiB as the walk reaches each copy cost more. */
-	p = mmap(NULL, (size_t)f->size, PROT_READ,
-		 MAP_PRIVATE | (f->size <= (1u << 30) ? MAP_POPULATE : 0), fd, 0);
+	p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return ms_error("'%s': cannot map '%s' (%" PRIu64 " bytes), where the stack copies "
 				"of its samples are: %s", in_name, path, f->size, strerror(errno));
 	m->bytes = p;
 	m->len = (size_t)f->size;
+	/* ahead of the walk: a fault per 64 KiB as it reaches each copy cost more */
+	m->prefault = ms_prefault_start(m->bytes, m->len);
 	return 0;
 }
 
 void ms_stack_map_close(struct ms_stack_map *m)
 {
+	ms_prefault_wait(m->prefault);
+	m->prefault = NULL;
 	if (m->bytes && m->len)
 		munmap((void *)m->bytes, m->len);
 	m->bytes = NULL;

@@ -26,6 +26,7 @@ int ms_stack_file_describe(int fd, struct ms_stack_file *f, char *path, size_t c
 struct ms_stack_map {
 	const uint8_t *bytes;	/* the whole file, read-only; NULL when none */
 	size_t len;
+	struct ms_prefault *prefault;	/* faulting it in (util/prefault.h) */
 };
 
 /*

@@ -56,6 +56,17 @@ struct pc_entry {
 	uint32_t loc_flags;
 };
 
+/*
+ * How far up its stack a thread's last walk read: the last frame's %rsp.
+ * A thread's outermost frames stay where they are, so the next sample of
+ * the thread reads about as far (see prefetch_copy()).
+ */
+#define REACH_SLOTS 256
+struct reach {
+	uint32_t tid;
+	uint64_t top;		/* 0: unknown */
+};
+
 struct dwarf_state {
 	struct ms_rule_source src;	/* first: find() gets it back */
 	struct ms_unwinder *u;
@@ -63,6 +74,7 @@ struct dwarf_state {
 	struct ms_process *proc;	/* the sample's */
 	uint64_t generation;		/* its space's; 0 when none (nothing cached) */
 	struct pc_entry cache[PC_CACHE_SIZE];
+	struct reach reach[REACH_SLOTS];
 };
 
 static uint32_t cache_slot(uint64_t generation, uint64_t lookup)
@@ -211,6 +223,37 @@ static int merge_fp(struct dwarf_state *st, const struct ms_sample *s,
 	}
 }
 
+/*
+ * A copy that stayed in the saved stream (ms-decode --stack-bytes) was not
+ * read since the kernel wrote it: each of the walk's reads, a few a frame
+ * and outwards, would wait for memory in turn. Asking for the lines at
+ * once lets them arrive together; asking only up to where this thread's
+ * last walk read (and a little more) leaves the environment strings and
+ * whatever lies above the thread's entry alone.
+ */
+static void prefetch_copy(struct dwarf_state *st, const struct ms_sample *s,
+			  const struct ms_sampled_state *ss)
+{
+	const struct reach *r = &st->reach[s->tid % REACH_SLOTS];
+	uint64_t len = ss->len;
+
+	if (!s->stack_in_file)
+		return;	/* the copy came through a pipe: in cache already */
+	if (r->tid == s->tid && r->top > ss->start && r->top - ss->start + 256 < len)
+		len = r->top - ss->start + 256;
+	for (uint64_t i = 0; i < len; i += 64)
+		__builtin_prefetch(ss->bytes + i);
+}
+
+static void note_reach(struct dwarf_state *st, const struct ms_sample *s,
+		       const struct ms_regstate *rs)
+{
+	struct reach *r = &st->reach[s->tid % REACH_SLOTS];
+
+	r->tid = s->tid;
+	r->top = rs->known & (1u << MS_DW_RSP) ? rs->val[MS_DW_RSP] : 0;
+}
+
 static int walk(struct ms_unwinder *u, struct ms_process *proc, const struct ms_sample *s,
 		uint32_t max, struct ms_user_stack *out, bool with_fp)
 {
@@ -225,8 +268,10 @@ static int walk(struct ms_unwinder *u, struct ms_process *proc, const struct ms_
 	st->src.epoch = st->generation;
 	ms_sampled_state_init(&ss, &rs, s);
 	sampled = rs;
+	prefetch_copy(st, s, &ss);
 	if (ms_dwarf_walk(&rs, &ss.reader, &st->src, out->frames, max, &w) < 0)
 		return -1;
+	note_reach(st, s, &rs);
 	out->n = w.n;
 	out->end = w.end;
 	st->stats->dwarf_frames += w.n;

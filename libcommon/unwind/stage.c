@@ -93,17 +93,6 @@ static int settle(struct ms_unwinder *u, struct ms_writer *w, struct policy *p,
 	return ms_info_pack(w, &info);
 }
 
-/*
- * Stack bytes in the stack file were not read since the kernel wrote them:
- * the walk's reads (a few per frame, outwards) would each wait for memory.
- * Asking for all the lines at once lets them arrive together.
- */
-static void prefetch(const uint8_t *p, uint32_t len)
-{
-	for (uint32_t i = 0; i < len; i += 64)
-		__builtin_prefetch(p + i);
-}
-
 static int on_sample(struct ms_unwinder *u, struct ms_writer *w, const struct ms_record *rec,
 		     struct unwind_bufs *b, struct policy *p)
 {
@@ -119,7 +108,6 @@ static int on_sample(struct ms_unwinder *u, struct ms_writer *w, const struct ms
 					b->stack_map.bytes ? "the stack file" : "a stack file",
 					b->stack_map.bytes ? "does not hold them" :
 					"no stack-file record named before it");
-		prefetch(b->sample.stack, b->sample.stack_len);
 	}
 	if ((!p->settled && settle(u, w, p, &b->sample) < 0) ||
 	    ms_unwinder_sample(u, &b->sample, &b->stack) < 0)
@@ -198,8 +186,7 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 		ms_error("out of memory");
 		goto out;
 	}
-	b->stack_map.bytes = NULL;
-	b->stack_map.len = 0;
+	b->stack_map = (struct ms_stack_map){ 0 };
 	b->in_name = in_name;
 	b->stacks = ms_stacktab_new(MS_STACKTAB_STACKS_MAX, MS_STACKTAB_FRAMES_MAX);
 	if (!b->stacks) {

@@ -1,0 +1,26 @@
+/*
+ * Faulting a read-only file mapping in ahead of its reader.
+ *
+ * A stage reading a saved stream of 100 MB or more through a mapping paid
+ * either a fault per 64 KiB as it reached each part, or MAP_POPULATE's one
+ * long call before its first record. ms_prefault_start() populates the
+ * mapping from a thread of its own instead (MADV_POPULATE_READ), so that
+ * the stage starts at once and the faults mostly happen off its path.
+ */
+#ifndef MS_UTIL_PREFAULT_H
+#define MS_UTIL_PREFAULT_H
+
+#include <stddef.h>
+
+struct ms_prefault;
+
+/*
+ * Populate [p, p + len) in a thread. Best effort: NULL when no thread could
+ * start (or MADV_POPULATE_READ, Linux 5.14, is unknown), and the pages then
+ * fault as they are read.
+ */
+struct ms_prefault *ms_prefault_start(const void *p, size_t len);
+/* Wait for the thread (before the mapping goes away) and free pf; NULL is a no-op. */
+void ms_prefault_wait(struct ms_prefault *pf);
+
+#endif
