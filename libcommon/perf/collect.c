@@ -1,4 +1,5 @@
 #include "perf/collect.h"
+#include "perf/trim.h"
 #include "perf/procfs.h"
 #include "perf/ring.h"
 #include "perf/session.h"
@@ -50,6 +51,7 @@ struct collector {
 	struct ms_writer *w;
 	struct ms_problems problems;
 	struct ms_attr *attr;		/* big: on the heap */
+	struct ms_trimmer *trim;	/* samples' stack copies cut to dyn_size */
 
 	/* output */
 	int out_fd;
@@ -338,9 +340,11 @@ static int write_preamble(struct collector *c)
 	}
 	if (ms_target_pack(c->w, &t) < 0)
 		return -1;
-	for (uint32_t part = 0; ms_session_attr_record(&c->s, part, c->attr); part++)
+	for (uint32_t part = 0; ms_session_attr_record(&c->s, part, c->attr); part++) {
 		if (ms_attr_pack(c->w, c->attr) < 0)
 			return -1;
+		ms_trimmer_attr(c->trim, c->attr);
+	}
 	return write_vdso(c);
 }
 
@@ -613,7 +617,11 @@ static uint64_t drain_pass(struct collector *c)
 			continue;
 		ms_ring_begin(r);
 		while ((got = ms_ring_next(r, &rec, &len)) == 1) {
-			struct ms_raw raw = { .cpu = (uint32_t)c->s.cpus[i], .data = rec, .len = len };
+			struct ms_raw raw = { .cpu = (uint32_t)c->s.cpus[i] };
+
+			raw.len = len;
+			raw.data = ms_trim(c->trim, raw.cpu, rec, &raw.len);
+			len = raw.len;
 
 			/* array, kind, cpu, bin header: at most 16 bytes around the data */
 			if (room(c, (size_t)len + 16)) {
@@ -923,6 +931,7 @@ static void collector_release(struct collector *c)
 	free(c->pfds);
 	free(c->tids);
 	free(c->attr);
+	ms_trimmer_free(c->trim);
 }
 
 int ms_collect_run(const struct ms_collect_opts *o)
@@ -955,7 +964,10 @@ int ms_collect_run(const struct ms_collect_opts *o)
 		return MS_EXIT_USAGE;
 	}
 	c.attr = malloc(sizeof(*c.attr));
-	if (!c.attr) {
+	c.trim = ms_trimmer_new();
+	if (!c.attr || !c.trim) {
+		free(c.attr);
+		ms_trimmer_free(c.trim);
 		ms_error("out of memory");
 		return MS_EXIT_ERROR;
 	}

@@ -6,7 +6,8 @@ libcommon_a_SOURCES += \
 	libcommon/perf/session.c libcommon/perf/session.h \
 	libcommon/perf/target.c libcommon/perf/target.h \
 	libcommon/perf/collect.c libcommon/perf/collect.h \
-	libcommon/perf/vdso.c libcommon/perf/vdso.h
+	libcommon/perf/vdso.c libcommon/perf/vdso.h \
+	libcommon/perf/trim.c libcommon/perf/trim.h
 
 bin_PROGRAMS += ms-collect
 ms_collect_SOURCES = cmd/ms-collect.c

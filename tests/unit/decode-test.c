@@ -18,6 +18,7 @@
 
 #include "perf/decode.h"
 #include "perf/order.h"
+#include "perf/trim.h"
 #include "stream/records.h"
 #include "stream/stream.h"
 #include "util/error.h"
@@ -220,6 +221,87 @@ static void test_sample_collect_layout(void **state)
 		assert_int_equal(first, 0xabc0000);
 	}
 	assert_int_equal(out.foreign_frames, 0);
+}
+
+/* ---- ms-collect's cut of stack copies (perf/trim.h) ---- */
+
+static void test_trim_stack_copy(void **state)
+{
+	struct ms_trimmer *t = ms_trimmer_new();
+	const struct ms_sample *s = &out.u.sample;
+	static struct ms_attr a;
+	static uint8_t orig[70000];
+	const uint8_t *cut;
+	uint32_t len, olen;
+	uint64_t v;
+
+	(void)state;
+	assert_non_null(t);
+	attr_init(&a, COLLECT_SAMPLE_TYPE, 42, 43);
+	ms_trimmer_attr(t, &a);
+
+	/* 8 KiB copied, 100 bytes readable: cut to 104, all else the kernel's */
+	collect_sample(42, kuchain, 7, 17, 8192, 100);
+	memcpy(orig, r.buf, r.len);
+	olen = len = (uint32_t)r.len;
+	cut = ms_trim(t, 1, orig, &len);
+	assert_ptr_not_equal(cut, orig);
+	assert_int_equal(len, olen - 8192 + 104);
+	memcpy(r.buf, cut, len);
+	r.len = len;
+	assert_int_equal(((const struct perf_event_header *)r.buf)->size, len);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(s->stack_len, 100);
+	assert_int_equal(s->n_regs, 17);
+	assert_int_equal(s->n_kchain, 2);
+	assert_int_equal(s->n_uchain, 3);
+	assert_memory_equal(s->stack, orig + (s->stack - r.buf), 100);
+	memcpy(&v, s->stack - 8, 8);
+	assert_int_equal(v, 104);		/* the copy's size field */
+	assert_int_equal(s->stack[100] | s->stack[103], 0);	/* padding zeroed */
+
+	/* nothing readable: a copy of size 0, without bytes or dyn_size */
+	collect_sample(42, kuchain, 7, 17, 8192, 0);
+	memcpy(orig, r.buf, r.len);
+	olen = len = (uint32_t)r.len;
+	cut = ms_trim(t, 1, orig, &len);
+	assert_int_equal(len, olen - 8192 - 8);
+	memcpy(r.buf, cut, len);
+	r.len = len;
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(s->stack_len, 0);
+	assert_null(s->stack);
+	memcpy(&v, r.buf + len - 8, 8);
+	assert_int_equal(v, 0);
+
+	/* nothing to cut: the same bytes, not a copy */
+	collect_sample(42, kuchain, 7, 17, 64, 64);
+	len = (uint32_t)r.len;
+	assert_ptr_equal(ms_trim(t, 1, r.buf, &len), r.buf);
+	assert_int_equal(len, r.len);
+	collect_sample(42, kuchain, 7, 17, 64, 60);	/* 60 rounds up to 64 */
+	len = (uint32_t)r.len;
+	assert_ptr_equal(ms_trim(t, 1, r.buf, &len), r.buf);
+
+	/* what does not decode goes as it is, for ms-decode to judge */
+	collect_sample(99, kuchain, 7, 17, 8192, 100);	/* unknown id */
+	len = (uint32_t)r.len;
+	assert_ptr_equal(ms_trim(t, 1, r.buf, &len), r.buf);
+	collect_sample(42, kuchain, 7, 17, 8192, 9000);	/* dyn_size over the copy */
+	len = (uint32_t)r.len;
+	assert_ptr_equal(ms_trim(t, 1, r.buf, &len), r.buf);
+	collect_sample(42, kuchain, 7, 17, 8192, 100);
+	len = (uint32_t)r.len - 8;			/* cut short */
+	assert_ptr_equal(ms_trim(t, 1, r.buf, &len), r.buf);
+	begin(&r, PERF_RECORD_COMM, 0);
+	u32(&r, 1);
+	u32(&r, 1);
+	str8(&r, "x");
+	trailer(&r, 1, 1, 5, 42);
+	finish(&r);
+	len = (uint32_t)r.len;
+	assert_ptr_equal(ms_trim(t, 1, r.buf, &len), r.buf);
+	ms_trimmer_free(t);
 }
 
 /* Every field the decoder knows, in the kernel's order. */
@@ -1163,6 +1245,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_sample_collect_layout, setup_collect_attr),
+		cmocka_unit_test_setup(test_trim_stack_copy, setup_collect_attr),
 		cmocka_unit_test(test_sample_every_field),
 		cmocka_unit_test_setup(test_callchain_contexts, setup_collect_attr),
 		cmocka_unit_test_setup(test_callchain_nr_past_the_end, setup_collect_attr),
