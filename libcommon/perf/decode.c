@@ -984,15 +984,6 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 
 	if (ms_raw_unpack(rec, &st->raw) < 0)
 		return -1;
-	/*
-	 * A saved stream is read once, so every record is a cache miss at its
-	 * head and, for a sample, at its tail (dyn_size, after the stack
-	 * copy). The next record most likely is another sample of this size:
-	 * asking for its two ends now overlaps their misses with this one's
-	 * work. (A prefetch never faults, wherever it points.)
-	 */
-	__builtin_prefetch(rec->bytes + rec->len + 64);
-	__builtin_prefetch(rec->bytes + 2 * rec->len - 64);
 	kind = ms_decode(&st->dec, st->raw.cpu, st->raw.data, st->raw.len, d);
 	if (kind == MS_DECODE_FATAL)
 		return ms_error("'%s': the raw record at byte %" PRIu64
