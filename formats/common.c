@@ -18,6 +18,7 @@
 #include "analysis/analysis.h"
 #include "stream/records.h"
 #include "util/error.h"
+#include "util/grow.h"
 #include "util/publish.h"
 
 static const char *const format_names[] = {
@@ -386,20 +387,12 @@ int ms_import_write(const char *input, enum ms_format f, const char *output,
 
 int ms_grow(void *arrp, uint32_t *alloc, uint32_t n, size_t sz)
 {
-	void **arr = arrp;
-	uint32_t want;
-	void *p;
-
 	if (n < *alloc)
 		return 0;
 	if (n >= MS_NONE - 1)
 		return ms_error("a table reached its limit of %u rows", MS_NONE - 1);
-	want = *alloc ? (*alloc > MS_NONE / 2 ? MS_NONE - 1 : *alloc * 2) : 64;
-	p = reallocarray(*arr, want, sz);
-	if (!p)
+	if (!ms_reserve(arrp, alloc, (uint64_t)n + 1, sz))
 		return ms_error("out of memory");
-	*arr = p;
-	*alloc = want;
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "symbols/lines.h"
 #include "symbols/radix.h"
 #include "symbols/strpool.h"
+#include "util/grow.h"
 
 #define NONE UINT32_MAX
 /* DIE nesting deeper than this is corrupt (real code nests a few dozen). */
@@ -119,22 +120,6 @@ struct ms_dwarfidx {
 	char problem[200];
 };
 
-/* Grow *arr (of *alloc elements of size) to hold n + 1; false when out of memory. */
-static bool grow(void **arr, uint32_t *alloc, uint32_t n, size_t size)
-{
-	uint32_t a;
-	void *p;
-
-	if (n < *alloc)
-		return true;
-	a = *alloc ? *alloc * 2 : 64;
-	if (a <= *alloc || !(p = realloc(*arr, (size_t)a * size)))
-		return false;
-	*arr = p;
-	*alloc = a;
-	return true;
-}
-
 static void note_problem(struct ms_dwarfidx *d, const char *what, Dwarf_Off off)
 {
 	if (!d->problem[0])
@@ -208,7 +193,8 @@ static int read_units(struct ms_dwarfidx *d)
 		/* Partial and type units hold no code of their own. */
 		if (unit_type != DW_UT_compile || tag != DW_TAG_compile_unit)
 			continue;
-		if (!grow((void **)&d->units, &alloc_units, d->n_units, sizeof(*d->units)))
+		if (!ms_reserve((void **)&d->units, &alloc_units, (uint64_t)d->n_units + 1,
+				sizeof(*d->units)))
 			return -1;
 		u = d->n_units;
 		memset(&d->units[u], 0, sizeof(d->units[u]));
@@ -218,8 +204,8 @@ static int read_units(struct ms_dwarfidx *d)
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
-			if (!grow((void **)&d->uranges, &alloc_uranges, d->n_uranges,
-				  sizeof(*d->uranges)))
+			if (!ms_reserve((void **)&d->uranges, &alloc_uranges, (uint64_t)d->n_uranges + 1,
+					sizeof(*d->uranges)))
 				return -1;
 			d->uranges[d->n_uranges++] = (struct unit_range){ lo, hi, u };
 		}
@@ -416,7 +402,8 @@ static int read_sets(struct ms_dwarfidx *d, Elf_Data *data, bool swap, struct un
 				continue;
 			if (lo + n < lo || (addr_size == 4 && lo + n > UINT32_MAX + 1ull))
 				return 1;
-			if (!grow((void **)&d->ar, &alloc_ar, d->n_ar, sizeof(*d->ar)))
+			if (!ms_reserve((void **)&d->ar, &alloc_ar, (uint64_t)d->n_ar + 1,
+					sizeof(*d->ar)))
 				return -1;
 			d->ar[d->n_ar++] = (struct range){ lo, lo + n };
 		}
@@ -507,7 +494,7 @@ static int read_aranges(struct ms_dwarfidx *d, Elf *elf)
 				    NULL)) == 0) {
 		if (next <= off || next > info->d_size || version < 2 || version > 5)
 			goto unusable;
-		if (!grow((void **)&h, &alloc_h, n_h, sizeof(*h))) {
+		if (!ms_reserve((void **)&h, &alloc_h, (uint64_t)n_h + 1, sizeof(*h))) {
 			r = -1;
 			goto out;
 		}
@@ -527,7 +514,8 @@ static int read_aranges(struct ms_dwarfidx *d, Elf *elf)
 
 		if (!h[i].n_ar)
 			continue;	/* no code, or none aranges know of: see above */
-		if (!grow((void **)&d->units, &alloc_units, d->n_units, sizeof(*d->units))) {
+		if (!ms_reserve((void **)&d->units, &alloc_units, (uint64_t)d->n_units + 1,
+				sizeof(*d->units))) {
 			r = -1;
 			goto out;
 		}
@@ -605,7 +593,8 @@ static int check_unit(struct ms_dwarfidx *d, struct unit *u)
 	while ((off = dwarf_ranges(&u->die, off, &base, &lo, &hi)) > 0) {
 		if (hi <= lo)
 			continue;
-		if (n == u->n_ar || !grow((void **)&d->tmp, &d->alloc_tmp, n, sizeof(*d->tmp)))
+		if (n == u->n_ar || !ms_reserve((void **)&d->tmp, &d->alloc_tmp, (uint64_t)n + 1,
+						sizeof(*d->tmp)))
 			return -1;
 		d->tmp[n++] = (struct range){ lo, hi };
 	}
@@ -706,7 +695,8 @@ static int add_scope(struct ms_dwarfidx *d, struct unit *u, Dwarf_Die *die, uint
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (hi <= lo)
 			continue;
-		if (!grow((void **)&u->ranges, &u->alloc_ranges, u->n_ranges, sizeof(*u->ranges)))
+		if (!ms_reserve((void **)&u->ranges, &u->alloc_ranges, (uint64_t)u->n_ranges + 1,
+				sizeof(*u->ranges)))
 			return -1;
 		u->ranges[u->n_ranges++] = (struct range){ lo, hi };
 	}
@@ -716,7 +706,8 @@ static int add_scope(struct ms_dwarfidx *d, struct unit *u, Dwarf_Die *die, uint
 		*out = NONE;	/* no code after all (an empty range) */
 		return 0;
 	}
-	if (!grow((void **)&u->scopes, &u->alloc_scopes, u->n_scopes, sizeof(*u->scopes)))
+	if (!ms_reserve((void **)&u->scopes, &u->alloc_scopes, (uint64_t)u->n_scopes + 1,
+			sizeof(*u->scopes)))
 		return -1;
 	*out = u->n_scopes++;
 	s = &u->scopes[*out];
@@ -738,7 +729,8 @@ static int add_scope(struct ms_dwarfidx *d, struct unit *u, Dwarf_Die *die, uint
 		return 0;
 	}
 	for (i = first; i < u->n_ranges; i++) {
-		if (!grow((void **)&u->tops, &u->alloc_tops, u->n_tops, sizeof(*u->tops)))
+		if (!ms_reserve((void **)&u->tops, &u->alloc_tops, (uint64_t)u->n_tops + 1,
+				sizeof(*u->tops)))
 			return -1;
 		u->tops[u->n_tops++] = (struct top){ u->ranges[i].lo, u->ranges[i].hi, *out };
 	}
@@ -941,7 +933,8 @@ static const struct name *scope_name(struct ms_dwarfidx *d, struct scope *s)
 		nm.decl_line = (uint32_t)line;
 	if (dwarf_entrypc(&die, &entry) == 0)
 		nm.entry = entry;
-	if (!grow((void **)&d->names, &d->alloc_names, d->n_names, sizeof(*d->names)))
+	if (!ms_reserve((void **)&d->names, &d->alloc_names, (uint64_t)d->n_names + 1,
+			sizeof(*d->names)))
 		return &unnamed;
 	d->names[d->n_names++] = nm;
 	s->name = d->n_names;
@@ -1083,7 +1076,8 @@ static const struct ms_linetab *unit_lines(struct ms_dwarfidx *d, struct unit *u
 			return u->lines;
 		}
 	comp_dir = dwarf_attr(&u->die, DW_AT_comp_dir, &a) ? dwarf_formstring(&a) : NULL;
-	if (!grow((void **)&d->tabs, &d->alloc_tabs, d->n_tabs, sizeof(*d->tabs)) ||
+	if (!ms_reserve((void **)&d->tabs, &d->alloc_tabs, (uint64_t)d->n_tabs + 1,
+			sizeof(*d->tabs)) ||
 	    !(t = calloc(1, sizeof(*t))))
 		return NULL;
 	d->tabs[d->n_tabs++] = t;

@@ -11,6 +11,7 @@
 #include "stream/stream.h"
 #include "symbols/symbolize.h"
 #include "util/error.h"
+#include "util/grow.h"
 
 /* Text mode: the frames of each STACK_DEF, for the STACK_REFs that follow. */
 struct defs {
@@ -33,22 +34,6 @@ struct symbolize_bufs {
 	int text_errno;		/* why the text output failed */
 };
 
-static bool grow(void **p, uint32_t *alloc, uint64_t need, size_t size)
-{
-	uint64_t a = *alloc ? *alloc : 64;
-	void *q;
-
-	if (need <= *alloc)
-		return true;
-	while (a < need)
-		a *= 2;
-	if (a > UINT32_MAX || !(q = realloc(*p, a * size)))
-		return false;
-	*p = q;
-	*alloc = (uint32_t)a;
-	return true;
-}
-
 static int keep_def(struct defs *d, uint32_t id, const struct ms_stack *st,
 		    const struct ms_record *rec, const char *in_name)
 {
@@ -58,9 +43,9 @@ static int keep_def(struct defs *d, uint32_t id, const struct ms_stack *st,
 		return ms_error("'%s': the stack-def at byte %" PRIu64 " defines stack %u where "
 				"%u comes next: the stream is malformed", in_name, rec->offset,
 				id, d->n);
-	if (!grow((void **)&d->defs, &d->alloc, (uint64_t)d->n + 1, sizeof(*d->defs)) ||
-	    !grow((void **)&d->frames, &d->alloc_frames, (uint64_t)d->n_frames + st->n_frames,
-		  sizeof(*d->frames)))
+	if (!ms_reserve((void **)&d->defs, &d->alloc, (uint64_t)d->n + 1, sizeof(*d->defs)) ||
+	    !ms_reserve((void **)&d->frames, &d->alloc_frames, (uint64_t)d->n_frames + st->n_frames,
+			sizeof(*d->frames)))
 		return ms_error("out of memory for %u stacks", d->n + 1);
 	e = &d->defs[d->n++];
 	e->first = d->n_frames;

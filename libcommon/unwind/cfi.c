@@ -13,6 +13,7 @@
 
 #include "unwind/elffile.h"
 #include "util/error.h"
+#include "util/grow.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 #define SLOT_EMPTY UINT32_MAX
@@ -372,30 +373,13 @@ static Dwarf_CFI *source_cfi(struct ms_cfi *c, int which)
 
 /* Rules -------------------------------------------------------------------- */
 
-static int grow(void **p, uint32_t *alloc, uint32_t need, size_t size)
-{
-	uint32_t n = *alloc ? *alloc : 64;
-	void *q;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, (size_t)n * size);
-	if (!q)
-		return ms_error("out of memory for %u unwind rules", n);
-	*p = q;
-	*alloc = n;
-	return 0;
-}
-
 /* Copy n operations into the module's pool; their index in *arg. */
 static int add_ops(struct ms_cfi *c, const Dwarf_Op *ops, size_t n, int32_t *arg, uint16_t *len)
 {
 	if (n > UINT16_MAX || c->n_ops + n > INT32_MAX)
 		return ms_error("'%s': an unwind expression is too long", c->path);
-	if (grow((void **)&c->ops, &c->alloc_ops, c->n_ops + (uint32_t)n, sizeof(*c->ops)) < 0)
-		return -1;
+	if (!ms_reserve((void **)&c->ops, &c->alloc_ops, c->n_ops + (uint64_t)n, sizeof(*c->ops)))
+		return ms_error("out of memory for the unwind expressions of '%s'", c->path);
 	*arg = (int32_t)c->n_ops;
 	*len = (uint16_t)n;
 	for (size_t i = 0; i < n; i++)
@@ -588,9 +572,10 @@ static int lookup_sources(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
 		if (c->n_rules / RULE_BLOCK >= c->n_blocks) {
 			struct ms_cfi_rule *b;
 
-			if (grow((void **)&c->rule_blocks, &c->alloc_rules, c->n_blocks + 1,
-				 sizeof(*c->rule_blocks)) < 0) {
+			if (!ms_reserve((void **)&c->rule_blocks, &c->alloc_rules,
+					(uint64_t)c->n_blocks + 1, sizeof(*c->rule_blocks))) {
 				free(f);
+				ms_error("out of memory for %u unwind rules", c->n_rules + 1);
 				return -1;
 			}
 			if (!(b = malloc(RULE_BLOCK * sizeof(*b)))) {

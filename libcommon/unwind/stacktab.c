@@ -4,6 +4,7 @@
  * another in one pool, compared with memcmp on a hash match.
  */
 #include "unwind/stacktab.h"
+#include "util/grow.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -86,22 +87,6 @@ static bool grow_slots(struct ms_stacktab *t)
 	return true;
 }
 
-static bool reserve(void **p, uint32_t *alloc, uint64_t need, size_t size)
-{
-	uint64_t a = *alloc ? *alloc : 256;
-	void *q;
-
-	if (need <= *alloc)
-		return true;
-	while (a < need)
-		a *= 2;
-	if (a > UINT32_MAX || !(q = realloc(*p, a * size)))
-		return false;
-	*p = q;
-	*alloc = (uint32_t)a;
-	return true;
-}
-
 int ms_stacktab_intern(struct ms_stacktab *t, const struct ms_stack *s, uint32_t *id)
 {
 	uint64_t h = hash_stack(s);
@@ -117,9 +102,9 @@ int ms_stacktab_intern(struct ms_stacktab *t, const struct ms_stack *s, uint32_t
 		i = (i + 1) & t->mask;
 	}
 	if (t->n >= t->max_stacks || (uint64_t)t->n_frames + s->n_frames > t->max_frames ||
-	    !reserve((void **)&t->entries, &t->alloc, (uint64_t)t->n + 1, sizeof(*t->entries)) ||
-	    !reserve((void **)&t->frames, &t->alloc_frames, (uint64_t)t->n_frames + s->n_frames,
-		     sizeof(*t->frames))) {
+	    !ms_reserve((void **)&t->entries, &t->alloc, (uint64_t)t->n + 1, sizeof(*t->entries)) ||
+	    !ms_reserve((void **)&t->frames, &t->alloc_frames, (uint64_t)t->n_frames + s->n_frames,
+			sizeof(*t->frames))) {
 		t->refused++;
 		return MS_STACKTAB_FULL;
 	}

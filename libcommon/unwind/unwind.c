@@ -9,6 +9,7 @@
 #include "symbols/kernel.h"
 #include "unwind/elffile.h"
 #include "util/error.h"
+#include "util/grow.h"
 
 #define NONE UINT32_MAX
 
@@ -162,22 +163,14 @@ static int index_add(struct index *ix, uint64_t h, uint32_t i, const void *array
 	return 0;
 }
 
+/* ptr grown to hold need (util/grow.h), or NULL after a message. */
 static void *grow_array(void *ptr, uint32_t *alloc, uint32_t need, size_t size)
 {
-	uint32_t n = *alloc ? *alloc : 16;
-	void *p;
-
-	if (need <= *alloc)
-		return ptr;
-	while (n < need)
-		n *= 2;
-	p = realloc(ptr, (size_t)n * size);
-	if (!p) {
-		ms_error("out of memory for %u entries", n);
+	if (!ms_reserve(&ptr, alloc, need, size)) {
+		ms_error("out of memory for %u entries", need);
 		return NULL;
 	}
-	*alloc = n;
-	return p;
+	return ptr;
 }
 
 static char *dup_str(const struct ms_str *s)
