@@ -164,7 +164,12 @@ enum ms_writer_flags {
 	MS_WRITER_NONBLOCK = 1 << 0,
 };
 
-/* name names the output in messages ("stdout", a path). */
+/*
+ * name names the output in messages ("stdout", a path). A regular file
+ * (not opened O_APPEND) receives whole 2 MiB blocks at offsets that are
+ * multiples of 2 MiB, for the page cache's sake (see writer.c); flush,
+ * trailer and close write the rest.
+ */
 struct ms_writer *ms_writer_open(int fd, const char *name, unsigned flags);
 /*
  * Write the header. upstream is the header this stage read (NULL for a

@@ -20,6 +20,16 @@
 
 /* Larger than MS_RECORD_MAX, so a record always fits after a flush. */
 #define WRITER_BUF_SIZE (256u * 1024u)
+/*
+ * A regular file is written in whole blocks of FILE_BLOCK bytes at file
+ * offsets that are multiples of it (the rest when the stream is flushed):
+ * the page cache then holds the file in large folios, and each later
+ * reader that maps it (ms-decode, ms-unwind reading stack copies from it)
+ * maps a few large folios instead of one 4 KiB page at a time. Written
+ * in arbitrary pieces, a 169 MB stream cost each reader about 10 ms of
+ * kernel time to map and unmap; in 2 MiB blocks, under 1 ms.
+ */
+#define FILE_BLOCK (2u << 20)
 
 struct ms_writer {
 	int fd;
@@ -28,6 +38,8 @@ struct ms_writer {
 	char *buf;
 	size_t cap, len;
 	size_t rec_start;	/* where the open record starts in buf */
+	uint64_t block;		/* FILE_BLOCK for a regular file, else 0 */
+	uint64_t file_off;	/* a regular file's offset of buf[0] */
 	bool in_record;
 	bool oversize;		/* the open record outgrew MS_RECORD_MAX */
 	bool header_done, trailer_done;
@@ -88,10 +100,31 @@ static int write_out(struct ms_writer *w, size_t upto, enum write_mode mode)
 	if (done) {
 		memmove(w->buf, w->buf + done, w->len - done);
 		w->len -= done;
+		w->file_off += done;
 		if (w->in_record)
 			w->rec_start -= done;
 	}
 	return w->failed ? -1 : 0;
+}
+
+/* The buffered bytes of complete records: all but the open record. */
+static size_t complete(const struct ms_writer *w)
+{
+	return w->in_record ? w->rec_start : w->len;
+}
+
+/*
+ * What of buf[0, upto) to write when nothing forces it all out: for a
+ * regular file, up to the last FILE_BLOCK boundary (see FILE_BLOCK).
+ */
+static size_t whole_blocks(const struct ms_writer *w, size_t upto)
+{
+	uint64_t end = w->file_off + upto;
+
+	if (!w->block)
+		return upto;
+	end -= end % w->block;
+	return end > w->file_off ? end - w->file_off : 0;
 }
 
 /* Make room for n more bytes, writing out complete records (blocking). */
@@ -99,7 +132,10 @@ static int make_room(struct ms_writer *w, size_t n)
 {
 	if (w->cap - w->len >= n)
 		return 0;
-	if (write_out(w, w->in_record ? w->rec_start : w->len, WRITE_BLOCKING) < 0)
+	if (write_out(w, whole_blocks(w, complete(w)), WRITE_BLOCKING) < 0)
+		return -1;
+	/* (A file's buffer holds a block and a record: this is for safety.) */
+	if (w->cap - w->len < n && write_out(w, complete(w), WRITE_BLOCKING) < 0)
 		return -1;
 	return w->cap - w->len >= n ? 0 : -1;
 }
@@ -173,14 +209,25 @@ void ms_pipe_grow(int fd)
 struct ms_writer *ms_writer_open(int fd, const char *name, unsigned flags)
 {
 	struct ms_writer *w = calloc(1, sizeof(*w));
+	struct stat st;
+	off_t off;
 
-	if (!w || !(w->name = strdup(name)) || !(w->buf = malloc(WRITER_BUF_SIZE))) {
+	if (!w) {
+		ms_error("out of memory opening '%s'", name);
+		return NULL;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !(fcntl(fd, F_GETFL) & O_APPEND) &&
+	    (off = lseek(fd, 0, SEEK_CUR)) >= 0) {
+		w->block = FILE_BLOCK;
+		w->file_off = (uint64_t)off;
+	}
+	w->cap = w->block + WRITER_BUF_SIZE;
+	if (!(w->name = strdup(name)) || !(w->buf = malloc(w->cap))) {
 		ms_error("out of memory opening '%s'", name);
 		goto fail;
 	}
 	w->fd = fd;
 	w->flags = flags;
-	w->cap = WRITER_BUF_SIZE;
 	if (flags & MS_WRITER_NONBLOCK) {
 		int fl = fcntl(fd, F_GETFL);
 
@@ -343,14 +390,14 @@ bool ms_writer_room(struct ms_writer *w, size_t len)
 		return false;
 	if (w->cap - w->len >= len)
 		return true;
-	if (write_out(w, w->in_record ? w->rec_start : w->len, WRITE_NONBLOCKING) < 0)
+	if (write_out(w, whole_blocks(w, complete(w)), WRITE_NONBLOCKING) < 0)
 		return true;
 	return w->cap - w->len >= len;
 }
 
 int ms_writer_drain(struct ms_writer *w)
 {
-	return write_out(w, w->in_record ? w->rec_start : w->len, WRITE_NONBLOCKING);
+	return write_out(w, whole_blocks(w, complete(w)), WRITE_NONBLOCKING);
 }
 
 size_t ms_writer_pending(const struct ms_writer *w)
@@ -360,7 +407,7 @@ size_t ms_writer_pending(const struct ms_writer *w)
 
 int ms_writer_flush(struct ms_writer *w)
 {
-	return write_out(w, w->in_record ? w->rec_start : w->len, WRITE_BLOCKING);
+	return write_out(w, complete(w), WRITE_BLOCKING);
 }
 
 uint64_t ms_writer_records(const struct ms_writer *w)
