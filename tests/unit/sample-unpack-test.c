@@ -1,0 +1,325 @@
+/*
+ * The SAMPLE decoder's paths must agree: the fast path for the encoding
+ * ms-decode writes, the checked byte path behind it, and the object path
+ * (a record built into msgpack objects). Random samples in every encoding
+ * the format allows, then random corruptions of them, are decoded by the
+ * bytes and by the objects: the same verdict and, when valid, the same
+ * sample.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "stream/records.h"
+#include "stream/stream.h"
+
+#include <msgpack.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/*
+ * An unsigned value: mostly as msgpack-c packs it (the fast path's case),
+ * else in a wider unsigned form or, now and then, a signed one.
+ */
+static void put_uint(msgpack_packer *pk, uint64_t v)
+{
+	uint64_t r = next_rand() % 16;
+
+	if (r < 8)
+		msgpack_pack_uint64(pk, v);	/* shortest */
+	else if (r < 11)
+		msgpack_pack_fix_uint64(pk, v);	/* 9 bytes */
+	else if (r < 15 && v <= UINT32_MAX)
+		msgpack_pack_fix_uint32(pk, (uint32_t)v);
+	else if (r == 15 && v <= INT64_MAX)
+		msgpack_pack_fix_int64(pk, (int64_t)v);
+	else
+		msgpack_pack_uint64(pk, v);
+}
+
+static uint64_t rand_value(void)
+{
+	switch (next_rand() % 4) {
+	case 0:
+		return next_rand() % 128;
+	case 1:
+		return next_rand() % 70000;
+	case 2:
+		return next_rand() & 0xffffffffull;
+	default:
+		return next_rand();
+	}
+}
+
+static uint8_t stack_bytes[300];
+
+/* A random sample record into sb: every field form the format allows. */
+static void random_sample(msgpack_sbuffer *sb)
+{
+	msgpack_packer pk;
+	uint32_t nk = next_rand() % 4 == 0 ? next_rand() % 20 : 0;
+	uint32_t nu = next_rand() % 3 == 0 ? next_rand() % 20 : next_rand() % 3;
+	uint64_t mask = next_rand() % 5 == 0 ? next_rand() & 0xffffff : 0xff01ff;
+	uint32_t nregs = (uint32_t)__builtin_popcountll(mask);
+	uint32_t extra = next_rand() % 8 == 0;
+
+	msgpack_sbuffer_clear(sb);
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 14 + extra);
+	msgpack_pack_uint32(&pk, MS_REC_SAMPLE);
+	put_uint(&pk, next_rand() % 100000);	/* pid */
+	put_uint(&pk, next_rand() % 100000);	/* tid */
+	put_uint(&pk, rand_value());		/* time */
+	put_uint(&pk, next_rand() % 64);	/* cpu */
+	put_uint(&pk, rand_value());		/* period */
+	put_uint(&pk, rand_value());		/* ip */
+	put_uint(&pk, next_rand() % 8);	/* cpumode */
+	msgpack_pack_array(&pk, nk);
+	for (uint32_t i = 0; i < nk; i++)
+		put_uint(&pk, rand_value());
+	msgpack_pack_array(&pk, nu);
+	for (uint32_t i = 0; i < nu; i++)
+		put_uint(&pk, rand_value());
+	put_uint(&pk, next_rand() % 3);	/* regs_abi */
+	put_uint(&pk, mask);
+	if (next_rand() % 8) {
+		uint8_t regs[8 * 64];
+
+		for (uint32_t i = 0; i < 8 * nregs; i++)
+			regs[i] = (uint8_t)next_rand();
+		msgpack_pack_bin(&pk, 8 * nregs);
+		msgpack_pack_bin_body(&pk, regs, 8 * nregs);
+	} else {
+		msgpack_pack_array(&pk, nregs);
+		for (uint32_t i = 0; i < nregs; i++)
+			put_uint(&pk, rand_value());
+	}
+	if (next_rand() % 2) {
+		msgpack_pack_array(&pk, 2);
+		put_uint(&pk, rand_value());
+		put_uint(&pk, next_rand() % (MS_STACK_MAX + 1));
+	} else {
+		uint32_t len = next_rand() % sizeof(stack_bytes);
+
+		msgpack_pack_bin(&pk, len);
+		msgpack_pack_bin_body(&pk, stack_bytes, len);
+	}
+	if (extra)
+		msgpack_pack_str_with_body(&pk, "later", 5);
+}
+
+static struct ms_sample by_bytes, by_obj;
+
+static void assert_same_sample(const struct ms_sample *a, const struct ms_sample *b)
+{
+	assert_int_equal(a->pid, b->pid);
+	assert_int_equal(a->tid, b->tid);
+	assert_true(a->time == b->time);
+	assert_int_equal(a->cpu, b->cpu);
+	assert_true(a->period == b->period);
+	assert_true(a->ip == b->ip);
+	assert_int_equal(a->cpumode, b->cpumode);
+	assert_int_equal(a->n_kchain, b->n_kchain);
+	assert_memory_equal(a->kchain, b->kchain, a->n_kchain * sizeof(a->kchain[0]));
+	assert_int_equal(a->n_uchain, b->n_uchain);
+	assert_memory_equal(a->uchain, b->uchain, a->n_uchain * sizeof(a->uchain[0]));
+	assert_int_equal(a->regs_abi, b->regs_abi);
+	assert_true(a->regs_mask == b->regs_mask);
+	assert_int_equal(a->n_regs, b->n_regs);
+	assert_memory_equal(a->regs, b->regs, a->n_regs * sizeof(a->regs[0]));
+	assert_int_equal(a->stack_in_file, b->stack_in_file);
+	assert_int_equal(a->stack_len, b->stack_len);
+	if (a->stack_in_file) {
+		assert_true(a->stack_offset == b->stack_offset);
+	} else {
+		assert_memory_equal(a->stack, b->stack, a->stack_len);
+	}
+}
+
+/* The decoders' messages, while a test looks at them, go to a memfd. */
+static int saved_stderr = -1, capture_fd = -1;
+
+static void begin_capture(void)
+{
+	if (capture_fd < 0) {
+		capture_fd = memfd_create("stderr", 0);
+		saved_stderr = dup(2);
+		assert_true(capture_fd >= 0 && saved_stderr >= 0);
+	}
+	assert_int_equal(ftruncate(capture_fd, 0), 0);
+	assert_int_equal(lseek(capture_fd, 0, SEEK_SET), 0);
+	assert_int_equal(dup2(capture_fd, 2), 2);
+}
+
+static const char *end_capture(char *buf, size_t size)
+{
+	ssize_t n;
+
+	assert_int_equal(dup2(saved_stderr, 2), 2);
+	n = pread(capture_fd, buf, size - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/*
+ * Decode bytes[0, len) both ways; the verdicts and messages must agree,
+ * and so must the samples when valid. Returns the verdict.
+ */
+static int both_ways(const char *bytes, size_t len)
+{
+	struct ms_record rec = { .kind = MS_REC_SAMPLE, .bytes = bytes, .len = len, .offset = 40 };
+	static char msg_a[1024], msg_b[1024];
+	msgpack_zone zone;
+	msgpack_object obj;
+	size_t off = 0;
+	int a, b;
+
+	begin_capture();
+	a = ms_sample_unpack(&rec, &by_bytes);
+	end_capture(msg_a, sizeof(msg_a));
+	msgpack_zone_init(&zone, 4096);
+	if (msgpack_unpack(bytes, len, &off, &zone, &obj) != MSGPACK_UNPACK_SUCCESS ||
+	    off != len || obj.type != MSGPACK_OBJECT_ARRAY || !obj.via.array.size ||
+	    obj.via.array.ptr[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	    obj.via.array.ptr[0].via.u64 != MS_REC_SAMPLE) {
+		/* Not one whole sample record: a reader would never frame it as one. */
+		msgpack_zone_destroy(&zone);
+		return a;
+	}
+	rec.bytes = NULL;
+	rec.len = 0;
+	rec.obj = &obj;
+	begin_capture();
+	b = ms_sample_unpack(&rec, &by_obj);
+	end_capture(msg_b, sizeof(msg_b));
+	assert_int_equal(a, b);
+	assert_string_equal(msg_a, msg_b);
+	if (a == 0)
+		assert_same_sample(&by_bytes, &by_obj);
+	msgpack_zone_destroy(&zone);
+	return a;
+}
+
+static void test_random_samples_agree(void **state)
+{
+	msgpack_sbuffer sb;
+	int valid = 0;
+
+	(void)state;
+	msgpack_sbuffer_init(&sb);
+	for (int i = 0; i < 3000; i++) {
+		random_sample(&sb);
+		if (both_ways(sb.data, sb.size) == 0)
+			valid++;
+	}
+	/* Every random sample is valid: only the encodings vary. */
+	assert_int_equal(valid, 3000);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void test_corrupt_samples_agree(void **state)
+{
+	msgpack_sbuffer sb;
+	char *copy = malloc(70000);
+	int valid = 0, invalid = 0;
+
+	(void)state;
+	assert_non_null(copy);
+	msgpack_sbuffer_init(&sb);
+	for (int i = 0; i < 20000; i++) {
+		size_t len;
+		int flips = 1 + (int)(next_rand() % 3);
+
+		random_sample(&sb);
+		len = sb.size;
+		memcpy(copy, sb.data, len);
+		for (int f = 0; f < flips; f++)
+			copy[next_rand() % len] = (char)next_rand();
+		if (next_rand() % 4 == 0)
+			len = next_rand() % len;	/* cut short too */
+		if (both_ways(copy, len) == 0)
+			valid++;
+		else
+			invalid++;
+	}
+	/* Both outcomes were exercised. */
+	assert_true(valid > 1000);
+	assert_true(invalid > 1000);
+	msgpack_sbuffer_destroy(&sb);
+	free(copy);
+}
+
+/* The encoding ms-decode writes takes the fast path and reads right. */
+static void test_packed_sample_reads_back(void **state)
+{
+	static struct ms_sample s;
+	char path[] = "/tmp/ms-sample-unpack-XXXXXX";
+	int fd = mkstemp(path);
+	struct ms_writer *w;
+	struct ms_reader *r;
+	struct ms_record rec;
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	s.pid = 7;
+	s.tid = 8;
+	s.time = 1ull << 40;
+	s.cpu = 1;
+	s.period = 250000;
+	s.ip = 0x7fff12345678ull;
+	s.cpumode = 2;
+	s.n_uchain = 2;
+	s.uchain[0] = 0x401000;
+	s.uchain[1] = 0x402000;
+	s.regs_abi = 2;
+	s.regs_mask = 0xff01ff;
+	s.n_regs = 17;
+	for (int i = 0; i < 17; i++)
+		s.regs[i] = 0x1111111111111111ull * (uint64_t)i;
+	s.stack_in_file = true;
+	s.stack_offset = 123456789;
+	s.stack_len = 8192;
+	w = ms_writer_open(fd, "test", 0);
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
+	assert_int_equal(ms_sample_pack(w, &s), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	r = ms_reader_open(fd, "test");
+	assert_non_null(r);
+	ms_reader_defer_objects(r, true);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(both_ways(rec.bytes, rec.len), 0);
+	assert_same_sample(&by_bytes, &s);
+	ms_reader_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_samples_agree),
+		cmocka_unit_test(test_corrupt_samples_agree),
+		cmocka_unit_test(test_packed_sample_reads_back),
+	};
+
+	for (size_t i = 0; i < sizeof(stack_bytes); i++)
+		stack_bytes[i] = (uint8_t)(i * 13 + 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
