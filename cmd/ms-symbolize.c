@@ -134,6 +134,7 @@ int main(int argc, char **argv)
 		}
 	}
 	opts.debug_dirs = dirs;
+	opts.exiting = true;	/* main returns right after the stage */
 	if (opts.text_lines && !opts.text) {
 		ms_error("--lines goes with --text; see 'ms-symbolize --help'");
 		return MS_EXIT_USAGE;

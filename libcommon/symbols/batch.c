@@ -113,7 +113,10 @@ out:
 	if (stats && s)
 		*stats = *ms_symbolizer_stats(s);
 	free(fr);
-	ms_symbolizer_free(s);
+	if (opts && opts->exiting)
+		ms_symbolizer_leave(s);
+	else
+		ms_symbolizer_free(s);
 	free(abs);
 	return code;
 }

@@ -2,6 +2,7 @@
 
 #include <dwarf.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "stream/records.h"
 #include "symbols/demangle.h"
+#include "symbols/dieread.h"
 #include "symbols/lines.h"
 #include "symbols/radix.h"
 #include "symbols/strpool.h"
@@ -50,9 +52,24 @@ enum unit_state {
 	UNIT_BAD,
 };
 
+/* A unit read by dieread.h: its abbreviations and first DIE. */
+struct ours {
+	struct ms_die_unit du;
+	struct ms_die cu;
+};
+
 struct unit {
-	Dwarf_Die die;		/* read on first use when the units came from aranges */
+	Dwarf_Die die;		/* libdw's, read on first need (unit_die()) */
+	bool die_read;
 	Dwarf_Off off;		/* of die */
+	Dwarf_Off hdr;		/* of the unit's header */
+	/*
+	 * dieread.h's reader of the unit, when it took the unit: then libdw
+	 * reads no DIE of it (and interns no unit before it) unless a part
+	 * is refused.
+	 */
+	struct ours *ours;
+	bool ours_tried;
 	uint32_t ar, n_ar;	/* from aranges: its ranges there, in d->ar */
 	bool checked;		/* die read and its ranges found equal to aranges' */
 	uint8_t state;
@@ -69,6 +86,18 @@ struct unit {
 	uint32_t n_tops, alloc_tops;
 	Dwarf_Files *files;
 	size_t n_files;
+};
+
+/*
+ * Every unit of the list: where it is, and its state once an address falls
+ * in it (a profile uses a few dozen of libc's 2,000 units: the state is
+ * allocated for those only).
+ */
+struct unit_slot {
+	Dwarf_Off off, hdr;	/* of its first DIE and its header */
+	uint32_t ar, n_ar;	/* from aranges: its ranges there, in d->ar */
+	bool from_dies;		/* found by read_units(): checked */
+	struct unit *u;		/* NULL until first use (unit_at()) */
 };
 
 /* A unit's address range. */
@@ -92,7 +121,7 @@ struct ms_dwarfidx {
 	Dwarf *dw;
 	struct path *paths;	/* open addressing on raw's pointer */
 	uint32_t paths_mask, n_paths;
-	struct unit *units;
+	struct unit_slot *units;
 	uint32_t n_units;
 	struct unit_range *uranges;
 	uint32_t n_uranges;
@@ -117,6 +146,9 @@ struct ms_dwarfidx {
 	uint32_t n_names, alloc_names;
 	struct ms_strpool pool;
 	struct ms_dwarfidx_stats stats;
+	/* dieread.h: the sections (info NULL when it cannot read them), a DIE stack. */
+	struct ms_die_sections dsec;
+	struct ms_die *die_stack;
 	char problem[200];
 };
 
@@ -166,6 +198,25 @@ static int cmp_top(const void *a, const void *b)
 	return x->scope < y->scope ? -1 : x->scope > y->scope;
 }
 
+/* Unit i's state, made on first use: NULL when out of memory. */
+static struct unit *unit_at(struct ms_dwarfidx *d, uint32_t i)
+{
+	struct unit_slot *sl = &d->units[i];
+	struct unit *u = sl->u;
+
+	if (u)
+		return u;
+	if (!(u = calloc(1, sizeof(*u))))
+		return NULL;
+	u->off = sl->off;
+	u->hdr = sl->hdr;
+	u->ar = sl->ar;
+	u->n_ar = sl->n_ar;
+	u->checked = sl->from_dies;
+	sl->u = u;
+	return u;
+}
+
 /* Read every unit's ranges. Errors stop the list and are remembered. */
 static int read_units(struct ms_dwarfidx *d)
 {
@@ -198,9 +249,9 @@ static int read_units(struct ms_dwarfidx *d)
 			return -1;
 		u = d->n_units;
 		memset(&d->units[u], 0, sizeof(d->units[u]));
-		d->units[u].die = cudie;
 		d->units[u].off = dwarf_dieoffset(&cudie);
-		d->units[u].checked = true;
+		d->units[u].hdr = d->units[u].off - dwarf_cuoffset(&cudie);
+		d->units[u].from_dies = true;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
@@ -231,7 +282,15 @@ static int read_units(struct ms_dwarfidx *d)
 	return 0;
 }
 
-static void unit_release(struct unit *u)
+static void ours_release(struct unit *u)
+{
+	if (u->ours)
+		ms_die_unit_release(&u->ours->du);
+	free(u->ours);
+	u->ours = NULL;
+}
+
+static void scopes_release(struct unit *u)
 {
 	free(u->scopes);
 	free(u->ranges);
@@ -241,6 +300,12 @@ static void unit_release(struct unit *u)
 	u->tops = NULL;
 	u->n_scopes = u->n_ranges = u->n_tops = 0;
 	u->alloc_scopes = u->alloc_ranges = u->alloc_tops = 0;
+}
+
+static void unit_release(struct unit *u)
+{
+	ours_release(u);
+	scopes_release(u);
 }
 
 /* ---- the units' ranges from .debug_aranges ---- */
@@ -471,6 +536,28 @@ static int sort_uranges(struct ms_dwarfidx *d)
 }
 
 /*
+ * The header of the unit at off as dwarf_next_unit() reads it (dieread.h's
+ * reader when it has the sections: libdw's costs a lock and more): 0, 1
+ * past the last unit, -1 on error.
+ */
+static int next_unit(struct ms_dwarfidx *d, Dwarf_Off off, Dwarf_Off *next, Dwarf_Off *die,
+		     Dwarf_Half *version)
+{
+	size_t hsize;
+	int r;
+
+	if (d->dsec.info) {
+		if (off + 4 >= d->dsec.info_size)
+			return 1;
+		return ms_die_unit_header(&d->dsec, off, next, die, version) == MS_DIE_OK ? 0 : -1;
+	}
+	r = dwarf_next_unit(d->dw, off, next, &hsize, version, NULL, NULL, NULL, NULL, NULL);
+	if (r == 0)
+		*die = off + hsize;
+	return r;
+}
+
+/*
  * The units and their ranges from .debug_aranges and the units' headers.
  * 0 when done, 1 when they cannot be used (nothing kept), -1 when out of
  * memory.
@@ -481,24 +568,22 @@ static int read_aranges(struct ms_dwarfidx *d, Elf *elf)
 	Elf_Data *info = section_data(elf, ".debug_info");
 	struct unit_hdr *h = NULL;
 	uint32_t n_h = 0, alloc_h = 0, alloc_units = 0, i;
-	Dwarf_Off off = 0, next;
+	Dwarf_Off off = 0, next, die;
 	Dwarf_Half version;
 	GElf_Ehdr eh;
-	size_t hsize;
 	int r;
 
 	if (!aranges || !info || !gelf_getehdr(elf, &eh))
 		return 1;
-	/* Every unit's header: a few bytes each, no DIE read. */
-	while ((r = dwarf_next_unit(d->dw, off, &next, &hsize, &version, NULL, NULL, NULL, NULL,
-				    NULL)) == 0) {
+	/* Every unit's header: a few bytes each, no DIE read (libdw's walk when ours cannot). */
+	while ((r = next_unit(d, off, &next, &die, &version)) == 0) {
 		if (next <= off || next > info->d_size || version < 2 || version > 5)
 			goto unusable;
 		if (!ms_reserve((void **)&h, &alloc_h, (uint64_t)n_h + 1, sizeof(*h))) {
 			r = -1;
 			goto out;
 		}
-		h[n_h++] = (struct unit_hdr){ off, off + hsize, 0, 0, false };
+		h[n_h++] = (struct unit_hdr){ off, die, 0, 0, false };
 		off = next;
 	}
 	/* The list must end where the section does, as libdw's own walk would. */
@@ -510,7 +595,7 @@ static int read_aranges(struct ms_dwarfidx *d, Elf *elf)
 		goto out;
 	/* Units in the order of the file, as read_units() numbers them. */
 	for (i = 0; i < n_h; i++) {
-		struct unit *u;
+		struct unit_slot *u;
 
 		if (!h[i].n_ar)
 			continue;	/* no code, or none aranges know of: see above */
@@ -522,6 +607,7 @@ static int read_aranges(struct ms_dwarfidx *d, Elf *elf)
 		u = &d->units[d->n_units];
 		memset(u, 0, sizeof(*u));
 		u->off = h[i].die;
+		u->hdr = h[i].off;
 		u->ar = h[i].ar;
 		u->n_ar = h[i].n_ar;
 		d->n_uranges += h[i].n_ar;
@@ -557,12 +643,21 @@ out:
 	return r;
 }
 
+/* Release every unit's state. */
+static void units_release(struct ms_dwarfidx *d)
+{
+	for (uint32_t i = 0; i < d->n_units; i++)
+		if (d->units[i].u) {
+			unit_release(d->units[i].u);
+			free(d->units[i].u);
+		}
+	free(d->units);
+}
+
 /* Forget the units (their strings handed out stay valid) and read them all from their DIEs. */
 static int reread_units(struct ms_dwarfidx *d)
 {
-	for (uint32_t i = 0; i < d->n_units; i++)
-		unit_release(&d->units[i]);
-	free(d->units);
+	units_release(d);
 	free(d->uranges);
 	free(d->ar);
 	d->units = NULL;
@@ -579,14 +674,90 @@ static int reread_units(struct ms_dwarfidx *d)
  * compile unit's whose ranges are the unit's aranges. 0 when it is, -1
  * when not (or on any error).
  */
+/* The unit's ranges in d->tmp, sorted, as d->ar holds aranges': equal or not. */
+static int same_ranges(struct ms_dwarfidx *d, const struct unit *u, uint32_t n)
+{
+	sort_ranges(d->tmp, n);
+	for (uint32_t i = 0; i < n; i++)
+		if (d->tmp[i].lo != d->ar[u->ar + i].lo || d->tmp[i].hi != d->ar[u->ar + i].hi)
+			return -1;
+	return 0;
+}
+
+/*
+ * Open the unit with dieread.h's reader (once): MS_DIE_OK with u->ours,
+ * else MS_DIE_REFUSED.
+ */
+static int open_ours(struct ms_dwarfidx *d, struct unit *u)
+{
+	if (u->ours)
+		return MS_DIE_OK;
+	if (u->ours_tried || !d->dsec.info)
+		return MS_DIE_REFUSED;
+	u->ours_tried = true;
+	if (!(u->ours = malloc(sizeof(*u->ours))))
+		return MS_DIE_REFUSED;
+	if (ms_die_unit_open(&u->ours->du, &d->dsec, u->hdr, &u->ours->cu) != MS_DIE_OK ||
+	    u->ours->cu.off != u->off) {
+		ours_release(u);
+		return MS_DIE_REFUSED;
+	}
+	return MS_DIE_OK;
+}
+
+/* check_unit() by dieread.h: 0, -1 (not as aranges say), MS_DIE_REFUSED as 1. */
+static int check_unit_ours(struct ms_dwarfidx *d, struct unit *u)
+{
+	struct ms_die_ranges it = { 0 };
+	uint64_t lo, hi;
+	uint32_t n = 0;
+	int r;
+
+	if (open_ours(d, u) != MS_DIE_OK)
+		return 1;
+	while ((r = ms_die_ranges_next(&u->ours->du, &u->ours->cu, &it, &lo, &hi)) == MS_DIE_OK) {
+		if (hi <= lo)
+			continue;
+		if (n == u->n_ar)
+			return -1;
+		if (!ms_reserve((void **)&d->tmp, &d->alloc_tmp, (uint64_t)n + 1, sizeof(*d->tmp)))
+			return 1;
+		d->tmp[n++] = (struct range){ lo, hi };
+	}
+	if (r != MS_DIE_NONE) {
+		ours_release(u);
+		return 1;
+	}
+	if (n != u->n_ar)
+		return -1;
+	return same_ranges(d, u, n);
+}
+
+/* The unit's DIE by libdw, read on first need: NULL when it cannot be. */
+static Dwarf_Die *unit_die(struct ms_dwarfidx *d, struct unit *u)
+{
+	if (!u->die_read) {
+		if (!dwarf_offdie(d->dw, u->off, &u->die))
+			return NULL;
+		u->die_read = true;
+	}
+	return &u->die;
+}
+
 static int check_unit(struct ms_dwarfidx *d, struct unit *u)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
-	uint32_t n = 0, i;
+	uint32_t n = 0;
 	uint8_t unit_type;
+	int r;
 
-	if (!dwarf_offdie(d->dw, u->off, &u->die) ||
+	if ((r = check_unit_ours(d, u)) <= 0) {
+		if (r == 0)
+			u->checked = true;
+		return r;
+	}
+	if (!unit_die(d, u) ||
 	    dwarf_cu_info(u->die.cu, NULL, &unit_type, NULL, NULL, NULL, NULL, NULL) != 0 ||
 	    unit_type != DW_UT_compile || dwarf_tag(&u->die) != DW_TAG_compile_unit)
 		return -1;
@@ -598,14 +769,49 @@ static int check_unit(struct ms_dwarfidx *d, struct unit *u)
 			return -1;
 		d->tmp[n++] = (struct range){ lo, hi };
 	}
-	if (off < 0 || n != u->n_ar)
+	if (off < 0 || n != u->n_ar || same_ranges(d, u, n) < 0)
 		return -1;
-	sort_ranges(d->tmp, n);
-	for (i = 0; i < n; i++)
-		if (d->tmp[i].lo != d->ar[u->ar + i].lo || d->tmp[i].hi != d->ar[u->ar + i].hi)
-			return -1;
 	u->checked = true;
 	return 0;
+}
+
+static bool use_dieread = true;
+
+void ms_dwarfidx_use_dieread(bool on)
+{
+	use_dieread = on;
+}
+
+/*
+ * The sections dieread.h reads, when it can: the file's byte order is the
+ * host's and it is not relocatable (libdw relocates those); else d->dsec
+ * stays empty and libdw reads every DIE. Compressed sections are libdw's
+ * too (section_data() does not see them).
+ */
+static void die_sections(struct ms_dwarfidx *d, Elf *elf)
+{
+	Elf_Data *info = section_data(elf, ".debug_info");
+	Elf_Data *abbrev = section_data(elf, ".debug_abbrev");
+	Elf_Data *str = section_data(elf, ".debug_str");
+	Elf_Data *line_str = section_data(elf, ".debug_line_str");
+	Elf_Data *ranges = section_data(elf, ".debug_ranges");
+	Elf_Data *rnglists = section_data(elf, ".debug_rnglists");
+	GElf_Ehdr eh;
+
+	if (!use_dieread || !info || !abbrev || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL ||
+	    eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB :
+									      ELFDATA2MSB))
+		return;
+	d->dsec = (struct ms_die_sections){
+		.info = info->d_buf, .info_size = info->d_size,
+		.abbrev = abbrev->d_buf, .abbrev_size = abbrev->d_size,
+		.str = str ? str->d_buf : NULL, .str_size = str ? str->d_size : 0,
+		.line_str = line_str ? line_str->d_buf : NULL,
+		.line_str_size = line_str ? line_str->d_size : 0,
+		.ranges = ranges ? ranges->d_buf : NULL, .ranges_size = ranges ? ranges->d_size : 0,
+		.rnglists = rnglists ? rnglists->d_buf : NULL,
+		.rnglists_size = rnglists ? rnglists->d_size : 0,
+	};
 }
 
 struct ms_dwarfidx *ms_dwarfidx_new(Elf *elf, const char **why)
@@ -626,6 +832,7 @@ struct ms_dwarfidx *ms_dwarfidx_new(Elf *elf, const char **why)
 		free(d);
 		return NULL;
 	}
+	die_sections(d, elf);
 	r = read_aranges(d, elf);
 	if (r > 0)
 		r = read_units(d);
@@ -643,12 +850,11 @@ void ms_dwarfidx_free(struct ms_dwarfidx *d)
 
 	if (!d)
 		return;
-	for (i = 0; i < d->n_units; i++)
-		unit_release(&d->units[i]);
-	free(d->units);
+	units_release(d);
 	free(d->uranges);
 	free(d->ar);
 	free(d->tmp);
+	free(d->die_stack);
 	for (i = 0; i < d->n_tabs; i++) {
 		ms_linetab_release(d->tabs[i]);
 		free(d->tabs[i]);
@@ -681,27 +887,27 @@ static bool has_code(Dwarf_Die *die)
 	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
 }
 
-/* Add die as a scope: its ranges, and for an inlined call its call site. */
-static int add_scope(struct ms_dwarfidx *d, struct unit *u, Dwarf_Die *die, uint32_t parent,
-		     uint32_t *out)
+static int push_range(struct unit *u, uint64_t lo, uint64_t hi)
 {
-	Dwarf_Addr base, lo, hi;
-	ptrdiff_t off = 0;
-	struct scope *s;
-	uint32_t first = u->n_ranges, i;
-	Dwarf_Attribute a;
-	Dwarf_Word w;
-
-	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		if (hi <= lo)
-			continue;
-		if (!ms_reserve((void **)&u->ranges, &u->alloc_ranges, (uint64_t)u->n_ranges + 1,
-				sizeof(*u->ranges)))
-			return -1;
-		u->ranges[u->n_ranges++] = (struct range){ lo, hi };
-	}
-	if (off < 0)
+	if (hi <= lo)
+		return 0;
+	if (!ms_reserve((void **)&u->ranges, &u->alloc_ranges, (uint64_t)u->n_ranges + 1,
+			sizeof(*u->ranges)))
 		return -1;
+	u->ranges[u->n_ranges++] = (struct range){ lo, hi };
+	return 0;
+}
+
+/*
+ * The scope whose ranges were just pushed from first on (none: *out is
+ * NONE), of the DIE at off; for an inlined call, its call site.
+ */
+static int push_scope(struct unit *u, Dwarf_Off off, uint32_t first, uint32_t parent,
+		      uint32_t call_file, uint32_t call_line, uint32_t *out)
+{
+	struct scope *s;
+	uint32_t i;
+
 	if (u->n_ranges == first) {
 		*out = NONE;	/* no code after all (an empty range) */
 		return 0;
@@ -712,18 +918,14 @@ static int add_scope(struct ms_dwarfidx *d, struct unit *u, Dwarf_Die *die, uint
 	*out = u->n_scopes++;
 	s = &u->scopes[*out];
 	memset(s, 0, sizeof(*s));
-	s->off = dwarf_dieoffset(die);
+	s->off = off;
 	s->parent = parent;
 	s->first_child = s->next_sibling = NONE;
 	s->range = first;
 	s->n_ranges = u->n_ranges - first;
 	if (parent != NONE) {
-		if (dwarf_attr(die, DW_AT_call_file, &a) && dwarf_formudata(&a, &w) == 0 &&
-		    w <= UINT32_MAX)
-			s->call_file = (uint32_t)w;
-		if (dwarf_attr(die, DW_AT_call_line, &a) && dwarf_formudata(&a, &w) == 0 &&
-		    w <= UINT32_MAX)
-			s->call_line = (uint32_t)w;
+		s->call_file = call_file;
+		s->call_line = call_line;
 		s->next_sibling = u->scopes[parent].first_child;
 		u->scopes[parent].first_child = *out;
 		return 0;
@@ -735,6 +937,149 @@ static int add_scope(struct ms_dwarfidx *d, struct unit *u, Dwarf_Die *die, uint
 		u->tops[u->n_tops++] = (struct top){ u->ranges[i].lo, u->ranges[i].hi, *out };
 	}
 	return 0;
+}
+
+/* Add die as a scope: its ranges, and for an inlined call its call site. */
+static int add_scope(struct unit *u, Dwarf_Die *die, uint32_t parent, uint32_t *out)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	uint32_t first = u->n_ranges, call_file = 0, call_line = 0;
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0)
+		if (push_range(u, lo, hi) < 0)
+			return -1;
+	if (off < 0)
+		return -1;
+	if (parent != NONE) {
+		if (dwarf_attr(die, DW_AT_call_file, &a) && dwarf_formudata(&a, &w) == 0 &&
+		    w <= UINT32_MAX)
+			call_file = (uint32_t)w;
+		if (dwarf_attr(die, DW_AT_call_line, &a) && dwarf_formudata(&a, &w) == 0 &&
+		    w <= UINT32_MAX)
+			call_line = (uint32_t)w;
+	}
+	return push_scope(u, dwarf_dieoffset(die), first, parent, call_file, call_line, out);
+}
+
+/* add_scope() by dieread.h: 0, or MS_DIE_REFUSED (out of memory too). */
+static int add_scope_ours(struct unit *u, const struct ms_die *die, uint32_t parent,
+			  uint32_t *out)
+{
+	const struct ms_die_unit *du = &u->ours->du;
+	struct ms_die_ranges it = { 0 };
+	uint32_t first = u->n_ranges, call_file = 0, call_line = 0;
+	uint64_t lo, hi, w;
+	int r;
+
+	while ((r = ms_die_ranges_next(du, die, &it, &lo, &hi)) == MS_DIE_OK)
+		if (push_range(u, lo, hi) < 0)
+			return MS_DIE_REFUSED;
+	if (r != MS_DIE_NONE)
+		return MS_DIE_REFUSED;
+	if (parent != NONE) {
+		if ((r = ms_die_udata(du, die, MS_DA_CALL_FILE, &w)) == MS_DIE_REFUSED)
+			return MS_DIE_REFUSED;
+		if (r == MS_DIE_OK && w <= UINT32_MAX)
+			call_file = (uint32_t)w;
+		if ((r = ms_die_udata(du, die, MS_DA_CALL_LINE, &w)) == MS_DIE_REFUSED)
+			return MS_DIE_REFUSED;
+		if (r == MS_DIE_OK && w <= UINT32_MAX)
+			call_line = (uint32_t)w;
+	}
+	return push_scope(u, die->off, first, parent, call_file, call_line, out) < 0 ?
+	       MS_DIE_REFUSED : 0;
+}
+
+/*
+ * index_unit()'s walk by dieread.h, the same walk as libdw's below:
+ * 0 when done, MS_DIE_REFUSED for anything it leaves to libdw.
+ */
+static int index_unit_ours(struct ms_dwarfidx *d, struct unit *u)
+{
+	const struct ms_die_unit *du;
+	struct ms_die *stack;
+	uint32_t fn[DEPTH_MAX];
+	uint32_t depth = 0;
+	int r;
+
+	if (open_ours(d, u) != MS_DIE_OK)
+		return MS_DIE_REFUSED;
+	if (!d->die_stack && !(d->die_stack = malloc(DEPTH_MAX * sizeof(*d->die_stack))))
+		return MS_DIE_REFUSED;
+	du = &u->ours->du;
+	stack = d->die_stack;
+	r = ms_die_child(du, &u->ours->cu, &stack[0]);
+	if (r == MS_DIE_NONE)
+		return 0;
+	if (r != MS_DIE_OK)
+		return MS_DIE_REFUSED;
+	fn[0] = NONE;
+	for (;;) {
+		struct ms_die *die = &stack[depth];
+		uint32_t cur = fn[depth], scope;
+		bool descend = false;
+		bool code = ms_die_has(die, MS_DA_LOW_PC) || ms_die_has(die, MS_DA_RANGES);
+
+		switch (die->tag) {
+		case DW_TAG_subprogram:
+			if (!code)
+				break;
+			if (add_scope_ours(u, die, NONE, &scope) < 0)
+				return MS_DIE_REFUSED;
+			if (scope != NONE) {
+				cur = scope;
+				descend = true;
+			}
+			break;
+		case DW_TAG_inlined_subroutine:
+			if (cur == NONE || !code)
+				break;
+			if (add_scope_ours(u, die, cur, &scope) < 0)
+				return MS_DIE_REFUSED;
+			if (scope != NONE) {
+				cur = scope;
+				descend = true;
+			}
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+		case DW_TAG_with_stmt:
+			descend = cur != NONE;
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+			descend = cur == NONE;
+			break;
+		default:
+			break;
+		}
+		if (descend) {
+			if (depth + 1 >= DEPTH_MAX)
+				return MS_DIE_REFUSED;
+			r = ms_die_child(du, die, &stack[depth + 1]);
+			if (r == MS_DIE_REFUSED)
+				return MS_DIE_REFUSED;
+			if (r == MS_DIE_OK) {
+				fn[++depth] = cur;
+				continue;
+			}
+		}
+		/* The next sibling, climbing out of finished subtrees. */
+		for (;;) {
+			r = ms_die_sibling(du, &stack[depth], &stack[depth]);
+			if (r == MS_DIE_REFUSED)
+				return MS_DIE_REFUSED;
+			if (r == MS_DIE_OK)
+				break;
+			if (depth == 0)
+				return 0;
+			depth--;
+		}
+	}
 }
 
 /*
@@ -750,6 +1095,13 @@ static int index_unit(struct ms_dwarfidx *d, struct unit *u)
 	uint32_t depth = 0;
 	int r;
 
+	if (index_unit_ours(d, u) == 0)
+		goto done;
+	/* Refused somewhere: libdw walks the unit again from the start. */
+	scopes_release(u);
+	d->stats.units_libdw++;
+	if (!unit_die(d, u))
+		goto bad;
 	r = dwarf_child(&u->die, &stack[0]);
 	if (r > 0)
 		goto done;
@@ -766,7 +1118,7 @@ static int index_unit(struct ms_dwarfidx *d, struct unit *u)
 			/* Declarations and abstract instances have no code: skipped. */
 			if (!has_code(die))
 				break;
-			if (add_scope(d, u, die, NONE, &scope) < 0)
+			if (add_scope(u, die, NONE, &scope) < 0)
 				goto bad;
 			if (scope != NONE) {
 				cur = scope;
@@ -776,7 +1128,7 @@ static int index_unit(struct ms_dwarfidx *d, struct unit *u)
 		case DW_TAG_inlined_subroutine:
 			if (cur == NONE || !has_code(die))
 				break;
-			if (add_scope(d, u, die, cur, &scope) < 0)
+			if (add_scope(u, die, cur, &scope) < 0)
 				goto bad;
 			if (scope != NONE) {
 				cur = scope;
@@ -834,7 +1186,7 @@ done:
 	d->stats.scopes += u->n_scopes;
 	return 0;
 bad:
-	note_problem(d, "a unit's DIEs cannot be read", dwarf_dieoffset(&u->die));
+	note_problem(d, "a unit's DIEs cannot be read", u->off);
 	unit_release(u);
 	u->state = UNIT_BAD;
 	d->stats.units_bad++;
@@ -902,8 +1254,61 @@ static const char *attr_string(Dwarf_Die *die, unsigned int name)
 	return dwarf_attr_integrate(die, name, &a) ? dwarf_formstring(&a) : NULL;
 }
 
+/* attr_string() by dieread.h: MS_DIE_OK (*out NULL when absent) or MS_DIE_REFUSED. */
+static int string_ours(const struct ms_die_unit *du, const struct ms_die *die,
+		       enum ms_die_attr a, const char **out)
+{
+	struct ms_die holder;
+	int r = ms_die_integrate(du, die, a, &holder);
+
+	*out = NULL;
+	if (r == MS_DIE_NONE)
+		return MS_DIE_OK;
+	return r == MS_DIE_OK ? ms_die_string(du, &holder, a, out) : MS_DIE_REFUSED;
+}
+
+/*
+ * What scope_name() reads of the DIE at off, by dieread.h as libdw reads
+ * it: MS_DIE_OK, or MS_DIE_REFUSED.
+ */
+static int name_ours(struct ms_dwarfidx *d, struct unit *u, Dwarf_Off off, const char **link,
+		     const char **plain, int *line, uint64_t *entry)
+{
+	const struct ms_die_unit *du;
+	struct ms_die die, holder;
+	uint64_t v;
+	int r;
+
+	if (open_ours(d, u) != MS_DIE_OK)
+		return MS_DIE_REFUSED;
+	du = &u->ours->du;
+	if (ms_die_read(du, off, &die) != MS_DIE_OK ||
+	    string_ours(du, &die, MS_DA_LINKAGE_NAME, link) != MS_DIE_OK ||
+	    (!*link && string_ours(du, &die, MS_DA_MIPS_LINKAGE_NAME, link) != MS_DIE_OK) ||
+	    string_ours(du, &die, MS_DA_NAME, plain) != MS_DIE_OK)
+		return MS_DIE_REFUSED;
+	/* dwarf_decl_line(): the integrated DW_AT_decl_line, at most INT_MAX. */
+	*line = 0;
+	r = ms_die_integrate(du, &die, MS_DA_DECL_LINE, &holder);
+	if (r == MS_DIE_OK)
+		r = ms_die_udata(du, &holder, MS_DA_DECL_LINE, &v);
+	if (r == MS_DIE_REFUSED)
+		return MS_DIE_REFUSED;
+	if (r == MS_DIE_OK && v <= INT_MAX)
+		*line = (int)v;
+	/* dwarf_entrypc(): DW_AT_entry_pc, else DW_AT_low_pc, of the DIE itself. */
+	*entry = 0;
+	r = ms_die_addr(du, &die, ms_die_has(&die, MS_DA_ENTRY_PC) ? MS_DA_ENTRY_PC : MS_DA_LOW_PC,
+			&v);
+	if (r == MS_DIE_REFUSED)
+		return MS_DIE_REFUSED;
+	if (r == MS_DIE_OK)
+		*entry = v;
+	return MS_DIE_OK;
+}
+
 /* The scope's names and declaration line, read once. */
-static const struct name *scope_name(struct ms_dwarfidx *d, struct scope *s)
+static const struct name *scope_name(struct ms_dwarfidx *d, struct unit *u, struct scope *s)
 {
 	static const struct name unnamed = { NULL, "", 0, 0 };
 	struct name nm = { NULL, "", 0, 0 };
@@ -915,12 +1320,23 @@ static const struct name *scope_name(struct ms_dwarfidx *d, struct scope *s)
 
 	if (s->name)
 		return &d->names[s->name - 1];
+	if (name_ours(d, u, s->off, &link, &plain, &line, &nm.entry) == MS_DIE_OK) {
+		if (line > 0)
+			nm.decl_line = (uint32_t)line;
+		goto names;
+	}
+	d->stats.names_libdw++;
 	if (!dwarf_offdie(d->dw, s->off, &die))
 		return &unnamed;
 	link = attr_string(&die, DW_AT_linkage_name);
 	if (!link)
 		link = attr_string(&die, DW_AT_MIPS_linkage_name);
 	plain = attr_string(&die, DW_AT_name);
+	if (dwarf_decl_line(&die, &line) == 0 && line > 0)
+		nm.decl_line = (uint32_t)line;
+	if (dwarf_entrypc(&die, &entry) == 0)
+		nm.entry = entry;
+names:
 	if (link && (dem = ms_demangle(link))) {
 		nm.function = ms_strpool_add(&d->pool, dem, strlen(dem));
 		free(dem);
@@ -929,16 +1345,34 @@ static const struct name *scope_name(struct ms_dwarfidx *d, struct scope *s)
 		nm.function = plain ? plain : link;
 	if (link && nm.function && strcmp(link, nm.function))
 		nm.system_name = link;
-	if (dwarf_decl_line(&die, &line) == 0 && line > 0)
-		nm.decl_line = (uint32_t)line;
-	if (dwarf_entrypc(&die, &entry) == 0)
-		nm.entry = entry;
 	if (!ms_reserve((void **)&d->names, &d->alloc_names, (uint64_t)d->n_names + 1,
 			sizeof(*d->names)))
 		return &unnamed;
 	d->names[d->n_names++] = nm;
 	s->name = d->n_names;
 	return &d->names[s->name - 1];
+}
+
+/* The unit's DW_AT_comp_dir (dwarf_attr(), then dwarf_formstring()), or NULL. */
+static const char *unit_comp_dir(struct ms_dwarfidx *d, struct unit *u)
+{
+	Dwarf_Attribute a;
+	const char *dir;
+
+	if (u->comp_dir_read)
+		return u->comp_dir;
+	u->comp_dir_read = true;
+	if (open_ours(d, u) == MS_DIE_OK) {
+		int r = ms_die_string(&u->ours->du, &u->ours->cu, MS_DA_COMP_DIR, &dir);
+
+		if (r != MS_DIE_REFUSED) {
+			u->comp_dir = r == MS_DIE_OK ? dir : NULL;
+			return u->comp_dir;
+		}
+	}
+	if (unit_die(d, u) && dwarf_attr(&u->die, DW_AT_comp_dir, &a))
+		u->comp_dir = dwarf_formstring(&a);
+	return u->comp_dir;
 }
 
 static uint32_t ptr_hash(const char *p)
@@ -980,7 +1414,6 @@ static bool paths_reserve(struct ms_dwarfidx *d)
  */
 static const char *shown_path(struct ms_dwarfidx *d, struct unit *u, const char *raw)
 {
-	Dwarf_Attribute a;
 	uint32_t pos;
 	size_t len, o = 0, i;
 	const char *dir = NULL;
@@ -994,11 +1427,7 @@ static const char *shown_path(struct ms_dwarfidx *d, struct unit *u, const char 
 			if (d->paths[pos].raw == raw)
 				return d->paths[pos].shown;
 	}
-	if (!u->comp_dir_read) {
-		u->comp_dir_read = true;
-		if (dwarf_attr(&u->die, DW_AT_comp_dir, &a))
-			u->comp_dir = dwarf_formstring(&a);
-	}
+	unit_comp_dir(d, u);
 	if (raw[0] != '/' && u->comp_dir && u->comp_dir[0] == '/')
 		dir = u->comp_dir;
 	len = (dir ? strlen(dir) + 1 : 0) + strlen(raw);
@@ -1063,9 +1492,19 @@ static const struct ms_linetab *unit_lines(struct ms_dwarfidx *d, struct unit *u
 			};
 	}
 	/* The same attributes libdw's dwarf_getsrclines() reads. */
-	if (!d->lsec.line || !dwarf_attr(&u->die, DW_AT_stmt_list, &a) ||
-	    dwarf_formudata(&a, &off) != 0 ||
-	    dwarf_cu_info(u->die.cu, NULL, NULL, NULL, NULL, NULL, &addr_size, NULL) != 0)
+	if (!d->lsec.line)
+		return NULL;
+	r = MS_DIE_REFUSED;
+	if (open_ours(d, u) == MS_DIE_OK) {
+		r = ms_die_udata(&u->ours->du, &u->ours->cu, MS_DA_STMT_LIST, &off);
+		addr_size = u->ours->du.addr_size;
+		if (r == MS_DIE_NONE)
+			return NULL;
+	}
+	if (r != MS_DIE_OK &&
+	    (!unit_die(d, u) || !dwarf_attr(&u->die, DW_AT_stmt_list, &a) ||
+	     dwarf_formudata(&a, &off) != 0 ||
+	     dwarf_cu_info(u->die.cu, NULL, NULL, NULL, NULL, NULL, &addr_size, NULL) != 0))
 		return NULL;
 	for (i = 0; i < d->n_tabs; i++)
 		if (d->tabs[i]->offset == off) {
@@ -1075,7 +1514,7 @@ static const struct ms_linetab *unit_lines(struct ms_dwarfidx *d, struct unit *u
 			u->lines_state = LINES_OURS;
 			return u->lines;
 		}
-	comp_dir = dwarf_attr(&u->die, DW_AT_comp_dir, &a) ? dwarf_formstring(&a) : NULL;
+	comp_dir = unit_comp_dir(d, u);
 	if (!ms_reserve((void **)&d->tabs, &d->alloc_tabs, (uint64_t)d->n_tabs + 1,
 			sizeof(*d->tabs)) ||
 	    !(t = calloc(1, sizeof(*t))))
@@ -1098,7 +1537,7 @@ static const char *call_file(struct ms_dwarfidx *d, struct unit *u, uint32_t idx
 		return shown_path(d, u, ms_linetab_file(t, idx));
 	if (!u->files_read) {
 		u->files_read = true;
-		if (dwarf_getsrcfiles(&u->die, &u->files, &u->n_files) != 0) {
+		if (!unit_die(d, u) || dwarf_getsrcfiles(&u->die, &u->files, &u->n_files) != 0) {
 			u->files = NULL;
 			u->n_files = 0;
 		}
@@ -1109,9 +1548,10 @@ static const char *call_file(struct ms_dwarfidx *d, struct unit *u, uint32_t idx
 	return shown_path(d, u, f);
 }
 
-static void fill_entry(struct ms_dwarfidx *d, struct scope *s, struct ms_srcline *e)
+static void fill_entry(struct ms_dwarfidx *d, struct unit *u, struct scope *s,
+		       struct ms_srcline *e)
 {
-	const struct name *nm = scope_name(d, s);
+	const struct name *nm = scope_name(d, u, s);
 
 	e->function = nm->function;
 	e->system_name = nm->system_name;
@@ -1133,9 +1573,14 @@ int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *
 	*start = 0;
 	for (;;) {
 		ui = find_unit(d, addr);
+		u = ui == NONE ? NULL : unit_at(d, ui);
+		if (ui != NONE && !u) {
+			if (!d->problem[0])
+				snprintf(d->problem, sizeof(d->problem), "out of memory for a unit");
+			return MS_SYM_BAD_DWARF;
+		}
 		/* From aranges, a miss or a unit that is not as they say is not an answer. */
-		if (!d->from_aranges || (ui != NONE && (d->units[ui].checked ||
-							check_unit(d, &d->units[ui]) == 0)))
+		if (!d->from_aranges || (u && (u->checked || check_unit(d, u) == 0)))
 			break;
 		if (reread_units(d) < 0) {
 			if (!d->problem[0])
@@ -1147,7 +1592,6 @@ int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *
 	}
 	if (ui == NONE)
 		return d->incomplete ? MS_SYM_BAD_DWARF : MS_SYM_NOT_IN_DEBUG;
-	u = &d->units[ui];
 	if (u->state == UNIT_NEW)
 		index_unit(d, u);
 	if (u->state == UNIT_BAD || !max)
@@ -1158,7 +1602,7 @@ int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *
 	out[0].line = 0;
 	if ((lines = unit_lines(d, u))) {
 		has_line = ms_linetab_find(lines, addr, &src, &lineno);
-	} else if ((line = dwarf_getsrc_die(&u->die, addr))) {
+	} else if (unit_die(d, u) && (line = dwarf_getsrc_die(&u->die, addr))) {
 		has_line = true;
 		src = dwarf_linesrc(line, NULL, NULL);
 		if (dwarf_lineno(line, &lineno) != 0)
@@ -1199,7 +1643,7 @@ int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *
 	m = k < max ? k : max;
 	for (i = 0; i < m; i++) {
 		j = i == m - 1 ? 0 : k - 1 - i;
-		fill_entry(d, &u->scopes[chain[j]], &out[i]);
+		fill_entry(d, u, &u->scopes[chain[j]], &out[i]);
 		if (i > 0) {
 			/* A caller's line is the call site of the entry inside it. */
 			const struct scope *inner = &u->scopes[chain[j + 1]];
@@ -1209,7 +1653,7 @@ int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *
 		}
 	}
 	*n = m;
-	*start = scope_name(d, &u->scopes[top])->entry;
+	*start = scope_name(d, u, &u->scopes[top])->entry;
 	if (!*start)
 		*start = u->ranges[u->scopes[top].range].lo;
 	return MS_SYM_OK;

@@ -22,7 +22,9 @@
  * scopes that contain the address, and a search of the unit's line table
  * (read once per unit by lines.h, or by libdw when lines.h refuses it).
  * Names (demangled) and declaration lines are read once per scope, on first
- * use.
+ * use. DIEs are read by symbols/dieread.h where it accepts them (libdw
+ * otherwise, for the part it refuses): reaching a unit through libdw
+ * interns every unit before it.
  *
  * Corrupt DWARF is data, not a crash: a unit whose DIEs cannot be walked is
  * marked bad (its addresses give MS_SYM_BAD_DWARF); when the list of units
@@ -78,11 +80,20 @@ void ms_dwarfidx_free(struct ms_dwarfidx *d);
 int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *out,
 		       uint32_t max, uint32_t *n, uint64_t *start);
 
+/*
+ * Whether indexes made from now on read DIEs with symbols/dieread.h where
+ * it accepts them (the default) or with libdw only: for tests that check
+ * the two give the same answers.
+ */
+void ms_dwarfidx_use_dieread(bool on);
+
 /* The first error met (a unit that could not be read), or NULL. */
 const char *ms_dwarfidx_problem(const struct ms_dwarfidx *d);
 
 struct ms_dwarfidx_stats {
 	uint32_t units, units_indexed, units_bad;
+	uint32_t units_libdw;	/* of units_indexed, walked by libdw (dieread.h refused) */
+	uint32_t names_libdw;	/* scopes named by libdw (dieread.h refused) */
 	uint64_t scopes;
 	bool from_aranges;	/* the units are still those .debug_aranges gave */
 };

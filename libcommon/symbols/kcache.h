@@ -11,12 +11,16 @@
  * every loaded module (/proc/modules). Symbols that appear without a module
  * change (BPF programs, ftrace trampolines) are not covered by the key.
  *
- * The file is input like any other: it is validated whole before use
- * (header, sizes, counts, sorted and non-overlapping symbols, string
- * bounds) and a file that fails is ignored and rewritten. It is mapped
- * privately, so the symbolizer's per-symbol display names do not reach it.
- * It is written atomically (util/publish.h); one that cannot be written
- * only costs the next run the slow read.
+ * The file is input like any other, but a profile names a few hundred of
+ * its ~120,000 symbols, so only what holds for the whole file is checked
+ * when it is loaded (header, key, sizes, counts, the names' last NUL): a
+ * file that fails is ignored and rewritten. Each symbol is checked when a
+ * lookup meets it (ms_symtab_lookup_checked(): string bounds, size, order
+ * and no overlap with its neighbours); one that fails makes the symbolizer
+ * drop the table and read /proc/kallsyms (and rewrite the cache). It is
+ * mapped read-only: display names of its symbols are kept elsewhere. It is
+ * written atomically (util/publish.h); one that cannot be written only
+ * costs the next run the slow read.
  *
  * Layout (host byte order, one kernel, one host):
  *   header  magic "MSKSYMS\0", u32 version, u32 sizeof(struct ms_sym),
@@ -55,7 +59,8 @@ char *ms_cache_file(const char *name);
 /* Create the directories above file path (mode 0700); 0, or -1 when unwritable. */
 int ms_cache_mkdir(const char *path);
 /*
- * Map the cache at path into t (empty) when it is valid and has key k.
+ * Map the cache at path into t (empty) when its header is valid and has
+ * key k (its symbols are checked as they are looked up, see above).
  * Returns 0, or -1 (t untouched) when it is missing, stale or invalid.
  * No message: a bad cache is rebuilt, not reported.
  */

@@ -7,6 +7,7 @@ libcommon_a_SOURCES += \
 	libcommon/symbols/strpool.c libcommon/symbols/strpool.h \
 	libcommon/symbols/demangle.c libcommon/symbols/demangle.h \
 	libcommon/symbols/dwarfidx.c libcommon/symbols/dwarfidx.h \
+	libcommon/symbols/dieread.c libcommon/symbols/dieread.h \
 	libcommon/symbols/debugfind.c libcommon/symbols/debugfind.h \
 	libcommon/symbols/kernel.c libcommon/symbols/kernel.h \
 	libcommon/symbols/kcache.c libcommon/symbols/kcache.h \
@@ -39,3 +40,8 @@ tests_unit_symbols_index_test_SOURCES = tests/unit/symbols-index-test.c tests/un
 # -g whatever the build's flags: the test reads its own two units' DWARF.
 tests_unit_symbols_index_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -g
 tests_unit_symbols_index_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/symbols-die-test
+tests_unit_symbols_die_test_SOURCES = tests/unit/symbols-die-test.c
+tests_unit_symbols_die_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_symbols_die_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

@@ -297,7 +297,10 @@ out:
 		*stats = *ms_symbolizer_stats(s);
 		stats->stacks = b ? b->stacks : 0;
 	}
-	ms_symbolizer_free(s);
+	if (opts && opts->exiting)
+		ms_symbolizer_leave(s);
+	else
+		ms_symbolizer_free(s);
 	ms_reader_free(r);
 	if (b) {
 		free(b->defs.frames);

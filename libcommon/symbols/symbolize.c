@@ -68,6 +68,9 @@ struct ms_symbolizer {
 	bool kallsyms_thread;	/* a reader thread runs: join before use */
 	pthread_t kallsyms_tid;
 	int kallsyms_result;	/* the thread's, valid after the join */
+	bool kcache_tried;	/* map_kcache() ran */
+	char *kcache;		/* the kallsyms cache's path, when there is one */
+	struct ms_kcache_key kcache_key;
 	bool kernel_identity_checked;
 
 	struct fact *facts;
@@ -155,6 +158,7 @@ void ms_symbolizer_free(struct ms_symbolizer *s)
 		module_release(&s->mods[i]);
 	free(s->mods);
 	ms_symtab_release(&s->ksyms);
+	free(s->kcache);
 	if (s->facts)
 		for (i = 0; i <= s->mask; i++)
 			if (s->facts[i].used && s->facts[i].owned)
@@ -164,6 +168,22 @@ void ms_symbolizer_free(struct ms_symbolizer *s)
 	ms_strpool_release(&s->pool);
 	free(s->vdso);	/* after the modules: a vdso module's ELF reads it */
 	free(s);
+}
+
+/* What ms_symbolizer_leave() keeps: reachable, so not a leak to LeakSanitizer. */
+static struct ms_symbolizer *left;
+
+void ms_symbolizer_leave(struct ms_symbolizer *s)
+{
+	if (!s)
+		return;
+	if (s->kallsyms_thread) {
+		pthread_join(s->kallsyms_tid, NULL);
+		s->kallsyms_thread = false;
+	}
+	if (left)
+		ms_symbolizer_free(left);	/* one kept at a time */
+	left = s;
 }
 
 int ms_symbolizer_vdso(struct ms_symbolizer *s, const struct ms_vdso *v)
@@ -441,33 +461,46 @@ static void load_module(struct ms_symbolizer *s, uint32_t id, struct smodule *mo
 
 /* ---- the kernel ---- */
 
-/* Read kallsyms into s->ksyms: 0, or -1 when it is unusable. Touches nothing else. */
+/*
+ * Map the kallsyms cache (kcache.h) into s->ksyms when it holds the
+ * running kernel's: 0, or -1 (then s->kcache says where to write one).
+ * Tried once.
+ */
+static int map_kcache(struct ms_symbolizer *s)
+{
+	if (s->kcache_tried)
+		return -1;
+	s->kcache_tried = true;
+	/* Only the running kernel's own kallsyms is cached. */
+	if (strcmp(s->kallsyms_path, "/proc/kallsyms"))
+		return -1;
+	if (!(s->kcache = ms_kcache_path()))
+		return -1;
+	if (ms_kcache_key(&s->kcache_key, s->kernel_notes, NULL, NULL) < 0) {
+		free(s->kcache);
+		s->kcache = NULL;
+		return -1;
+	}
+	return ms_kcache_load(&s->ksyms, s->kcache, &s->kcache_key);
+}
+
+/*
+ * Read kallsyms itself into s->ksyms, and the cache when there is one to
+ * write: 0, or -1 when it is unusable. Touches nothing else (a thread runs it).
+ */
 static int read_kallsyms(struct ms_symbolizer *s)
 {
-	struct ms_kcache_key key;
-	char *cache = NULL;
 	FILE *f;
 	int r = -1;
 
-	/* The running kernel's own kallsyms: try the cache (kcache.h) first. */
-	if (!strcmp(s->kallsyms_path, "/proc/kallsyms") && (cache = ms_kcache_path()) &&
-	    ms_kcache_key(&key, s->kernel_notes, NULL, NULL) < 0) {
-		free(cache);
-		cache = NULL;
-	}
-	if (cache && ms_kcache_load(&s->ksyms, cache, &key) == 0) {
-		free(cache);
-		return 0;
-	}
 	if ((f = fopen(s->kallsyms_path, "re"))) {
 		/* Large reads: each read of /proc/kallsyms costs a walk in the kernel. */
 		setvbuf(f, NULL, _IOFBF, 1 << 20);
 		r = ms_symtab_load_kallsyms(&s->ksyms, f);
 		fclose(f);
 	}
-	if (r == 0 && cache)
-		ms_kcache_store(&s->ksyms, cache, &key);
-	free(cache);
+	if (r == 0 && s->kcache)
+		ms_kcache_store(&s->ksyms, s->kcache, &s->kcache_key);
 	return r;
 }
 
@@ -483,6 +516,11 @@ int ms_symbolizer_preload_kernel(struct ms_symbolizer *s)
 {
 	if (s->kallsyms_state || s->kallsyms_thread)
 		return 0;
+	/* The cache maps in less time than a thread takes to start. */
+	if (map_kcache(s) == 0) {
+		s->kallsyms_state = 1;
+		return 0;
+	}
 	if (pthread_create(&s->kallsyms_tid, NULL, kallsyms_thread, s) != 0)
 		return 0;	/* read later, in line */
 	s->kallsyms_thread = true;
@@ -494,6 +532,16 @@ bool ms_symbolizer_kernel_loading(const struct ms_symbolizer *s)
 	return s->kallsyms_thread || s->kallsyms_state;
 }
 
+static void kallsyms_unusable(struct ms_symbolizer *s)
+{
+	s->kallsyms_state = -1;
+	ms_symtab_release(&s->ksyms);
+	ms_problems_add(&s->problems, "kallsyms-unreadable",
+			"'%s' is unreadable or its addresses are hidden "
+			"(kernel.kptr_restrict): kernel frames are not named",
+			s->kallsyms_path);
+}
+
 static void load_kallsyms(struct ms_symbolizer *s)
 {
 	int r;
@@ -503,16 +551,30 @@ static void load_kallsyms(struct ms_symbolizer *s)
 		s->kallsyms_thread = false;
 		r = s->kallsyms_result;
 	} else {
-		r = read_kallsyms(s);
+		r = map_kcache(s) == 0 ? 0 : read_kallsyms(s);
 	}
-	s->kallsyms_state = r == 0 ? 1 : -1;
-	if (s->kallsyms_state < 0) {
-		ms_symtab_release(&s->ksyms);
-		ms_problems_add(&s->problems, "kallsyms-unreadable",
-				"'%s' is unreadable or its addresses are hidden "
-				"(kernel.kptr_restrict): kernel frames are not named",
-				s->kallsyms_path);
-	}
+	s->kallsyms_state = 1;
+	if (r < 0)
+		kallsyms_unusable(s);
+}
+
+/*
+ * The kernel symbol that covers addr. A cache that proves corrupt where
+ * the lookup met it is dropped for kallsyms itself (and rewritten).
+ */
+static const struct ms_sym *kernel_sym(struct ms_symbolizer *s, uint64_t addr)
+{
+	const struct ms_sym *sym;
+	bool bad;
+
+	sym = ms_symtab_lookup_checked(&s->ksyms, addr, &bad);
+	if (!bad)
+		return sym;
+	ms_symtab_release(&s->ksyms);
+	if (read_kallsyms(s) == 0)
+		return ms_symtab_lookup(&s->ksyms, addr);
+	kallsyms_unusable(s);
+	return NULL;
 }
 
 /*
@@ -558,14 +620,16 @@ static const char *display_name(struct ms_symbolizer *s, struct ms_symtab *t,
 
 	if (!ms_is_mangled(raw))
 		return raw;
-	if (sym->display)
+	if (!t->map && sym->display)
 		return sym->display;
 	if (!(dem = ms_demangle(raw)))
 		out = raw;
 	else if (!(out = ms_strpool_add(&s->pool, dem, strlen(dem))))
 		out = raw;
 	free(dem);
-	((struct ms_sym *)sym)->display = out;
+	/* A mapped table is read-only: its names are demangled at each new frame. */
+	if (!t->map)
+		((struct ms_sym *)sym)->display = out;
 	return out;
 }
 
@@ -806,9 +870,9 @@ static int look_up(struct ms_symbolizer *s, const struct ms_stack_frame *f, stru
 	}
 	if ((f->flags & MS_FRAME_RETURN) && addr)
 		addr--;
-	sym = ms_symtab_lookup(&s->ksyms, addr);
+	sym = kernel_sym(s, addr);
 	if (!sym) {
-		out->reason = MS_SYM_NO_SYMBOL;
+		out->reason = s->kallsyms_state < 0 ? MS_SYM_NO_FILE : MS_SYM_NO_SYMBOL;
 		return 0;
 	}
 	out->reason = MS_SYM_OK;

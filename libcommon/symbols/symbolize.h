@@ -32,9 +32,10 @@
  *                     no debug file proves it); for the kernel, the running
  *                     kernel's build id is not the module's;
  *   MS_SYM_BAD_ELF    the file is not ELF or its tables are corrupt.
- * Kernel frames are named from kallsyms, read in a thread started when the
- * kernel's MODULE record arrives (so only streams with kernel frames pay
- * for it). A return-address frame (MS_FRAME_RETURN) is looked up at
+ * Kernel frames are named from kallsyms when the kernel's MODULE record
+ * arrives (so only streams with kernel frames pay for it): its cache
+ * (kcache.h) is mapped there and then, or else /proc/kallsyms is read in a
+ * thread. A return-address frame (MS_FRAME_RETURN) is looked up at
  * address - 1, so that a call at the very end of a function names the
  * caller; the fact keeps the frame's address. A frame with
  * MS_FRAME_FILE_OFFSET is moved to a virtual address through the PT_LOAD
@@ -64,6 +65,13 @@ struct ms_symbolize_options {
 	const char *system_debug_dir;	/* NULL: /usr/lib/debug; "": none */
 	bool text;		/* stage: print stacks as text, no stream */
 	bool text_lines;	/* text: each function with its file:line or reason */
+	/*
+	 * The process exits right after the stage or batch: the symbolizer is
+	 * left to the kernel (kept reachable, so not a leak) instead of being
+	 * torn down; freeing libdw's trees and unmapping the debug files cost
+	 * a sixth of a short run.
+	 */
+	bool exiting;
 };
 
 #define MS_SYM_REASONS (MS_SYM_FDE_ONLY + 1)
@@ -79,6 +87,12 @@ struct ms_symbolize_stats {
 
 struct ms_symbolizer *ms_symbolizer_new(const struct ms_symbolize_options *opts);
 void ms_symbolizer_free(struct ms_symbolizer *s);
+/*
+ * Instead of ms_symbolizer_free() when the process exits next: wait for
+ * the kallsyms thread (which may be writing its cache) and keep s
+ * reachable until exit, freeing nothing. NULL is allowed.
+ */
+void ms_symbolizer_leave(struct ms_symbolizer *s);
 
 /* Name the input and byte offset of the record being handled, for messages. */
 void ms_symbolizer_set_origin(struct ms_symbolizer *s, const char *name, uint64_t offset);
@@ -116,10 +130,11 @@ int ms_symbolizer_frame(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 int ms_symbolizer_frame_if_new(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 			       struct ms_frame *out);
 /*
- * Start reading kallsyms in a thread now, so that the first kernel frame
- * does not stall the pipeline for the ~100 ms the read takes. The table is
- * used only after the thread is joined (at the first kernel frame).
- * Returns 0; a thread that cannot start means a read in line later.
+ * Map the kallsyms cache now, or when there is none start reading kallsyms
+ * in a thread, so that the first kernel frame does not stall the pipeline
+ * for the ~100 ms the read takes. The table is used only after the thread
+ * is joined (at the first kernel frame). Returns 0; a thread that cannot
+ * start means a read in line later.
  */
 int ms_symbolizer_preload_kernel(struct ms_symbolizer *s);
 /* Whether kallsyms was read or is being read (for tests). */

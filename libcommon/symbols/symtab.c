@@ -486,10 +486,56 @@ static const struct ms_sym *lookup_tier(const struct ms_symlist *l, uint64_t add
 	return NULL;
 }
 
-const struct ms_sym *ms_symtab_lookup(const struct ms_symtab *t, uint64_t addr)
+/* Whether syms[i] of a mapped table is well formed and in order with its neighbours. */
+static bool mapped_sym_ok(const struct ms_symtab *t, const struct ms_symlist *l, uint32_t i)
+{
+	const struct ms_sym *s = &l->syms[i];
+
+	if (s->name >= t->names_len || !s->size || s->start + s->size < s->start || s->rank > 2)
+		return false;
+	if (i && (l->syms[i - 1].start + l->syms[i - 1].size < l->syms[i - 1].start ||
+		  l->syms[i - 1].start + l->syms[i - 1].size > s->start))
+		return false;
+	return i + 1 >= l->n || s->start + s->size <= l->syms[i + 1].start;
+}
+
+/*
+ * A mapped table (kcache.h) is one tier of sorted symbols that do not
+ * overlap: only the last one starting at or below addr can cover it. Only
+ * what the search ends on is checked, so that a lookup touches a few pages
+ * of the file, not all of it.
+ */
+static const struct ms_sym *lookup_mapped(const struct ms_symtab *t, uint64_t addr, bool *bad)
+{
+	const struct ms_symlist *l = &t->tier[MS_SYMS_SYMTAB];
+	uint32_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (l->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if ((lo < l->n && l->syms[lo].start <= addr) ||
+	    (lo && (l->syms[lo - 1].start > addr || !mapped_sym_ok(t, l, lo - 1)))) {
+		*bad = true;
+		return NULL;
+	}
+	if (lo && addr - l->syms[lo - 1].start < l->syms[lo - 1].size)
+		return &l->syms[lo - 1];
+	return NULL;
+}
+
+const struct ms_sym *ms_symtab_lookup_checked(const struct ms_symtab *t, uint64_t addr,
+					      bool *bad)
 {
 	int k;
 
+	*bad = false;
+	if (t->map)
+		return lookup_mapped(t, addr, bad);
 	for (k = 0; k < MS_SYMS_TIERS; k++) {
 		const struct ms_sym *s = lookup_tier(&t->tier[k], addr);
 
@@ -497,4 +543,11 @@ const struct ms_sym *ms_symtab_lookup(const struct ms_symtab *t, uint64_t addr)
 			return s;
 	}
 	return NULL;
+}
+
+const struct ms_sym *ms_symtab_lookup(const struct ms_symtab *t, uint64_t addr)
+{
+	bool bad;
+
+	return ms_symtab_lookup_checked(t, addr, &bad);
 }

@@ -25,6 +25,7 @@
 #ifndef MS_SYMBOLS_SYMTAB_H
 #define MS_SYMBOLS_SYMTAB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -57,7 +58,12 @@ struct ms_symtab {
 	struct ms_symlist tier[MS_SYMS_TIERS];
 	char *names;
 	size_t names_len, names_alloc;
-	/* When not NULL, syms and names live in this private mapping (kcache.h). */
+	/*
+	 * When not NULL, syms and names live in this read-only mapping
+	 * (kcache.h): no symbol's display is read or set. Its symbols are
+	 * checked as lookups meet them, not all at load (see
+	 * ms_symtab_lookup_checked()).
+	 */
 	void *map;
 	size_t map_len;
 };
@@ -78,6 +84,16 @@ int ms_symtab_load_elf(struct ms_symtab *t, Elf *elf);
 int ms_symtab_load_kallsyms(struct ms_symtab *t, FILE *f);
 /* The symbol that covers addr, or NULL. */
 const struct ms_sym *ms_symtab_lookup(const struct ms_symtab *t, uint64_t addr);
+/*
+ * The same, telling a mapped table's malformed symbols (t->map): a symbol
+ * the lookup would answer with, or one it passes over, must have a name
+ * inside the names, a size, an end that does not wrap, a rank of 0..2 and
+ * must neither overlap nor precede its neighbours. When one does not, the
+ * answer is NULL and *bad is set (the table is corrupt: read it again);
+ * else *bad is false.
+ */
+const struct ms_sym *ms_symtab_lookup_checked(const struct ms_symtab *t, uint64_t addr,
+					      bool *bad);
 /* Number of symbols in all tiers. */
 uint32_t ms_symtab_count(const struct ms_symtab *t);
 

@@ -5,7 +5,9 @@
  * .debug_aranges (checked against each unit's DIE, and dropped for a full
  * read when they are wrong, short or overlapping), and the line tables read
  * without libdw (against libdw over every address of this program, and on
- * hand-built tables for the rules and the refusals).
+ * hand-built tables for the rules and the refusals), and the DIEs read
+ * without libdw (symbols/dieread.h: the same answers as libdw's at every
+ * byte of this program and across libc).
  *
  * Files: this test binary itself (two units built with -g: this file and
  * symbols-index-aux.c), copied in memory and changed there, and the debug
@@ -702,6 +704,68 @@ static void test_lines_match_libdw(void **state)
 }
 
 /*
+ * Every byte of elf's .text answered alike by an index that reads DIEs
+ * with dieread.h and one that reads them with libdw alone; the number of
+ * units dieread.h walked itself (not refused) goes to *ours.
+ */
+static void assert_dieread_matches(Elf *elf, uint32_t step, uint32_t *ours)
+{
+	struct ms_dwarfidx *a, *b;
+	struct ms_dwarfidx_stats st;
+	Elf_Scn *scn = NULL;
+	uint64_t lo = 0, hi = 0;
+	size_t shstrndx;
+	const char *why;
+	char x[4096], y[4096];
+
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		assert_non_null(gelf_getshdr(scn, &sh));
+		if (!strcmp(elf_strptr(elf, shstrndx, sh.sh_name), ".text")) {
+			lo = sh.sh_addr;
+			hi = sh.sh_addr + sh.sh_size;
+		}
+	}
+	assert_true(hi > lo);
+	ms_dwarfidx_use_dieread(false);
+	b = ms_dwarfidx_new(elf, &why);
+	ms_dwarfidx_use_dieread(true);
+	a = ms_dwarfidx_new(elf, &why);
+	assert_non_null(a);
+	assert_non_null(b);
+	for (uint64_t addr = lo; addr < hi; addr += step) {
+		answer(a, addr, x, sizeof(x));
+		answer(b, addr, y, sizeof(y));
+		if (strcmp(x, y))
+			fail_msg("0x%llx: dieread '%s', libdw '%s'", (unsigned long long)addr, x, y);
+	}
+	ms_dwarfidx_stats(b, &st);
+	assert_int_equal(st.units_libdw, st.units_indexed);
+	ms_dwarfidx_stats(a, &st);
+	*ours = st.units_indexed - st.units_libdw;
+	ms_dwarfidx_free(a);
+	ms_dwarfidx_free(b);
+}
+
+/* This program's two units, every byte: dieread.h answers as libdw. */
+static void test_dieread_matches_libdw(void **state)
+{
+	struct image im;
+	uint32_t ours;
+
+	(void)state;
+	image_open(&im);
+	assert_dieread_matches(im.elf, 1, &ours);
+#ifndef __clang__
+	/* GCC's DWARF is all in forms dieread.h reads. */
+	assert_true(ours >= 2);
+#endif
+	image_close(&im);
+}
+
+/*
  * libc's debug file (libc6-dbg), as ms-symbolize reads it for profiles:
  * every function's start and middle answered alike with and without
  * .debug_aranges, and lines.h answering as libdw at every row's address.
@@ -772,6 +836,9 @@ static void test_libc(void **state)
 	assert_true(compare_lines(im.elf, dw, false, &rows) > 1000);
 	assert_true(rows > 100000);
 	dwarf_end(dw);
+	/* dieread.h answers as libdw at an address of every 61 bytes of libc. */
+	assert_dieread_matches(im.elf, 61, &units);
+	assert_true(units > 1000);
 	image_close(&im);
 }
 
@@ -1150,6 +1217,7 @@ int main(void)
 		cmocka_unit_test(test_kallsyms_addresses),
 		cmocka_unit_test(test_aranges),
 		cmocka_unit_test(test_lines_match_libdw),
+		cmocka_unit_test(test_dieread_matches_libdw),
 		cmocka_unit_test(test_libc),
 		cmocka_unit_test(test_lines_rules),
 		cmocka_unit_test(test_lines_refused),
