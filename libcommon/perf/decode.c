@@ -6,6 +6,7 @@
  */
 #include "perf/decode.h"
 #include "perf/order.h"
+#include "stream/fastpack.h"
 #include "stream/stackfile.h"
 #include "stream/stream.h"
 #include "util/error.h"
@@ -175,9 +176,13 @@ static uint32_t cpumode_of(uint16_t misc)
 	return mode <= MS_CPUMODE_GUEST_USER ? mode : MS_CPUMODE_UNKNOWN;
 }
 
+/* Without -mpopcnt, __builtin_popcountll() is a call into libgcc: per sample. */
 static unsigned popcount64(uint64_t v)
 {
-	return (unsigned)__builtin_popcountll(v);
+	v = v - ((v >> 1) & 0x5555555555555555ull);
+	v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
+	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (unsigned)((v * 0x0101010101010101ull) >> 56);
 }
 
 /* Skip the sample unless n bytes are left (uses the caller's size and out). */
@@ -698,26 +703,14 @@ int ms_decode(const struct ms_decoder *d, uint32_t cpu, const uint8_t *data, siz
 /* ---- the stage ------------------------------------------------------------ */
 
 /*
- * What the ordering holds: a head, then either an encoded record to pass
- * through as it is, or a decoded record in a compact form (its arrays cut
- * to their counts) that is packed when it goes out.
+ * What the ordering holds: a head, then either an encoded record to write
+ * as it is (a record passed through, or a sample, packed when it was
+ * decoded), or a decoded record in a compact form that is packed when it
+ * goes out.
  */
 struct stored_head {
 	uint32_t kind;
-	uint32_t pass;		/* 1: the rest is an encoded record */
-};
-
-struct stored_sample {
-	uint32_t pid, tid;
-	uint64_t time;
-	uint32_t cpu, cpumode;
-	uint64_t period, ip;
-	uint32_t n_kchain, n_uchain;
-	uint32_t regs_abi, n_regs;
-	uint64_t regs_mask;
-	uint32_t stack_len, stack_in_file;
-	uint64_t stack_offset;	/* stack_in_file: in the input file */
-	/* then kchain, uchain, regs (u64 each), stack bytes unless in the file */
+	uint32_t len;		/* an encoded record's bytes; 0: a decoded record */
 };
 
 #define KINDS_COUNTED 64
@@ -737,7 +730,6 @@ struct stage {
 	struct ms_attr attr;
 	struct ms_decoded d;
 	union {
-		struct ms_sample sample;
 		struct ms_mmap mmap;
 		struct ms_comm comm;
 	} scratch;
@@ -756,16 +748,11 @@ static bool in_file(const struct stage *st, const struct ms_sample *s)
 	       (size_t)((const char *)s->stack - st->map) <= st->map_len - s->stack_len;
 }
 
-static size_t stored_size(const struct stage *st, const struct ms_decoded *d, int kind)
+static size_t stored_size(const struct ms_decoded *d, int kind)
 {
-	const struct ms_sample *s = &d->u.sample;
 	size_t n = sizeof(struct stored_head);
 
 	switch (kind) {
-	case MS_REC_SAMPLE:
-		return n + sizeof(struct stored_sample) +
-		       8 * ((size_t)s->n_kchain + s->n_uchain + s->n_regs) +
-		       (in_file(st, s) ? 0 : s->stack_len);
 	case MS_REC_MMAP:
 		return n + sizeof(struct ms_mmap) + d->u.mmap.filename.len;
 	case MS_REC_COMM:
@@ -780,44 +767,14 @@ static size_t stored_size(const struct stage *st, const struct ms_decoded *d, in
 	}
 }
 
-static void store(const struct stage *st, unsigned char *p, const struct ms_decoded *d, int kind)
+static void store(unsigned char *p, const struct ms_decoded *d, int kind)
 {
 	struct stored_head *h = (struct stored_head *)p;
 
 	h->kind = (uint32_t)kind;
-	h->pass = 0;
+	h->len = 0;
 	p += sizeof(*h);
 	switch (kind) {
-	case MS_REC_SAMPLE: {
-		const struct ms_sample *s = &d->u.sample;
-		struct stored_sample *ss = (struct stored_sample *)p;
-
-		ss->pid = s->pid;
-		ss->tid = s->tid;
-		ss->time = s->time;
-		ss->cpu = s->cpu;
-		ss->cpumode = s->cpumode;
-		ss->period = s->period;
-		ss->ip = s->ip;
-		ss->n_kchain = s->n_kchain;
-		ss->n_uchain = s->n_uchain;
-		ss->regs_abi = s->regs_abi;
-		ss->n_regs = s->n_regs;
-		ss->regs_mask = s->regs_mask;
-		ss->stack_len = s->stack_len;
-		ss->stack_in_file = in_file(st, s);
-		ss->stack_offset = ss->stack_in_file ? (uint64_t)((const char *)s->stack - st->map) : 0;
-		p += sizeof(*ss);
-		memcpy(p, s->kchain, 8 * (size_t)s->n_kchain);
-		p += 8 * (size_t)s->n_kchain;
-		memcpy(p, s->uchain, 8 * (size_t)s->n_uchain);
-		p += 8 * (size_t)s->n_uchain;
-		memcpy(p, s->regs, 8 * (size_t)s->n_regs);
-		p += 8 * (size_t)s->n_regs;
-		if (s->stack_len && !ss->stack_in_file)
-			memcpy(p, s->stack, s->stack_len);
-		break;
-	}
 	case MS_REC_MMAP:
 		memcpy(p, &d->u.mmap, sizeof(d->u.mmap));
 		memcpy(p + sizeof(d->u.mmap), d->u.mmap.filename.ptr, d->u.mmap.filename.len);
@@ -845,43 +802,13 @@ static int emit_stored(void *ctx, const void *data, size_t len)
 	struct stage *st = ctx;
 	const struct stored_head *h = data;
 	const unsigned char *p = (const unsigned char *)data + sizeof(*h);
-	size_t rest = len - sizeof(*h);
 	int ret;
 
-	if (h->pass) {
-		ret = ms_writer_copy(st->w, (const char *)p, rest);
+	(void)len;
+	if (h->len) {
+		ret = ms_writer_copy(st->w, (const char *)p, h->len);
 	} else {
 		switch (h->kind) {
-		case MS_REC_SAMPLE: {
-			struct ms_sample *s = &st->scratch.sample;
-			const struct stored_sample *ss = (const struct stored_sample *)p;
-
-			s->pid = ss->pid;
-			s->tid = ss->tid;
-			s->time = ss->time;
-			s->cpu = ss->cpu;
-			s->cpumode = ss->cpumode;
-			s->period = ss->period;
-			s->ip = ss->ip;
-			s->n_kchain = ss->n_kchain;
-			s->n_uchain = ss->n_uchain;
-			s->regs_abi = ss->regs_abi;
-			s->n_regs = ss->n_regs;
-			s->regs_mask = ss->regs_mask;
-			s->stack_len = ss->stack_len;
-			p += sizeof(*ss);
-			memcpy(s->kchain, p, 8 * (size_t)s->n_kchain);
-			p += 8 * (size_t)s->n_kchain;
-			memcpy(s->uchain, p, 8 * (size_t)s->n_uchain);
-			p += 8 * (size_t)s->n_uchain;
-			memcpy(s->regs, p, 8 * (size_t)s->n_regs);
-			p += 8 * (size_t)s->n_regs;
-			s->stack_in_file = ss->stack_in_file;
-			s->stack_offset = ss->stack_offset;
-			s->stack = s->stack_len && !s->stack_in_file ? p : NULL;
-			ret = ms_sample_pack(st->w, s);
-			break;
-		}
 		case MS_REC_MMAP: {
 			struct ms_mmap *m = &st->scratch.mmap;
 
@@ -928,6 +855,27 @@ static int emit_stored(void *ctx, const void *data, size_t len)
 	return 0;
 }
 
+/*
+ * A sample is packed into the ordering as the record it will be written
+ * as: one pass over its fields instead of a compact copy now and a copy
+ * back and packing when it goes out.
+ */
+static int store_sample(struct stage *st, struct ms_sample *s)
+{
+	struct stored_head *h;
+	char *end;
+
+	s->stack_in_file = in_file(st, s);
+	s->stack_offset = s->stack_in_file ? (uint64_t)((const char *)s->stack - st->map) : 0;
+	h = ms_order_reserve(&st->order, sizeof(*h) + fp_sample_bound(s));
+	if (!h)
+		return -1;
+	end = fp_sample((char *)(h + 1), s);
+	h->kind = MS_REC_SAMPLE;
+	h->len = (uint32_t)(end - (char *)(h + 1));
+	return ms_order_commit(&st->order, MS_ORDER_TIMED, s->time);
+}
+
 static int pass_through(struct stage *st, const struct ms_record *rec, enum ms_order_time how,
 			uint64_t time)
 {
@@ -936,7 +884,7 @@ static int pass_through(struct stage *st, const struct ms_record *rec, enum ms_o
 	if (!h)
 		return -1;
 	h->kind = rec->kind;
-	h->pass = 1;
+	h->len = (uint32_t)rec->len;
 	memcpy(h + 1, rec->bytes, rec->len);
 	return ms_order_commit(&st->order, how, time);
 }
@@ -976,13 +924,61 @@ static int handle_typed(struct stage *st, const struct ms_record *rec)
 	return pass_through(st, rec, MS_ORDER_UNTIMED, 0);
 }
 
+/*
+ * A raw record laid out as ms-collect writes it, [11, cpu, data] with cpu
+ * an unsigned integer, read from its bytes (the reader's scan checked their
+ * lengths); false for anything else, which ms_raw_unpack() judges.
+ */
+static bool raw_from_bytes(const struct ms_record *rec, struct ms_raw *raw)
+{
+	const unsigned char *p = (const unsigned char *)rec->bytes;
+	const unsigned char *end = p + rec->len;
+	uint64_t cpu;
+	size_t w;
+
+	if (rec->len < 4 || p[0] != 0x93 || p[1] != MS_REC_RAW)
+		return false;
+	p += 2;
+	if (p[0] <= 0x7f) {
+		cpu = *p++;
+	} else if (p[0] >= 0xcc && p[0] <= 0xce) {
+		w = (size_t)1 << (p[0] - 0xcc);
+		if ((size_t)(end - p) < 1 + w)
+			return false;
+		cpu = 0;
+		for (size_t i = 1; i <= w; i++)
+			cpu = cpu << 8 | p[i];
+		p += 1 + w;
+	} else {
+		return false;
+	}
+	if (p >= end || p[0] < 0xc4 || p[0] > 0xc6)
+		return false;
+	w = (size_t)1 << (p[0] - 0xc4);
+	if ((size_t)(end - p) < 1 + w)
+		return false;
+	{
+		uint64_t n = 0;
+
+		for (size_t i = 1; i <= w; i++)
+			n = n << 8 | p[i];
+		p += 1 + w;
+		if (n != (uint64_t)(end - p))
+			return false;
+		raw->len = (uint32_t)n;
+	}
+	raw->cpu = (uint32_t)cpu;
+	raw->data = p;
+	return true;
+}
+
 static int handle_raw(struct stage *st, const struct ms_record *rec)
 {
 	struct ms_decoded *d = &st->d;
 	unsigned char *p;
 	int kind;
 
-	if (ms_raw_unpack(rec, &st->raw) < 0)
+	if (!raw_from_bytes(rec, &st->raw) && ms_raw_unpack(rec, &st->raw) < 0)
 		return -1;
 	kind = ms_decode(&st->dec, st->raw.cpu, st->raw.data, st->raw.len, d);
 	if (kind == MS_DECODE_FATAL)
@@ -999,10 +995,12 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 		ms_problems_add(&st->problems, "foreign-callchain-frames",
 				"%u hypervisor or guest frames left out of the sample "
 				"at byte %" PRIu64, d->foreign_frames, rec->offset);
-	p = ms_order_reserve(&st->order, stored_size(st, d, kind));
+	if (kind == MS_DECODE_SAMPLE)
+		return store_sample(st, &d->u.sample);
+	p = ms_order_reserve(&st->order, stored_size(d, kind));
 	if (!p)
 		return -1;
-	store(st, p, d, kind);
+	store(p, d, kind);
 	return ms_order_commit(&st->order, MS_ORDER_TIMED, d->time);
 }
 
@@ -1084,8 +1082,13 @@ int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out
 	st->in_name = in_name;
 	ms_decoder_init(&st->dec);
 	ms_problems_init(&st->problems, "ms-decode");
+	/*
+	 * Chunks that hold the largest record passed through, and little
+	 * more: the arena cycles through a few of them, and each first use
+	 * of one costs a fault per page.
+	 */
 	ms_order_init(&st->order, opt->order_bytes ? opt->order_bytes : MS_DECODE_ORDER_BYTES,
-		      1024 * 1024, emit_stored, st, &st->problems);
+		      MS_RECORD_MAX + 96 * 1024, emit_stored, st, &st->problems);
 
 	st->r = ms_reader_open(in_fd, in_name);
 	if (!st->r)

@@ -1,5 +1,6 @@
 /*
- * Internal to libcommon/stream: packing fixed-schema records (STACK,
+ * Internal to libcommon (the stream, and ms-decode's time ordering, which
+ * keeps samples packed): packing fixed-schema records (STACK,
  * SAMPLE: the per-sample ones) straight into the writer's buffer, without
  * a msgpack-c callback per element. The bytes are exactly what msgpack-c's
  * msgpack_pack_uint32/uint64/array/bin produce (the smallest encoding), so
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "stream/records.h"
 #include "stream/stream.h"
 
 /*
@@ -90,6 +92,68 @@ static inline char *fp_bin(char *p, uint32_t n)
 	if (n < 65536)
 		return fp_be16(p, 0xc5, (uint16_t)n);
 	return fp_be32(p, 0xc6, n);
+}
+
+/*
+ * The bytes of a SAMPLE record, exactly as ms_sample_pack() writes them
+ * (a unit test holds the two equal), for a stage that keeps records
+ * packed before it writes them (ms-decode's time ordering): at most
+ * fp_sample_bound(s) bytes at p; returns the end. The caller has checked
+ * the counts against MS_CHAIN_MAX, MS_REGS_MAX and MS_STACK_MAX.
+ */
+static inline size_t fp_sample_bound(const struct ms_sample *s)
+{
+	/* array, kind; pid .. cpumode; the chains; abi, mask, the registers */
+	size_t n = 2 + 5 + 5 + 9 + 5 + 9 + 9 + 5 +
+		   5 + 5 + 9 * ((size_t)s->n_kchain + s->n_uchain) +
+		   5 + 9 + 5 + 8 * (size_t)s->n_regs;
+
+	/* [offset, length] or a bin */
+	return n + (s->stack_in_file ? 1 + 9 + 9 : 5 + (size_t)s->stack_len);
+}
+
+static inline char *fp_sample(char *p, const struct ms_sample *s)
+{
+	*p++ = (char)(0x90 | 14);
+	*p++ = (char)MS_REC_SAMPLE;
+	p = fp_uint(p, s->pid);
+	p = fp_uint(p, s->tid);
+	p = fp_uint(p, s->time);
+	p = fp_uint(p, s->cpu);
+	p = fp_uint(p, s->period);
+	p = fp_uint(p, s->ip);
+	p = fp_uint(p, s->cpumode);
+	p = fp_array(p, s->n_kchain);
+	for (uint32_t i = 0; i < s->n_kchain; i++)
+		p = fp_uint(p, s->kchain[i]);
+	p = fp_array(p, s->n_uchain);
+	for (uint32_t i = 0; i < s->n_uchain; i++)
+		p = fp_uint(p, s->uchain[i]);
+	p = fp_uint(p, s->regs_abi);
+	p = fp_uint(p, s->regs_mask);
+	/* the registers as one bin of little-endian u64s */
+	p = fp_bin(p, 8 * s->n_regs);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, s->regs, 8 * (size_t)s->n_regs);
+	p += 8 * (size_t)s->n_regs;
+#else
+	for (uint32_t i = 0; i < s->n_regs; i++, p += 8) {
+		uint64_t v = __builtin_bswap64(s->regs[i]);
+
+		memcpy(p, &v, 8);
+	}
+#endif
+	if (s->stack_in_file) {
+		*p++ = (char)(0x90 | 2);
+		p = fp_uint(p, s->stack_offset);
+		p = fp_uint(p, s->stack_len);
+	} else {
+		p = fp_bin(p, s->stack_len);
+		if (s->stack_len)
+			memcpy(p, s->stack, s->stack_len);
+		p += s->stack_len;
+	}
+	return p;
 }
 
 #endif

@@ -5,7 +5,9 @@
  * either a fault per 64 KiB as it reached each part, or MAP_POPULATE's one
  * long call before its first record. ms_prefault_start() populates the
  * mapping from a thread of its own instead (MADV_POPULATE_READ), so that
- * the stage starts at once and the faults mostly happen off its path.
+ * the stage starts at once and the faults mostly happen off its path; it
+ * populates one page where the kernel maps many for one fault (see
+ * prefault.c), which costs less CPU time than the reader faulting them.
  */
 #ifndef MS_UTIL_PREFAULT_H
 #define MS_UTIL_PREFAULT_H
@@ -16,9 +18,10 @@ struct ms_prefault;
 
 /*
  * Populate [p, p + len) in a thread. Best effort: NULL when no thread could
- * start (or MADV_POPULATE_READ, Linux 5.14, is unknown), and the pages then
- * fault as they are read.
+ * start (or MADV_POPULATE_READ, Linux 5.14, is unknown) or len is under
+ * MS_PREFAULT_MIN, and the pages then fault as they are read.
  */
+#define MS_PREFAULT_MIN (16u << 20)
 struct ms_prefault *ms_prefault_start(const void *p, size_t len);
 /* Wait for the thread (before the mapping goes away) and free pf; NULL is a no-op. */
 void ms_prefault_wait(struct ms_prefault *pf);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "perf/decode.h"
@@ -1241,6 +1242,87 @@ static void test_stage_raw_before_attr(void **state)
 	close(out_fd);
 }
 
+/*
+ * A raw record encoded otherwise than ms_raw_pack() does: the stage reads
+ * the usual layout from its bytes and leaves the rest to ms_raw_unpack(),
+ * with the same result.
+ */
+static void write_raw_as(struct ms_writer *w, const char *cpu, size_t cpu_len, bool extra)
+{
+	static char rec[65536];
+	size_t n = 0;
+
+	rec[n++] = (char)(extra ? 0x94 : 0x93);
+	rec[n++] = MS_REC_RAW;
+	memcpy(rec + n, cpu, cpu_len);
+	n += cpu_len;
+	rec[n++] = (char)0xc5;
+	rec[n++] = (char)(r.len >> 8);
+	rec[n++] = (char)r.len;
+	memcpy(rec + n, r.buf, r.len);
+	n += r.len;
+	if (extra)
+		rec[n++] = 0x7f;
+	assert_int_equal(ms_writer_copy(w, rec, n), 0);
+}
+
+static int raw_input(int variant)
+{
+	static struct ms_attr a;
+	int fd = tmpfile_fd();
+	struct ms_writer *w = ms_writer_open(fd, "input", 0);
+
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-collect", "0.1.0"), 0);
+	attr_init(&a, COLLECT_SAMPLE_TYPE, 42, 43);
+	assert_int_equal(ms_attr_pack(w, &a), 0);
+	for (uint64_t t = 10; t <= 40; t += 10) {
+		sample_at(t, 42);
+		if (variant == 0)
+			write_raw(w, 1);
+		else if (t == 10)
+			write_raw_as(w, "\xcf\x00\x00\x00\x00\x00\x00\x00\x01", 9, false);
+		else if (t == 20)
+			write_raw_as(w, "\xd0\x01", 2, false);
+		else if (t == 30)
+			write_raw_as(w, "\x01", 1, true);
+		else if (variant == 2)
+			write_raw_as(w, "\xa1" "1", 2, false);	/* a string: malformed */
+		else
+			write_raw_as(w, "\xcc\x01", 2, false);
+	}
+	assert_int_equal(ms_round_pack(w), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+static void test_stage_raw_encodings(void **state)
+{
+	int out0, out1, out2;
+	struct stat st0, st1;
+	char *b0, *b1;
+
+	assert_int_equal(run_stage(raw_input(0), &out0), MS_EXIT_OK);
+	assert_int_equal(run_stage(raw_input(1), &out1), MS_EXIT_OK);
+	assert_int_equal(fstat(out0, &st0), 0);
+	assert_int_equal(fstat(out1, &st1), 0);
+	assert_int_equal(st0.st_size, st1.st_size);
+	b0 = malloc(st0.st_size);
+	b1 = malloc(st1.st_size);
+	assert_int_equal(pread(out0, b0, st0.st_size, 0), st0.st_size);
+	assert_int_equal(pread(out1, b1, st1.st_size, 0), st1.st_size);
+	assert_memory_equal(b0, b1, st0.st_size);
+	free(b0);
+	free(b1);
+	/* what ms_raw_unpack() refuses stops the stage, as before */
+	assert_int_equal(run_stage(raw_input(2), &out2), MS_EXIT_ERROR);
+	close(out0);
+	close(out1);
+	close(out2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1278,6 +1360,7 @@ int main(void)
 		cmocka_unit_test(test_stage_complete),
 		cmocka_unit_test(test_stage_truncated),
 		cmocka_unit_test(test_stage_raw_before_attr),
+		cmocka_unit_test(test_stage_raw_encodings),
 	};
 
 	ms_set_progname("decode-test");

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "stream/stream.h"
+#include "stream/fastpack.h"
 #include "stream/records.h"
 #include "stream/stackfile.h"
 #include "util/error.h"
@@ -2434,6 +2435,306 @@ static void test_vdso_record(void **state)
 	ms_reader_free(r);
 }
 
+/* ---- a mapped input's scout, and the same verdicts as a pipe ---- */
+
+struct bytes {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct bytes *b, const void *d, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = 2 * (b->len + n);
+		b->p = realloc(b->p, b->cap);
+		assert_non_null(b->p);
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+static void put_byte(struct bytes *b, unsigned char c)
+{
+	put(b, &c, 1);
+}
+
+/* A bin header claiming n bytes (the smallest form unless wide). */
+static void put_bin_header(struct bytes *b, uint32_t n, bool wide)
+{
+	if (n < 256 && !wide) {
+		put_byte(b, 0xc4);
+		put_byte(b, (unsigned char)n);
+	} else if (n < 65536 && !wide) {
+		put_byte(b, 0xc5);
+		put_byte(b, (unsigned char)(n >> 8));
+		put_byte(b, (unsigned char)n);
+	} else {
+		put_byte(b, 0xc6);
+		for (int sh = 24; sh >= 0; sh -= 8)
+			put_byte(b, (unsigned char)(n >> sh));
+	}
+}
+
+/* [11, cpu, bin of n bytes]: a raw record as ms-collect writes one. */
+static void put_raw_record(struct bytes *b, unsigned cpu, uint32_t n)
+{
+	put_byte(b, 0x93);
+	put_byte(b, MS_REC_RAW);
+	put_byte(b, (unsigned char)cpu);
+	put_bin_header(b, n, false);
+	for (uint32_t i = 0; i < n; i++)
+		put_byte(b, (unsigned char)(i * 13 + n));
+}
+
+/* The header record, then raw and nested records of uneven sizes. */
+static struct bytes good_records(unsigned n, unsigned seed)
+{
+	int fd = header_only();
+	struct bytes b = { 0 };
+	size_t hlen;
+	char *h = read_all(fd, &hlen);
+
+	put(&b, h, hlen);
+	free(h);
+	close(fd);
+	for (unsigned i = 0; i < n; i++) {
+		if (i % 7 == 3) {
+			/* [125, "ab", [1, 2, [3]]]: the scan's general path */
+			put(&b, "\x93\x7d\xa2" "ab" "\x93\x01\x02\x91\x03", 10);
+		} else {
+			put_raw_record(&b, i % 3, 1 + rand_r(&seed) % 9000);
+		}
+	}
+	return b;
+}
+
+static void put_trailer(struct bytes *b, unsigned records)
+{
+	put_byte(b, 0x93);
+	put_byte(b, MS_REC_TRAILER);
+	put_byte(b, 0xcd);
+	put_byte(b, (unsigned char)(records >> 8));
+	put_byte(b, (unsigned char)records);
+	put_byte(b, 0xc3);
+}
+
+struct outcome {
+	int ret;
+	uint64_t records;
+	char err[1024];
+};
+
+/* Read fd to its end (the limit set after opening, when not 0). */
+static void read_outcome(int fd, size_t limit, struct outcome *o)
+{
+	struct ms_reader *r;
+	struct ms_record rec;
+
+	begin_capture();
+	r = ms_reader_open(fd, "test");
+	o->records = 0;
+	if (!r) {
+		o->ret = 99;
+	} else {
+		if (limit)
+			ms_reader_set_limit(r, limit);
+		while ((o->ret = ms_reader_next(r, &rec)) == MS_READ_RECORD)
+			o->records++;
+		ms_reader_free(r);
+	}
+	snprintf(o->err, sizeof(o->err), "%s", end_capture());
+}
+
+/*
+ * The same bytes read from a file (mapped: framed ahead by the scout) and
+ * from a pipe (read in pieces: no scout): the same records, result and
+ * messages.
+ */
+static void same_both_ways(const struct bytes *b, size_t limit, struct outcome *mapped)
+{
+	struct outcome piped;
+	struct feeder f = { .bytes = b->p, .len = b->len, .seed = 3 };
+	int fd = new_fd(), p[2];
+	pthread_t th;
+
+	write_bytes(fd, b->p, b->len);
+	rewind_fd(fd);
+	read_outcome(fd, limit, mapped);
+	close(fd);
+	assert_int_equal(pipe(p), 0);
+	f.fd = p[1];
+	assert_int_equal(pthread_create(&th, NULL, feed, &f), 0);
+	read_outcome(p[0], limit, &piped);
+	close(p[0]);
+	pthread_join(th, NULL);
+	assert_int_equal(mapped->ret, piped.ret);
+	assert_int_equal(mapped->records, piped.records);
+	assert_string_equal(mapped->err, piped.err);
+}
+
+static void test_scout_agrees_with_pipe(void **state)
+{
+	const unsigned n = 60;
+	struct outcome o;
+	struct bytes b;
+	size_t good;
+
+	(void)state;
+	signal(SIGPIPE, SIG_IGN);
+	/* complete */
+	b = good_records(n, 1);
+	put_trailer(&b, n);
+	same_both_ways(&b, 0, &o);
+	assert_int_equal(o.ret, MS_READ_END);
+	assert_int_equal(o.records, n);
+	assert_string_equal(o.err, "");
+	/* cut inside the last record's bin, and just after its header */
+	b.len -= 6 + 100;
+	same_both_ways(&b, 0, &o);
+	assert_int_equal(o.ret, MS_READ_TRUNCATED);
+	assert_contains(o.err, "stream cut short inside the record at byte");
+	free(b.p);
+
+	/* a length that lies: more bytes than the file holds, then less */
+	b = good_records(n, 2);
+	good = b.len;
+	put(&b, "\x93\x0b\x01", 3);
+	put_bin_header(&b, 5000, false);
+	put(&b, "abc", 3);
+	same_both_ways(&b, 0, &o);
+	assert_int_equal(o.ret, MS_READ_TRUNCATED);
+	assert_int_equal(o.records, n);
+	b.len = good;
+	put(&b, "\x93\x0b\x01", 3);
+	put_bin_header(&b, 2, false);
+	for (int i = 0; i < 300; i++)
+		put_byte(&b, (unsigned char)(0x90 + i % 40));	/* what follows is garbage */
+	same_both_ways(&b, 0, &o);
+	assert_int_not_equal(o.ret, MS_READ_END);
+	free(b.p);
+
+	/* a header claiming more than the record limit (a wide bin32) */
+	b = good_records(n, 3);
+	put(&b, "\x93\x0b\x01", 3);
+	put_bin_header(&b, 1u << 30, true);
+	put(&b, "xyz", 3);
+	same_both_ways(&b, 0, &o);
+	assert_int_equal(o.ret, MS_READ_ERROR);
+	assert_contains(o.err, "exceeds the limit");
+	free(b.p);
+
+	/* a bad type byte inside a later record, and a record that is no array */
+	b = good_records(n, 4);
+	put(&b, "\x93\x0b\x01\xc1", 4);
+	put_raw_record(&b, 0, 10);
+	same_both_ways(&b, 0, &o);
+	assert_int_equal(o.ret, MS_READ_ERROR);
+	assert_contains(o.err, "invalid msgpack type byte 0xc1");
+	free(b.p);
+	b = good_records(n, 5);
+	put(&b, "\x81\x01\x02", 3);
+	same_both_ways(&b, 0, &o);
+	assert_int_equal(o.ret, MS_READ_ERROR);
+	assert_contains(o.err, "not an array");
+	free(b.p);
+
+	/* a limit lowered after opening: what the scout framed ahead is judged again */
+	b = good_records(n, 6);
+	put_trailer(&b, n);
+	same_both_ways(&b, 4096, &o);
+	assert_int_equal(o.ret, MS_READ_ERROR);
+	assert_contains(o.err, "exceeds the limit of 4096 bytes");
+	free(b.p);
+}
+
+static void test_scout_stays_in_the_mapping(void **state)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct bytes b = good_records(40, 7);
+	struct ms_reader *r;
+	struct ms_record rec;
+	const char *map, *err;
+	size_t len, fill;
+	void *guard;
+	int fd, ret;
+
+	(void)state;
+	/*
+	 * The file ends at a page boundary, inside a last raw record whose
+	 * bin claims more than is left; a page after the mapping is made
+	 * inaccessible where the address space allows, so that a read past
+	 * the end would crash the test rather than go unnoticed.
+	 */
+	fill = page - (b.len + 6) % page;
+	put(&b, "\x93\x0b\x01", 3);
+	put_bin_header(&b, (uint32_t)fill + 1000, false);
+	for (size_t i = 0; i < fill; i++)
+		put_byte(&b, 0x7f);
+	assert_int_equal(b.len % page, 0);
+	fd = new_fd();
+	write_bytes(fd, b.p, b.len);
+	begin_capture();
+	r = reopen(fd);
+	assert_non_null(r);
+	map = ms_reader_map(r, &len);
+	assert_non_null(map);
+	assert_int_equal(len, b.len);
+	guard = mmap((void *)(map + len), page, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	while ((ret = ms_reader_next(r, &rec)) == MS_READ_RECORD)
+		;
+	ms_reader_free(r);
+	err = end_capture();
+	assert_int_equal(ret, MS_READ_TRUNCATED);
+	assert_contains(err, "stream cut short inside the record at byte");
+	assert_int_equal(count_lines(err), 1);
+	if (guard != MAP_FAILED)
+		munmap(guard, page);
+	free(b.p);
+	close(fd);
+}
+
+/* ms-decode packs samples itself (fastpack.h): the bytes of ms_sample_pack(). */
+static void test_fastpack_sample_same_bytes(void **state)
+{
+	static char enc[MS_RECORD_MAX];
+	struct ms_sample s;
+
+	(void)state;
+	fill_records();
+	for (int round = 0; round < 8; round++) {
+		int fd = new_fd();
+		struct ms_writer *w = ms_writer_open(fd, "test", 0);
+		struct ms_reader *r;
+		struct ms_record rec;
+		char *end;
+
+		s = sample_in;
+		s.n_uchain = round * 37 % 100;
+		s.n_kchain = round % 3;
+		s.time = round & 1 ? 5 : UINT64_MAX - round;
+		s.pid = round < 4 ? 200 : 70000;
+		s.n_regs = round == 2 ? 0 : s.n_regs;
+		s.stack_len = round % 4 == 0 ? 0 : 4000 + round;
+		s.stack_in_file = round % 2;
+		s.stack_offset = round * 100000ull;
+		if (s.stack_in_file)
+			s.stack = NULL;
+		end = fp_sample(enc, &s);
+		assert_true((size_t)(end - enc) <= fp_sample_bound(&s));
+		assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
+		assert_int_equal(ms_sample_pack(w, &s), 0);
+		assert_int_equal(ms_writer_trailer(w, true), 0);
+		assert_int_equal(ms_writer_close(w), 0);
+		r = reopen(fd);
+		assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+		assert_int_equal(rec.len, (size_t)(end - enc));
+		assert_memory_equal(rec.bytes, enc, rec.len);
+		ms_reader_free(r);
+		close(fd);
+	}
+}
+
 #define T(f) cmocka_unit_test_teardown(f, restore_stderr)
 
 int main(void)
@@ -2477,6 +2778,9 @@ int main(void)
 		T(test_no_allocation_per_record),
 		T(test_fuzz_flips),
 		T(test_fuzz_random_records),
+		T(test_scout_agrees_with_pipe),
+		T(test_scout_stays_in_the_mapping),
+		T(test_fastpack_sample_same_bytes),
 	};
 
 	ms_set_progname("stream-test");
