@@ -18,10 +18,17 @@
  *    place: it is emitted at once and counted as "out-of-order".
  *
  * Memory: entries live in chunks of a byte arena, allocated on demand up to
- * a bound and reused once every entry in them went out; the heap of pending
+ * a bound and reused once every entry in them went out; the list of pending
  * entries grows by doubling. No allocation per record after warm-up. When
  * the bound is reached, the oldest entries go out before their round,
  * counted as "order-memory-full".
+ *
+ * Cost: pending entries are kept in arrival order, each with its time
+ * beside it. A ROUND takes out those it makes safe and sorts them by
+ * merging the ascending runs they form: one run per ring in a pass, so a
+ * few merges instead of a heap's log(n) steps per entry. Only when memory
+ * runs short (entries must go out one at a time, before their round) are
+ * the pending entries made a binary heap, until the next ROUND.
  *
  * Entries are opaque bytes to this module: emit() gets them back.
  */
@@ -46,6 +53,12 @@ struct ms_order_chunk {
 
 struct ms_order_entry;
 
+/* A pending entry, with its time at hand for comparisons. */
+struct ms_order_slot {
+	uint64_t time;
+	struct ms_order_entry *e;
+};
+
 struct ms_order {
 	size_t chunk_size;
 	uint32_t max_chunks, n_chunks;
@@ -53,8 +66,12 @@ struct ms_order {
 	int32_t cur;		/* chunk entries are cut from; -1: none */
 	int32_t free_list;
 
-	struct ms_order_entry **heap;
-	size_t n_heap, heap_alloc;
+	/* pending entries: in arrival order, or a min-heap when is_heap */
+	struct ms_order_slot *pend;
+	/* room for sorting what a round takes out; as large as pend */
+	struct ms_order_slot *scratch[2];
+	size_t n_pend, pend_alloc;
+	bool is_heap;
 	struct ms_order_entry *reserved;
 
 	uint64_t seq;

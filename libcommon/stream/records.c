@@ -800,43 +800,11 @@ int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s)
 		return too_many(MS_REC_SAMPLE, "stack bytes", s->stack_len, MS_STACK_MAX);
 	ms_writer_begin(w);
 	{
-		/* Fixed schema: packed in place (fastpack.h); the stack copy is one memcpy. */
-		size_t max = 2 + 5 + 5 + 9 + 5 + 9 + 9 + 5 + 5 + 5 + 5 + 9 + 5 + 5 +
-			     9 * ((size_t)s->n_kchain + s->n_uchain + s->n_regs) + s->stack_len;
-		char *p0 = ms_writer_reserve(w, max), *p = p0;
+		/* Fixed schema: packed in place, by the encoder ms-decode uses too. */
+		char *p0 = ms_writer_reserve(w, fp_sample_bound(s)), *p;
 
-		if (p) {
-			*p++ = (char)(0x90 | 14);
-			*p++ = (char)MS_REC_SAMPLE;
-			p = fp_uint(p, s->pid);
-			p = fp_uint(p, s->tid);
-			p = fp_uint(p, s->time);
-			p = fp_uint(p, s->cpu);
-			p = fp_uint(p, s->period);
-			p = fp_uint(p, s->ip);
-			p = fp_uint(p, s->cpumode);
-			p = fp_array(p, s->n_kchain);
-			for (uint32_t i = 0; i < s->n_kchain; i++)
-				p = fp_uint(p, s->kchain[i]);
-			p = fp_array(p, s->n_uchain);
-			for (uint32_t i = 0; i < s->n_uchain; i++)
-				p = fp_uint(p, s->uchain[i]);
-			p = fp_uint(p, s->regs_abi);
-			p = fp_uint(p, s->regs_mask);
-			/* minor 2: the registers as one bin, as perf lays them out */
-			p = fp_bin(p, 8 * s->n_regs);
-			for (uint32_t i = 0; i < s->n_regs; i++, p += 8)
-				put_le64(p, s->regs[i]);
-			if (s->stack_in_file) {
-				*p++ = (char)(0x90 | 2);
-				p = fp_uint(p, s->stack_offset);
-				p = fp_uint(p, s->stack_len);
-			} else {
-				p = fp_bin(p, s->stack_len);
-				if (s->stack_len)
-					memcpy(p, s->stack, s->stack_len);
-				p += s->stack_len;
-			}
+		if (p0) {
+			p = fp_sample(p0, s);
 			ms_writer_advance(w, (size_t)(p - p0));
 			return ms_writer_end(w);
 		}

@@ -20,6 +20,7 @@
 #include "perf/decode.h"
 #include "perf/order.h"
 #include "perf/trim.h"
+#include "stream/fastpack.h"
 #include "stream/records.h"
 #include "stream/stream.h"
 #include "util/error.h"
@@ -891,7 +892,7 @@ struct sink {
 
 struct item {
 	uint64_t time;
-	char pad[32];	/* with the entry's bookkeeping: 64 bytes */
+	char pad[40];	/* with the entry's bookkeeping: 64 bytes */
 };
 
 static int sink_emit(void *ctx, const void *data, size_t len)
@@ -1073,6 +1074,248 @@ static void test_order_emit_failure(void **state)
 	assert_int_equal(ms_order_flush(&o), -1);
 	assert_int_equal(add(&o, MS_ORDER_TIMED, 3, 3), -1);
 	ms_order_release(&o);
+}
+
+/*
+ * A model of the ordering's rules, slow and plain: pending entries in
+ * arrival order, a round emits the oldest (first on a tie) while it is
+ * within the limit.
+ */
+struct model {
+	uint64_t time[4096], tag[4096];
+	size_t n;
+	uint64_t max_seen, round_limit, last_emitted, late;
+	struct sink out;
+};
+
+static void model_emit_upto(struct model *m, uint64_t limit)
+{
+	for (;;) {
+		size_t best = m->n;
+
+		for (size_t i = 0; i < m->n; i++)
+			if (m->time[i] <= limit && (best == m->n || m->time[i] < m->time[best]))
+				best = i;
+		if (best == m->n)
+			return;
+		m->out.times[m->out.n++] = m->tag[best];
+		if (m->time[best] > m->last_emitted)
+			m->last_emitted = m->time[best];
+		memmove(&m->time[best], &m->time[best + 1], (m->n - best - 1) * sizeof(m->time[0]));
+		memmove(&m->tag[best], &m->tag[best + 1], (m->n - best - 1) * sizeof(m->tag[0]));
+		m->n--;
+	}
+}
+
+static void model_add(struct model *m, enum ms_order_time how, uint64_t time, uint64_t tag)
+{
+	if (how == MS_ORDER_UNTIMED) {
+		time = m->max_seen;
+	} else if (!time) {
+		time = m->last_emitted;
+	} else if (time < m->last_emitted) {
+		m->late++;
+		m->out.times[m->out.n++] = tag;
+		return;
+	}
+	if (time > m->max_seen)
+		m->max_seen = time;
+	m->time[m->n] = time;
+	m->tag[m->n++] = tag;
+}
+
+static void model_round(struct model *m)
+{
+	uint64_t limit = m->round_limit;
+
+	m->round_limit = m->max_seen;
+	model_emit_upto(m, limit);
+}
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 33;
+}
+
+/*
+ * Rings drained in passes, with ties across rings, synthesized and
+ * untimed records, records from a ring that fell behind (late), and a
+ * pass cut short: the same output as the model, tag for tag.
+ */
+static void test_order_against_model(void **state)
+{
+	static struct sink s;
+	static struct model m;
+	static struct ms_problems pr;
+	struct ms_order o;
+	uint64_t x = 42, tag = 0, ring_time[5] = { 0 };
+
+	for (int trial = 0; trial < 6; trial++) {
+		unsigned rings = 1 + trial % 5;
+
+		memset(&s, 0, sizeof(s));
+		memset(&m, 0, sizeof(m));
+		memset(ring_time, 0, sizeof(ring_time));
+		ms_problems_init(&pr, "test");
+		ms_order_init(&o, 1 << 20, 64 << 10, sink_emit, &s, &pr);
+		while (m.out.n + m.n < 3000) {
+			for (unsigned ring = 0; ring < rings; ring++) {
+				unsigned k = (unsigned)(lcg(&x) % 12);
+
+				for (unsigned i = 0; i < k; i++) {
+					uint64_t roll = lcg(&x) % 100, t;
+					enum ms_order_time how = MS_ORDER_TIMED;
+
+					/* steps of 0 make ties within and across rings */
+					ring_time[ring] += lcg(&x) % 4;
+					t = ring_time[ring] + 1;
+					if (roll < 3) {
+						how = MS_ORDER_UNTIMED;
+						t = 0;
+					} else if (roll < 6) {
+						t = 0;
+					} else if (roll < 9 && t > 40) {
+						t -= 40;	/* behind: maybe late */
+					}
+					assert_int_equal(add(&o, how, t, tag), 0);
+					model_add(&m, how, t, tag);
+					tag++;
+				}
+			}
+			if (lcg(&x) % 8) {
+				assert_int_equal(ms_order_round(&o), 0);
+				model_round(&m);
+			}
+			assert_int_equal(s.n, m.out.n);
+			assert_int_equal(ms_order_pending(&o), m.n);
+		}
+		assert_int_equal(ms_order_flush(&o), 0);
+		model_emit_upto(&m, UINT64_MAX);
+		assert_int_equal(s.n, m.out.n);
+		for (size_t i = 0; i < s.n; i++)
+			assert_int_equal(s.times[i], m.out.times[i]);
+		assert_int_equal(problem_count(&pr, "out-of-order"), m.late);
+		assert_int_equal(ms_order_pending(&o), 0);
+		ms_order_release(&o);
+	}
+	assert_true(m.late > 0);
+}
+
+/* Equal times go out in order of arrival, whichever ring they came from. */
+static void test_order_ties(void **state)
+{
+	static struct sink s;
+	struct ms_order o;
+	/* three rings of one pass: (time, tag) */
+	static const uint64_t in[][2] = {
+		{ 5, 0 }, { 7, 1 }, { 7, 2 }, { 9, 3 },		/* ring A */
+		{ 5, 4 }, { 6, 5 }, { 7, 6 },			/* ring B */
+		{ 4, 7 }, { 7, 8 }, { 9, 9 }, { 9, 10 },	/* ring C */
+	};
+	static const uint64_t expect[] = { 7, 0, 4, 5, 1, 2, 6, 8, 3, 9, 10 };
+
+	memset(&s, 0, sizeof(s));
+	ms_order_init(&o, 1 << 20, 64 << 10, sink_emit, &s, NULL);
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		assert_int_equal(add(&o, MS_ORDER_TIMED, in[i][0], in[i][1]), 0);
+	assert_int_equal(ms_order_round(&o), 0);
+	assert_int_equal(s.n, 0);
+	assert_int_equal(add(&o, MS_ORDER_TIMED, 100, 11), 0);
+	assert_int_equal(ms_order_round(&o), 0);	/* up to 9 */
+	assert_int_equal(s.n, 11);
+	for (size_t i = 0; i < 11; i++)
+		assert_int_equal(s.times[i], expect[i]);
+	assert_int_equal(ms_order_pending(&o), 1);
+	assert_int_equal(ms_order_flush(&o), 0);
+	assert_int_equal(s.times[11], 11);
+	ms_order_release(&o);
+}
+
+/*
+ * Memory short while rounds go on: entries leave one at a time from a
+ * heap, then rounds sort again. Every entry goes out once, and apart from
+ * those counted late, in (time, arrival) order.
+ */
+static void test_order_memory_short_then_rounds(void **state)
+{
+	static struct sink s;
+	static struct ms_problems pr;
+	static uint64_t time_of[4096];
+	struct ms_order o;
+	uint64_t x = 7, tag = 0, ring_time[3] = { 0 }, late = 0;
+	uint64_t prev_time = 0, prev_tag = 0, max_out = 0;
+	bool seen[4096] = { false };
+
+	memset(&s, 0, sizeof(s));
+	ms_problems_init(&pr, "test");
+	/* 4 chunks of 16 entries of 64 bytes */
+	ms_order_init(&o, 4096, 1024, sink_emit, &s, &pr);
+	for (int pass = 0; pass < 40; pass++) {
+		/* passes of up to 90 entries: more than the memory holds */
+		unsigned k = pass % 4 == 0 ? 30 : 6;
+
+		for (unsigned ring = 0; ring < 3; ring++) {
+			for (unsigned i = 0; i < k; i++) {
+				ring_time[ring] += 1 + lcg(&x) % 3;
+				time_of[tag] = ring_time[ring];
+				assert_int_equal(add(&o, MS_ORDER_TIMED, ring_time[ring], tag), 0);
+				tag++;
+			}
+		}
+		assert_int_equal(ms_order_round(&o), 0);
+	}
+	assert_int_equal(ms_order_flush(&o), 0);
+	assert_int_equal(s.n, tag);
+	for (size_t i = 0; i < s.n; i++) {
+		uint64_t t = s.times[i], tm = time_of[t];
+
+		assert_false(seen[t]);
+		seen[t] = true;
+		if (tm < max_out) {
+			late++;
+			continue;
+		}
+		if (i && tm == prev_time)
+			assert_true(t > prev_tag);
+		prev_time = tm;
+		prev_tag = t;
+		max_out = tm;
+	}
+	assert_int_equal(problem_count(&pr, "out-of-order"), late);
+	assert_true(problem_count(&pr, "order-memory-full") >= 10);
+	assert_true(o.n_chunks <= 4);
+	ms_order_release(&o);
+}
+
+/* fastpack.h: the smallest encoding, as msgpack-c's msgpack_pack_uint64. */
+static void test_fastpack_uint_like_msgpack(void **state)
+{
+	static const uint64_t base[] = {
+		0, 1, 127, 128, 255, 256, 65535, 65536, 0x400000, UINT32_MAX,
+		(uint64_t)UINT32_MAX + 1, 0x7f0012345678ull, 0xffffffff81000000ull, UINT64_MAX,
+	};
+
+	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++) {
+		for (int d = -1; d <= 1; d++) {
+			uint64_t v = base[i] + (uint64_t)(int64_t)d;
+			msgpack_sbuffer sb;
+			msgpack_packer pk;
+			char a[16], b[16];
+			char *ea, *eb;
+
+			msgpack_sbuffer_init(&sb);
+			msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+			msgpack_pack_uint64(&pk, v);
+			ea = fp_uint(a, v);
+			eb = fp_addr(b, v);
+			assert_int_equal(ea - a, sb.size);
+			assert_int_equal(eb - b, sb.size);
+			assert_memory_equal(a, sb.data, sb.size);
+			assert_memory_equal(b, sb.data, sb.size);
+			msgpack_sbuffer_destroy(&sb);
+		}
+	}
 }
 
 /* ---- the stage, over streams in temporary files ---- */
@@ -1357,6 +1600,10 @@ int main(void)
 		cmocka_unit_test(test_order_out_of_order),
 		cmocka_unit_test(test_order_memory_bound),
 		cmocka_unit_test(test_order_emit_failure),
+		cmocka_unit_test(test_order_against_model),
+		cmocka_unit_test(test_order_ties),
+		cmocka_unit_test(test_order_memory_short_then_rounds),
+		cmocka_unit_test(test_fastpack_uint_like_msgpack),
 		cmocka_unit_test(test_stage_complete),
 		cmocka_unit_test(test_stage_truncated),
 		cmocka_unit_test(test_stage_raw_before_attr),

@@ -311,12 +311,130 @@ static void test_packed_sample_reads_back(void **state)
 	ms_reader_free(r);
 }
 
+/* What a SAMPLE must encode to, written with msgpack-c alone (records.h). */
+static void reference_encoding(msgpack_sbuffer *sb, const struct ms_sample *s)
+{
+	msgpack_packer pk;
+	uint8_t le[8 * MS_REGS_MAX];
+
+	msgpack_sbuffer_clear(sb);
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 14);
+	msgpack_pack_uint32(&pk, MS_REC_SAMPLE);
+	msgpack_pack_uint32(&pk, s->pid);
+	msgpack_pack_uint32(&pk, s->tid);
+	msgpack_pack_uint64(&pk, s->time);
+	msgpack_pack_uint32(&pk, s->cpu);
+	msgpack_pack_uint64(&pk, s->period);
+	msgpack_pack_uint64(&pk, s->ip);
+	msgpack_pack_uint32(&pk, s->cpumode);
+	msgpack_pack_array(&pk, s->n_kchain);
+	for (uint32_t i = 0; i < s->n_kchain; i++)
+		msgpack_pack_uint64(&pk, s->kchain[i]);
+	msgpack_pack_array(&pk, s->n_uchain);
+	for (uint32_t i = 0; i < s->n_uchain; i++)
+		msgpack_pack_uint64(&pk, s->uchain[i]);
+	msgpack_pack_uint32(&pk, s->regs_abi);
+	msgpack_pack_uint64(&pk, s->regs_mask);
+	for (uint32_t i = 0; i < s->n_regs; i++)
+		for (int b = 0; b < 8; b++)
+			le[8 * i + b] = (uint8_t)(s->regs[i] >> (8 * b));
+	msgpack_pack_bin_with_body(&pk, le, 8 * s->n_regs);
+	if (s->stack_in_file) {
+		msgpack_pack_array(&pk, 2);
+		msgpack_pack_uint64(&pk, s->stack_offset);
+		msgpack_pack_uint32(&pk, s->stack_len);
+	} else {
+		msgpack_pack_bin_with_body(&pk, s->stack, s->stack_len);
+	}
+}
+
+/*
+ * The in-place encoder (fastpack.h, used by ms_sample_pack() and
+ * ms-decode) writes exactly what msgpack-c would, for values at every
+ * width boundary and chains of every length class.
+ */
+static void test_encoder_matches_msgpack(void **state)
+{
+	static const uint64_t edges[] = {
+		0, 1, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x10000, 0xffffffffull,
+		0x100000000ull, 0x7fffffffffffffffull, UINT64_MAX,
+	};
+	static struct ms_sample s;
+	static char path[] = "/tmp/ms-sample-encode-XXXXXX";
+	msgpack_sbuffer sb;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	msgpack_sbuffer_init(&sb);
+	for (int i = 0; i < 2000; i++) {
+		struct ms_writer *w;
+		struct ms_reader *r;
+		struct ms_record rec;
+		uint64_t e = edges[next_rand() % 12] - (next_rand() % 2 && i % 12 ? 1 : 0);
+		uint64_t v32 = e > UINT32_MAX ? UINT32_MAX : e;
+
+		s.pid = (uint32_t)v32;
+		s.tid = (uint32_t)(next_rand() % 2 ? v32 : rand_value());
+		s.time = e;
+		s.cpu = (uint32_t)(next_rand() % 300);
+		s.period = rand_value();
+		s.ip = next_rand() % 2 ? e : rand_value();
+		s.cpumode = (uint32_t)(next_rand() % 8);
+		s.n_kchain = (uint32_t)(next_rand() % 3 ? next_rand() % 4 : next_rand() % 70);
+		for (uint32_t k = 0; k < s.n_kchain; k++)
+			s.kchain[k] = next_rand() % 2 ? edges[next_rand() % 12] : rand_value();
+		s.n_uchain = (uint32_t)(next_rand() % 3 ? next_rand() % 17 : next_rand() % 300);
+		for (uint32_t k = 0; k < s.n_uchain; k++)
+			s.uchain[k] = next_rand() % 2 ? edges[next_rand() % 12] : rand_value();
+		s.regs_abi = (uint32_t)(next_rand() % 3);
+		s.regs_mask = next_rand() % 4 ? 0xff01ff : next_rand() & 0xffffffffffull;
+		s.n_regs = (uint32_t)__builtin_popcountll(s.regs_mask);
+		if (s.n_regs > MS_REGS_MAX)
+			s.n_regs = MS_REGS_MAX;
+		for (uint32_t k = 0; k < s.n_regs; k++)
+			s.regs[k] = next_rand();
+		s.stack_in_file = next_rand() % 2;
+		s.stack_offset = s.stack_in_file ? e : 0;
+		s.stack_len = (uint32_t)(next_rand() % 2 ? next_rand() % sizeof(stack_bytes) :
+					 next_rand() % 70000);
+		if (!s.stack_in_file && s.stack_len > sizeof(stack_bytes))
+			s.stack_len = sizeof(stack_bytes);
+		if (s.stack_in_file && s.stack_len > MS_STACK_MAX)
+			s.stack_len = MS_STACK_MAX;
+		s.stack = s.stack_in_file ? NULL : stack_bytes;
+		reference_encoding(&sb, &s);
+
+		assert_int_equal(ftruncate(fd, 0), 0);
+		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+		w = ms_writer_open(fd, "test", 0);
+		assert_non_null(w);
+		assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
+		assert_int_equal(ms_sample_pack(w, &s), 0);
+		assert_int_equal(ms_writer_trailer(w, true), 0);
+		assert_int_equal(ms_writer_close(w), 0);
+		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+		r = ms_reader_open(dup(fd), "test");
+		assert_non_null(r);
+		ms_reader_defer_objects(r, true);
+		assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+		assert_int_equal(rec.len, sb.size);
+		assert_memory_equal(rec.bytes, sb.data, sb.size);
+		ms_reader_free(r);
+	}
+	msgpack_sbuffer_destroy(&sb);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_samples_agree),
 		cmocka_unit_test(test_corrupt_samples_agree),
 		cmocka_unit_test(test_packed_sample_reads_back),
+		cmocka_unit_test(test_encoder_matches_msgpack),
 	};
 
 	for (size_t i = 0; i < sizeof(stack_bytes); i++)
