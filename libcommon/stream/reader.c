@@ -149,6 +149,94 @@ static const unsigned char int_len[256] = {
 };
 
 /*
+ * The common records in one pass: a fixarray (p[0]) of integers, strings,
+ * bins and arrays of integers (a RAW record, most of what ms-collect
+ * writes; a SAMPLE with its chains and [offset, length]; a STACK), wholly
+ * within the first end bytes. True with s filled as scan_record() would
+ * fill it: a record accepted here lies within the limit and the input, so
+ * its general loop accepts it too, with the same length and elements.
+ * False for anything else, at any point: the caller scans again.
+ */
+static bool scan_flat(const unsigned char *p, size_t end, unsigned max_depth, struct scan *s)
+{
+	unsigned n = p[0] & 0x0f, i = 0;
+	size_t pos = 1, zone = n * sizeof(msgpack_object), hdr;
+	/* Below stop, 9 bytes (the longest integer) are within end. */
+	size_t stop = end >= 9 ? end - 9 : 0;
+
+	for (;;) {
+		unsigned char t;
+		uint64_t body = 0;
+		size_t w = 0;
+
+		/* Runs of integers in a tight loop: the checks below could not fail. */
+		while (i < n && pos < stop && (hdr = int_len[p[pos]])) {
+			pos += hdr;
+			i++;
+		}
+		if (i == n)
+			break;
+		if (pos >= end)
+			return false;
+		t = p[pos];
+		if ((hdr = int_len[t])) {
+			/* an integer: hdr is all of it */
+		} else if ((t & 0xf0) == 0x90 || t == 0xdc) {
+			/* an array of integers, one level down */
+			uint64_t elems = t & 0x0f, k = 0;
+
+			if (max_depth < 2)
+				return false;
+			if (t == 0xdc) {
+				if (3 > end - pos)
+					return false;
+				elems = be(p + pos + 1, 2);
+				pos += 3;
+			} else {
+				pos++;
+			}
+			while (k < elems && pos < stop && (hdr = int_len[p[pos]])) {
+				pos += hdr;
+				k++;
+			}
+			for (; k < elems; k++) {
+				if (pos >= end || !(hdr = int_len[p[pos]]) || hdr > end - pos)
+					return false;
+				pos += hdr;
+			}
+			zone += elems * sizeof(msgpack_object);
+			i++;
+			continue;
+		} else if (t >= 0xa0 && t <= 0xbf) {
+			hdr = 1;
+			body = t & 0x1f;
+		} else if (t == 0xc4 || t == 0xd9) {
+			w = 1;
+		} else if (t == 0xc5 || t == 0xda) {
+			w = 2;
+		} else if (t == 0xc6 || t == 0xdb) {
+			w = 4;
+		} else {
+			return false;
+		}
+		if (w) {
+			hdr = 1 + w;
+			if (hdr > end - pos)
+				return false;
+			body = be(p + pos + 1, (int)w);
+		}
+		if (hdr > end - pos || body > end - pos - hdr)
+			return false;
+		pos += hdr + body;
+		i++;
+	}
+	s->len = pos;
+	s->zone_need = zone;
+	s->what = NULL;
+	return true;
+}
+
+/*
  * Scan one msgpack object at p (avail bytes present) that may be at most
  * limit bytes long. Every claimed length is checked against the bytes the
  * limit leaves before anything waits for those bytes, and every pending
@@ -166,52 +254,13 @@ static enum scan_result scan_record(const unsigned char *p, size_t avail, size_t
 	if (max_depth > MS_RECORD_DEPTH)
 		max_depth = MS_RECORD_DEPTH;
 	/*
-	 * Fast path: a fixarray of integers, strings and bins only (a RAW
-	 * record, most of what ms-collect writes), in one pass with the same
-	 * checks. Anything else, or anything wrong, is scanned below from the
-	 * start, so that what a bad record reports does not change.
+	 * Fast path: see scan_flat(). Anything else, or anything wrong, is
+	 * scanned below from the start, so that what a bad record reports does
+	 * not change.
 	 */
-	if (p[0] >= 0x91 && p[0] <= 0x9f && max_depth >= 1) {
-		size_t end = limit < avail ? limit : avail;
-		unsigned n = p[0] & 0x0f, i;
-
-		for (i = 0, pos = 1; i < n && pos < end; i++) {
-			unsigned char t = p[pos];
-			size_t hdr = int_len[t], w = 0;
-			uint64_t body = 0;
-
-			if (hdr) {
-				/* an integer: hdr is all of it */
-			} else if (t >= 0xa0 && t <= 0xbf) {
-				hdr = 1;
-				body = t & 0x1f;
-			} else if (t == 0xc4 || t == 0xd9) {
-				w = 1;
-			} else if (t == 0xc5 || t == 0xda) {
-				w = 2;
-			} else if (t == 0xc6 || t == 0xdb) {
-				w = 4;
-			} else {
-				break;
-			}
-			if (w) {
-				hdr = 1 + w;
-				if (hdr > end - pos)
-					break;
-				body = be(p + pos + 1, (int)w);
-			}
-			if (hdr > end - pos || body > end - pos - hdr)
-				break;
-			pos += hdr + body;
-		}
-		if (i == n) {
-			s->len = pos;
-			s->zone_need = n * sizeof(msgpack_object);
-			s->what = NULL;
-			return SCAN_DONE;
-		}
-		pos = 0;
-	}
+	if (p[0] >= 0x91 && p[0] <= 0x9f && max_depth >= 1 &&
+	    scan_flat(p, limit < avail ? limit : avail, max_depth, s))
+		return SCAN_DONE;
 	pending[0] = 1;
 	s->zone_need = 0;
 	s->what = NULL;

@@ -145,13 +145,53 @@ struct ms_rule_source {
 	uint64_t memo_hits;	/* lookups the memo answered without find (for stats) */
 	uint64_t walks;		/* makes the key of a walk's own answers */
 	struct ms_rule_memo memo[1u << MS_RULE_MEMO_BITS];
+	/* Whole walks to replay (see ms_walk_cache_new()); NULL: none. */
+	struct ms_walk_cache *cache;
+	/*
+	 * When set and true for the token of a kept walk, the caller needs
+	 * no more than the token: ms_dwarf_walk() fills w but writes no
+	 * frame, and rs then holds only the last frame's %rsp (when known).
+	 */
+	bool (*token_enough)(struct ms_rule_source *src, uint64_t token);
 };
 
 struct ms_walk {
 	uint32_t n;			/* frames made */
 	uint32_t end;			/* enum ms_stack_end */
 	const struct ms_cfi_rule *rule;	/* the last frame's rule; NULL when none was found */
+	/*
+	 * With a walk cache: nonzero when the walk was kept or copied from
+	 * the cache; every walk given a token has the same frames, end and
+	 * rule as the walk kept with it (two kept walks never share one). 0
+	 * otherwise.
+	 */
+	uint64_t token;
 };
+
+/*
+ * A cache of whole walks over sampled states, for a rule source with an
+ * epoch. Samples of a thread that runs the same code repeat their walks:
+ * the same PC and %rsp, the same return addresses at the same places of
+ * the copy. A walk is a function of the rule source's answers (fixed while
+ * the epoch is), the registers it reads and the bytes it reads, so a walk
+ * that took only inline steps (and ended by any reason those give, or at
+ * an outermost rule) is kept with the initial registers it read and the
+ * stack words it read; a later walk with the same epoch, PC, %rsp,
+ * register masks and limit whose registers and copied words are the same
+ * is that walk, and is copied instead of walked: its frames, end, last
+ * rule and final state are the ones the walk would make (the lookups it
+ * would make count as memo hits). Anything else is walked.
+ *
+ * Memory: fixed, allocated by new (entries, and a pool of the walks'
+ * words that is emptied when full); nothing per walk.
+ */
+struct ms_walk_cache;
+struct ms_walk_cache *ms_walk_cache_new(void);
+void ms_walk_cache_free(struct ms_walk_cache *c);
+struct ms_walk_cache_stats {
+	uint64_t hits, misses, stored, resets;
+};
+const struct ms_walk_cache_stats *ms_walk_cache_stats(const struct ms_walk_cache *c);
 
 /*
  * Walk from state rs (the innermost frame; its PC in val[MS_DW_RA]),

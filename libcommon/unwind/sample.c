@@ -11,7 +11,12 @@
  *    lookup address) to the module, the module-relative address and the
  *    rule index: a hit costs one probe and no mapping search. Any change
  *    to a process's mappings gives its space a new generation, so entries
- *    made before it are never used again.
+ *    made before it are never used again;
+ *  - a walk cache (unwind/dwarf.h: ms_walk_cache_new()) keeps whole walks
+ *    by generation, PC and %rsp with the stack words they read: a sample
+ *    whose words are the same is that walk, copied rather than walked, and
+ *    the unwinder's tagged stacks (ms_unwinder_sample_tagged()) skip even
+ *    the copy.
  *
  * dwarf+fp: when the walk ends because the copied bytes ended, the
  * kernel's frame-pointer chain (read from live memory at sample time, so
@@ -235,13 +240,20 @@ static void prefetch_copy(struct dwarf_state *st, const struct ms_sample *s,
 			  const struct ms_sampled_state *ss)
 {
 	const struct reach *r = &st->reach[s->tid % REACH_SLOTS];
-	uint64_t len = ss->len;
+	uint64_t len = ss->len, i;
 
 	if (!s->stack_in_file)
 		return;	/* the copy came through a pipe: in cache already */
 	if (r->tid == s->tid && r->top > ss->start && r->top - ss->start + 256 < len)
 		len = r->top - ss->start + 256;
-	for (uint64_t i = 0; i < len; i += 64)
+	/* (Four lines a turn: the loop costs less than its prefetches.) */
+	for (i = 0; i + 256 <= len; i += 256) {
+		__builtin_prefetch(ss->bytes + i);
+		__builtin_prefetch(ss->bytes + i + 64);
+		__builtin_prefetch(ss->bytes + i + 128);
+		__builtin_prefetch(ss->bytes + i + 192);
+	}
+	for (; i < len; i += 64)
 		__builtin_prefetch(ss->bytes + i);
 }
 
@@ -252,6 +264,14 @@ static void note_reach(struct dwarf_state *st, const struct ms_sample *s,
 
 	r->tid = s->tid;
 	r->top = rs->known & (1u << MS_DW_RSP) ? rs->val[MS_DW_RSP] : 0;
+}
+
+/* The walk cache's question: whether the unwinder needs a kept walk's frames. */
+static bool token_enough(struct ms_rule_source *src, uint64_t token)
+{
+	struct dwarf_state *st = (struct dwarf_state *)src;
+
+	return ms_unwinder_tagged(st->u, token);
 }
 
 static int walk(struct ms_unwinder *u, struct ms_process *proc, const struct ms_sample *s,
@@ -266,20 +286,29 @@ static int walk(struct ms_unwinder *u, struct ms_process *proc, const struct ms_
 	st->generation = proc ? ms_process_addrspace(proc)->generation : 0;
 	/* find()'s answers hold while the space's generation does: the walk's memo keeps them. */
 	st->src.epoch = st->generation;
+	/* A tagged stack's frames are not needed (the merge needs a walk's state). */
+	st->src.token_enough = out->token_enough && !with_fp ? token_enough : NULL;
 	ms_sampled_state_init(&ss, &rs, s);
-	sampled = rs;
 	prefetch_copy(st, s, &ss);
 	if (ms_dwarf_walk(&rs, &ss.reader, &st->src, out->frames, max, &w) < 0)
 		return -1;
 	note_reach(st, s, &rs);
 	out->n = w.n;
 	out->end = w.end;
+	out->token = w.token;
 	st->stats->dwarf_frames += w.n;
 	/* The walk's memo answered these without find(): hits of the PC cache too. */
 	st->stats->pc_cache_hits += st->src.memo_hits;
 	st->src.memo_hits = 0;
-	if (with_fp && w.end == MS_END_STACK_COPY)
+	if (with_fp && w.end == MS_END_STACK_COPY) {
+		struct ms_sampled_state ss2;
+
+		/* (Never a kept walk's end; the stack is then not the walk's alone.) */
+		out->token = 0;
+		/* The sampled state again: the walk made rs the last frame's. */
+		ms_sampled_state_init(&ss2, &sampled, s);
 		return merge_fp(st, s, &ss, &rs, &sampled, w.rule, max, out);
+	}
 	return 0;
 }
 
@@ -299,13 +328,24 @@ static int state_init(struct ms_unwinder *u, void **state)
 {
 	struct dwarf_state *st = calloc(1, sizeof(*st));
 
-	if (!st)
+	if (!st || !(st->src.cache = ms_walk_cache_new())) {
+		free(st);
 		return ms_error("out of memory for the unwind cache");
+	}
 	st->src.find = find;
 	st->u = u;
 	st->stats = ms_unwinder_counters(u);
 	*state = st;
 	return 0;
+}
+
+static void state_free(void *state)
+{
+	struct dwarf_state *st = state;
+
+	if (st)
+		ms_walk_cache_free(st->src.cache);
+	free(st);
 }
 
 static void cfi_free(void *data)
@@ -318,7 +358,7 @@ const struct ms_unwind_method ms_unwind_method_dwarf = {
 	.walk = walk_dwarf,
 	.module_free = cfi_free,
 	.init = state_init,
-	.state_free = free,
+	.state_free = state_free,
 };
 
 const struct ms_unwind_method ms_unwind_method_dwarf_fp = {
@@ -326,5 +366,5 @@ const struct ms_unwind_method ms_unwind_method_dwarf_fp = {
 	.walk = walk_dwarf_fp,
 	.module_free = cfi_free,
 	.init = state_init,
-	.state_free = free,
+	.state_free = state_free,
 };

@@ -29,6 +29,20 @@ struct unwind_bufs {
 	struct ms_stack_ref ref;
 };
 
+/* A STACK_REF to stack id, with the per-sample fields of b->stack. */
+static int write_ref(struct ms_writer *w, struct unwind_bufs *b, uint32_t id)
+{
+	const struct ms_stack *s = &b->stack;
+
+	b->ref.pid = s->pid;
+	b->ref.tid = s->tid;
+	b->ref.time = s->time;
+	b->ref.cpu = s->cpu;
+	b->ref.period = s->period;
+	b->ref.id = id;
+	return ms_stack_ref_pack(w, &b->ref);
+}
+
 /* The stack as a STACK_REF to its STACK_DEF, or whole when the table is full. */
 static int write_stack(struct ms_unwinder *u, struct ms_writer *w, struct unwind_bufs *b)
 {
@@ -48,13 +62,9 @@ static int write_stack(struct ms_unwinder *u, struct ms_writer *w, struct unwind
 	default:
 		break;
 	}
-	b->ref.pid = s->pid;
-	b->ref.tid = s->tid;
-	b->ref.time = s->time;
-	b->ref.cpu = s->cpu;
-	b->ref.period = s->period;
-	b->ref.id = id;
-	return ms_stack_ref_pack(w, &b->ref);
+	/* Later samples with this stack skip its frames (ms_unwinder_sample_tagged()). */
+	ms_unwinder_tag(u, id);
+	return write_ref(w, b, id);
 }
 
 /*
@@ -96,6 +106,9 @@ static int settle(struct ms_unwinder *u, struct ms_writer *w, struct policy *p,
 static int on_sample(struct ms_unwinder *u, struct ms_writer *w, const struct ms_record *rec,
 		     struct unwind_bufs *b, struct policy *p)
 {
+	uint32_t id;
+	int r;
+
 	if (ms_sample_unpack(rec, &b->sample) < 0)
 		return -1;
 	if (b->sample.stack_in_file) {
@@ -109,13 +122,15 @@ static int on_sample(struct ms_unwinder *u, struct ms_writer *w, const struct ms
 					b->stack_map.bytes ? "does not hold them" :
 					"no stack-file record named before it");
 	}
-	if ((!p->settled && settle(u, w, p, &b->sample) < 0) ||
-	    ms_unwinder_sample(u, &b->sample, &b->stack) < 0)
+	if (!p->settled && settle(u, w, p, &b->sample) < 0)
+		return -1;
+	/* A stack numbered before: its id, without its frames. */
+	if ((r = ms_unwinder_sample_tagged(u, &b->sample, &b->stack, &id)) < 0)
 		return -1;
 	while (ms_unwinder_next_module(u, &b->module))
 		if (ms_module_pack(w, &b->module) < 0)
 			return -1;
-	return write_stack(u, w, b);
+	return r ? write_ref(w, b, id) : write_stack(u, w, b);
 }
 
 static int on_record(struct ms_unwinder *u, struct ms_writer *w, const struct ms_record *rec,

@@ -12,6 +12,9 @@
 #include "util/grow.h"
 
 #define NONE UINT32_MAX
+#define TAGGED_BITS 11
+#define TAGGED_SIZE (1u << TAGGED_BITS)
+_Static_assert(MS_FRAMES_MAX <= UINT16_MAX, "user frames fit a tagged stack's count");
 
 /*
  * A file entry: what a mapping record names (kind, path, device, inode,
@@ -85,6 +88,19 @@ struct ms_unwinder {
 	uint32_t n_pending, pending_pos, alloc_pending;
 
 	struct ms_user_stack ustack;	/* reused for every sample */
+	/*
+	 * Stacks tagged by their user walk's token (ms_unwinder_tag()), and
+	 * what the last sample would tag: its token (0: none), user frames
+	 * and reason.
+	 */
+	struct tagged {
+		uint64_t token;		/* 0: empty */
+		uint32_t tag;
+		uint16_t user_frames, reason;
+	} tagged[TAGGED_SIZE];
+	uint64_t last_token;
+	uint32_t last_user_frames, last_reason;
+	bool any_tagged;
 	struct ms_unwind_stats stats;
 	struct ms_problems problems;
 
@@ -654,6 +670,11 @@ int ms_unwinder_set_method(struct ms_unwinder *u, const struct ms_unwind_method 
 	if (u->method == m)
 		return 0;
 	method_release(u);
+	/* Tokens were the old method's (touched only when some were kept). */
+	if (u->any_tagged)
+		memset(u->tagged, 0, sizeof(u->tagged));
+	u->any_tagged = false;
+	u->last_token = 0;
 	u->method = m;
 	if (m->init && m->init(u, &u->method_state) < 0) {
 		u->method = &ms_unwind_method_fp;
@@ -990,7 +1011,29 @@ const struct ms_module *ms_unwinder_module(const struct ms_unwinder *u, uint32_t
 	return module < u->n_modules ? &u->modules[module].rec : NULL;
 }
 
-int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_stack *out)
+static inline struct tagged *tagged_slot(struct ms_unwinder *u, uint64_t token)
+{
+	return &u->tagged[(token * 0x9e3779b97f4a7c15ull) >> (64 - TAGGED_BITS)];
+}
+
+bool ms_unwinder_tagged(const struct ms_unwinder *u, uint64_t token)
+{
+	return token && tagged_slot((struct ms_unwinder *)u, token)->token == token;
+}
+
+void ms_unwinder_tag(struct ms_unwinder *u, uint32_t tag)
+{
+	if (!u->last_token)
+		return;
+	u->any_tagged = true;
+	*tagged_slot(u, u->last_token) = (struct tagged){
+		.token = u->last_token, .tag = tag,
+		.user_frames = (uint16_t)u->last_user_frames, .reason = (uint16_t)u->last_reason,
+	};
+}
+
+static int sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_stack *out,
+		  uint32_t *tag)
 {
 	struct ms_user_stack *us = &u->ustack;
 	struct ms_process *proc;
@@ -999,6 +1042,7 @@ int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct 
 	bool broke = false;
 	int r;
 
+	u->last_token = 0;
 	u->n_pending = u->pending_pos = 0;
 	u->stats.samples++;
 	out->pid = s->pid;
@@ -1034,9 +1078,26 @@ int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct 
 	proc = ms_unwinder_process(u, s->pid);
 	us->n = 0;
 	us->end = MS_END_FP_CHAIN;
+	us->token = 0;
+	us->token_enough = tag && !n;
 	if (u->method->walk(u, proc, s, MS_FRAMES_MAX - n, us) < 0)
 		return -1;
 	out->reason = us->end;
+	/* Without kernel frames, the stack is the walk's: the same token, the same stack. */
+	if (tag && us->token && !n) {
+		const struct tagged *t = tagged_slot(u, us->token);
+
+		if (t->token == us->token) {
+			*tag = t->tag;
+			out->reason = t->reason;
+			out->n_frames = 0;
+			u->stats.user_frames += t->user_frames;
+			u->stats.stacks++;
+			u->stats.ends[t->reason]++;
+			return 1;
+		}
+		u->last_token = us->token;
+	}
 	{
 		/* Locals: the frames' stores cannot then alias what the loop reads. */
 		const struct ms_uframe *uf = us->frames;
@@ -1080,10 +1141,26 @@ int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct 
 	u->stats.user_frames += i + broke;	/* the frame that broke out counts */
 	if (i < us->n && out->reason != MS_END_NO_MODULE)
 		out->reason = MS_END_DEPTH;
+	u->last_user_frames = i + broke;
+	u->last_reason = out->reason;
+	/* (Only stacks whose reason is counted are tagged.) */
+	if (out->reason > MS_END_KERNEL_ONLY)
+		u->last_token = 0;
 done:
 	out->n_frames = n;
 	u->stats.stacks++;
 	if (out->reason <= MS_END_KERNEL_ONLY)
 		u->stats.ends[out->reason]++;
 	return 0;
+}
+
+int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_stack *out)
+{
+	return sample(u, s, out, NULL);
+}
+
+int ms_unwinder_sample_tagged(struct ms_unwinder *u, const struct ms_sample *s,
+			      struct ms_stack *out, uint32_t *tag)
+{
+	return sample(u, s, out, tag);
 }

@@ -80,6 +80,18 @@ struct ms_uframe {
 struct ms_user_stack {
 	uint32_t n;
 	uint32_t end;		/* enum ms_stack_end */
+	/*
+	 * Nonzero: every walk the method returns with this token has these
+	 * frames and end (a DWARF walk from the method's walk cache); 0 (what
+	 * the unwinder sets before the walk) says nothing.
+	 */
+	uint64_t token;
+	/*
+	 * Set by the unwinder: a walk whose token the unwinder has tagged
+	 * (ms_unwinder_tagged()) may come with n, end and token only, no
+	 * frames.
+	 */
+	bool token_enough;
 	struct ms_uframe frames[MS_FRAMES_MAX];
 };
 
@@ -191,6 +203,24 @@ const uint8_t *ms_unwinder_vdso_image(const struct ms_unwinder *u, uint32_t *len
  * ms_unwinder_next_module().
  */
 int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_stack *out);
+/*
+ * ms_unwinder_sample() for a caller that numbers stacks: when the sample's
+ * stack is one an earlier sample's was (the same user walk, by its token,
+ * and no kernel frames) and that stack was tagged (ms_unwinder_tag()),
+ * returns 1 with *tag, out's per-sample fields and reason set and its
+ * frames not made (n_frames 0), counted as ms_unwinder_sample() counts
+ * them; else what ms_unwinder_sample() returns, with out made.
+ */
+int ms_unwinder_sample_tagged(struct ms_unwinder *u, const struct ms_sample *s,
+			      struct ms_stack *out, uint32_t *tag);
+/*
+ * Tag the stack the last call of ms_unwinder_sample_tagged() made (that
+ * returned 0), so that later samples with that stack return tag.
+ */
+void ms_unwinder_tag(struct ms_unwinder *u, uint32_t tag);
+/* Whether a walk's token (ms_user_stack) is one a stack was tagged by. */
+bool ms_unwinder_tagged(const struct ms_unwinder *u, uint64_t token);
+
 /*
  * The next module that the last sample used for the first time, in order
  * of id; false when none is left. out's strings borrow from the unwinder.

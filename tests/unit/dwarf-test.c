@@ -930,6 +930,100 @@ static void test_no_alloc_per_sample(void **state)
 	ms_unwinder_free(u);
 }
 
+/* Counters a tagged sample must keep as an untagged one does. */
+static void same_counts(const struct ms_unwind_stats *a, const struct ms_unwind_stats *b)
+{
+	assert_int_equal(a->samples, b->samples);
+	assert_int_equal(a->stacks, b->stacks);
+	assert_int_equal(a->kernel_frames, b->kernel_frames);
+	assert_int_equal(a->user_frames, b->user_frames);
+	assert_int_equal(a->dwarf_frames, b->dwarf_frames);
+	assert_memory_equal(a->ends, b->ends, sizeof(a->ends));
+}
+
+/* ms_unwinder_sample_tagged() and ms_unwinder_sample() tell the same stacks. */
+static void tagged(struct ms_unwinder *u, struct ms_unwinder *ref, int want, uint32_t want_tag)
+{
+	struct ms_stack *rs = malloc(sizeof(*rs));
+	uint32_t tag = 12345;
+
+	assert_non_null(rs);
+	assert_int_equal(ms_unwinder_sample(ref, &saved->s, rs), 0);
+	assert_int_equal(ms_unwinder_sample_tagged(u, &saved->s, stack, &tag), want);
+	assert_int_equal(stack->reason, rs->reason);
+	assert_int_equal(stack->pid, rs->pid);
+	assert_int_equal(stack->time, rs->time);
+	if (want) {
+		assert_int_equal(tag, want_tag);
+		assert_int_equal(stack->n_frames, 0);
+	} else {
+		assert_int_equal(tag, 12345);
+		assert_int_equal(stack->n_frames, rs->n_frames);
+		assert_memory_equal(stack->frames, rs->frames,
+				    rs->n_frames * sizeof(rs->frames[0]));
+	}
+	same_counts(ms_unwinder_stats(u), ms_unwinder_stats(ref));
+	free(rs);
+}
+
+static void test_tagged_stacks(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *ref = unwinder(&ms_unwind_method_dwarf);
+	struct ms_sample *s;
+	size_t before;
+
+	(void)state;
+	/* Made, tagged, then told by its tag without frames. */
+	chain_sample(FULL);
+	tagged(u, ref, 0, 0);
+	ms_unwinder_tag(u, 7);
+	tagged(u, ref, 1, 7);
+	saved->s.time = 2;
+	tagged(u, ref, 1, 7);
+	/* Another stack: made until it is tagged. */
+	chain_sample(FULL);
+	put(SP0 + 24, pc("t_nocfi_ret"));
+	tagged(u, ref, 0, 0);
+	tagged(u, ref, 0, 0);
+	ms_unwinder_tag(u, 9);
+	tagged(u, ref, 1, 9);
+	/* The first one still is. */
+	chain_sample(FULL);
+	tagged(u, ref, 1, 7);
+	/* A cut copy's walk is not kept: made every time, tagged or not. */
+	chain_sample(80);
+	tagged(u, ref, 0, 0);
+	ms_unwinder_tag(u, 11);
+	tagged(u, ref, 0, 0);
+	/* Kernel frames: not the walk's stack alone. */
+	s = chain_sample(FULL);
+	s->n_kchain = 1;
+	s->kchain[0] = 0xffffffff81000000ull;
+	tagged(u, ref, 0, 0);
+	ms_unwinder_tag(u, 13);
+	tagged(u, ref, 0, 0);
+	/* ms_unwinder_sample() tags nothing. */
+	chain_sample(FULL);
+	put(SP0 + 24, UNMAPPED);
+	unwind(u);
+	assert_int_equal(ms_unwinder_sample(ref, &saved->s, stack), 0);
+	ms_unwinder_tag(u, 15);
+	tagged(u, ref, 0, 0);
+	/* No allocation for a tagged stack. */
+	chain_sample(FULL);
+	before = n_allocs;
+	for (int i = 0; i < 100; i++)
+		tagged(u, ref, 1, 7);
+	assert_int_equal(n_allocs, before + 100);	/* tagged()'s own */
+	/* Another method forgets the tags. */
+	assert_int_equal(ms_unwinder_set_method(u, &ms_unwind_method_fp), 0);
+	assert_int_equal(ms_unwinder_set_method(u, &ms_unwind_method_dwarf), 0);
+	assert_int_equal(ms_unwinder_sample_tagged(u, &saved->s, stack, &(uint32_t){ 0 }), 0);
+	ms_unwinder_free(u);
+	ms_unwinder_free(ref);
+}
+
 /* A new mapping over the same addresses is another module: no stale rule. */
 static void test_generation(void **state)
 {
@@ -985,6 +1079,7 @@ int main(void)
 		cmocka_unit_test(test_expressions),
 		cmocka_unit_test(test_sampled_reader),
 		cmocka_unit_test(test_no_alloc_per_sample),
+		cmocka_unit_test(test_tagged_stacks),
 		cmocka_unit_test(test_generation),
 		cmocka_unit_test(test_policy_names),
 	};

@@ -2647,6 +2647,199 @@ static void test_scout_agrees_with_pipe(void **state)
 	free(b.p);
 }
 
+/* Big-endian n bytes of v. */
+static void put_be(struct bytes *b, uint64_t v, int n)
+{
+	for (int sh = 8 * (n - 1); sh >= 0; sh -= 8)
+		put_byte(b, (unsigned char)(v >> sh));
+}
+
+/* An unsigned integer in the form ms_writer uses (the smallest). */
+static void put_uint(struct bytes *b, uint64_t v)
+{
+	if (v < 128) {
+		put_byte(b, (unsigned char)v);
+	} else if (v < 256) {
+		put_byte(b, 0xcc);
+		put_be(b, v, 1);
+	} else if (v < 65536) {
+		put_byte(b, 0xcd);
+		put_be(b, v, 2);
+	} else if (v >> 32 == 0) {
+		put_byte(b, 0xce);
+		put_be(b, v, 4);
+	} else {
+		put_byte(b, 0xcf);
+		put_be(b, v, 8);
+	}
+}
+
+/* The value of nested element k of record i (below). */
+static uint64_t nested_value(unsigned i, unsigned k)
+{
+	static const uint64_t big[] = { 0, 127, 128, 255, 256, 65535, 65536,
+					0xffffffffull, 0x100000000ull, UINT64_MAX };
+
+	return big[(i + k) % 10] + (k % 3 ? 0 : (uint64_t)i << 40);
+}
+
+/*
+ * [126, i, [n integers], "ab", [i % 3 integers], bin of 3, -1]: a record of
+ * SAMPLE's shape (integers, strings, bins and arrays of integers, in a
+ * fixarray), whose chains are fixarrays or array16 (n of 0, 15, 16 or 40).
+ */
+static void put_nested_record(struct bytes *b, unsigned i)
+{
+	static const unsigned lens[] = { 0, 15, 16, 40 };
+	unsigned n = lens[i % 4], k;
+
+	put_byte(b, 0x97);
+	put_byte(b, 126);
+	put_uint(b, i);
+	if (n < 16) {
+		put_byte(b, (unsigned char)(0x90 | n));
+	} else {
+		put_byte(b, 0xdc);
+		put_be(b, n, 2);
+	}
+	for (k = 0; k < n; k++)
+		put_uint(b, nested_value(i, k));
+	put(b, "\xa2" "ab", 3);
+	put_byte(b, (unsigned char)(0x90 | i % 3));
+	for (k = 0; k < i % 3; k++)
+		put_uint(b, k);
+	put(b, "\xc4\x03xyz", 5);
+	put_byte(b, 0xff);
+}
+
+static struct bytes nested_records(unsigned n)
+{
+	int fd = header_only();
+	struct bytes b = { 0 };
+	size_t hlen;
+	char *h = read_all(fd, &hlen);
+
+	put(&b, h, hlen);
+	free(h);
+	close(fd);
+	for (unsigned i = 0; i < n; i++)
+		put_nested_record(&b, i);
+	return b;
+}
+
+/* Record i as nested_records() wrote it, its objects built from the scan. */
+static void check_nested(const struct ms_record *rec, unsigned i)
+{
+	static const unsigned lens[] = { 0, 15, 16, 40 };
+	const msgpack_object *o = rec->obj, *e;
+	struct bytes want = { 0 };
+
+	put_nested_record(&want, i);
+	assert_int_equal(rec->len, want.len);
+	assert_memory_equal(rec->bytes, want.p, want.len);
+	free(want.p);
+	assert_non_null(o);
+	assert_int_equal(o->type, MSGPACK_OBJECT_ARRAY);
+	assert_int_equal(o->via.array.size, 7);
+	e = o->via.array.ptr;
+	assert_int_equal(e[0].via.u64, 126);
+	assert_int_equal(e[1].via.u64, i);
+	assert_int_equal(e[2].type, MSGPACK_OBJECT_ARRAY);
+	assert_int_equal(e[2].via.array.size, lens[i % 4]);
+	for (unsigned k = 0; k < lens[i % 4]; k++)
+		assert_int_equal(e[2].via.array.ptr[k].via.u64, nested_value(i, k));
+	assert_int_equal(e[3].type, MSGPACK_OBJECT_STR);
+	assert_int_equal(e[4].via.array.size, i % 3);
+	for (unsigned k = 0; k < i % 3; k++)
+		assert_int_equal(e[4].via.array.ptr[k].via.u64, k);
+	assert_int_equal(e[5].type, MSGPACK_OBJECT_BIN);
+	assert_int_equal(e[6].via.i64, -1);
+}
+
+/* Records with arrays of integers: framed and built whole, mapped or piped. */
+static void test_scan_nested_arrays(void **state)
+{
+	const unsigned n = 40;
+	struct bytes b = nested_records(n);
+	struct ms_reader *r;
+	struct ms_record rec;
+	struct outcome o;
+	unsigned i = 0;
+	int fd, ret;
+
+	(void)state;
+	signal(SIGPIPE, SIG_IGN);
+	put_trailer(&b, n);
+	fd = new_fd();
+	write_bytes(fd, b.p, b.len);
+	rewind_fd(fd);
+	r = reopen(fd);
+	assert_non_null(r);
+	while ((ret = ms_reader_next(r, &rec)) == MS_READ_RECORD)
+		check_nested(&rec, i++);
+	assert_int_equal(ret, MS_READ_END);
+	assert_int_equal(i, n);
+	ms_reader_free(r);
+	close(fd);
+	same_both_ways(&b, 0, &o);
+	assert_int_equal(o.ret, MS_READ_END);
+	assert_int_equal(o.records, n);
+	free(b.p);
+}
+
+/*
+ * A record with arrays of integers cut at every byte, and each of its
+ * bytes replaced by bytes that break it (or make another record of it):
+ * what the reader says is the same mapped and piped.
+ */
+static void test_scan_nested_malformed(void **state)
+{
+	static const unsigned char bad[] = { 0xc1, 0xdc, 0xdd, 0x9f, 0xa5, 0xc4, 0xcf, 0x81,
+					     0xc0 };
+	struct bytes b = nested_records(8), t;
+	size_t good = b.len, len;
+	struct outcome o;
+
+	(void)state;
+	signal(SIGPIPE, SIG_IGN);
+	/* record 7: a 40-integer array16 and a fixarray of one */
+	put_nested_record(&b, 7);
+	len = b.len - good;
+	for (size_t cut = 1; cut < len; cut++) {
+		t = b;
+		t.len = good + cut;
+		same_both_ways(&t, 0, &o);
+		assert_int_equal(o.ret, MS_READ_TRUNCATED);
+		assert_int_equal(o.records, 8);
+		assert_contains(o.err, "stream cut short inside the record at byte");
+	}
+	put_trailer(&b, 9);
+	for (size_t at = good; at < good + len; at++) {
+		unsigned char keep = (unsigned char)b.p[at];
+
+		for (size_t k = 0; k < sizeof(bad); k++) {
+			b.p[at] = (char)bad[k];
+			same_both_ways(&b, 0, &o);
+			assert_true(o.records >= 8);
+		}
+		b.p[at] = (char)keep;
+	}
+	/* An array16 that claims more elements than the record limit leaves. */
+	b.len = good;
+	put(&b, "\x93\x7e\x01\xdc\xff\xff\x01\x02", 8);
+	same_both_ways(&b, 4096, &o);
+	assert_int_equal(o.ret, MS_READ_ERROR);
+	assert_contains(o.err, "claims 65535 elements");
+	/* An array of integers nested one more level: the general scan, the same records. */
+	b.len = good;
+	put(&b, "\x93\x7e\x91\x92\x01\x02\x03", 7);
+	put_trailer(&b, 9);
+	same_both_ways(&b, 0, &o);
+	assert_int_equal(o.ret, MS_READ_END);
+	assert_int_equal(o.records, 9);
+	free(b.p);
+}
+
 static void test_scout_stays_in_the_mapping(void **state)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -2779,6 +2972,8 @@ int main(void)
 		T(test_fuzz_flips),
 		T(test_fuzz_random_records),
 		T(test_scout_agrees_with_pipe),
+		T(test_scan_nested_arrays),
+		T(test_scan_nested_malformed),
 		T(test_scout_stays_in_the_mapping),
 		T(test_fastpack_sample_same_bytes),
 	};

@@ -900,6 +900,7 @@ static void test_dwarf_sampled_masks(void **state)
 struct test_source {
 	struct ms_rule_source src;	/* first: find() gets it back */
 	struct ms_cfi_rule rec, main, start;
+	struct ms_cfi_rule *leaf;	/* when set, the rule at W_LEAF */
 	uint32_t calls;
 };
 
@@ -915,7 +916,9 @@ static int test_find(struct ms_rule_source *src, struct ms_uframe *f, uint64_t l
 	f->address = f->pc - W_DELTA;
 	f->loc_flags = MS_FRAME_FILE_OFFSET;
 	*ops = NULL;
-	if (lookup >= 0x401000 && lookup < 0x401100)
+	if (lookup == W_LEAF && t->leaf)
+		*rule = t->leaf;
+	else if (lookup >= 0x401000 && lookup < 0x401100)
 		*rule = &t->rec;
 	else if (lookup >= 0x401100 && lookup < 0x401200)
 		*rule = &t->main;
@@ -1177,6 +1180,184 @@ static void test_dwarf_walk_fast_ends(void **state)
 	free(plain);
 }
 
+static uint64_t enough_token;
+
+static bool enough(struct ms_rule_source *src, uint64_t token)
+{
+	(void)src;
+	return token == enough_token;
+}
+
+/* A walk copied from the walk cache is the walk. */
+static void test_dwarf_walk_cache(void **state)
+{
+	struct test_source *fast = test_source_new(true, true);
+	struct test_source *plain = test_source_new(false, false);
+	struct walk_result *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct ms_walk_cache *c = ms_walk_cache_new();
+	const struct ms_walk_cache_stats *cs;
+	struct ms_cfi_rule leaf;
+	struct ms_sample *s;
+	uint64_t token;
+	uint32_t calls, len;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(c);
+	cs = ms_walk_cache_stats(c);
+	fast->src.cache = c;
+	fast->src.epoch = 5;
+	s = walk_sample(sizeof(walk_mem));
+	do_walk(fast, s, 64, a);
+	do_walk(plain, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(cs->misses, 1);
+	assert_int_equal(cs->stored, 1);
+	token = a->w.token;
+	assert_true(token != 0);
+	assert_int_equal(b->w.token, 0);	/* no cache, no token */
+	/* Again: copied, without a question to the source; lookups count as memo hits. */
+	calls = fast->calls;
+	fast->src.memo_hits = 0;
+	do_walk(fast, s, 64, a);
+	same_walk(a, b);
+	assert_ptr_equal(a->w.rule, &fast->start);
+	assert_int_equal(cs->hits, 1);
+	assert_int_equal(fast->calls, calls);
+	assert_int_equal(fast->src.memo_hits, W_DEPTH + 2);
+	assert_int_equal(a->w.token, token);
+	/* A register the walk does not read and a word it does not read: still the walk. */
+	s->regs[1] = 0xbad;		/* BX */
+	walk_put(W_SP + 16 * 3, 0xbad);	/* a saved %rbx */
+	do_walk(fast, s, 64, a);
+	do_walk(plain, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(cs->hits, 2);
+	assert_int_equal(a->w.token, token);
+	/* A return address that differs (0: outermost): walked, and another token. */
+	walk_put(W_SP + 16 * 5 + 8, 0);
+	do_walk(fast, s, 64, a);
+	do_walk(plain, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(a->w.n, 6);
+	assert_int_equal(cs->hits, 2);
+	assert_true(a->w.token != token && a->w.token != 0);
+	/* Both are kept (ways of one set): each copied again. */
+	do_walk(fast, s, 64, a);
+	same_walk(a, b);
+	assert_int_equal(cs->hits, 3);
+	walk_put(W_SP + 16 * 5 + 8, W_REC_RET);
+	do_walk(fast, s, 64, a);
+	assert_int_equal(a->w.token, token);
+	assert_int_equal(cs->hits, 4);
+	/* A caller that needs only the token of a kept walk: no frame is written. */
+	enough_token = token;
+	fast->src.token_enough = enough;
+	do_walk(plain, s, 64, b);
+	memset(a->frames, 0x5a, sizeof(a->frames));
+	{
+		struct ms_sampled_state st;
+
+		ms_sampled_state_init(&st, &a->rs, s);
+		assert_int_equal(ms_dwarf_walk(&a->rs, &st.reader, &fast->src, a->frames, 64,
+					       &a->w), 0);
+	}
+	assert_int_equal(a->w.token, token);
+	assert_int_equal(a->w.n, b->w.n);
+	assert_int_equal(a->w.end, b->w.end);
+	assert_ptr_equal(a->w.rule, &fast->start);
+	assert_int_equal(a->frames[0].pc, 0x5a5a5a5a5a5a5a5aull);
+	assert_int_equal(a->rs.known, 1u << MS_DW_RSP);
+	assert_int_equal(a->rs.saved, 0);
+	assert_int_equal(a->rs.val[MS_DW_RSP], b->rs.val[MS_DW_RSP]);
+	/* Another token: the frames as ever. */
+	enough_token = token + 1000;
+	do_walk(fast, s, 64, a);
+	same_walk(a, b);
+	fast->src.token_enough = NULL;
+	/* Another limit, another epoch: walked. */
+	do_walk(fast, s, 5, a);
+	do_walk(plain, s, 5, b);
+	same_walk(a, b);
+	assert_ptr_equal(a->w.rule, &fast->rec);
+	fast->src.epoch = 6;
+	do_walk(fast, s, 64, a);
+	assert_int_equal(cs->hits, 6);	/* the two above for the token */
+	assert_true(a->w.token != token);
+	free(s);
+
+	/* Every cut of the copy, after the whole copy was kept: each as walked. */
+	for (len = 0; len <= 16 * W_DEPTH + 24; len++) {
+		s = walk_sample(len);
+		do_walk(fast, s, 64, a);
+		do_walk(plain, s, 64, b);
+		same_walk(a, b);
+		assert_int_equal(a->w.end, len < 16 * W_DEPTH + 16 ? MS_END_STACK_COPY :
+					  MS_END_OUTERMOST);
+		/* A walk cut by the copy's end is not kept. */
+		assert_int_equal(a->w.token != 0, a->w.end != MS_END_STACK_COPY);
+		free(s);
+	}
+
+	/* A CFA from another sampled register (%rbp at the leaf) is part of the key. */
+	leaf = fast->rec;
+	leaf.cfa_reg = MS_DW_RBP;
+	fast->leaf = plain->leaf = &leaf;
+	/* (Other answers: another epoch, as the source promises.) */
+	fast->src.epoch = 8;
+	s = walk_sample(sizeof(walk_mem));
+	s->regs[6] = W_SP;		/* BP: the same CFA as %rsp would give */
+	do_walk(fast, s, 64, a);
+	do_walk(plain, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(a->w.end, MS_END_OUTERMOST);
+	token = a->w.token;
+	do_walk(fast, s, 64, a);
+	assert_int_equal(a->w.token, token);
+	s->regs[6] = W_SP + 16;		/* one frame further out */
+	do_walk(fast, s, 64, a);
+	do_walk(plain, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(a->w.n, W_DEPTH + 1);
+	assert_true(a->w.token != token);
+	free(s);
+
+	/* A walk that needs a general step is not kept. */
+	fast->leaf = plain->leaf = NULL;
+	/* CFA = %rbx + 16: after the first frame %rbx is saved, and read by the general step. */
+	fast->rec.cfa_reg = plain->rec.cfa_reg = MS_DW_RBX;
+	fast->src.epoch = 9;
+	s = walk_sample(sizeof(walk_mem));
+	s->regs[1] = W_SP;
+	do_walk(fast, s, 64, a);
+	do_walk(plain, s, 64, b);
+	same_walk(a, b);
+	assert_int_equal(a->w.token, 0);
+	fast->rec.cfa_reg = plain->rec.cfa_reg = MS_DW_RSP;
+	free(s);
+
+	/* Many keys: the pool empties when full, and walks stay right. */
+	fast->src.epoch = 10;
+	for (uint32_t k = 0; k < 3000; k++) {
+		s = walk_sample(sizeof(walk_mem));
+		/* SP, where the copy starts: another key, the same walk moved by 16 k. */
+		s->regs[7] = W_SP + 16 * k;
+		do_walk(fast, s, 64, a);
+		do_walk(plain, s, 64, b);
+		same_walk(a, b);
+		free(s);
+	}
+	assert_true(cs->resets >= 1);
+	/* Walks are given tokens in turn, never one of an emptied pool's again. */
+	assert_true(a->w.token > token);
+	ms_walk_cache_free(c);
+	free(a);
+	free(b);
+	free(fast);
+	free(plain);
+}
+
 /* ---- the stage over a stream ---- */
 
 static int memfd(void)
@@ -1358,6 +1539,7 @@ int main(void)
 		cmocka_unit_test(test_dwarf_sampled_masks),
 		cmocka_unit_test(test_dwarf_walk_memo),
 		cmocka_unit_test(test_dwarf_walk_fast_ends),
+		cmocka_unit_test(test_dwarf_walk_cache),
 		cmocka_unit_test(test_stage_stream),
 		cmocka_unit_test(test_stage_policy),
 		cmocka_unit_test(test_stage_truncated),
