@@ -988,7 +988,6 @@ static void map_file(struct ms_reader *r)
 		return;
 	/* Faulted in ahead of the reader (a fault per 64 KiB cost a quarter of it). */
 	r->prefault = ms_prefault_start(m, (size_t)st.st_size);
-	free(r->buf);
 	r->map = m;
 	r->map_len = (size_t)st.st_size;
 	r->buf = (char *)m + pos;
@@ -1007,14 +1006,24 @@ struct ms_reader *ms_reader_open(int fd, const char *name)
 	size_t len;
 	enum frame_result fr;
 
-	if (!r || !(r->name = strdup(name)) || !(r->buf = malloc(READER_BUF_MIN))) {
+	if (!r || !(r->name = strdup(name))) {
 		ms_error("out of memory opening '%s'", name);
 		goto fail;
 	}
 	r->fd = fd;
 	ms_pipe_grow(fd);
-	r->cap = READER_BUF_MIN;
+	/*
+	 * The buffer only when not mapped: one given and freed at once cost
+	 * two system calls, and malloc then kept chunks of its size off mmap.
+	 */
 	map_file(r);
+	if (!r->map) {
+		if (!(r->buf = malloc(READER_BUF_MIN))) {
+			ms_error("out of memory opening '%s'", name);
+			goto fail;
+		}
+		r->cap = READER_BUF_MIN;
+	}
 	r->limit = MS_RECORD_MAX;
 	snprintf(r->last_producer, sizeof(r->last_producer), "unknown");
 

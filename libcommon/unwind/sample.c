@@ -46,7 +46,7 @@
 #include "util/error.h"
 
 #define PC_CACHE_BITS 13
-#define PC_CACHE_SIZE (1u << PC_CACHE_BITS)
+#define PC_CACHE_SIZE (1u << PC_CACHE_BITS)	/* entry indices fit in 16 bits */
 #define RULE_NO_CFI UINT32_MAX
 #define RULE_NO_MODULE (UINT32_MAX - 1)
 
@@ -78,8 +78,16 @@ struct dwarf_state {
 	struct ms_unwind_stats *stats;
 	struct ms_process *proc;	/* the sample's */
 	uint64_t generation;		/* its space's; 0 when none (nothing cached) */
-	struct pc_entry cache[PC_CACHE_SIZE];
 	struct reach reach[REACH_SLOTS];
+	/*
+	 * The PC cache: a slot holds its entry's index, 0 (an entry never
+	 * filled, so never a hit) until its first miss. Entries are given in
+	 * order of first use, so the pages touched are as many as the PCs seen
+	 * rather than the whole table (each a fault, at random).
+	 */
+	uint32_t n_entries;
+	uint16_t slot[PC_CACHE_SIZE];
+	struct pc_entry entries[PC_CACHE_SIZE + 1];
 };
 
 static uint32_t cache_slot(uint64_t generation, uint64_t lookup)
@@ -144,12 +152,16 @@ static int find(struct ms_rule_source *src, struct ms_uframe *f, uint64_t lookup
 		const struct ms_cfi_rule **rule, const struct ms_dwarf_op **ops, uint32_t *end)
 {
 	struct dwarf_state *st = (struct dwarf_state *)src;
-	struct pc_entry *e = &st->cache[cache_slot(st->generation, lookup)];
+	uint16_t *slot = &st->slot[cache_slot(st->generation, lookup)];
+	struct pc_entry *e = &st->entries[*slot];
 
 	if (e->generation == st->generation && e->lookup == lookup && st->generation) {
 		st->stats->pc_cache_hits++;
 	} else {
 		st->stats->pc_cache_misses++;
+		if (!*slot)
+			*slot = (uint16_t)++st->n_entries;
+		e = &st->entries[*slot];
 		if (fill(st, e, lookup) < 0)
 			return -1;
 	}

@@ -392,6 +392,40 @@ static void test_no_cfi_no_module(void **state)
 	ms_unwinder_free(u);
 }
 
+/*
+ * More PCs than the PC cache has entries: every slot is taken and entries
+ * are replaced in place, and every answer stays what it was, the first
+ * time and again; a known stack is still found whole after each pass.
+ */
+static void test_pc_cache_full(void **state)
+{
+	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	const struct ms_unwind_stats *st = ms_unwinder_stats(u);
+	const uint64_t many = 20000, first = 0x10000;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t i = 0; i < many; i++) {
+			sample(first + 16 * i, 0, FULL);
+			unwind(u);
+			assert_int_equal(stack->reason, MS_END_NO_MODULE);
+			assert_int_equal(stack->n_frames, 1);
+			assert_int_equal(stack->frames[0].address, first + 16 * i);
+		}
+		chain_sample(FULL);
+		unwind(u);
+		EXPECT(MS_END_OUTERMOST, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_outer_ret");
+		chain_sample(FULL);
+		put(SP0 + 24, pc("t_nocfi_ret"));
+		unwind(u);
+		EXPECT(MS_END_NO_CFI, "t_leaf_body", "+t_nocfi_ret");
+	}
+	/* 20000 PCs in 8192 slots: the second pass missed again for most */
+	assert_true(st->pc_cache_misses > many + many / 2);
+	assert_int_equal(st->cfi_modules, 1);
+	ms_unwinder_free(u);
+}
+
 static void test_missing_register(void **state)
 {
 	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
@@ -1064,6 +1098,7 @@ int main(void)
 		cmocka_unit_test(test_complete),
 		cmocka_unit_test(test_truncated_every_length),
 		cmocka_unit_test(test_no_cfi_no_module),
+		cmocka_unit_test(test_pc_cache_full),
 		cmocka_unit_test(test_missing_register),
 		cmocka_unit_test(test_cfa_not_outwards),
 		cmocka_unit_test(test_depth),

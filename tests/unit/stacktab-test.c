@@ -100,6 +100,44 @@ static void test_growth_keeps_ids(void **state)
 	free(s);
 }
 
+/*
+ * The entries and frames live in mappings grown by mremap: a stack of the
+ * most frames, then stacks that grow both mappings five times over, all
+ * still found with their frames (compared whole) after every move.
+ */
+static void test_growth_moves_frames(void **state)
+{
+	struct ms_stacktab *t = ms_stacktab_new(MS_STACKTAB_STACKS_MAX, MS_STACKTAB_FRAMES_MAX);
+	struct ms_stack *big = stack_of(MS_FRAMES_MAX, 0x7000, 1), *s = stack_of(3, 0, 0);
+	uint32_t id;
+
+	(void)state;
+	assert_int_equal(ms_stacktab_intern(t, big, &id), MS_STACKTAB_ADDED);
+	assert_int_equal(id, 0);
+	for (uint32_t i = 1; i <= 40000; i++) {
+		s->frames[2].address = i;
+		assert_int_equal(ms_stacktab_intern(t, s, &id), MS_STACKTAB_ADDED);
+		assert_int_equal(id, i);
+		if (i % 9973 == 0) {
+			assert_int_equal(ms_stacktab_intern(t, big, &id), MS_STACKTAB_FOUND);
+			assert_int_equal(id, 0);
+		}
+	}
+	big->frames[MS_FRAMES_MAX - 1].address++;
+	assert_int_equal(ms_stacktab_intern(t, big, &id), MS_STACKTAB_ADDED);
+	assert_int_equal(id, 40001);
+	big->frames[MS_FRAMES_MAX - 1].address--;
+	assert_int_equal(ms_stacktab_intern(t, big, &id), MS_STACKTAB_FOUND);
+	assert_int_equal(id, 0);
+	s->frames[2].address = 1;
+	assert_int_equal(ms_stacktab_intern(t, s, &id), MS_STACKTAB_FOUND);
+	assert_int_equal(id, 1);
+	assert_int_equal(ms_stacktab_count(t), 40002);
+	ms_stacktab_free(t);
+	free(big);
+	free(s);
+}
+
 static void test_bounds(void **state)
 {
 	struct ms_stacktab *t = ms_stacktab_new(2, 12);
@@ -140,6 +178,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ids_by_content),
 		cmocka_unit_test(test_growth_keeps_ids),
+		cmocka_unit_test(test_growth_moves_frames),
 		cmocka_unit_test(test_bounds),
 	};
 
