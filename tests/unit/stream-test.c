@@ -267,7 +267,10 @@ static void write_all_kinds(struct ms_writer *w)
 		.build_id_len = 4, .build_id = { 1, 2, 3, 4 }, .dev_maj = 8, .dev_min = 2,
 		.ino = 99, .size = 1 << 20, .mtime = 1700000000,
 	};
-	struct ms_frame frame = { 3, 0x1234, S("main"), 0x1200, MS_SYM_OK };
+	struct ms_frame frame = {
+		.module = 3, .address = 0x1234, .name = S("main"), .symbol_start = 0x1200,
+		.reason = MS_SYM_OK,
+	};
 
 	for (int i = 0; i < 20; i++)
 		mmap_rec.build_id[i] = 0xa0 + i;
