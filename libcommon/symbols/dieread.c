@@ -48,7 +48,7 @@ static uint64_t rd_fixed(struct rd *r, unsigned int size)
 }
 
 /* ULEB128 of at most 10 bytes whose value fits 64 bits; else bad. */
-static uint64_t rd_uleb(struct rd *r)
+static __attribute__((noinline)) uint64_t rd_uleb_long(struct rd *r)
 {
 	uint64_t v = 0;
 	unsigned int shift = 0;
@@ -71,6 +71,14 @@ static uint64_t rd_uleb(struct rd *r)
 		shift += 7;
 	}
 	return 0;
+}
+
+/* rd_uleb_long() without a call for one byte, which most values are. */
+static inline uint64_t rd_uleb(struct rd *r)
+{
+	if (!r->bad && r->p < r->end && *r->p < 0x80)
+		return *r->p++;
+	return rd_uleb_long(r);
 }
 
 static int64_t rd_sleb(struct rd *r)
@@ -286,8 +294,9 @@ static int read_abbrevs(struct ms_die_unit *u, uint64_t off)
 		tag = rd_uleb(&r);
 		children = (uint8_t)rd_fixed(&r, 1);
 		if (r.bad || tag > UINT32_MAX || children > 1 ||
-		    !ms_reserve((void **)&u->abbrevs, &u->alloc_abbrevs,
-				(uint64_t)u->n_abbrevs + 1, sizeof(*u->abbrevs)))
+		    (u->n_abbrevs >= u->alloc_abbrevs &&
+		     !ms_reserve((void **)&u->abbrevs, &u->alloc_abbrevs,
+				 (uint64_t)u->n_abbrevs + 1, sizeof(*u->abbrevs))))
 			return MS_DIE_REFUSED;
 		ab = &u->abbrevs[u->n_abbrevs++];
 		ab->tag = (uint32_t)tag;
@@ -303,8 +312,9 @@ static int read_abbrevs(struct ms_die_unit *u, uint64_t off)
 				break;
 			if (form == DW_FORM_implicit_const)
 				implicit = rd_sleb(&r);
-			if (r.bad || !ms_reserve((void **)&u->specs, &u->alloc_specs,
-						 (uint64_t)u->n_specs + 1, sizeof(*u->specs)))
+			if (r.bad || (u->n_specs >= u->alloc_specs &&
+				      !ms_reserve((void **)&u->specs, &u->alloc_specs,
+						  (uint64_t)u->n_specs + 1, sizeof(*u->specs))))
 				return MS_DIE_REFUSED;
 			u->specs[u->n_specs++] = (struct ms_die_spec){
 				(uint32_t)name, (uint32_t)form, implicit,
@@ -418,6 +428,25 @@ int ms_die_read(const struct ms_die_unit *u, uint64_t off, struct ms_die *out)
 	out->tag = ab->tag;
 	out->children = ab->children;
 	out->have = 0;
+	if (ab->size != UINT32_MAX) {
+		/* Values of fixed sizes (most DIEs): one bounds check for all. */
+		uint64_t pos = (uint64_t)(r.p - sec->info);
+
+		if ((size_t)(r.end - r.p) < ab->size)
+			return MS_DIE_REFUSED;
+		for (i = 0; i < ab->n; i++) {
+			const struct ms_die_spec *s = &u->specs[ab->first + i];
+			int k = s->attr;
+
+			if (k >= 0 && !(out->have & (1u << k))) {
+				out->have |= 1u << k;
+				out->a[k] = (struct ms_die_value){ s->form, pos, s->implicit };
+			}
+			pos += s->size;
+		}
+		r.p += ab->size;
+		goto done;
+	}
 	for (i = 0; i < ab->n; i++) {
 		const struct ms_die_spec *s = &u->specs[ab->first + i];
 		int k = s->attr;
@@ -434,6 +463,7 @@ int ms_die_read(const struct ms_die_unit *u, uint64_t off, struct ms_die *out)
 		if (r.bad)
 			return MS_DIE_REFUSED;
 	}
+done:
 	out->end = (uint64_t)(r.p - sec->info);
 	/* Split DWARF is libdw's. */
 	if (out->have & (1u << MS_DA_DWO))

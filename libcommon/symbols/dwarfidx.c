@@ -365,7 +365,7 @@ struct cursor {
 	bool bad;		/* read past the end */
 };
 
-static uint64_t read_uint(struct cursor *c, unsigned int size)
+static inline uint64_t read_uint(struct cursor *c, unsigned int size)
 {
 	uint64_t v;
 
@@ -401,10 +401,17 @@ static uint64_t read_uint(struct cursor *c, unsigned int size)
 	return v;
 }
 
-static struct unit_hdr *find_hdr(struct unit_hdr *h, uint32_t n, Dwarf_Off off)
+/*
+ * The header at off in h (sorted by offset), else NULL. *hint is where the
+ * next one is looked for first: sets come in the units' order, so the
+ * search is mostly one comparison.
+ */
+static struct unit_hdr *find_hdr(struct unit_hdr *h, uint32_t n, Dwarf_Off off, uint32_t *hint)
 {
 	uint32_t lo = 0, hi = n;
 
+	if (*hint < n && h[*hint].off == off)
+		return &h[(*hint)++];
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -413,7 +420,11 @@ static struct unit_hdr *find_hdr(struct unit_hdr *h, uint32_t n, Dwarf_Off off)
 		else
 			hi = mid;
 	}
-	return lo < n && h[lo].off == off ? &h[lo] : NULL;
+	if (lo < n && h[lo].off == off) {
+		*hint = lo + 1;
+		return &h[lo];
+	}
+	return NULL;
 }
 
 /*
@@ -424,7 +435,7 @@ static int read_sets(struct ms_dwarfidx *d, Elf_Data *data, bool swap, struct un
 		     uint32_t n_h)
 {
 	struct cursor c = { data->d_buf, (const uint8_t *)data->d_buf + data->d_size, swap, false };
-	uint32_t alloc_ar = 0;
+	uint32_t alloc_ar = 0, hint = 0;
 
 	while (c.p < c.end) {
 		const uint8_t *set = c.p, *set_end;
@@ -448,7 +459,7 @@ static int read_sets(struct ms_dwarfidx *d, Elf_Data *data, bool swap, struct un
 		addr_size = (unsigned int)read_uint(&c, 1);
 		if (c.bad || (addr_size != 4 && addr_size != 8) || read_uint(&c, 1) != 0)
 			return 1;
-		if (!(u = find_hdr(h, n_h, info)) || u->named)
+		if (!(u = find_hdr(h, n_h, info, &hint)) || u->named)
 			return 1;
 		u->named = true;
 		u->ar = d->n_ar;
@@ -467,7 +478,8 @@ static int read_sets(struct ms_dwarfidx *d, Elf_Data *data, bool swap, struct un
 				continue;
 			if (lo + n < lo || (addr_size == 4 && lo + n > UINT32_MAX + 1ull))
 				return 1;
-			if (!ms_reserve((void **)&d->ar, &alloc_ar, (uint64_t)d->n_ar + 1,
+			if (d->n_ar >= alloc_ar &&
+			    !ms_reserve((void **)&d->ar, &alloc_ar, (uint64_t)d->n_ar + 1,
 					sizeof(*d->ar)))
 				return -1;
 			d->ar[d->n_ar++] = (struct range){ lo, lo + n };
@@ -579,7 +591,8 @@ static int read_aranges(struct ms_dwarfidx *d, Elf *elf)
 	while ((r = next_unit(d, off, &next, &die, &version)) == 0) {
 		if (next <= off || next > info->d_size || version < 2 || version > 5)
 			goto unusable;
-		if (!ms_reserve((void **)&h, &alloc_h, (uint64_t)n_h + 1, sizeof(*h))) {
+		if (n_h >= alloc_h &&
+		    !ms_reserve((void **)&h, &alloc_h, (uint64_t)n_h + 1, sizeof(*h))) {
 			r = -1;
 			goto out;
 		}

@@ -31,7 +31,7 @@ static uint64_t read_uint(struct cursor *c, unsigned int size)
 }
 
 /* A ULEB128 that ends before c->end within 64 bits (libdw gives UINT64_MAX otherwise). */
-static uint64_t read_uleb(struct cursor *c)
+static __attribute__((noinline)) uint64_t read_uleb_long(struct cursor *c)
 {
 	uint64_t v = 0;
 
@@ -52,6 +52,14 @@ static uint64_t read_uleb(struct cursor *c)
 			return v;
 	}
 	return 0;
+}
+
+/* read_uleb_long() without a call for one byte, which most values are. */
+static inline uint64_t read_uleb(struct cursor *c)
+{
+	if (!c->bad && c->p != c->end && *c->p < 0x80)
+		return *c->p++;
+	return read_uleb_long(c);
 }
 
 /* An SLEB128 that fits 32 bits, as libdw reads DW_LNS_advance_line's into an int. */

@@ -519,6 +519,18 @@ static void test_refused(void **state)
 	assert_int_equal(ms_die_read(&u, d.main_, &die), MS_DIE_OK);
 	assert_int_equal(ms_die_udata(&u, &die, MS_DA_NAME, &v), MS_DIE_REFUSED);	/* a string */
 	assert_int_equal(ms_die_addr(&u, &die, MS_DA_HIGH_PC, &v), MS_DIE_REFUSED);	/* data4 */
+	/* The same for a DIE whose values all have fixed sizes (read in one step). */
+	u.end = d.block - 1;
+	assert_int_equal(ms_die_read(&u, d.inl, &die), MS_DIE_REFUSED);
+	u.end = d.block;
+	assert_int_equal(ms_die_read(&u, d.inl, &die), MS_DIE_OK);
+	assert_int_equal(die.end, d.block);
+	assert_int_equal(ms_die_udata(&u, &die, MS_DA_CALL_FILE, &v), MS_DIE_OK);
+	assert_int_equal(v, 1);
+	assert_int_equal(ms_die_udata(&u, &die, MS_DA_CALL_LINE, &v), MS_DIE_OK);
+	assert_int_equal(v, 42);	/* implicit: no bytes in the DIE */
+	assert_int_equal(ms_die_addr(&u, &die, MS_DA_LOW_PC, &v), MS_DIE_OK);
+	assert_int_equal(v, 0x1010);
 	ms_die_unit_release(&u);
 }
 
