@@ -31,6 +31,31 @@ void ms_writer_advance(struct ms_writer *w, size_t n);
  */
 void ms_pipe_grow(int fd);
 
+/*
+ * The other way: the big-endian integer of w bytes (1, 2, 4 or 8) after a
+ * msgpack type byte, as the reader's scan and the byte decoders read it.
+ */
+static inline uint64_t fp_get_be(const unsigned char *p, int w)
+{
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (w) {
+	case 1:
+		return p[0];
+	case 2:
+		memcpy(&v16, p, 2);
+		return __builtin_bswap16(v16);
+	case 4:
+		memcpy(&v32, p, 4);
+		return __builtin_bswap32(v32);
+	default:
+		memcpy(&v64, p, 8);
+		return __builtin_bswap64(v64);
+	}
+}
+
 static inline char *fp_be16(char *p, unsigned char t, uint16_t v)
 {
 	v = __builtin_bswap16(v);

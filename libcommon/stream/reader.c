@@ -109,27 +109,6 @@ struct scan {
 	const char *what;	/* "elements", "bytes", NULL: just too long */
 };
 
-static inline uint64_t be(const unsigned char *p, int n)
-{
-	uint16_t v16;
-	uint32_t v32;
-	uint64_t v64;
-
-	switch (n) {
-	case 1:
-		return p[0];
-	case 2:
-		memcpy(&v16, p, 2);
-		return __builtin_bswap16(v16);
-	case 4:
-		memcpy(&v32, p, 4);
-		return __builtin_bswap32(v32);
-	default:
-		memcpy(&v64, p, 8);
-		return __builtin_bswap64(v64);
-	}
-}
-
 /*
  * Length of the scalars whose length the type byte alone gives (nil,
  * booleans, floats, the sized integers), by type byte - 0xc0; 0 for others.
@@ -190,7 +169,7 @@ static bool scan_flat(const unsigned char *p, size_t end, unsigned max_depth, st
 			if (t == 0xdc) {
 				if (3 > end - pos)
 					return false;
-				elems = be(p + pos + 1, 2);
+				elems = fp_get_be(p + pos + 1, 2);
 				pos += 3;
 			} else {
 				pos++;
@@ -223,7 +202,7 @@ static bool scan_flat(const unsigned char *p, size_t end, unsigned max_depth, st
 			hdr = 1 + w;
 			if (hdr > end - pos)
 				return false;
-			body = be(p + pos + 1, (int)w);
+			body = fp_get_be(p + pos + 1, (int)w);
 		}
 		if (hdr > end - pos || body > end - pos - hdr)
 			return false;
@@ -363,15 +342,15 @@ static enum scan_result scan_record(const unsigned char *p, size_t avail, size_t
 			return SCAN_MORE;
 		switch (t) {
 		case 0xc4: case 0xd9: body = p[pos + 1]; break;
-		case 0xc5: case 0xda: body = be(p + pos + 1, 2); break;
-		case 0xc6: case 0xdb: body = be(p + pos + 1, 4); break;
+		case 0xc5: case 0xda: body = fp_get_be(p + pos + 1, 2); break;
+		case 0xc6: case 0xdb: body = fp_get_be(p + pos + 1, 4); break;
 		case 0xc7: body = p[pos + 1]; break;
-		case 0xc8: body = be(p + pos + 1, 2); break;
-		case 0xc9: body = be(p + pos + 1, 4); break;
-		case 0xdc: elems = be(p + pos + 1, 2); break;
-		case 0xdd: elems = be(p + pos + 1, 4); break;
-		case 0xde: elems = 2 * be(p + pos + 1, 2); break;
-		case 0xdf: elems = 2 * be(p + pos + 1, 4); break;
+		case 0xc8: body = fp_get_be(p + pos + 1, 2); break;
+		case 0xc9: body = fp_get_be(p + pos + 1, 4); break;
+		case 0xdc: elems = fp_get_be(p + pos + 1, 2); break;
+		case 0xdd: elems = fp_get_be(p + pos + 1, 4); break;
+		case 0xde: elems = 2 * fp_get_be(p + pos + 1, 2); break;
+		case 0xdf: elems = 2 * fp_get_be(p + pos + 1, 4); break;
 		}
 		pending[depth]--;
 		outstanding--;
@@ -466,13 +445,13 @@ static void build(struct builder *b, msgpack_object *o)
 		int w = 1 << (t - 0xcc);
 
 		o->type = MSGPACK_OBJECT_POSITIVE_INTEGER;
-		o->via.u64 = be(p, w);
+		o->via.u64 = fp_get_be(p, w);
 		p += w;
 		break;
 	}
 	case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
 		int w = 1 << (t - 0xd0);
-		uint64_t u = be(p, w);
+		uint64_t u = fp_get_be(p, w);
 		int64_t v = w == 8 ? (int64_t)u : (int64_t)(u << (64 - 8 * w)) >> (64 - 8 * w);
 
 		/* msgpack-c: a signed type holding a value >= 0 is a positive integer. */
@@ -487,7 +466,7 @@ static void build(struct builder *b, msgpack_object *o)
 		break;
 	}
 	case 0xca: {
-		uint32_t u = (uint32_t)be(p, 4);
+		uint32_t u = (uint32_t)fp_get_be(p, 4);
 		float f;
 
 		memcpy(&f, &u, sizeof(f));
@@ -497,7 +476,7 @@ static void build(struct builder *b, msgpack_object *o)
 		break;
 	}
 	case 0xcb: {
-		uint64_t u = be(p, 8);
+		uint64_t u = fp_get_be(p, 8);
 
 		o->type = MSGPACK_OBJECT_FLOAT64;
 		memcpy(&o->via.f64, &u, sizeof(u));
@@ -509,7 +488,7 @@ static void build(struct builder *b, msgpack_object *o)
 		int w = t >= 0xd9 ? 1 << (t - 0xd9) : 1 << (t - 0xc4);
 
 		o->type = t >= 0xd9 ? MSGPACK_OBJECT_STR : MSGPACK_OBJECT_BIN;
-		o->via.bin.size = (uint32_t)be(p, w);
+		o->via.bin.size = (uint32_t)fp_get_be(p, w);
 		o->via.bin.ptr = (const char *)p + w;
 		p += w + o->via.bin.size;
 		break;
@@ -525,7 +504,7 @@ static void build(struct builder *b, msgpack_object *o)
 		int w = 1 << (t - 0xc7);
 
 		o->type = MSGPACK_OBJECT_EXT;
-		o->via.ext.size = (uint32_t)be(p, w);
+		o->via.ext.size = (uint32_t)fp_get_be(p, w);
 		o->via.ext.type = (int8_t)p[w];
 		o->via.ext.ptr = (const char *)p + w + 1;
 		p += w + 1 + o->via.ext.size;
@@ -534,14 +513,14 @@ static void build(struct builder *b, msgpack_object *o)
 	case 0xdc: case 0xdd: {
 		int w = t == 0xdc ? 2 : 4;
 
-		n = (uint32_t)be(p, w);
+		n = (uint32_t)fp_get_be(p, w);
 		b->p = p + w;
 		goto array_body;
 	}
 	case 0xde: case 0xdf: {
 		int w = t == 0xde ? 2 : 4;
 
-		n = (uint32_t)be(p, w);
+		n = (uint32_t)fp_get_be(p, w);
 		b->p = p + w;
 		goto map_body;
 	}
@@ -571,14 +550,14 @@ array_body:
 				int w = 1 << (et - 0xcc);
 
 				e[i].type = MSGPACK_OBJECT_POSITIVE_INTEGER;
-				e[i].via.u64 = be(b->p + 1, w);
+				e[i].via.u64 = fp_get_be(b->p + 1, w);
 				b->p += 1 + w;
 			} else if (et >= 0xc4 && et <= 0xc6) {
 				/* a bin: a raw record's data */
 				int w = 1 << (et - 0xc4);
 
 				e[i].type = MSGPACK_OBJECT_BIN;
-				e[i].via.bin.size = (uint32_t)be(b->p + 1, w);
+				e[i].via.bin.size = (uint32_t)fp_get_be(b->p + 1, w);
 				e[i].via.bin.ptr = (const char *)b->p + 1 + w;
 				b->p += 1 + w + e[i].via.bin.size;
 			} else {
@@ -702,15 +681,15 @@ static bool deferrable(const unsigned char *p, uint32_t *kind)
 	if (p[0] >= 0x90 && p[0] <= 0x9f)
 		h = p[0] == 0x90 ? 0 : 1;
 	else if (p[0] == 0xdc)
-		h = be(p + 1, 2) ? 3 : 0;
+		h = fp_get_be(p + 1, 2) ? 3 : 0;
 	else
-		h = be(p + 1, 4) ? 5 : 0;
+		h = fp_get_be(p + 1, 4) ? 5 : 0;
 	if (!h)
 		return false;
 	if (p[h] <= 0x7f)
 		k = p[h];
 	else if (p[h] >= 0xcc && p[h] <= 0xcf)
-		k = be(p + h + 1, 1 << (p[h] - 0xcc));
+		k = fp_get_be(p + h + 1, 1 << (p[h] - 0xcc));
 	else
 		return false;
 	if (k != MS_REC_STACK && k != MS_REC_SAMPLE && k != MS_REC_STACK_DEF &&

@@ -237,27 +237,6 @@ struct bcursor {
 	uint32_t n, i;		/* fields (kind included), the next field */
 };
 
-static inline uint64_t bc_be(const unsigned char *p, int w)
-{
-	uint16_t v16;
-	uint32_t v32;
-	uint64_t v64;
-
-	switch (w) {
-	case 1:
-		return p[0];
-	case 2:
-		memcpy(&v16, p, 2);
-		return __builtin_bswap16(v16);
-	case 4:
-		memcpy(&v32, p, 4);
-		return __builtin_bswap32(v32);
-	default:
-		memcpy(&v64, p, 8);
-		return __builtin_bswap64(v64);
-	}
-}
-
 static int bc_short(const struct bcursor *c)
 {
 	return ms_error("malformed %s record at byte %" PRIu64 ": it ends inside a field",
@@ -290,7 +269,7 @@ static inline int bc_uint(struct bcursor *c, uint64_t *v)
 		return 0;
 	if ((size_t)(c->end - c->p) < 1 + (size_t)w)
 		return bc_short(c);
-	*v = bc_be(c->p + 1, w);
+	*v = fp_get_be(c->p + 1, w);
 	if (t >= 0xd0) {
 		int64_t sv = w == 8 ? (int64_t)*v :
 			(int64_t)(*v << (64 - 8 * w)) >> (64 - 8 * w);
@@ -348,7 +327,7 @@ static int bc_array_hdr(struct bcursor *c, uint32_t *n)
 	w = t == 0xdc ? 2 : 4;
 	if ((size_t)(c->end - c->p) < 1 + (size_t)w)
 		return bc_short(c);
-	*n = (uint32_t)bc_be(c->p + 1, w);
+	*n = (uint32_t)fp_get_be(c->p + 1, w);
 	c->p += 1 + w;
 	return 1;
 }
@@ -475,7 +454,7 @@ static int bc_bin(struct bcursor *c, const char *name, const uint8_t **ptr, uint
 	w = 1 << (t - 0xc4);
 	if ((size_t)(c->end - c->p) < 1 + (size_t)w)
 		return bc_short(c);
-	*len = (uint32_t)bc_be(c->p + 1, w);
+	*len = (uint32_t)fp_get_be(c->p + 1, w);
 	if (*len > max)
 		return bad(&c->cur, name,
 			   "holds %u bytes, more than %u", *len, max);
@@ -863,7 +842,7 @@ static inline __attribute__((always_inline)) bool bounded_uint(const unsigned ch
 	w = 1 << (p[0] - 0xcc);
 	if (end - p < 1 + w)
 		return false;
-	*v = bc_be(p + 1, w);
+	*v = fp_get_be(p + 1, w);
 	*pp = p + 1 + w;
 	return true;
 }
@@ -957,7 +936,7 @@ static bool sample_unpack_fast(const struct ms_record *rec, struct ms_sample *s)
 
 		if (end - p < 1 + w)
 			return false;
-		len = bc_be(p + 1, w);
+		len = fp_get_be(p + 1, w);
 		p += 1 + w;
 		if (len > MS_STACK_MAX || (uint64_t)(end - p) < len)
 			return false;
