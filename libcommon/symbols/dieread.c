@@ -1,4 +1,5 @@
 #include "symbols/dieread.h"
+#include "symbols/leb128.h"
 
 #include <dwarf.h>
 #include <stdlib.h>
@@ -47,38 +48,16 @@ static uint64_t rd_fixed(struct rd *r, unsigned int size)
 	return v;
 }
 
-/* ULEB128 of at most 10 bytes whose value fits 64 bits; else bad. */
-static __attribute__((noinline)) uint64_t rd_uleb_long(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned int shift = 0;
-
-	while (!r->bad) {
-		uint8_t b;
-
-		if (r->p >= r->end || shift > 63) {
-			r->bad = true;
-			break;
-		}
-		b = *r->p++;
-		if (shift == 63 && (b & 0x7e)) {
-			r->bad = true;
-			break;
-		}
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-		shift += 7;
-	}
-	return 0;
-}
-
-/* rd_uleb_long() without a call for one byte, which most values are. */
+/* A ULEB128 (leb128.h); a bad one makes r bad. */
 static inline uint64_t rd_uleb(struct rd *r)
 {
-	if (!r->bad && r->p < r->end && *r->p < 0x80)
-		return *r->p++;
-	return rd_uleb_long(r);
+	uint64_t v;
+
+	if (r->bad || !ms_uleb(&r->p, r->end, &v)) {
+		r->bad = true;
+		return 0;
+	}
+	return v;
 }
 
 static int64_t rd_sleb(struct rd *r)

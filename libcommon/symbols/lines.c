@@ -1,4 +1,5 @@
 #include "symbols/lines.h"
+#include "symbols/leb128.h"
 
 #include <dwarf.h>
 #include <stdlib.h>
@@ -30,36 +31,16 @@ static uint64_t read_uint(struct cursor *c, unsigned int size)
 	return v;
 }
 
-/* A ULEB128 that ends before c->end within 64 bits (libdw gives UINT64_MAX otherwise). */
-static __attribute__((noinline)) uint64_t read_uleb_long(struct cursor *c)
-{
-	uint64_t v = 0;
-
-	for (unsigned int shift = 0; !c->bad; shift += 7) {
-		uint8_t b;
-
-		if (c->p == c->end || shift > 63) {
-			c->bad = true;
-			break;
-		}
-		b = *c->p++;
-		if (shift == 63 && b > 1) {
-			c->bad = true;
-			break;
-		}
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	return 0;
-}
-
-/* read_uleb_long() without a call for one byte, which most values are. */
+/* A ULEB128 (leb128.h); a bad one makes c bad. */
 static inline uint64_t read_uleb(struct cursor *c)
 {
-	if (!c->bad && c->p != c->end && *c->p < 0x80)
-		return *c->p++;
-	return read_uleb_long(c);
+	uint64_t v;
+
+	if (c->bad || !ms_uleb(&c->p, c->end, &v)) {
+		c->bad = true;
+		return 0;
+	}
+	return v;
 }
 
 /* An SLEB128 that fits 32 bits, as libdw reads DW_LNS_advance_line's into an int. */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "symbols/dieread.h"
+#include "symbols/leb128.h"
 
 struct bytes {
 	uint8_t b[512];
@@ -534,9 +535,46 @@ static void test_refused(void **state)
 	ms_die_unit_release(&u);
 }
 
+/* ULEB128 (leb128.h): every length up to 64 bits, and what does not fit or ends early. */
+static void test_uleb(void **state)
+{
+	static const struct {
+		const char *bytes;
+		size_t len;
+		bool ok;
+		uint64_t value;
+	} cases[] = {
+		{ "\x00", 1, true, 0 },
+		{ "\x7f", 1, true, 127 },
+		{ "\x80\x01", 2, true, 128 },
+		{ "\xe5\x8e\x26", 3, true, 624485 },
+		{ "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x00", 10, true, 0 },
+		{ "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 10, true, UINT64_MAX },
+		{ "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 10, false, 0 },	/* bit 64 */
+		{ "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x81\x00", 11, false, 0 },
+		{ "\x80", 1, false, 0 },					/* ends early */
+		{ "\xff\xff", 2, false, 0 },
+		{ "", 0, false, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const uint8_t *p = (const uint8_t *)cases[i].bytes, *end = p + cases[i].len;
+		uint64_t v = 12345;
+		bool ok = ms_uleb(&p, end, &v);
+
+		assert_int_equal(ok, cases[i].ok);
+		if (ok) {
+			assert_true(v == cases[i].value);
+			assert_ptr_equal(p, end);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_uleb),
 		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_refused),
 	};
