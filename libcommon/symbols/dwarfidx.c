@@ -1007,6 +1007,37 @@ static int add_scope_ours(struct unit *u, const struct ms_die *die, uint32_t par
 }
 
 /*
+ * What both walks (index_unit_ours(), index_unit()) do at a DIE of tag,
+ * inside the function scope *cur (NONE outside any): make it a scope
+ * (whose parent is then *cur), enter its children, or skip it whole.
+ * Only DIEs that can hold code scopes are entered: namespaces at the top,
+ * and inside a function with code its blocks and inlined calls;
+ * declarations and abstract instances (no code) are skipped.
+ */
+enum visit_kind { VISIT_SKIP, VISIT_SCOPE, VISIT_ENTER };
+
+static enum visit_kind visit(int tag, bool code, uint32_t *cur)
+{
+	switch (tag) {
+	case DW_TAG_subprogram:
+		*cur = NONE;
+		return code ? VISIT_SCOPE : VISIT_SKIP;
+	case DW_TAG_inlined_subroutine:
+		return *cur != NONE && code ? VISIT_SCOPE : VISIT_SKIP;
+	case DW_TAG_lexical_block:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_with_stmt:
+		return *cur != NONE ? VISIT_ENTER : VISIT_SKIP;
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+		return *cur == NONE ? VISIT_ENTER : VISIT_SKIP;
+	default:
+		return VISIT_SKIP;
+	}
+}
+
+/*
  * index_unit()'s walk by dieread.h, the same walk as libdw's below:
  * 0 when done, MS_DIE_REFUSED for anything it leaves to libdw.
  */
@@ -1036,20 +1067,8 @@ static int index_unit_ours(struct ms_dwarfidx *d, struct unit *u)
 		bool descend = false;
 		bool code = ms_die_has(die, MS_DA_LOW_PC) || ms_die_has(die, MS_DA_RANGES);
 
-		switch (die->tag) {
-		case DW_TAG_subprogram:
-			if (!code)
-				break;
-			if (add_scope_ours(u, die, NONE, &scope) < 0)
-				return MS_DIE_REFUSED;
-			if (scope != NONE) {
-				cur = scope;
-				descend = true;
-			}
-			break;
-		case DW_TAG_inlined_subroutine:
-			if (cur == NONE || !code)
-				break;
+		switch (visit(die->tag, code, &cur)) {
+		case VISIT_SCOPE:
 			if (add_scope_ours(u, die, cur, &scope) < 0)
 				return MS_DIE_REFUSED;
 			if (scope != NONE) {
@@ -1057,17 +1076,10 @@ static int index_unit_ours(struct ms_dwarfidx *d, struct unit *u)
 				descend = true;
 			}
 			break;
-		case DW_TAG_lexical_block:
-		case DW_TAG_try_block:
-		case DW_TAG_catch_block:
-		case DW_TAG_with_stmt:
-			descend = cur != NONE;
+		case VISIT_ENTER:
+			descend = true;
 			break;
-		case DW_TAG_namespace:
-		case DW_TAG_module:
-			descend = cur == NONE;
-			break;
-		default:
+		case VISIT_SKIP:
 			break;
 		}
 		if (descend) {
@@ -1096,10 +1108,9 @@ static int index_unit_ours(struct ms_dwarfidx *d, struct unit *u)
 }
 
 /*
- * Walk the unit's DIEs once. Only DIEs that can hold code scopes are
- * entered: namespaces at the top, and inside a subprogram with code its
- * blocks and inlined calls. Types, variables and declarations are skipped
- * whole (libdw skips a subtree by DW_AT_sibling when the producer gave it).
+ * Walk the unit's DIEs once, entering what visit() says (libdw skips a
+ * subtree by DW_AT_sibling when the producer gave it): by dieread.h, or
+ * by libdw where that reader refuses something.
  */
 static int index_unit(struct ms_dwarfidx *d, struct unit *u)
 {
@@ -1125,22 +1136,13 @@ static int index_unit(struct ms_dwarfidx *d, struct unit *u)
 		Dwarf_Die *die = &stack[depth];
 		uint32_t cur = fn[depth], scope;
 		bool descend = false;
+		int tag = dwarf_tag(die);
+		/* (libdw's attribute lookups: only where visit() asks.) */
+		bool code = (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
+			    has_code(die);
 
-		switch (dwarf_tag(die)) {
-		case DW_TAG_subprogram:
-			/* Declarations and abstract instances have no code: skipped. */
-			if (!has_code(die))
-				break;
-			if (add_scope(u, die, NONE, &scope) < 0)
-				goto bad;
-			if (scope != NONE) {
-				cur = scope;
-				descend = true;
-			}
-			break;
-		case DW_TAG_inlined_subroutine:
-			if (cur == NONE || !has_code(die))
-				break;
+		switch (visit(tag, code, &cur)) {
+		case VISIT_SCOPE:
 			if (add_scope(u, die, cur, &scope) < 0)
 				goto bad;
 			if (scope != NONE) {
@@ -1148,17 +1150,10 @@ static int index_unit(struct ms_dwarfidx *d, struct unit *u)
 				descend = true;
 			}
 			break;
-		case DW_TAG_lexical_block:
-		case DW_TAG_try_block:
-		case DW_TAG_catch_block:
-		case DW_TAG_with_stmt:
-			descend = cur != NONE;
+		case VISIT_ENTER:
+			descend = true;
 			break;
-		case DW_TAG_namespace:
-		case DW_TAG_module:
-			descend = cur == NONE;
-			break;
-		default:
+		case VISIT_SKIP:
 			break;
 		}
 		if (descend) {
