@@ -42,6 +42,6 @@ tests_unit_symbols_index_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) -g
 tests_unit_symbols_index_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 UNIT_TESTS += tests/unit/symbols-die-test
-tests_unit_symbols_die_test_SOURCES = tests/unit/symbols-die-test.c
+tests_unit_symbols_die_test_SOURCES = tests/unit/symbols-die-test.c tests/unit/dwarf-bytes.h
 tests_unit_symbols_die_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_symbols_die_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

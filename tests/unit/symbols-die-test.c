@@ -19,38 +19,7 @@
 
 #include "symbols/dieread.h"
 #include "symbols/leb128.h"
-
-struct bytes {
-	uint8_t b[512];
-	size_t n;
-};
-
-static void u8(struct bytes *b, uint64_t v)
-{
-	assert_true(b->n < sizeof(b->b));
-	b->b[b->n++] = (uint8_t)v;
-}
-
-static void le(struct bytes *b, uint64_t v, unsigned int size)
-{
-	for (unsigned int i = 0; i < size; i++)
-		u8(b, v >> (8 * i));
-}
-
-static void uleb(struct bytes *b, uint64_t v)
-{
-	do {
-		u8(b, (v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-}
-
-static void cstr(struct bytes *b, const char *s)
-{
-	do
-		u8(b, (uint8_t)*s);
-	while (*s++);
-}
+#include "tests/unit/dwarf-bytes.h"
 
 static void patch4(struct bytes *b, size_t at, uint32_t v)
 {
@@ -133,50 +102,50 @@ static void build(struct dwarf *d)
 	uleb(&d->rnglists, 0x20);
 	uleb(&d->rnglists, 0x30);
 	u8(&d->rnglists, DW_RLE_base_address);
-	le(&d->rnglists, 0x2000, 8);
+	uint_le(&d->rnglists, 0x2000, 8);
 	u8(&d->rnglists, DW_RLE_offset_pair);
 	uleb(&d->rnglists, 0);
 	uleb(&d->rnglists, 8);
 	u8(&d->rnglists, DW_RLE_start_length);
-	le(&d->rnglists, 0x3000, 8);
+	uint_le(&d->rnglists, 0x3000, 8);
 	uleb(&d->rnglists, 0x10);
 	u8(&d->rnglists, DW_RLE_start_end);
-	le(&d->rnglists, 0x4000, 8);
-	le(&d->rnglists, 0x4004, 8);
+	uint_le(&d->rnglists, 0x4000, 8);
+	uint_le(&d->rnglists, 0x4004, 8);
 	u8(&d->rnglists, DW_RLE_end_of_list);
 	d->rng_cold = d->rnglists.n;
 	u8(&d->rnglists, DW_RLE_start_end);
-	le(&d->rnglists, 0x7000, 8);
-	le(&d->rnglists, 0x7100, 8);
+	uint_le(&d->rnglists, 0x7000, 8);
+	uint_le(&d->rnglists, 0x7100, 8);
 	u8(&d->rnglists, DW_RLE_end_of_list);
 
 	/* DWARF 5 unit at 0. */
 	len_at = i->n;
-	le(i, 0, 4);
-	le(i, 5, 2);
+	uint_le(i, 0, 4);
+	uint_le(i, 5, 2);
 	u8(i, DW_UT_compile);
 	u8(i, 8);
-	le(i, 0, 4);
+	uint_le(i, 0, 4);
 	d->cu = i->n;
 	uleb(i, A_CU);
-	le(i, 0x1000, 8);
-	le(i, 0x100, 4);
-	le(i, 0, 4);
+	uint_le(i, 0x1000, 8);
+	uint_le(i, 0x100, 4);
+	uint_le(i, 0, 4);
 	cstr(i, "/src");
-	le(i, 0, 4);
+	uint_le(i, 0, 4);
 	d->abstract = i->n;
 	uleb(i, A_ABSTRACT);
-	le(i, 5, 4);
-	le(i, 9, 4);
-	le(i, 7, 2);
+	uint_le(i, 5, 4);
+	uint_le(i, 9, 4);
+	uint_le(i, 7, 2);
 	d->main_ = i->n;
 	uleb(i, A_SUB);
 	d->main_sibling = i->n;
-	le(i, 0, 4);		/* patched: cold */
+	uint_le(i, 0, 4);		/* patched: cold */
 	cstr(i, "main");
-	le(i, 0x1000, 8);
-	le(i, 0x80, 4);
-	le(i, 3, 1);
+	uint_le(i, 0x1000, 8);
+	uint_le(i, 0x80, 4);
+	uint_le(i, 3, 1);
 	d->var = i->n;
 	uleb(i, A_VAR);
 	cstr(i, "v");
@@ -190,42 +159,42 @@ static void build(struct dwarf *d)
 	u8(i, 0);		/* end of v's children */
 	d->inl = i->n;
 	uleb(i, A_INL);
-	le(i, d->abstract, 4);
-	le(i, 0x1010, 8);
-	le(i, 0x10, 1);
-	le(i, 1, 1);
+	uint_le(i, d->abstract, 4);
+	uint_le(i, 0x1010, 8);
+	uint_le(i, 0x10, 1);
+	uint_le(i, 1, 1);
 	d->block = i->n;
 	uleb(i, A_BLOCK);
-	le(i, d->rng_block, 4);
+	uint_le(i, d->rng_block, 4);
 	u8(i, 0);		/* end of main's children */
 	d->cold = i->n;
 	patch4(i, d->main_sibling, (uint32_t)d->cold);
 	uleb(i, A_COLD);
 	cstr(i, "cold");
-	le(i, d->rng_cold, 4);
-	le(i, 0x7050, 8);
+	uint_le(i, d->rng_cold, 4);
+	uint_le(i, 0x7050, 8);
 	u8(i, 0);		/* end of the unit's children */
 	patch4(i, len_at, (uint32_t)(i->n - len_at - 4));
 
 	/* DWARF 4 unit with .debug_ranges: a range, a base address, a range, the end. */
 	d->v4 = i->n;
-	le(i, 0, 4);
-	le(i, 4, 2);
-	le(i, v4_abbrev, 4);
+	uint_le(i, 0, 4);
+	uint_le(i, 4, 2);
+	uint_le(i, v4_abbrev, 4);
 	u8(i, 8);
 	uleb(i, 1);
-	le(i, 0x5000, 8);
+	uint_le(i, 0x5000, 8);
 	d->v4_cu_ranges = d->ranges.n;
-	le(i, d->ranges.n, 4);
+	uint_le(i, d->ranges.n, 4);
 	patch4(i, d->v4, (uint32_t)(i->n - d->v4 - 4));
-	le(&d->ranges, 0x10, 8);
-	le(&d->ranges, 0x20, 8);
-	le(&d->ranges, UINT64_MAX, 8);
-	le(&d->ranges, 0x6000, 8);
-	le(&d->ranges, 1, 8);
-	le(&d->ranges, 2, 8);
-	le(&d->ranges, 0, 8);
-	le(&d->ranges, 0, 8);
+	uint_le(&d->ranges, 0x10, 8);
+	uint_le(&d->ranges, 0x20, 8);
+	uint_le(&d->ranges, UINT64_MAX, 8);
+	uint_le(&d->ranges, 0x6000, 8);
+	uint_le(&d->ranges, 1, 8);
+	uint_le(&d->ranges, 2, 8);
+	uint_le(&d->ranges, 0, 8);
+	uint_le(&d->ranges, 0, 8);
 
 	d->sec = (struct ms_die_sections){
 		.info = d->info.b, .info_size = d->info.n,

@@ -36,6 +36,7 @@
 #include "stream/records.h"
 #include "unwind/elffile.h"
 #include "util/error.h"
+#include "tests/unit/dwarf-bytes.h"
 
 int symbols_index_aux_a(int x);
 int symbols_index_aux_b(int x);
@@ -842,53 +843,7 @@ static void test_libc(void **state)
 	image_close(&im);
 }
 
-/* A growing buffer of bytes, to write line tables by hand. */
-struct bytes {
-	uint8_t b[1024];
-	size_t n;
-};
-
-static void u8(struct bytes *b, uint64_t v)
-{
-	assert_true(b->n < sizeof(b->b));
-	b->b[b->n++] = (uint8_t)v;
-}
-
-static void uint_le(struct bytes *b, uint64_t v, unsigned int size)
-{
-	for (unsigned int i = 0; i < size; i++)
-		u8(b, v >> (8 * i));
-}
-
-static void uleb(struct bytes *b, uint64_t v)
-{
-	do {
-		u8(b, (v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-}
-
-static void sleb(struct bytes *b, int64_t v)
-{
-	for (;;) {
-		uint8_t byte = v & 0x7f;
-
-		v >>= 7;
-		if ((v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40))) {
-			u8(b, byte);
-			return;
-		}
-		u8(b, byte | 0x80);
-	}
-}
-
-static void cstr(struct bytes *b, const char *s)
-{
-	do
-		u8(b, (uint8_t)*s);
-	while (*s++);
-}
-
+/* Line tables written by hand (dwarf-bytes.h). */
 static void set_address(struct bytes *b, uint64_t a)
 {
 	u8(b, 0);
