@@ -10,7 +10,7 @@ tests_unit_stream_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_stream_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 UNIT_TESTS += tests/unit/sample-unpack-test
-tests_unit_sample_unpack_test_SOURCES = tests/unit/sample-unpack-test.c
+tests_unit_sample_unpack_test_SOURCES = tests/unit/sample-unpack-test.c tests/unit/stderr-capture.h
 tests_unit_sample_unpack_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_sample_unpack_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 

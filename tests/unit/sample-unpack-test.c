@@ -14,12 +14,12 @@
 
 #include "stream/records.h"
 #include "stream/stream.h"
+#include "tests/unit/stderr-capture.h"
 
 #include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
@@ -151,31 +151,6 @@ static void assert_same_sample(const struct ms_sample *a, const struct ms_sample
 	}
 }
 
-/* The decoders' messages, while a test looks at them, go to a memfd. */
-static int saved_stderr = -1, capture_fd = -1;
-
-static void begin_capture(void)
-{
-	if (capture_fd < 0) {
-		capture_fd = memfd_create("stderr", 0);
-		saved_stderr = dup(2);
-		assert_true(capture_fd >= 0 && saved_stderr >= 0);
-	}
-	assert_int_equal(ftruncate(capture_fd, 0), 0);
-	assert_int_equal(lseek(capture_fd, 0, SEEK_SET), 0);
-	assert_int_equal(dup2(capture_fd, 2), 2);
-}
-
-static const char *end_capture(char *buf, size_t size)
-{
-	ssize_t n;
-
-	assert_int_equal(dup2(saved_stderr, 2), 2);
-	n = pread(capture_fd, buf, size - 1, 0);
-	buf[n > 0 ? n : 0] = '\0';
-	return buf;
-}
-
 /*
  * Decode bytes[0, len) both ways; the verdicts and messages must agree,
  * and so must the samples when valid. Returns the verdict.
@@ -189,9 +164,9 @@ static int both_ways(const char *bytes, size_t len)
 	size_t off = 0;
 	int a, b;
 
-	begin_capture();
+	stderr_begin();
 	a = ms_sample_unpack(&rec, &by_bytes);
-	end_capture(msg_a, sizeof(msg_a));
+	snprintf(msg_a, sizeof(msg_a), "%s", stderr_end());
 	msgpack_zone_init(&zone, 4096);
 	if (msgpack_unpack(bytes, len, &off, &zone, &obj) != MSGPACK_UNPACK_SUCCESS ||
 	    off != len || obj.type != MSGPACK_OBJECT_ARRAY || !obj.via.array.size ||
@@ -204,9 +179,9 @@ static int both_ways(const char *bytes, size_t len)
 	rec.bytes = NULL;
 	rec.len = 0;
 	rec.obj = &obj;
-	begin_capture();
+	stderr_begin();
 	b = ms_sample_unpack(&rec, &by_obj);
-	end_capture(msg_b, sizeof(msg_b));
+	snprintf(msg_b, sizeof(msg_b), "%s", stderr_end());
 	assert_int_equal(a, b);
 	assert_string_equal(msg_a, msg_b);
 	if (a == 0)
