@@ -2,20 +2,13 @@
  * Unique stacks, numbered: see stacktab.h. Open addressing on a hash of
  * the reason and frames; the frames of every stack kept live one after
  * another in one pool, compared with memcmp on a hash match.
- *
- * The two arrays that grow with the stacks are private mappings grown by
- * mremap: the kernel moves their pages, so a growth copies nothing and
- * touches no page (realloc copied them into fresh pages: a fault per page
- * of every doubling, an eighth of a run's faults).
  */
 #include "unwind/stacktab.h"
+#include "util/grow.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-
-#define MAPPED_MIN (64u * 1024u)
 
 struct entry {
 	uint64_t hash;
@@ -27,11 +20,9 @@ struct entry {
 struct ms_stacktab {
 	uint32_t max_stacks, max_frames;
 	struct entry *entries;	/* by id */
-	uint32_t n;
-	size_t entries_bytes;	/* mapped */
+	uint32_t n, alloc;
 	struct ms_stack_frame *frames;
-	uint32_t n_frames;
-	size_t frames_bytes;
+	uint32_t n_frames, alloc_frames;
 	uint32_t *slots;	/* id + 1; 0 empty */
 	uint32_t mask;
 	uint64_t refused;
@@ -52,32 +43,6 @@ struct ms_stacktab *ms_stacktab_new(uint32_t max_stacks, uint32_t max_frames)
 		return NULL;
 	}
 	return t;
-}
-
-/*
- * Make the mapping *arr of *bytes hold need elements of size bytes: it
- * doubles from MAPPED_MIN until it does. False, unchanged, when it cannot.
- */
-static bool reserve_mapped(void **arr, size_t *bytes, uint64_t need, size_t size)
-{
-	size_t want = *bytes ? *bytes : MAPPED_MIN;
-	void *p;
-
-	if (need > SIZE_MAX / 2 / size)
-		return false;
-	if (need * size <= *bytes)
-		return true;
-	while (want < need * size)
-		want *= 2;
-	if (*arr)
-		p = mremap(*arr, *bytes, want, MREMAP_MAYMOVE);
-	else
-		p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return false;
-	*arr = p;
-	*bytes = want;
-	return true;
 }
 
 static uint64_t hash_stack(const struct ms_stack *s)
@@ -137,10 +102,9 @@ int ms_stacktab_intern(struct ms_stacktab *t, const struct ms_stack *s, uint32_t
 		i = (i + 1) & t->mask;
 	}
 	if (t->n >= t->max_stacks || (uint64_t)t->n_frames + s->n_frames > t->max_frames ||
-	    !reserve_mapped((void **)&t->entries, &t->entries_bytes, (uint64_t)t->n + 1,
-			    sizeof(*t->entries)) ||
-	    !reserve_mapped((void **)&t->frames, &t->frames_bytes,
-			    (uint64_t)t->n_frames + s->n_frames, sizeof(*t->frames))) {
+	    !ms_reserve((void **)&t->entries, &t->alloc, (uint64_t)t->n + 1, sizeof(*t->entries)) ||
+	    !ms_reserve((void **)&t->frames, &t->alloc_frames, (uint64_t)t->n_frames + s->n_frames,
+			sizeof(*t->frames))) {
 		t->refused++;
 		return MS_STACKTAB_FULL;
 	}
@@ -174,10 +138,8 @@ void ms_stacktab_free(struct ms_stacktab *t)
 {
 	if (!t)
 		return;
-	if (t->entries)
-		munmap(t->entries, t->entries_bytes);
-	if (t->frames)
-		munmap(t->frames, t->frames_bytes);
+	free(t->entries);
+	free(t->frames);
 	free(t->slots);
 	free(t);
 }
