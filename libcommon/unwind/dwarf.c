@@ -797,6 +797,8 @@ int ms_dwarf_walk(struct ms_regstate *rs, const struct ms_state_reader *rd,
 			}
 		}
 	}
+	if (src->will_walk)
+		src->will_walk(src);
 	/* Answers of this walk only carry the top bit: epochs never do. */
 	key = src->epoch ? src->epoch : ++src->walks | 1ull << 63;
 	/* The CFA must rise above the sampled %rsp, then above each CFA before. */

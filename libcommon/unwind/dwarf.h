@@ -153,6 +153,13 @@ struct ms_rule_source {
 	 * frame, and rs then holds only the last frame's %rsp (when known).
 	 */
 	bool (*token_enough)(struct ms_rule_source *src, uint64_t token);
+	/*
+	 * When set: called once before a walk that reads the stack itself,
+	 * i.e. that the walk cache did not answer (ms-unwind prefetches the
+	 * copy there). A replayed walk needs no prefetch: its reads are
+	 * independent loads that go out together.
+	 */
+	void (*will_walk)(struct ms_rule_source *src);
 };
 
 struct ms_walk {

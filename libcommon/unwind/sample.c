@@ -78,6 +78,9 @@ struct dwarf_state {
 	struct ms_unwind_stats *stats;
 	struct ms_process *proc;	/* the sample's */
 	uint64_t generation;		/* its space's; 0 when none (nothing cached) */
+	/* The sample being walked and its state, for will_walk(). */
+	const struct ms_sample *sample;
+	const struct ms_sampled_state *ss;
 	struct reach reach[REACH_SLOTS];
 	/*
 	 * The PC cache: a slot holds its entry's index, 0 (an entry never
@@ -243,14 +246,18 @@ static int merge_fp(struct dwarf_state *st, const struct ms_sample *s,
 /*
  * A copy that stayed in the saved stream (ms-decode --stack-bytes) was not
  * read since the kernel wrote it: each of the walk's reads, a few a frame
- * and outwards, would wait for memory in turn. Asking for the lines at
- * once lets them arrive together; asking only up to where this thread's
- * last walk read (and a little more) leaves the environment strings and
- * whatever lies above the thread's entry alone.
+ * and outwards, would wait for memory in turn, each address known only
+ * when the read before it returned. Asking for the lines at once lets
+ * them arrive together; asking only up to where this thread's last walk
+ * read (and a little more) leaves the environment strings and whatever
+ * lies above the thread's entry alone. (A walk the walk cache replays
+ * does not come here: see will_walk in unwind/dwarf.h.)
  */
-static void prefetch_copy(struct dwarf_state *st, const struct ms_sample *s,
-			  const struct ms_sampled_state *ss)
+static void prefetch_copy(struct ms_rule_source *src)
 {
+	struct dwarf_state *st = (struct dwarf_state *)src;
+	const struct ms_sample *s = st->sample;
+	const struct ms_sampled_state *ss = st->ss;
 	const struct reach *r = &st->reach[s->tid % REACH_SLOTS];
 	uint64_t len = ss->len, i;
 
@@ -301,7 +308,8 @@ static int walk(struct ms_unwinder *u, struct ms_process *proc, const struct ms_
 	/* A tagged stack's frames are not needed (the merge needs a walk's state). */
 	st->src.token_enough = out->token_enough && !with_fp ? token_enough : NULL;
 	ms_sampled_state_init(&ss, &rs, s);
-	prefetch_copy(st, s, &ss);
+	st->sample = s;
+	st->ss = &ss;
 	if (ms_dwarf_walk(&rs, &ss.reader, &st->src, out->frames, max, &w) < 0)
 		return -1;
 	note_reach(st, s, &rs);
@@ -345,6 +353,7 @@ static int state_init(struct ms_unwinder *u, void **state)
 		return ms_error("out of memory for the unwind cache");
 	}
 	st->src.find = find;
+	st->src.will_walk = prefetch_copy;
 	st->u = u;
 	st->stats = ms_unwinder_counters(u);
 	*state = st;
