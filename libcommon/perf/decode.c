@@ -9,6 +9,7 @@
 #include "stream/fastpack.h"
 #include "stream/stackfile.h"
 #include "stream/stream.h"
+#include "util/bits.h"
 #include "util/error.h"
 
 #include <inttypes.h>
@@ -174,15 +175,6 @@ static uint32_t cpumode_of(uint16_t misc)
 	uint32_t mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
 
 	return mode <= MS_CPUMODE_GUEST_USER ? mode : MS_CPUMODE_UNKNOWN;
-}
-
-/* Without -mpopcnt, __builtin_popcountll() is a call into libgcc: per sample. */
-static unsigned popcount64(uint64_t v)
-{
-	v = v - ((v >> 1) & 0x5555555555555555ull);
-	v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
-	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full;
-	return (unsigned)((v * 0x0101010101010101ull) >> 56);
 }
 
 /* Skip the sample unless n bytes are left (uses the caller's size and out). */
@@ -391,7 +383,7 @@ static int decode_sample(const struct ms_decoder *d, const struct ms_attr *a, ui
 			return skip(out, "bad-regs-abi", "sample with register ABI %" PRIu64
 				    " (known: 0 none, 1 32-bit, 2 64-bit)", abi);
 		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-			unsigned n = popcount64(a->sample_regs_user);
+			unsigned n = ms_popcount64(a->sample_regs_user);
 
 			if ((size_t)n * 8 > c->end - c->pos)
 				return skip(out, "truncated-sample",
@@ -502,7 +494,7 @@ static int decode_other(const struct ms_decoder *d, const struct ms_attr *a,
 			    "kernel record type %u (%s) is not decoded", type,
 			    ms_perf_record_name(type));
 	if (a->flags & MS_ATTR_SAMPLE_ID_ALL)
-		trailer_size = 8 * (size_t)popcount64(a->sample_type & TRAILER_BITS);
+		trailer_size = 8 * (size_t)ms_popcount64(a->sample_type & TRAILER_BITS);
 	if (size < 8 + (size_t)fixed + trailer_size)
 		return skip(out, "truncated-record",
 			    "%s record of %zu bytes cannot hold its %d bytes of fields "

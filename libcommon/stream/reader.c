@@ -77,6 +77,8 @@ struct ms_reader {
 	bool built;		/* obj is the last framed record's */
 	uint32_t deferred_kind;	/* !built: the record's kind, read from its bytes */
 	const char *last;	/* the last framed record's bytes */
+	struct ms_sample *sample;	/* ms_reader_unpack_samples()'s, or NULL */
+	const char *sample_at;	/* the last framed record's bytes when *sample is its */
 	/*
 	 * Mapped input: records scanned ahead, in order, the first at
 	 * buf[scouted[sc_first].start]; the scout goes on at buf[sc_next]
@@ -787,6 +789,7 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 	const unsigned char *p;
 	struct scan s;
 
+	r->sample_at = NULL;
 	for (;;) {
 		size_t avail = r->end - r->start;
 		uint64_t off = r->buf_offset + r->start;
@@ -802,6 +805,15 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 		}
 		if (r->map && scouted_scan(r, &s))
 			break;
+		if (r->sample && r->defer &&
+		    (s.len = ms_sample_frame((const char *)p, avail < r->limit ? avail : r->limit,
+					     r->sample))) {
+			s.zone_need = 0;
+			r->sample_at = (const char *)p;
+			if (r->map)
+				scout_from(r, r->start + s.len);
+			break;
+		}
 		if (!is_array_byte(p[0])) {
 			ms_error("'%s': the record at byte %" PRIu64 " is %s (0x%02x), "
 				 "not an array: the input is not a microscope stream or is corrupt",
@@ -861,7 +873,9 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 	}
 	r->last = (const char *)p;
 	r->built = false;
-	if (!(r->defer && deferrable(p, &r->deferred_kind))) {
+	if (r->sample_at)
+		r->deferred_kind = MS_REC_SAMPLE;
+	else if (!(r->defer && deferrable(p, &r->deferred_kind))) {
 		struct builder b = { .p = p, .arena = (char *)r->arena };
 
 		build(&b, &r->obj);
@@ -1139,6 +1153,17 @@ int ms_reader_next(struct ms_reader *r, struct ms_record *rec)
 void ms_reader_defer_objects(struct ms_reader *r, bool on)
 {
 	r->defer = on;
+}
+
+void ms_reader_unpack_samples(struct ms_reader *r, struct ms_sample *s)
+{
+	r->sample = s;
+	r->sample_at = NULL;
+}
+
+bool ms_reader_sample_unpacked(const struct ms_reader *r, const struct ms_record *rec)
+{
+	return r->sample_at && rec->bytes == r->sample_at && r->state == READER_OPEN;
 }
 
 const msgpack_object *ms_reader_object(struct ms_reader *r, const struct ms_record *rec)

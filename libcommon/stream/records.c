@@ -8,6 +8,7 @@
  */
 #include "stream/records.h"
 #include "stream/fastpack.h"
+#include "util/bits.h"
 #include "util/error.h"
 
 #include <inttypes.h>
@@ -848,30 +849,31 @@ static inline __attribute__((always_inline)) bool bounded_uint(const unsigned ch
 }
 
 /*
- * A sample as ms-decode writes it, decoded in one pass without calls: 14
- * or 15 fields, unsigned integers, chains of up to 15, the registers as
- * one bin and the stack as [offset, length] or a bin. True when s holds
- * exactly what the checked path below would decode; false for anything
- * else (an unusual encoding, a wrong value, too few bytes), which then
- * takes that path and gets its verdict and message. (A sample is most of
- * what ms-unwind reads: the checked path took a thousand instructions.)
+ * A sample as ms-decode writes it, decoded in one pass without calls from
+ * the avail bytes at bytes: 14 or 15 fields, unsigned integers, chains of
+ * up to 15, the registers as one bin and the stack as [offset, length] or
+ * a bin. Returns the length of the first 14 fields with s holding exactly
+ * what the checked path below would decode; 0 for anything else (an
+ * unusual encoding, a wrong value, too few bytes), which then takes that
+ * path and gets its verdict and message. (A sample is most of what
+ * ms-unwind reads: the checked path took a thousand instructions.)
  */
-static bool sample_unpack_fast(const struct ms_record *rec, struct ms_sample *s)
+static inline __attribute__((always_inline)) size_t
+sample_fast(const char *bytes, size_t avail, struct ms_sample *s)
 {
-	const unsigned char *p = (const unsigned char *)rec->bytes, *end = p + rec->len;
+	const unsigned char *p = (const unsigned char *)bytes, *end = p + avail;
 	uint64_t v[7], len, off;
 	uint32_t n;
 
 	/* The header, the kind and seven integers of at most 9 bytes each. */
-	if (rec->kind != MS_REC_SAMPLE || rec->len < 2 + 7 * 9 + 9 ||
-	    (p[0] != 0x9e && p[0] != 0x9f) || p[1] != MS_REC_SAMPLE)
-		return false;
+	if (avail < 2 + 7 * 9 + 9 || (p[0] != 0x9e && p[0] != 0x9f) || p[1] != MS_REC_SAMPLE)
+		return 0;
 	p += 2;
 	for (int i = 0; i < 7; i++)
 		if (!uint_fast(&p, &v[i]))
-			return false;
+			return 0;
 	if ((v[0] | v[1] | v[3] | v[6]) > UINT32_MAX)
-		return false;
+		return 0;
 	s->pid = (uint32_t)v[0];
 	s->tid = (uint32_t)v[1];
 	s->time = v[2];
@@ -881,78 +883,84 @@ static bool sample_unpack_fast(const struct ms_record *rec, struct ms_sample *s)
 	s->cpumode = (uint32_t)v[6];
 	/* The chains: fixarrays (15 is under MS_CHAIN_MAX). */
 	if (p >= end || (*p & 0xf0) != 0x90)
-		return false;
+		return 0;
 	n = *p++ & 0x0f;
 	for (uint32_t i = 0; i < n; i++)
 		if (end - p < 9 || !uint_fast(&p, &s->kchain[i]))
-			return false;
+			return 0;
 	s->n_kchain = n;
 	if (p >= end || (*p & 0xf0) != 0x90)
-		return false;
+		return 0;
 	n = *p++ & 0x0f;
 	for (uint32_t i = 0; i < n; i++)
 		if (end - p < 9 || !uint_fast(&p, &s->uchain[i]))
-			return false;
+			return 0;
 	s->n_uchain = n;
 	/* regs_abi, regs_mask, then the registers as a bin 8. */
 	if (end - p < 9 || !uint_fast(&p, &v[0]) || v[0] > UINT32_MAX ||
 	    end - p < 9 || !uint_fast(&p, &v[1]) || end - p < 2 || p[0] != 0xc4)
-		return false;
+		return 0;
 	s->regs_abi = (uint32_t)v[0];
 	s->regs_mask = v[1];
 	len = p[1];
 	if (len % 8 || len > 8 * MS_REGS_MAX || (uint64_t)(end - p - 2) < len)
-		return false;
+		return 0;
 	s->n_regs = (uint32_t)(len / 8);
 	if ((s->regs_abi || s->n_regs) &&
-	    s->n_regs != (uint32_t)__builtin_popcountll(s->regs_mask))
-		return false;
+	    s->n_regs != (uint32_t)ms_popcount64(s->regs_mask))
+		return 0;
 	p += 2;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(s->regs, p, len);
-	p += len;
-#else
+	/* (A word at a time: for a length gcc does not know it emits rep movsb.) */
 	for (uint32_t i = 0; i < s->n_regs; i++, p += 8)
 		s->regs[i] = get_le64(p);
-#endif
 	if (p >= end)
-		return false;
+		return 0;
 	if (*p == 0x92) {
 		/* [offset, length] in the stack file */
 		p++;
 		if (!bounded_uint(&p, end, &off) || !bounded_uint(&p, end, &len) ||
 		    len > MS_STACK_MAX)
-			return false;
+			return 0;
 		s->stack_len = (uint32_t)len;
 		s->stack = NULL;
 		s->stack_offset = off;
 		s->stack_in_file = true;
-		return true;
+		return (size_t)(p - (const unsigned char *)bytes);
 	}
 	if (*p < 0xc4 || *p > 0xc6)
-		return false;
+		return 0;
 	{
 		int w = 1 << (*p - 0xc4);
 
 		if (end - p < 1 + w)
-			return false;
+			return 0;
 		len = fp_get_be(p + 1, w);
 		p += 1 + w;
 		if (len > MS_STACK_MAX || (uint64_t)(end - p) < len)
-			return false;
+			return 0;
 	}
 	s->stack = p;
 	s->stack_len = (uint32_t)len;
 	s->stack_offset = 0;
 	s->stack_in_file = false;
-	return true;
+	return (size_t)(p + len - (const unsigned char *)bytes);
 }
+
+size_t ms_sample_frame(const char *bytes, size_t avail, struct ms_sample *s)
+{
+	/* 14 fields: the record ends with the last one sample_fast() reads. */
+	if (avail < 1 || (unsigned char)bytes[0] != 0x9e)
+		return 0;
+	return sample_fast(bytes, avail, s);
+}
+
+
 
 static int sample_unpack_bytes(const struct ms_record *rec, struct ms_sample *s)
 {
 	struct bcursor c;
 
-	if (sample_unpack_fast(rec, s))
+	if (rec->kind == MS_REC_SAMPLE && sample_fast(rec->bytes, rec->len, s))
 		return 0;
 	if (bc_start(&c, rec, MS_REC_SAMPLE) < 0 ||
 	    bc_u32(&c, "pid", &s->pid) < 0 ||
@@ -982,10 +990,10 @@ static int sample_unpack_bytes(const struct ms_record *rec, struct ms_sample *s)
 		return -1;
 	}
 	if ((s->regs_abi || s->n_regs) &&
-	    s->n_regs != (uint32_t)__builtin_popcountll(s->regs_mask))
+	    s->n_regs != (uint32_t)ms_popcount64(s->regs_mask))
 		return bad(&c.cur, "regs",
 			   "has %u registers but regs_mask 0x%" PRIx64 " has %d bits",
-			   s->n_regs, s->regs_mask, __builtin_popcountll(s->regs_mask));
+			   s->n_regs, s->regs_mask, ms_popcount64(s->regs_mask));
 	s->stack_in_file = false;
 	s->stack_offset = 0;
 	/* [offset, length] in the STACK_FILE (minor 2), else the bytes */
@@ -1050,9 +1058,9 @@ int ms_sample_unpack(const struct ms_record *rec, struct ms_sample *s)
 	}
 	/* No registers at all (abi 0) is allowed whatever the mask asked for. */
 	if ((s->regs_abi || s->n_regs) &&
-	    s->n_regs != (uint32_t)__builtin_popcountll(s->regs_mask))
+	    s->n_regs != (uint32_t)ms_popcount64(s->regs_mask))
 		return bad(&c, "regs", "has %u registers but regs_mask 0x%" PRIx64 " has %d bits",
-			   s->n_regs, s->regs_mask, __builtin_popcountll(s->regs_mask));
+			   s->n_regs, s->regs_mask, ms_popcount64(s->regs_mask));
 	s->stack_in_file = false;
 	s->stack_offset = 0;
 	if (c.i < c.n && c.f[c.i].type == MSGPACK_OBJECT_ARRAY) {

@@ -463,6 +463,14 @@ int ms_vdso_pack(struct ms_writer *w, const struct ms_vdso *v);
 int ms_vdso_unpack(const struct ms_record *rec, struct ms_vdso *v);
 int ms_sample_pack(struct ms_writer *w, const struct ms_sample *s);
 int ms_sample_unpack(const struct ms_record *rec, struct ms_sample *s);
+/*
+ * Frame and unpack at once: when the avail bytes at bytes begin a whole
+ * SAMPLE record of 14 fields in the form ms-decode writes, its length,
+ * with s as ms_sample_unpack() would make it from the record; else 0
+ * (another form, a malformed or an incomplete record: frame it the usual
+ * way). For readers (stream/reader.c: ms_reader_unpack_samples()).
+ */
+size_t ms_sample_frame(const char *bytes, size_t avail, struct ms_sample *s);
 int ms_stack_file_pack(struct ms_writer *w, const struct ms_stack_file *f);
 int ms_stack_file_unpack(const struct ms_record *rec, struct ms_stack_file *f);
 int ms_mmap_pack(struct ms_writer *w, const struct ms_mmap *m);

@@ -80,6 +80,7 @@ enum ms_read_result {
 };
 
 struct ms_reader;	/* opaque; see stream/reader.c */
+struct ms_sample;	/* stream/records.h */
 
 /*
  * Open a reader on fd. name names the input in messages ("stdin", a path).
@@ -112,6 +113,15 @@ int ms_reader_next(struct ms_reader *r, struct ms_record *rec);
  * asks ms_reader_object(), which builds it; valid until the next call.
  */
 void ms_reader_defer_objects(struct ms_reader *r, bool on);
+/*
+ * With objects deferred: SAMPLE records in the form ms-decode writes are
+ * unpacked into *s while they are framed, one pass over their bytes
+ * instead of two (ms_sample_frame()). ms_reader_sample_unpacked() tells
+ * whether the record ms_reader_next() just returned was; any other is
+ * unpacked by ms_sample_unpack() as before. s must outlive the reader's use.
+ */
+void ms_reader_unpack_samples(struct ms_reader *r, struct ms_sample *s);
+bool ms_reader_sample_unpacked(const struct ms_reader *r, const struct ms_record *rec);
 /* rec->obj, built now if it was deferred; NULL after a message if rec is stale. */
 const msgpack_object *ms_reader_object(struct ms_reader *r, const struct ms_record *rec);
 /*

@@ -24,6 +24,7 @@ struct unwind_bufs {
 	/* The file samples' stack copies are in, when ms-decode referred to them. */
 	struct ms_stack_map stack_map;
 	const char *in_name;
+	struct ms_reader *reader;
 	/* Each stack's frames go out once (STACK_DEF), then samples refer to it. */
 	struct ms_stacktab *stacks;
 	struct ms_stack_ref ref;
@@ -109,7 +110,8 @@ static int on_sample(struct ms_unwinder *u, struct ms_writer *w, const struct ms
 	uint32_t id;
 	int r;
 
-	if (ms_sample_unpack(rec, &b->sample) < 0)
+	/* (Most samples were unpacked as the reader framed them.) */
+	if (!ms_reader_sample_unpacked(b->reader, rec) && ms_sample_unpack(rec, &b->sample) < 0)
 		return -1;
 	if (b->sample.stack_in_file) {
 		b->sample.stack = ms_stack_map_at(&b->stack_map, b->sample.stack_offset,
@@ -203,6 +205,8 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 	}
 	b->stack_map = (struct ms_stack_map){ 0 };
 	b->in_name = in_name;
+	b->reader = r;
+	ms_reader_unpack_samples(r, &b->sample);
 	b->stacks = ms_stacktab_new(MS_STACKTAB_STACKS_MAX, MS_STACKTAB_FRAMES_MAX);
 	if (!b->stacks) {
 		ms_error("out of memory");

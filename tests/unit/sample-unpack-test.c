@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
@@ -151,6 +152,42 @@ static void assert_same_sample(const struct ms_sample *a, const struct ms_sample
 	}
 }
 
+static struct ms_sample by_frame;
+static uint64_t framed;		/* records ms_sample_frame() took */
+
+/*
+ * Framing and unpacking at once (ms_sample_frame()) from bytes[0, len)
+ * followed by other bytes: when it takes a record, msgpack-c frames one
+ * object of the same length there, and the checked path decodes the
+ * same sample from it.
+ */
+static void frame_agrees(const char *bytes, size_t len)
+{
+	static char buf[80000];
+	struct ms_record rec = { .kind = MS_REC_SAMPLE, .bytes = buf, .offset = 40 };
+	msgpack_zone zone;
+	msgpack_object obj;
+	size_t n, off = 0, tail = next_rand() % 20;
+	msgpack_unpack_return r;
+
+	assert_true(len + tail <= sizeof(buf));
+	memcpy(buf, bytes, len);
+	for (size_t i = 0; i < tail; i++)
+		buf[len + i] = (char)next_rand();
+	n = ms_sample_frame(buf, len + tail, &by_frame);
+	if (!n)
+		return;
+	framed++;
+	msgpack_zone_init(&zone, 4096);
+	r = msgpack_unpack(buf, len + tail, &off, &zone, &obj);
+	assert_true(r == MSGPACK_UNPACK_SUCCESS || r == MSGPACK_UNPACK_EXTRA_BYTES);
+	assert_int_equal(off, n);
+	msgpack_zone_destroy(&zone);
+	rec.len = n;
+	assert_int_equal(ms_sample_unpack(&rec, &by_bytes), 0);
+	assert_same_sample(&by_frame, &by_bytes);
+}
+
 /*
  * Decode bytes[0, len) both ways; the verdicts and messages must agree,
  * and so must the samples when valid. Returns the verdict.
@@ -164,6 +201,7 @@ static int both_ways(const char *bytes, size_t len)
 	size_t off = 0;
 	int a, b;
 
+	frame_agrees(bytes, len);
 	stderr_begin();
 	a = ms_sample_unpack(&rec, &by_bytes);
 	snprintf(msg_a, sizeof(msg_a), "%s", stderr_end());
@@ -204,6 +242,8 @@ static void test_random_samples_agree(void **state)
 	}
 	/* Every random sample is valid: only the encodings vary. */
 	assert_int_equal(valid, 3000);
+	/* Those in the form ms-decode writes (most) were framed at once. */
+	assert_true(framed > 300);
 	msgpack_sbuffer_destroy(&sb);
 }
 
@@ -403,6 +443,98 @@ static void test_encoder_matches_msgpack(void **state)
 	close(fd);
 }
 
+/*
+ * A stream of samples in every encoding, other records between them: a
+ * reader that unpacks samples as it frames them hands out the same
+ * records and samples as one that does not, from a pipe fed in pieces of
+ * every size (records cut anywhere) and from a mapped file.
+ */
+static void check_reader(int fd, uint64_t *n_samples, uint64_t *n_unpacked)
+{
+	static struct ms_sample sink;
+	struct ms_reader *r = ms_reader_open(fd, "test");
+	struct ms_record rec;
+	int rr;
+
+	assert_non_null(r);
+	ms_reader_defer_objects(r, true);
+	ms_reader_unpack_samples(r, &sink);
+	while ((rr = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
+		if (rec.kind != MS_REC_SAMPLE) {
+			assert_false(ms_reader_sample_unpacked(r, &rec));
+			continue;
+		}
+		(*n_samples)++;
+		assert_int_equal(ms_sample_unpack(&rec, &by_bytes), 0);
+		if (ms_reader_sample_unpacked(r, &rec)) {
+			(*n_unpacked)++;
+			assert_same_sample(&sink, &by_bytes);
+		}
+	}
+	assert_int_equal(rr, MS_READ_END);
+	ms_reader_free(r);
+}
+
+static void test_reader_unpacks_while_framing(void **state)
+{
+	char path[] = "/tmp/ms-sample-frame-XXXXXX";
+	int fd = mkstemp(path), p[2];
+	msgpack_sbuffer sb;
+	struct ms_writer *w;
+	uint64_t samples = 0, unpacked = 0, piped = 0, piped_unpacked = 0;
+	pid_t child;
+	int status;
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	msgpack_sbuffer_init(&sb);
+	w = ms_writer_open(fd, "test", 0);
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
+	for (int i = 0; i < 4000; i++) {
+		random_sample(&sb);
+		assert_int_equal(ms_writer_copy(w, sb.data, sb.size), 0);
+		if (i % 7 == 0)
+			assert_int_equal(ms_round_pack(w), 0);
+	}
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	msgpack_sbuffer_destroy(&sb);
+
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	check_reader(dup(fd), &samples, &unpacked);
+	assert_int_equal(samples, 4000);
+
+	assert_int_equal(pipe(p), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		/* Pieces of 1 to 600 bytes: the reader sees records cut everywhere. */
+		static char buf[600];
+		ssize_t n;
+
+		close(p[0]);
+		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+		while ((n = read(fd, buf, 1 + next_rand() % sizeof(buf))) > 0) {
+			if (write(p[1], buf, (size_t)n) != n)
+				_exit(1);
+			if (next_rand() % 4 == 0)
+				usleep(50);
+		}
+		_exit(n < 0);
+	}
+	close(p[1]);
+	check_reader(p[0], &piped, &piped_unpacked);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(piped, 4000);
+	/* Most samples are in the form ms-decode writes, and were taken at once. */
+	assert_true(piped_unpacked > 1000);
+	assert_true(piped_unpacked < piped);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_samples_agree),
 		cmocka_unit_test(test_packed_sample_reads_back),
 		cmocka_unit_test(test_encoder_matches_msgpack),
+		cmocka_unit_test(test_reader_unpacks_while_framing),
 	};
 
 	for (size_t i = 0; i < sizeof(stack_bytes); i++)
