@@ -78,7 +78,12 @@ struct ms_reader {
 	uint32_t deferred_kind;	/* !built: the record's kind, read from its bytes */
 	const char *last;	/* the last framed record's bytes */
 	struct ms_sample *sample;	/* ms_reader_unpack_samples()'s, or NULL */
-	const char *sample_at;	/* the last framed record's bytes when *sample is its */
+	const char *sample_at;	/* the last framed record's bytes when sample_in is its */
+	struct ms_sample *sample_in;	/* that record's sample: sample, or a peek's */
+	/* The next record, framed by ms_reader_peek_sample() into *peek_in. */
+	const char *peek_at;
+	size_t peek_len;
+	struct ms_sample *peek_in;
 	/*
 	 * Mapped input: records scanned ahead, in order, the first at
 	 * buf[scouted[sc_first].start]; the scout goes on at buf[sc_next]
@@ -635,6 +640,7 @@ static int fill(struct ms_reader *r)
 		return 0;
 	}
 	if (r->start > 0) {
+		r->peek_at = NULL;	/* (never while the peeked record is whole) */
 		memmove(r->buf, r->buf + r->start, r->end - r->start);
 		r->buf_offset += r->start;
 		r->end -= r->start;
@@ -803,6 +809,19 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 				return FRAME_ERROR;
 			continue;
 		}
+		if (r->peek_at == (const char *)p) {
+			struct scan ignored;
+
+			/* Framed and unpacked already; the scout moves past it. */
+			s.len = r->peek_len;
+			s.zone_need = 0;
+			r->sample_at = (const char *)p;
+			r->sample_in = r->peek_in;
+			r->peek_at = NULL;
+			if (r->map && !scouted_scan(r, &ignored))
+				scout_from(r, r->start + s.len);
+			break;
+		}
 		if (r->map && scouted_scan(r, &s))
 			break;
 		if (r->sample && r->defer &&
@@ -810,6 +829,7 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 					     r->sample))) {
 			s.zone_need = 0;
 			r->sample_at = (const char *)p;
+			r->sample_in = r->sample;
 			if (r->map)
 				scout_from(r, r->start + s.len);
 			break;
@@ -1159,11 +1179,31 @@ void ms_reader_unpack_samples(struct ms_reader *r, struct ms_sample *s)
 {
 	r->sample = s;
 	r->sample_at = NULL;
+	r->peek_at = NULL;
 }
 
-bool ms_reader_sample_unpacked(const struct ms_reader *r, const struct ms_record *rec)
+struct ms_sample *ms_reader_sample(const struct ms_reader *r, const struct ms_record *rec)
 {
-	return r->sample_at && rec->bytes == r->sample_at && r->state == READER_OPEN;
+	return r->sample_at && rec->bytes == r->sample_at && r->state == READER_OPEN ?
+	       r->sample_in : NULL;
+}
+
+const struct ms_sample *ms_reader_peek_sample(struct ms_reader *r, struct ms_sample *ahead)
+{
+	const char *p = r->buf + r->start;
+	size_t avail = r->end - r->start, n;
+
+	if (!r->sample || !r->defer || r->state != READER_OPEN || !avail)
+		return NULL;
+	if (r->peek_at == p)
+		return r->peek_in;
+	n = ms_sample_frame(p, avail < r->limit ? avail : r->limit, ahead);
+	if (!n)
+		return NULL;
+	r->peek_at = p;
+	r->peek_len = n;
+	r->peek_in = ahead;
+	return ahead;
 }
 
 const msgpack_object *ms_reader_object(struct ms_reader *r, const struct ms_record *rec)

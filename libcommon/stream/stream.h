@@ -116,12 +116,22 @@ void ms_reader_defer_objects(struct ms_reader *r, bool on);
 /*
  * With objects deferred: SAMPLE records in the form ms-decode writes are
  * unpacked into *s while they are framed, one pass over their bytes
- * instead of two (ms_sample_frame()). ms_reader_sample_unpacked() tells
- * whether the record ms_reader_next() just returned was; any other is
- * unpacked by ms_sample_unpack() as before. s must outlive the reader's use.
+ * instead of two (ms_sample_frame()). ms_reader_sample() gives the sample
+ * of the record ms_reader_next() just returned when it was (in s, or in
+ * the peek's ahead), else NULL: unpack it with ms_sample_unpack() as
+ * before. The samples must outlive the reader's use.
  */
 void ms_reader_unpack_samples(struct ms_reader *r, struct ms_sample *s);
-bool ms_reader_sample_unpacked(const struct ms_reader *r, const struct ms_record *rec);
+struct ms_sample *ms_reader_sample(const struct ms_reader *r, const struct ms_record *rec);
+/*
+ * The next record's sample, when the next record is a whole SAMPLE in the
+ * form above already in the reader's buffer (nothing is read): framed and
+ * unpacked into ahead, which the next ms_reader_next() then hands out
+ * without reading it again (ms_reader_sample()). Else NULL. Lets a stage
+ * prefetch what the next sample will need. ahead must not be the sample
+ * in use until then.
+ */
+const struct ms_sample *ms_reader_peek_sample(struct ms_reader *r, struct ms_sample *ahead);
 /* rec->obj, built now if it was deferred; NULL after a message if rec is stale. */
 const msgpack_object *ms_reader_object(struct ms_reader *r, const struct ms_record *rec);
 /*

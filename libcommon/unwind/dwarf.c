@@ -548,6 +548,26 @@ static inline struct wc_entry *wc_set(struct ms_walk_cache *c, uint64_t epoch, u
 	return &c->e[(h >> (64 - WC_SET_BITS)) * WC_WAYS];
 }
 
+bool ms_walk_cache_prefetch(const struct ms_walk_cache *c, uint64_t epoch, uint64_t pc,
+			    uint64_t sp, const uint8_t *bytes, uint64_t len)
+{
+	const struct wc_entry *e = wc_set((struct ms_walk_cache *)c, epoch, pc, sp);
+	bool found = false;
+
+	for (uint32_t way = 0; way < WC_WAYS; way++, e++) {
+		const struct wc_walk *k = (const struct wc_walk *)(c->pool + e->first);
+		const uint64_t *p = c->pool + e->first + WC_HEAD_WORDS;
+
+		if (e->epoch != epoch || e->pc != pc || e->sp != sp || e->gen != c->gen ||
+		    k->need > len)
+			continue;
+		for (uint32_t i = 0; i < k->n_reads; i++)
+			__builtin_prefetch(bytes + p[2 * i]);
+		found = true;
+	}
+	return found;
+}
+
 /* The walk e holds when it is the walk from rs over the copy of len bytes at bytes. */
 static inline const struct wc_walk *wc_match(const struct ms_walk_cache *c,
 					     const struct wc_entry *e, uint64_t epoch,

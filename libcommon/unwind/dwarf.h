@@ -199,6 +199,13 @@ struct ms_walk_cache_stats {
 	uint64_t hits, misses, stored, resets;
 };
 const struct ms_walk_cache_stats *ms_walk_cache_stats(const struct ms_walk_cache *c);
+/*
+ * Prefetch the words of the copy (len bytes at bytes, copied from %rsp sp)
+ * that the walks kept for (epoch, pc, sp) read: what replaying one of them
+ * will check. False when none is kept.
+ */
+bool ms_walk_cache_prefetch(const struct ms_walk_cache *c, uint64_t epoch, uint64_t pc,
+			    uint64_t sp, const uint8_t *bytes, uint64_t len);
 
 /*
  * Walk from state rs (the innermost frame; its PC in val[MS_DW_RA]),

@@ -332,6 +332,27 @@ static int walk(struct ms_unwinder *u, struct ms_process *proc, const struct ms_
 	return 0;
 }
 
+/*
+ * The next sample's stack words, asked for while this one is walked: the
+ * words its kept walk will check (most samples), else nothing (the walk
+ * prefetches, see prefetch_copy()).
+ */
+static void prefetch_sample(struct ms_unwinder *u, struct ms_process *proc,
+			    const struct ms_sample *s)
+{
+	struct dwarf_state *st = ms_unwinder_method_state(u);
+	struct ms_sampled_state ss;
+	struct ms_regstate rs;
+	const uint32_t need = 1u << MS_DW_RA | 1u << MS_DW_RSP;
+
+	if (!s->stack_in_file || !s->stack)
+		return;	/* a copy that came through a pipe is in cache already */
+	ms_sampled_state_init(&ss, &rs, s);
+	if ((rs.known & need) == need)
+		ms_walk_cache_prefetch(st->src.cache, ms_process_addrspace(proc)->generation,
+				       rs.val[MS_DW_RA], rs.val[MS_DW_RSP], ss.bytes, ss.len);
+}
+
 static int walk_dwarf(struct ms_unwinder *u, struct ms_process *proc, const struct ms_sample *s,
 		      uint32_t max, struct ms_user_stack *out)
 {
@@ -380,6 +401,7 @@ const struct ms_unwind_method ms_unwind_method_dwarf = {
 	.module_free = cfi_free,
 	.init = state_init,
 	.state_free = state_free,
+	.prefetch = prefetch_sample,
 };
 
 const struct ms_unwind_method ms_unwind_method_dwarf_fp = {
@@ -388,4 +410,5 @@ const struct ms_unwind_method ms_unwind_method_dwarf_fp = {
 	.module_free = cfi_free,
 	.init = state_init,
 	.state_free = state_free,
+	.prefetch = prefetch_sample,
 };

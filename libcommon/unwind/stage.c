@@ -14,6 +14,8 @@
 /* Per-stage buffers, allocated once: a sample and a stack are large. */
 struct unwind_bufs {
 	struct ms_sample sample;
+	/* The next sample, framed ahead (ms_reader_peek_sample()): two, in turn. */
+	struct ms_sample ahead[2];
 	struct ms_stack stack;
 	struct ms_mmap mmap;
 	struct ms_comm comm;
@@ -104,30 +106,50 @@ static int settle(struct ms_unwinder *u, struct ms_writer *w, struct policy *p,
 	return ms_info_pack(w, &info);
 }
 
+/*
+ * The next sample's stack words are asked for before this one is walked:
+ * they come from the saved stream, cold, and arrive meanwhile.
+ */
+static void prefetch_next(struct ms_unwinder *u, struct unwind_bufs *b,
+			  const struct ms_sample *cur)
+{
+	struct ms_sample *ahead = cur == &b->ahead[0] ? &b->ahead[1] : &b->ahead[0];
+
+	if (!ms_reader_peek_sample(b->reader, ahead) || !ahead->stack_in_file)
+		return;
+	ahead->stack = ms_stack_map_at(&b->stack_map, ahead->stack_offset, ahead->stack_len);
+	if (ahead->stack)
+		ms_unwinder_prefetch(u, ahead);
+}
+
 static int on_sample(struct ms_unwinder *u, struct ms_writer *w, const struct ms_record *rec,
 		     struct unwind_bufs *b, struct policy *p)
 {
+	/* (Most samples were unpacked as the reader framed them.) */
+	struct ms_sample *s = ms_reader_sample(b->reader, rec);
 	uint32_t id;
 	int r;
 
-	/* (Most samples were unpacked as the reader framed them.) */
-	if (!ms_reader_sample_unpacked(b->reader, rec) && ms_sample_unpack(rec, &b->sample) < 0)
-		return -1;
-	if (b->sample.stack_in_file) {
-		b->sample.stack = ms_stack_map_at(&b->stack_map, b->sample.stack_offset,
-						  b->sample.stack_len);
-		if (!b->sample.stack)
+	if (!s) {
+		if (ms_sample_unpack(rec, &b->sample) < 0)
+			return -1;
+		s = &b->sample;
+	}
+	if (s->stack_in_file) {
+		s->stack = ms_stack_map_at(&b->stack_map, s->stack_offset, s->stack_len);
+		if (!s->stack)
 			return ms_error("'%s': the sample at byte %" PRIu64 " refers to %u stack "
 					"bytes at offset %" PRIu64 " of %s, which %s", b->in_name,
-					rec->offset, b->sample.stack_len, b->sample.stack_offset,
+					rec->offset, s->stack_len, s->stack_offset,
 					b->stack_map.bytes ? "the stack file" : "a stack file",
 					b->stack_map.bytes ? "does not hold them" :
 					"no stack-file record named before it");
 	}
-	if (!p->settled && settle(u, w, p, &b->sample) < 0)
+	if (!p->settled && settle(u, w, p, s) < 0)
 		return -1;
+	prefetch_next(u, b, s);
 	/* A stack numbered before: its id, without its frames. */
-	if ((r = ms_unwinder_sample_tagged(u, &b->sample, &b->stack, &id)) < 0)
+	if ((r = ms_unwinder_sample_tagged(u, s, &b->stack, &id)) < 0)
 		return -1;
 	while (ms_unwinder_next_module(u, &b->module))
 		if (ms_module_pack(w, &b->module) < 0)

@@ -1154,6 +1154,17 @@ done:
 	return 0;
 }
 
+void ms_unwinder_prefetch(struct ms_unwinder *u, const struct ms_sample *s)
+{
+	struct ms_process *proc;
+
+	/* (Before the first sample settles the method, nothing: as sample() would.) */
+	if (!u->method || !u->method->prefetch ||
+	    (!s->n_uchain && s->cpumode != MS_CPUMODE_USER) || !(proc = ms_unwinder_process(u, s->pid)))
+		return;
+	u->method->prefetch(u, proc, s);
+}
+
 int ms_unwinder_sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_stack *out)
 {
 	return sample(u, s, out, NULL);

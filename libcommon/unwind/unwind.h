@@ -119,6 +119,12 @@ struct ms_unwind_method {
 	 */
 	int (*init)(struct ms_unwinder *u, void **state);
 	void (*state_free)(void *state);
+	/*
+	 * Optional: ask for the memory a later walk of s will read, without
+	 * waiting for it and changing nothing (see ms_unwinder_prefetch()).
+	 */
+	void (*prefetch)(struct ms_unwinder *u, struct ms_process *proc,
+			 const struct ms_sample *s);
 };
 
 /* The kernel's user frame-pointer chain (uchain): the first method. */
@@ -218,6 +224,13 @@ int ms_unwinder_sample_tagged(struct ms_unwinder *u, const struct ms_sample *s,
  * returned 0), so that later samples with that stack return tag.
  */
 void ms_unwinder_tag(struct ms_unwinder *u, uint32_t tag);
+/*
+ * Ask for the memory unwinding s will read (its copied stack words), so
+ * that it arrives while the sample before s is unwound: s is the next
+ * sample (ms_reader_peek_sample()), its stack bytes set. Changes nothing
+ * the unwinder answers or counts.
+ */
+void ms_unwinder_prefetch(struct ms_unwinder *u, const struct ms_sample *s);
 /* Whether a walk's token (ms_user_stack) is one a stack was tagged by. */
 bool ms_unwinder_tagged(const struct ms_unwinder *u, uint64_t token);
 

@@ -451,8 +451,9 @@ static void test_encoder_matches_msgpack(void **state)
  */
 static void check_reader(int fd, uint64_t *n_samples, uint64_t *n_unpacked)
 {
-	static struct ms_sample sink;
+	static struct ms_sample sink, ahead[2], copy;
 	struct ms_reader *r = ms_reader_open(fd, "test");
+	const struct ms_sample *peeked = NULL;
 	struct ms_record rec;
 	int rr;
 
@@ -460,18 +461,39 @@ static void check_reader(int fd, uint64_t *n_samples, uint64_t *n_unpacked)
 	ms_reader_defer_objects(r, true);
 	ms_reader_unpack_samples(r, &sink);
 	while ((rr = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
-		if (rec.kind != MS_REC_SAMPLE) {
-			assert_false(ms_reader_sample_unpacked(r, &rec));
-			continue;
+		const struct ms_sample *got = ms_reader_sample(r, &rec);
+
+		/* A record peeked at is handed out from the peek, as it was. */
+		if (peeked) {
+			assert_ptr_equal(got, peeked);
+			assert_same_sample(got, &copy);
 		}
-		(*n_samples)++;
-		assert_int_equal(ms_sample_unpack(&rec, &by_bytes), 0);
-		if (ms_reader_sample_unpacked(r, &rec)) {
-			(*n_unpacked)++;
-			assert_same_sample(&sink, &by_bytes);
+		peeked = NULL;
+		if (rec.kind != MS_REC_SAMPLE) {
+			assert_null(got);
+		} else {
+			(*n_samples)++;
+			assert_int_equal(ms_sample_unpack(&rec, &by_bytes), 0);
+			if (got) {
+				(*n_unpacked)++;
+				assert_same_sample(got, &by_bytes);
+			}
+		}
+		/* Now and then (twice, even) look at the next record first. */
+		if (next_rand() % 3) {
+			struct ms_sample *into = got == &ahead[0] ? &ahead[1] : &ahead[0];
+
+			peeked = ms_reader_peek_sample(r, into);
+			if (next_rand() % 4 == 0)
+				assert_ptr_equal(ms_reader_peek_sample(r, into), peeked);
+			if (peeked) {
+				assert_ptr_equal(peeked, into);
+				copy = *peeked;
+			}
 		}
 	}
 	assert_int_equal(rr, MS_READ_END);
+	assert_null(peeked);
 	ms_reader_free(r);
 }
 
