@@ -168,23 +168,30 @@ static int open_copy(struct ms_elf_file *f, const char *path, const uint8_t *bid
 	return 0;
 }
 
-int ms_dcache_open(struct ms_elf_file *f, Elf *elf, const uint8_t *bid, uint32_t bid_len)
+char *ms_dcache_path(const uint8_t *bid, uint32_t bid_len, const char *suffix)
 {
 	static const char hex[] = "0123456789abcdef";
-	char name[sizeof("debug/") + 2 * MS_BUILD_ID_MAX + sizeof(".debug")], *path;
-	struct ms_publish pub;
+	char name[sizeof("debug/") + 2 * MS_BUILD_ID_MAX + 16];
 	size_t o;
-	int fd, ret = -1;
 
-	if (!bid_len || bid_len > MS_BUILD_ID_MAX)
-		return -1;
+	if (!bid_len || bid_len > MS_BUILD_ID_MAX || strlen(suffix) >= 16)
+		return NULL;
 	o = (size_t)snprintf(name, sizeof(name), "debug/");
 	for (uint32_t i = 0; i < bid_len; i++) {
 		name[o++] = hex[bid[i] >> 4];
 		name[o++] = hex[bid[i] & 15];
 	}
-	snprintf(name + o, sizeof(name) - o, ".debug");
-	if (!(path = ms_cache_file(name)))
+	snprintf(name + o, sizeof(name) - o, "%s", suffix);
+	return ms_cache_file(name);
+}
+
+int ms_dcache_open(struct ms_elf_file *f, Elf *elf, const uint8_t *bid, uint32_t bid_len)
+{
+	struct ms_publish pub;
+	char *path;
+	int fd, ret = -1;
+
+	if (!(path = ms_dcache_path(bid, bid_len, ".debug")))
 		return -1;
 	if (open_copy(f, path, bid, bid_len) == 0) {
 		free(path);

@@ -1,20 +1,27 @@
 #include "symbols/dwarfidx.h"
 
 #include <dwarf.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "stream/records.h"
 #include "symbols/demangle.h"
 #include "symbols/dieread.h"
+#include "symbols/kcache.h"
 #include "symbols/lines.h"
 #include "symbols/radix.h"
 #include "symbols/strpool.h"
 #include "util/grow.h"
+#include "util/publish.h"
 
 #define NONE UINT32_MAX
 /* DIE nesting deeper than this is corrupt (real code nests a few dozen). */
@@ -96,14 +103,15 @@ struct unit {
 struct unit_slot {
 	Dwarf_Off off, hdr;	/* of its first DIE and its header */
 	uint32_t ar, n_ar;	/* from aranges: its ranges there, in d->ar */
-	bool from_dies;		/* found by read_units(): checked */
-	struct unit *u;		/* NULL until first use (unit_at()) */
+	uint32_t from_dies;	/* found by read_units(): checked */
+	uint32_t pad;		/* (slots are written to the units cache as they are) */
 };
 
 /* A unit's address range. */
 struct unit_range {
 	uint64_t lo, hi;
 	uint32_t unit;
+	uint32_t pad;
 };
 
 struct name {
@@ -117,14 +125,28 @@ struct path {
 	const char *raw, *shown;
 };
 
+/* The sections the index reads by itself. */
+enum {
+	SEC_INFO, SEC_ABBREV, SEC_STR, SEC_LINE_STR, SEC_RANGES, SEC_RNGLISTS, SEC_ARANGES,
+	SEC_LINE, SEC_N,
+};
+
 struct ms_dwarfidx {
 	Dwarf *dw;
 	struct path *paths;	/* open addressing on raw's pointer */
 	uint32_t paths_mask, n_paths;
 	struct unit_slot *units;
 	uint32_t n_units;
+	struct unit **state;	/* each unit's, NULL until first use (unit_at()) */
 	struct unit_range *uranges;
 	uint32_t n_uranges;
+	/*
+	 * When units, ar and uranges live in the units cache's mapping
+	 * (load_units()) rather than in their own allocations.
+	 */
+	void *lists_map;
+	size_t lists_map_len;
+	bool units_cached;
 	bool incomplete;	/* the list of units stopped at an error */
 	/*
 	 * The units and their ranges came from .debug_aranges (see
@@ -137,6 +159,7 @@ struct ms_dwarfidx {
 	struct range *tmp;	/* one unit's ranges per its DIE, while checking */
 	uint32_t alloc_tmp;
 	Elf *elf;
+	Elf_Data *sec[SEC_N];	/* read_sections()' */
 	bool have_sections;	/* lsec was filled */
 	struct ms_line_sections lsec;
 	struct ms_linetab **tabs;	/* line tables read, each once (units may share one) */
@@ -201,10 +224,13 @@ static int cmp_top(const void *a, const void *b)
 /* Unit i's state, made on first use: NULL when out of memory. */
 static struct unit *unit_at(struct ms_dwarfidx *d, uint32_t i)
 {
-	struct unit_slot *sl = &d->units[i];
-	struct unit *u = sl->u;
+	const struct unit_slot *sl = &d->units[i];
+	struct unit *u;
 
-	if (u)
+	/* A few dozen of libc's 2,000 units are used: untouched pages of this are never faulted in. */
+	if (!d->state && !(d->state = calloc(d->n_units, sizeof(*d->state))))
+		return NULL;
+	if ((u = d->state[i]))
 		return u;
 	if (!(u = calloc(1, sizeof(*u))))
 		return NULL;
@@ -213,7 +239,7 @@ static struct unit *unit_at(struct ms_dwarfidx *d, uint32_t i)
 	u->ar = sl->ar;
 	u->n_ar = sl->n_ar;
 	u->checked = sl->from_dies;
-	sl->u = u;
+	d->state[i] = u;
 	return u;
 }
 
@@ -251,14 +277,14 @@ static int read_units(struct ms_dwarfidx *d)
 		memset(&d->units[u], 0, sizeof(d->units[u]));
 		d->units[u].off = dwarf_dieoffset(&cudie);
 		d->units[u].hdr = d->units[u].off - dwarf_cuoffset(&cudie);
-		d->units[u].from_dies = true;
+		d->units[u].from_dies = 1;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
 			if (!ms_reserve((void **)&d->uranges, &alloc_uranges, (uint64_t)d->n_uranges + 1,
 					sizeof(*d->uranges)))
 				return -1;
-			d->uranges[d->n_uranges++] = (struct unit_range){ lo, hi, u };
+			d->uranges[d->n_uranges++] = (struct unit_range){ lo, hi, u, 0 };
 		}
 		if (off < 0) {
 			/* Ranges we cannot read: the unit's code is lost, and said so. */
@@ -308,6 +334,23 @@ static void unit_release(struct unit *u)
 	scopes_release(u);
 }
 
+/* Drop the list of units and their ranges (allocated, or the units cache's mapping). */
+static void lists_release(struct ms_dwarfidx *d)
+{
+	if (d->lists_map) {
+		munmap(d->lists_map, d->lists_map_len);
+		d->lists_map = NULL;
+	} else {
+		free(d->units);
+		free(d->uranges);
+		free(d->ar);
+	}
+	d->units = NULL;
+	d->uranges = NULL;
+	d->ar = NULL;
+	d->n_units = d->n_uranges = d->n_ar = 0;
+}
+
 /* ---- the units' ranges from .debug_aranges ---- */
 
 /*
@@ -334,28 +377,42 @@ struct unit_hdr {
 	bool named;		/* aranges have a set for it */
 };
 
-/* The bytes of the section called name; NULL when absent, empty or still compressed. */
-static Elf_Data *section_data(Elf *elf, const char *name)
+/*
+ * Each section's bytes into d->sec, in one pass over the headers (a pass
+ * per section cost more than the rest of a cached start-up): NULL when
+ * absent, empty or still compressed. The first section of a name counts.
+ */
+static void read_sections(struct ms_dwarfidx *d, Elf *elf)
 {
+	static const char *const names[SEC_N] = {
+		".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
+		".debug_ranges", ".debug_rnglists", ".debug_aranges", ".debug_line",
+	};
+	bool seen[SEC_N] = { false };
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	GElf_Shdr sh;
 
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
+		return;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *n;
 		Elf_Data *data;
+		int k;
 
 		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strcmp(n, name))
+		    strncmp(n, ".debug_", 7))
 			continue;
+		for (k = 0; k < SEC_N && strcmp(n, names[k]); k++)
+			;
+		if (k == SEC_N || seen[k])
+			continue;
+		seen[k] = true;
 		if (sh.sh_type == SHT_NOBITS || (sh.sh_flags & SHF_COMPRESSED))
-			return NULL;
+			continue;
 		data = elf_getdata(scn, NULL);
-		return data && data->d_buf && data->d_size ? data : NULL;
+		d->sec[k] = data && data->d_buf && data->d_size ? data : NULL;
 	}
-	return NULL;
 }
 
 /* A bounded little- or big-endian reader over a section's bytes. */
@@ -492,15 +549,15 @@ static int read_sets(struct ms_dwarfidx *d, Elf_Data *data, bool swap, struct un
 	return 0;
 }
 
-/* Whether ranges of two different units overlap (uranges sorted). */
-static bool units_overlap(const struct ms_dwarfidx *d)
+/* Whether ranges of two different units overlap (r sorted as cmp_urange() sorts). */
+static bool units_overlap(const struct unit_range *ur, uint32_t n)
 {
 	/* The highest end so far, and the highest of units other than its one. */
 	uint64_t hi1 = 0, hi2 = 0;
 	uint32_t unit1 = NONE;
 
-	for (uint32_t i = 0; i < d->n_uranges; i++) {
-		const struct unit_range *r = &d->uranges[i];
+	for (uint32_t i = 0; i < n; i++) {
+		const struct unit_range *r = &ur[i];
 
 		if (r->lo < (r->unit == unit1 ? hi2 : hi1))
 			return true;
@@ -536,7 +593,7 @@ static int sort_uranges(struct ms_dwarfidx *d)
 		for (uint32_t j = 0; j < d->units[i].n_ar; j++, k++) {
 			const struct range *a = &d->ar[d->units[i].ar + j];
 
-			in[k] = (struct unit_range){ a->lo, a->hi, i };
+			in[k] = (struct unit_range){ a->lo, a->hi, i, 0 };
 			keys[k] = (struct ms_rkey){ a->lo, k, 0 };
 		}
 	sorted = ms_radix_sort(keys, keys + n, n);
@@ -576,8 +633,8 @@ static int next_unit(struct ms_dwarfidx *d, Dwarf_Off off, Dwarf_Off *next, Dwar
  */
 static int read_aranges(struct ms_dwarfidx *d, Elf *elf)
 {
-	Elf_Data *aranges = section_data(elf, ".debug_aranges");
-	Elf_Data *info = section_data(elf, ".debug_info");
+	Elf_Data *aranges = d->sec[SEC_ARANGES];
+	Elf_Data *info = d->sec[SEC_INFO];
 	struct unit_hdr *h = NULL;
 	uint32_t n_h = 0, alloc_h = 0, alloc_units = 0, i;
 	Dwarf_Off off = 0, next, die;
@@ -634,7 +691,7 @@ static int read_aranges(struct ms_dwarfidx *d, Elf *elf)
 		r = -1;
 		goto out;
 	}
-	if (units_overlap(d))
+	if (units_overlap(d->uranges, d->n_uranges))
 		goto unusable;
 	d->from_aranges = true;
 	d->stats.units = d->n_units;
@@ -644,39 +701,225 @@ unusable:
 	r = 1;
 out:
 	free(h);
-	if (r) {
-		free(d->units);
-		free(d->uranges);
-		free(d->ar);
-		d->units = NULL;
-		d->uranges = NULL;
-		d->ar = NULL;
-		d->n_units = d->n_uranges = d->n_ar = 0;
-	}
+	if (r)
+		lists_release(d);
 	return r;
 }
 
-/* Release every unit's state. */
+/* ---- the list of units, cached ---- */
+
+/*
+ * read_aranges() reads every unit's header (a few bytes each, spread over
+ * all of .debug_info: for libc6-dbg 2,000 headers, a hundred page faults)
+ * and all of .debug_aranges, then sorts the ranges: a sixth of a short
+ * ms-symbolize run, for a result that only changes with the DWARF. So its
+ * result is kept in a file beside the inflated debug copy (dcache.h),
+ * keyed by the DWARF's build id and the sizes of the sections it came
+ * from, and mapped by the next run instead.
+ *
+ * The file is input like any other: it is used only when its header, key
+ * and counts hold, every unit's header and first DIE lie inside
+ * .debug_info, every range is non-empty and belongs to its unit, and the
+ * sorted ranges are in order and of no two units overlapping (what
+ * read_aranges() itself requires); anything else is ignored and rewritten.
+ * Like aranges themselves it is never the truth: each unit is checked
+ * against its DIE on first use and a miss reads every unit's DIE (see
+ * above), so a list that passes these checks and is still wrong costs time,
+ * never an answer.
+ *
+ * Layout (host byte order): struct units_header, then n_units struct
+ * unit_slot, n_ar struct range, n_uranges struct unit_range, as in memory.
+ */
+#define UNITS_VERSION 1
+
+static const char units_magic[8] = "MSUNITS";
+
+struct units_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t slot_size, range_size, urange_size;
+	uint32_t bid_len;
+	uint8_t bid[MS_BUILD_ID_MAX];
+	uint64_t info_size, abbrev_size, aranges_size;
+	uint64_t n_units, n_ar, n_uranges;
+};
+
+/* The header d's DWARF with build id bid would have (counts 0); -1 without a build id. */
+static int units_key(const struct ms_dwarfidx *d, const uint8_t *bid, uint32_t bid_len,
+		     struct units_header *h)
+{
+	Elf_Data *info = d->sec[SEC_INFO];
+	Elf_Data *abbrev = d->sec[SEC_ABBREV];
+	Elf_Data *aranges = d->sec[SEC_ARANGES];
+
+	if (!bid_len || bid_len > MS_BUILD_ID_MAX || !info || !abbrev || !aranges)
+		return -1;
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, units_magic, sizeof(h->magic));
+	h->version = UNITS_VERSION;
+	h->slot_size = sizeof(struct unit_slot);
+	h->range_size = sizeof(struct range);
+	h->urange_size = sizeof(struct unit_range);
+	h->bid_len = bid_len;
+	memcpy(h->bid, bid, bid_len);
+	h->info_size = info->d_size;
+	h->abbrev_size = abbrev->d_size;
+	h->aranges_size = aranges->d_size;
+	return 0;
+}
+
+/* Whether range r is one of unit sl's (a unit has a handful). */
+static bool unit_has_range(const struct range *ar, const struct unit_slot *sl,
+			   const struct unit_range *r)
+{
+	for (uint32_t i = 0; i < sl->n_ar; i++)
+		if (ar[sl->ar + i].lo == r->lo && ar[sl->ar + i].hi == r->hi)
+			return true;
+	return false;
+}
+
+/* The checks of a mapped list (see above) against key and .debug_info's size. */
+static bool units_valid(const uint8_t *map, size_t len, const struct units_header *key)
+{
+	const struct units_header *h = (const void *)map;
+	const struct unit_slot *units;
+	const struct range *ar;
+	const struct unit_range *ur;
+	uint64_t n_units, n_ar, n_ur, sum = 0, i;
+
+	if (len < sizeof(*h) ||
+	    memcmp(h, key, offsetof(struct units_header, n_units)))
+		return false;
+	n_units = h->n_units;
+	n_ar = h->n_ar;
+	n_ur = h->n_uranges;
+	if (!n_units || n_units > UINT32_MAX || n_ar > UINT32_MAX || n_ur > UINT32_MAX ||
+	    n_units > (len - sizeof(*h)) / sizeof(*units) ||
+	    n_ar > (len - sizeof(*h) - n_units * sizeof(*units)) / sizeof(*ar) ||
+	    n_ur * sizeof(*ur) != len - sizeof(*h) - n_units * sizeof(*units) - n_ar * sizeof(*ar))
+		return false;
+	units = (const void *)(map + sizeof(*h));
+	ar = (const void *)(units + n_units);
+	ur = (const void *)(ar + n_ar);
+	for (i = 0; i < n_units; i++) {
+		const struct unit_slot *sl = &units[i];
+
+		if (sl->from_dies || !sl->n_ar || sl->ar > n_ar || sl->n_ar > n_ar - sl->ar ||
+		    sl->off <= sl->hdr || sl->off >= key->info_size ||
+		    (i && sl->hdr <= units[i - 1].hdr))
+			return false;
+		sum += sl->n_ar;
+	}
+	for (i = 0; i < n_ar; i++)
+		if (ar[i].lo >= ar[i].hi)
+			return false;
+	if (sum != n_ur)
+		return false;
+	for (i = 0; i < n_ur; i++)
+		if (ur[i].unit >= n_units || ur[i].lo >= ur[i].hi ||
+		    (i && cmp_urange(&ur[i - 1], &ur[i]) > 0) ||
+		    !unit_has_range(ar, &units[ur[i].unit], &ur[i]))
+			return false;
+	return !units_overlap(ur, (uint32_t)n_ur);
+}
+
+/* Map the list at path into d when it is valid for key: 0, or -1. */
+static int load_units(struct ms_dwarfidx *d, const char *path, const struct units_header *key)
+{
+	struct stat st;
+	const struct units_header *h;
+	void *map;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < sizeof(struct units_header) ||
+	    (uint64_t)st.st_size > (uint64_t)1 << 32) {
+		close(fd);
+		return -1;
+	}
+	/* Private and writable as the lists in memory are (nothing writes them now). */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -1;
+	if (!units_valid(map, (size_t)st.st_size, key)) {
+		munmap(map, (size_t)st.st_size);
+		return -1;
+	}
+	h = map;
+	d->lists_map = map;
+	d->lists_map_len = (size_t)st.st_size;
+	d->n_units = (uint32_t)h->n_units;
+	d->n_ar = (uint32_t)h->n_ar;
+	d->n_uranges = (uint32_t)h->n_uranges;
+	d->units = (struct unit_slot *)((uint8_t *)map + sizeof(*h));
+	d->ar = (struct range *)(d->units + d->n_units);
+	d->uranges = (struct unit_range *)(d->ar + d->n_ar);
+	d->from_aranges = true;
+	d->units_cached = true;
+	d->stats.units = d->n_units;
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Write d's list from aranges to path under key; one that cannot be written costs the next run time. */
+static void store_units(const struct ms_dwarfidx *d, const char *path, struct units_header *key)
+{
+	struct ms_publish pub;
+	int fd;
+
+	if (!d->n_units || ms_cache_mkdir(path) < 0)
+		return;
+	key->n_units = d->n_units;
+	key->n_ar = d->n_ar;
+	key->n_uranges = d->n_uranges;
+	if ((fd = ms_publish_open(&pub, path)) < 0)
+		return;
+	if (write_all(fd, key, sizeof(*key)) < 0 ||
+	    write_all(fd, d->units, d->n_units * sizeof(*d->units)) < 0 ||
+	    write_all(fd, d->ar, d->n_ar * sizeof(*d->ar)) < 0 ||
+	    write_all(fd, d->uranges, d->n_uranges * sizeof(*d->uranges)) < 0) {
+		ms_publish_abort(&pub);
+		return;
+	}
+	ms_publish_commit(&pub);
+}
+
+/* Release every unit's state and the list of units. */
 static void units_release(struct ms_dwarfidx *d)
 {
-	for (uint32_t i = 0; i < d->n_units; i++)
-		if (d->units[i].u) {
-			unit_release(d->units[i].u);
-			free(d->units[i].u);
+	for (uint32_t i = 0; d->state && i < d->n_units; i++)
+		if (d->state[i]) {
+			unit_release(d->state[i]);
+			free(d->state[i]);
 		}
-	free(d->units);
+	free(d->state);
+	d->state = NULL;
+	lists_release(d);
 }
 
 /* Forget the units (their strings handed out stay valid) and read them all from their DIEs. */
 static int reread_units(struct ms_dwarfidx *d)
 {
 	units_release(d);
-	free(d->uranges);
-	free(d->ar);
-	d->units = NULL;
-	d->uranges = NULL;
-	d->ar = NULL;
-	d->n_units = d->n_uranges = d->n_ar = 0;
 	d->from_aranges = false;
 	/* units_indexed and the rest count the work done: they go on counting. */
 	return read_units(d);
@@ -799,16 +1042,16 @@ void ms_dwarfidx_use_dieread(bool on)
  * The sections dieread.h reads, when it can: the file's byte order is the
  * host's and it is not relocatable (libdw relocates those); else d->dsec
  * stays empty and libdw reads every DIE. Compressed sections are libdw's
- * too (section_data() does not see them).
+ * too (read_sections() does not see them).
  */
 static void die_sections(struct ms_dwarfidx *d, Elf *elf)
 {
-	Elf_Data *info = section_data(elf, ".debug_info");
-	Elf_Data *abbrev = section_data(elf, ".debug_abbrev");
-	Elf_Data *str = section_data(elf, ".debug_str");
-	Elf_Data *line_str = section_data(elf, ".debug_line_str");
-	Elf_Data *ranges = section_data(elf, ".debug_ranges");
-	Elf_Data *rnglists = section_data(elf, ".debug_rnglists");
+	Elf_Data *info = d->sec[SEC_INFO];
+	Elf_Data *abbrev = d->sec[SEC_ABBREV];
+	Elf_Data *str = d->sec[SEC_STR];
+	Elf_Data *line_str = d->sec[SEC_LINE_STR];
+	Elf_Data *ranges = d->sec[SEC_RANGES];
+	Elf_Data *rnglists = d->sec[SEC_RNGLISTS];
 	GElf_Ehdr eh;
 
 	if (!use_dieread || !info || !abbrev || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL ||
@@ -829,7 +1072,15 @@ static void die_sections(struct ms_dwarfidx *d, Elf *elf)
 
 struct ms_dwarfidx *ms_dwarfidx_new(Elf *elf, const char **why)
 {
+	return ms_dwarfidx_new_cached(elf, NULL, NULL, 0, why);
+}
+
+struct ms_dwarfidx *ms_dwarfidx_new_cached(Elf *elf, const char *units_path, const uint8_t *bid,
+					   uint32_t bid_len, const char **why)
+{
 	struct ms_dwarfidx *d = calloc(1, sizeof(*d));
+	struct units_header key;
+	bool cache;
 	int r;
 
 	*why = NULL;
@@ -845,8 +1096,16 @@ struct ms_dwarfidx *ms_dwarfidx_new(Elf *elf, const char **why)
 		free(d);
 		return NULL;
 	}
+	read_sections(d, elf);
 	die_sections(d, elf);
-	r = read_aranges(d, elf);
+	cache = units_path && units_key(d, bid, bid_len, &key) == 0;
+	if (cache && load_units(d, units_path, &key) == 0) {
+		r = 0;
+	} else {
+		r = read_aranges(d, elf);
+		if (r == 0 && cache)
+			store_units(d, units_path, &key);
+	}
 	if (r > 0)
 		r = read_units(d);
 	if (r < 0) {
@@ -864,8 +1123,6 @@ void ms_dwarfidx_free(struct ms_dwarfidx *d)
 	if (!d)
 		return;
 	units_release(d);
-	free(d->uranges);
-	free(d->ar);
 	free(d->tmp);
 	free(d->die_stack);
 	for (i = 0; i < d->n_tabs; i++) {
@@ -891,6 +1148,7 @@ void ms_dwarfidx_stats(const struct ms_dwarfidx *d, struct ms_dwarfidx_stats *ou
 {
 	*out = d->stats;
 	out->from_aranges = d->from_aranges;
+	out->units_cached = d->units_cached;
 }
 
 /* ---- indexing one unit ---- */
@@ -1484,9 +1742,9 @@ static const struct ms_linetab *unit_lines(struct ms_dwarfidx *d, struct unit *u
 		return u->lines_state == LINES_OURS ? u->lines : NULL;
 	u->lines_state = LINES_LIBDW;
 	if (!d->have_sections) {
-		Elf_Data *line = section_data(d->elf, ".debug_line");
-		Elf_Data *str = section_data(d->elf, ".debug_str");
-		Elf_Data *line_str = section_data(d->elf, ".debug_line_str");
+		Elf_Data *line = d->sec[SEC_LINE];
+		Elf_Data *str = d->sec[SEC_STR];
+		Elf_Data *line_str = d->sec[SEC_LINE_STR];
 		GElf_Ehdr eh;
 
 		d->have_sections = true;

@@ -62,6 +62,16 @@ struct ms_srcline {
  * says what libdw reported (a static string).
  */
 struct ms_dwarfidx *ms_dwarfidx_new(Elf *elf, const char **why);
+/*
+ * The same, keeping the list of units read from .debug_aranges in the
+ * cache file at units_path (NULL: none) for the next index of the DWARF
+ * with build id bid (bid_len > 0): mapped when it is valid for this DWARF,
+ * else read as above and the file (re)written. The file only spares the
+ * reading: every answer is the same with it, without it, or with it
+ * damaged (see dwarfidx.c).
+ */
+struct ms_dwarfidx *ms_dwarfidx_new_cached(Elf *elf, const char *units_path, const uint8_t *bid,
+					   uint32_t bid_len, const char **why);
 void ms_dwarfidx_free(struct ms_dwarfidx *d);
 
 /*
@@ -96,6 +106,7 @@ struct ms_dwarfidx_stats {
 	uint32_t names_libdw;	/* scopes named by libdw (dieread.h refused) */
 	uint64_t scopes;
 	bool from_aranges;	/* the units are still those .debug_aranges gave */
+	bool units_cached;	/* ... and came from the units cache (ms_dwarfidx_new_cached()) */
 };
 void ms_dwarfidx_stats(const struct ms_dwarfidx *d, struct ms_dwarfidx_stats *out);
 

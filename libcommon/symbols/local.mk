@@ -12,6 +12,7 @@ libcommon_a_SOURCES += \
 	libcommon/symbols/kernel.c libcommon/symbols/kernel.h \
 	libcommon/symbols/kcache.c libcommon/symbols/kcache.h \
 	libcommon/symbols/dcache.c libcommon/symbols/dcache.h \
+	libcommon/symbols/ehframe.c libcommon/symbols/ehframe.h \
 	libcommon/symbols/symbolize.c libcommon/symbols/symbolize.h \
 	libcommon/symbols/stage.c libcommon/symbols/batch.c
 
@@ -45,3 +46,8 @@ UNIT_TESTS += tests/unit/symbols-die-test
 tests_unit_symbols_die_test_SOURCES = tests/unit/symbols-die-test.c tests/unit/dwarf-bytes.h
 tests_unit_symbols_die_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_symbols_die_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/symbols-ehframe-test
+tests_unit_symbols_ehframe_test_SOURCES = tests/unit/symbols-ehframe-test.c
+tests_unit_symbols_ehframe_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_symbols_ehframe_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

@@ -10,6 +10,7 @@
 #include "symbols/demangle.h"
 #include "symbols/dwarfidx.h"
 #include "symbols/dcache.h"
+#include "symbols/ehframe.h"
 #include "symbols/kcache.h"
 #include "symbols/kernel.h"
 #include "symbols/strpool.h"
@@ -34,7 +35,7 @@ struct smodule {
 	struct ms_elf_file inflated;	/* the DWARF file's cached inflated copy (dcache.h) */
 	struct ms_dwarfidx *dwarf;
 	bool bad_dwarf_told;	/* the problem was counted (once per module) */
-	Dwarf_CFI *cfi;		/* the file's .eh_frame: function starts */
+	struct ms_ehframe eh;	/* the file's .eh_frame: function starts */
 	struct ms_symtab syms;
 	bool syms_pending;	/* syms not read yet (load_syms()) */
 	bool has_loads;
@@ -137,8 +138,7 @@ static void module_release(struct smodule *m)
 	ms_symtab_release(&m->syms);
 	ms_elf_loads_release(&m->loads);
 	ms_dwarfidx_free(m->dwarf);
-	if (m->cfi)
-		dwarf_cfi_end(m->cfi);
+	ms_ehframe_release(&m->eh);
 	if (m->tried) {
 		ms_elf_file_close(&m->debug);
 		ms_elf_file_close(&m->file);
@@ -325,7 +325,7 @@ static void load_debug(struct ms_symbolizer *s, uint32_t id, struct smodule *mod
 	struct ms_debug_file df;
 	const char *why = NULL;
 	Elf *dwelf = NULL;
-	char hex[2 * MS_BUILD_ID_MAX + 1];
+	char hex[2 * MS_BUILD_ID_MAX + 1], *units;
 
 	/* A module proved by device and inode may still carry a build id. */
 	if (!bid_len && have_file) {
@@ -371,7 +371,10 @@ static void load_debug(struct ms_symbolizer *s, uint32_t id, struct smodule *mod
 		drop_fd(&mod->inflated);
 		dwelf = mod->inflated.elf;
 	}
-	mod->dwarf = ms_dwarfidx_new(dwelf, &why);
+	/* The list of units is kept beside the inflated copy (dwarfidx.h). */
+	units = ms_dcache_path(bid, bid_len, ".units");
+	mod->dwarf = ms_dwarfidx_new_cached(dwelf, units, bid, bid_len, &why);
+	free(units);
 	if (!mod->dwarf) {
 		mod->debug_reason = MS_SYM_BAD_DWARF;
 		mod->bad_dwarf_told = true;
@@ -454,7 +457,7 @@ static void load_module(struct ms_symbolizer *s, uint32_t id, struct smodule *mo
 	mod->has_loads = ms_elf_loads_read(have_file ? mod->file.elf : mod->debug.elf,
 					   &mod->loads) == 0;
 	if (have_file)
-		mod->cfi = dwarf_getcfi_elf(mod->file.elf);
+		ms_ehframe_elf(&mod->eh, mod->file.elf);
 	mod->reason = MS_SYM_OK;
 	s->stats.modules_loaded++;
 }
@@ -686,21 +689,20 @@ static uint32_t name_len(const char *name)
 	return (uint32_t)(len < FRAME_TEXT_BUDGET ? len : FRAME_TEXT_BUDGET);
 }
 
-/* No name from DWARF or symbols: the .eh_frame FDE that covers addr, if any. */
+/*
+ * No name from DWARF or symbols: the start of the .eh_frame FDE that
+ * covers addr, if any (ehframe.h): the function's, so that all its
+ * addresses are one function.
+ */
 static void fde_start(struct smodule *mod, uint64_t addr, struct fact *out)
 {
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Addr start, end;
-	bool signalp;
+	uint64_t start;
 
 	out->reason = MS_SYM_NO_SYMBOL;
-	if (!mod->cfi || dwarf_cfi_addrframe(mod->cfi, addr, &frame) != 0)
-		return;
-	if (dwarf_frame_info(frame, &start, &end, &signalp) >= 0 && addr >= start && addr < end) {
+	if (ms_ehframe_start(&mod->eh, addr, &start)) {
 		out->reason = MS_SYM_FDE_ONLY;
 		out->symbol_start = start;
 	}
-	free(frame);
 }
 
 /*

@@ -561,6 +561,239 @@ static void test_aranges(void **state)
 	free(addrs);
 }
 
+/* ---- the list of units, cached (ms_dwarfidx_new_cached()) ---- */
+
+/* The file's layout, as dwarfidx.c writes it (host order). */
+enum {
+	UC_VERSION = 8,		/* u32 */
+	UC_INFO_SIZE = 48,	/* u64, part of the key */
+	UC_N_UNITS = 72,	/* u64 */
+	UC_HEADER = 96,
+	UC_SLOT = 32,		/* u64 off, hdr; u32 ar, n_ar, from_dies, pad */
+	UC_RANGE = 16,		/* u64 lo, hi */
+	UC_URANGE = 24,		/* u64 lo, hi; u32 unit, pad */
+};
+
+static uint8_t *slurp(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	*size = (size_t)ftell(f);
+	rewind(f);
+	b = malloc(*size + 16);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, *size, f), *size);
+	fclose(f);
+	return b;
+}
+
+static void spill(const char *path, const uint8_t *b, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, size, f), size);
+	assert_int_equal(fclose(f), 0);
+}
+
+static struct ms_dwarfidx *cached_index(struct image *im, const char *path, uint8_t bid0)
+{
+	const uint8_t bid[8] = { bid0, 2, 3, 4, 5, 6, 7, 8 };
+	const char *why;
+	struct ms_dwarfidx *d = ms_dwarfidx_new_cached(im->elf, path, bid, sizeof(bid), &why);
+
+	assert_non_null(d);
+	return d;
+}
+
+static bool units_cached(struct ms_dwarfidx *d)
+{
+	struct ms_dwarfidx_stats st;
+
+	ms_dwarfidx_stats(d, &st);
+	return st.units_cached;
+}
+
+/* How a good file is damaged. */
+enum uc_damage {
+	UC_CUT, UC_LONGER, UC_NEWER, UC_STALE, UC_COUNT, UC_UNIT_INDEX, UC_UNSORTED,
+	UC_DIE_BEFORE_HEADER, UC_FROM_DIES, UC_EMPTY_RANGE, UC_FOREIGN_RANGE, UC_DAMAGE_N,
+};
+
+static size_t damage(uint8_t *b, size_t size, enum uc_damage how)
+{
+	uint64_t n_units, n_ar, v;
+	uint8_t *units = b + UC_HEADER, *ar, *ur;
+
+	memcpy(&n_units, b + UC_N_UNITS, 8);
+	memcpy(&n_ar, b + UC_N_UNITS + 8, 8);
+	ar = units + n_units * UC_SLOT;
+	ur = ar + n_ar * UC_RANGE;
+	switch (how) {
+	case UC_CUT:
+		return size - 8;
+	case UC_LONGER:
+		memset(b + size, 0, 8);
+		return size + 8;
+	case UC_NEWER:
+		b[UC_VERSION]++;
+		break;
+	case UC_STALE:
+		b[UC_INFO_SIZE]++;
+		break;
+	case UC_COUNT:
+		v = UINT32_MAX;
+		memcpy(b + UC_N_UNITS, &v, 8);
+		break;
+	case UC_UNIT_INDEX:
+		memcpy(ur + 16, &n_units, 4);
+		break;
+	case UC_UNSORTED:
+		/* The last range first: out of order. */
+		memcpy(ur, b + size - UC_URANGE, UC_URANGE);
+		break;
+	case UC_DIE_BEFORE_HEADER:
+		memcpy(units, units + 8, 8);
+		break;
+	case UC_FROM_DIES:
+		units[24] = 1;
+		break;
+	case UC_EMPTY_RANGE:
+		memcpy(ar + 8, ar, 8);
+		break;
+	case UC_FOREIGN_RANGE:
+		/* A range of no unit, in order: the first one's start a byte later. */
+		memcpy(&v, ur, 8);
+		v++;
+		memcpy(ur, &v, 8);
+		break;
+	default:
+		break;
+	}
+	return size;
+}
+
+static void test_units_cache(void **state)
+{
+	struct image im;
+	struct ms_dwarfidx *d;
+	struct ms_dwarfidx_stats st;
+	uint64_t aux, aux_size, *addrs, lo;
+	char **want, got[4096], dir[] = "/tmp/ms-units-XXXXXX", path[64];
+	uint8_t *good, *b;
+	size_t n, good_size, size;
+	uint32_t units;
+	const char *why;
+
+	(void)state;
+	assert_int_equal(symbols_index_aux_b(1), 21);
+	image_open(&im);
+	image_symbol(&im, "symbols_index_aux_a", &aux, &aux_size);
+	addrs = image_addresses(&im, &n);
+	image_close(&im);
+	want = reference_answers(NULL, addrs, n, &units);
+	assert_non_null(mkdtemp(dir));
+	/* A directory that does not exist yet is made. */
+	snprintf(path, sizeof(path), "%s/debug/x.units", dir);
+
+	/* No file: read from aranges and written. */
+	image_open(&im);
+	d = cached_index(&im, path, 1);
+	assert_true(from_aranges(d));
+	assert_false(units_cached(d));
+	assert_answers(d, addrs, want, n);
+	ms_dwarfidx_free(d);
+	good = slurp(path, &good_size);
+	assert_int_equal(good_size % 8, 0);
+
+	/* Then mapped: the same units and answers. */
+	d = cached_index(&im, path, 1);
+	assert_true(units_cached(d));
+	assert_true(from_aranges(d));
+	ms_dwarfidx_stats(d, &st);
+	assert_int_equal(st.units, units);
+	answer(d, aux + 1, got, sizeof(got));
+	assert_non_null(strstr(got, "symbols_index_aux_a"));
+	assert_answers(d, addrs, want, n);
+	ms_dwarfidx_free(d);
+
+	/* Another build id: not this DWARF's list; rewritten for it. */
+	d = cached_index(&im, path, 9);
+	assert_false(units_cached(d));
+	assert_true(from_aranges(d));
+	ms_dwarfidx_free(d);
+	d = cached_index(&im, path, 9);
+	assert_true(units_cached(d));
+	ms_dwarfidx_free(d);
+	d = cached_index(&im, path, 1);
+	assert_false(units_cached(d));
+	ms_dwarfidx_free(d);
+
+	/* Each damage: ignored (the list read again, the same answers) and rewritten. */
+	for (int how = 0; how < UC_DAMAGE_N; how++) {
+		b = malloc(good_size + 16);
+		assert_non_null(b);
+		memcpy(b, good, good_size);
+		spill(path, b, damage(b, good_size, (enum uc_damage)how));
+		d = cached_index(&im, path, 1);
+		if (units_cached(d))
+			fail_msg("damage %d: the file was used", how);
+		assert_true(from_aranges(d));
+		assert_answers(d, addrs, want, n);
+		ms_dwarfidx_free(d);
+		free(b);
+		b = slurp(path, &size);
+		assert_int_equal(size, good_size);
+		assert_memory_equal(b, good, size);
+		free(b);
+	}
+
+	/*
+	 * Damage that keeps the file consistent: the aux unit's ranges start a
+	 * byte late in both lists. The file is used, the unit fails its check
+	 * against its DIE, and the answers are still right (read from the DIEs).
+	 */
+	b = malloc(good_size);
+	assert_non_null(b);
+	memcpy(b, good, good_size);
+	for (size_t o = UC_HEADER; o + UC_RANGE <= good_size; o += 8) {
+		memcpy(&lo, b + o, 8);
+		if (lo == aux) {
+			lo++;
+			memcpy(b + o, &lo, 8);
+		}
+	}
+	spill(path, b, good_size);
+	free(b);
+	d = cached_index(&im, path, 1);
+	assert_true(units_cached(d));
+	answer(d, aux + aux_size / 2, got, sizeof(got));
+	assert_false(from_aranges(d));
+	assert_non_null(strstr(got, "symbols_index_aux_a"));
+	assert_answers(d, addrs, want, n);
+	ms_dwarfidx_free(d);
+
+	/* A path that cannot be written: no file, the same index. */
+	d = ms_dwarfidx_new_cached(im.elf, "/proc/no/x.units", (const uint8_t *)"12345678", 8,
+				   &why);
+	assert_non_null(d);
+	assert_false(units_cached(d));
+	assert_answers(d, addrs, want, n);
+	ms_dwarfidx_free(d);
+
+	image_close(&im);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/debug", dir);
+	rmdir(path);
+	rmdir(dir);
+	free(good);
+	free_answers(want, n);
+	free(addrs);
+}
+
 /* ---- line tables ---- */
 
 /* The line of addr in a unit, by libdw and by lines.h: the same. */
@@ -1171,6 +1404,7 @@ int main(void)
 		cmocka_unit_test(test_radix_sort),
 		cmocka_unit_test(test_kallsyms_addresses),
 		cmocka_unit_test(test_aranges),
+		cmocka_unit_test(test_units_cache),
 		cmocka_unit_test(test_lines_match_libdw),
 		cmocka_unit_test(test_dieread_matches_libdw),
 		cmocka_unit_test(test_libc),
