@@ -30,13 +30,6 @@
  * kernel time to map and unmap; in 2 MiB blocks, under 1 ms.
  */
 #define FILE_BLOCK (2u << 20)
-/*
- * On a pipe (a blocking one: a stage's output), the first write goes out
- * after FIRST_FILL bytes and each later one gathers twice as much, up to
- * the buffer: the next stage starts on the first records instead of
- * waiting for a whole buffer, and the stream still moves in large writes.
- */
-#define FIRST_FILL (16u * 1024u)
 
 struct ms_writer {
 	int fd;
@@ -44,7 +37,6 @@ struct ms_writer {
 	char *name;
 	char *buf;
 	size_t cap, len;
-	size_t fill;		/* bytes gathered before a write: see FIRST_FILL */
 	size_t rec_start;	/* where the open record starts in buf */
 	uint64_t block;		/* FILE_BLOCK for a regular file, else 0 */
 	uint64_t file_off;	/* a regular file's offset of buf[0] */
@@ -138,14 +130,10 @@ static size_t whole_blocks(const struct ms_writer *w, size_t upto)
 /* Make room for n more bytes, writing out complete records (blocking). */
 static int make_room(struct ms_writer *w, size_t n)
 {
-	if (w->len + n <= w->fill)
+	if (w->cap - w->len >= n)
 		return 0;
 	if (write_out(w, whole_blocks(w, complete(w)), WRITE_BLOCKING) < 0)
 		return -1;
-	if (w->fill < w->cap)
-		w->fill = w->fill * 2 < w->cap ? w->fill * 2 : w->cap;
-	if (w->len + n <= w->fill)
-		return 0;
 	/* (A file's buffer holds a block and a record: this is for safety.) */
 	if (w->cap - w->len < n && write_out(w, complete(w), WRITE_BLOCKING) < 0)
 		return -1;
@@ -158,7 +146,7 @@ static int append(void *data, const char *bytes, size_t n)
 	struct ms_writer *w = data;
 
 	/* Fast path: an element of a record that has room (most calls). */
-	if (__builtin_expect(n <= 9 && w->len + 16 <= w->fill && !w->failed && !w->oversize &&
+	if (__builtin_expect(n <= 9 && w->cap - w->len >= 16 && !w->failed && !w->oversize &&
 			     w->in_record && w->len - w->rec_start + n <= MS_RECORD_MAX, 1)) {
 		char *d = w->buf + w->len;
 
@@ -234,8 +222,6 @@ struct ms_writer *ms_writer_open(int fd, const char *name, unsigned flags)
 		w->file_off = (uint64_t)off;
 	}
 	w->cap = w->block + WRITER_BUF_SIZE;
-	/* (A file goes in blocks; a non-blocking writer's caller sizes its writes.) */
-	w->fill = w->block || (flags & MS_WRITER_NONBLOCK) ? w->cap : FIRST_FILL;
 	if (!(w->name = strdup(name)) || !(w->buf = malloc(w->cap))) {
 		ms_error("out of memory opening '%s'", name);
 		goto fail;
@@ -331,7 +317,7 @@ int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len)
 {
 	/* Fast path: what the path below does when the record fits as it is. */
 	if (__builtin_expect(!w->failed && w->header_done && !w->trailer_done && len &&
-			     len <= MS_RECORD_MAX && w->len + len <= w->fill, 1)) {
+			     len <= MS_RECORD_MAX && w->cap - w->len >= len, 1)) {
 		memcpy(w->buf + w->len, bytes, len);
 		w->len += len;
 		w->in_record = false;

@@ -1849,8 +1849,7 @@ static void test_epipe_when_buffer_fills(void **state)
 		;
 	err = end_capture();
 	assert_int_equal(ret, -1);
-	/* The first record passes the first write's 16 KiB: that write finds the pipe closed. */
-	assert_int_equal(i, 0);
+	assert_true(i >= 4 && i <= 5);
 	assert_true(ms_writer_broken_pipe(w));
 	assert_string_equal(err, "stream-test: downstream closed the pipe (stdout)\n");
 	ms_writer_close(w);

@@ -3,9 +3,7 @@
  * whole 2 MiB blocks at 2 MiB-aligned offsets until the stream is flushed
  * (so the page cache can hold it in large folios), and nothing is lost or
  * reordered by holding the rest back; a pipe or an O_APPEND file is
- * written as before, everything at each drain. On a pipe the first write
- * comes after 16 KiB and each later one gathers twice as much, up to the
- * 256 KiB buffer.
+ * written as before, everything at each drain.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -180,41 +178,6 @@ static void test_pipe_written_at_once(void **state)
 	close(p[1]);
 }
 
-/*
- * The writes a stage makes on its output pipe, as the reader sees them
- * (each drained at once): about 16 KiB, then twice as much each time up
- * to the buffer.
- */
-static void test_pipe_first_writes_small(void **state)
-{
-	const size_t fill[] = { 16384, 32768, 65536, 131072, 262144, 262144, 262144 };
-	static char sink[1 << 20];
-	int p[2], queued = 0;
-	size_t k = 0;
-	struct ms_writer *w;
-
-	(void)state;
-	assert_int_equal(pipe(p), 0);
-	fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
-	w = ms_writer_open(p[1], "test", 0);
-	assert_non_null(w);
-	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
-	for (uint64_t i = 0; k < sizeof(fill) / sizeof(fill[0]); i++) {
-		pack_sample(w, i, 1000);
-		assert_int_equal(ioctl(p[0], FIONREAD, &queued), 0);
-		if (!queued)
-			continue;
-		/* A write of the records that fit in this fill: within one record of it. */
-		assert_true((size_t)queued <= fill[k]);
-		assert_true((size_t)queued > fill[k] - 1100);
-		assert_int_equal(read(p[0], sink, sizeof(sink)), queued);
-		k++;
-	}
-	assert_int_equal(ms_writer_close(w), 0);
-	close(p[0]);
-	close(p[1]);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,7 +185,6 @@ int main(void)
 		cmocka_unit_test(test_file_blocks_follow_offset),
 		cmocka_unit_test(test_append_file_written_at_once),
 		cmocka_unit_test(test_pipe_written_at_once),
-		cmocka_unit_test(test_pipe_first_writes_small),
 	};
 
 	for (size_t i = 0; i < sizeof(stack_bytes); i++)
