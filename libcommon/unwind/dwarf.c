@@ -555,11 +555,20 @@ bool ms_walk_cache_prefetch(const struct ms_walk_cache *c, uint64_t epoch, uint6
 	bool found = false;
 
 	for (uint32_t way = 0; way < WC_WAYS; way++, e++) {
-		const struct wc_walk *k = (const struct wc_walk *)(c->pool + e->first);
-		const uint64_t *p = c->pool + e->first + WC_HEAD_WORDS;
+		const struct wc_walk *k;
+		const uint64_t *p;
 
-		if (e->epoch != epoch || e->pc != pc || e->sp != sp || e->gen != c->gen ||
-		    k->need > len)
+		/*
+		 * The key first, then the pool: a walk's record is read only for
+		 * the way that matches (gcc loaded all four, each a likely miss).
+		 */
+		if (__builtin_expect(e->epoch != epoch || e->pc != pc || e->sp != sp ||
+				     e->gen != c->gen, 1))
+			continue;
+		__asm__ volatile("" ::: "memory");
+		k = (const struct wc_walk *)(c->pool + e->first);
+		p = c->pool + e->first + WC_HEAD_WORDS;
+		if (k->need > len)
 			continue;
 		for (uint32_t i = 0; i < k->n_reads; i++)
 			__builtin_prefetch(bytes + p[2 * i]);
@@ -578,9 +587,11 @@ static inline const struct wc_walk *wc_match(const struct ms_walk_cache *c,
 	const uint64_t *p, *end;
 	uint64_t v, w, diff = 0;
 
-	if (e->epoch != epoch || e->pc != rs->val[MS_DW_RA] || e->sp != rs->val[MS_DW_RSP] ||
-	    e->gen != c->gen)
+	if (__builtin_expect(e->epoch != epoch || e->pc != rs->val[MS_DW_RA] ||
+			     e->sp != rs->val[MS_DW_RSP] || e->gen != c->gen, 1))
 		return NULL;
+	/* (The pool only for the way that matches: see ms_walk_cache_prefetch().) */
+	__asm__ volatile("" ::: "memory");
 	k = (const struct wc_walk *)(c->pool + e->first);
 	if (k->known0 != rs->known || k->saved0 != rs->saved || k->max != max || k->need > len)
 		return NULL;
