@@ -77,6 +77,7 @@ struct ms_reader {
 	bool built;		/* obj is the last framed record's */
 	uint32_t deferred_kind;	/* !built: the record's kind, read from its bytes */
 	const char *last;	/* the last framed record's bytes */
+	uint32_t fast_kind;	/* that record's kind when a fast path framed it (arena not sized) */
 	struct ms_sample *sample;	/* ms_reader_unpack_samples()'s, or NULL */
 	const char *sample_at;	/* the last framed record's bytes when sample_in is its */
 	struct ms_sample *sample_in;	/* that record's sample: sample, or a peek's */
@@ -779,6 +780,43 @@ static void scout_from(struct ms_reader *r, size_t next)
 	scout(r);
 }
 
+/*
+ * A STACK_REF as ms-unwind writes it, a fixarray of its kind and six
+ * integers: its length (what scan_record() finds), or 0 for anything else
+ * (the general scan then decides; the values are ms_stack_ref_unpack()'s
+ * to judge). Most of what ms-symbolize reads: the general scan took about
+ * 130 instructions a record.
+ */
+static inline size_t stack_ref_len(const unsigned char *p, size_t avail)
+{
+	size_t pos = 2, l;
+
+	/* (Within 2 + 6 * 9 bytes, the reads below cannot pass avail.) */
+	if (avail < 2 + 6 * 9 || p[0] != 0x97 || p[1] != MS_REC_STACK_REF)
+		return 0;
+	for (int i = 0; i < 6; i++, pos += l)
+		if (!(l = int_len[p[pos]]))
+			return 0;
+	return pos;
+}
+
+/* Grow the arena to need bytes once; reused from then on. */
+static int arena_fit(struct ms_reader *r, size_t need)
+{
+	size_t cap = r->arena_cap ? r->arena_cap : ARENA_MIN;
+	msgpack_object *a;
+
+	if (need <= r->arena_cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	if (!(a = realloc(r->arena, cap)))
+		return ms_error("out of memory reading '%s'", r->name);
+	r->arena = a;
+	r->arena_cap = cap;
+	return 0;
+}
+
 enum frame_result {
 	FRAME_OK,
 	FRAME_EOF,		/* clean EOF between records */
@@ -796,6 +834,7 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 	struct scan s;
 
 	r->sample_at = NULL;
+	r->fast_kind = 0;
 	for (;;) {
 		size_t avail = r->end - r->start;
 		uint64_t off = r->buf_offset + r->start;
@@ -815,6 +854,7 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 			/* Framed and unpacked already; the scout moves past it. */
 			s.len = r->peek_len;
 			s.zone_need = 0;
+			r->fast_kind = MS_REC_SAMPLE;
 			r->sample_at = (const char *)p;
 			r->sample_in = r->peek_in;
 			r->peek_at = NULL;
@@ -828,8 +868,16 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 		    (s.len = ms_sample_frame((const char *)p, avail < r->limit ? avail : r->limit,
 					     r->sample))) {
 			s.zone_need = 0;
+			r->fast_kind = MS_REC_SAMPLE;
 			r->sample_at = (const char *)p;
 			r->sample_in = r->sample;
+			if (r->map)
+				scout_from(r, r->start + s.len);
+			break;
+		}
+		if (r->defer && (s.len = stack_ref_len(p, avail)) && s.len <= r->limit) {
+			s.zone_need = 0;
+			r->fast_kind = MS_REC_STACK_REF;
 			if (r->map)
 				scout_from(r, r->start + s.len);
 			break;
@@ -877,24 +925,12 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 			scout_from(r, r->start + s.len);
 		break;
 	}
-	if (s.zone_need > r->arena_cap) {
-		/* Grow once to what this record needs; reused from then on. */
-		size_t cap = r->arena_cap ? r->arena_cap : ARENA_MIN;
-		msgpack_object *a;
-
-		while (cap < s.zone_need)
-			cap *= 2;
-		if (!(a = realloc(r->arena, cap))) {
-			ms_error("out of memory reading '%s'", r->name);
-			return FRAME_ERROR;
-		}
-		r->arena = a;
-		r->arena_cap = cap;
-	}
+	if (s.zone_need > r->arena_cap && arena_fit(r, s.zone_need) < 0)
+		return FRAME_ERROR;
 	r->last = (const char *)p;
 	r->built = false;
-	if (r->sample_at)
-		r->deferred_kind = MS_REC_SAMPLE;
+	if (r->fast_kind)
+		r->deferred_kind = r->fast_kind;
 	else if (!(r->defer && deferrable(p, &r->deferred_kind))) {
 		struct builder b = { .p = p, .arena = (char *)r->arena };
 
@@ -1216,10 +1252,21 @@ const msgpack_object *ms_reader_object(struct ms_reader *r, const struct ms_reco
 		return NULL;
 	}
 	if (!r->built) {
-		/* frame() sized the arena for this record already. */
-		struct builder b = { .p = (const unsigned char *)r->last,
-				     .arena = (char *)r->arena };
+		struct builder b = { .p = (const unsigned char *)r->last };
+		struct scan s;
 
+		/* frame() sized the arena for this record, unless a fast path framed it. */
+		if (r->fast_kind) {
+			if (scan_record(b.p, r->end - (size_t)(r->last - r->buf), r->limit,
+					MS_RECORD_DEPTH, &s) != SCAN_DONE) {
+				ms_error("internal error: the record at byte %" PRIu64 " of '%s' "
+					 "no longer scans", rec->offset, r->name);
+				return NULL;
+			}
+			if (arena_fit(r, s.zone_need) < 0)
+				return NULL;
+		}
+		b.arena = (char *)r->arena;
 		build(&b, &r->obj);
 		r->built = true;
 	}

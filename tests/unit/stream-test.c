@@ -16,6 +16,7 @@
 #include "util/error.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -2931,6 +2932,128 @@ static void test_fastpack_sample_same_bytes(void **state)
 	}
 }
 
+/* ---- STACK_REF records: framed at once when deferred, as by the general scan ---- */
+
+/* An integer v in a random width: unsigned, signed, or the shortest. */
+static void put_int_any(struct bytes *b, uint64_t v, unsigned *seed)
+{
+	unsigned r = (unsigned)rand_r(seed) % 6;
+
+	if (r == 0 && v <= 0x7f) {
+		put_byte(b, (unsigned char)v);
+	} else if (r == 1 && v <= 0xff) {
+		put_byte(b, 0xcc);
+		put_byte(b, (unsigned char)v);
+	} else if (r == 2 && v <= 0x7fff) {
+		put_byte(b, 0xd1);
+		put_byte(b, (unsigned char)(v >> 8));
+		put_byte(b, (unsigned char)v);
+	} else if (r == 3 && v <= 0xffffffffu) {
+		put_byte(b, 0xce);
+		for (int sh = 24; sh >= 0; sh -= 8)
+			put_byte(b, (unsigned char)(v >> sh));
+	} else if (r == 4) {
+		put_byte(b, 0xe0 | (unsigned char)(v & 0x1f));	/* a negative fixint */
+	} else {
+		put_byte(b, 0xcf);
+		for (int sh = 56; sh >= 0; sh -= 8)
+			put_byte(b, (unsigned char)(v >> sh));
+	}
+}
+
+/* Header, STACK_REFs of every encoding (some not 7 integers), a trailer. */
+static struct bytes stack_refs(unsigned n, unsigned seed)
+{
+	int fd = header_only();
+	struct bytes b = { 0 };
+	size_t hlen;
+	char *h = read_all(fd, &hlen);
+
+	put(&b, h, hlen);
+	free(h);
+	close(fd);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned shape = (unsigned)rand_r(&seed) % 10, fields = shape == 0 ? 5 : shape == 1 ? 7 : 6;
+
+		put_byte(&b, (unsigned char)(0x90 | (fields + 1)));
+		put_byte(&b, MS_REC_STACK_REF);
+		for (unsigned k = 0; k < fields; k++) {
+			if (shape == 2 && k == 3)
+				put(&b, "\xa2no", 3);		/* a string where an integer goes */
+			else
+				put_int_any(&b, (uint64_t)rand_r(&seed) * rand_r(&seed), &seed);
+		}
+	}
+	put_trailer(&b, n);
+	return b;
+}
+
+/* What a reader makes of each record: where, what, and what unpacking says. */
+static void read_refs(int fd, bool defer, char *out, size_t cap)
+{
+	struct ms_reader *r;
+	struct ms_record rec;
+	size_t used = 0;
+	int ret;
+
+	begin_capture();
+	r = ms_reader_open(fd, "test");
+	assert_non_null(r);
+	ms_reader_defer_objects(r, defer);
+	while ((ret = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
+		struct ms_stack_ref ref = { 0 };
+		const msgpack_object *o = ms_reader_object(r, &rec);
+		int v = ms_stack_ref_unpack(&rec, &ref);
+
+		assert_non_null(o);
+		used += (size_t)snprintf(out + used, cap - used, "%" PRIu64 "+%zu k%u v%d %u %u %" PRIu64
+					 " %u %" PRIu64 " %u ", rec.offset, rec.len, rec.kind, v,
+					 ref.pid, ref.tid, ref.time, ref.cpu, ref.period, ref.id);
+		used += (size_t)msgpack_object_print_buffer(out + used, cap - used, *o);
+		used += (size_t)snprintf(out + used, cap - used, "\n");
+		assert_true(used < cap - 512);
+	}
+	ms_reader_free(r);
+	snprintf(out + used, cap - used, "end %d: %s", ret, end_capture());
+}
+
+static void test_stack_ref_fast_framing(void **state)
+{
+	static char fast[1 << 20], general[1 << 20];
+
+	(void)state;
+	signal(SIGPIPE, SIG_IGN);
+	for (unsigned round = 0; round < 40; round++) {
+		struct bytes b = stack_refs(300, round);
+		struct feeder f = { .bytes = b.p, .len = b.len, .seed = round };
+		int fd = new_fd(), p[2];
+		pthread_t th;
+
+		/* Flip a byte now and then, or cut the stream short. */
+		if (round % 3 == 1)
+			b.p[60 + rand_r(&f.seed) % (b.len - 60)] ^= (char)(1 + rand_r(&f.seed) % 255);
+		if (round % 5 == 2)
+			b.len -= 1 + rand_r(&f.seed) % 40;
+		f.len = b.len;
+		write_bytes(fd, b.p, b.len);
+		rewind_fd(fd);
+		read_refs(fd, false, general, sizeof(general));
+		rewind_fd(fd);
+		read_refs(fd, true, fast, sizeof(fast));
+		assert_string_equal(fast, general);
+		close(fd);
+		/* deferred from a pipe fed in pieces: records cut anywhere */
+		assert_int_equal(pipe(p), 0);
+		f.fd = p[1];
+		assert_int_equal(pthread_create(&th, NULL, feed, &f), 0);
+		read_refs(p[0], true, fast, sizeof(fast));
+		close(p[0]);
+		pthread_join(th, NULL);
+		assert_string_equal(fast, general);
+		free(b.p);
+	}
+}
+
 #define T(f) cmocka_unit_test_teardown(f, restore_stderr)
 
 int main(void)
@@ -2979,6 +3102,7 @@ int main(void)
 		T(test_scan_nested_malformed),
 		T(test_scout_stays_in_the_mapping),
 		T(test_fastpack_sample_same_bytes),
+		T(test_stack_ref_fast_framing),
 	};
 
 	ms_set_progname("stream-test");
