@@ -107,6 +107,25 @@ void ms_sampled_state_init(struct ms_sampled_state *st, struct ms_regstate *rs,
 	}
 }
 
+bool ms_sampled_pc_sp(const struct ms_sample *s, uint64_t *pc, uint64_t *sp)
+{
+	struct ms_sampled_state st;
+	struct ms_regstate rs;
+	const uint32_t need = 1u << MS_DW_RA | 1u << MS_DW_RSP;
+
+	if (s->regs_abi == PERF_REGS_ABI_64 && s->regs_mask == PERF_REGS_DWARF &&
+	    s->n_regs >= 17) {
+		/* What ms-record asks for (see ms_sampled_state_init()): %rsp is 7, the IP 8. */
+		*sp = s->regs[7];
+		*pc = s->regs[8];
+		return true;
+	}
+	ms_sampled_state_init(&st, &rs, s);
+	*pc = rs.val[MS_DW_RA];
+	*sp = rs.val[MS_DW_RSP];
+	return (rs.known & need) == need;
+}
+
 bool ms_regstate_get(struct ms_regstate *rs, const struct ms_state_reader *rd, unsigned reg,
 		     uint64_t *out, uint32_t *end)
 {
@@ -552,7 +571,6 @@ bool ms_walk_cache_prefetch(const struct ms_walk_cache *c, uint64_t epoch, uint6
 			    uint64_t sp, const uint8_t *bytes, uint64_t len)
 {
 	const struct wc_entry *e = wc_set((struct ms_walk_cache *)c, epoch, pc, sp);
-	bool found = false;
 
 	for (uint32_t way = 0; way < WC_WAYS; way++, e++) {
 		const struct wc_walk *k;
@@ -570,11 +588,12 @@ bool ms_walk_cache_prefetch(const struct ms_walk_cache *c, uint64_t epoch, uint6
 		p = c->pool + e->first + WC_HEAD_WORDS;
 		if (k->need > len)
 			continue;
+		/* (Ways of one key read nearly the same words: the first, replay's first check.) */
 		for (uint32_t i = 0; i < k->n_reads; i++)
 			__builtin_prefetch(bytes + p[2 * i]);
-		found = true;
+		return true;
 	}
-	return found;
+	return false;
 }
 
 /* The walk e holds when it is the walk from rs over the copy of len bytes at bytes. */

@@ -76,6 +76,12 @@ void ms_sampled_state_init(struct ms_sampled_state *st, struct ms_regstate *rs,
 			   const struct ms_sample *s);
 
 /*
+ * The PC and %rsp ms_sampled_state_init() would give s, without the rest
+ * of the state: false when it would give s no PC or no %rsp.
+ */
+bool ms_sampled_pc_sp(const struct ms_sample *s, uint64_t *pc, uint64_t *sp);
+
+/*
  * Value of register reg: true with *out, or false with *end set
  * (MS_END_MISSING_REGISTER, or MS_END_STACK_COPY when its save slot cannot
  * be read). A value read from its slot is kept in rs.

@@ -341,16 +341,13 @@ static void prefetch_sample(struct ms_unwinder *u, struct ms_process *proc,
 			    const struct ms_sample *s)
 {
 	struct dwarf_state *st = ms_unwinder_method_state(u);
-	struct ms_sampled_state ss;
-	struct ms_regstate rs;
-	const uint32_t need = 1u << MS_DW_RA | 1u << MS_DW_RSP;
+	uint64_t pc, sp;
 
 	if (!s->stack_in_file || !s->stack)
 		return;	/* a copy that came through a pipe is in cache already */
-	ms_sampled_state_init(&ss, &rs, s);
-	if ((rs.known & need) == need)
+	if (ms_sampled_pc_sp(s, &pc, &sp))
 		ms_walk_cache_prefetch(st->src.cache, ms_process_addrspace(proc)->generation,
-				       rs.val[MS_DW_RA], rs.val[MS_DW_RSP], ss.bytes, ss.len);
+				       pc, sp, s->stack, s->stack_len);
 }
 
 static int walk_dwarf(struct ms_unwinder *u, struct ms_process *proc, const struct ms_sample *s,

@@ -1092,10 +1092,52 @@ static void test_policy_names(void **state)
 	assert_int_equal(ms_crc32(0, "123456789", 9), 0xcbf43926);
 }
 
+/*
+ * ms_sampled_pc_sp() gives what ms_sampled_state_init() gives for PC and
+ * %rsp, for the usual 17 registers, other masks, 32-bit or no registers,
+ * and a PC from the sample's IP or user chain.
+ */
+static void test_sampled_pc_sp(void **state)
+{
+	static struct ms_sample s;
+	uint64_t masks[] = { 0xff01ff, 0x1ff, 0x180, 0x100, 0x80, 0xff00ff, 0 };
+	unsigned seed = 7;
+
+	(void)state;
+	for (int i = 0; i < 2000; i++) {
+		struct ms_sampled_state st;
+		struct ms_regstate rs;
+		uint64_t pc = 1, sp = 1;
+		bool got, want;
+
+		memset(&s, 0, sizeof(s));
+		s.regs_abi = (uint32_t)(rand_r(&seed) % 4 ? 2 : rand_r(&seed) % 3);
+		s.regs_mask = masks[rand_r(&seed) % 7];
+		s.n_regs = (uint32_t)__builtin_popcountll(s.regs_mask);
+		if (rand_r(&seed) % 10 == 0 && s.n_regs)
+			s.n_regs--;		/* fewer registers than the mask says */
+		for (uint32_t k = 0; k < s.n_regs; k++)
+			s.regs[k] = 0x1000 * (k + 1) + (uint64_t)rand_r(&seed);
+		s.cpumode = (uint32_t)(rand_r(&seed) % 3);
+		s.ip = rand_r(&seed) % 2 ? 0x401000 : 0;
+		s.n_uchain = (uint32_t)(rand_r(&seed) % 2);
+		s.uchain[0] = 0x402000;
+		ms_sampled_state_init(&st, &rs, &s);
+		want = (rs.known & (1u << MS_DW_RA)) && (rs.known & (1u << MS_DW_RSP));
+		got = ms_sampled_pc_sp(&s, &pc, &sp);
+		assert_int_equal(got, want);
+		if (want) {
+			assert_true(pc == rs.val[MS_DW_RA]);
+			assert_true(sp == rs.val[MS_DW_RSP]);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_complete),
+		cmocka_unit_test(test_sampled_pc_sp),
 		cmocka_unit_test(test_truncated_every_length),
 		cmocka_unit_test(test_no_cfi_no_module),
 		cmocka_unit_test(test_pc_cache_full),
