@@ -9,6 +9,7 @@
 #include "stream/fastpack.h"
 #include "stream/records.h"
 #include "util/error.h"
+#include "util/publish.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +30,7 @@
  * in arbitrary pieces, a 169 MB stream cost each reader about 10 ms of
  * kernel time to map and unmap; in 2 MiB blocks, under 1 ms.
  */
-#define FILE_BLOCK (2u << 20)
+#define FILE_BLOCK MS_PAGE_BLOCK
 
 struct ms_writer {
 	int fd;

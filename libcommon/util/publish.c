@@ -26,6 +26,7 @@ int ms_publish_open(struct ms_publish *p, const char *path)
 	p->path = strdup(path);
 	p->tmp = NULL;
 	p->fd = -1;
+	p->blocks = false;
 	if (!p->path)
 		return ms_error("out of memory opening '%s'", path);
 	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
@@ -76,6 +77,49 @@ static void sync_dir(const char *path)
 	free(copy);
 }
 
+/*
+ * A copy of p's temporary written in whole MS_PAGE_BLOCKs, which then
+ * replaces it (see blocks in publish.h). Nothing changes on failure.
+ */
+static void rewrite_in_blocks(struct ms_publish *p)
+{
+	size_t n = strlen(p->path) + sizeof(".tmp-XXXXXX");
+	char *tmp = malloc(n), *buf = NULL;
+	struct stat st;
+	off_t off = 0;
+	int fd = -1;
+
+	if (!tmp || fstat(p->fd, &st) < 0 || st.st_size <= (off_t)MS_PAGE_BLOCK / 2)
+		goto out;	/* (a small file gains nothing) */
+	snprintf(tmp, n, "%s.tmp-XXXXXX", p->path);
+	if (!(buf = malloc(MS_PAGE_BLOCK)) || (fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+		goto out;
+	while (off < st.st_size) {
+		ssize_t got = pread(p->fd, buf, MS_PAGE_BLOCK, off);
+
+		if (got <= 0 || write(fd, buf, (size_t)got) != got)
+			goto out;
+		off += got;
+	}
+	if (fchmod(fd, st.st_mode & 0777) < 0)
+		goto out;
+	/* The copy is the temporary now; the pieces go with their small folios. */
+	close(p->fd);
+	unlink(p->tmp);
+	free(p->tmp);
+	p->fd = fd;
+	p->tmp = tmp;
+	fd = -1;
+	tmp = NULL;
+out:
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(buf);
+	free(tmp);
+}
+
 int ms_publish_commit(struct ms_publish *p)
 {
 	int ret = 0;
@@ -86,6 +130,8 @@ int ms_publish_commit(struct ms_publish *p)
 		release(p);
 		return ret;
 	}
+	if (p->blocks)
+		rewrite_in_blocks(p);
 	if (fsync(p->fd) < 0) {
 		ms_error_errno("cannot write '%s'", p->tmp);
 		ms_publish_abort(p);

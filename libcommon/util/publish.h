@@ -13,10 +13,25 @@
 
 #include <stdbool.h>
 
+/*
+ * The page cache holds a file written in whole blocks of this size, at
+ * offsets that are multiples of it, in large folios that a later reader
+ * maps one PMD at a time (the stream writer's policy, stream/writer.c).
+ */
+#define MS_PAGE_BLOCK (2u << 20)
+
 struct ms_publish {
 	char *path;
 	char *tmp;		/* NULL when written in place */
 	int fd;
+	/*
+	 * Set before commit for a file that later runs map (the caches):
+	 * when the writer wrote it in pieces (libelf, small writes), commit
+	 * writes it again in whole MS_PAGE_BLOCKs first, so that it stays
+	 * in the page cache in large folios. Best effort: when that fails,
+	 * the file is published as written.
+	 */
+	bool blocks;
 };
 
 /* Returns the fd to write, or -1 after a message naming the file. */

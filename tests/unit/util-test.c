@@ -1,6 +1,7 @@
 /*
  * libcommon/util pieces without a layer of their own: arrays grown by
- * doubling (grow.h) and mappings faulted in from a thread (prefault.h).
+ * doubling (grow.h), mappings faulted in from a thread (prefault.h) and
+ * atomic publication, rewritten in whole blocks for caches (publish.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,14 +9,18 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/grow.h"
 #include "util/prefault.h"
+#include "util/publish.h"
 
 static void test_reserve(void **state)
 {
@@ -170,6 +175,93 @@ static void test_prefault_file_cut_short(void **state)
 	close(fd);
 }
 
+/* Entries of dir other than . and .. */
+static int dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* Publish len bytes written in pieces of 4 KiB, with or without blocks. */
+static void publish_and_check(const char *dir, size_t len, bool blocks)
+{
+	char path[256];
+	unsigned char *want = malloc(len), *got = malloc(len + 1);
+	struct ms_publish pub;
+	struct stat st;
+	mode_t mask = umask(0);
+	int fd;
+
+	umask(mask);
+	assert_non_null(want);
+	assert_non_null(got);
+	for (size_t i = 0; i < len; i++)
+		want[i] = (unsigned char)(i * 31 + i / 4099);
+	snprintf(path, sizeof(path), "%s/out", dir);
+	fd = ms_publish_open(&pub, path);
+	assert_true(fd >= 0);
+	for (size_t off = 0; off < len; off += 4096) {
+		size_t n = len - off < 4096 ? len - off : 4096;
+
+		assert_int_equal(write(fd, want + off, n), (ssize_t)n);
+	}
+	pub.blocks = blocks;
+	assert_int_equal(ms_publish_commit(&pub), 0);
+	/* The bytes, the mode of a new file, and no temporary left behind. */
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, (off_t)len);
+	assert_int_equal(st.st_mode & 0777, 0666 & ~mask);
+	assert_int_equal(read(fd, got, len + 1), (ssize_t)len);
+	assert_memory_equal(got, want, len);
+	close(fd);
+	assert_int_equal(dir_entries(dir), 1);
+	unlink(path);
+	free(want);
+	free(got);
+}
+
+static void test_publish_blocks(void **state)
+{
+	char dir[] = "/tmp/ms-util-publish-XXXXXX";
+	struct ms_publish pub;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* Several blocks and a piece, one block exactly, a small file: with and without. */
+	publish_and_check(dir, 2 * MS_PAGE_BLOCK + 12345, true);
+	publish_and_check(dir, MS_PAGE_BLOCK, true);
+	publish_and_check(dir, 1000, true);
+	publish_and_check(dir, MS_PAGE_BLOCK + 1, false);
+	/* Written in place (not a regular file): nothing to rewrite. */
+	fd = ms_publish_open(&pub, "/dev/null");
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "x", 1), 1);
+	pub.blocks = true;
+	assert_int_equal(ms_publish_commit(&pub), 0);
+	/* Aborted: nothing left. */
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/gone", dir);
+		fd = ms_publish_open(&pub, path);
+		assert_true(fd >= 0);
+		pub.blocks = true;
+		ms_publish_abort(&pub);
+		assert_int_equal(dir_entries(dir), 0);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_prefault_anonymous),
 		cmocka_unit_test(test_prefault_file),
 		cmocka_unit_test(test_prefault_file_cut_short),
+		cmocka_unit_test(test_publish_blocks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
