@@ -56,6 +56,9 @@ static void print_stats(const struct ms_unwind_stats *s)
 		(unsigned long long)s->dwarf_frames, (unsigned long long)s->fp_frames,
 		(unsigned long long)s->pc_cache_hits, (unsigned long long)s->pc_cache_misses,
 		(unsigned long long)s->cfi_modules, (unsigned long long)s->cfi_rules);
+	fprintf(stderr, "ms-unwind: walk-cache replayed %llu kept %llu emptied %llu\n",
+		(unsigned long long)s->walks_replayed, (unsigned long long)s->walks_kept,
+		(unsigned long long)s->walk_cache_resets);
 	for (i = 0; i <= MS_END_KERNEL_ONLY; i++)
 		if (s->ends[i])
 			fprintf(stderr, "ms-unwind: end %s %llu\n", ms_stack_end_name(i),

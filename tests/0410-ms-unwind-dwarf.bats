@@ -73,6 +73,10 @@ stacks() {
 	cat depths.txt >&2
 	[ "$(wc -l < depths.txt)" -eq 1 ]
 	[ "$(awk '{print $2}' depths.txt)" -eq 40 ]
+	# The same few walks over and over: most are replayed from the walk cache.
+	read -r replayed kept < <(sed -n 's/^ms-unwind: walk-cache replayed \([0-9]*\) kept \([0-9]*\) .*/\1 \2/p' unwind.err)
+	[ $((replayed * 2)) -gt "$total" ]
+	[ $((replayed + kept)) -le "$total" ]
 	# The libc call at the leaf is unwound through too.
 	grep -q -E ';leaf;__mem(set|chr)[a-z0-9_]*$' stacks.txt
 	# The frame-pointer chain of the same samples says nothing of the kind.

@@ -313,6 +313,13 @@ static int walk(struct ms_unwinder *u, struct ms_process *proc, const struct ms_
 	if (ms_dwarf_walk(&rs, &ss.reader, &st->src, out->frames, max, &w) < 0)
 		return -1;
 	note_reach(st, s, &rs);
+	{
+		const struct ms_walk_cache_stats *wc = ms_walk_cache_stats(st->src.cache);
+
+		st->stats->walks_replayed = wc->hits;
+		st->stats->walks_kept = wc->stored;
+		st->stats->walk_cache_resets = wc->resets;
+	}
 	out->n = w.n;
 	out->end = w.end;
 	out->token = w.token;
