@@ -722,6 +722,22 @@ struct stored_head {
 
 #define KINDS_COUNTED 64
 
+/*
+ * Where the fields of a sample are for the latest attr, when its samples
+ * are words at fixed places, then the callchain, the registers and the
+ * stack copy (what ms-collect asks for): see fast_sample().
+ */
+struct fast_layout {
+	bool on;
+	/* offsets in the record, 0 when absent */
+	uint16_t ip, tid, time, id, cpu, period;
+	uint16_t words_end;		/* after the fixed words */
+	bool chain, regs, stack;
+	uint32_t n_regs;		/* popcount(sample_regs_user) */
+	uint64_t regs_mask;
+	const struct ms_attr *attr;
+};
+
 struct stage {
 	const char *in_name;
 	struct ms_reader *r;
@@ -741,6 +757,13 @@ struct stage {
 		struct ms_comm comm;
 	} scratch;
 	struct ms_decoder dec;
+	struct fast_layout fast;
+	bool checked_only;
+	uint64_t n_fast;
+	/* the input, when mapped: fast samples in it are packed when they go out */
+	const char *in_map;
+	size_t in_map_len;
+	struct ms_sample emit_scratch;	/* counts for fp_sample_bound() */
 };
 
 static unsigned kind_slot(uint32_t kind)
@@ -754,6 +777,383 @@ static bool in_file(const struct stage *st, const struct ms_sample *s)
 	return st->map && s->stack_len && (const char *)s->stack >= st->map &&
 	       (size_t)((const char *)s->stack - st->map) <= st->map_len - s->stack_len;
 }
+
+/* ---- the fast path for samples ---- */
+
+/* The fields fast_check() handles: no READ, RAW or BRANCH_STACK. */
+#define FAST_SAMPLE_BITS \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | \
+	 PERF_SAMPLE_STACK_USER)
+
+/* The layout of the latest attr's samples, when fast_check() can take them. */
+static void fast_layout_set(struct fast_layout *L, const struct ms_decoder *d, bool off)
+{
+	const struct ms_attr *a;
+	uint64_t st;
+	uint16_t pos = 8;
+
+	memset(L, 0, sizeof(*L));
+	if (off || !d->n_attrs || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		return;
+	a = &d->attrs[d->n_attrs - 1];
+	st = a->sample_type;
+	/* with several attrs, an identifier chooses the attr: pick_attr() */
+	if ((st & ~(uint64_t)FAST_SAMPLE_BITS) ||
+	    (d->n_attrs > 1 && (st & PERF_SAMPLE_IDENTIFIER)))
+		return;
+	/* decode_sample()'s order; a later ID is the id it checks */
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		L->id = pos, pos += 8;
+	if (st & PERF_SAMPLE_IP)
+		L->ip = pos, pos += 8;
+	if (st & PERF_SAMPLE_TID)
+		L->tid = pos, pos += 8;
+	if (st & PERF_SAMPLE_TIME)
+		L->time = pos, pos += 8;
+	if (st & PERF_SAMPLE_ADDR)
+		pos += 8;
+	if (st & PERF_SAMPLE_ID)
+		L->id = pos, pos += 8;
+	if (st & PERF_SAMPLE_STREAM_ID)
+		pos += 8;
+	if (st & PERF_SAMPLE_CPU)
+		L->cpu = pos, pos += 8;
+	if (st & PERF_SAMPLE_PERIOD)
+		L->period = pos, pos += 8;
+	L->words_end = pos;
+	L->chain = st & PERF_SAMPLE_CALLCHAIN;
+	L->regs = st & PERF_SAMPLE_REGS_USER;
+	L->stack = st & PERF_SAMPLE_STACK_USER;
+	L->n_regs = ms_popcount64(a->sample_regs_user);
+	L->regs_mask = a->sample_regs_user;
+	L->attr = a;
+	L->on = true;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/*
+ * A sample that passed fast_check(): where its fields are in its record
+ * (offsets, 0 when absent; the record is at most 65535 bytes), and what
+ * the checks worked out. fast_pack() writes its SAMPLE from this and the
+ * record's bytes.
+ */
+struct fast_ref {
+	const uint8_t *data;
+	uint64_t regs_mask;
+	uint32_t cpu;
+	uint32_t stack_len;
+	uint16_t tid, time, period, ip;
+	uint16_t chain, nr;		/* the callchain's entries */
+	uint16_t n_k, k_end;		/* kernel frames, all before entry k_end */
+	uint16_t n_u, u_from;		/* user frames, none before entry u_from */
+	uint16_t regs, stack;
+	uint8_t n_regs, abi, cpumode;
+	bool kernel_first;		/* the context before any marker */
+	bool in_file;			/* the stack is referred to in the input */
+};
+
+/*
+ * The checks decode_sample() makes, for a sample of the fast layout L,
+ * and nothing else: true when it would decode the sample, with R filled.
+ * False for a sample it would skip, and for what is unusual (frames of a
+ * guest or hypervisor, an id that is not among the latest attr's first
+ * few): ms_decode() judges those, and reports.
+ */
+static bool fast_check(const struct fast_layout *L, uint32_t cpu, const uint8_t *data,
+		       size_t len, struct fast_ref *R)
+{
+	size_t pos = L->words_end;
+	struct perf_event_header h;
+
+	if (len < pos)
+		return false;
+	memcpy(&h, data, sizeof(h));
+	if (h.type != PERF_RECORD_SAMPLE || h.size != len || len % 8)
+		return false;
+	R->data = data;
+	R->cpu = L->cpu ? rd32(data + L->cpu) : cpu;
+	R->tid = L->tid;
+	R->time = L->time;
+	R->period = L->period;
+	R->ip = L->ip;
+	R->cpumode = (uint8_t)cpumode_of(h.misc);
+	R->kernel_first = R->cpumode == MS_CPUMODE_KERNEL;
+	R->nr = R->n_k = R->k_end = R->n_u = R->u_from = 0;
+	if (L->chain) {
+		bool kernel = R->kernel_first;
+		uint32_t nr, n_k = 0, n_u = 0, k_end = 0, u_from = 0;
+		uint64_t n;
+
+		if (len - pos < 8)
+			return false;
+		n = rd64(data + pos);
+		pos += 8;
+		if (n > (len - pos) / 8 || n > MS_CHAIN_MAX)
+			return false;
+		nr = (uint32_t)n;
+		R->chain = (uint16_t)pos;
+		for (uint32_t i = 0; i < nr; i++) {
+			uint64_t ip = rd64(data + pos + 8 * (size_t)i);
+
+			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+				if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
+					kernel = true;
+				else if (ip == (uint64_t)PERF_CONTEXT_USER)
+					kernel = false;
+				else
+					return false;	/* foreign frames: counted there */
+			} else if (kernel) {
+				n_k++;
+				k_end = i + 1;
+			} else if (!n_u++) {
+				u_from = i;
+			}
+		}
+		pos += (size_t)nr * 8;
+		R->nr = (uint16_t)nr;
+		R->n_k = (uint16_t)n_k;
+		R->k_end = (uint16_t)k_end;
+		R->n_u = (uint16_t)n_u;
+		R->u_from = (uint16_t)u_from;
+	}
+	R->abi = 0;
+	R->n_regs = 0;
+	if (L->regs) {
+		uint64_t abi;
+
+		if (len - pos < 8)
+			return false;
+		abi = rd64(data + pos);
+		pos += 8;
+		if (abi > PERF_SAMPLE_REGS_ABI_64)
+			return false;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			if ((size_t)L->n_regs * 8 > len - pos)
+				return false;
+			R->abi = (uint8_t)abi;
+			R->n_regs = (uint8_t)L->n_regs;
+			R->regs = (uint16_t)pos;
+			pos += (size_t)L->n_regs * 8;
+		}
+	}
+	R->regs_mask = R->n_regs ? L->regs_mask : 0;
+	R->stack_len = 0;
+	R->stack = 0;
+	if (L->stack) {
+		uint64_t size, dyn;
+
+		if (len - pos < 8)
+			return false;
+		size = rd64(data + pos);
+		pos += 8;
+		if (size) {
+			if (size > MS_STACK_MAX || size % 8 || size + 8 > len - pos)
+				return false;
+			R->stack = (uint16_t)pos;
+			pos += size;
+			dyn = rd64(data + pos);
+			pos += 8;
+			if (dyn > size)
+				return false;
+			R->stack_len = (uint32_t)dyn;
+		}
+	}
+	if (pos != len)
+		return false;
+	if (L->id) {
+		/* check_id()'s common case; anything else is judged there */
+		const struct ms_attr *a = L->attr;
+		uint64_t id = rd64(data + L->id);
+		uint32_t i, n = a->n_ids < 8 ? a->n_ids : 8;
+
+		for (i = 0; i < n && a->ids[i] != id; i++)
+			;
+		if (i == n)
+			return false;
+	}
+	return true;
+}
+
+/* fp_sample_bound() of the sample R describes. */
+static size_t fast_bound(struct ms_sample *scratch, const struct fast_ref *R)
+{
+	scratch->n_kchain = R->n_k;
+	scratch->n_uchain = R->n_u;
+	scratch->n_regs = R->n_regs;
+	scratch->stack_len = R->stack_len;
+	scratch->stack_in_file = R->in_file;
+	return fp_sample_bound(scratch);
+}
+
+/*
+ * Pack the frames of chain entries [from, to) in the kernel's context
+ * (kernel true) or the user's, starting in context kernel_at_from. The
+ * only markers are PERF_CONTEXT_KERNEL and _USER (fast_check()).
+ */
+static char *pack_frames(char *p, const uint8_t *chain, uint32_t from, uint32_t to,
+			 bool kernel_at_from, bool kernel)
+{
+	bool in = kernel_at_from;
+
+	for (uint32_t i = from; i < to; i++) {
+		uint64_t ip = rd64(chain + 8 * (size_t)i);
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+			in = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+		else if (in == kernel)
+			p = fp_addr(p, ip);
+	}
+	return p;
+}
+
+/* The bytes fp_sample() makes of what ms_decode() makes of the sample R describes. */
+static char *fast_pack(char *p, const struct fast_ref *R, const char *map)
+{
+	const uint8_t *data = R->data;
+	size_t n;
+
+	*p++ = (char)(0x90 | 14);
+	*p++ = (char)MS_REC_SAMPLE;
+	p = fp_uint(p, R->tid ? rd32(data + R->tid) : 0);
+	p = fp_uint(p, R->tid ? rd32(data + R->tid + 4) : 0);
+	p = fp_addr(p, R->time ? rd64(data + R->time) : 0);
+	p = fp_uint(p, R->cpu);
+	p = fp_uint(p, R->period ? rd64(data + R->period) : 0);
+	p = fp_addr(p, R->ip ? rd64(data + R->ip) : 0);
+	*p++ = (char)R->cpumode;	/* fp_uint() of a value below 128 */
+	p = fp_array(p, R->n_k);
+	if (R->n_k)
+		p = pack_frames(p, data + R->chain, 0, R->k_end, R->kernel_first, true);
+	p = fp_array(p, R->n_u);
+	if (R->n_u)
+		p = pack_frames(p, data + R->chain, R->u_from, R->nr, false, false);
+	*p++ = (char)R->abi;		/* at most 2 */
+	p = fp_uint(p, R->regs_mask);
+	n = 8 * (size_t)R->n_regs;
+	p = fp_bin(p, (uint32_t)n);
+	/*
+	 * The registers as they are (this host's order: fast_layout_set()),
+	 * in blocks of fixed sizes: a memcpy of a variable size is inlined
+	 * as "rep movsq", slow to start for 136 bytes.
+	 */
+	{
+		const uint8_t *src = data + R->regs;
+		size_t i = 0;
+
+		for (; i + 64 <= n; i += 64)
+			memcpy(p + i, src + i, 64);
+		for (; i + 16 <= n; i += 16)
+			memcpy(p + i, src + i, 16);
+		if (i < n)
+			memcpy(p + i, src + i, 8);
+	}
+	p += n;
+	if (R->in_file) {
+		*p++ = (char)(0x90 | 2);
+		p = fp_uint(p, (uint64_t)((const char *)data + R->stack - map));
+		p = fp_uint(p, R->stack_len);
+	} else {
+		p = fp_bin(p, R->stack_len);
+		if (R->stack_len)
+			memcpy(p, data + R->stack, R->stack_len);
+		p += R->stack_len;
+	}
+	return p;
+}
+
+/*
+ * A sample of the fast layout, checked and packed straight from its
+ * bytes: the SAMPLE store_sample() would have queued after ms_decode(),
+ * without a struct ms_sample between. When the SAMPLE carries a copy of
+ * the stack (kilobytes) and the record lies in the mapped input, which
+ * stays until the end, only R is queued and the SAMPLE is packed in the
+ * writer's buffer when it goes out: the copy is not copied through the
+ * ordering. (For a small SAMPLE, packing in the writer costs more than
+ * copying the bytes from the ordering.) Returns 1 when the sample was
+ * queued, 0 when ms_decode() must judge it, -1 on an error of the
+ * ordering.
+ */
+#define FAST_DEFER_STACK 1024
+
+static int fast_sample(struct stage *st, uint32_t cpu, const uint8_t *data, size_t len)
+{
+	struct stored_head *h;
+	struct fast_ref R;
+	uint64_t time;
+
+	if (!fast_check(&st->fast, cpu, data, len, &R))
+		return 0;
+	R.in_file = false;
+	if (st->map && R.stack_len) {
+		const char *stack = (const char *)data + R.stack;
+
+		R.in_file = stack >= st->map &&
+			    (size_t)(stack - st->map) <= st->map_len - R.stack_len;
+	}
+	time = R.time ? rd64(data + R.time) : 0;
+	if (!R.in_file && R.stack_len >= FAST_DEFER_STACK && st->in_map &&
+	    (const char *)data >= st->in_map &&
+	    len <= st->in_map_len - (size_t)((const char *)data - st->in_map)) {
+		h = ms_order_reserve(&st->order, sizeof(*h) + sizeof(R));
+		if (!h)
+			return -1;
+		h->kind = MS_REC_SAMPLE;
+		h->len = 0;
+		memcpy(h + 1, &R, sizeof(R));
+	} else {
+		char *end;
+
+		h = ms_order_reserve(&st->order, sizeof(*h) + fast_bound(&st->d.u.sample, &R));
+		if (!h)
+			return -1;
+		end = fast_pack((char *)(h + 1), &R, st->map);
+		h->kind = MS_REC_SAMPLE;
+		h->len = (uint32_t)(end - (char *)(h + 1));
+	}
+	return ms_order_commit(&st->order, MS_ORDER_TIMED, time) < 0 ? -1 : 1;
+}
+
+/* A sample queued as a fast_ref goes out: packed in the writer's buffer. */
+static int emit_ref(struct stage *st, const unsigned char *p)
+{
+	struct fast_ref R;
+	size_t bound;
+	char *p0, *end;
+
+	memcpy(&R, p, sizeof(R));
+	bound = fast_bound(&st->emit_scratch, &R);
+	ms_writer_begin(st->w);
+	p0 = ms_writer_reserve(st->w, bound);
+	if (p0) {
+		end = fast_pack(p0, &R, st->map);
+		ms_writer_advance(st->w, (size_t)(end - p0));
+		return ms_writer_end(st->w);
+	}
+	/* only a failed writer has no room (the bound is below MS_RECORD_MAX) */
+	ms_writer_end(st->w);
+	return -1;
+}
+
+_Static_assert(2 + 5 + 5 + 9 + 5 + 9 + 9 + 5 + 5 + 5 + 9 * MS_CHAIN_MAX + 5 + 9 + 5 +
+	       8 * MS_REGS_MAX + 5 + MS_STACK_MAX <= MS_RECORD_MAX,
+	       "a SAMPLE of the fast path may not fit in a record");
 
 static size_t stored_size(const struct ms_decoded *d, int kind)
 {
@@ -814,6 +1214,8 @@ static int emit_stored(void *ctx, const void *data, size_t len)
 	(void)len;
 	if (h->len) {
 		ret = ms_writer_copy(st->w, (const char *)p, h->len);
+	} else if (h->kind == MS_REC_SAMPLE) {
+		ret = emit_ref(st, p);
 	} else {
 		switch (h->kind) {
 		case MS_REC_MMAP: {
@@ -943,6 +1345,14 @@ static bool raw_from_bytes(const struct ms_record *rec, struct ms_raw *raw)
 	uint64_t cpu;
 	size_t w;
 
+	/* what ms_raw_pack() writes for a cpu below 128 and a sample: at once */
+	if (rec->len >= 6 && p[0] == 0x93 && p[1] == MS_REC_RAW && p[2] <= 0x7f &&
+	    p[3] == 0xc5 && (size_t)(p[4] << 8 | p[5]) == rec->len - 6) {
+		raw->cpu = p[2];
+		raw->data = p + 6;
+		raw->len = (uint32_t)(rec->len - 6);
+		return true;
+	}
 	if (rec->len < 4 || p[0] != 0x93 || p[1] != MS_REC_RAW)
 		return false;
 	p += 2;
@@ -987,6 +1397,16 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 
 	if (!raw_from_bytes(rec, &st->raw) && ms_raw_unpack(rec, &st->raw) < 0)
 		return -1;
+	if (st->fast.on) {
+		int ret = fast_sample(st, st->raw.cpu, st->raw.data, st->raw.len);
+
+		if (ret > 0) {
+			st->n_fast++;
+			return 0;
+		}
+		if (ret < 0)
+			return -1;
+	}
 	kind = ms_decode(&st->dec, st->raw.cpu, st->raw.data, st->raw.len, d);
 	if (kind == MS_DECODE_FATAL)
 		return ms_error("'%s': the raw record at byte %" PRIu64
@@ -1024,6 +1444,7 @@ static int handle(struct stage *st, const struct ms_record *rec)
 		if (ms_attr_unpack(rec, &st->attr) < 0 ||
 		    ms_decoder_add_attr(&st->dec, &st->attr) < 0)
 			return -1;
+		fast_layout_set(&st->fast, &st->dec, st->checked_only);
 		return pass_through(st, rec, MS_ORDER_UNTIMED, 0);
 	default:
 		return handle_typed(st, rec);
@@ -1087,6 +1508,7 @@ int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out
 		return MS_EXIT_ERROR;
 	}
 	st->in_name = in_name;
+	st->checked_only = opt->checked_only;
 	ms_decoder_init(&st->dec);
 	ms_problems_init(&st->problems, "ms-decode");
 	/*
@@ -1104,6 +1526,7 @@ int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out
 	if (!st->w)
 		goto out;
 	ms_reader_flush_before_read(st->r, st->w);
+	st->in_map = ms_reader_map(st->r, &st->in_map_len);
 	if (ms_writer_header(st->w, ms_reader_header(st->r), "ms-decode", opt->version) < 0 ||
 	    choose_stack_bytes(st, in_fd, out_fd, opt->stack_bytes) < 0)
 		goto out;
@@ -1148,6 +1571,8 @@ out:
 	}
 	if (opt->stats)
 		print_stats(st);
+	if (opt->fast_samples)
+		*opt->fast_samples = st->n_fast;
 	if (st->r)
 		ms_reader_free(st->r);
 	ms_order_release(&st->order);

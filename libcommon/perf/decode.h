@@ -115,7 +115,11 @@ const char *ms_perf_record_name(uint32_t type);
  * The ms-decode stage: read a stream from in_fd, decode its RAW records
  * with the ATTR records before them, reorder by time at each ROUND (see
  * perf/order.h), pass every other record through, and write the stream to
- * out_fd with "ms-decode" appended to the producers. Messages name in_name
+ * out_fd with "ms-decode" appended to the producers. Samples of the layout
+ * ms-collect asks for are checked and packed in one pass, without
+ * ms_decode() (which judges any sample that pass doubts); when the input
+ * is a mapped file, one that will carry its stack copy is held for
+ * ordering as a reference into the file and packed when it goes out. Messages name in_name
  * and out_name. Returns the exit code (enum ms_exit): MS_EXIT_TRUNCATED
  * when the input was cut short, after writing what was decoded without a
  * trailer.
@@ -138,6 +142,14 @@ struct ms_decode_options {
 	 * so that it stands alone.
 	 */
 	enum ms_stack_bytes stack_bytes;
+	/*
+	 * Tests: decode every sample with ms_decode(), not the fast path
+	 * that checks and packs the usual layout in one pass (its output
+	 * must be the same); and, when not NULL, count the samples the fast
+	 * path took.
+	 */
+	bool checked_only;
+	uint64_t *fast_samples;
 };
 #define MS_DECODE_ORDER_BYTES (64u * 1024u * 1024u)
 

@@ -213,15 +213,27 @@ static int emit_sorted(struct ms_order *o, uint64_t limit)
 		n_kept += !go;
 	}
 	o->n_pend = n_kept;
+	if (!n_out)
+		return 0;
 	out = sort_slots(out, o->scratch[1], n_out);
+	/* emit_entry() for each, with the greatest time (the last) noted once */
 	for (size_t i = 0; i < n_out; i++) {
-		if (emit_entry(o, &out[i]) < 0) {
+		struct ms_order_entry *e = out[i].e;
+		int ret = o->emit(o->ctx, (const unsigned char *)e + ENTRY_HEAD, e->len);
+
+		entry_done(o, e);
+		if (ret < 0) {
+			o->failed = true;
+			if (out[i].time > o->last_emitted)
+				o->last_emitted = out[i].time;
 			/* what did not go out stays pending */
 			memcpy(p + o->n_pend, out + i + 1, (n_out - i - 1) * sizeof(*out));
 			o->n_pend += n_out - i - 1;
 			return -1;
 		}
 	}
+	if (out[n_out - 1].time > o->last_emitted)
+		o->last_emitted = out[n_out - 1].time;
 	return 0;
 }
 

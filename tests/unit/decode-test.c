@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "perf/decode.h"
@@ -1566,6 +1567,330 @@ static void test_stage_raw_encodings(void **state)
 	close(out2);
 }
 
+/*
+ * ---- the stage's fast path for samples ----
+ *
+ * Samples of the usual layout are checked and packed in one pass, without
+ * ms_decode(); anything it doubts goes to ms_decode(). Whatever the input,
+ * the output must be byte for byte what ms_decode() alone gives (samples,
+ * skips, problems and their details), with stack copies small (packed at
+ * once) and large (packed when they go out), copied or referred to.
+ */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* A named temporary file (refer mode needs the input's path). */
+static int named_tmpfile(char *path, size_t cap)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	snprintf(path, cap, "%s/ms-decode-fast.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* Where random_sample() put the fields with a size or a code. */
+static size_t at_nr, at_abi, at_stack, at_dyn;
+
+/* A sample of the collect layout with a random chain, registers and stack. */
+static void random_sample(uint64_t time)
+{
+	static const uint64_t ids[] = { 42, 43, 42, 43, 42, 99 };
+	uint64_t nchain = rnd() % 14, stack = 0, dyn = 0;
+	bool kernel_mode = rnd() % 4 == 0, regs = rnd() % 8 != 0;
+
+	begin(&r, PERF_RECORD_SAMPLE, kernel_mode ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER);
+	u64(&r, rnd() % 3 ? 0x7f0000000000ull + rnd() % 0x100000 : rnd() % 300);	/* ip */
+	u32(&r, (uint32_t)(rnd() % 3 ? 4242 : rnd() % 200));			/* pid */
+	u32(&r, (uint32_t)(rnd() % 3 ? 4243 : rnd()));				/* tid */
+	u64(&r, time);
+	u64(&r, ids[rnd() % 6]);
+	u32(&r, (uint32_t)(rnd() % 3));						/* cpu */
+	u32(&r, 0);
+	u64(&r, rnd() % 2 ? 250000 : rnd() % 100);				/* period */
+	if (rnd() % 64 == 0)
+		nchain = MS_CHAIN_MAX - 1 + rnd() % 3;	/* at the limit */
+	at_nr = r.len;
+	u64(&r, nchain);
+	for (uint64_t i = 0; i < nchain; i++) {
+		uint64_t x = rnd() % 16;
+
+		if (x == 0)
+			u64(&r, PERF_CONTEXT_KERNEL);
+		else if (x == 1)
+			u64(&r, PERF_CONTEXT_USER);
+		else if (x == 2 && rnd() % 8 == 0)
+			u64(&r, PERF_CONTEXT_GUEST_USER);
+		else if (x < 6)
+			u64(&r, 0xffffffff81000000ull + rnd() % 0x100000);
+		else
+			u64(&r, rnd() % 4 ? 0x7f0000000000ull + rnd() % 0x100000 : rnd() % 70000);
+	}
+	at_abi = r.len;
+	if (regs) {
+		u64(&r, PERF_SAMPLE_REGS_ABI_64);
+		for (unsigned i = 0; i < 17; i++)
+			u64(&r, rnd());
+	} else {
+		u64(&r, PERF_SAMPLE_REGS_ABI_NONE);
+	}
+	switch (rnd() % 4) {
+	case 0:
+		stack = 0;
+		break;
+	case 1:
+		stack = 8 * (1 + rnd() % 64);	/* packed at once */
+		break;
+	default:
+		stack = 8 * (128 + rnd() % 512);	/* packed when it goes out */
+		break;
+	}
+	at_stack = r.len;
+	at_dyn = 0;
+	u64(&r, stack);
+	if (stack) {
+		for (uint64_t i = 0; i < stack / 8; i++)
+			u64(&r, rnd());
+		uint64_t cut = 8 * (rnd() % 4);
+
+		dyn = rnd() % 4 ? (cut < stack ? stack - cut : stack) : rnd() % (stack + 1);
+		at_dyn = r.len;
+		u64(&r, dyn);
+	}
+	finish(&r);
+}
+
+/* Spoil the sample in r as a hostile stream could, in a way chosen at random. */
+static void mutate(void)
+{
+	static const uint64_t odd[] = {
+		0, 1, 3, 7, 8, 16, 17, 136, 512, 513, 4096, 65528, 65536, 1ull << 32, UINT64_MAX,
+		PERF_CONTEXT_USER, PERF_CONTEXT_KERNEL, PERF_CONTEXT_HV, PERF_CONTEXT_MAX,
+		PERF_SAMPLE_REGS_ABI_32, 3,
+	};
+	size_t words = r.len / 8;
+	uint64_t v = odd[rnd() % (sizeof(odd) / sizeof(odd[0]))];
+	uint16_t size;
+
+	switch (rnd() % 7) {
+	case 6: { /* a size or code off by a little, or at a limit */
+		size_t at[] = { at_nr, at_abi, at_stack, at_dyn ? at_dyn : at_stack };
+		size_t where = at[rnd() % 4];
+		uint64_t old;
+
+		memcpy(&old, r.buf + where, 8);
+		switch (rnd() % 4) {
+		case 0:
+			v = old + 1 + rnd() % 8;
+			break;
+		case 1:
+			v = old - 1 - rnd() % 8;
+			break;
+		case 2:
+			v = rnd() % 2 ? MS_CHAIN_MAX + rnd() % 2 : MS_STACK_MAX + 8 * (rnd() % 2);
+			break;
+		default:
+			break;	/* one of odd[] */
+		}
+		memcpy(r.buf + where, &v, 8);
+		break;
+	}
+	case 0:	/* a word anywhere (the header's too) */
+	case 1: {
+		size_t at = 8 * (rnd() % words);
+
+		memcpy(r.buf + at, &v, 8);
+		break;
+	}
+	case 2:	/* a word near a size field: before or after the chain, the registers */
+		if (words > 12) {
+			size_t at = 8 * (6 + rnd() % 7);
+
+			memcpy(r.buf + at, &v, 8);
+		}
+		break;
+	case 3:	/* cut short, header said or not */
+		r.len -= 8 * (1 + rnd() % (words - 1));
+		if (rnd() % 4)
+			finish(&r);
+		break;
+	case 4:	/* grown: bytes after the last field */
+		u64(&r, v);
+		if (rnd() % 4)
+			finish(&r);
+		break;
+	default: /* the header's size or type */
+		if (rnd() % 2) {
+			memcpy(&size, r.buf + 6, 2);
+			size = (uint16_t)(size + (rnd() % 2 ? 4 : 8));
+			memcpy(r.buf + 6, &size, 2);
+		} else {
+			uint32_t type = (uint32_t)(rnd() % 20);
+
+			memcpy(r.buf, &type, 4);
+		}
+		break;
+	}
+}
+
+/*
+ * n samples, at random valid or spoiled, with rounds; when attr_change,
+ * a second attr of another layout comes while large samples are pending,
+ * and the samples after it have its layout: 1, without CPU; 2, with an
+ * identifier too (which the fast path leaves to ms_decode() when there are
+ * two attrs).
+ */
+static int fast_input(int fd, unsigned n, int attr_change)
+{
+	static struct ms_attr a, b;
+	struct ms_writer *w = ms_writer_open(fd, "input", 0);
+
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-collect", "0.1.0"), 0);
+	attr_init(&a, COLLECT_SAMPLE_TYPE, 42, 43);
+	assert_int_equal(ms_attr_pack(w, &a), 0);
+	for (unsigned i = 0; i < n; i++) {
+		/* two rings, each in time order, interleaved */
+		uint64_t time = rnd() % 16 == 0 ? 0 : 1000 + 10 * (uint64_t)i + (i % 2) * 5;
+
+		if (attr_change && i == n / 2) {
+			uint64_t st = COLLECT_SAMPLE_TYPE & ~(uint64_t)PERF_SAMPLE_CPU;
+
+			if (attr_change == 2)
+				st |= PERF_SAMPLE_IDENTIFIER;
+			attr_init(&b, st, 44, 42);
+			assert_int_equal(ms_attr_pack(w, &b), 0);
+		}
+		random_sample(time);
+		if (attr_change && i >= n / 2) {
+			uint64_t id;
+
+			/* the cpu word (at 40) dropped */
+			memmove(r.buf + 40, r.buf + 48, r.len - 48);
+			r.len -= 8;
+			if (attr_change == 2) {
+				/* the identifier first: ip, tid, time move up */
+				memcpy(&id, r.buf + 32, 8);
+				memmove(r.buf + 16, r.buf + 8, 24);
+				memcpy(r.buf + 8, &id, 8);
+				memcpy(r.buf + 40, &id, 8);
+			}
+			finish(&r);
+		}
+		if (rnd() % 3 == 0)
+			mutate();
+		write_raw(w, (uint32_t)(i % 2));
+		if (i % 37 == 36)
+			assert_int_equal(ms_round_pack(w), 0);
+	}
+	assert_int_equal(ms_round_pack(w), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	return fd;
+}
+
+/*
+ * The stage's output for the input file in_fd, given as it is or, with
+ * through_pipe, through a pipe (not mapped: every sample packed at once).
+ */
+static char *run_to_bytes(int in_fd, const char *in_name, enum ms_stack_bytes how,
+			  bool through_pipe, bool checked_only, uint64_t *n_fast, size_t *len)
+{
+	struct ms_decode_options opt = {
+		.version = "test", .stack_bytes = how, .checked_only = checked_only,
+		.fast_samples = n_fast,
+	};
+	int out_fd = tmpfile_fd(), fd = in_fd, pipefd[2], status;
+	pid_t child = -1;
+	struct stat sb;
+	char *bytes;
+
+	assert_int_equal(lseek(in_fd, 0, SEEK_SET), 0);
+	if (through_pipe) {
+		assert_int_equal(pipe(pipefd), 0);
+		child = fork();
+		assert_true(child >= 0);
+		if (!child) {
+			char buf[65536];
+			ssize_t n;
+
+			close(pipefd[0]);
+			while ((n = read(in_fd, buf, sizeof(buf))) > 0)
+				if (write(pipefd[1], buf, (size_t)n) != n)
+					_exit(1);
+			_exit(n < 0);
+		}
+		close(pipefd[1]);
+		fd = pipefd[0];
+	}
+	assert_int_equal(ms_decode_stream(fd, in_name, out_fd, "output", &opt), MS_EXIT_OK);
+	if (through_pipe) {
+		close(fd);
+		assert_int_equal(waitpid(child, &status, 0), child);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(fstat(out_fd, &sb), 0);
+	bytes = malloc(sb.st_size ? sb.st_size : 1);
+	assert_non_null(bytes);
+	assert_int_equal(pread(out_fd, bytes, sb.st_size, 0), sb.st_size);
+	close(out_fd);
+	*len = (size_t)sb.st_size;
+	return bytes;
+}
+
+static void check_fast_same(unsigned n, int attr_change, enum ms_stack_bytes how,
+			    bool through_pipe)
+{
+	char path[4096];
+	int fd = named_tmpfile(path, sizeof(path));
+	uint64_t n_fast = 0, n_none = 0;
+	size_t len_fast, len_checked;
+	char *fast, *checked;
+
+	fast_input(fd, n, attr_change);
+	fast = run_to_bytes(fd, path, how, through_pipe, false, &n_fast, &len_fast);
+	checked = run_to_bytes(fd, path, how, through_pipe, true, &n_none, &len_checked);
+	assert_int_equal(n_none, 0);
+	/* most samples are valid: the fast path took them */
+	if (n_fast < n / 5)
+		fail_msg("the fast path took %" PRIu64 " of %u samples", n_fast, n);
+	assert_int_equal(len_fast, len_checked);
+	assert_memory_equal(fast, checked, len_fast);
+	free(fast);
+	free(checked);
+	close(fd);
+	unlink(path);
+}
+
+static void test_fast_path_copy(void **state)
+{
+	check_fast_same(3000, 0, MS_STACK_BYTES_COPY, false);
+	check_fast_same(1000, 0, MS_STACK_BYTES_COPY, true);
+}
+
+static void test_fast_path_refer(void **state)
+{
+	check_fast_same(3000, 0, MS_STACK_BYTES_REFER, false);
+}
+
+static void test_fast_path_attr_change(void **state)
+{
+	for (int change = 1; change <= 2; change++) {
+		check_fast_same(1000, change, MS_STACK_BYTES_COPY, false);
+		check_fast_same(1000, change, MS_STACK_BYTES_REFER, false);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1608,6 +1933,9 @@ int main(void)
 		cmocka_unit_test(test_stage_truncated),
 		cmocka_unit_test(test_stage_raw_before_attr),
 		cmocka_unit_test(test_stage_raw_encodings),
+		cmocka_unit_test(test_fast_path_copy),
+		cmocka_unit_test(test_fast_path_refer),
+		cmocka_unit_test(test_fast_path_attr_change),
 	};
 
 	ms_set_progname("decode-test");
