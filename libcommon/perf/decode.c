@@ -1324,8 +1324,11 @@ static unsigned time_field(uint32_t kind)
 static int handle_typed(struct stage *st, const struct ms_record *rec)
 {
 	unsigned at = time_field(rec->kind);
-	const msgpack_object *o = rec->obj;
+	/* (A deferred kind passing through: SAMPLE, STACK.) */
+	const msgpack_object *o = rec->obj ? rec->obj : ms_reader_object(st->r, rec);
 
+	if (!o)
+		return -1;
 	/* not validated here: the record goes on unchanged, and is checked downstream */
 	if (at && o->type == MSGPACK_OBJECT_ARRAY && o->via.array.size > at &&
 	    o->via.array.ptr[at].type == MSGPACK_OBJECT_POSITIVE_INTEGER)
@@ -1395,8 +1398,13 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 	unsigned char *p;
 	int kind;
 
-	if (!raw_from_bytes(rec, &st->raw) && ms_raw_unpack(rec, &st->raw) < 0)
-		return -1;
+	if (!raw_from_bytes(rec, &st->raw)) {
+		/* Anything unusual is judged from the record's objects (deferred: built now). */
+		struct ms_record built = *rec;
+
+		if (!(built.obj = ms_reader_object(st->r, rec)) || ms_raw_unpack(&built, &st->raw) < 0)
+			return -1;
+	}
 	if (st->fast.on) {
 		int ret = fast_sample(st, st->raw.cpu, st->raw.data, st->raw.len);
 
@@ -1522,6 +1530,8 @@ int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out
 	st->r = ms_reader_open(in_fd, in_name);
 	if (!st->r)
 		goto out;
+	/* RAW records are read from their bytes (raw_from_bytes()): no objects. */
+	ms_reader_defer_objects(st->r, true);
 	st->w = ms_writer_open(out_fd, out_name, 0);
 	if (!st->w)
 		goto out;

@@ -702,7 +702,7 @@ static bool deferrable(const unsigned char *p, uint32_t *kind)
 	else
 		return false;
 	if (k != MS_REC_STACK && k != MS_REC_SAMPLE && k != MS_REC_STACK_DEF &&
-	    k != MS_REC_STACK_REF)
+	    k != MS_REC_STACK_REF && k != MS_REC_RAW)
 		return false;
 	*kind = (uint32_t)k;
 	return true;

@@ -105,7 +105,7 @@ const struct ms_header *ms_reader_header(const struct ms_reader *r);
  */
 int ms_reader_next(struct ms_reader *r, struct ms_record *rec);
 /*
- * Defer msgpack objects for STACK, STACK_DEF, STACK_REF and SAMPLE
+ * Defer msgpack objects for RAW, STACK, STACK_DEF, STACK_REF and SAMPLE
  * records (off by default): the reader still frames and checks every
  * record, but hands those kinds out with rec->obj NULL, for their
  * ms_*_unpack() to decode from rec->bytes (building the objects was a fifth of
