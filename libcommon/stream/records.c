@@ -1581,33 +1581,18 @@ int ms_stack_def_unpack(const struct ms_record *rec, uint32_t *id, struct ms_sta
 
 int ms_stack_ref_pack(struct ms_writer *w, const struct ms_stack_ref *r)
 {
-	char *p0, *p;
+	/* One per sample and small: encoded here, then copied in (the writer's fast path). */
+	char buf[2 + 5 + 5 + 9 + 5 + 9 + 5], *p = buf;
 
-	ms_writer_begin(w);
-	p0 = p = ms_writer_reserve(w, 2 + 5 + 5 + 9 + 5 + 9 + 5);
-	if (p) {
-		*p++ = (char)(0x90 | 7);
-		*p++ = (char)MS_REC_STACK_REF;
-		p = fp_uint(p, r->pid);
-		p = fp_uint(p, r->tid);
-		p = fp_uint(p, r->time);
-		p = fp_uint(p, r->cpu);
-		p = fp_uint(p, r->period);
-		p = fp_uint(p, r->id);
-		ms_writer_advance(w, (size_t)(p - p0));
-	} else {
-		msgpack_packer *pk = ms_writer_packer(w);
-
-		msgpack_pack_array(pk, 7);
-		msgpack_pack_uint32(pk, MS_REC_STACK_REF);
-		msgpack_pack_uint32(pk, r->pid);
-		msgpack_pack_uint32(pk, r->tid);
-		msgpack_pack_uint64(pk, r->time);
-		msgpack_pack_uint32(pk, r->cpu);
-		msgpack_pack_uint64(pk, r->period);
-		msgpack_pack_uint32(pk, r->id);
-	}
-	return ms_writer_end(w);
+	*p++ = (char)(0x90 | 7);
+	*p++ = (char)MS_REC_STACK_REF;
+	p = fp_uint(p, r->pid);
+	p = fp_uint(p, r->tid);
+	p = fp_uint(p, r->time);
+	p = fp_uint(p, r->cpu);
+	p = fp_uint(p, r->period);
+	p = fp_uint(p, r->id);
+	return ms_writer_copy(w, buf, (size_t)(p - buf));
 }
 
 int ms_stack_ref_unpack(const struct ms_record *rec, struct ms_stack_ref *r)
