@@ -22,7 +22,8 @@
  * scopes that contain the address, and a search of the unit's line table
  * (read once per unit by lines.h, or by libdw when lines.h refuses it).
  * Names (demangled) and declaration lines are read once per scope, on first
- * use. DIEs are read by symbols/dieread.h where it accepts them (libdw
+ * use. With ms_dwarfidx_index_cache(), a unit's index (scopes, names read,
+ * line rows) comes from a file earlier runs wrote, when it proves intact. DIEs are read by symbols/dieread.h where it accepts them (libdw
  * otherwise, for the part it refuses): reaching a unit through libdw
  * interns every unit before it.
  *
@@ -75,6 +76,28 @@ struct ms_dwarfidx *ms_dwarfidx_new_cached(Elf *elf, const char *units_path, con
 void ms_dwarfidx_free(struct ms_dwarfidx *d);
 
 /*
+ * Keep the units indexed (each one's scopes, names read, line rows and the
+ * strings they need) in the cache file at path for the next index of this
+ * DWARF (build id bid, bid_len > 0; the sizes of its sections are part of
+ * the key): a unit found there, and proved intact on its first use, is
+ * taken from the file instead of its DIEs and line program. Answers are
+ * the same with the file, without it, or with it damaged (see dwarfidx.c).
+ * Call once, right after the index is made; NULL path: no cache.
+ */
+void ms_dwarfidx_index_cache(struct ms_dwarfidx *d, const char *path, const uint8_t *bid,
+			     uint32_t bid_len);
+/*
+ * At the end of a run: write the cache file again, atomically, when it
+ * lacks units indexed in the run (or names and lines they learnt) or had
+ * damage; it keeps the units used in the run first, then its others, up
+ * to MS_DWARFIDX_CACHE_MAX bytes. Later lookups work, uncached.
+ */
+void ms_dwarfidx_save(struct ms_dwarfidx *d);
+#define MS_DWARFIDX_CACHE_MAX ((uint64_t)64 << 20)
+/* Another bound than MS_DWARFIDX_CACHE_MAX (0: that one again), for tests. */
+void ms_dwarfidx_cache_max(uint64_t bytes);
+
+/*
  * The inline chain at addr into out[0..max): *n entries, innermost first,
  * the outermost being the subprogram whose code holds addr, whose entry
  * address goes to *start. Returns
@@ -107,6 +130,7 @@ struct ms_dwarfidx_stats {
 	uint64_t scopes;
 	bool from_aranges;	/* the units are still those .debug_aranges gave */
 	bool units_cached;	/* ... and came from the units cache (ms_dwarfidx_new_cached()) */
+	uint32_t units_index_cached;	/* of units_indexed, taken from the index cache */
 };
 void ms_dwarfidx_stats(const struct ms_dwarfidx *d, struct ms_dwarfidx_stats *out);
 

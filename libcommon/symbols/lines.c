@@ -7,6 +7,8 @@
 
 #include "symbols/radix.h"
 
+const char ms_linetab_unknown[] = "???";
+
 /* Everything else takes the table to libdw. */
 #define REFUSE 1
 
@@ -222,7 +224,7 @@ static int read_names_v4(struct reader *r, struct cursor *c, const char *comp_di
 	struct ms_linetab *t = r->t;
 
 	if (push_ptr(&r->dirs, &r->n_dirs, &r->alloc_dirs, comp_dir) < 0 ||
-	    push_ptr(&t->files, &t->n_files, &r->alloc_files, "???") < 0)
+	    push_ptr(&t->files, &t->n_files, &r->alloc_files, ms_linetab_unknown) < 0)
 		return -1;
 	while (!c->bad && c->p < c->end && *c->p) {
 		const char *dir = read_cstr(c);
@@ -305,7 +307,7 @@ static int read_entries_v5(struct reader *r, struct cursor *c, const struct form
 	}
 	/* No file at all leaves libdw's placeholder for index 0. */
 	if (files && !count &&
-	    push_ptr(&r->t->files, &r->t->n_files, &r->alloc_files, "???") < 0)
+	    push_ptr(&r->t->files, &r->t->n_files, &r->alloc_files, ms_linetab_unknown) < 0)
 		return -1;
 	return 0;
 }

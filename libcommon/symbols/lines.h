@@ -82,6 +82,13 @@ void ms_linetab_release(struct ms_linetab *t);
  */
 bool ms_linetab_find(const struct ms_linetab *t, uint64_t addr, const char **file, int *line);
 
+/*
+ * The name the table gives a file it does not name (index 0 before DWARF
+ * 5): one string, so that a copy of a table (dwarfidx.c's cache) can give
+ * back the same pointer.
+ */
+extern const char ms_linetab_unknown[];
+
 /* The name of file idx, as dwarf_filesrc() gives it; NULL past the end. */
 const char *ms_linetab_file(const struct ms_linetab *t, uint64_t idx);
 

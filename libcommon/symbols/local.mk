@@ -3,6 +3,7 @@
 libcommon_a_SOURCES += \
 	libcommon/symbols/symtab.c libcommon/symbols/symtab.h \
 	libcommon/symbols/radix.c libcommon/symbols/radix.h \
+	libcommon/symbols/crc32c.c libcommon/symbols/crc32c.h \
 	libcommon/symbols/lines.c libcommon/symbols/lines.h libcommon/symbols/leb128.h \
 	libcommon/symbols/strpool.c libcommon/symbols/strpool.h \
 	libcommon/symbols/demangle.c libcommon/symbols/demangle.h \

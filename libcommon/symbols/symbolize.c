@@ -137,6 +137,8 @@ static void module_release(struct smodule *m)
 	free(m->path);
 	ms_symtab_release(&m->syms);
 	ms_elf_loads_release(&m->loads);
+	if (m->dwarf)
+		ms_dwarfidx_save(m->dwarf);
 	ms_dwarfidx_free(m->dwarf);
 	ms_ehframe_release(&m->eh);
 	if (m->tried) {
@@ -183,6 +185,10 @@ void ms_symbolizer_leave(struct ms_symbolizer *s)
 	}
 	if (left)
 		ms_symbolizer_free(left);	/* one kept at a time */
+	/* The units indexed in this run go to the cache (dwarfidx.h), as ms_symbolizer_free() does. */
+	for (uint32_t i = 0; i < s->n_mods; i++)
+		if (s->mods[i].dwarf)
+			ms_dwarfidx_save(s->mods[i].dwarf);
 	left = s;
 }
 
@@ -375,6 +381,11 @@ static void load_debug(struct ms_symbolizer *s, uint32_t id, struct smodule *mod
 	units = ms_dcache_path(bid, bid_len, ".units");
 	mod->dwarf = ms_dwarfidx_new_cached(dwelf, units, bid, bid_len, &why);
 	free(units);
+	/* So are the units indexed, written back when the module is released or left. */
+	if (mod->dwarf && (units = ms_dcache_path(bid, bid_len, ".index"))) {
+		ms_dwarfidx_index_cache(mod->dwarf, units, bid, bid_len);
+		free(units);
+	}
 	if (!mod->dwarf) {
 		mod->debug_reason = MS_SYM_BAD_DWARF;
 		mod->bad_dwarf_told = true;

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbols/crc32c.h"
 #include "symbols/dwarfidx.h"
 #include "symbols/lines.h"
 #include "symbols/radix.h"
@@ -794,6 +795,468 @@ static void test_units_cache(void **state)
 	free(addrs);
 }
 
+/* ---- indexed units, cached (ms_dwarfidx_index_cache()) ---- */
+
+/* The file's layout, as dwarfidx.c writes it (host order). */
+enum {
+	IC_VERSION_AT = 8,	/* u32 */
+	IC_BID_AT = 44,		/* the build id */
+	IC_SEC_AT = 64,		/* u64 sizes of the 8 sections */
+	IC_N_AT = 128,		/* u64 entries */
+	IC_DIRCRC_AT = 136,	/* u32 */
+	IC_HEADER = 144,
+	IC_ENTRY = 32,		/* u64 hdr, pos, len; u32 crc, pad */
+	IC_BLOB = 64,		/* see struct ic_blob */
+	IC_SCOPE = 40,
+	IC_TOP = 24,
+	IC_NAME = 24,
+	IC_ROW = 16,
+};
+
+/* An entry's parts, as dwarfidx.c's ic_split() finds them. */
+struct icb {
+	uint8_t *b;
+	uint32_t n_cu, n_scopes, n_ranges, n_tops, n_names, n_rows, n_files, str_len, flags;
+	uint8_t *cu, *scopes, *ranges, *tops, *names, *rows, *files, *str;
+};
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static uint64_t ic_entries(const uint8_t *f)
+{
+	return get64(f + IC_N_AT);
+}
+
+static struct icb ic_blob(uint8_t *f, uint64_t e)
+{
+	struct icb c;
+	uint8_t *p;
+
+	c.b = f + get64(f + IC_HEADER + e * IC_ENTRY + 8);
+	c.n_cu = get32(c.b + 24);
+	c.n_scopes = get32(c.b + 28);
+	c.n_ranges = get32(c.b + 32);
+	c.n_tops = get32(c.b + 36);
+	c.n_names = get32(c.b + 40);
+	c.n_rows = get32(c.b + 44);
+	c.n_files = get32(c.b + 48);
+	c.str_len = get32(c.b + 52);
+	c.flags = get32(c.b + 56);
+	p = c.b + IC_BLOB;
+	c.cu = p;
+	p += 16 * c.n_cu;
+	c.scopes = p;
+	p += IC_SCOPE * c.n_scopes;
+	c.ranges = p;
+	p += 16 * c.n_ranges;
+	c.tops = p;
+	p += IC_TOP * c.n_tops;
+	c.names = p;
+	p += IC_NAME * c.n_names;
+	c.rows = p;
+	p += IC_ROW * c.n_rows;
+	c.files = p;
+	p += 4 * c.n_files;
+	c.str = p;
+	return c;
+}
+
+/* After a change made on purpose: every CRC right again, so that only the other checks can tell. */
+static void ic_reseal(uint8_t *f)
+{
+	uint64_t n = ic_entries(f);
+
+	for (uint64_t e = 0; e < n; e++) {
+		uint8_t *en = f + IC_HEADER + e * IC_ENTRY;
+
+		put32(en + 24, ms_crc32c(0, f + get64(en + 8), get64(en + 16)));
+	}
+	put32(f + IC_DIRCRC_AT, ms_crc32c(0, f + IC_HEADER, n * IC_ENTRY));
+}
+
+/* The entry with the most of everything: the one damage goes to. */
+static uint64_t ic_fullest(uint8_t *f)
+{
+	uint64_t best = 0, most = 0;
+
+	for (uint64_t e = 0; e < ic_entries(f); e++) {
+		struct icb c = ic_blob(f, e);
+		uint64_t m = (uint64_t)c.n_scopes + c.n_names + c.n_rows + c.n_files;
+
+		if (c.n_names && c.n_rows > 1 && c.n_tops && m > most) {
+			most = m;
+			best = e;
+		}
+	}
+	assert_true(most > 0);
+	return best;
+}
+
+enum ic_damage {
+	/* Found by the header, the directory or a CRC. */
+	ICD_CUT, ICD_LONGER, ICD_VERSION, ICD_BID, ICD_STALE_SIZE, ICD_DIR_HDR, ICD_DIR_POS,
+	ICD_DIR_CRC, ICD_BLOB_HEADER, ICD_CU_RANGES, ICD_SCOPES, ICD_RANGES, ICD_TOPS, ICD_NAMES,
+	ICD_ROWS, ICD_FILES, ICD_STRINGS, ICD_PADDING,
+	ICD_RESEALED,
+	/* The CRCs made right again: found by the bounds and order checks. */
+	ICD_HUGE_ENTRIES = ICD_RESEALED, ICD_DIR_ORDER, ICD_DIR_OVERLAP, ICD_HUGE_SCOPES,
+	ICD_HUGE_ROWS, ICD_HUGE_STR, ICD_UNIT, ICD_PARENT, ICD_CHILD, ICD_SIBLING, ICD_RANGE,
+	ICD_NAME_INDEX, ICD_NAME_STR, ICD_TOP_SCOPE, ICD_TOP_ORDER, ICD_ROW_ORDER, ICD_FILE_STR,
+	ICD_STR_NUL, ICD_DIE_OFF, ICD_LINE_OFF, ICD_FLAGS, ICD_EMPTY_RANGE,
+	/* Consistent, and still not this unit's: its DIE's ranges are not aranges'. */
+	ICD_OTHER_RANGES,
+	ICD_N,
+};
+
+/* Damage f (size bytes, room for 8 more) as how says: the new size. */
+static size_t ic_damage(uint8_t *f, size_t size, enum ic_damage how)
+{
+	uint64_t e = ic_fullest(f), n = ic_entries(f);
+	uint8_t *en = f + IC_HEADER + e * IC_ENTRY;
+	struct icb c = ic_blob(f, e);
+	uint8_t row[IC_ROW];
+
+	switch (how) {
+	case ICD_CUT:
+		return size - 8;
+	case ICD_LONGER:
+		memset(f + size, 0, 8);
+		return size + 8;
+	case ICD_VERSION:
+		f[IC_VERSION_AT]++;
+		break;
+	case ICD_BID:
+		f[IC_BID_AT + 3] ^= 1;
+		break;
+	case ICD_STALE_SIZE:
+		f[IC_SEC_AT + 7 * 8]++;	/* .debug_line's size */
+		break;
+	case ICD_DIR_HDR:
+		en[0] ^= 1;
+		break;
+	case ICD_DIR_POS:
+		en[8] ^= 8;
+		break;
+	case ICD_DIR_CRC:
+		en[24] ^= 1;
+		break;
+	case ICD_BLOB_HEADER:
+		c.b[28] ^= 1;
+		break;
+	case ICD_CU_RANGES:
+		c.cu[0] ^= 0x10;
+		break;
+	case ICD_SCOPES:
+		c.scopes[IC_SCOPE * (c.n_scopes / 2) + 28] ^= 2;	/* a call_file */
+		break;
+	case ICD_RANGES:
+		c.ranges[16 * (c.n_ranges / 2) + 8] ^= 1;
+		break;
+	case ICD_TOPS:
+		c.tops[IC_TOP * (c.n_tops / 2) + 16] ^= 1;
+		break;
+	case ICD_NAMES:
+		c.names[IC_NAME * (c.n_names / 2) + 16] ^= 1;	/* a decl_line */
+		break;
+	case ICD_ROWS:
+		c.rows[IC_ROW * (c.n_rows / 2) + 12] ^= 1;	/* a line */
+		break;
+	case ICD_FILES:
+		c.files[0] ^= 1;
+		break;
+	case ICD_STRINGS:
+		c.str[c.str_len / 2] ^= 0x20;
+		break;
+	case ICD_PADDING:
+		/* The last entry's last byte: padding or a string's NUL, covered by the CRC either way. */
+		f[size - 1] ^= 0x80;
+		break;
+	case ICD_HUGE_ENTRIES:
+		put64(f + IC_N_AT, UINT64_MAX / 2);
+		break;
+	case ICD_DIR_ORDER:
+		assert_true(n >= 2);
+		put64(f + IC_HEADER, get64(f + IC_HEADER + IC_ENTRY) + 1);
+		break;
+	case ICD_DIR_OVERLAP:
+		assert_true(n >= 2);
+		put64(f + IC_HEADER + 8, get64(f + IC_HEADER + IC_ENTRY + 8));
+		break;
+	case ICD_HUGE_SCOPES:
+		put32(c.b + 28, UINT32_MAX);
+		break;
+	case ICD_HUGE_ROWS:
+		put32(c.b + 44, 0x10000000);
+		break;
+	case ICD_HUGE_STR:
+		put32(c.b + 52, UINT32_MAX - 3);
+		break;
+	case ICD_UNIT:
+		put64(c.b, get64(c.b) + 1);
+		break;
+	case ICD_PARENT:
+		put32(c.scopes + IC_SCOPE * (c.n_scopes - 1) + 8, c.n_scopes);
+		break;
+	case ICD_CHILD:
+		put32(c.scopes + 12, 0);	/* the first scope its own call */
+		break;
+	case ICD_SIBLING:
+		put32(c.scopes + 16, 5);	/* a subprogram with a sibling after it */
+		break;
+	case ICD_RANGE:
+		put32(c.scopes + 20, c.n_ranges);
+		break;
+	case ICD_NAME_INDEX:
+		put32(c.scopes + 36, c.n_names + 1);
+		break;
+	case ICD_NAME_STR:
+		put32(c.names + 12, c.str_len);
+		break;
+	case ICD_TOP_SCOPE:
+		put32(c.tops + 16, c.n_scopes);
+		break;
+	case ICD_TOP_ORDER:
+		assert_true(c.n_tops >= 2);
+		put64(c.tops, get64(c.tops + IC_TOP * (c.n_tops - 1)) + 1);
+		break;
+	case ICD_ROW_ORDER:
+		memcpy(row, c.rows, IC_ROW);
+		memcpy(c.rows, c.rows + IC_ROW * (c.n_rows - 1), IC_ROW);
+		memcpy(c.rows + IC_ROW * (c.n_rows - 1), row, IC_ROW);
+		break;
+	case ICD_FILE_STR:
+		put32(c.files + 4 * (c.n_files - 1), c.str_len + 100);
+		break;
+	case ICD_STR_NUL:
+		c.str[c.str_len - 1] = 'x';
+		break;
+	case ICD_DIE_OFF:
+		put64(c.scopes, UINT64_MAX / 4);
+		break;
+	case ICD_LINE_OFF:
+		put64(c.b + 16, UINT64_MAX / 4);
+		break;
+	case ICD_FLAGS:
+		put32(c.b + 56, c.flags | 0x100);
+		break;
+	case ICD_EMPTY_RANGE:
+		memcpy(c.ranges + 8, c.ranges, 8);
+		break;
+	case ICD_OTHER_RANGES:
+		put64(c.cu, get64(c.cu) + 1);
+		break;
+	default:
+		break;
+	}
+	if (how > ICD_HUGE_ENTRIES)
+		ic_reseal(f);
+	return size;
+}
+
+static const uint8_t ic_bid[8] = { 7, 2, 3, 4, 5, 6, 7, 8 };
+
+static struct ms_dwarfidx *ic_index(struct image *im, const char *path, const uint8_t *bid)
+{
+	const char *why;
+	struct ms_dwarfidx *d = ms_dwarfidx_new(im->elf, &why);
+
+	assert_non_null(d);
+	ms_dwarfidx_index_cache(d, path, bid, 8);
+	return d;
+}
+
+static void ic_stats(struct ms_dwarfidx *d, uint32_t *indexed, uint32_t *cached)
+{
+	struct ms_dwarfidx_stats st;
+
+	ms_dwarfidx_stats(d, &st);
+	*indexed = st.units_indexed;
+	*cached = st.units_index_cached;
+}
+
+/* Index im with the cache at path, answer addrs as want, save: how many units came from the file. */
+static uint32_t ic_run(struct image *im, const char *path, const uint8_t *bid,
+		       const uint64_t *addrs, char **want, size_t n, uint32_t *indexed)
+{
+	struct ms_dwarfidx *d = ic_index(im, path, bid);
+	uint32_t cached;
+
+	assert_answers(d, addrs, want, n);
+	ic_stats(d, indexed, &cached);
+	ms_dwarfidx_save(d);
+	/* Saved once: a second call writes nothing, lookups still work. */
+	ms_dwarfidx_save(d);
+	assert_answers(d, addrs, want, 1);
+	ms_dwarfidx_free(d);
+	return cached;
+}
+
+static void test_crc32c(void **state)
+{
+	uint8_t buf[300];
+
+	(void)state;
+	assert_int_equal(ms_crc32c(0, "123456789", 9), 0xe3069283);
+	assert_int_equal(ms_crc32c_portable(0, "123456789", 9), 0xe3069283);
+	assert_int_equal(ms_crc32c(0, "", 0), 0);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 37 + 11);
+	/* Every alignment and length, and in pieces, as the table gives it. */
+	for (size_t at = 0; at < 9; at++)
+		for (size_t len = 0; at + len <= sizeof(buf); len += 7) {
+			uint32_t want = ms_crc32c_portable(0, buf + at, len);
+
+			assert_int_equal(ms_crc32c(0, buf + at, len), want);
+			assert_int_equal(ms_crc32c(ms_crc32c(0, buf + at, len / 3), buf + at + len / 3,
+						   len - len / 3), want);
+		}
+}
+
+static void test_index_cache(void **state)
+{
+	struct image im;
+	struct ms_dwarfidx *d;
+	uint64_t *addrs;
+	char **want, dir[] = "/tmp/ms-index-XXXXXX", path[64];
+	const uint8_t other[8] = { 9, 2, 3, 4, 5, 6, 7, 8 };
+	uint8_t *good, *b;
+	size_t n, good_size, size;
+	uint32_t indexed, indexed2, cached;
+	uint64_t inside[2];
+	char *want_inside[2];
+	const char *why;
+
+	(void)state;
+	assert_int_equal(symbols_index_aux_b(1), 21);
+	image_open(&im);
+	addrs = image_addresses(&im, &n);
+	/* The answers without any cache. */
+	want = calloc(n, sizeof(*want));
+	assert_non_null(want);
+	d = ms_dwarfidx_new(im.elf, &why);
+	assert_non_null(d);
+	for (size_t i = 0; i < n; i++) {
+		want[i] = malloc(4096);
+		assert_non_null(want[i]);
+		answer(d, addrs[i], want[i], 4096);
+	}
+	ms_dwarfidx_free(d);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/debug/x.index", dir);
+
+	/* No file: every unit from the DWARF, then written (the directory made). */
+	assert_int_equal(ic_run(&im, path, ic_bid, addrs, want, n, &indexed), 0);
+	assert_true(indexed >= 2);
+	good = slurp(path, &good_size);
+	assert_int_equal(good_size % 8, 0);
+	assert_int_equal(ic_entries(good), indexed);
+
+	/* Then every unit from the file, the same answers, the file as it was. */
+	assert_int_equal(ic_run(&im, path, ic_bid, addrs, want, n, &indexed2), indexed);
+	assert_int_equal(indexed2, indexed);
+	b = slurp(path, &size);
+	assert_int_equal(size, good_size);
+	assert_memory_equal(b, good, size);
+	free(b);
+
+	/* Another build id: not used, written for it; then the first one's again. */
+	assert_int_equal(ic_run(&im, path, other, addrs, want, n, &indexed2), 0);
+	assert_int_equal(ic_run(&im, path, other, addrs, want, n, &indexed2), indexed);
+	assert_int_equal(ic_run(&im, path, ic_bid, addrs, want, n, &indexed2), 0);
+	b = slurp(path, &size);
+	assert_int_equal(size, good_size);
+	assert_memory_equal(b, good, size);
+	free(b);
+
+	/*
+	 * Only addresses inside the units: no miss sends the index to read
+	 * every unit's DIE, so the units stay aranges' and are checked.
+	 */
+	image_symbol(&im, "test_index_cache", &inside[0], &size);
+	image_symbol(&im, "symbols_index_aux_a", &inside[1], &size);
+	d = ms_dwarfidx_new(im.elf, &why);
+	assert_non_null(d);
+	for (size_t i = 0; i < 2; i++) {
+		want_inside[i] = malloc(4096);
+		assert_non_null(want_inside[i]);
+		answer(d, inside[i], want_inside[i], 4096);
+	}
+	ms_dwarfidx_free(d);
+
+	/* Each damage: that entry (or the file) ignored, the same answers, the file rewritten. */
+	for (int how = 0; how < ICD_N; how++) {
+		bool in = how == ICD_OTHER_RANGES;
+
+		b = malloc(good_size + 16);
+		assert_non_null(b);
+		memcpy(b, good, good_size);
+		spill(path, b, ic_damage(b, good_size, (enum ic_damage)how));
+		free(b);
+		cached = ic_run(&im, path, ic_bid, in ? inside : addrs, in ? want_inside : want,
+				in ? 2 : n, &indexed2);
+		if (cached >= indexed2)
+			fail_msg("damage %d: every entry was used", how);
+		assert_int_equal(indexed2, in ? 2 : indexed);
+		/* The unit's entry was made again from fewer lookups: it learns the rest. */
+		if (in)
+			assert_int_equal(ic_run(&im, path, ic_bid, addrs, want, n, &indexed2),
+					 indexed);
+		b = slurp(path, &size);
+		if (size != good_size || memcmp(b, good, size))
+			fail_msg("damage %d: the file was not written again as it was", how);
+		free(b);
+	}
+
+	/* Only part of a run's units: the others are kept; the file grows by the new ones. */
+	d = ic_index(&im, path, ic_bid);
+	ms_dwarfidx_save(d);	/* nothing used, nothing new: left as it was */
+	ms_dwarfidx_free(d);
+	b = slurp(path, &size);
+	assert_memory_equal(b, good, size);
+	free(b);
+
+	/* A bound of one entry: the unit used is kept, the others dropped; answers the same. */
+	unlink(path);
+	ms_dwarfidx_cache_max(IC_HEADER + 1);
+	assert_int_equal(ic_run(&im, path, ic_bid, addrs, want, n, &indexed2), 0);
+	assert_int_equal(access(path, F_OK), -1);	/* nothing fits */
+	ms_dwarfidx_cache_max(good_size - 8);
+	assert_int_equal(ic_run(&im, path, ic_bid, addrs, want, n, &indexed2), 0);
+	b = slurp(path, &size);
+	assert_true(size <= good_size - 8);
+	assert_true(ic_entries(b) >= 1 && ic_entries(b) < indexed);
+	free(b);
+	cached = ic_run(&im, path, ic_bid, addrs, want, n, &indexed2);
+	assert_true(cached >= 1 && cached < indexed);
+	ms_dwarfidx_cache_max(0);
+
+	/* A path that cannot be written: no file, the same answers. */
+	assert_int_equal(ic_run(&im, "/proc/no/x.index", ic_bid, addrs, want, n, &indexed2), 0);
+	assert_int_equal(indexed2, indexed);
+
+	image_close(&im);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/debug", dir);
+	rmdir(path);
+	rmdir(dir);
+	free(good);
+	free(want_inside[0]);
+	free(want_inside[1]);
+	free_answers(want, n);
+	free(addrs);
+}
+
 /* ---- line tables ---- */
 
 /* The line of addr in a unit, by libdw and by lines.h: the same. */
@@ -1016,6 +1479,8 @@ static void test_libc(void **state)
 	const char *why;
 	uint32_t units;
 	size_t n, o, rows;
+	char dir[] = "/tmp/ms-index-XXXXXX", cache[64];
+	uint32_t indexed, indexed2;
 	FILE *maps = fopen("/proc/self/maps", "r");
 	Dwarf *dw;
 
@@ -1062,6 +1527,15 @@ static void test_libc(void **state)
 	assert_true(from_aranges(d));
 	assert_answers(d, addrs, want, n);
 	ms_dwarfidx_free(d);
+
+	/* Every unit of libc through the index cache: written, then read back, the same answers. */
+	assert_non_null(mkdtemp(dir));
+	snprintf(cache, sizeof(cache), "%s/libc.index", dir);
+	assert_int_equal(ic_run(&im, cache, ic_bid, addrs, want, n, &indexed), 0);
+	assert_true(indexed > 1000);
+	assert_int_equal(ic_run(&im, cache, ic_bid, addrs, want, n, &indexed2), indexed);
+	unlink(cache);
+	rmdir(dir);
 	free_answers(want, n);
 	free(addrs);
 
@@ -1405,6 +1879,8 @@ int main(void)
 		cmocka_unit_test(test_kallsyms_addresses),
 		cmocka_unit_test(test_aranges),
 		cmocka_unit_test(test_units_cache),
+		cmocka_unit_test(test_crc32c),
+		cmocka_unit_test(test_index_cache),
 		cmocka_unit_test(test_lines_match_libdw),
 		cmocka_unit_test(test_dieread_matches_libdw),
 		cmocka_unit_test(test_libc),
