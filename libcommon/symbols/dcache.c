@@ -201,8 +201,8 @@ int ms_dcache_open(struct ms_elf_file *f, Elf *elf, const uint8_t *bid, uint32_t
 		free(path);
 		return -1;
 	}
-	/* Every later run maps it: large folios (libelf writes it in pieces). */
-	pub.blocks = true;
+	/* A cache (checked before use), mapped by every later run: see publish.h. */
+	pub.cache = true;
 	if (write_inflated(elf, fd) < 0) {
 		ms_publish_abort(&pub);
 	} else if (ms_publish_commit(&pub) == 0) {

@@ -954,6 +954,7 @@ static void store_units(const struct ms_dwarfidx *d, const char *path, struct un
 		ms_publish_abort(&pub);
 		return;
 	}
+	pub.cache = true;	/* checked before use: see publish.h */
 	ms_publish_commit(&pub);
 }
 
@@ -2754,6 +2755,7 @@ static void ic_write(struct ms_dwarfidx *d, const struct ic_out *out, uint32_t n
 				   made->p : d->ic_kept->p) + out[i].pos, (size_t)out[i].len) < 0)
 			goto fail;
 	free(dir);
+	pub.cache = true;	/* checked before use: see publish.h */
 	ms_publish_commit(&pub);
 	return;
 fail:

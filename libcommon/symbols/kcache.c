@@ -278,8 +278,8 @@ int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms
 	}
 	if (write_all(fd, t->names, t->names_len) < 0)
 		goto fail;
-	/* Every later run maps it: large folios (it went out in pieces). */
-	pub.blocks = true;
+	/* A cache (checked before use), mapped by every later run: see publish.h. */
+	pub.cache = true;
 	return ms_publish_commit(&pub);
 fail:
 	ms_publish_abort(&pub);

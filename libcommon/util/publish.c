@@ -26,7 +26,7 @@ int ms_publish_open(struct ms_publish *p, const char *path)
 	p->path = strdup(path);
 	p->tmp = NULL;
 	p->fd = -1;
-	p->blocks = false;
+	p->cache = false;
 	if (!p->path)
 		return ms_error("out of memory opening '%s'", path);
 	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
@@ -79,7 +79,7 @@ static void sync_dir(const char *path)
 
 /*
  * A copy of p's temporary written in whole MS_PAGE_BLOCKs, which then
- * replaces it (see blocks in publish.h). Nothing changes on failure.
+ * replaces it (see cache in publish.h). Nothing changes on failure.
  */
 static void rewrite_in_blocks(struct ms_publish *p)
 {
@@ -130,9 +130,9 @@ int ms_publish_commit(struct ms_publish *p)
 		release(p);
 		return ret;
 	}
-	if (p->blocks)
+	if (p->cache)
 		rewrite_in_blocks(p);
-	if (fsync(p->fd) < 0) {
+	if (!p->cache && fsync(p->fd) < 0) {
 		ms_error_errno("cannot write '%s'", p->tmp);
 		ms_publish_abort(p);
 		return -1;
@@ -149,7 +149,8 @@ int ms_publish_commit(struct ms_publish *p)
 		ms_publish_abort(p);
 		return -1;
 	}
-	sync_dir(p->path);
+	if (!p->cache)
+		sync_dir(p->path);
 	release(p);
 	return 0;
 }

@@ -7,6 +7,10 @@
  * A PATH that exists and is not a regular file (/dev/null, a FIFO, a
  * terminal) is opened and written in place: renaming over it would replace
  * the device with a file.
+ *
+ * A cache file (cache set before commit) is not synced: every reader
+ * checks a cache before using it, so a crash costs only its rebuild, and
+ * the first run does not wait for the disk.
  */
 #ifndef MS_UTIL_PUBLISH_H
 #define MS_UTIL_PUBLISH_H
@@ -25,13 +29,14 @@ struct ms_publish {
 	char *tmp;		/* NULL when written in place */
 	int fd;
 	/*
-	 * Set before commit for a file that later runs map (the caches):
-	 * when the writer wrote it in pieces (libelf, small writes), commit
-	 * writes it again in whole MS_PAGE_BLOCKs first, so that it stays
-	 * in the page cache in large folios. Best effort: when that fails,
-	 * the file is published as written.
+	 * Set before commit for a cache: it is not synced (see above), and
+	 * since later runs map it, a file larger than half a block that the
+	 * writer wrote in pieces (libelf, small writes) is written again in
+	 * whole MS_PAGE_BLOCKs first, so that it stays in the page cache in
+	 * large folios. Best effort: when that fails, the file is published
+	 * as written.
 	 */
-	bool blocks;
+	bool cache;
 };
 
 /* Returns the fd to write, or -1 after a message naming the file. */

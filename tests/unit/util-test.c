@@ -189,8 +189,8 @@ static int dir_entries(const char *dir)
 	return n;
 }
 
-/* Publish len bytes written in pieces of 4 KiB, with or without blocks. */
-static void publish_and_check(const char *dir, size_t len, bool blocks)
+/* Publish len bytes written in pieces of 4 KiB, as a cache or not. */
+static void publish_and_check(const char *dir, size_t len, bool cache)
 {
 	char path[256];
 	unsigned char *want = malloc(len), *got = malloc(len + 1);
@@ -212,7 +212,7 @@ static void publish_and_check(const char *dir, size_t len, bool blocks)
 
 		assert_int_equal(write(fd, want + off, n), (ssize_t)n);
 	}
-	pub.blocks = blocks;
+	pub.cache = cache;
 	assert_int_equal(ms_publish_commit(&pub), 0);
 	/* The bytes, the mode of a new file, and no temporary left behind. */
 	fd = open(path, O_RDONLY);
@@ -229,7 +229,7 @@ static void publish_and_check(const char *dir, size_t len, bool blocks)
 	free(got);
 }
 
-static void test_publish_blocks(void **state)
+static void test_publish_cache(void **state)
 {
 	char dir[] = "/tmp/ms-util-publish-XXXXXX";
 	struct ms_publish pub;
@@ -246,7 +246,7 @@ static void test_publish_blocks(void **state)
 	fd = ms_publish_open(&pub, "/dev/null");
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "x", 1), 1);
-	pub.blocks = true;
+	pub.cache = true;
 	assert_int_equal(ms_publish_commit(&pub), 0);
 	/* Aborted: nothing left. */
 	{
@@ -255,7 +255,7 @@ static void test_publish_blocks(void **state)
 		snprintf(path, sizeof(path), "%s/gone", dir);
 		fd = ms_publish_open(&pub, path);
 		assert_true(fd >= 0);
-		pub.blocks = true;
+		pub.cache = true;
 		ms_publish_abort(&pub);
 		assert_int_equal(dir_entries(dir), 0);
 	}
@@ -270,7 +270,7 @@ int main(void)
 		cmocka_unit_test(test_prefault_anonymous),
 		cmocka_unit_test(test_prefault_file),
 		cmocka_unit_test(test_prefault_file_cut_short),
-		cmocka_unit_test(test_publish_blocks),
+		cmocka_unit_test(test_publish_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
