@@ -1,4 +1,5 @@
 #include "symbols/dwarfidx.h"
+#include "symbols/dwarfidx-impl.h"
 
 #include <dwarf.h>
 #include <errno.h>
@@ -14,7 +15,6 @@
 #include <unistd.h>
 
 #include "stream/records.h"
-#include "symbols/crc32c.h"
 #include "symbols/demangle.h"
 #include "symbols/dieread.h"
 #include "symbols/kcache.h"
@@ -24,202 +24,9 @@
 #include "util/grow.h"
 #include "util/publish.h"
 
-#define NONE UINT32_MAX
 /* DIE nesting deeper than this is corrupt (real code nests a few dozen). */
 #define DEPTH_MAX 256
 
-struct range {
-	uint64_t lo, hi;
-};
-
-/* A subprogram with code, or a call inlined into one. */
-struct scope {
-	Dwarf_Off off;		/* the DIE, for its names */
-	uint32_t parent;	/* the scope it was inlined into; NONE for a subprogram */
-	uint32_t first_child, next_sibling;	/* calls inlined directly into it */
-	uint32_t range, n_ranges;	/* in unit->ranges */
-	uint32_t call_file, call_line;	/* inlined: where the call was */
-	uint32_t name;		/* index in d->names + 1; 0 until read */
-};
-
-/* A range of a subprogram, sorted by lo to find the outermost scope. */
-struct top {
-	uint64_t lo, hi;
-	uint32_t scope;
-};
-
-enum lines_state {
-	LINES_NEW,
-	LINES_OURS,	/* lines.h read the table */
-	LINES_LIBDW,	/* lines.h refused it: libdw's dwarf_getsrc_die() */
-};
-
-enum unit_state {
-	UNIT_NEW,
-	UNIT_INDEXED,
-	UNIT_BAD,
-};
-
-/* A unit read by dieread.h: its abbreviations and first DIE. */
-struct ours {
-	struct ms_die_unit du;
-	struct ms_die cu;
-};
-
-struct unit {
-	Dwarf_Die die;		/* libdw's, read on first need (unit_die()) */
-	bool die_read;
-	Dwarf_Off off;		/* of die */
-	Dwarf_Off hdr;		/* of the unit's header */
-	/*
-	 * dieread.h's reader of the unit, when it took the unit: then libdw
-	 * reads no DIE of it (and interns no unit before it) unless a part
-	 * is refused.
-	 */
-	struct ours *ours;
-	bool ours_tried;
-	uint32_t ar, n_ar;	/* from aranges: its ranges there, in d->ar */
-	bool checked;		/* die read and its ranges found equal to aranges' */
-	uint8_t state;
-	uint8_t lines_state;	/* LINES_*: whose reader answers for its lines */
-	struct ms_linetab *lines;	/* LINES_OURS: its table, maybe shared */
-	bool files_read;
-	bool comp_dir_read;
-	const char *comp_dir;	/* NULL when the unit names none */
-	struct scope *scopes;
-	uint32_t n_scopes, alloc_scopes;
-	struct range *ranges;
-	uint32_t n_ranges, alloc_ranges;
-	struct top *tops;
-	uint32_t n_tops, alloc_tops;
-	Dwarf_Files *files;
-	size_t n_files;
-	/*
-	 * The index cache (see "indexed units, cached"): mapped when scopes
-	 * is a copy of the cached scopes and ranges and tops point into the
-	 * cache's mapping; ic_entry its entry there (NONE: none used);
-	 * fresh when indexed from the DWARF in this run, dirty when a cached
-	 * unit learnt something its entry lacks (a name, its lines).
-	 */
-	bool mapped, fresh, dirty;
-	uint32_t ic_entry;
-	/* Its line table in the cache (c_lines), installed on first need (unit_lines()). */
-	bool c_lines;
-	uint32_t c_n_rows, c_n_files;
-	uint64_t c_line_off;
-	const struct ms_rkey *c_rows;
-	const uint32_t *c_files;
-	const char *c_str;
-};
-
-/* A line table read (or taken from the cache), and the unit that read it. */
-struct tab {
-	struct ms_linetab t;
-	Dwarf_Off reader;	/* that unit's header */
-	bool mapped;		/* rows in the index cache's mapping */
-};
-
-/*
- * Every unit of the list: where it is, and its state once an address falls
- * in it (a profile uses a few dozen of libc's 2,000 units: the state is
- * allocated for those only).
- */
-struct unit_slot {
-	Dwarf_Off off, hdr;	/* of its first DIE and its header */
-	uint32_t ar, n_ar;	/* from aranges: its ranges there, in d->ar */
-	uint32_t from_dies;	/* found by read_units(): checked */
-	uint32_t pad;		/* (slots are written to the units cache as they are) */
-};
-
-/* A unit's address range. */
-struct unit_range {
-	uint64_t lo, hi;
-	uint32_t unit;
-	uint32_t pad;
-};
-
-struct name {
-	const char *function, *system_name;
-	uint32_t decl_line;
-	uint64_t entry;		/* DW_AT_entry_pc or the lowest address: 0 when unknown */
-};
-
-/* A source path as libdw gives it, and as we show it (absolute, no "/./"). */
-struct path {
-	const char *raw, *shown;
-};
-
-/* The sections the index reads by itself. */
-enum {
-	SEC_INFO, SEC_ABBREV, SEC_STR, SEC_LINE_STR, SEC_RANGES, SEC_RNGLISTS, SEC_ARANGES,
-	SEC_LINE, SEC_N,
-};
-
-/* A buffer that grows (writing the index cache). */
-struct obuf {
-	uint8_t *p;
-	size_t len, cap;
-	bool failed;
-};
-
-struct ms_dwarfidx {
-	Dwarf *dw;
-	struct path *paths;	/* open addressing on raw's pointer */
-	uint32_t paths_mask, n_paths;
-	struct unit_slot *units;
-	uint32_t n_units;
-	struct unit **state;	/* each unit's, NULL until first use (unit_at()) */
-	struct unit_range *uranges;
-	uint32_t n_uranges;
-	/*
-	 * When units, ar and uranges live in the units cache's mapping
-	 * (load_units()) rather than in their own allocations.
-	 */
-	void *lists_map;
-	size_t lists_map_len;
-	bool units_cached;
-	bool incomplete;	/* the list of units stopped at an error */
-	/*
-	 * The units and their ranges came from .debug_aranges (see
-	 * read_aranges()); each unit is checked against its DIE on first use,
-	 * and anything that does not hold sends the index to read_units().
-	 */
-	bool from_aranges;
-	struct range *ar;	/* each unit's ranges per aranges, sorted per unit */
-	uint32_t n_ar;
-	struct range *tmp;	/* one unit's ranges per its DIE, while checking */
-	uint32_t alloc_tmp;
-	Elf *elf;
-	Elf_Data *sec[SEC_N];	/* read_sections()' */
-	bool have_sections;	/* lsec was filled */
-	struct ms_line_sections lsec;
-	struct tab **tabs;	/* line tables read, each once (units may share one) */
-	uint32_t n_tabs, alloc_tabs;
-	struct ms_line_scratch scratch;
-	struct name *names;
-	uint32_t n_names, alloc_names;
-	struct ms_strpool pool;
-	struct ms_dwarfidx_stats stats;
-	/* dieread.h: the sections (info NULL when it cannot read them), a DIE stack. */
-	struct ms_die_sections dsec;
-	struct ms_die *die_stack;
-	/* The index cache (see "indexed units, cached"); ic_path NULL without one. */
-	char *ic_path;
-	uint8_t ic_bid[MS_BUILD_ID_MAX];
-	uint32_t ic_bid_len;
-	uint8_t *ic_map;	/* the file, mapped, when its header and directory hold */
-	size_t ic_len;
-	const struct ic_entry *ic_dir;
-	uint32_t ic_n;
-	uint8_t *ic_state;	/* IC_* of each entry */
-	bool ic_bad;		/* an entry was found damaged: rewrite */
-	bool ic_pending;	/* a unit was indexed from the DWARF, or a cached one learnt */
-	/* Entries made when reread_units() dropped the units' states, for ms_dwarfidx_save(). */
-	struct obuf *ic_kept;
-	struct ic_out *ic_kept_out;
-	uint32_t n_kept, alloc_kept;
-	char problem[200];
-};
 
 static void note_problem(struct ms_dwarfidx *d, const char *what, Dwarf_Off off)
 {
@@ -239,7 +46,7 @@ static int cmp_urange(const void *a, const void *b)
 	return x->hi < y->hi ? -1 : x->hi > y->hi;
 }
 
-static int cmp_range(const void *a, const void *b)
+int ms_dwi_cmp_range(const void *a, const void *b)
 {
 	const struct range *x = a, *y = b;
 
@@ -249,16 +56,16 @@ static int cmp_range(const void *a, const void *b)
 }
 
 /* A unit has a handful of ranges, usually in order already. */
-static void sort_ranges(struct range *r, uint32_t n)
+void ms_dwi_sort_ranges(struct range *r, uint32_t n)
 {
 	for (uint32_t i = 1; i < n; i++)
-		if (cmp_range(&r[i - 1], &r[i]) > 0) {
-			qsort(r, n, sizeof(*r), cmp_range);
+		if (ms_dwi_cmp_range(&r[i - 1], &r[i]) > 0) {
+			qsort(r, n, sizeof(*r), ms_dwi_cmp_range);
 			return;
 		}
 }
 
-static int cmp_top(const void *a, const void *b)
+int ms_dwi_cmp_top(const void *a, const void *b)
 {
 	const struct top *x = a, *y = b;
 
@@ -267,7 +74,6 @@ static int cmp_top(const void *a, const void *b)
 	return x->scope < y->scope ? -1 : x->scope > y->scope;
 }
 
-static void ic_attach(struct ms_dwarfidx *d, uint32_t i, struct unit *u);
 
 /* Unit i's state, made on first use: NULL when out of memory. */
 static struct unit *unit_at(struct ms_dwarfidx *d, uint32_t i)
@@ -290,12 +96,12 @@ static struct unit *unit_at(struct ms_dwarfidx *d, uint32_t i)
 	u->ic_entry = NONE;
 	d->state[i] = u;
 	if (d->ic_map)
-		ic_attach(d, i, u);
+		ms_dwi_ic_attach(d, i, u);
 	return u;
 }
 
 /* Read every unit's ranges. Errors stop the list and are remembered. */
-static int read_units(struct ms_dwarfidx *d)
+int ms_dwi_read_units(struct ms_dwarfidx *d)
 {
 	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Half version;
@@ -420,7 +226,7 @@ static void lists_release(struct ms_dwarfidx *d)
  *  - an address that no range of aranges covers may still be in a unit
  *    that aranges describes short or not at all.
  * In the last two cases, and on any error, the index is built again from
- * every unit's DIE (read_units()), so an answer never depends on aranges
+ * every unit's DIE (ms_dwi_read_units()), so an answer never depends on aranges
  * being right: they only spare reading the units no address falls in.
  */
 
@@ -596,7 +402,7 @@ static int read_sets(struct ms_dwarfidx *d, Elf_Data *data, bool swap, struct un
 			d->ar[d->n_ar++] = (struct range){ lo, lo + n };
 		}
 		u->n_ar = d->n_ar - u->ar;
-		sort_ranges(d->ar + u->ar, u->n_ar);
+		ms_dwi_sort_ranges(d->ar + u->ar, u->n_ar);
 		c.p = set_end;
 		c.end = (const uint8_t *)data->d_buf + data->d_size;
 	}
@@ -717,7 +523,7 @@ static int read_aranges(struct ms_dwarfidx *d, Elf *elf)
 		      (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB), h, n_h);
 	if (r)
 		goto out;
-	/* Units in the order of the file, as read_units() numbers them. */
+	/* Units in the order of the file, as ms_dwi_read_units() numbers them. */
 	for (i = 0; i < n_h; i++) {
 		struct unit_slot *u;
 
@@ -917,7 +723,7 @@ static int load_units(struct ms_dwarfidx *d, const char *path, const struct unit
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+int ms_dwi_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -947,10 +753,10 @@ static void store_units(const struct ms_dwarfidx *d, const char *path, struct un
 	key->n_uranges = d->n_uranges;
 	if ((fd = ms_publish_open(&pub, path)) < 0)
 		return;
-	if (write_all(fd, key, sizeof(*key)) < 0 ||
-	    write_all(fd, d->units, d->n_units * sizeof(*d->units)) < 0 ||
-	    write_all(fd, d->ar, d->n_ar * sizeof(*d->ar)) < 0 ||
-	    write_all(fd, d->uranges, d->n_uranges * sizeof(*d->uranges)) < 0) {
+	if (ms_dwi_write_all(fd, key, sizeof(*key)) < 0 ||
+	    ms_dwi_write_all(fd, d->units, d->n_units * sizeof(*d->units)) < 0 ||
+	    ms_dwi_write_all(fd, d->ar, d->n_ar * sizeof(*d->ar)) < 0 ||
+	    ms_dwi_write_all(fd, d->uranges, d->n_uranges * sizeof(*d->uranges)) < 0) {
 		ms_publish_abort(&pub);
 		return;
 	}
@@ -971,17 +777,16 @@ static void units_release(struct ms_dwarfidx *d)
 	lists_release(d);
 }
 
-static void ic_keep(struct ms_dwarfidx *d);
 
 /* Forget the units (their strings handed out stay valid) and read them all from their DIEs. */
-static int reread_units(struct ms_dwarfidx *d)
+int ms_dwi_reread_units(struct ms_dwarfidx *d)
 {
 	/* What was indexed is still the truth: kept for the cache. */
-	ic_keep(d);
+	ms_dwi_ic_keep(d);
 	units_release(d);
 	d->from_aranges = false;
 	/* units_indexed and the rest count the work done: they go on counting. */
-	return read_units(d);
+	return ms_dwi_read_units(d);
 }
 
 /*
@@ -992,7 +797,7 @@ static int reread_units(struct ms_dwarfidx *d)
 /* The unit's ranges in d->tmp, sorted, as d->ar holds aranges': equal or not. */
 static int same_ranges(struct ms_dwarfidx *d, const struct unit *u, uint32_t n)
 {
-	sort_ranges(d->tmp, n);
+	ms_dwi_sort_ranges(d->tmp, n);
 	for (uint32_t i = 0; i < n; i++)
 		if (d->tmp[i].lo != d->ar[u->ar + i].lo || d->tmp[i].hi != d->ar[u->ar + i].hi)
 			return -1;
@@ -1166,7 +971,7 @@ struct ms_dwarfidx *ms_dwarfidx_new_cached(Elf *elf, const char *units_path, con
 			store_units(d, units_path, &key);
 	}
 	if (r > 0)
-		r = read_units(d);
+		r = ms_dwi_read_units(d);
 	if (r < 0) {
 		*why = "out of memory";
 		ms_dwarfidx_free(d);
@@ -1516,7 +1321,7 @@ static int index_unit(struct ms_dwarfidx *d, struct unit *u)
 	}
 done:
 	if (u->n_tops)
-		qsort(u->tops, u->n_tops, sizeof(*u->tops), cmp_top);
+		qsort(u->tops, u->n_tops, sizeof(*u->tops), ms_dwi_cmp_top);
 	u->state = UNIT_INDEXED;
 	u->fresh = true;
 	d->ic_pending = true;
@@ -1694,7 +1499,7 @@ names:
 }
 
 /* The unit's DW_AT_comp_dir (dwarf_attr(), then dwarf_formstring()), or NULL. */
-static const char *unit_comp_dir(struct ms_dwarfidx *d, struct unit *u)
+const char *ms_dwi_unit_comp_dir(struct ms_dwarfidx *d, struct unit *u)
 {
 	Dwarf_Attribute a;
 	const char *dir;
@@ -1767,7 +1572,7 @@ static const char *shown_path(struct ms_dwarfidx *d, struct unit *u, const char 
 			if (d->paths[pos].raw == raw)
 				return d->paths[pos].shown;
 	}
-	unit_comp_dir(d, u);
+	ms_dwi_unit_comp_dir(d, u);
 	if (raw[0] != '/' && u->comp_dir && u->comp_dir[0] == '/')
 		dir = u->comp_dir;
 	len = (dir ? strlen(dir) + 1 : 0) + strlen(raw);
@@ -1821,7 +1626,7 @@ static bool line_sections(struct ms_dwarfidx *d)
 }
 
 /* The table already read at .debug_line offset off: NULL when none; *refused when lines.h refused it. */
-static struct tab *find_tab(struct ms_dwarfidx *d, uint64_t off, bool *refused)
+struct tab *ms_dwi_find_tab(struct ms_dwarfidx *d, uint64_t off, bool *refused)
 {
 	for (uint32_t i = 0; i < d->n_tabs; i++)
 		if (d->tabs[i]->t.offset == off) {
@@ -1831,7 +1636,7 @@ static struct tab *find_tab(struct ms_dwarfidx *d, uint64_t off, bool *refused)
 	return NULL;
 }
 
-static struct tab *new_tab(struct ms_dwarfidx *d, struct unit *u)
+struct tab *ms_dwi_new_tab(struct ms_dwarfidx *d, struct unit *u)
 {
 	struct tab *t;
 
@@ -1844,13 +1649,12 @@ static struct tab *new_tab(struct ms_dwarfidx *d, struct unit *u)
 	return t;
 }
 
-static const struct ms_linetab *cached_lines(struct ms_dwarfidx *d, struct unit *u);
 
 /*
  * The unit's line table when lines.h can read it, each table once (units
  * may share one, as libdw shares it by offset); NULL when libdw answers.
  */
-static const struct ms_linetab *unit_lines(struct ms_dwarfidx *d, struct unit *u)
+const struct ms_linetab *ms_dwi_unit_lines(struct ms_dwarfidx *d, struct unit *u)
 {
 	struct tab *t;
 	Dwarf_Attribute a;
@@ -1867,7 +1671,7 @@ static const struct ms_linetab *unit_lines(struct ms_dwarfidx *d, struct unit *u
 	if (!line_sections(d))
 		return NULL;
 	if (u->c_lines)
-		return cached_lines(d, u);
+		return ms_dwi_cached_lines(d, u);
 	r = MS_DIE_REFUSED;
 	if (open_ours(d, u) == MS_DIE_OK) {
 		r = ms_die_udata(&u->ours->du, &u->ours->cu, MS_DA_STMT_LIST, &off);
@@ -1880,15 +1684,15 @@ static const struct ms_linetab *unit_lines(struct ms_dwarfidx *d, struct unit *u
 	     dwarf_formudata(&a, &off) != 0 ||
 	     dwarf_cu_info(u->die.cu, NULL, NULL, NULL, NULL, NULL, &addr_size, NULL) != 0))
 		return NULL;
-	if ((t = find_tab(d, off, &refused))) {
+	if ((t = ms_dwi_find_tab(d, off, &refused))) {
 		if (refused)
 			return NULL;	/* refused before */
 		u->lines = &t->t;
 		u->lines_state = LINES_OURS;
 		return u->lines;
 	}
-	comp_dir = unit_comp_dir(d, u);
-	if (!(t = new_tab(d, u)))
+	comp_dir = ms_dwi_unit_comp_dir(d, u);
+	if (!(t = ms_dwi_new_tab(d, u)))
 		return NULL;
 	r = ms_linetab_read(&t->t, &d->lsec, off, addr_size, comp_dir, &d->pool, &d->scratch);
 	if (r)
@@ -1902,7 +1706,7 @@ static const struct ms_linetab *unit_lines(struct ms_dwarfidx *d, struct unit *u
 
 static const char *call_file(struct ms_dwarfidx *d, struct unit *u, uint32_t idx)
 {
-	const struct ms_linetab *t = unit_lines(d, u);
+	const struct ms_linetab *t = ms_dwi_unit_lines(d, u);
 	const char *f;
 
 	if (t)
@@ -1954,7 +1758,7 @@ int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *
 		/* From aranges, a miss or a unit that is not as they say is not an answer. */
 		if (!d->from_aranges || (u && (u->checked || check_unit(d, u) == 0)))
 			break;
-		if (reread_units(d) < 0) {
+		if (ms_dwi_reread_units(d) < 0) {
 			if (!d->problem[0])
 				snprintf(d->problem, sizeof(d->problem),
 					 "out of memory for the list of units");
@@ -1972,7 +1776,7 @@ int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *
 	/* The source line of the address itself: the innermost entry's. */
 	out[0].file = "";
 	out[0].line = 0;
-	if ((lines = unit_lines(d, u))) {
+	if ((lines = ms_dwi_unit_lines(d, u))) {
 		has_line = ms_linetab_find(lines, addr, &src, &lineno);
 	} else if (unit_die(d, u) && (line = dwarf_getsrc_die(&u->die, addr))) {
 		has_line = true;
@@ -2029,802 +1833,4 @@ int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *
 	if (!*start)
 		*start = u->ranges[u->scopes[top].range].lo;
 	return MS_SYM_OK;
-}
-
-/* ---- indexed units, cached ---- */
-
-/*
- * Indexing a unit (the walk of its DIEs for scopes, its line program for
- * rows) is most of a short ms-symbolize run, and its result only changes
- * with the DWARF. So each unit indexed in a run is kept in a file beside
- * the inflated debug copy (dcache.h), keyed by the build id and the sizes
- * of every section the index reads, and a later run maps the file and
- * takes a unit from it instead of reading the DWARF.
- *
- * The file is trusted for answers, so nothing of it is used unproved:
- *  - at ms_dwarfidx_index_cache(): the header (magic, version, the sizes of
- *    the structures, the key), then the directory (its CRC, entries sorted
- *    by unit, each unit's bytes inside the file, in order, not
- *    overlapping); anything wrong ignores the whole file;
- *  - on a unit's first use: the CRC-32C of its bytes, then every count,
- *    index and offset (scopes' parents, children and siblings, their
- *    ranges, names and strings, tops, rows in order, files); anything
- *    wrong ignores that unit's entry: it is indexed from the DWARF.
- * A unit from aranges is checked as usual unless its entry holds the very
- * ranges its DIE gave when it was indexed (the check's result). Its line
- * table is kept only when the unit read it itself (a table shared with a
- * unit of another compilation directory names files differently), and
- * installed where unit_lines() would have read it, so that sharing by
- * offset is as without the file. Names of scopes are kept once some run
- * read them.
- *
- * ms_dwarfidx_save() writes the file again when units were indexed from
- * the DWARF, a cached unit learnt a name or its lines, or an entry was
- * damaged: units used in the run first, then the file's other entries, up
- * to MS_DWARFIDX_CACHE_MAX bytes (what does not fit is left out: those
- * units are read from the DWARF when used and take the room of units not
- * used). It is published atomically (util/publish.h): concurrent runs
- * each write a whole file, the last rename wins.
- *
- * Layout (host byte order, 8-byte aligned): struct ic_header, n_entries
- * struct ic_entry sorted by unit header offset, then each entry's bytes:
- * struct ic_blob, its unit's ranges per its DIE (struct range), scopes
- * (struct scope; name: 1 + an index in the names below, 0 for none), the
- * scopes' ranges (struct range), tops (struct top), names (struct
- * ic_name), rows (struct ms_rkey), files (uint32_t string offsets; NONE
- * for ms_linetab_unknown), strings (NUL-terminated), zeros to 8 bytes.
- */
-#define IC_VERSION 1
-
-static const char ic_magic[8] = "MSUNIDX";
-
-struct ic_header {
-	char magic[8];
-	uint32_t version;
-	uint32_t scope_size, range_size, top_size, name_size, row_size, blob_size, entry_size;
-	uint32_t bid_len;
-	uint8_t bid[MS_BUILD_ID_MAX];
-	uint64_t sec_size[SEC_N];
-	uint64_t n_entries;
-	uint32_t dir_crc;
-	uint32_t pad;
-};
-
-struct ic_entry {
-	uint64_t hdr;		/* the unit's header offset */
-	uint64_t pos, len;	/* its bytes in the file */
-	uint32_t crc;		/* their CRC-32C */
-	uint32_t pad;
-};
-
-enum { IC_LINES = 1, IC_COMP_DIR = 2 };
-
-struct ic_blob {
-	uint64_t hdr, off;	/* the unit's header and first DIE */
-	uint64_t line_off;	/* IC_LINES: its table's offset in .debug_line */
-	uint32_t n_cu_ranges, n_scopes, n_ranges, n_tops;
-	uint32_t n_names, n_rows, n_files, str_len;
-	uint32_t flags;		/* IC_* */
-	uint32_t comp_dir;	/* IC_COMP_DIR: its DW_AT_comp_dir in the strings */
-};
-
-struct ic_name {
-	uint64_t entry;
-	uint32_t function;	/* NONE when the DWARF gives none */
-	uint32_t system_name;
-	uint32_t decl_line;
-	uint32_t pad;
-};
-
-enum { IC_UNSEEN, IC_GOOD, IC_BAD };
-
-/* The file's size at most: see above. */
-static uint64_t ic_max = MS_DWARFIDX_CACHE_MAX;
-
-void ms_dwarfidx_cache_max(uint64_t bytes)
-{
-	ic_max = bytes ? bytes : MS_DWARFIDX_CACHE_MAX;
-}
-
-static uint64_t round8(uint64_t n)
-{
-	return (n + 7) & ~(uint64_t)7;
-}
-
-/* The header d's DWARF with build id bid would have (n_entries, dir_crc 0). */
-static void ic_key(const struct ms_dwarfidx *d, const uint8_t *bid, uint32_t bid_len,
-		   struct ic_header *h)
-{
-	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, ic_magic, sizeof(h->magic));
-	h->version = IC_VERSION;
-	h->scope_size = sizeof(struct scope);
-	h->range_size = sizeof(struct range);
-	h->top_size = sizeof(struct top);
-	h->name_size = sizeof(struct ic_name);
-	h->row_size = sizeof(struct ms_rkey);
-	h->blob_size = sizeof(struct ic_blob);
-	h->entry_size = sizeof(struct ic_entry);
-	h->bid_len = bid_len;
-	memcpy(h->bid, bid, bid_len);
-	for (int k = 0; k < SEC_N; k++)
-		h->sec_size[k] = d->sec[k] ? d->sec[k]->d_size : 0;
-}
-
-/* The header and directory of the mapped file: whether they hold. */
-static bool ic_dir_valid(const uint8_t *map, size_t len, const struct ic_header *key)
-{
-	const struct ic_header *h = (const void *)map;
-	const struct ic_entry *e;
-	uint64_t n, end, i;
-
-	if (len < sizeof(*h) || len % 8 || memcmp(h, key, offsetof(struct ic_header, n_entries)))
-		return false;
-	n = h->n_entries;
-	if (n > (len - sizeof(*h)) / sizeof(*e) || n > UINT32_MAX)
-		return false;
-	e = (const void *)(map + sizeof(*h));
-	if (ms_crc32c(0, e, n * sizeof(*e)) != h->dir_crc)
-		return false;
-	end = sizeof(*h) + n * sizeof(*e);
-	for (i = 0; i < n; i++) {
-		if ((i && e[i].hdr <= e[i - 1].hdr) || e[i].pos < end || e[i].pos % 8 ||
-		    e[i].len < sizeof(struct ic_blob) || e[i].len % 8 || e[i].pos > len ||
-		    e[i].len > len - e[i].pos)
-			return false;
-		end = e[i].pos + e[i].len;
-	}
-	return end == len;	/* nothing after the last entry */
-}
-
-void ms_dwarfidx_index_cache(struct ms_dwarfidx *d, const char *path, const uint8_t *bid,
-			     uint32_t bid_len)
-{
-	struct ic_header key;
-	struct stat st;
-	void *map;
-	int fd;
-
-	if (!path || !bid_len || bid_len > MS_BUILD_ID_MAX || !d->dsec.info || d->ic_path ||
-	    !(d->ic_path = strdup(path)))
-		return;
-	memcpy(d->ic_bid, bid, bid_len);
-	d->ic_bid_len = bid_len;
-	ic_key(d, bid, bid_len, &key);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(key) ||
-	    (uint64_t)st.st_size > ic_max) {
-		close(fd);
-		return;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return;
-	if (!ic_dir_valid(map, (size_t)st.st_size, &key) ||
-	    !(d->ic_state = calloc(((const struct ic_header *)map)->n_entries + 1, 1))) {
-		munmap(map, (size_t)st.st_size);
-		d->ic_bad = true;
-		return;
-	}
-	d->ic_map = map;
-	d->ic_len = (size_t)st.st_size;
-	d->ic_n = (uint32_t)((const struct ic_header *)map)->n_entries;
-	d->ic_dir = (const void *)((uint8_t *)map + sizeof(struct ic_header));
-}
-
-/* The entry of the unit whose header is at hdr, or NONE. */
-static uint32_t ic_find(const struct ms_dwarfidx *d, uint64_t hdr)
-{
-	uint32_t lo = 0, hi = d->ic_n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (d->ic_dir[mid].hdr < hdr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < d->ic_n && d->ic_dir[lo].hdr == hdr ? lo : NONE;
-}
-
-/* The parts of an entry's bytes. */
-struct ic_parts {
-	const struct ic_blob *b;
-	const struct range *cu_ranges, *ranges;
-	const struct scope *scopes;
-	const struct top *tops;
-	const struct ic_name *names;
-	const struct ms_rkey *rows;
-	const uint32_t *files;
-	const char *str;
-};
-
-/* Split p (len bytes) into its parts: whether the counts add up to len exactly. */
-static bool ic_split(const uint8_t *p, uint64_t len, struct ic_parts *o)
-{
-	const struct ic_blob *b = (const void *)p;
-	uint64_t need = sizeof(*b);
-
-	o->b = b;
-	/* Each count is 32 bits: the sum cannot overflow 64. */
-	o->cu_ranges = (const void *)(p + need);
-	need += (uint64_t)b->n_cu_ranges * sizeof(struct range);
-	o->scopes = (const void *)(p + need);
-	need += (uint64_t)b->n_scopes * sizeof(struct scope);
-	o->ranges = (const void *)(p + need);
-	need += (uint64_t)b->n_ranges * sizeof(struct range);
-	o->tops = (const void *)(p + need);
-	need += (uint64_t)b->n_tops * sizeof(struct top);
-	o->names = (const void *)(p + need);
-	need += (uint64_t)b->n_names * sizeof(struct ic_name);
-	o->rows = (const void *)(p + need);
-	need += (uint64_t)b->n_rows * sizeof(struct ms_rkey);
-	o->files = (const void *)(p + need);
-	need += (uint64_t)b->n_files * sizeof(uint32_t);
-	o->str = (const char *)(p + need);
-	need += b->str_len;
-	return round8(need) == len;
-}
-
-static bool ic_str_ok(const struct ic_parts *c, uint32_t off)
-{
-	return off < c->b->str_len;
-}
-
-/*
- * Every index and offset of an entry whose CRC held, for unit u of d:
- * whether nothing in it can make a lookup read out of bounds, loop or
- * answer from another unit.
- */
-static bool ic_blob_valid(const struct ms_dwarfidx *d, const struct unit *u,
-			  const struct ic_parts *c)
-{
-	const struct ic_blob *b = c->b;
-	uint32_t i, n = b->n_scopes;
-
-	if (b->hdr != u->hdr || b->off != u->off || !b->n_cu_ranges ||
-	    (b->str_len && c->str[b->str_len - 1]) || (b->flags & ~(IC_LINES | IC_COMP_DIR)) ||
-	    ((b->flags & IC_COMP_DIR) && !ic_str_ok(c, b->comp_dir)))
-		return false;
-	for (i = 0; i < b->n_cu_ranges; i++)
-		if (c->cu_ranges[i].lo >= c->cu_ranges[i].hi ||
-		    (i && cmp_range(&c->cu_ranges[i - 1], &c->cu_ranges[i]) > 0))
-			return false;
-	for (i = 0; i < b->n_ranges; i++)
-		if (c->ranges[i].lo >= c->ranges[i].hi)
-			return false;
-	/*
-	 * Scopes are numbered as the walk met them: a parent before its
-	 * calls, and each call's next sibling (pushed in front) before it,
-	 * so that every chain followed by a lookup strictly moves one way.
-	 */
-	for (i = 0; i < n; i++) {
-		const struct scope *s = &c->scopes[i];
-
-		if (s->off <= u->off || s->off >= d->dsec.info_size ||
-		    (s->parent != NONE && s->parent >= i) ||
-		    (s->first_child != NONE && (s->first_child <= i || s->first_child >= n ||
-						c->scopes[s->first_child].parent != i)) ||
-		    (s->next_sibling != NONE && (s->next_sibling >= i || s->parent == NONE ||
-						 c->scopes[s->next_sibling].parent != s->parent)) ||
-		    !s->n_ranges || s->range > b->n_ranges || s->n_ranges > b->n_ranges - s->range ||
-		    s->name > b->n_names ||
-		    (s->parent == NONE && (s->call_file || s->call_line)))
-			return false;
-	}
-	for (i = 0; i < b->n_tops; i++) {
-		const struct top *t = &c->tops[i];
-
-		if (t->scope >= n || c->scopes[t->scope].parent != NONE || t->lo >= t->hi ||
-		    (i && cmp_top(&c->tops[i - 1], t) > 0))
-			return false;
-	}
-	for (i = 0; i < b->n_names; i++)
-		if ((c->names[i].function != NONE && !ic_str_ok(c, c->names[i].function)) ||
-		    !ic_str_ok(c, c->names[i].system_name))
-			return false;
-	if (!(b->flags & IC_LINES))
-		return !b->n_rows && !b->n_files && !b->line_off;
-	/* A table lines.h read has at least one file (ms_linetab_unknown). */
-	if (!b->n_files || !d->sec[SEC_LINE] || b->line_off >= d->sec[SEC_LINE]->d_size)
-		return false;
-	for (i = 1; i < b->n_rows; i++)
-		if (c->rows[i - 1].key > c->rows[i].key)
-			return false;
-	for (i = 0; i < b->n_files; i++)
-		if (c->files[i] != NONE && !ic_str_ok(c, c->files[i]))
-			return false;
-	return true;
-}
-
-/* Take unit u's index from entry e (proved): scopes, ranges, tops, names, comp_dir, lines. */
-static int ic_install(struct ms_dwarfidx *d, struct unit *u, const struct ic_parts *c)
-{
-	const struct ic_blob *b = c->b;
-	uint32_t i;
-
-	if (b->n_scopes && !(u->scopes = malloc((size_t)b->n_scopes * sizeof(*u->scopes))))
-		return -1;
-	if (b->n_scopes)
-		memcpy(u->scopes, c->scopes, (size_t)b->n_scopes * sizeof(*u->scopes));
-	u->n_scopes = u->alloc_scopes = b->n_scopes;
-	for (i = 0; i < u->n_scopes; i++) {
-		struct scope *s = &u->scopes[i];
-		const struct ic_name *cn;
-
-		if (!s->name)
-			continue;
-		cn = &c->names[s->name - 1];
-		if (!ms_reserve((void **)&d->names, &d->alloc_names, (uint64_t)d->n_names + 1,
-				sizeof(*d->names))) {
-			free(u->scopes);
-			u->scopes = NULL;
-			u->n_scopes = u->alloc_scopes = 0;
-			return -1;
-		}
-		d->names[d->n_names++] = (struct name){
-			cn->function == NONE ? NULL : c->str + cn->function,
-			c->str + cn->system_name, cn->decl_line, cn->entry,
-		};
-		s->name = d->n_names;
-	}
-	u->ranges = (struct range *)c->ranges;
-	u->n_ranges = b->n_ranges;
-	u->tops = (struct top *)c->tops;
-	u->n_tops = b->n_tops;
-	u->mapped = true;
-	u->comp_dir_read = true;
-	u->comp_dir = b->flags & IC_COMP_DIR ? c->str + b->comp_dir : NULL;
-	if (b->flags & IC_LINES) {
-		u->c_lines = true;
-		u->c_line_off = b->line_off;
-		u->c_rows = c->rows;
-		u->c_n_rows = b->n_rows;
-		u->c_files = c->files;
-		u->c_n_files = b->n_files;
-		u->c_str = c->str;
-	}
-	u->state = UNIT_INDEXED;
-	d->stats.units_indexed++;
-	d->stats.units_index_cached++;
-	d->stats.scopes += u->n_scopes;
-	return 0;
-}
-
-/*
- * Unit i's index from the cache, when its entry is there and proves
- * intact (see above); else u stays as it is, to be indexed from the DWARF.
- */
-static void ic_attach(struct ms_dwarfidx *d, uint32_t i, struct unit *u)
-{
-	uint32_t e = ic_find(d, u->hdr);
-	const struct ic_entry *en;
-	struct ic_parts c;
-
-	if (e == NONE || d->ic_state[e] == IC_BAD)
-		return;
-	en = &d->ic_dir[e];
-	if (d->ic_state[e] == IC_UNSEEN) {
-		const uint8_t *p = d->ic_map + en->pos;
-
-		if (ms_crc32c(0, p, en->len) != en->crc || !ic_split(p, en->len, &c) ||
-		    !ic_blob_valid(d, u, &c)) {
-			d->ic_state[e] = IC_BAD;
-			d->ic_bad = true;
-			return;
-		}
-		d->ic_state[e] = IC_GOOD;
-	} else if (!ic_split(d->ic_map + en->pos, en->len, &c)) {
-		return;
-	}
-	/*
-	 * A unit from aranges is still to be checked against its DIE, unless
-	 * the entry holds that DIE's ranges and they are aranges'.
-	 */
-	if (!d->units[i].from_dies) {
-		if (c.b->n_cu_ranges != u->n_ar)
-			return;
-		for (uint32_t k = 0; k < u->n_ar; k++)
-			if (c.cu_ranges[k].lo != d->ar[u->ar + k].lo ||
-			    c.cu_ranges[k].hi != d->ar[u->ar + k].hi)
-				return;
-		u->checked = true;
-	}
-	if (ic_install(d, u, &c) == 0)
-		u->ic_entry = e;
-}
-
-/*
- * unit_lines() for a unit whose table is cached: the table read before at
- * that offset when there is one (as without the cache), else the cached
- * one. NULL when libdw answers.
- */
-static const struct ms_linetab *cached_lines(struct ms_dwarfidx *d, struct unit *u)
-{
-	struct tab *t;
-	bool refused;
-
-	if ((t = find_tab(d, u->c_line_off, &refused))) {
-		if (refused)
-			return NULL;
-		u->lines = &t->t;
-		u->lines_state = LINES_OURS;
-		return u->lines;
-	}
-	if (!(t = new_tab(d, u)))
-		return NULL;
-	t->mapped = true;
-	t->t.offset = u->c_line_off;
-	if (!(t->t.files = malloc((size_t)u->c_n_files * sizeof(*t->t.files)))) {
-		/* Looks refused to later units at this offset: libdw answers them alike. */
-		return NULL;
-	}
-	for (uint32_t i = 0; i < u->c_n_files; i++)
-		t->t.files[i] = u->c_files[i] == NONE ? ms_linetab_unknown :
-				u->c_str + u->c_files[i];
-	t->t.n_files = u->c_n_files;
-	t->t.rows = u->c_n_rows ? (struct ms_rkey *)u->c_rows : NULL;
-	t->t.n_rows = u->c_n_rows;
-	u->lines = &t->t;
-	u->lines_state = LINES_OURS;
-	return u->lines;
-}
-
-/* ---- writing the cache ---- */
-
-/* n more bytes at the end of o, not cleared: NULL when out of memory (o->failed). */
-static void *ob_grow(struct obuf *o, size_t n)
-{
-	void *at;
-
-	if (o->failed)
-		return NULL;
-	if (n > o->cap - o->len) {
-		size_t cap = o->cap ? o->cap : 65536;
-		uint8_t *p;
-
-		while (cap - o->len < n) {
-			if (cap > SIZE_MAX / 2) {
-				o->failed = true;
-				return NULL;
-			}
-			cap *= 2;
-		}
-		if (!(p = realloc(o->p, cap))) {
-			o->failed = true;
-			return NULL;
-		}
-		o->p = p;
-		o->cap = cap;
-	}
-	at = o->p + o->len;
-	o->len += n;
-	return at;
-}
-
-/* n more bytes, zeroed. */
-static void *ob_room(struct obuf *o, size_t n)
-{
-	void *at = ob_grow(o, n);
-
-	if (at)
-		memset(at, 0, n);
-	return at;
-}
-
-static void ob_put(struct obuf *o, const void *p, size_t n)
-{
-	void *at = ob_grow(o, n);
-
-	if (at && n)
-		memcpy(at, p, n);
-}
-
-/* Strings of an entry being made: appended to strs, their offsets returned. */
-static uint32_t ob_str(struct obuf *strs, const char *s)
-{
-	size_t at = strs->len;
-
-	ob_put(strs, s, strlen(s) + 1);
-	return at > UINT32_MAX - 1 ? (strs->failed = true, 0) : (uint32_t)at;
-}
-
-/* Whether unit u (number i) has the ranges of its DIE at hand: into *o (sorted), else false. */
-static bool cu_ranges(struct ms_dwarfidx *d, uint32_t i, const struct unit *u, struct obuf *o)
-{
-	size_t at = o->len;
-	uint32_t n = 0;
-
-	if (!d->units[i].from_dies) {
-		/* Checked before it was indexed: its DIE's ranges are its aranges. */
-		if (!u->checked)
-			return false;
-		ob_put(o, d->ar + u->ar, (size_t)u->n_ar * sizeof(struct range));
-		return u->n_ar > 0 && !o->failed;
-	}
-	/* Read from the DIEs (read_units()): its ranges are in the unit list. */
-	for (uint32_t k = 0; k < d->n_uranges; k++)
-		if (d->uranges[k].unit == i) {
-			struct range r = { d->uranges[k].lo, d->uranges[k].hi };
-
-			ob_put(o, &r, sizeof(r));
-			n++;
-		}
-	if (o->failed || !n)
-		return false;
-	sort_ranges((struct range *)(o->p + at), n);
-	return true;
-}
-
-/* Unit i's entry appended to o (8-aligned): 0, or -1 when it cannot be made (nothing kept). */
-static int ic_make(struct ms_dwarfidx *d, uint32_t i, struct unit *u, struct obuf *o)
-{
-	struct obuf strs = { 0 }, names = { 0 };
-	struct ic_blob b = { 0 };
-	size_t start = o->len, at;
-	const char *comp_dir = unit_comp_dir(d, u);
-	uint32_t k, n_names = 0;
-	struct tab *t = NULL;
-
-	b.hdr = u->hdr;
-	b.off = u->off;
-	ob_room(o, sizeof(b));
-	at = o->len;
-	if (!cu_ranges(d, i, u, o))
-		goto fail;
-	b.n_cu_ranges = (uint32_t)((o->len - at) / sizeof(struct range));
-	if (comp_dir) {
-		b.flags |= IC_COMP_DIR;
-		b.comp_dir = ob_str(&strs, comp_dir);
-	}
-	/* Scopes, their names numbered anew. */
-	at = o->len;
-	ob_put(o, u->scopes, (size_t)u->n_scopes * sizeof(*u->scopes));
-	for (k = 0; k < u->n_scopes && !o->failed; k++) {
-		struct scope *s = (struct scope *)(o->p + at) + k;
-		const struct name *nm;
-		struct ic_name cn = { 0 };
-
-		if (!s->name)
-			continue;
-		nm = &d->names[s->name - 1];
-		cn.entry = nm->entry;
-		cn.function = nm->function ? ob_str(&strs, nm->function) : NONE;
-		cn.system_name = ob_str(&strs, nm->system_name);
-		cn.decl_line = nm->decl_line;
-		ob_put(&names, &cn, sizeof(cn));
-		s->name = ++n_names;
-	}
-	b.n_scopes = u->n_scopes;
-	ob_put(o, u->ranges, (size_t)u->n_ranges * sizeof(*u->ranges));
-	b.n_ranges = u->n_ranges;
-	for (k = 0; k < u->n_tops; k++) {
-		struct top *tp = ob_room(o, sizeof(*tp));
-
-		if (tp) {
-			tp->lo = u->tops[k].lo;
-			tp->hi = u->tops[k].hi;
-			tp->scope = u->tops[k].scope;
-		}
-	}
-	b.n_tops = u->n_tops;
-	ob_put(o, names.p, names.len);
-	b.n_names = n_names;
-	/* Lines only when this unit read the table (see above). */
-	if (u->lines_state == LINES_OURS)
-		for (k = 0; k < d->n_tabs; k++)
-			if (&d->tabs[k]->t == u->lines && d->tabs[k]->reader == u->hdr)
-				t = d->tabs[k];
-	if (t && t->t.n_files) {
-		b.flags |= IC_LINES;
-		b.line_off = t->t.offset;
-		b.n_rows = t->t.n_rows;
-		b.n_files = t->t.n_files;
-		ob_put(o, t->t.rows, (size_t)t->t.n_rows * sizeof(*t->t.rows));
-		for (k = 0; k < t->t.n_files; k++) {
-			uint32_t f = t->t.files[k] == ms_linetab_unknown ? NONE :
-				     ob_str(&strs, t->t.files[k]);
-
-			ob_put(o, &f, sizeof(f));
-		}
-	}
-	if (strs.len > UINT32_MAX)
-		strs.failed = true;
-	b.str_len = (uint32_t)strs.len;
-	ob_put(o, strs.p, strs.len);
-	ob_room(o, (size_t)(round8(o->len) - o->len));
-	if (o->failed || strs.failed || names.failed)
-		goto fail;
-	memcpy(o->p + start, &b, sizeof(b));
-	free(strs.p);
-	free(names.p);
-	return 0;
-fail:
-	o->len = start;
-	o->failed = false;
-	free(strs.p);
-	free(names.p);
-	return -1;
-}
-
-/* One entry of the file to write: an old one (its bytes in the mapping) or one made now. */
-enum { FROM_MAP, FROM_MADE, FROM_KEPT };
-
-struct ic_out {
-	uint64_t hdr;
-	uint64_t pos, len;	/* in the mapping, or in the buffer of entries made */
-	uint32_t crc;
-	uint8_t from;		/* FROM_* */
-	bool used, keep;
-};
-
-static int cmp_out(const void *a, const void *b)
-{
-	const struct ic_out *x = a, *y = b;
-
-	return x->hdr < y->hdr ? -1 : x->hdr > y->hdr;
-}
-
-/*
- * Entries for the units indexed or learnt so far (unit i's state u), made
- * into o: one each, in *out (n of them). Units taken from the cache as
- * they were are given as their entries (FROM_MAP); taken[] marks each
- * entry of the file that a unit has here.
- */
-static int ic_collect(struct ms_dwarfidx *d, struct obuf *o, uint8_t from, struct ic_out *out,
-		      uint8_t *taken)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; d->state && i < d->n_units; i++) {
-		struct unit *u = d->state[i];
-		size_t at = o->len;
-		uint32_t old;
-
-		if (!u || u->state != UNIT_INDEXED)
-			continue;
-		/* An entry of this unit not used (its ranges were not aranges') is replaced. */
-		if (taken && d->ic_map && (old = ic_find(d, u->hdr)) != NONE)
-			taken[old] = 1;
-		if (u->ic_entry != NONE && !u->dirty) {
-			const struct ic_entry *e = &d->ic_dir[u->ic_entry];
-
-			if (out)
-				out[n++] = (struct ic_out){ e->hdr, e->pos, e->len, e->crc,
-							    FROM_MAP, true, false };
-			continue;
-		}
-		if ((!u->fresh && !u->dirty) || ic_make(d, i, u, o) < 0)
-			continue;
-		if (!out && !ms_reserve((void **)&d->ic_kept_out, &d->alloc_kept,
-					(uint64_t)d->n_kept + 1, sizeof(*d->ic_kept_out))) {
-			o->len = at;
-			continue;
-		}
-		(out ? &out[n++] : &d->ic_kept_out[d->n_kept++])[0] = (struct ic_out){
-			u->hdr, at, o->len - at, ms_crc32c(0, o->p + at, o->len - at), from, true,
-			false,
-		};
-	}
-	return (int)n;
-}
-
-/* Before reread_units() drops the units' states: their entries, made now. */
-static void ic_keep(struct ms_dwarfidx *d)
-{
-	if (!d->ic_path || !d->ic_pending ||
-	    (!d->ic_kept && !(d->ic_kept = calloc(1, sizeof(*d->ic_kept)))))
-		return;
-	ic_collect(d, d->ic_kept, FROM_KEPT, NULL, NULL);
-}
-
-/* Write the n_keep entries of out kept (sorted) to d's cache path. */
-static void ic_write(struct ms_dwarfidx *d, const struct ic_out *out, uint32_t n, uint32_t n_keep,
-		     const struct obuf *made)
-{
-	struct ic_header h;
-	struct ic_entry *dir = calloc((size_t)n_keep + 1, sizeof(*dir));
-	struct ms_publish pub;
-	uint64_t pos = sizeof(h) + (uint64_t)n_keep * sizeof(*dir);
-	uint32_t i, k = 0;
-	int fd;
-
-	if (!dir)
-		return;
-	for (i = 0; i < n; i++)
-		if (out[i].keep) {
-			dir[k++] = (struct ic_entry){ out[i].hdr, pos, out[i].len, out[i].crc, 0 };
-			pos += out[i].len;
-		}
-	ic_key(d, d->ic_bid, d->ic_bid_len, &h);
-	h.n_entries = n_keep;
-	h.dir_crc = ms_crc32c(0, dir, (size_t)n_keep * sizeof(*dir));
-	if (ms_cache_mkdir(d->ic_path) < 0 || (fd = ms_publish_open(&pub, d->ic_path)) < 0) {
-		free(dir);
-		return;
-	}
-	if (write_all(fd, &h, sizeof(h)) < 0 ||
-	    write_all(fd, dir, (size_t)n_keep * sizeof(*dir)) < 0)
-		goto fail;
-	for (i = 0; i < n; i++)
-		if (out[i].keep &&
-		    write_all(fd, (out[i].from == FROM_MAP ? d->ic_map : out[i].from == FROM_MADE ?
-				   made->p : d->ic_kept->p) + out[i].pos, (size_t)out[i].len) < 0)
-			goto fail;
-	free(dir);
-	pub.cache = true;	/* checked before use: see publish.h */
-	ms_publish_commit(&pub);
-	return;
-fail:
-	free(dir);
-	ms_publish_abort(&pub);
-}
-
-void ms_dwarfidx_save(struct ms_dwarfidx *d)
-{
-	struct obuf made = { 0 };
-	struct ic_out *out = NULL;
-	uint8_t *taken = NULL;
-	uint32_t n = 0, n_now, cap, i, n_keep = 0;
-	uint64_t size = sizeof(struct ic_header);
-	bool made_kept = false;
-
-	if (!d->ic_path || (!d->ic_pending && !d->ic_bad))
-		goto done;
-	cap = d->n_units + d->ic_n + d->n_kept;
-	if (!(out = calloc((size_t)cap + 1, sizeof(*out))) ||
-	    !(taken = calloc((size_t)d->ic_n + 1, 1)))
-		goto done;
-	/* The units used in this run: new or learnt entries made, the others as they were. */
-	n = n_now = (uint32_t)ic_collect(d, &made, FROM_MADE, out, taken);
-	/* Those made before the units were read again, unless made again since. */
-	qsort(out, n_now, sizeof(*out), cmp_out);
-	for (i = 0; i < d->n_kept; i++) {
-		const struct ic_out *k = &d->ic_kept_out[i];
-		uint32_t old;
-
-		if (bsearch(k, out, n_now, sizeof(*out), cmp_out))
-			continue;
-		if (d->ic_map && (old = ic_find(d, k->hdr)) != NONE)
-			taken[old] = 1;
-		out[n++] = *k;
-	}
-	/* The file's other entries, not known damaged (unchecked ones are checked when used). */
-	for (i = 0; i < d->ic_n; i++)
-		if (!taken[i] && d->ic_state[i] != IC_BAD) {
-			const struct ic_entry *e = &d->ic_dir[i];
-
-			out[n++] = (struct ic_out){ e->hdr, e->pos, e->len, e->crc, FROM_MAP, false,
-						    false };
-		}
-	/* Units used first, then the others, as long as they fit. */
-	for (int pass = 0; pass < 2; pass++)
-		for (i = 0; i < n; i++) {
-			uint64_t add = sizeof(struct ic_entry) + out[i].len;
-
-			if (out[i].used != !pass || size + add > ic_max)
-				continue;
-			out[i].keep = true;
-			made_kept |= out[i].from != FROM_MAP;
-			size += add;
-			n_keep++;
-		}
-	/*
-	 * Written when it gains an entry or had a damaged one; else (nothing
-	 * new, or nothing new that fits) it stays as it is.
-	 */
-	if (made_kept || d->ic_bad) {
-		qsort(out, n, sizeof(*out), cmp_out);
-		ic_write(d, out, n, n_keep, &made);
-	}
-done:
-	/* Once a run. */
-	free(d->ic_path);
-	d->ic_path = NULL;
-	free(taken);
-	free(out);
-	free(made.p);
 }

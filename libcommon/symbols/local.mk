@@ -8,6 +8,7 @@ libcommon_a_SOURCES += \
 	libcommon/symbols/strpool.c libcommon/symbols/strpool.h \
 	libcommon/symbols/demangle.c libcommon/symbols/demangle.h \
 	libcommon/symbols/dwarfidx.c libcommon/symbols/dwarfidx.h \
+	libcommon/symbols/dwarfidx-impl.h libcommon/symbols/unitcache.c \
 	libcommon/symbols/dieread.c libcommon/symbols/dieread.h \
 	libcommon/symbols/debugfind.c libcommon/symbols/debugfind.h \
 	libcommon/symbols/kernel.c libcommon/symbols/kernel.h \
