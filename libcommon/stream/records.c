@@ -869,6 +869,7 @@ sample_fast(const char *bytes, size_t avail, struct ms_sample *s)
 	if (avail < 2 + 7 * 9 + 9 || (p[0] != 0x9e && p[0] != 0x9f) || p[1] != MS_REC_SAMPLE)
 		return 0;
 	p += 2;
+#pragma GCC unroll 7
 	for (int i = 0; i < 7; i++)
 		if (!uint_fast(&p, &v[i]))
 			return 0;
