@@ -24,6 +24,21 @@ struct slot {
 	uint32_t rule;
 };
 
+/*
+ * Part of a row of .eh_frame's table, [start, end): every address in it
+ * has the same rule (rows change only where the FDE's program advances),
+ * and the FDE that holds it is the one .eh_frame gives for each of them
+ * (FDEs do not overlap), so a rule made at one address of it is the rule
+ * of all. start is an address a rule was made at, not the row's start as
+ * libdw reports it: after DW_CFA_restore_state libdw reports an older
+ * row's start. Its end (where the program next advances) is the row's.
+ * Kept sorted and disjoint; a rule made lower in a row kept extends it.
+ */
+struct row {
+	uint64_t start, end;
+	uint32_t rule;
+};
+
 /* One source of frame descriptions, opened when first needed. */
 struct source {
 	bool tried;
@@ -52,6 +67,9 @@ struct ms_cfi {
 
 	struct slot *slots;
 	uint32_t mask, n_slots;
+	struct row *rows;
+	uint32_t n_rows, alloc_rows;
+	bool no_rows;		/* ms_cfi_no_rows() */
 
 	struct ms_cfi_stats stats;
 };
@@ -169,6 +187,7 @@ void ms_cfi_free(struct ms_cfi *c)
 	free(c->rule_blocks);
 	free(c->ops);
 	free(c->slots);
+	free(c->rows);
 	free(c);
 }
 
@@ -559,9 +578,54 @@ static int slot_put(struct ms_cfi *c, uint64_t addr, uint32_t rule)
 	return 0;
 }
 
+/* The first row at or after addr (n_rows when none). */
+static uint32_t row_at(const struct ms_cfi *c, uint64_t addr)
+{
+	uint32_t lo = 0, hi = c->n_rows;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->rows[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Keep [start, end) of .eh_frame's row of rule; out of memory only costs time. */
+static void row_put(struct ms_cfi *c, uint64_t start, uint64_t end, uint32_t rule)
+{
+	uint32_t i = row_at(c, start);
+
+	if (c->no_rows || end <= start)
+		return;
+	if (i < c->n_rows && c->rows[i].start < end) {
+		/* The same row, from lower down: the row kept reaches start now. */
+		if (c->rows[i].end == end && c->rows[i].start > start)
+			c->rows[i].start = start;
+		return;
+	}
+	if (!ms_reserve((void **)&c->rows, &c->alloc_rows, (uint64_t)c->n_rows + 1,
+			sizeof(*c->rows)))
+		return;
+	memmove(&c->rows[i + 1], &c->rows[i], (c->n_rows - i) * sizeof(*c->rows));
+	c->rows[i] = (struct row){ .start = start, .end = end, .rule = rule };
+	c->n_rows++;
+}
+
 /* Make the rule at addr from the first source that covers it. */
 static int lookup_sources(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
 {
+	uint32_t i = row_at(c, addr);
+
+	/* In a row of .eh_frame (the first source) made before: its rule. */
+	if (i < c->n_rows && c->rows[i].start <= addr) {
+		c->stats.from_rows++;
+		*rule = c->rows[i].rule;
+		return 1;
+	}
 	for (int which = 0; which < MS_CFI_SOURCES; which++) {
 		Dwarf_CFI *cfi = source_cfi(c, which);
 		Dwarf_Frame *f = NULL;
@@ -586,6 +650,14 @@ static int lookup_sources(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
 			c->rule_blocks[c->n_blocks++] = b;
 		}
 		r = make_rule(c, f, &c->rule_blocks[c->n_rules / RULE_BLOCK][c->n_rules % RULE_BLOCK]);
+		if (r > 0 && which == MS_CFI_EH_FRAME) {
+			Dwarf_Addr start, end;
+			bool signal;
+
+			if (dwarf_frame_info(f, &start, &end, &signal) >= 0 && start <= addr &&
+			    addr < end)
+				row_put(c, addr, end, c->n_rules);
+		}
 		free(f);
 		if (r < 0)
 			return -1;
@@ -599,6 +671,11 @@ static int lookup_sources(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
 	c->stats.none++;
 	*rule = RULE_NONE;
 	return 0;
+}
+
+void ms_cfi_no_rows(struct ms_cfi *c)
+{
+	c->no_rows = true;
 }
 
 int ms_cfi_find(struct ms_cfi *c, uint64_t addr, uint32_t *rule)

@@ -19,8 +19,10 @@
  * register's value, or one computed by an expression. Registers with no
  * value in the caller are a bit mask; only the others whose rule is not
  * "same value" are listed, so a typical rule lists two to four. Rules are
- * made from libdw's once per lookup address and kept in a per-module hash
- * table: later lookups of the address cost one probe.
+ * made from libdw's once per row of .eh_frame's table (a range of
+ * addresses with one rule; other sources once per address) and kept in a
+ * per-module hash table by lookup address: later lookups of the address
+ * cost one probe.
  *
  * libdw 0.188's x86-64 ABI defaults mark %rax as callee-saved and %rbx as
  * not (a numbering slip); rules here follow the psABI: %rbx, %rbp and
@@ -152,6 +154,8 @@ void ms_cfi_free(struct ms_cfi *c);
  * covers addr, -1 after a message (out of memory).
  */
 int ms_cfi_find(struct ms_cfi *c, uint64_t addr, uint32_t *rule);
+/* For tests: every rule is made from libdw at its own address (no rows). */
+void ms_cfi_no_rows(struct ms_cfi *c);
 const struct ms_cfi_rule *ms_cfi_rule(const struct ms_cfi *c, uint32_t rule);
 /* (The pointer stays valid for the life of c: rules are never moved.) */
 /* The expression operations of the module (rules index into them). */
@@ -159,6 +163,7 @@ const struct ms_dwarf_op *ms_cfi_ops(const struct ms_cfi *c);
 
 struct ms_cfi_stats {
 	uint64_t lookups, made, none;	/* rules looked up, made from libdw, not found */
+	uint64_t from_rows;		/* lookups answered by a row made before (see cfi.c) */
 	uint64_t from[MS_CFI_SOURCES];	/* rules made per source */
 	bool has_eh_frame, has_debug_frame, has_debug_file;
 };

@@ -708,6 +708,132 @@ static struct ms_module module_of(const char *file)
 	return m;
 }
 
+/* module_of() for a file anywhere. */
+static bool module_at(const char *path, struct ms_module *m)
+{
+	struct ms_elf_file f;
+
+	if (ms_elf_file_open(&f, path) != MS_SYM_OK)
+		return false;
+	*m = (struct ms_module){ .kind = MS_MODULE_FILE };
+	m->build_id_len = f.build_id_len;
+	memcpy(m->build_id, f.build_id, f.build_id_len);
+	m->dev_maj = major(f.st.st_dev);
+	m->dev_min = minor(f.st.st_dev);
+	m->ino = f.st.st_ino;
+	m->size = (uint64_t)f.st.st_size;
+	m->mtime = ms_stat_mtime_ns(&f.st);
+	ms_elf_file_close(&f);
+	return true;
+}
+
+/* The two rules say the same, expressions compared by their operations. */
+static void assert_same_rule(const struct ms_cfi *ca, const struct ms_cfi_rule *a,
+			     const struct ms_cfi *cb, const struct ms_cfi_rule *b)
+{
+	const struct ms_dwarf_op *oa = ms_cfi_ops(ca), *ob = ms_cfi_ops(cb);
+
+	assert_int_equal(a->cfa_kind, b->cfa_kind);
+	assert_int_equal(a->cfa_reg, b->cfa_reg);
+	assert_int_equal(a->flags, b->flags);
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->cfa_len, b->cfa_len);
+	assert_int_equal(a->fast, b->fast);
+	assert_int_equal(a->undef, b->undef);
+	assert_int_equal(a->saved, b->saved);
+	assert_int_equal(a->valued, b->valued);
+	assert_int_equal(a->ra_off, b->ra_off);
+	assert_int_equal(a->clear, b->clear);
+	assert_int_equal(a->set_known, b->set_known);
+	assert_int_equal(a->set_saved, b->set_saved);
+	if (a->cfa_kind == MS_CFA_EXPR)
+		for (uint32_t k = 0; k < a->cfa_len; k++) {
+			assert_int_equal(oa[a->cfa_arg + k].atom, ob[b->cfa_arg + k].atom);
+			assert_true(oa[a->cfa_arg + k].number == ob[b->cfa_arg + k].number);
+			assert_true(oa[a->cfa_arg + k].number2 == ob[b->cfa_arg + k].number2);
+		}
+	else
+		assert_int_equal(a->cfa_arg, b->cfa_arg);
+	for (uint32_t i = 0; i < a->n; i++) {
+		const struct ms_reg_rule *ra = &a->regs[i], *rb = &b->regs[i];
+
+		assert_int_equal(ra->reg, rb->reg);
+		assert_int_equal(ra->kind, rb->kind);
+		assert_int_equal(ra->len, rb->len);
+		if (ra->kind == MS_REG_EXPR || ra->kind == MS_REG_VAL_EXPR)
+			for (uint32_t k = 0; k < ra->len; k++)
+				assert_int_equal(oa[ra->arg + k].atom, ob[rb->arg + k].atom);
+		else
+			assert_int_equal(ra->arg, rb->arg);
+	}
+}
+
+/*
+ * Rules kept by row (see cfi.c) are the rules libdw makes at each
+ * address: every few addresses of the .text of libc, python3 and the test
+ * binary, looked up in a scrambled order (rows are made going up and
+ * down), against a lookup of each address with rows off.
+ */
+static void test_cfi_rows(void **state)
+{
+	const char *files[] = { "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/python3.11",
+				NULL };
+	uint64_t hits = 0;
+
+	(void)state;
+	files[2] = data_path("dwarf-frames");
+	for (int fi = 0; fi < 3; fi++) {
+		struct ms_module m;
+		struct ms_elf_file f;
+		struct ms_cfi *rows, *plain;
+		Elf_Scn *scn = NULL;
+		uint64_t lo = 0, hi = 0, n, step;
+		size_t shstrndx;
+
+		if (!module_at(files[fi], &m))
+			continue;	/* (python3 is optional; libc is there) */
+		assert_int_equal(ms_elf_file_open(&f, files[fi]), MS_SYM_OK);
+		assert_int_equal(elf_getshdrstrndx(f.elf, &shstrndx), 0);
+		while ((scn = elf_nextscn(f.elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+
+			if (gelf_getshdr(scn, &sh) &&
+			    (name = elf_strptr(f.elf, shstrndx, sh.sh_name)) && !strcmp(name, ".text")) {
+				lo = sh.sh_addr;
+				hi = sh.sh_addr + sh.sh_size;
+			}
+		}
+		ms_elf_file_close(&f);
+		assert_true(hi > lo);
+		rows = ms_cfi_open(files[fi], &m, "/nonexistent");
+		plain = ms_cfi_open(files[fi], &m, "/nonexistent");
+		assert_non_null(rows);
+		assert_non_null(plain);
+		ms_cfi_no_rows(plain);
+		step = (hi - lo) / 60000 + 1;
+		n = (hi - lo) / step;
+		/* i * 40503 mod n, n not a multiple of it: every index once, scrambled. */
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t addr = lo + ((i * 40503) % n) * step;
+			uint32_t ra, rp;
+			int fa = ms_cfi_find(rows, addr, &ra), fp = ms_cfi_find(plain, addr, &rp);
+
+			if (n % 40503 == 0)
+				break;
+			assert_int_equal(fa, fp);
+			if (fa == 1)
+				assert_same_rule(rows, ms_cfi_rule(rows, ra), plain, ms_cfi_rule(plain, rp));
+		}
+		hits += ms_cfi_stats(rows)->from_rows;
+		assert_int_equal(ms_cfi_stats(plain)->from_rows, 0);
+		ms_cfi_free(rows);
+		ms_cfi_free(plain);
+	}
+	/* Rows answered most lookups. */
+	assert_true(hits > 10000);
+}
+
 /* Look t_fp_ret - 1 up in file's CFI; the source that had it, or -1. */
 static int source_of(const char *file, const char *debug_dir)
 {
@@ -1152,6 +1278,7 @@ int main(void)
 		cmocka_unit_test(test_merge_replay),
 		cmocka_unit_test(test_cfi_sources),
 		cmocka_unit_test(test_cfi_rules),
+		cmocka_unit_test(test_cfi_rows),
 		cmocka_unit_test(test_debug_file_walk),
 		cmocka_unit_test(test_expressions),
 		cmocka_unit_test(test_sampled_reader),
