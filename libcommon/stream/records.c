@@ -288,7 +288,7 @@ static inline int bc_uint(struct bcursor *c, uint64_t *v)
  * bytes are left. False (nothing consumed) for any other type byte; the
  * caller then takes bc_uint(), which judges it.
  */
-static inline bool uint_fast(const unsigned char **pp, uint64_t *v)
+static inline __attribute__((always_inline)) bool uint_fast(const unsigned char **pp, uint64_t *v)
 {
 	const unsigned char *p = *pp;
 	unsigned t = p[0], w;
