@@ -330,22 +330,6 @@ out:
 	return ret;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 int ms_capture_write(const struct ms_capture *cap, const char *path)
 {
 	struct ms_publish pub;
@@ -360,7 +344,7 @@ int ms_capture_write(const struct ms_capture *cap, const char *path)
 		free(buf);
 		return -1;
 	}
-	if (write_all(fd, buf, len) < 0) {
+	if (ms_write_all(fd, buf, len) < 0) {
 		ms_error_errno("cannot write '%s'", pub.tmp ? pub.tmp : path);
 		ms_publish_abort(&pub);
 		free(buf);

@@ -221,7 +221,6 @@ int ms_dwi_reread_units(struct ms_dwarfidx *d);
 void ms_dwi_sort_ranges(struct range *r, uint32_t n);
 const char *ms_dwi_unit_comp_dir(struct ms_dwarfidx *d, struct unit *u);
 const struct ms_linetab *ms_dwi_unit_lines(struct ms_dwarfidx *d, struct unit *u);
-int ms_dwi_write_all(int fd, const void *buf, size_t len);
 
 /* unitcache.c, for dwarfidx.c */
 const struct ms_linetab *ms_dwi_cached_lines(struct ms_dwarfidx *d, struct unit *u);

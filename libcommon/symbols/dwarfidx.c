@@ -723,23 +723,6 @@ static int load_units(struct ms_dwarfidx *d, const char *path, const struct unit
 	return 0;
 }
 
-int ms_dwi_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Write d's list from aranges to path under key; one that cannot be written costs the next run time. */
 static void store_units(const struct ms_dwarfidx *d, const char *path, struct units_header *key)
 {
@@ -753,10 +736,10 @@ static void store_units(const struct ms_dwarfidx *d, const char *path, struct un
 	key->n_uranges = d->n_uranges;
 	if ((fd = ms_publish_open(&pub, path)) < 0)
 		return;
-	if (ms_dwi_write_all(fd, key, sizeof(*key)) < 0 ||
-	    ms_dwi_write_all(fd, d->units, d->n_units * sizeof(*d->units)) < 0 ||
-	    ms_dwi_write_all(fd, d->ar, d->n_ar * sizeof(*d->ar)) < 0 ||
-	    ms_dwi_write_all(fd, d->uranges, d->n_uranges * sizeof(*d->uranges)) < 0) {
+	if (ms_write_all(fd, key, sizeof(*key)) < 0 ||
+	    ms_write_all(fd, d->units, d->n_units * sizeof(*d->units)) < 0 ||
+	    ms_write_all(fd, d->ar, d->n_ar * sizeof(*d->ar)) < 0 ||
+	    ms_write_all(fd, d->uranges, d->n_uranges * sizeof(*d->uranges)) < 0) {
 		ms_publish_abort(&pub);
 		return;
 	}

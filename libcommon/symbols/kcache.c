@@ -229,23 +229,6 @@ int ms_cache_mkdir(const char *path)
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms_kcache_key *k)
 {
 	const struct ms_symlist *l = &t->tier[0];
@@ -265,7 +248,7 @@ int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms
 	h.names_len = t->names_len;
 	if ((fd = ms_publish_open(&pub, path)) < 0)
 		return -1;
-	if (write_all(fd, &h, sizeof(h)) < 0)
+	if (ms_write_all(fd, &h, sizeof(h)) < 0)
 		goto fail;
 	for (i = 0; i < l->n; i += 512) {
 		uint32_t j, m = l->n - i < 512 ? l->n - i : 512;
@@ -273,10 +256,10 @@ int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms
 		memcpy(buf, l->syms + i, m * sizeof(*buf));
 		for (j = 0; j < m; j++)
 			buf[j].display = NULL;	/* pointers of this process */
-		if (write_all(fd, buf, m * sizeof(*buf)) < 0)
+		if (ms_write_all(fd, buf, m * sizeof(*buf)) < 0)
 			goto fail;
 	}
-	if (write_all(fd, t->names, t->names_len) < 0)
+	if (ms_write_all(fd, t->names, t->names_len) < 0)
 		goto fail;
 	/* A cache (checked before use), mapped by every later run: see publish.h. */
 	pub.cache = true;

@@ -730,12 +730,12 @@ static void ic_write(struct ms_dwarfidx *d, const struct ic_out *out, uint32_t n
 		free(dir);
 		return;
 	}
-	if (ms_dwi_write_all(fd, &h, sizeof(h)) < 0 ||
-	    ms_dwi_write_all(fd, dir, (size_t)n_keep * sizeof(*dir)) < 0)
+	if (ms_write_all(fd, &h, sizeof(h)) < 0 ||
+	    ms_write_all(fd, dir, (size_t)n_keep * sizeof(*dir)) < 0)
 		goto fail;
 	for (i = 0; i < n; i++)
 		if (out[i].keep &&
-		    ms_dwi_write_all(fd, (out[i].from == FROM_MAP ? d->ic_map : out[i].from == FROM_MADE ?
+		    ms_write_all(fd, (out[i].from == FROM_MAP ? d->ic_map : out[i].from == FROM_MADE ?
 				   made->p : d->ic_kept->p) + out[i].pos, (size_t)out[i].len) < 0)
 			goto fail;
 	free(dir);

@@ -16,6 +16,7 @@
 #define MS_UTIL_PUBLISH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * The page cache holds a file written in whole blocks of this size, at
@@ -38,6 +39,12 @@ struct ms_publish {
 	 */
 	bool cache;
 };
+
+/*
+ * Write all len bytes to fd (again after EINTR and short writes): 0, or -1
+ * with errno (0 when write returned 0). No message: the caller names the file.
+ */
+int ms_write_all(int fd, const void *buf, size_t len);
 
 /* Returns the fd to write, or -1 after a message naming the file. */
 int ms_publish_open(struct ms_publish *p, const char *path);

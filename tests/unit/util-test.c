@@ -196,6 +196,7 @@ static void publish_and_check(const char *dir, size_t len, bool cache)
 	unsigned char *want = malloc(len), *got = malloc(len + 1);
 	struct ms_publish pub;
 	struct stat st;
+	ino_t written;
 	mode_t mask = umask(0);
 	int fd;
 
@@ -207,6 +208,8 @@ static void publish_and_check(const char *dir, size_t len, bool cache)
 	snprintf(path, sizeof(path), "%s/out", dir);
 	fd = ms_publish_open(&pub, path);
 	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	written = st.st_ino;
 	for (size_t off = 0; off < len; off += 4096) {
 		size_t n = len - off < 4096 ? len - off : 4096;
 
@@ -219,6 +222,11 @@ static void publish_and_check(const char *dir, size_t len, bool cache)
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_int_equal(st.st_size, (off_t)len);
+	/* A large cache was written again (another file); anything else is the file written. */
+	if (cache && len > MS_PAGE_BLOCK / 2)
+		assert_true(st.st_ino != written);
+	else
+		assert_true(st.st_ino == written);
 	assert_int_equal(st.st_mode & 0777, 0666 & ~mask);
 	assert_int_equal(read(fd, got, len + 1), (ssize_t)len);
 	assert_memory_equal(got, want, len);
