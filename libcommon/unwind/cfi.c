@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "unwind/elffile.h"
 #include "util/error.h"
@@ -74,25 +75,19 @@ struct ms_cfi {
 	struct ms_cfi_stats stats;
 };
 
-/* CRC-32 (IEEE 802.3, reflected), as zlib's crc32() and .gnu_debuglink. */
+/* CRC-32 as .gnu_debuglink uses it: zlib's, in pieces zlib's length type takes. */
 uint32_t ms_crc32(uint32_t crc, const void *buf, size_t len)
 {
-	static uint32_t table[256];
 	const unsigned char *p = buf;
 
-	if (!table[1]) {
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
+	do {
+		uInt n = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
 
-			for (int k = 0; k < 8; k++)
-				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-			table[i] = c;
-		}
-	}
-	crc = ~crc;
-	while (len--)
-		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+		crc = (uint32_t)crc32(crc, p, n);
+		p += n;
+		len -= n;
+	} while (len);
+	return crc;
 }
 
 /*
