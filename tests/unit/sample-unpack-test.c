@@ -279,13 +279,25 @@ static void test_corrupt_samples_agree(void **state)
 	free(copy);
 }
 
+/* A stream of s alone into fd, from its start, and back to its start. */
+static void write_one_sample(int fd, const struct ms_sample *s)
+{
+	struct ms_writer *w = ms_writer_open(fd, "test", 0);
+
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
+	assert_int_equal(ms_sample_pack(w, s), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+}
+
 /* The encoding ms-decode writes takes the fast path and reads right. */
 static void test_packed_sample_reads_back(void **state)
 {
 	static struct ms_sample s;
 	char path[] = "/tmp/ms-sample-unpack-XXXXXX";
 	int fd = mkstemp(path);
-	struct ms_writer *w;
 	struct ms_reader *r;
 	struct ms_record rec;
 
@@ -310,13 +322,7 @@ static void test_packed_sample_reads_back(void **state)
 	s.stack_in_file = true;
 	s.stack_offset = 123456789;
 	s.stack_len = 8192;
-	w = ms_writer_open(fd, "test", 0);
-	assert_non_null(w);
-	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
-	assert_int_equal(ms_sample_pack(w, &s), 0);
-	assert_int_equal(ms_writer_trailer(w, true), 0);
-	assert_int_equal(ms_writer_close(w), 0);
-	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	write_one_sample(fd, &s);
 	r = ms_reader_open(fd, "test");
 	assert_non_null(r);
 	ms_reader_defer_objects(r, true);
@@ -385,7 +391,6 @@ static void test_encoder_matches_msgpack(void **state)
 	unlink(path);
 	msgpack_sbuffer_init(&sb);
 	for (int i = 0; i < 2000; i++) {
-		struct ms_writer *w;
 		struct ms_reader *r;
 		struct ms_record rec;
 		uint64_t e = edges[next_rand() % 12] - (next_rand() % 2 && i % 12 ? 1 : 0);
@@ -424,13 +429,7 @@ static void test_encoder_matches_msgpack(void **state)
 
 		assert_int_equal(ftruncate(fd, 0), 0);
 		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
-		w = ms_writer_open(fd, "test", 0);
-		assert_non_null(w);
-		assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
-		assert_int_equal(ms_sample_pack(w, &s), 0);
-		assert_int_equal(ms_writer_trailer(w, true), 0);
-		assert_int_equal(ms_writer_close(w), 0);
-		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+		write_one_sample(fd, &s);
 		r = ms_reader_open(dup(fd), "test");
 		assert_non_null(r);
 		ms_reader_defer_objects(r, true);

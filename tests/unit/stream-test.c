@@ -2490,8 +2490,8 @@ static void put_raw_record(struct bytes *b, unsigned cpu, uint32_t n)
 		put_byte(b, (unsigned char)(i * 13 + n));
 }
 
-/* The header record, then raw and nested records of uneven sizes. */
-static struct bytes good_records(unsigned n, unsigned seed)
+/* A stream's header record, to put records after. */
+static struct bytes header_bytes(void)
 {
 	int fd = header_only();
 	struct bytes b = { 0 };
@@ -2501,6 +2501,14 @@ static struct bytes good_records(unsigned n, unsigned seed)
 	put(&b, h, hlen);
 	free(h);
 	close(fd);
+	return b;
+}
+
+/* The header record, then raw and nested records of uneven sizes. */
+static struct bytes good_records(unsigned n, unsigned seed)
+{
+	struct bytes b = header_bytes();
+
 	for (unsigned i = 0; i < n; i++) {
 		if (i % 7 == 3) {
 			/* [125, "ab", [1, 2, [3]]]: the scan's general path */
@@ -2718,14 +2726,8 @@ static void put_nested_record(struct bytes *b, unsigned i)
 
 static struct bytes nested_records(unsigned n)
 {
-	int fd = header_only();
-	struct bytes b = { 0 };
-	size_t hlen;
-	char *h = read_all(fd, &hlen);
+	struct bytes b = header_bytes();
 
-	put(&b, h, hlen);
-	free(h);
-	close(fd);
 	for (unsigned i = 0; i < n; i++)
 		put_nested_record(&b, i);
 	return b;
@@ -2964,14 +2966,8 @@ static void put_int_any(struct bytes *b, uint64_t v, unsigned *seed)
 /* Header, STACK_REFs of every encoding (some not 7 integers), a trailer. */
 static struct bytes stack_refs(unsigned n, unsigned seed)
 {
-	int fd = header_only();
-	struct bytes b = { 0 };
-	size_t hlen;
-	char *h = read_all(fd, &hlen);
+	struct bytes b = header_bytes();
 
-	put(&b, h, hlen);
-	free(h);
-	close(fd);
 	for (unsigned i = 0; i < n; i++) {
 		unsigned shape = (unsigned)rand_r(&seed) % 10, fields = shape == 0 ? 5 : shape == 1 ? 7 : 6;
 
