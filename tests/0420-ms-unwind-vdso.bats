@@ -109,13 +109,16 @@ PY
 @test "vdso: ms-symbolize names vdso frames from the recorded image, proved by its build id" {
 	require_built "$VDSOCLOCK"
 	record_stacks -F 1000 -- "$VDSOCLOCK" 0.5
-	named=$(grep -c ';__clock_gettime;__vdso_clock_gettime$' stacks.txt || true)
+	# Some kernels' vdso calls a static function of its own (a clock
+	# reader), which has no symbol: it is named by its FDE's start.
+	named=$(grep -c -E ';__clock_gettime;__vdso_clock_gettime(;\[vdso\]\+0x[0-9a-f]+\(fde-only\))?$' \
+		stacks.txt || true)
 	vdso=$(vdso_stacks | wc -l)
-	echo "vdso samples: $vdso; ending in __vdso_clock_gettime: $named" >&2
+	echo "vdso samples: $vdso; ending in __vdso_clock_gettime or below it: $named" >&2
 	[ "$vdso" -gt 100 ]
 	[ $((named * 100)) -ge $((vdso * 90)) ]
 	# No vdso frame is left unnamed.
-	! grep -q '\[vdso\]+0x' stacks.txt
+	! grep -q '\[vdso\]+0x[0-9a-f]*(no-symbol)' stacks.txt
 	# Without the image (a stream of an older ms-collect), they stay unnamed, said once.
 	ms-decode unwound.msr > /dev/null	# still a valid stream
 	LC_ALL=C perl -0777 -pe 's/\x92\x0f\xc5/\x92\x7f\xc5/' unwound.msr > noimage.msr

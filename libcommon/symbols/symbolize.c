@@ -748,8 +748,11 @@ static int look_up_vdso(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 		} else {
 			mod->syms_pending = true;
 			mod->reason = load_syms(s, id, mod) < 0 ? MS_SYM_BAD_ELF : MS_SYM_OK;
-			if (mod->reason == MS_SYM_OK)
+			if (mod->reason == MS_SYM_OK) {
+				/* its static functions are in .eh_frame, not .dynsym */
+				ms_ehframe_elf(&mod->eh, mod->file.elf);
 				s->stats.modules_loaded++;
+			}
 		}
 	}
 	if (mod->reason != MS_SYM_OK) {
@@ -760,7 +763,7 @@ static int look_up_vdso(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 		addr--;
 	sym = module_sym(s, id, mod, addr);
 	if (!sym) {
-		out->reason = MS_SYM_NO_SYMBOL;
+		fde_start(mod, addr, out);
 		return 0;
 	}
 	out->reason = MS_SYM_OK;

@@ -770,6 +770,68 @@ static void test_symbolizer_fde_only(void **state)
 	ms_symbolizer_free(s);
 }
 
+/*
+ * The vdso, from the image in the stream (here a stripped file's bytes):
+ * .dynsym names its exported functions and .eh_frame gives the start of
+ * its static ones (some kernels' vdso calls its own clock reader).
+ */
+static void test_symbolizer_vdso_image(void **state)
+{
+	const char *path = data_path("elf-tiny-stripped");
+	struct ms_symbolizer *s;
+	struct ms_module v = proved_module(0, path);
+	uint64_t lo = 0, hi = 0, a;
+	uint32_t named = 0, fde_only = 0;
+	static uint8_t image[1 << 16];
+	struct ms_vdso img = { .image = image };
+	struct ms_frame f;
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	(void)state;
+	assert_true(fd >= 0 && fstat(fd, &st) == 0 && st.st_size <= (off_t)sizeof(image));
+	assert_int_equal(read(fd, image, (size_t)st.st_size), st.st_size);
+	close(fd);
+	img.len = (uint32_t)st.st_size;
+	text_range(path, &lo, &hi);
+	v.kind = MS_MODULE_VDSO;
+	s = ms_symbolizer_new(NULL);
+	assert_int_equal(ms_symbolizer_vdso(s, &img), 0);
+	assert_int_equal(ms_symbolizer_module(s, &v), 0);
+	for (a = lo; a < hi; a++) {
+		f = frame_of(s, 0, a, 0, NULL);
+		switch (f.reason) {
+		case MS_SYM_OK:
+			assert_true(f.name.len > 0);
+			named++;
+			break;
+		case MS_SYM_FDE_ONLY:
+			assert_true(f.symbol_start <= a && f.symbol_start >= lo);
+			fde_only++;
+			break;
+		case MS_SYM_NO_SYMBOL:
+			break;
+		default:
+			fail_msg("0x%llx: reason %s", (unsigned long long)a,
+				 ms_frame_reason_name(f.reason));
+		}
+	}
+	/* tiny_local is static: its FDE names it, as in a stripped file. */
+	assert_true(named > 0);
+	assert_true(fde_only > 0);
+	ms_symbolizer_free(s);
+
+	/* An image that is not the module's (another build id) names nothing. */
+	v.build_id[0] ^= 0xff;
+	s = ms_symbolizer_new(NULL);
+	assert_int_equal(ms_symbolizer_vdso(s, &img), 0);
+	assert_int_equal(ms_symbolizer_module(s, &v), 0);
+	f = frame_of(s, 0, lo, 0, NULL);
+	assert_frame(&f, MS_SYM_IDENTITY, NULL);
+	assert_true(has_problem(s, "module-identity"));
+	ms_symbolizer_free(s);
+}
+
 static void test_symbolizer_kernel(void **state)
 {
 	int kfd = memfd_create("kallsyms", 0), nfd = memfd_create("notes", 0);
@@ -969,6 +1031,7 @@ int main(void)
 		cmocka_unit_test(test_symbolizer_cxx),
 		cmocka_unit_test(test_symbolizer_debug_dir),
 		cmocka_unit_test(test_symbolizer_fde_only),
+		cmocka_unit_test(test_symbolizer_vdso_image),
 		cmocka_unit_test(test_symbolizer_kernel),
 		cmocka_unit_test(test_stage_stream),
 		cmocka_unit_test(test_stage_text_and_truncated),
