@@ -15,6 +15,7 @@
  */
 #include "perf/order.h"
 #include "util/error.h"
+#include "util/prefault.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -276,6 +277,8 @@ static int find_room(struct ms_order *o, size_t need)
 			if (!c->mem)
 				return ms_error("out of memory for the time ordering (%u chunks of %zu bytes)",
 						o->n_chunks + 1, o->chunk_size);
+			/* filled whole before the next: its pages at once, not a fault each */
+			ms_populate(c->mem, o->chunk_size);
 			c->used = 0;
 			c->live = 0;
 			c->next_free = -1;

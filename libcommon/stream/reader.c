@@ -1072,6 +1072,7 @@ struct ms_reader *ms_reader_open(int fd, const char *name)
 			goto fail;
 		}
 		r->cap = READER_BUF_MIN;
+		ms_populate(r->buf, r->cap);	/* reads fill it whole */
 	}
 	r->limit = MS_RECORD_MAX;
 	snprintf(r->last_producer, sizeof(r->last_producer), "unknown");

@@ -9,6 +9,7 @@
 #include "stream/fastpack.h"
 #include "stream/records.h"
 #include "util/error.h"
+#include "util/prefault.h"
 #include "util/publish.h"
 
 #include <errno.h>
@@ -227,6 +228,7 @@ struct ms_writer *ms_writer_open(int fd, const char *name, unsigned flags)
 		ms_error("out of memory opening '%s'", name);
 		goto fail;
 	}
+	ms_populate(w->buf, WRITER_BUF_SIZE);	/* a file's block fills as it comes */
 	w->fd = fd;
 	w->flags = flags;
 	if (flags & MS_WRITER_NONBLOCK) {

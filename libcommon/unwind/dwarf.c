@@ -1,10 +1,12 @@
 #include "unwind/dwarf.h"
 
 #include <dwarf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "unwind/unwind.h"
+#include "util/prefault.h"
 
 /* perf_event's x86-64 register order (asm/perf_regs.h) in DWARF numbering; -1: none. */
 static const int8_t perf_to_dwarf[] = {
@@ -484,6 +486,7 @@ bool ms_dwarf_step(struct ms_regstate *rs, const struct ms_state_reader *rd,
 #define WC_WAYS 4		/* a PC and %rsp can have walks that differ further out */
 #define WC_POOL (1u << 18)		/* words: 2 MiB */
 #define WC_EXTRA 2			/* initial registers a walk may read besides %rsp */
+#define WC_POPULATE (1u << 14)		/* pool words populated at a time: 128 KiB */
 #define UFRAME_WORDS ((sizeof(struct ms_uframe) + 7) / 8)
 
 /*
@@ -521,6 +524,7 @@ struct wc_entry {
 struct ms_walk_cache {
 	struct ms_walk_cache_stats stats;
 	uint32_t gen, top;
+	uint32_t ready;			/* pool words populated (ms_populate()) */
 	uint64_t tokens;		/* given so far */
 	uint32_t victim;		/* the way a walk is kept in when none is free */
 	struct wc_entry e[WC_WAYS << WC_SET_BITS];
@@ -539,11 +543,14 @@ struct wc_rec {
 
 struct ms_walk_cache *ms_walk_cache_new(void)
 {
-	/* Large and zero: pages are given as the pool fills. */
+	/* Large and zero: the pool's pages are given as it fills (wc_begin()). */
 	struct ms_walk_cache *c = calloc(1, sizeof(*c));
 
-	if (c)
+	if (c) {
 		c->gen = 1;
+		/* the sets are read and written at random from the first walk */
+		ms_populate(c, offsetof(struct ms_walk_cache, pool));
+	}
 	return c;
 }
 
@@ -690,6 +697,13 @@ static bool wc_begin(struct ms_walk_cache *c, const struct ms_regstate *rs, uint
 		}
 		c->top = 0;
 		c->stats.resets++;
+	}
+	if (c->top + WC_WORDS(max) > c->ready && c->ready < WC_POOL) {
+		/* The next part at once, not a page fault at a time. */
+		uint32_t n = WC_POOL - c->ready < WC_POPULATE ? WC_POOL - c->ready : WC_POPULATE;
+
+		ms_populate(c->pool + c->ready, (size_t)n * sizeof(*c->pool));
+		c->ready += n;
 	}
 	rec->reads = c->pool + c->top + WC_HEAD_WORDS;
 	rec->nr = rec->need = rec->written = 0;

@@ -117,3 +117,19 @@ void ms_prefault_wait(struct ms_prefault *pf)
 	pthread_join(pf->tid, NULL);
 	free(pf);
 }
+
+void ms_populate(void *p, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	long ps = sysconf(_SC_PAGESIZE);
+	uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
+	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t e = ((uintptr_t)p + len) & ~(page - 1);
+
+	if (e > a)
+		(void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)len;
+#endif
+}

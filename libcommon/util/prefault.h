@@ -26,4 +26,14 @@ struct ms_prefault *ms_prefault_start(const void *p, size_t len);
 /* Wait for the thread (before the mapping goes away) and free pf; NULL is a no-op. */
 void ms_prefault_wait(struct ms_prefault *pf);
 
+/*
+ * Give [p, p + len) of fresh memory (a buffer that will be written
+ * whole) its pages now, in one call (MADV_POPULATE_WRITE, Linux 5.14),
+ * rather than one fault per page as it is first written: a fault costs
+ * 10 to 15 times as much as populating a page where page faults trap to
+ * a hypervisor (measured 10.7 against 0.7 us). Only the whole pages
+ * inside the range; best effort, silent where unsupported.
+ */
+void ms_populate(void *p, size_t len);
+
 #endif

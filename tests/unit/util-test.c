@@ -75,6 +75,37 @@ static int mapped_pages(const void *p, size_t len, size_t *n_mapped)
 	return 0;
 }
 
+/* A fresh buffer's whole pages populated for writing; nothing outside it touched. */
+static void test_populate(void **state)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n_mapped = 0;
+	char *m = mmap(NULL, 8 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int r;
+
+	(void)state;
+	assert_true(m != MAP_FAILED);
+	/* From the middle of page 1 to the middle of page 6: pages 2 to 5. */
+	ms_populate(m + page + page / 2, 5 * page);
+	r = mapped_pages(m, 8 * page, &n_mapped);
+	if (r < 0) {
+		munmap(m, 8 * page);
+		skip();		/* no /proc/self/pagemap: cannot tell */
+	}
+#ifdef MADV_POPULATE_WRITE
+	assert_int_equal(n_mapped, 4);
+	assert_int_equal(mapped_pages(m + 2 * page, 4 * page, &n_mapped), 0);
+	assert_int_equal(n_mapped, 4);
+#else
+	assert_int_equal(n_mapped, 0);
+#endif
+	/* Less than a page, or nothing: no page, no failure. */
+	ms_populate(m + 7 * page + 1, page - 2);
+	ms_populate(m, 0);
+	assert_int_equal(mapped_pages(m + 6 * page, 2 * page, &n_mapped), 0);
+	assert_int_equal(n_mapped, 0);
+	munmap(m, 8 * page);
+}
+
 static void test_prefault_small(void **state)
 {
 	static char buf[4096];
@@ -274,6 +305,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reserve),
+		cmocka_unit_test(test_populate),
 		cmocka_unit_test(test_prefault_small),
 		cmocka_unit_test(test_prefault_anonymous),
 		cmocka_unit_test(test_prefault_file),
