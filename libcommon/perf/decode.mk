@@ -5,7 +5,8 @@ libcommon_a_SOURCES += \
 
 bin_PROGRAMS += ms-decode
 ms_decode_SOURCES = cmd/ms-decode.c
-ms_decode_LDADD = $(MS_LIBS)
+ms_decode_LDADD = $(STAGE_LIBS)
+ms_decode_LDFLAGS = $(STAGE_LINK)
 man_MANS += man/ms-decode.1
 
 UNIT_TESTS += tests/unit/decode-test

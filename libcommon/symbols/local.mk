@@ -20,7 +20,7 @@ libcommon_a_SOURCES += \
 
 bin_PROGRAMS += ms-symbolize
 ms_symbolize_SOURCES = cmd/ms-symbolize.c
-ms_symbolize_LDADD = $(MS_LIBS)
+ms_symbolize_LDADD = $(SYMBOLIZE_LIBS)
 man_MANS += man/ms-symbolize.1
 
 UNIT_TESTS += tests/unit/symbols-test

@@ -11,7 +11,8 @@ libcommon_a_SOURCES += \
 
 bin_PROGRAMS += ms-unwind
 ms_unwind_SOURCES = cmd/ms-unwind.c
-ms_unwind_LDADD = $(MS_LIBS)
+ms_unwind_LDADD = $(STAGE_LIBS)
+ms_unwind_LDFLAGS = $(STAGE_LINK)
 man_MANS += man/ms-unwind.1
 
 UNIT_TESTS += tests/unit/stacktab-test
