@@ -1243,6 +1243,31 @@ const struct ms_sample *ms_reader_peek_sample(struct ms_reader *r, struct ms_sam
 	return ahead;
 }
 
+uint64_t ms_reader_stack_ref_run(struct ms_reader *r, const char **bytes, size_t *len)
+{
+	const unsigned char *p = (const unsigned char *)r->buf + r->start, *q = p;
+	size_t avail = r->end - r->start, max = r->limit < MS_RECORD_MAX ? r->limit : MS_RECORD_MAX;
+	uint64_t n = 0;
+	size_t l;
+
+	if (!r->defer || r->state != READER_OPEN)
+		return 0;
+	while ((l = stack_ref_len(q, avail)) && (size_t)(q - p) + l <= max) {
+		q += l;
+		avail -= l;
+		n++;
+	}
+	if (!n)
+		return 0;
+	*bytes = (const char *)p;
+	*len = (size_t)(q - p);
+	r->start += *len;
+	r->records += n;
+	r->last = NULL;		/* no record of the run is the reader's to build */
+	r->peek_at = NULL;
+	return n;
+}
+
 const msgpack_object *ms_reader_object(struct ms_reader *r, const struct ms_record *rec)
 {
 	if (rec->obj)

@@ -132,6 +132,15 @@ struct ms_sample *ms_reader_sample(const struct ms_reader *r, const struct ms_re
  * in use until then.
  */
 const struct ms_sample *ms_reader_peek_sample(struct ms_reader *r, struct ms_sample *ahead);
+/*
+ * With objects deferred: the STACK_REF records that come next, as many as
+ * are whole in the buffer (nothing is read) and at most MS_RECORD_MAX
+ * bytes of them, each framed as ms_reader_next() would (stack_ref_len()):
+ * their count, *bytes and *len the span they make, consumed. 0 when the
+ * next record is not one. For a stage that copies them as they are
+ * (ms-symbolize): one copy instead of one call per record.
+ */
+uint64_t ms_reader_stack_ref_run(struct ms_reader *r, const char **bytes, size_t *len);
 /* rec->obj, built now if it was deferred; NULL after a message if rec is stale. */
 const msgpack_object *ms_reader_object(struct ms_reader *r, const struct ms_record *rec);
 /*
@@ -206,6 +215,8 @@ int ms_writer_end(struct ms_writer *w);
  * or the writer has failed. copy: write one whole encoded record as is.
  */
 int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len);
+/* n whole records of len bytes in all (at most MS_RECORD_MAX), as they are. */
+int ms_writer_copy_records(struct ms_writer *w, const char *bytes, size_t len, uint64_t n);
 /*
  * For MS_WRITER_NONBLOCK: whether a record of up to len bytes can be taken
  * now, after a non-blocking attempt to drain the buffer when it is short

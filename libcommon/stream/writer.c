@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,21 @@ int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len)
 	ms_writer_begin(w);
 	append(w, bytes, len);
 	return end_record(w, true);
+}
+
+int ms_writer_copy_records(struct ms_writer *w, const char *bytes, size_t len, uint64_t n)
+{
+	if (check_open(w) < 0)
+		return -1;
+	if (w->in_record || len > MS_RECORD_MAX || !n || !len)
+		return ms_error("internal error: %" PRIu64 " records of %zu bytes copied to '%s'",
+				n, len, w->name);
+	if (make_room(w, len) < 0)
+		return -1;
+	memcpy(w->buf + w->len, bytes, len);
+	w->len += len;
+	w->records += n;
+	return 0;
 }
 
 int ms_writer_header(struct ms_writer *w, const struct ms_header *upstream,

@@ -254,7 +254,22 @@ int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
 		if (ms_writer_header(w, ms_reader_header(r), "ms-symbolize", PACKAGE_VERSION) < 0)
 			goto out;
 	}
-	while ((rr = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
+	for (;;) {
+		const char *run;
+		size_t run_len;
+		uint64_t n;
+
+		/* Stack references pass as they are: a run of them in one copy. */
+		if (w && (n = ms_reader_stack_ref_run(r, &run, &run_len))) {
+			b->stacks += n;
+			if (ms_writer_copy_records(w, run, run_len, n) < 0) {
+				rr = MS_READ_ERROR;
+				break;
+			}
+			continue;
+		}
+		if ((rr = ms_reader_next(r, &rec)) != MS_READ_RECORD)
+			break;
 		if (on_record(s, w, text, &rec, b, opts && opts->text_lines) < 0) {
 			rr = MS_READ_ERROR;
 			break;

@@ -2275,6 +2275,113 @@ static void test_stack_def_ref(void **state)
 	ms_reader_free(r);
 }
 
+/*
+ * Runs of STACK_REF records (ms_reader_stack_ref_run()) copied whole
+ * (ms_writer_copy_records()): the same records, counted, as one at a time.
+ */
+static void test_stack_ref_runs(void **state)
+{
+	/* a STACK_REF whose pid is a string: framed, never part of a run */
+	static const char bad_ref[] = "\x97\x21\xa1x\x01\x02\x03\x04\x05";
+	int in = new_fd(), out = new_fd(), extra, ret;
+	struct ms_writer *w = ms_writer_open(in, "test", 0);
+	struct ms_stack_ref ref = { 7, 8, 1ull << 40, 1, 1000000, 3 }, back;
+	struct ms_record rec;
+	struct ms_reader *r;
+	const char *run;
+	size_t run_len, in_len, out_len, in_hdr, out_hdr;
+	uint64_t n, total = 0;
+	char *a, *b;
+
+	(void)state;
+	stack_in.n_frames = 3;
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1.0"), 0);
+	assert_int_equal(ms_stack_def_pack(w, 3, &stack_in), 0);
+	for (int i = 0; i < 5; i++, ref.time++)
+		assert_int_equal(ms_stack_ref_pack(w, &ref), 0);
+	assert_int_equal(ms_writer_copy(w, bad_ref, sizeof(bad_ref) - 1), 0);
+	/* more than MS_RECORD_MAX bytes of them: runs end at that bound */
+	for (int i = 0; i < 20000; i++, ref.time++)
+		assert_int_equal(ms_stack_ref_pack(w, &ref), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+
+	r = reopen(in);
+	w = ms_writer_open(out, "out", 0);
+	assert_int_equal(ms_writer_header(w, ms_reader_header(r), "ms-pass", "1"), 0);
+	out_hdr = ms_writer_pending(w);
+	in_hdr = ms_reader_offset(r);
+	/* objects not deferred: no runs */
+	assert_int_equal(ms_reader_stack_ref_run(r, &run, &run_len), 0);
+	ms_reader_defer_objects(r, true);
+	/* not at a STACK_REF: none */
+	assert_int_equal(ms_reader_stack_ref_run(r, &run, &run_len), 0);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(rec.kind, MS_REC_STACK_DEF);
+	assert_int_equal(ms_writer_copy(w, rec.bytes, rec.len), 0);
+	/* the five, then the bad one stops the next run and comes one at a time */
+	assert_int_equal(ms_reader_stack_ref_run(r, &run, &run_len), 5);
+	assert_int_equal(ms_writer_copy_records(w, run, run_len, 5), 0);
+	assert_int_equal(ms_reader_stack_ref_run(r, &run, &run_len), 0);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(rec.kind, MS_REC_STACK_REF);
+	assert_int_equal(rec.index, 6);
+	begin_capture();
+	assert_int_equal(ms_stack_ref_unpack(&rec, &back), -1);
+	assert_contains(end_capture(), "field 'pid' is not an unsigned integer");
+	assert_int_equal(ms_writer_copy(w, rec.bytes, rec.len), 0);
+	while ((n = ms_reader_stack_ref_run(r, &run, &run_len))) {
+		assert_true(run_len <= MS_RECORD_MAX);
+		assert_int_equal(ms_writer_copy_records(w, run, run_len, n), 0);
+		total += n;
+	}
+	/*
+	 * The last few are framed one at a time: a run frames a record only
+	 * with room for its longest form (stack_ref_len()), which the end of
+	 * the stream does not leave. The reader counted them all: the
+	 * trailer's count agrees.
+	 */
+	assert_true(total >= 19990);
+	while ((ret = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
+		assert_int_equal(rec.kind, MS_REC_STACK_REF);
+		assert_int_equal(ms_writer_copy(w, rec.bytes, rec.len), 0);
+		total++;
+	}
+	assert_int_equal(total, 20000);
+	assert_int_equal(ret, MS_READ_END);
+	assert_int_equal(ms_writer_trailer(w, ms_reader_trailer_complete(r)), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	ms_reader_free(r);
+
+	/* Byte for byte the records that came in, and the copy reads back whole. */
+	a = read_all(in, &in_len);
+	b = read_all(out, &out_len);
+	assert_int_equal(in_len - in_hdr, out_len - out_hdr);
+	assert_memory_equal(a + in_hdr, b + out_hdr, in_len - in_hdr);
+	free(a);
+	free(b);
+	r = reopen(out);
+	ms_reader_defer_objects(r, true);
+	total = 0;
+	while ((ret = ms_reader_next(r, &rec)) == MS_READ_RECORD)
+		total++;
+	assert_int_equal(ret, MS_READ_END);
+	assert_int_equal(total, 20007);
+	ms_reader_free(r);
+
+	/* A writer refuses a copy that is not whole records it can hold. */
+	extra = new_fd();
+	w = ms_writer_open(extra, "test", 0);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1.0"), 0);
+	begin_capture();
+	assert_int_equal(ms_writer_copy_records(w, bad_ref, sizeof(bad_ref) - 1, 0), -1);
+	assert_contains(end_capture(), "internal error");
+	ms_writer_close(w);
+	close(extra);
+	close(in);
+	close(out);
+}
+
 /* ---- samples whose stack copies stay in the saved stream ---- */
 
 static void test_stack_file(void **state)
@@ -3080,6 +3187,7 @@ int main(void)
 		T(test_stack_file),
 		T(test_vdso_record),
 		T(test_stack_def_ref),
+		T(test_stack_ref_runs),
 		T(test_other_bounds),
 		T(test_pack_refuses_overfull),
 		T(test_pass_through_identical),
