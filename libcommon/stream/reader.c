@@ -93,6 +93,7 @@ struct ms_reader {
 	 */
 	struct scouted {
 		size_t start, len, zone_need;
+		uint32_t fast_kind;	/* framed by a fast path (zone_need 0), or 0 */
 	} scouted[SCOUT_AHEAD];
 	unsigned sc_first, sc_n;
 	size_t sc_next;
@@ -719,68 +720,6 @@ static void prefetch_lines(const struct ms_reader *r, size_t from, size_t to)
 }
 
 /*
- * Scan the records after the last scouted one, up to SCOUT_AHEAD of them,
- * exactly as frame() would (the mapping is the whole input: what a scan
- * may read ends at r->end), keep what it found and prefetch their first
- * and last lines. A record that does not scan stops the scout: frame()
- * scans it again when it gets there and reports what is wrong, as without
- * a scout.
- */
-static void scout(struct ms_reader *r)
-{
-	while (r->sc_n < SCOUT_AHEAD && !r->sc_stopped) {
-		size_t at = r->sc_next;
-		const unsigned char *p = (const unsigned char *)r->buf + at;
-		struct scouted *e;
-		struct scan s;
-
-		if (at >= r->end || !is_array_byte(p[0]) ||
-		    scan_record(p, r->end - at, r->limit, MS_RECORD_DEPTH, &s) != SCAN_DONE) {
-			r->sc_stopped = true;
-			break;
-		}
-		e = &r->scouted[(r->sc_first + r->sc_n++) % SCOUT_AHEAD];
-		e->start = at;
-		e->len = s.len;
-		e->zone_need = s.zone_need;
-		r->sc_next = at + s.len;
-		prefetch_lines(r, at, at + (s.len < SCOUT_HEAD ? s.len : SCOUT_HEAD));
-		/* its last 8 bytes, and the next record's first, which the next scan reads */
-		prefetch_lines(r, r->sc_next - (s.len < 8 ? s.len : 8), r->sc_next + 1);
-	}
-}
-
-/*
- * Mapped input: the scan of the record at buf[start] if the scout made it,
- * then the scout goes on; else the scout restarts after this record, once
- * frame() scanned it.
- */
-static bool scouted_scan(struct ms_reader *r, struct scan *s)
-{
-	struct scouted *e = &r->scouted[r->sc_first];
-
-	if (!r->sc_n || e->start != r->start) {
-		r->sc_n = 0;
-		return false;
-	}
-	s->len = e->len;
-	s->zone_need = e->zone_need;
-	r->sc_first = (r->sc_first + 1) % SCOUT_AHEAD;
-	r->sc_n--;
-	scout(r);
-	return true;
-}
-
-static void scout_from(struct ms_reader *r, size_t next)
-{
-	r->sc_first = 0;
-	r->sc_n = 0;
-	r->sc_next = next;
-	r->sc_stopped = false;
-	scout(r);
-}
-
-/*
  * A STACK_REF as ms-unwind writes it, a fixarray of its kind and six
  * integers: its length (what scan_record() finds), or 0 for anything else
  * (the general scan then decides; the values are ms_stack_ref_unpack()'s
@@ -798,6 +737,120 @@ static inline size_t stack_ref_len(const unsigned char *p, size_t avail)
 		if (!(l = int_len[p[pos]]))
 			return 0;
 	return pos;
+}
+
+/*
+ * A RAW record as ms-collect writes it, [11, cpu, bin]: its length, or 0
+ * for anything else (the general scan then decides). ms-decode reads one
+ * per kernel record; the general scan cost about 110 instructions each.
+ */
+static inline size_t raw_len(const unsigned char *p, size_t avail)
+{
+	static const unsigned char uint_len[4] = { 2, 3, 5, 9 };
+	size_t pos = 2, w;
+	uint64_t len;
+
+	if (avail < 2 + 9 + 5 || p[0] != 0x93 || p[1] != MS_REC_RAW)
+		return 0;
+	if (p[pos] <= 0x7f)
+		pos++;
+	else if (p[pos] >= 0xcc && p[pos] <= 0xce)
+		pos += uint_len[p[pos] - 0xcc];
+	else
+		return 0;
+	/* (Within 2 + 9 + 5 bytes, the header below is in avail.) */
+	if (p[pos] < 0xc4 || p[pos] > 0xc6)
+		return 0;
+	w = (size_t)1 << (p[pos] - 0xc4);
+	len = fp_get_be(p + pos + 1, (int)w);
+	pos += 1 + w;
+	return len <= avail - pos ? pos + (size_t)len : 0;
+}
+
+/*
+ * The length of the record at p when a fast path frames it (a RAW or a
+ * STACK_REF, for a reader that defers their objects), with *kind; else 0.
+ */
+static inline size_t fast_len(const struct ms_reader *r, const unsigned char *p, size_t avail,
+			      uint32_t *kind)
+{
+	size_t l;
+
+	if (!r->defer)
+		return 0;
+	if ((l = raw_len(p, avail)))
+		*kind = MS_REC_RAW;
+	else if ((l = stack_ref_len(p, avail)))
+		*kind = MS_REC_STACK_REF;
+	return l <= r->limit ? l : 0;
+}
+
+/*
+ * Scan the records after the last scouted one, up to SCOUT_AHEAD of them,
+ * exactly as frame() would (the mapping is the whole input: what a scan
+ * may read ends at r->end), keep what it found and prefetch their first
+ * and last lines. A record that does not scan stops the scout: frame()
+ * scans it again when it gets there and reports what is wrong, as without
+ * a scout.
+ */
+static void scout(struct ms_reader *r)
+{
+	while (r->sc_n < SCOUT_AHEAD && !r->sc_stopped) {
+		size_t at = r->sc_next;
+		const unsigned char *p = (const unsigned char *)r->buf + at;
+		struct scouted *e;
+		struct scan s;
+
+		uint32_t kind = 0;
+
+		if (at < r->end && (s.len = fast_len(r, p, r->end - at, &kind))) {
+			s.zone_need = 0;
+		} else if (at >= r->end || !is_array_byte(p[0]) ||
+			   scan_record(p, r->end - at, r->limit, MS_RECORD_DEPTH, &s) != SCAN_DONE) {
+			r->sc_stopped = true;
+			break;
+		}
+		e = &r->scouted[(r->sc_first + r->sc_n++) % SCOUT_AHEAD];
+		e->start = at;
+		e->len = s.len;
+		e->zone_need = s.zone_need;
+		e->fast_kind = kind;
+		r->sc_next = at + s.len;
+		prefetch_lines(r, at, at + (s.len < SCOUT_HEAD ? s.len : SCOUT_HEAD));
+		/* its last 8 bytes, and the next record's first, which the next scan reads */
+		prefetch_lines(r, r->sc_next - (s.len < 8 ? s.len : 8), r->sc_next + 1);
+	}
+}
+
+/*
+ * Mapped input: the scan of the record at buf[start] if the scout made it,
+ * then the scout goes on; else the scout restarts after this record, once
+ * frame() scanned it.
+ */
+static bool scouted_scan(struct ms_reader *r, struct scan *s, uint32_t *fast_kind)
+{
+	struct scouted *e = &r->scouted[r->sc_first];
+
+	if (!r->sc_n || e->start != r->start) {
+		r->sc_n = 0;
+		return false;
+	}
+	s->len = e->len;
+	s->zone_need = e->zone_need;
+	*fast_kind = e->fast_kind;
+	r->sc_first = (r->sc_first + 1) % SCOUT_AHEAD;
+	r->sc_n--;
+	scout(r);
+	return true;
+}
+
+static void scout_from(struct ms_reader *r, size_t next)
+{
+	r->sc_first = 0;
+	r->sc_n = 0;
+	r->sc_next = next;
+	r->sc_stopped = false;
+	scout(r);
 }
 
 /* Grow the arena to need bytes once; reused from then on. */
@@ -850,6 +903,7 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 		}
 		if (r->peek_at == (const char *)p) {
 			struct scan ignored;
+			uint32_t ignored_kind;
 
 			/* Framed and unpacked already; the scout moves past it. */
 			s.len = r->peek_len;
@@ -858,11 +912,11 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 			r->sample_at = (const char *)p;
 			r->sample_in = r->peek_in;
 			r->peek_at = NULL;
-			if (r->map && !scouted_scan(r, &ignored))
+			if (r->map && !scouted_scan(r, &ignored, &ignored_kind))
 				scout_from(r, r->start + s.len);
 			break;
 		}
-		if (r->map && scouted_scan(r, &s))
+		if (r->map && scouted_scan(r, &s, &r->fast_kind))
 			break;
 		if (r->sample && r->defer &&
 		    (s.len = ms_sample_frame((const char *)p, avail < r->limit ? avail : r->limit,
@@ -875,9 +929,8 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 				scout_from(r, r->start + s.len);
 			break;
 		}
-		if (r->defer && (s.len = stack_ref_len(p, avail)) && s.len <= r->limit) {
+		if ((s.len = fast_len(r, p, avail, &r->fast_kind))) {
 			s.zone_need = 0;
-			r->fast_kind = MS_REC_STACK_REF;
 			if (r->map)
 				scout_from(r, r->start + s.len);
 			break;

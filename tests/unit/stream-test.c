@@ -2382,6 +2382,74 @@ static void test_stack_ref_runs(void **state)
 	close(out);
 }
 
+/*
+ * RAW records framed by the fast path (raw_len(), in frame() and in the
+ * scout of a mapped input) are the records the general scan frames: the
+ * same bytes and kinds, their objects built on request with the arena
+ * sized for them, and a record the fast path does not take (a cpu that is
+ * not an unsigned integer) still framed and handed out.
+ */
+static void test_raw_fast_framing(void **state)
+{
+	static uint8_t data[3][70000];
+	/* [11, -1, bin 2]: a cpu the fast path leaves to the general scan */
+	static const char odd_raw[] = "\x93\x0b\xff\xc4\x02\x01\x02";
+	const uint32_t lens[3] = { 8, 300, 70000 }, cpus[3] = { 0, 200, 70000 };
+	const uint32_t heads[3] = { 1 + 1 + 1 + 2, 1 + 1 + 2 + 3, 1 + 1 + 5 + 5 };
+	int fd = new_fd();
+	struct ms_writer *w = ms_writer_open(fd, "test", 0);
+	struct ms_record rec;
+	struct ms_reader *r;
+	struct ms_raw raw;
+
+	(void)state;
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1.0"), 0);
+	for (int round = 0; round < 4; round++)
+		for (int i = 0; i < 3; i++) {
+			struct ms_raw in = { .cpu = cpus[i], .data = data[i], .len = lens[i] };
+
+			memset(data[i], 'a' + i, lens[i]);
+			assert_int_equal(ms_raw_pack(w, &in), 0);
+		}
+	assert_int_equal(ms_writer_copy(w, odd_raw, sizeof(odd_raw) - 1), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+
+	for (int defer = 0; defer < 2; defer++) {
+		r = reopen(fd);
+		ms_reader_set_limit(r, 80000);
+		ms_reader_defer_objects(r, defer);
+		for (int round = 0; round < 4; round++)
+			for (int i = 0; i < 3; i++) {
+				struct ms_record built;
+
+				assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+				assert_int_equal(rec.kind, MS_REC_RAW);
+				assert_int_equal(rec.obj == NULL, defer);
+				/* array, kind, cpu (1, 2 or 5 bytes), bin header (2, 3 or 5) */
+				assert_int_equal(rec.len, lens[i] + heads[i]);
+				/* the object, built on request into an arena that fits it */
+				built = rec;
+				built.obj = ms_reader_object(r, &rec);
+				assert_non_null(built.obj);
+				assert_int_equal(ms_raw_unpack(&built, &raw), 0);
+				assert_int_equal(raw.cpu, cpus[i]);
+				assert_int_equal(raw.len, lens[i]);
+				assert_memory_equal(raw.data, data[i], lens[i]);
+			}
+		assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+		assert_int_equal(rec.kind, MS_REC_RAW);
+		assert_int_equal(rec.len, sizeof(odd_raw) - 1);
+		rec.obj = ms_reader_object(r, &rec);
+		begin_capture();
+		assert_int_equal(ms_raw_unpack(&rec, &raw), -1);
+		assert_contains(end_capture(), "cpu");
+		assert_int_equal(ms_reader_next(r, &rec), MS_READ_END);
+		ms_reader_free(r);
+	}
+	close(fd);
+}
+
 /* ---- samples whose stack copies stay in the saved stream ---- */
 
 static void test_stack_file(void **state)
@@ -3188,6 +3256,7 @@ int main(void)
 		T(test_vdso_record),
 		T(test_stack_def_ref),
 		T(test_stack_ref_runs),
+		T(test_raw_fast_framing),
 		T(test_other_bounds),
 		T(test_pack_refuses_overfull),
 		T(test_pass_through_identical),
