@@ -9,6 +9,10 @@
 #include <sys/types.h>
 
 #include "symbols/radix.h"
+#include "util/prefault.h"
+
+/* Symbols counted in a file's tables above which no room is reserved ahead. */
+#define MS_SYMTAB_RESERVE_MAX (1u << 24)
 
 void ms_symtab_init(struct ms_symtab *t)
 {
@@ -69,6 +73,22 @@ static int add_sym(struct ms_symlist *l, const struct ms_sym *s)
 		l->alloc = alloc;
 	}
 	l->syms[l->n++] = *s;
+	return 0;
+}
+
+/* Room for n more symbols in l at once, their pages given now (see reserve_cands()). */
+static int reserve_syms(struct ms_symlist *l, uint32_t n)
+{
+	uint64_t want = (uint64_t)l->n + n;
+	struct ms_sym *p;
+
+	if (want <= l->alloc)
+		return 0;
+	if (want > UINT32_MAX || !(p = realloc(l->syms, (size_t)want * sizeof(*p))))
+		return -1;
+	ms_populate(p + l->alloc, (size_t)(want - l->alloc) * sizeof(*p));
+	l->syms = p;
+	l->alloc = (uint32_t)want;
 	return 0;
 }
 
@@ -178,6 +198,34 @@ static int push_cand(struct cands *cs, const struct cand *c)
 	return 0;
 }
 
+/*
+ * Room for n candidates and bounds at once, their pages given now
+ * (ms_populate()): doubling from 1,024 wrote each page of python3's
+ * arrays fresh several times over, a page fault each time.
+ */
+static int reserve_cands(struct cands *cs, size_t n)
+{
+	if (n > cs->alloc) {
+		struct cand *p = realloc(cs->c, n * sizeof(*p));
+
+		if (!p)
+			return -1;
+		ms_populate(p + cs->alloc, (n - cs->alloc) * sizeof(*p));
+		cs->c = p;
+		cs->alloc = n;
+	}
+	if (n > cs->alloc_bounds) {
+		uint64_t *p = realloc(cs->bounds, n * sizeof(*p));
+
+		if (!p)
+			return -1;
+		ms_populate(p + cs->alloc_bounds, (n - cs->alloc_bounds) * sizeof(*p));
+		cs->bounds = p;
+		cs->alloc_bounds = n;
+	}
+	return 0;
+}
+
 static int push_bound(struct cands *cs, uint64_t b)
 {
 	if (cs->n_bounds == cs->alloc_bounds) {
@@ -232,6 +280,7 @@ static int next_boundaries(struct cands *cs, size_t n)
 static int place_cands(struct ms_symtab *t, struct cands *cs)
 {
 	size_t unsized = 0, i;
+	uint32_t per_tier[MS_SYMS_TIERS] = { 0 };
 	int k;
 
 	/* Boundaries are only needed by symbols without a size. */
@@ -239,6 +288,11 @@ static int place_cands(struct ms_symtab *t, struct cands *cs)
 		unsized += !cs->c[i].sym.size;
 	if (unsized && next_boundaries(cs, unsized) < 0)
 		return -1;
+	for (i = 0; i < cs->n; i++)
+		per_tier[cs->c[i].tier]++;
+	for (k = 0; k < MS_SYMS_TIERS; k++)
+		if (per_tier[k] && reserve_syms(&t->tier[k], per_tier[k]) < 0)
+			return -1;
 	for (i = 0; i < cs->n; i++) {
 		struct cand *c = &cs->c[i];
 
@@ -325,7 +379,7 @@ int ms_symtab_load_elf(struct ms_symtab *t, Elf *elf)
 {
 	struct cands cs = { 0 };
 	uint64_t *sec_end = NULL;
-	size_t n_sec = 0, i;
+	size_t n_sec = 0, n_syms = 0, i;
 	Elf_Scn *scn;
 	int ret = -1;
 
@@ -335,10 +389,17 @@ int ms_symtab_load_elf(struct ms_symtab *t, Elf *elf)
 		return -1;
 	for (i = 0; i < n_sec; i++) {
 		GElf_Shdr sh;
+		bool ok;
 
 		scn = elf_getscn(elf, i);
-		sec_end[i] = scn && gelf_getshdr(scn, &sh) ? sh.sh_addr + sh.sh_size : UINT64_MAX;
+		ok = scn && gelf_getshdr(scn, &sh);
+		sec_end[i] = ok ? sh.sh_addr + sh.sh_size : UINT64_MAX;
+		if (ok && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) && sh.sh_entsize)
+			n_syms += sh.sh_size / sh.sh_entsize;
 	}
+	/* (A bound on what the tables hold; a corrupt size only costs the hint.) */
+	if (n_syms && n_syms <= MS_SYMTAB_RESERVE_MAX && reserve_cands(&cs, n_syms) < 0)
+		goto out;
 	for (scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
 
