@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "symbols/kernel.h"
-#include "util/prefault.h"
 #include "util/publish.h"
 
 #define KCACHE_VERSION 1
@@ -186,8 +185,6 @@ int ms_kcache_load(struct ms_symtab *t, const char *path, const struct ms_kcache
 	close(fd);
 	if (map == MAP_FAILED)
 		return -1;
-	/* searched at random from the first kernel frame: mapped whole at once */
-	ms_populate_read(map, (size_t)st.st_size);
 	if (valid(map, (size_t)st.st_size, k, &n, &names_len) < 0) {
 		munmap(map, (size_t)st.st_size);
 		return -1;

@@ -139,13 +139,3 @@ void ms_populate(void *p, size_t len)
 	(void)len;
 #endif
 }
-
-void ms_populate_read(const void *p, size_t len)
-{
-#ifdef MADV_POPULATE_READ
-	advise_pages(p, len, MADV_POPULATE_READ);
-#else
-	(void)p;
-	(void)len;
-#endif
-}

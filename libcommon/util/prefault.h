@@ -35,11 +35,5 @@ void ms_prefault_wait(struct ms_prefault *pf);
  * inside the range; best effort, silent where unsupported.
  */
 void ms_populate(void *p, size_t len);
-/*
- * The same for a file mapping that will be read here and there (a cache
- * searched at random): its pages mapped in one call (MADV_POPULATE_READ)
- * rather than a fault per 64 KiB as the searches reach them. Best effort.
- */
-void ms_populate_read(const void *p, size_t len);
 
 #endif

@@ -183,32 +183,6 @@ static void test_prefault_file(void **state)
 	close(fd);
 }
 
-/* A file mapping read at random: every whole page of it mapped by one call. */
-static void test_populate_read(void **state)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 40 * page + 100, n;
-	int fd = file_of(len);
-	unsigned char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-
-	(void)state;
-	assert_true(m != MAP_FAILED);
-	if (mapped_pages(m, len, &n) < 0) {
-		munmap(m, len);
-		close(fd);
-		skip();		/* no /proc/self/pagemap: cannot tell */
-	}
-	assert_int_equal(n, 0);
-	ms_populate_read(m, len);
-#ifdef MADV_POPULATE_READ
-	/* the 40 whole pages; the partial last one is left to fault */
-	assert_int_equal(mapped_pages(m, 40 * page, &n), 0);
-	assert_int_equal(n, 40);
-#endif
-	assert_int_equal(m[len - 1], (unsigned char)(((len - 1) % 65536) * 7));
-	munmap(m, len);
-	close(fd);
-}
-
 static void test_prefault_file_cut_short(void **state)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -336,7 +310,6 @@ int main(void)
 		cmocka_unit_test(test_prefault_anonymous),
 		cmocka_unit_test(test_prefault_file),
 		cmocka_unit_test(test_prefault_file_cut_short),
-		cmocka_unit_test(test_populate_read),
 		cmocka_unit_test(test_publish_cache),
 	};
 
