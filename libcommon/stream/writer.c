@@ -33,6 +33,16 @@
  * kernel time to map and unmap; in 2 MiB blocks, under 1 ms.
  */
 #define FILE_BLOCK MS_PAGE_BLOCK
+/*
+ * Into a pipe (blocking), complete records go out once this many bytes of
+ * them wait, not only when the buffer is full: the next stage starts on
+ * them, and on the modules its start-up loads, while this one goes on.
+ * With 256 KiB at a time, ms-symbolize got its first bytes when ms-unwind
+ * was half done (ms-unwind writes 577 KB for 20,000 samples) and finished
+ * alone after it. Pipeline of 20k python3 samples, 100 alternated runs,
+ * p10: 48.5 -> 45.5 ms with 64 KiB (32 KiB the same, 8 KiB a little less).
+ */
+#define PIPE_SOON (64u * 1024u)
 
 struct ms_writer {
 	int fd;
@@ -46,6 +56,7 @@ struct ms_writer {
 	bool in_record;
 	bool oversize;		/* the open record outgrew MS_RECORD_MAX */
 	bool header_done, trailer_done;
+	size_t soon;		/* write complete records once this many bytes wait (PIPE_SOON) */
 	bool failed;		/* an error was reported: refuse everything */
 	bool broken;		/* EPIPE: downstream is gone */
 	uint64_t records;
@@ -240,6 +251,8 @@ struct ms_writer *ms_writer_open(int fd, const char *name, unsigned flags)
 			goto fail;
 		}
 	}
+	w->soon = !(flags & MS_WRITER_NONBLOCK) && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) ?
+		  PIPE_SOON : SIZE_MAX;
 	msgpack_packer_init(&w->pk, w, append);
 	return w;
 fail:
@@ -305,6 +318,12 @@ static int check_open(struct ms_writer *w)
 	return 0;
 }
 
+/* PIPE_SOON bytes of complete records wait: out they go. */
+static int write_soon(struct ms_writer *w)
+{
+	return write_out(w, complete(w), WRITE_BLOCKING);
+}
+
 int ms_writer_end(struct ms_writer *w)
 {
 	if (check_open(w) < 0) {
@@ -314,7 +333,9 @@ int ms_writer_end(struct ms_writer *w)
 		}
 		return -1;
 	}
-	return end_record(w, true);
+	if (end_record(w, true) < 0)
+		return -1;
+	return __builtin_expect(w->len >= w->soon, 0) ? write_soon(w) : 0;
 }
 
 int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len)
@@ -327,7 +348,7 @@ int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len)
 		w->in_record = false;
 		w->oversize = false;
 		w->records++;
-		return 0;
+		return __builtin_expect(w->len >= w->soon, 0) ? write_soon(w) : 0;
 	}
 	if (check_open(w) < 0)
 		return -1;
@@ -351,7 +372,7 @@ int ms_writer_copy_records(struct ms_writer *w, const char *bytes, size_t len, u
 	memcpy(w->buf + w->len, bytes, len);
 	w->len += len;
 	w->records += n;
-	return 0;
+	return __builtin_expect(w->len >= w->soon, 0) ? write_soon(w) : 0;
 }
 
 int ms_writer_header(struct ms_writer *w, const struct ms_header *upstream,
