@@ -27,7 +27,8 @@ nodist_libcommon_a_SOURCES = $(PPROF_GEN)
 
 bin_PROGRAMS += ms-export
 ms_export_SOURCES = cmd/ms-export.c
-ms_export_LDADD = $(MS_LIBS)
+ms_export_LDADD = $(STAGE_LIBS)
+ms_export_LDFLAGS = $(STAGE_LINK)
 man_MANS += man/ms-export.1
 
 UNIT_TESTS += tests/unit/formats-test

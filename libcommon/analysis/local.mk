@@ -18,5 +18,6 @@ tests_unit_analysis_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 bin_PROGRAMS += ms-analyze
 ms_analyze_SOURCES = cmd/ms-analyze.c
-ms_analyze_LDADD = $(MS_LIBS)
+ms_analyze_LDADD = $(STAGE_LIBS)
+ms_analyze_LDFLAGS = $(STAGE_LINK)
 man_MANS += man/ms-analyze.1

@@ -13,7 +13,8 @@ MS_LIBS += $(ZLIB_LIBS)
 
 bin_PROGRAMS += ms-capture
 ms_capture_SOURCES = cmd/ms-capture.c
-ms_capture_LDADD = $(MS_LIBS)
+ms_capture_LDADD = $(STAGE_LIBS)
+ms_capture_LDFLAGS = $(STAGE_LINK)
 man_MANS += man/ms-capture.1 man/microscope-capture.5
 
 UNIT_TESTS += tests/unit/capture-test
