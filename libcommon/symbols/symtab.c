@@ -379,12 +379,14 @@ int ms_symtab_load_elf(struct ms_symtab *t, Elf *elf)
 {
 	struct cands cs = { 0 };
 	uint64_t *sec_end = NULL;
-	size_t n_sec = 0, n_syms = 0, i;
+	size_t n_sec = 0, n_syms = 0, raw_len = 0, i;
 	Elf_Scn *scn;
 	int ret = -1;
 
 	if (elf_getshdrnum(elf, &n_sec) != 0)
 		return -1;
+	if (!elf_rawfile(elf, &raw_len))
+		raw_len = 0;	/* no hint */
 	if (n_sec && !(sec_end = calloc(n_sec, sizeof(*sec_end))))
 		return -1;
 	for (i = 0; i < n_sec; i++) {
@@ -394,10 +396,12 @@ int ms_symtab_load_elf(struct ms_symtab *t, Elf *elf)
 		scn = elf_getscn(elf, i);
 		ok = scn && gelf_getshdr(scn, &sh);
 		sec_end[i] = ok ? sh.sh_addr + sh.sh_size : UINT64_MAX;
-		if (ok && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) && sh.sh_entsize)
+		/* (A table's size is only believed as far as the file reaches.) */
+		if (ok && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) &&
+		    sh.sh_entsize && sh.sh_offset <= raw_len && sh.sh_size <= raw_len - sh.sh_offset)
 			n_syms += sh.sh_size / sh.sh_entsize;
 	}
-	/* (A bound on what the tables hold; a corrupt size only costs the hint.) */
+	/* A bound on what the tables hold: a wrong size only costs the hint. */
 	if (n_syms && n_syms <= MS_SYMTAB_RESERVE_MAX && reserve_cands(&cs, n_syms) < 0)
 		goto out;
 	for (scn = NULL; (scn = elf_nextscn(elf, scn));) {

@@ -119,22 +119,16 @@ void ms_prefault_wait(struct ms_prefault *pf)
 	free(pf);
 }
 
-/* madvise(advice) on the whole pages inside [p, p + len). */
-static void advise_pages(const void *p, size_t len, int advice)
+void ms_populate(void *p, size_t len)
 {
+#ifdef MADV_POPULATE_WRITE
 	long ps = sysconf(_SC_PAGESIZE);
 	uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
 	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
 	uintptr_t e = ((uintptr_t)p + len) & ~(page - 1);
 
 	if (e > a)
-		(void)madvise((void *)a, e - a, advice);
-}
-
-void ms_populate(void *p, size_t len)
-{
-#ifdef MADV_POPULATE_WRITE
-	advise_pages(p, len, MADV_POPULATE_WRITE);
+		(void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
 #else
 	(void)p;
 	(void)len;

@@ -1,5 +1,7 @@
 /*
- * Faulting a read-only file mapping in ahead of its reader.
+ * Faulting memory in ahead of its use: a read-only file mapping from a
+ * thread (ms_prefault_start()), fresh buffers and the heap's first part in
+ * one call each (ms_populate(), ms_heap_prime()).
  *
  * A stage reading a saved stream of 100 MB or more through a mapping paid
  * either a fault per 64 KiB as it reached each part, or MAP_POPULATE's one
