@@ -2321,6 +2321,34 @@ static void test_stack_def_ref(void **state)
 	err = end_capture();
 	assert_contains(err, "malformed stack-ref record at byte 36: field 'id' is missing");
 	ms_reader_free(r);
+	/* What the fast path does not take gets the checked path's verdict, from bytes or objects. */
+	r = one_record("\x97\x21\xce\xff\xff\xff\xff\x02\x03\x04\x05\x06", 12, &rec);
+	assert_int_equal(ms_stack_ref_unpack(&rec, &rback), 0);	/* pid 2^32-1 still fits */
+	assert_int_equal(rback.pid, UINT32_MAX);
+	assert_int_equal(rback.id, 6);
+	ms_reader_free(r);
+	r = one_record("\x97\x21\xcf\x00\x00\x00\x01\x00\x00\x00\x00\x02\x03\x04\x05\x06",
+		       16, &rec);
+	by_obj = rec;
+	by_obj.bytes = NULL;
+	by_obj.len = 0;
+	begin_capture();
+	assert_int_equal(ms_stack_ref_unpack(&rec, &rback), -1);
+	assert_int_equal(ms_stack_ref_unpack(&by_obj, &rback), -1);
+	err = end_capture();
+	assert_int_equal(count_lines(err), 2);
+	assert_contains(err, "field 'pid'");
+	ms_reader_free(r);
+	/* a negative id, and a seventh field (a later minor's): the checked path */
+	r = one_record("\x97\x21\x01\x02\x03\x04\x05\xff", 8, &rec);
+	begin_capture();
+	assert_int_equal(ms_stack_ref_unpack(&rec, &rback), -1);
+	assert_contains(end_capture(), "field 'id'");
+	ms_reader_free(r);
+	r = one_record("\x98\x21\x01\x02\x03\x04\x05\x06\x07", 9, &rec);
+	assert_int_equal(ms_stack_ref_unpack(&rec, &rback), 0);
+	assert_int_equal(rback.id, 6);
+	ms_reader_free(r);
 }
 
 /*
