@@ -135,8 +135,13 @@ static void feed_stack(struct ms_capture_builder *b, uint32_t tid, uint64_t time
 	free(s);
 }
 
-static void feed_stacks(struct ms_capture_builder *b, bool reverse)
+/* The order stacks are fed in: as listed, reversed, or sorted by time (as ms-decode gives them). */
+enum feed { FEED_LISTED, FEED_REVERSED, FEED_SORTED };
+
+static void feed_stacks(struct ms_capture_builder *b, enum feed how)
 {
+	/* rows by (time, tid, cpu): the builder's sample order, which it then need not sort */
+	static const uint32_t sorted[] = { 1, 5, 2, 3, 4, 0, 6 };
 	/* main -> work -> leaf_a / leaf_b, main -> other, and one frameless sample */
 	static const struct { uint32_t tid; uint64_t time; uint32_t cpu; int shape; } rows[] = {
 		{ 101, 3000, 1, 0 }, { 100, 1000, 0, 1 }, { 100, 2000, 0, 0 },
@@ -146,7 +151,7 @@ static void feed_stacks(struct ms_capture_builder *b, bool reverse)
 	uint32_t i, n = sizeof(rows) / sizeof(rows[0]);
 
 	for (uint32_t k = 0; k < n; k++) {
-		i = reverse ? n - 1 - k : k;
+		i = how == FEED_REVERSED ? n - 1 - k : how == FEED_SORTED ? sorted[k] : k;
 		switch (rows[i].shape) {
 		case 0:
 			feed_stack(b, rows[i].tid, rows[i].time, rows[i].cpu, 3,
@@ -173,7 +178,7 @@ static void feed_stacks(struct ms_capture_builder *b, bool reverse)
 }
 
 /* The same facts in two orders must give the same capture. */
-static struct ms_capture *make_capture(bool reverse)
+static struct ms_capture *make_capture(enum feed how)
 {
 	struct ms_capture_builder *b = ms_capture_builder_new();
 	struct ms_info info;
@@ -228,7 +233,7 @@ static struct ms_capture *make_capture(bool reverse)
 	feed_frame(b, 1, 0x500, S("__libc_start_main"), 0x480);
 	feed_frame(b, 0, 0x9999, S("unused"), 0x9990);
 
-	feed_stacks(b, reverse);
+	feed_stacks(b, how);
 
 	lost = (struct ms_lost){ MS_LOST_KERNEL, 5, 1, 7 };
 	assert_int_equal(ms_capture_builder_lost(b, &lost), 0);
@@ -280,7 +285,7 @@ static const char *stack_path(const struct ms_capture *cap, uint32_t s)
 
 static void test_builder_tables(void **state)
 {
-	struct ms_capture *cap = make_capture(false);
+	struct ms_capture *cap = make_capture(FEED_LISTED);
 	uint64_t num;
 	uint32_t i;
 
@@ -712,7 +717,7 @@ static void encode(const struct ms_capture *cap, unsigned char **buf, size_t *le
 
 static void test_encode_load(void **state)
 {
-	struct ms_capture *cap = make_capture(false), *back;
+	struct ms_capture *cap = make_capture(FEED_LISTED), *back;
 	unsigned char *buf;
 	size_t len;
 
@@ -731,24 +736,31 @@ static void test_encode_load(void **state)
 
 static void test_deterministic(void **state)
 {
-	struct ms_capture *a = make_capture(false), *b = make_capture(false), *c = make_capture(true);
-	unsigned char *ba, *bb, *bc;
-	size_t la, lb, lc;
+	struct ms_capture *a = make_capture(FEED_LISTED), *b = make_capture(FEED_LISTED);
+	struct ms_capture *c = make_capture(FEED_REVERSED), *d = make_capture(FEED_SORTED);
+	unsigned char *ba, *bb, *bc, *bd;
+	size_t la, lb, lc, ld;
 
 	encode(a, &ba, &la);
 	encode(b, &bb, &lb);
 	encode(c, &bc, &lc);
+	encode(d, &bd, &ld);
 	assert_int_equal(la, lb);
 	assert_memory_equal(ba, bb, la);
 	/* The same stacks in the opposite order: the same file. */
 	assert_int_equal(la, lc);
 	assert_memory_equal(ba, bc, la);
+	/* And in time order already (the sort is skipped): the same file. */
+	assert_int_equal(la, ld);
+	assert_memory_equal(ba, bd, la);
 	free(ba);
 	free(bb);
 	free(bc);
+	free(bd);
 	ms_capture_free(a);
 	ms_capture_free(b);
 	ms_capture_free(c);
+	ms_capture_free(d);
 }
 
 static char tmpdir[] = "/tmp/capture-test.XXXXXX";
@@ -768,7 +780,7 @@ static unsigned count_files(const char *dir)
 
 static void test_write_load_file(void **state)
 {
-	struct ms_capture *cap = make_capture(false), *back;
+	struct ms_capture *cap = make_capture(FEED_LISTED), *back;
 	char path[128], bad_path[160];
 	const char *msg;
 
@@ -803,7 +815,7 @@ static void test_write_load_file(void **state)
 
 static void test_truncated_everywhere(void **state)
 {
-	struct ms_capture *cap = make_capture(false);
+	struct ms_capture *cap = make_capture(FEED_LISTED);
 	unsigned char *buf;
 	size_t len, cut;
 
@@ -829,7 +841,7 @@ static void test_truncated_everywhere(void **state)
 
 static void test_flipped_byte_each_section(void **state)
 {
-	struct ms_capture *cap = make_capture(false);
+	struct ms_capture *cap = make_capture(FEED_LISTED);
 	unsigned char *buf;
 	size_t len;
 	uint32_t i, n;
@@ -872,7 +884,7 @@ static void fix_header_checksum(unsigned char *buf)
 
 static void test_header_refusals(void **state)
 {
-	struct ms_capture *cap = make_capture(false), *ok;
+	struct ms_capture *cap = make_capture(FEED_LISTED), *ok;
 	unsigned char *buf, *d;
 	size_t len;
 
@@ -1034,7 +1046,7 @@ static struct tsec *section(struct tfile *f, uint32_t id)
 
 static void test_assemble_matches_writer(void **state)
 {
-	struct ms_capture *cap = make_capture(false), *back;
+	struct ms_capture *cap = make_capture(FEED_LISTED), *back;
 	unsigned char *buf, *again;
 	size_t len, len2;
 	struct tfile f;
@@ -1055,7 +1067,7 @@ static void test_assemble_matches_writer(void **state)
 /* Encode cap after edit() changed it, and expect the reader to refuse it. */
 static void refuse_edited(void (*edit)(struct ms_capture *), ...)
 {
-	struct ms_capture *cap = make_capture(false);
+	struct ms_capture *cap = make_capture(FEED_LISTED);
 	unsigned char *buf;
 	size_t len;
 	const char *a, *b;
@@ -1117,7 +1129,7 @@ static void test_bad_references(void **state)
 
 static void test_bad_sections(void **state)
 {
-	struct ms_capture *cap = make_capture(false), *back;
+	struct ms_capture *cap = make_capture(FEED_LISTED), *back;
 	unsigned char *buf, *bad;
 	size_t len, blen;
 	struct tfile f;
@@ -1262,7 +1274,7 @@ static void test_bad_sections(void **state)
  */
 static void test_mutated_sections(void **state)
 {
-	struct ms_capture *cap = make_capture(false), *back;
+	struct ms_capture *cap = make_capture(FEED_LISTED), *back;
 	uint64_t rnd = 12345;
 	unsigned char *buf, *bad;
 	size_t len, blen;
@@ -1339,7 +1351,7 @@ static struct ms_capture *through_stream(const struct ms_capture *cap, unsigned 
 
 static void test_dump_round_trip(void **state)
 {
-	struct ms_capture *cap = make_capture(false), *back;
+	struct ms_capture *cap = make_capture(FEED_LISTED), *back;
 	unsigned char *a, *b;
 	size_t la, lb;
 	int rc;
@@ -1361,7 +1373,7 @@ static void test_dump_round_trip(void **state)
 
 static void test_stream_cut_short(void **state)
 {
-	struct ms_capture *cap = make_capture(false), *back, *again;
+	struct ms_capture *cap = make_capture(FEED_LISTED), *back, *again;
 	unsigned char *a, *b;
 	size_t la, lb;
 	uint64_t n;
@@ -2010,7 +2022,7 @@ static void test_frame_fallback(void **state)
 /* Facts given after the stream (ms-capture --info) win over the stream's. */
 static void test_from_stream_info(void **state)
 {
-	struct ms_capture *cap = make_capture(false), *back;
+	struct ms_capture *cap = make_capture(FEED_LISTED), *back;
 	struct ms_info extra[2] = {
 		{ S("hostname"), true, S("elsewhere"), 0 },
 		{ S("symbolize"), true, S("deferred"), 0 },
