@@ -24,6 +24,7 @@
 
 #include <zlib.h>
 
+#include "analysis/analysis.h"
 #include "pprof/profile.pb-c.h"
 #include "stream/records.h"
 #include "util/error.h"
@@ -56,6 +57,12 @@ struct pw {
 	const char **extra;
 	uint32_t n_extra, alloc_extra;
 	char (*build_id_hex)[2 * 20 + 1];	/* per module */
+	/* frames without a name: their function (by label), and the labels */
+	uint32_t *unnamed_func;		/* per frame; 0: none */
+	uint32_t *extra_func;		/* per extra string: its label's function, or 0 */
+	uint32_t alloc_extra_func;
+	char **labels;
+	uint32_t n_labels, alloc_labels;
 };
 
 /* ---- gzip ---- */
@@ -271,6 +278,66 @@ out:
 }
 
 /*
+ * Frames without a name (no symbol, no lines) get a function named as
+ * every view of microscope names them (ms_frame_label(): "libc.so.6+0x26000",
+ * at the function's start for an FDE's), one per label, ids from next: so
+ * pprof's tools show the name ms-analyze shows, and a profile read back
+ * groups the same frames. w->unnamed_func[f] is frame f's.
+ */
+static void write_unnamed_functions(struct pw *w, uint64_t next)
+{
+	const struct ms_capture *cap = w->cap;
+	char buf[256];
+
+	w->unnamed_func = calloc(cap->n_frames ? cap->n_frames : 1, sizeof(*w->unnamed_func));
+	if (!w->unnamed_func) {
+		ms_error("out of memory");
+		w->failed = 1;
+		return;
+	}
+	for (uint32_t i = 0; i < cap->n_frames && !w->failed; i++) {
+		const struct ms_cap_frame *f = &cap->frames[i];
+		Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
+		int64_t s;
+		uint32_t e;
+		char *label;
+
+		if (f->n_lines || (f->name && *cap->strings[f->name]))
+			continue;
+		ms_frame_label(buf, sizeof(buf), cap, f);
+		if (!(label = strdup(buf)) || MS_GROW(w->labels, w->n_labels, w->alloc_labels) < 0) {
+			free(label);
+			ms_error("out of memory");
+			w->failed = 1;
+			return;
+		}
+		w->labels[w->n_labels++] = label;
+		s = str_extra(w, label);
+		e = (uint32_t)(s - (int64_t)cap->n_strings);
+		while (!w->failed && e >= w->alloc_extra_func) {
+			uint32_t n = w->alloc_extra_func ? 2 * w->alloc_extra_func : 64;
+			uint32_t *p = realloc(w->extra_func, n * sizeof(*p));
+
+			if (!p) {
+				ms_error("out of memory");
+				w->failed = 1;
+				return;
+			}
+			memset(p + w->alloc_extra_func, 0, (n - w->alloc_extra_func) * sizeof(*p));
+			w->extra_func = p;
+			w->alloc_extra_func = n;
+		}
+		if (!w->extra_func[e]) {
+			w->extra_func[e] = (uint32_t)next;
+			fn.id = next++;
+			fn.name = fn.system_name = s;
+			put_message(w, F_FUNCTION, &fn.base);
+		}
+		w->unnamed_func[i] = w->extra_func[e];
+	}
+}
+
+/*
  * Functions: the capture's own, then one per name of a frame that has a
  * name but no source lines. name_func[s] is the id made for name string s.
  */
@@ -308,6 +375,7 @@ static uint32_t *write_functions(struct pw *w)
 		fn.name = fn.system_name = f->name;
 		put_message(w, F_FUNCTION, &fn.base);
 	}
+	write_unnamed_functions(w, next);
 	return name_func;
 }
 
@@ -343,9 +411,10 @@ static void write_locations(struct pw *w, const uint32_t *name_func)
 			line_ptrs[k] = &lines[k];
 		}
 		loc.n_line = f->n_lines;
-		if (!f->n_lines && f->name) {
+		if (!f->n_lines && (f->name || w->unnamed_func[i])) {
 			perftools__profiles__line__init(&lines[0]);
-			lines[0].function_id = name_func[f->name];
+			lines[0].function_id = w->unnamed_func[i] ? w->unnamed_func[i] :
+					       name_func[f->name];
 			line_ptrs[0] = &lines[0];
 			loc.n_line = 1;
 		}
@@ -527,6 +596,11 @@ out:
 	free(w->pack);
 	free(w->extra);
 	free(w->build_id_hex);
+	free(w->unnamed_func);
+	free(w->extra_func);
+	for (uint32_t l = 0; l < w->n_labels; l++)
+		free(w->labels[l]);
+	free(w->labels);
 	free(w);
 	return ret;
 }

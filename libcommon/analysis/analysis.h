@@ -91,6 +91,13 @@ bool ms_frame_unnamed(const struct ms_capture *cap, const struct ms_cap_frame *f
 const char *ms_module_basename(const struct ms_capture *cap, uint32_t m);
 /* What a text column calls module m (see module_label above). */
 const char *ms_module_label(const struct ms_capture *cap, uint32_t m);
+/*
+ * What every view calls a frame without a name: "module+0xADDRESS", at its
+ * function's start when only an FDE gave that (reason fde-only), or
+ * "[no module] 0xADDRESS". snprintf()'s contract: the length it needs.
+ */
+int ms_frame_label(char *buf, size_t size, const struct ms_capture *cap,
+		   const struct ms_cap_frame *fr);
 
 /*
  * Summary: the facts of the recording and how much of it can be trusted.

@@ -65,6 +65,12 @@ struct item {
 	uint64_t address;	/* unnamed only */
 };
 
+/* The address a frame without a name is known by: its function's start when only an FDE gave that. */
+static uint64_t label_address(const struct ms_cap_frame *fr)
+{
+	return fr->reason == MS_SYM_FDE_ONLY && fr->symbol_start ? fr->symbol_start : fr->address;
+}
+
 static void item_of(struct item *it, const struct ms_capture *cap, const struct ms_cap_frame *fr,
 		    uint32_t j)
 {
@@ -88,8 +94,7 @@ static void item_of(struct item *it, const struct ms_capture *cap, const struct 
 		it->name = fr->name;
 		return;
 	}
-	it->address = fr->reason == MS_SYM_FDE_ONLY && fr->symbol_start ? fr->symbol_start :
-		      fr->address;
+	it->address = label_address(fr);
 }
 
 struct key_ctx {
@@ -129,6 +134,12 @@ static int label_of(char *buf, size_t size, const struct ms_capture *cap, uint32
 	if (module == MS_NONE || cap->modules[module].kind == MS_MODULE_UNKNOWN)
 		return snprintf(buf, size, "[no module] 0x%" PRIx64, address);
 	return snprintf(buf, size, "%s+0x%" PRIx64, ms_module_label(cap, module), address);
+}
+
+int ms_frame_label(char *buf, size_t size, const struct ms_capture *cap,
+		   const struct ms_cap_frame *fr)
+{
+	return label_of(buf, size, cap, fr->module, label_address(fr));
 }
 
 static const char *basename_of(const char *path)

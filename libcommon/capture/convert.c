@@ -155,6 +155,12 @@ int ms_capture_from_stream_opts(struct ms_reader *r, const struct ms_capture_str
 	}
 	if (ms_capture_builder_producers(b, ms_reader_header(r)) < 0)
 		goto out;
+	/*
+	 * Stacks and their references are unpacked from their bytes (one of
+	 * each a sample): building their msgpack objects too was a fifth of
+	 * ms-capture. SAMPLE and RAW records are ignored here.
+	 */
+	ms_reader_defer_objects(r, true);
 	while ((rc = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
 		if (ingest(b, &rec, u, ignored) < 0)
 			goto out;

@@ -349,6 +349,88 @@ static void test_pprof_round_trip(void **state)
 	ms_capture_free(again);
 }
 
+/*
+ * Frames without a name get a pprof function named as ms-analyze names
+ * them: an FDE's frames by the function's start (both of these), others by
+ * their address. go tool pprof then shows those names, and the profile
+ * read back groups the same frames under the same names.
+ */
+static void test_pprof_unnamed_frames(void **state)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_module m;
+	struct ms_frame f;
+	const struct ms_stack_frame fde1[] = { { 0, 0, 0x262c0 }, { 0, MS_FRAME_RETURN, 0x100 } };
+	const struct ms_stack_frame fde2[] = { { 0, 0, 0x26300 }, { 0, MS_FRAME_RETURN, 0x100 } };
+	const struct ms_stack_frame nosym[] = { { 0, 0, 0x400 }, { 0, MS_FRAME_RETURN, 0x100 } };
+	struct ms_capture *cap, *back;
+	size_t len, plen;
+	char *gz, *t0, *t1;
+	unsigned char *raw;
+	Profile *p;
+	uint32_t named = 0;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.kind = MS_MODULE_FILE;
+	m.path = S("/usr/lib/libc.so.6");
+	assert_int_equal(ms_capture_builder_module(b, &m), 0);
+	frame_fact(b, 0, 0x100, "main");
+	memset(&f, 0, sizeof(f));
+	f.address = 0x262c0;
+	f.reason = MS_SYM_FDE_ONLY;
+	f.symbol_start = 0x26000;
+	assert_int_equal(ms_capture_builder_frame(b, &f), 0);
+	f.address = 0x26300;
+	assert_int_equal(ms_capture_builder_frame(b, &f), 0);
+	f.address = 0x400;
+	f.reason = MS_SYM_NO_SYMBOL;
+	f.symbol_start = 0;
+	assert_int_equal(ms_capture_builder_frame(b, &f), 0);
+	sample(b, 10, 1000, 1000, 2, fde1);
+	sample(b, 10, 2000, 1000, 2, fde2);
+	sample(b, 10, 3000, 1000, 2, nosym);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+
+	gz = export_mem(cap, MS_FORMAT_PPROF, NULL, &len);
+	raw = gunzip_mem((unsigned char *)gz, len, &plen);
+	p = perftools__profiles__profile__unpack(NULL, plen, raw);
+	assert_non_null(p);
+	for (size_t i = 0; i < p->n_location; i++) {
+		const Perftools__Profiles__Location *l = p->location[i];
+		const char *name;
+
+		assert_int_equal(l->n_line, 1);
+		name = pstr(p, pfunc(p, l->line[0]->function_id)->name);
+		if (l->address == 0x262c0 || l->address == 0x26300) {
+			assert_string_equal(name, "libc.so.6+0x26000");
+			named++;
+		} else if (l->address == 0x400) {
+			assert_string_equal(name, "libc.so.6+0x400");
+			named++;
+		}
+	}
+	assert_int_equal(named, 3);
+	/* one function for the two frames of one FDE */
+	assert_int_equal(p->n_function, 3);
+
+	/* read back: the same names and shares as ms-analyze's */
+	back = ms_pprof_import(gz, len, "unnamed.pb.gz", "test 1");
+	assert_non_null(back);
+	t0 = top_text(cap);
+	t1 = top_text(back);
+	assert_string_equal(t0, t1);
+	assert_non_null(strstr(t0, "libc.so.6+0x26000 2 2"));
+	free(t0);
+	free(t1);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+	ms_capture_free(cap);
+	ms_capture_free(back);
+}
+
 /* ---- folded ---- */
 
 static void test_folded_export(void **state)
@@ -1039,6 +1121,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pprof_export),
 		cmocka_unit_test(test_pprof_round_trip),
+		cmocka_unit_test(test_pprof_unnamed_frames),
 		cmocka_unit_test(test_folded_export),
 		cmocka_unit_test(test_folded_round_trip),
 		cmocka_unit_test(test_chrome_events),
