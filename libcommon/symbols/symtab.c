@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "symbols/radix.h"
+#include "util/grow.h"
 #include "util/prefault.h"
 
 /* Symbols counted in a file's tables above which no room is reserved ahead. */
@@ -63,33 +64,29 @@ static uint32_t add_name(struct ms_symtab *t, const char *name, size_t len)
 
 static int add_sym(struct ms_symlist *l, const struct ms_sym *s)
 {
-	if (l->n == l->alloc) {
-		uint32_t alloc = l->alloc ? l->alloc * 2 : 256;
-		struct ms_sym *p = realloc(l->syms, (size_t)alloc * sizeof(*p));
-
-		if (!p)
-			return -1;
-		l->syms = p;
-		l->alloc = alloc;
-	}
+	if (l->n == l->alloc && !ms_reserve((void **)&l->syms, &l->alloc, (uint64_t)l->n + 1,
+					    sizeof(*l->syms)))
+		return -1;
 	l->syms[l->n++] = *s;
 	return 0;
 }
 
-/* Room for n more symbols in l at once, their pages given now (see reserve_cands()). */
-static int reserve_syms(struct ms_symlist *l, uint32_t n)
+/*
+ * Room for need elements at once (ms_reserve()), the pages up to need
+ * given now (ms_populate()): grown by doubling as they filled, python3's
+ * arrays had each page written fresh several times over, a page fault each
+ * time. False when memory runs out.
+ */
+static bool reserve_ahead(void **arr, uint32_t *alloc, uint64_t need, size_t size)
 {
-	uint64_t want = (uint64_t)l->n + n;
-	struct ms_sym *p;
+	uint32_t had = *alloc;
 
-	if (want <= l->alloc)
-		return 0;
-	if (want > UINT32_MAX || !(p = realloc(l->syms, (size_t)want * sizeof(*p))))
-		return -1;
-	ms_populate(p + l->alloc, (size_t)(want - l->alloc) * sizeof(*p));
-	l->syms = p;
-	l->alloc = (uint32_t)want;
-	return 0;
+	if (need <= had)
+		return true;
+	if (!ms_reserve(arr, alloc, need, size))
+		return false;
+	ms_populate((char *)*arr + (size_t)had * size, (size_t)(need - had) * size);
+	return true;
 }
 
 /* Keys of l's symbols by start, sorted (stably); NULL when out of memory. *buf is to free. */
@@ -178,65 +175,26 @@ struct cand {
 
 struct cands {
 	struct cand *c;
-	size_t n, alloc;
+	uint32_t n, alloc;
 	uint64_t *bounds;
-	size_t n_bounds, alloc_bounds;
+	uint32_t n_bounds, alloc_bounds;
 };
 
 static int push_cand(struct cands *cs, const struct cand *c)
 {
-	if (cs->n == cs->alloc) {
-		size_t alloc = cs->alloc ? cs->alloc * 2 : 1024;
-		struct cand *p = realloc(cs->c, alloc * sizeof(*p));
-
-		if (!p)
-			return -1;
-		cs->c = p;
-		cs->alloc = alloc;
-	}
+	if (cs->n == cs->alloc &&
+	    !ms_reserve((void **)&cs->c, &cs->alloc, (uint64_t)cs->n + 1, sizeof(*cs->c)))
+		return -1;
 	cs->c[cs->n++] = *c;
-	return 0;
-}
-
-/*
- * Room for n candidates and bounds at once, their pages given now
- * (ms_populate()): doubling from 1,024 wrote each page of python3's
- * arrays fresh several times over, a page fault each time.
- */
-static int reserve_cands(struct cands *cs, size_t n)
-{
-	if (n > cs->alloc) {
-		struct cand *p = realloc(cs->c, n * sizeof(*p));
-
-		if (!p)
-			return -1;
-		ms_populate(p + cs->alloc, (n - cs->alloc) * sizeof(*p));
-		cs->c = p;
-		cs->alloc = n;
-	}
-	if (n > cs->alloc_bounds) {
-		uint64_t *p = realloc(cs->bounds, n * sizeof(*p));
-
-		if (!p)
-			return -1;
-		ms_populate(p + cs->alloc_bounds, (n - cs->alloc_bounds) * sizeof(*p));
-		cs->bounds = p;
-		cs->alloc_bounds = n;
-	}
 	return 0;
 }
 
 static int push_bound(struct cands *cs, uint64_t b)
 {
-	if (cs->n_bounds == cs->alloc_bounds) {
-		size_t alloc = cs->alloc_bounds ? cs->alloc_bounds * 2 : 1024;
-		uint64_t *p = realloc(cs->bounds, alloc * sizeof(*p));
-
-		if (!p)
-			return -1;
-		cs->bounds = p;
-		cs->alloc_bounds = alloc;
-	}
+	if (cs->n_bounds == cs->alloc_bounds &&
+	    !ms_reserve((void **)&cs->bounds, &cs->alloc_bounds, (uint64_t)cs->n_bounds + 1,
+			sizeof(*cs->bounds)))
+		return -1;
 	cs->bounds[cs->n_bounds++] = b;
 	return 0;
 }
@@ -291,7 +249,8 @@ static int place_cands(struct ms_symtab *t, struct cands *cs)
 	for (i = 0; i < cs->n; i++)
 		per_tier[cs->c[i].tier]++;
 	for (k = 0; k < MS_SYMS_TIERS; k++)
-		if (per_tier[k] && reserve_syms(&t->tier[k], per_tier[k]) < 0)
+		if (!reserve_ahead((void **)&t->tier[k].syms, &t->tier[k].alloc,
+				   (uint64_t)t->tier[k].n + per_tier[k], sizeof(struct ms_sym)))
 			return -1;
 	for (i = 0; i < cs->n; i++) {
 		struct cand *c = &cs->c[i];
@@ -386,7 +345,7 @@ int ms_symtab_load_elf(struct ms_symtab *t, Elf *elf)
 	if (elf_getshdrnum(elf, &n_sec) != 0)
 		return -1;
 	if (!elf_rawfile(elf, &raw_len))
-		raw_len = 0;	/* no hint */
+		raw_len = 0;	/* no hint (nor for an image in memory, whose length libelf gives as 0) */
 	if (n_sec && !(sec_end = calloc(n_sec, sizeof(*sec_end))))
 		return -1;
 	for (i = 0; i < n_sec; i++) {
@@ -402,7 +361,9 @@ int ms_symtab_load_elf(struct ms_symtab *t, Elf *elf)
 			n_syms += sh.sh_size / sh.sh_entsize;
 	}
 	/* A bound on what the tables hold: a wrong size only costs the hint. */
-	if (n_syms && n_syms <= MS_SYMTAB_RESERVE_MAX && reserve_cands(&cs, n_syms) < 0)
+	if (n_syms && n_syms <= MS_SYMTAB_RESERVE_MAX &&
+	    (!reserve_ahead((void **)&cs.c, &cs.alloc, n_syms, sizeof(*cs.c)) ||
+	     !reserve_ahead((void **)&cs.bounds, &cs.alloc_bounds, n_syms, sizeof(*cs.bounds))))
 		goto out;
 	for (scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;

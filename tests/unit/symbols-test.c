@@ -28,8 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "stream/records.h"
@@ -171,6 +173,65 @@ static FILE *text_file(const char *text)
 
 	assert_non_null(f);
 	return f;
+}
+
+/*
+ * A .symtab whose header claims 8M entries (192 MB) in a file of a few
+ * kilobytes: loading it must not size its arrays by that claim (unbounded,
+ * it populated 470 MB before libelf refused the section). Loaded in a
+ * child, whose peak memory tells.
+ */
+static void test_symtab_claims_past_file(void **state)
+{
+	const char *path = data_path("elf-tiny");
+	static unsigned char img[1 << 20];
+	struct rusage ru;
+	ssize_t len;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t idx = 0;
+	int fd = open(path, O_RDONLY), status;
+	pid_t pid;
+
+	(void)state;
+	assert_true(fd >= 0);
+	len = read(fd, img, sizeof(img));
+	close(fd);
+	assert_true(len > 0 && len < (ssize_t)sizeof(img));
+	elf_version(EV_CURRENT);
+	assert_non_null(elf = elf_memory((char *)img, (size_t)len));
+	assert_non_null(gelf_getehdr(elf, &eh));
+	assert_int_equal(eh.e_ident[EI_CLASS], ELFCLASS64);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		assert_non_null(gelf_getshdr(scn, &sh));
+		if (sh.sh_type == SHT_SYMTAB)
+			idx = elf_ndxscn(scn);
+	}
+	elf_end(elf);
+	assert_true(idx > 0);
+	{
+		Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh.e_shoff + idx * eh.e_shentsize);
+
+		sh->sh_size = (uint64_t)(8u << 20) * sizeof(Elf64_Sym);
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct ms_symtab t;
+		Elf *bad = elf_memory((char *)img, (size_t)len);
+
+		ms_symtab_init(&t);
+		/* refused or not, it must not have sized anything by the claim */
+		(void)ms_symtab_load_elf(&t, bad);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(getrusage(RUSAGE_CHILDREN, &ru), 0);
+	assert_true(ru.ru_maxrss < 64 * 1024);	/* KiB */
 }
 
 static void test_kallsyms(void **state)
@@ -724,46 +785,55 @@ static void text_range(const char *path, uint64_t *start, uint64_t *end)
 	ms_elf_file_close(&f);
 }
 
+/*
+ * Every byte of [lo, hi) of module 0: a name (reason named_as), a function
+ * start from .eh_frame (fde-only: the addresses of one function share its
+ * start), or no-symbol. Counts the first two.
+ */
+static void walk_text(struct ms_symbolizer *s, uint64_t lo, uint64_t hi, uint32_t named_as,
+		      uint32_t *named, uint32_t *fde_only)
+{
+	uint64_t fde = 0;
+	struct ms_frame f;
+
+	*named = *fde_only = 0;
+	for (uint64_t a = lo; a < hi; a++) {
+		f = frame_of(s, 0, a, 0, NULL);
+		if (f.reason == named_as) {
+			assert_true(f.name.len > 0);
+			(*named)++;
+		} else if (f.reason == MS_SYM_FDE_ONLY) {
+			assert_int_equal(f.name.len, 0);
+			assert_true(f.symbol_start <= a && f.symbol_start >= lo);
+			if (fde && f.symbol_start != fde)
+				assert_true(f.symbol_start > fde);
+			fde = f.symbol_start;
+			(*fde_only)++;
+		} else if (f.reason == MS_SYM_NO_SYMBOL) {
+			assert_int_equal(f.name.len, 0);
+			assert_int_equal(f.symbol_start, 0);
+		} else {
+			fail_msg("0x%llx: reason %s", (unsigned long long)a,
+				 ms_frame_reason_name(f.reason));
+		}
+	}
+}
+
 static void test_symbolizer_fde_only(void **state)
 {
 	const char *path = data_path("elf-tiny-stripped");
 	struct ms_symbolize_options o = isolated(NULL, 0);
 	struct ms_symbolizer *s = ms_symbolizer_new(&o);
 	struct ms_module m = proved_module(0, path);
-	uint64_t lo = 0, hi = 0, a, fde = 0;
+	uint64_t lo = 0, hi = 0;
 	uint32_t named = 0, fde_only = 0;
-	struct ms_frame f;
 
 	(void)state;
 	text_range(path, &lo, &hi);
 	assert_true(hi > lo);
 	assert_int_equal(ms_symbolizer_module(s, &m), 0);
-	/* Every byte of .text: a name, a function start from .eh_frame, or no-symbol. */
-	for (a = lo; a < hi; a++) {
-		f = frame_of(s, 0, a, 0, NULL);
-		switch (f.reason) {
-		case MS_SYM_NO_DEBUG:
-			assert_true(f.name.len > 0);
-			named++;
-			break;
-		case MS_SYM_FDE_ONLY:
-			assert_int_equal(f.name.len, 0);
-			assert_true(f.symbol_start <= a && f.symbol_start >= lo);
-			/* Addresses of one function share its start. */
-			if (fde && f.symbol_start != fde)
-				assert_true(f.symbol_start > fde);
-			fde = f.symbol_start;
-			fde_only++;
-			break;
-		case MS_SYM_NO_SYMBOL:
-			assert_int_equal(f.name.len, 0);
-			assert_int_equal(f.symbol_start, 0);
-			break;
-		default:
-			fail_msg("0x%llx: reason %s", (unsigned long long)a,
-				 ms_frame_reason_name(f.reason));
-		}
-	}
+	/* Every byte of .text (a stripped file: names from .dynsym, no debug file). */
+	walk_text(s, lo, hi, MS_SYM_NO_DEBUG, &named, &fde_only);
 	/* tiny_local is static: not in .dynsym, but its FDE gives its start. */
 	assert_true(named > 0);
 	assert_true(fde_only > 0);
@@ -780,7 +850,7 @@ static void test_symbolizer_vdso_image(void **state)
 	const char *path = data_path("elf-tiny-stripped");
 	struct ms_symbolizer *s;
 	struct ms_module v = proved_module(0, path);
-	uint64_t lo = 0, hi = 0, a;
+	uint64_t lo = 0, hi = 0;
 	uint32_t named = 0, fde_only = 0;
 	static uint8_t image[1 << 16];
 	struct ms_vdso img = { .image = image };
@@ -798,24 +868,7 @@ static void test_symbolizer_vdso_image(void **state)
 	s = ms_symbolizer_new(NULL);
 	assert_int_equal(ms_symbolizer_vdso(s, &img), 0);
 	assert_int_equal(ms_symbolizer_module(s, &v), 0);
-	for (a = lo; a < hi; a++) {
-		f = frame_of(s, 0, a, 0, NULL);
-		switch (f.reason) {
-		case MS_SYM_OK:
-			assert_true(f.name.len > 0);
-			named++;
-			break;
-		case MS_SYM_FDE_ONLY:
-			assert_true(f.symbol_start <= a && f.symbol_start >= lo);
-			fde_only++;
-			break;
-		case MS_SYM_NO_SYMBOL:
-			break;
-		default:
-			fail_msg("0x%llx: reason %s", (unsigned long long)a,
-				 ms_frame_reason_name(f.reason));
-		}
-	}
+	walk_text(s, lo, hi, MS_SYM_OK, &named, &fde_only);
 	/* tiny_local is static: its FDE names it, as in a stripped file. */
 	assert_true(named > 0);
 	assert_true(fde_only > 0);
@@ -1019,6 +1072,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_symtab_tiny),
+		cmocka_unit_test(test_symtab_claims_past_file),
 		cmocka_unit_test(test_symtab_stripped),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_symbolizer_build_id),
