@@ -800,7 +800,6 @@ static void scout(struct ms_reader *r)
 		const unsigned char *p = (const unsigned char *)r->buf + at;
 		struct scouted *e;
 		struct scan s;
-
 		uint32_t kind = 0;
 
 		if (at < r->end && (s.len = fast_len(r, p, r->end - at, &kind))) {

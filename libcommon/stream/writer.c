@@ -318,10 +318,11 @@ static int check_open(struct ms_writer *w)
 	return 0;
 }
 
-/* PIPE_SOON bytes of complete records wait: out they go. */
-static int write_soon(struct ms_writer *w)
+/* After records end: once PIPE_SOON bytes of them wait in a pipe's buffer, out they go. */
+static inline int records_done(struct ms_writer *w)
 {
-	return write_out(w, complete(w), WRITE_BLOCKING);
+	return __builtin_expect(w->len >= w->soon, 0) ?
+	       write_out(w, complete(w), WRITE_BLOCKING) : 0;
 }
 
 int ms_writer_end(struct ms_writer *w)
@@ -333,9 +334,7 @@ int ms_writer_end(struct ms_writer *w)
 		}
 		return -1;
 	}
-	if (end_record(w, true) < 0)
-		return -1;
-	return __builtin_expect(w->len >= w->soon, 0) ? write_soon(w) : 0;
+	return end_record(w, true) < 0 ? -1 : records_done(w);
 }
 
 int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len)
@@ -348,7 +347,7 @@ int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len)
 		w->in_record = false;
 		w->oversize = false;
 		w->records++;
-		return __builtin_expect(w->len >= w->soon, 0) ? write_soon(w) : 0;
+		return records_done(w);
 	}
 	if (check_open(w) < 0)
 		return -1;
@@ -357,7 +356,7 @@ int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len)
 				"it was not written", w->name, len, MS_RECORD_MAX);
 	ms_writer_begin(w);
 	append(w, bytes, len);
-	return end_record(w, true);
+	return end_record(w, true) < 0 ? -1 : records_done(w);
 }
 
 int ms_writer_copy_records(struct ms_writer *w, const char *bytes, size_t len, uint64_t n)
@@ -372,7 +371,7 @@ int ms_writer_copy_records(struct ms_writer *w, const char *bytes, size_t len, u
 	memcpy(w->buf + w->len, bytes, len);
 	w->len += len;
 	w->records += n;
-	return __builtin_expect(w->len >= w->soon, 0) ? write_soon(w) : 0;
+	return records_done(w);
 }
 
 int ms_writer_header(struct ms_writer *w, const struct ms_header *upstream,
