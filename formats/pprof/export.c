@@ -57,11 +57,12 @@ struct pw {
 	const char **extra;
 	uint32_t n_extra, alloc_extra;
 	char (*build_id_hex)[2 * 20 + 1];	/* per module */
-	/* frames without a name: their function (by label), and the labels */
+	/* frames without a name: the function of each, and the labels named so */
 	uint32_t *unnamed_func;		/* per frame; 0: none */
-	uint32_t *extra_func;		/* per extra string: its label's function, or 0 */
-	uint32_t alloc_extra_func;
-	char **labels;
+	struct label_func {
+		char *label;		/* ms_frame_label(), malloc'd */
+		uint32_t func;
+	} *labels;
 	uint32_t n_labels, alloc_labels;
 };
 
@@ -298,42 +299,33 @@ static void write_unnamed_functions(struct pw *w, uint64_t next)
 	for (uint32_t i = 0; i < cap->n_frames && !w->failed; i++) {
 		const struct ms_cap_frame *f = &cap->frames[i];
 		Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
-		int64_t s;
-		uint32_t e;
-		char *label;
+		struct label_func *lf;
+		uint32_t k;
 
 		if (f->n_lines || (f->name && *cap->strings[f->name]))
 			continue;
 		ms_frame_label(buf, sizeof(buf), cap, f);
-		if (!(label = strdup(buf)) || MS_GROW(w->labels, w->n_labels, w->alloc_labels) < 0) {
-			free(label);
-			ms_error("out of memory");
-			w->failed = 1;
-			return;
-		}
-		w->labels[w->n_labels++] = label;
-		s = str_extra(w, label);
-		e = (uint32_t)(s - (int64_t)cap->n_strings);
-		while (!w->failed && e >= w->alloc_extra_func) {
-			uint32_t n = w->alloc_extra_func ? 2 * w->alloc_extra_func : 64;
-			uint32_t *p = realloc(w->extra_func, n * sizeof(*p));
-
-			if (!p) {
+		/* (Few: the frames no symbol named. The frames of one FDE share one.) */
+		for (k = 0; k < w->n_labels && strcmp(w->labels[k].label, buf); k++)
+			;
+		if (k == w->n_labels) {
+			if (MS_GROW(w->labels, w->n_labels, w->alloc_labels) < 0) {
+				w->failed = 1;
+				return;
+			}
+			lf = &w->labels[k];
+			if (!(lf->label = strdup(buf))) {
 				ms_error("out of memory");
 				w->failed = 1;
 				return;
 			}
-			memset(p + w->alloc_extra_func, 0, (n - w->alloc_extra_func) * sizeof(*p));
-			w->extra_func = p;
-			w->alloc_extra_func = n;
-		}
-		if (!w->extra_func[e]) {
-			w->extra_func[e] = (uint32_t)next;
+			w->n_labels++;
+			lf->func = (uint32_t)next;
 			fn.id = next++;
-			fn.name = fn.system_name = s;
+			fn.name = fn.system_name = str_extra(w, lf->label);
 			put_message(w, F_FUNCTION, &fn.base);
 		}
-		w->unnamed_func[i] = w->extra_func[e];
+		w->unnamed_func[i] = w->labels[k].func;
 	}
 }
 
@@ -597,9 +589,8 @@ out:
 	free(w->extra);
 	free(w->build_id_hex);
 	free(w->unnamed_func);
-	free(w->extra_func);
 	for (uint32_t l = 0; l < w->n_labels; l++)
-		free(w->labels[l]);
+		free(w->labels[l].label);
 	free(w->labels);
 	free(w);
 	return ret;
