@@ -1709,14 +1709,25 @@ static void test_pack_refuses_overfull(void **state)
 
 /* ---- pass-through ---- */
 
+/* Streams in and out hold the same bytes after their headers (in_hdr, out_hdr bytes). */
+static void assert_same_after_headers(int in, size_t in_hdr, int out, size_t out_hdr)
+{
+	size_t in_len, out_len;
+	char *a = read_all(in, &in_len), *b = read_all(out, &out_len);
+
+	assert_int_equal(in_len - in_hdr, out_len - out_hdr);
+	assert_memory_equal(a + in_hdr, b + out_hdr, in_len - in_hdr);
+	free(a);
+	free(b);
+}
+
 static void test_pass_through_identical(void **state)
 {
 	int in = all_kinds_stream(false), out = new_fd();
 	struct ms_reader *r = reopen(in);
 	struct ms_writer *w = ms_writer_open(out, "out", 0);
 	struct ms_record rec;
-	size_t in_len, out_len, in_hdr, out_hdr;
-	char *a, *b;
+	size_t in_hdr, out_hdr;
 	int ret;
 
 	assert_int_equal(ms_writer_header(w, ms_reader_header(r), "ms-pass", "1"), 0);
@@ -1730,13 +1741,8 @@ static void test_pass_through_identical(void **state)
 	ms_reader_free(r);
 
 	/* Everything after the headers is byte for byte the same. */
-	a = read_all(in, &in_len);
-	b = read_all(out, &out_len);
-	assert_int_equal(in_len - in_hdr, out_len - out_hdr);
-	assert_memory_equal(a + in_hdr, b + out_hdr, in_len - in_hdr);
+	assert_same_after_headers(in, in_hdr, out, out_hdr);
 	assert_true(out_hdr > in_hdr);
-	free(a);
-	free(b);
 
 	/* And the copy reads back as the original did. */
 	r = reopen(out);
@@ -2365,9 +2371,8 @@ static void test_stack_ref_runs(void **state)
 	struct ms_record rec;
 	struct ms_reader *r;
 	const char *run;
-	size_t run_len, in_len, out_len, in_hdr, out_hdr;
+	size_t run_len, in_hdr, out_hdr;
 	uint64_t n, total = 0;
-	char *a, *b;
 
 	(void)state;
 	stack_in.n_frames = 3;
@@ -2430,12 +2435,7 @@ static void test_stack_ref_runs(void **state)
 	ms_reader_free(r);
 
 	/* Byte for byte the records that came in, and the copy reads back whole. */
-	a = read_all(in, &in_len);
-	b = read_all(out, &out_len);
-	assert_int_equal(in_len - in_hdr, out_len - out_hdr);
-	assert_memory_equal(a + in_hdr, b + out_hdr, in_len - in_hdr);
-	free(a);
-	free(b);
+	assert_same_after_headers(in, in_hdr, out, out_hdr);
 	r = reopen(out);
 	ms_reader_defer_objects(r, true);
 	total = 0;
