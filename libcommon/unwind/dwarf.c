@@ -544,7 +544,7 @@ struct wc_rec {
 struct ms_walk_cache *ms_walk_cache_new(void)
 {
 	/* Large and zero: the pool's pages are given as it fills (wc_begin()). */
-	struct ms_walk_cache *c = calloc(1, sizeof(*c));
+	struct ms_walk_cache *c = ms_pages_alloc(sizeof(*c));
 
 	if (c) {
 		c->gen = 1;
@@ -556,7 +556,7 @@ struct ms_walk_cache *ms_walk_cache_new(void)
 
 void ms_walk_cache_free(struct ms_walk_cache *c)
 {
-	free(c);
+	ms_pages_free(c, sizeof(*c));
 }
 
 const struct ms_walk_cache_stats *ms_walk_cache_stats(const struct ms_walk_cache *c)

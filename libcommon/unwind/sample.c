@@ -44,6 +44,7 @@
 #include "unwind/cfi.h"
 #include "unwind/dwarf.h"
 #include "util/error.h"
+#include "util/prefault.h"
 
 #define PC_CACHE_BITS 13
 #define PC_CACHE_SIZE (1u << PC_CACHE_BITS)	/* entry indices fit in 16 bits */
@@ -371,10 +372,11 @@ static int walk_dwarf_fp(struct ms_unwinder *u, struct ms_process *proc,
 
 static int state_init(struct ms_unwinder *u, void **state)
 {
-	struct dwarf_state *st = calloc(1, sizeof(*st));
+	/* (Pages of its own: the PC cache's pages are touched as PCs come.) */
+	struct dwarf_state *st = ms_pages_alloc(sizeof(*st));
 
 	if (!st || !(st->src.cache = ms_walk_cache_new())) {
-		free(st);
+		ms_pages_free(st, sizeof(*st));
 		return ms_error("out of memory for the unwind cache");
 	}
 	st->src.find = find;
@@ -391,7 +393,7 @@ static void state_free(void *state)
 
 	if (st)
 		ms_walk_cache_free(st->src.cache);
-	free(st);
+	ms_pages_free(st, sizeof(*st));
 }
 
 static void cfi_free(void *data)
