@@ -51,6 +51,41 @@ static bool present(int pagemap, const char *p, size_t page)
 	       (e >> 63) & 1;
 }
 
+/*
+ * Whether a file just written in large blocks is cached in 2 MiB folios,
+ * judged where probed: each of the mapping's first, middle and last whole
+ * PMDs maps as one after a fault on its first page. The reader then
+ * faults a PMD each 2 MiB, which costs less than a thread doing it (in
+ * ms-decode and ms-unwind on a fresh 170 MB stream, 1 to 2 ms of CPU time
+ * less each). A file left in small folios (written in small pieces, or
+ * split since, as memory reclaim does to a file left idle for minutes)
+ * faults each 64 KiB, and the thread is worth it.
+ */
+static bool pmd_mapped(const void *p, size_t len)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t page = ps > 0 ? (size_t)ps : 4096;
+	size_t pmd = page * (page / 8);
+	uintptr_t first = ((uintptr_t)p + pmd - 1) / pmd * pmd;
+	uintptr_t end = ((uintptr_t)p + len) / pmd * pmd;	/* of whole PMDs */
+	uintptr_t probe[3];
+	int pagemap;
+	bool yes = true;
+
+	if (end <= first)
+		return false;
+	probe[0] = first;
+	probe[1] = first + (end - first) / pmd / 2 * pmd;
+	probe[2] = end - pmd;
+	if ((pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	for (int i = 0; i < 3 && yes; i++)
+		yes = populate((char *)probe[i], page) &&
+		      present(pagemap, (const char *)probe[i] + pmd - page, page);
+	close(pagemap);
+	return yes;
+}
+
 static void *populate_thread(void *arg)
 {
 	struct ms_prefault *pf = arg;
@@ -93,7 +128,8 @@ struct ms_prefault *ms_prefault_start(const void *p, size_t len)
 {
 #ifdef MADV_POPULATE_READ
 	/* a smaller mapping faults in faster than a thread starts and ends */
-	struct ms_prefault *pf = len >= MS_PREFAULT_MIN ? malloc(sizeof(*pf)) : NULL;
+	struct ms_prefault *pf = len >= MS_PREFAULT_MIN && !pmd_mapped(p, len) ?
+					 malloc(sizeof(*pf)) : NULL;
 
 	if (!pf)
 		return NULL;

@@ -20,8 +20,10 @@ struct ms_prefault;
 
 /*
  * Populate [p, p + len) in a thread. Best effort: NULL when no thread could
- * start (or MADV_POPULATE_READ, Linux 5.14, is unknown) or len is under
- * MS_PREFAULT_MIN, and the pages then fault as they are read.
+ * start (or MADV_POPULATE_READ, Linux 5.14, is unknown), when len is under
+ * MS_PREFAULT_MIN, or when the mapping maps by whole PMDs where probed (a
+ * file cached in 2 MiB folios, as a stream just written is: a fault per
+ * 2 MiB costs less than the thread), and the pages then fault as read.
  */
 #define MS_PREFAULT_MIN (16u << 20)
 struct ms_prefault *ms_prefault_start(const void *p, size_t len);

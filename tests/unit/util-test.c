@@ -4,6 +4,7 @@
  * atomic publication, rewritten in whole blocks for caches (publish.h).
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -132,6 +133,24 @@ static void test_heap_prime(void **state)
 	free(p);
 }
 
+/* ms_pages_alloc(): zeroed, and no page mapped until used (calloc would clear each). */
+static void test_pages_alloc(void **state)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 16 * page, n = 1;
+	unsigned char *p = ms_pages_alloc(len);
+
+	(void)state;
+	assert_non_null(p);
+	if (mapped_pages(p, len, &n) == 0)
+		assert_int_equal(n, 0);
+	for (size_t i = 0; i < len; i += 512)
+		assert_int_equal(p[i], 0);
+	p[3 * page] = 7;
+	assert_int_equal(p[3 * page], 7);
+	ms_pages_free(p, len);
+	ms_pages_free(NULL, len);
+}
+
 static void test_prefault_small(void **state)
 {
 	static char buf[4096];
@@ -168,6 +187,57 @@ static void test_prefault_anonymous(void **state)
 	if (mapped_pages(p, len, &n) == 0)
 		assert_int_equal(n, len / page);
 	assert_int_equal(p[len - 1], 0);
+	munmap(m, room);
+}
+
+/*
+ * A mapping already mapped by whole PMDs where ms_prefault_start() probes
+ * (its first, middle and last) gets no thread; one whose middle PMD maps
+ * page by page gets one, which populates it. Huge pages of anonymous
+ * memory stand in for a file cached in 2 MiB folios.
+ */
+static unsigned char *huge_mapping(size_t len, size_t pmd, unsigned char **m, size_t *room,
+				   bool small_middle)
+{
+	unsigned char *p;
+
+	*room = len + pmd;
+	*m = mmap(NULL, *room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(*m != MAP_FAILED);
+	p = (unsigned char *)(((uintptr_t)*m + pmd - 1) / pmd * pmd);
+	if (madvise(p, len, MADV_HUGEPAGE) < 0)
+		return NULL;
+	if (small_middle && madvise(p + len / pmd / 2 * pmd, pmd, MADV_NOHUGEPAGE) < 0)
+		return NULL;
+	for (size_t at = 0; at < len; at += pmd)
+		p[at] = 1;
+	return p;
+}
+
+static void test_prefault_pmd_mapped(void **state)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), pmd = page * (page / 8);
+	size_t len = MS_PREFAULT_MIN + 2 * pmd, room, n;
+	unsigned char *m, *p = huge_mapping(len, pmd, &m, &room, false);
+	struct ms_prefault *pf;
+
+	(void)state;
+	if (!p || mapped_pages(p + pmd - page, page, &n) < 0 || n != 1) {
+		munmap(m, room);
+		skip();		/* no huge pages for anonymous memory here: cannot stand in */
+	}
+	assert_null(ms_prefault_start(p, len));
+	munmap(m, room);
+
+	p = huge_mapping(len, pmd, &m, &room, true);
+	assert_non_null(p);
+	assert_int_equal(mapped_pages(p + len / pmd / 2 * pmd + pmd - page, page, &n), 0);
+	assert_int_equal(n, 0);		/* the middle PMD: its first page only */
+	pf = ms_prefault_start(p, len);
+	assert_non_null(pf);
+	ms_prefault_wait(pf);
+	assert_int_equal(mapped_pages(p, len, &n), 0);
+	assert_int_equal(n, len / page);
 	munmap(m, room);
 }
 
@@ -333,10 +403,12 @@ int main(void)
 		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_populate),
 		cmocka_unit_test(test_heap_prime),
+		cmocka_unit_test(test_pages_alloc),
 		cmocka_unit_test(test_prefault_small),
 		cmocka_unit_test(test_prefault_anonymous),
 		cmocka_unit_test(test_prefault_file),
 		cmocka_unit_test(test_prefault_file_cut_short),
+		cmocka_unit_test(test_prefault_pmd_mapped),
 		cmocka_unit_test(test_publish_cache),
 	};
 
