@@ -5,7 +5,7 @@
 load test_helper
 bats_require_minimum_version 1.5.0
 
-commands="microscope ms-collect ms-decode ms-unwind ms-symbolize ms-capture ms-analyze ms-export"
+commands="microscope ms-collect ms-decode ms-unwind ms-symbolize ms-debuginfod-find ms-capture ms-analyze ms-export"
 
 @test "every command answers --version with its name and version" {
 	for c in $commands; do

@@ -1,31 +1,25 @@
 #include "symbols/debugfind.h"
 
-#include <dlfcn.h>
-#include <stdarg.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
+#include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "pipeline/pipeline.h"
 #include "stream/records.h"
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
-/* libdebuginfod, loaded on first use (elfutils/debuginfod.h's functions). */
-typedef struct debuginfod_client debuginfod_client;
-struct debuginfod_api {
-	debuginfod_client *(*begin)(void);
-	void (*end)(debuginfod_client *);
-	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
-};
-
 struct ms_debugfind {
 	struct ms_debug_search opts;
-	int dfd_state;		/* 0 not tried, 1 loaded, -1 unavailable */
-	void *dfd_lib;
-	struct debuginfod_api dfd;
-	debuginfod_client *client;
+	bool helper_sought;
+	char *helper;		/* ms-debuginfod-find's path, NULL when not found */
 };
 
 struct ms_debugfind *ms_debugfind_new(const struct ms_debug_search *opts)
@@ -45,10 +39,7 @@ void ms_debugfind_free(struct ms_debugfind *f)
 {
 	if (!f)
 		return;
-	if (f->client)
-		f->dfd.end(f->client);
-	if (f->dfd_lib)
-		dlclose(f->dfd_lib);
+	free(f->helper);
 	free(f);
 }
 
@@ -202,44 +193,75 @@ static bool try_build_id_dir(struct search *s, const char *dir, const char *how)
 	return fmt(path, sizeof(path), "%s/.build-id/%s.debug", dir, hex) && try_path(s, path, how);
 }
 
-static bool load_debuginfod(struct ms_debugfind *f)
+/*
+ * Ask debuginfod for the debug file of s's build id through
+ * ms-debuginfod-find (beside this program, else on PATH), which prints the
+ * path of the copy it fetched: ms-symbolize is linked statically, and a
+ * static program cannot load libdebuginfod.so.1. Its messages are left
+ * out (a module the servers do not have is the common case); run it by
+ * hand to see why. The file is then proved like any other.
+ */
+static bool ask_helper(struct ms_debugfind *f, const struct search *s, char *path, size_t cap)
 {
-	if (f->dfd_state)
-		return f->dfd_state > 0;
-	f->dfd_state = -1;
-	if (!(f->dfd_lib = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL)))
+	static const char hex[] = "0123456789abcdef";
+	char id[2 * MS_BUILD_ID_MAX + 1];
+	char *argv[3] = { f->helper, id, NULL };
+	posix_spawn_file_actions_t fa;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+	int out[2], status = 0;
+	bool spawned;
+
+	for (uint32_t i = 0; i < s->bid_len; i++) {
+		id[2 * i] = hex[s->bid[i] >> 4];
+		id[2 * i + 1] = hex[s->bid[i] & 15];
+	}
+	id[2 * s->bid_len] = '\0';
+	if (pipe2(out, O_CLOEXEC) < 0)
 		return false;
-	*(void **)&f->dfd.begin = dlsym(f->dfd_lib, "debuginfod_begin");
-	*(void **)&f->dfd.end = dlsym(f->dfd_lib, "debuginfod_end");
-	*(void **)&f->dfd.find_debuginfo = dlsym(f->dfd_lib, "debuginfod_find_debuginfo");
-	if (!f->dfd.begin || !f->dfd.end || !f->dfd.find_debuginfo || !(f->client = f->dfd.begin())) {
-		dlclose(f->dfd_lib);
-		f->dfd_lib = NULL;
+	if (posix_spawn_file_actions_init(&fa) != 0) {
+		close(out[0]);
+		close(out[1]);
 		return false;
 	}
-	f->dfd_state = 1;
-	return true;
+	spawned = !posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) &&
+		  !posix_spawn_file_actions_adddup2(&fa, out[1], 1) &&
+		  !posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) &&
+		  !posix_spawn(&pid, f->helper, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(out[1]);
+	if (spawned) {
+		while (len + 1 < cap && ((n = read(out[0], path + len, cap - 1 - len)) > 0 ||
+					 (n < 0 && errno == EINTR)))
+			len += n > 0 ? (size_t)n : 0;
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	close(out[0]);
+	if (!spawned || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || len + 1 >= cap)
+		return false;
+	path[len] = '\0';
+	if (len && path[len - 1] == '\n')
+		path[--len] = '\0';
+	/* one absolute path, nothing else */
+	return len && path[0] == '/' && !strchr(path, '\n') && strlen(path) == len;
 }
 
 static bool try_debuginfod(struct ms_debugfind *f, struct search *s)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
-	char *path = NULL;
-	bool done;
-	int fd;
+	char path[PATH_MAX];
 
-	if (f->opts.no_debuginfod || !urls || !*urls || !s->bid_len || !load_debuginfod(f))
+	if (f->opts.no_debuginfod || !urls || !*urls || !s->bid_len)
 		return false;
-	fd = f->dfd.find_debuginfo(f->client, s->bid, (int)s->bid_len, &path);
-	if (fd < 0) {
-		free(path);
-		return false;
+	if (!f->helper_sought) {
+		f->helper_sought = true;
+		f->helper = ms_stage_path("ms-debuginfod-find");
 	}
-	close(fd);
 	/* The server is trusted no more than a directory: the build id is checked. */
-	done = path && try_path(s, path, "debuginfod");
-	free(path);
-	return done;
+	return f->helper && ask_helper(f, s, path, sizeof(path)) &&
+	       try_path(s, path, "debuginfod");
 }
 
 void ms_debugfind_find(struct ms_debugfind *f, const char *module_path, const char *link,

@@ -12,8 +12,8 @@
  *  2. the system directory (/usr/lib/debug): .build-id/xx/rest.debug
  *  3. the module's .gnu_debuglink name LINK: MODDIR/LINK,
  *     MODDIR/.debug/LINK, /usr/lib/debug/MODDIR/LINK
- *  4. debuginfod, when DEBUGINFOD_URLS is set and libdebuginfod.so.1
- *     loads (it is opened on first use, never required).
+ *  4. debuginfod, when DEBUGINFOD_URLS is set, through ms-debuginfod-find
+ *     (run on first use; it and libdebuginfod.so.1 are never required).
  * xx/rest is the build id in hex split after its first byte; MODDIR and
  * BASE are the directory and name of the module's path.
  *

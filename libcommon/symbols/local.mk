@@ -20,8 +20,16 @@ libcommon_a_SOURCES += \
 
 bin_PROGRAMS += ms-symbolize
 ms_symbolize_SOURCES = cmd/ms-symbolize.c
-ms_symbolize_LDADD = $(SYMBOLIZE_LIBS)
+ms_symbolize_LDADD = $(STAGE_LIBS)
+ms_symbolize_LDFLAGS = $(STAGE_LINK)
 man_MANS += man/ms-symbolize.1
+
+# debuginfod for a static ms-symbolize: a dynamic program that loads
+# libdebuginfod.so.1 (libcommon/symbols/debugfind.c runs it).
+bin_PROGRAMS += ms-debuginfod-find
+ms_debuginfod_find_SOURCES = cmd/ms-debuginfod-find.c
+ms_debuginfod_find_LDADD = -ldl
+man_MANS += man/ms-debuginfod-find.1
 
 UNIT_TESTS += tests/unit/symbols-test
 tests_unit_symbols_test_SOURCES = tests/unit/symbols-test.c
