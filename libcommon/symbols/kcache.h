@@ -16,17 +16,28 @@
  * when it is loaded (header, key, sizes, counts, the names' last NUL): a
  * file that fails is ignored and rewritten. Each symbol is checked when a
  * lookup meets it (ms_symtab_lookup_checked(): string bounds, size, order
- * and no overlap with its neighbours); one that fails makes the symbolizer
- * drop the table and read /proc/kallsyms (and rewrite the cache). It is
- * mapped read-only: display names of its symbols are kept elsewhere. It is
- * written atomically (util/publish.h); one that cannot be written only
- * costs the next run the slow read.
+ * and no overlap with its neighbours), and so is the fence it searched
+ * from; one that fails makes the symbolizer drop the table and read
+ * /proc/kallsyms (and rewrite the cache). It is mapped read-only: display
+ * names of its symbols are kept elsewhere. It is written atomically
+ * (util/publish.h); one that cannot be written only costs the next run the
+ * slow read.
+ *
+ * A binary search of the whole symbol array touched ~10 of its pages per
+ * lookup, each a fault (and at times a read) in a fresh process. The
+ * fences are a first level over the symbols: a lookup searches them (a few
+ * pages, shared by all lookups), then one span of MS_SYMS_SPAN symbols,
+ * which the page-aligned array puts on one page.
  *
  * Layout (host byte order, one kernel, one host):
  *   header  magic "MSKSYMS\0", u32 version, u32 sizeof(struct ms_sym),
- *           key[MS_KCACHE_KEY], u64 n_syms, u64 names_len
- *   syms    n_syms x struct ms_sym (display NULL)
+ *           key[MS_KCACHE_KEY], u64 n_syms, u64 names_len, u64 n_fences,
+ *           then zeros up to offset 4096
+ *   syms    n_syms x struct ms_sym (32 bytes, display NULL), at offset 4096
+ *   fences  n_fences = ceil(n_syms / MS_SYMS_SPAN) x u64: fence k is the
+ *           start of symbol k * MS_SYMS_SPAN
  *   names   names_len bytes, NUL-terminated strings
+ * The file's length is exactly the sum of these.
  */
 #ifndef MS_SYMBOLS_KCACHE_H
 #define MS_SYMBOLS_KCACHE_H

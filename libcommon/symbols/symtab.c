@@ -527,22 +527,45 @@ static bool mapped_sym_ok(const struct ms_symtab *t, const struct ms_symlist *l,
 
 /*
  * A mapped table (kcache.h) is one tier of sorted symbols that do not
- * overlap: only the last one starting at or below addr can cover it. Only
- * what the search ends on is checked, so that a lookup touches a few pages
- * of the file, not all of it.
+ * overlap: only the last one starting at or below addr can cover it. The
+ * fences narrow the search to one span (one page of symbols), and only
+ * what the search ends on is checked, so that a lookup touches a page of
+ * fences and a page of symbols, not all of the file. The checks at the
+ * end are those of a search of the whole array: a fence that lies makes
+ * the table bad, never the answer wrong.
  */
 static const struct ms_sym *lookup_mapped(const struct ms_symtab *t, uint64_t addr, bool *bad)
 {
 	const struct ms_symlist *l = &t->tier[MS_SYMS_SYMTAB];
-	uint32_t lo = 0, hi = l->n;
+	uint32_t lo = 0, hi = t->n_fences;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (l->syms[mid].start <= addr)
+		if (t->fences[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
+	}
+	/* No fence at or below addr: lo stays 0, checked against syms[0] below. */
+	if (lo) {
+		uint32_t first = (lo - 1) * MS_SYMS_SPAN;
+
+		/* The symbol the fence copies is on the page searched next. */
+		if (t->fences[lo - 1] != l->syms[first].start) {
+			*bad = true;
+			return NULL;
+		}
+		lo = first + 1;
+		hi = l->n - first > MS_SYMS_SPAN ? first + MS_SYMS_SPAN : l->n;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (l->syms[mid].start <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
 	}
 	if ((lo < l->n && l->syms[lo].start <= addr) ||
 	    (lo && (l->syms[lo - 1].start > addr || !mapped_sym_ok(t, l, lo - 1)))) {

@@ -66,7 +66,19 @@ struct ms_symtab {
 	 */
 	void *map;
 	size_t map_len;
+	/*
+	 * A mapped table's index, in the mapping too: fences[k] is the start
+	 * of symbol k * MS_SYMS_SPAN, so that a lookup searches these few
+	 * pages, then the one page of symbols of its span instead of ~10
+	 * pages across the whole array. Believed no more than the symbols
+	 * are: a lookup checks the fence it uses. NULL and 0 otherwise.
+	 */
+	const uint64_t *fences;
+	uint32_t n_fences;
 };
+
+/* Symbols per fence of a mapped table: one 4 KiB page of them (kcache.h). */
+#define MS_SYMS_SPAN 128
 
 void ms_symtab_init(struct ms_symtab *t);
 void ms_symtab_release(struct ms_symtab *t);

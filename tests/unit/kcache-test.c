@@ -3,7 +3,10 @@
  * dcache.h): the kallsyms cache's key (what changes it and what does not),
  * a round trip through the file, and a cache file that is stale, cut short
  * or corrupt in each field the loader checks, which must be refused, never
- * used, or corrupt in a symbol, which a lookup that meets it must tell. Then the inflated copy of a debug file with compressed sections:
+ * used, or corrupt in a symbol or a fence, which a lookup that meets it
+ * must tell, never answering with another symbol. Lookups through the
+ * fences of tables of one to many spans answer as the table in memory
+ * does. Then the inflated copy of a debug file with compressed sections:
  * written once, reused, and refused when cut short or of another build id.
  *
  * Files: temporary ones under $TMPDIR; tests/unit/data/elf-tiny (built by
@@ -30,7 +33,12 @@
 #include "symbols/symtab.h"
 #include "util/error.h"
 
-#define HDR 112		/* sizeof(struct kcache_header) in kcache.c */
+/* struct kcache_header in kcache.c: its counts' offsets and its size; where the symbols start. */
+#define OFF_N_SYMS 96
+#define OFF_NAMES_LEN 104
+#define OFF_N_FENCES 112
+#define HDR 120
+#define SYMS 4096
 
 static char dir[256];
 
@@ -185,36 +193,55 @@ static void test_round_trip(void **state)
 	ms_symtab_release(&t);
 }
 
-/* Load a copy of the good cache with bytes [off, off + len) replaced. */
-static int load_patched(const struct ms_kcache_key *k, size_t off, const void *bytes, size_t len,
-			long cut)
+/*
+ * Write "bad-kallsyms": a copy of the cache file good with bytes [off, off
+ * + len) replaced, cut to cut bytes (longer: zeros added) unless cut < 0.
+ */
+static void write_patched(const char *good, size_t off, const void *bytes, size_t len, long cut)
 {
-	char good[512], bad[512];
-	struct ms_symtab m;
+	char p[512];
 	FILE *f;
 	char *buf;
 	long n;
-	int r;
 
-	path_of(good, sizeof(good), "cache/sub/kallsyms");
-	path_of(bad, sizeof(bad), "bad-kallsyms");
-	f = fopen(good, "r");
+	path_of(p, sizeof(p), good);
+	f = fopen(p, "r");
 	assert_non_null(f);
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	rewind(f);
-	buf = malloc((size_t)n);
+	buf = calloc(1, (size_t)(cut > n ? cut : n));
+	assert_non_null(buf);
 	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
 	fclose(f);
 	if (len)
 		memcpy(buf + off, bytes, len);
 	write_file("bad-kallsyms", buf, (size_t)(cut >= 0 ? cut : n));
 	free(buf);
+}
+
+/* Load such a copy of good; ms_kcache_load()'s answer. */
+static int load_patched_from(const char *good, const struct ms_kcache_key *k, size_t off,
+			     const void *bytes, size_t len, long cut)
+{
+	char bad[512];
+	struct ms_symtab m;
+	int r;
+
+	write_patched(good, off, bytes, len, cut);
+	path_of(bad, sizeof(bad), "bad-kallsyms");
 	ms_symtab_init(&m);
 	r = ms_kcache_load(&m, bad, k);
 	if (r == 0)
 		ms_symtab_release(&m);
 	return r;
+}
+
+/* Load a copy of the good small cache with bytes [off, off + len) replaced. */
+static int load_patched(const struct ms_kcache_key *k, size_t off, const void *bytes, size_t len,
+			long cut)
+{
+	return load_patched_from("cache/sub/kallsyms", k, off, bytes, len, cut);
 }
 
 /*
@@ -252,7 +279,7 @@ static void test_corrupt(void **state)
 	uint64_t in3 = 0xffffffff81000350ull;
 	uint32_t u32;
 	struct ms_sym s0;
-	size_t sym0 = HDR, sym1 = HDR + sizeof(struct ms_sym);
+	size_t sym0 = SYMS, sym1 = SYMS + sizeof(struct ms_sym);
 
 	(void)state;
 	key(&k, "notes", "boot", "mods");
@@ -264,15 +291,20 @@ static void test_corrupt(void **state)
 	/* What holds for the whole file is checked at load. */
 	assert_int_equal(load_patched(&k, 0, NULL, 0, -1), 0);		/* the copy is good */
 	assert_int_equal(load_patched(&k, 0, "MSKSYMX", 8, -1), -1);	/* magic */
-	u32 = 2;
-	assert_int_equal(load_patched(&k, 8, &u32, 4, -1), -1);		/* version */
+	u32 = 1;
+	assert_int_equal(load_patched(&k, 8, &u32, 4, -1), -1);		/* version (the old one) */
+	u32 = 3;
+	assert_int_equal(load_patched(&k, 8, &u32, 4, -1), -1);
 	u32 = 8;
 	assert_int_equal(load_patched(&k, 12, &u32, 4, -1), -1);	/* record size */
-	assert_int_equal(load_patched(&k, HDR - 16, &big, 8, -1), -1);	/* symbol count */
-	assert_int_equal(load_patched(&k, HDR - 16, &zero, 8, -1), -1);
-	assert_int_equal(load_patched(&k, HDR - 8, &big, 8, -1), -1);	/* names length */
+	assert_int_equal(load_patched(&k, OFF_N_SYMS, &big, 8, -1), -1);	/* symbol count */
+	assert_int_equal(load_patched(&k, OFF_N_SYMS, &zero, 8, -1), -1);
+	assert_int_equal(load_patched(&k, OFF_NAMES_LEN, &big, 8, -1), -1);	/* names length */
+	assert_int_equal(load_patched(&k, OFF_N_FENCES, &big, 8, -1), -1);	/* fence count */
+	assert_int_equal(load_patched(&k, OFF_N_FENCES, &zero, 8, -1), -1);
 	assert_int_equal(load_patched(&k, 0, NULL, 0, HDR - 1), -1);	/* cut in the header */
-	assert_int_equal(load_patched(&k, 0, NULL, 0, HDR + 40), -1);	/* cut in the symbols */
+	assert_int_equal(load_patched(&k, 0, NULL, 0, SYMS - 1), -1);	/* ... in its padding */
+	assert_int_equal(load_patched(&k, 0, NULL, 0, SYMS + 40), -1);	/* cut in the symbols */
 	assert_int_equal(load_patched(&k, 0, NULL, 0, 0), -1);		/* empty */
 	/* The names must end with a NUL. */
 	{
@@ -311,6 +343,289 @@ static void test_corrupt(void **state)
 	assert_true(bad_at(&k, sym0 + offsetof(struct ms_sym, size), &big, 8, in0));
 	/* ... and seen from the second, its neighbour. */
 	assert_true(bad_at(&k, sym0 + offsetof(struct ms_sym, size), &big, 8, in1));
+	ms_symtab_release(&t);
+}
+
+/*
+ * A table of n text symbols of varied types and sizes, some followed by a
+ * gap (a data symbol ends them), the last one ended by "_end" unless bare.
+ */
+static void load_many(struct ms_symtab *t, uint32_t n, bool bare)
+{
+	size_t cap = (size_t)n * 64 + 64;
+	char *text = malloc(cap), *p = text;
+	uint64_t addr = 0xffffffff81000000ull;
+	uint32_t seed = n, i;
+	FILE *f;
+
+	assert_non_null(text);
+	for (i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p += snprintf(p, cap - (size_t)(p - text), "%016llx %c f%u\n",
+			      (unsigned long long)addr, "tTwW"[seed >> 8 & 3], i);
+		addr += 1 + (seed >> 12) % 300;
+		if (!(seed >> 20 & 7)) {
+			p += snprintf(p, cap - (size_t)(p - text), "%016llx d gap%u\n",
+				      (unsigned long long)addr, i);
+			addr += 1 + (seed >> 24) % 64;
+		}
+	}
+	if (!bare)
+		p += snprintf(p, cap - (size_t)(p - text), "%016llx T _end\n",
+			      (unsigned long long)addr);
+	f = fmemopen(text, (size_t)(p - text), "r");
+	assert_non_null(f);
+	ms_symtab_init(t);
+	assert_int_equal(ms_symtab_load_kallsyms(t, f), 0);
+	fclose(f);
+	free(text);
+	/* _end covers nothing; n - 1 when bare (the last text symbol covers nothing). */
+	assert_int_equal(t->tier[0].n, bare ? n - 1 : n);
+}
+
+/* The mapped table answers addr as the one in memory does, and finds nothing bad. */
+static void same_at(const struct ms_symtab *t, const struct ms_symtab *m, uint64_t addr)
+{
+	const struct ms_sym *x = ms_symtab_lookup(t, addr), *y;
+	bool bad = true;
+
+	y = ms_symtab_lookup_checked(m, addr, &bad);
+	assert_false(bad);
+	assert_int_equal(!x, !y);
+	if (x) {
+		assert_int_equal(x->start, y->start);
+		assert_int_equal(x->size, y->size);
+		assert_string_equal(ms_symtab_name(t, x), ms_symtab_name(m, y));
+	}
+}
+
+/* The mapped table answers addr right, or not at all and says it is bad: 1 when bad. */
+static unsigned int right_or_bad(const struct ms_symtab *t, const struct ms_symtab *m,
+				 uint64_t addr)
+{
+	const struct ms_sym *x = ms_symtab_lookup(t, addr), *y;
+	bool bad = false;
+
+	y = ms_symtab_lookup_checked(m, addr, &bad);
+	if (bad) {
+		assert_null(y);
+		assert_null(ms_symtab_lookup(m, addr));
+		return 1;
+	}
+	assert_int_equal(!x, !y);
+	if (x) {
+		assert_int_equal(x->start, y->start);
+		assert_int_equal(x->size, y->size);
+		assert_string_equal(ms_symtab_name(t, x), ms_symtab_name(m, y));
+	}
+	return 0;
+}
+
+/* Store t as "many/kallsyms" and map it into m. */
+static void store_many(const struct ms_symtab *t, struct ms_symtab *m,
+		       const struct ms_kcache_key *k)
+{
+	char p[512];
+
+	path_of(p, sizeof(p), "many/kallsyms");
+	assert_int_equal(ms_kcache_store(t, p, k), 0);
+	ms_symtab_init(m);
+	assert_int_equal(ms_kcache_load(m, p, k), 0);
+}
+
+/*
+ * Lookups through the fences, for tables of one symbol, less than a span,
+ * a span, a span and one, and many spans and a part: every start, the
+ * byte before it and the last of each symbol, gaps, outside the table.
+ */
+static void test_spans(void **state)
+{
+	static const uint32_t sizes[] = { 2, 50, MS_SYMS_SPAN, MS_SYMS_SPAN + 1,
+					  2 * MS_SYMS_SPAN, 20 * MS_SYMS_SPAN + 37 };
+	struct ms_kcache_key k;
+
+	(void)state;
+	key(&k, "notes", "boot", "mods");
+	for (size_t z = 0; z < 2 * sizeof(sizes) / sizeof(sizes[0]); z++) {
+		bool bare = z & 1;
+		struct ms_symtab t, m;
+		const struct ms_symlist *l;
+		uint32_t i, n;
+
+		load_many(&t, sizes[z / 2], bare);
+		l = &t.tier[0];
+		n = l->n;
+		store_many(&t, &m, &k);
+		/* The symbols start at a page of the file, a fence per span. */
+		assert_int_equal((char *)m.tier[0].syms - (char *)m.map, SYMS);
+		assert_int_equal(m.n_fences, (n + MS_SYMS_SPAN - 1) / MS_SYMS_SPAN);
+		for (i = 0; i < m.n_fences; i++)
+			assert_int_equal(m.fences[i], l->syms[i * MS_SYMS_SPAN].start);
+		for (i = 0; i < n; i++) {
+			const struct ms_sym *s = &l->syms[i];
+
+			same_at(&t, &m, s->start);
+			same_at(&t, &m, s->start - 1);
+			same_at(&t, &m, s->start + s->size / 2);
+			same_at(&t, &m, s->start + s->size - 1);
+			same_at(&t, &m, s->start + s->size);	/* a gap, or the next one */
+		}
+		same_at(&t, &m, 0);
+		same_at(&t, &m, l->syms[0].start - 0x1000);
+		same_at(&t, &m, l->syms[n - 1].start + l->syms[n - 1].size + 0x1000);
+		same_at(&t, &m, UINT64_MAX);
+		ms_symtab_release(&m);
+		ms_symtab_release(&t);
+	}
+}
+
+/* Sizes that do not add up and versions not this one are refused at load. */
+static void test_sizes(void **state)
+{
+	struct ms_kcache_key k;
+	struct ms_symtab t, m;
+	const char *good = "many/kallsyms";
+	uint64_t v, n, n_fences, names_len, len;
+	uint32_t u32;
+
+	(void)state;
+	key(&k, "notes", "boot", "mods");
+	load_many(&t, 20 * MS_SYMS_SPAN + 37, false);
+	store_many(&t, &m, &k);
+	n = m.tier[0].n;
+	n_fences = m.n_fences;
+	names_len = m.names_len;
+	len = m.map_len;
+	assert_int_equal(len, SYMS + n * sizeof(struct ms_sym) + n_fences * 8 + names_len);
+	ms_symtab_release(&m);
+
+	assert_int_equal(load_patched_from(good, &k, 0, NULL, 0, -1), 0);	/* the copy is good */
+	u32 = 1;
+	assert_int_equal(load_patched_from(good, &k, 8, &u32, 4, -1), -1);
+	u32 = 3;
+	assert_int_equal(load_patched_from(good, &k, 8, &u32, 4, -1), -1);
+	/* Longer or shorter by a fence, by a byte. */
+	assert_int_equal(load_patched_from(good, &k, 0, NULL, 0, (long)len + 8), -1);
+	assert_int_equal(load_patched_from(good, &k, 0, NULL, 0, (long)len + 1), -1);
+	assert_int_equal(load_patched_from(good, &k, 0, NULL, 0, (long)len - 8), -1);
+	/* ... cut in the fences. */
+	assert_int_equal(load_patched_from(good, &k, 0, NULL, 0,
+					   (long)(SYMS + n * sizeof(struct ms_sym) + 8)), -1);
+	/* A count off by one each way, each count. */
+	for (int d = -1; d <= 1; d += 2) {
+		v = n + d;
+		assert_int_equal(load_patched_from(good, &k, OFF_N_SYMS, &v, 8, -1), -1);
+		v = n_fences + d;
+		assert_int_equal(load_patched_from(good, &k, OFF_N_FENCES, &v, 8, -1), -1);
+		v = names_len + 8 * d;
+		assert_int_equal(load_patched_from(good, &k, OFF_NAMES_LEN, &v, 8, -1), -1);
+	}
+	/* A fence more, taken from the names: sizes add up, not the count of fences. */
+	{
+		uint64_t counts[2] = { names_len - 8, n_fences + 1 };
+
+		assert_int_equal(load_patched_from(good, &k, OFF_NAMES_LEN, counts, 16, -1), -1);
+	}
+	/* One span fewer, its bytes given to the names: neither adds up. */
+	v = n - MS_SYMS_SPAN;
+	assert_int_equal(load_patched_from(good, &k, OFF_N_SYMS, &v, 8, -1), -1);
+	/* A count that would wrap the sizes. */
+	v = UINT64_MAX / 8 + 2;
+	assert_int_equal(load_patched_from(good, &k, OFF_N_FENCES, &v, 8, -1), -1);
+	/* A file of version 1 (symbols right after a header of 112 bytes, no fences) claiming 2. */
+	{
+		size_t v1_len = 112 + n * sizeof(struct ms_sym) + names_len;
+		char *buf = malloc(len), p[512];
+		FILE *f;
+
+		path_of(p, sizeof(p), good);
+		f = fopen(p, "r");
+		assert_non_null(f);
+		assert_int_equal(fread(buf, 1, len, f), len);
+		fclose(f);
+		memmove(buf + 112, buf + SYMS, n * sizeof(struct ms_sym));
+		memmove(buf + 112 + n * sizeof(struct ms_sym), buf + len - names_len, names_len);
+		write_file("v1-kallsyms", buf, v1_len);
+		free(buf);
+		assert_int_equal(load_patched_from("v1-kallsyms", &k, 0, NULL, 0, -1), -1);
+	}
+	ms_symtab_release(&t);
+}
+
+/*
+ * A fence that lies (patched in the file) never gets another symbol for an
+ * answer: each lookup answers right, or NULL with *bad. One that starts
+ * the span it is searched for is bad there.
+ */
+static void test_fence_corrupt(void **state)
+{
+	static const uint32_t spans[] = { 0, 1, 10, 19, 20 };
+	struct ms_kcache_key k;
+	struct ms_symtab t, m;
+	const struct ms_symlist *l;
+	uint32_t n, n_fences;
+
+	(void)state;
+	key(&k, "notes", "boot", "mods");
+	load_many(&t, 20 * MS_SYMS_SPAN + 37, false);
+	l = &t.tier[0];
+	store_many(&t, &m, &k);
+	n = l->n;
+	n_fences = m.n_fences;
+	assert_int_equal(n_fences, 21);
+	ms_symtab_release(&m);
+	for (size_t s = 0; s < sizeof(spans) / sizeof(spans[0]); s++) {
+		uint32_t f = spans[s], first = f * MS_SYMS_SPAN;
+		uint64_t fence = l->syms[first].start, lies[8];
+		uint64_t prev = f ? l->syms[first - MS_SYMS_SPAN].start : 0;
+		uint64_t next = f + 1 < n_fences ? l->syms[first + MS_SYMS_SPAN].start : UINT64_MAX;
+		size_t n_lies = 0, off = SYMS + (size_t)n * sizeof(struct ms_sym) + f * 8;
+
+		lies[n_lies++] = fence - 1;
+		lies[n_lies++] = fence + 1;
+		lies[n_lies++] = l->syms[first + 1].start;
+		lies[n_lies++] = 0;
+		lies[n_lies++] = UINT64_MAX;
+		if (f) {
+			lies[n_lies++] = prev;
+			lies[n_lies++] = l->syms[first - 1].start;
+		}
+		if (f + 1 < n_fences)
+			lies[n_lies++] = next;
+		for (size_t j = 0; j < n_lies; j++) {
+			uint64_t v = lies[j];
+			uint32_t lo = first >= 2 * MS_SYMS_SPAN ? first - 2 * MS_SYMS_SPAN : 0;
+			uint32_t hi = n - first > 3 * MS_SYMS_SPAN ? first + 3 * MS_SYMS_SPAN : n;
+			uint64_t addrs[] = { v - 1, v, v + 1, 0, l->syms[0].start,
+					     l->syms[n - 1].start, UINT64_MAX };
+			char bad[512];
+			unsigned int n_bad = 0;
+
+			write_patched("many/kallsyms", off, &v, 8, -1);
+			path_of(bad, sizeof(bad), "bad-kallsyms");
+			ms_symtab_init(&m);
+			assert_int_equal(ms_kcache_load(&m, bad, &k), 0);	/* not checked at load */
+			for (uint32_t i = lo; i < hi; i++) {
+				const struct ms_sym *x = &l->syms[i];
+				uint64_t at[] = { x->start - 1, x->start, x->start + x->size - 1 };
+
+				for (size_t a = 0; a < 3; a++)
+					n_bad += right_or_bad(&t, &m, at[a]);
+			}
+			for (size_t a = 0; a < sizeof(addrs) / sizeof(addrs[0]); a++)
+				n_bad += right_or_bad(&t, &m, addrs[a]);
+			/* The lie is seen by a lookup near it. */
+			assert_true(n_bad > 0);
+			/* In order with its neighbours, it is searched from for v: bad there. */
+			if (v > prev && v < next) {
+				bool is_bad = false;
+
+				assert_null(ms_symtab_lookup_checked(&m, v, &is_bad));
+				assert_true(is_bad);
+			}
+			ms_symtab_release(&m);
+		}
+	}
 	ms_symtab_release(&t);
 }
 
@@ -411,6 +726,9 @@ int main(void)
 		cmocka_unit_test(test_key),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_spans),
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_fence_corrupt),
 		cmocka_unit_test(test_cache_file),
 		cmocka_unit_test(test_inflated_copy),
 	};
