@@ -61,6 +61,8 @@ unwind_row() {	# name, command...
 	t_cold=$(runs=1 best "XDG_CACHE_HOME='$work/cold-cache' ms-decode '$work/$name.msr' | ms-unwind | ms-symbolize")
 	rm -rf "$work/cold-cache"
 	t_ms=$(best "ms-decode '$work/$name.msr' | ms-unwind | ms-symbolize")
+	# the same three processes doing nothing: what starting them costs here
+	t_floor=$(best "ms-decode --version | ms-unwind --version | ms-symbolize --version")
 	t_perf=$(best "perf script -i '$work/$name.data'")
 	t_dec=$(best "ms-decode '$work/$name.msr'")
 	t_unw=$(best "ms-unwind '$work/$name.ref'")
@@ -72,10 +74,13 @@ unwind_row() {	# name, command...
 	printf '%-36s %11.0f %11.0f %11.0f %11.0f\n' "$name" "$(ratio "$ms_n" "$t_dec")" \
 		"$(ratio "$ms_n" "$t_unw")" "$(ratio "$ms_n" "$t_sym")" \
 		"$(ratio "$ms_n" "$t_cold")" >> "$work/unwind.stages"
+	printf '%-36s %8.1f ms %8.1f ms %8.1f ms\n' "$name" "$(ratio "$t_ms" 0.001)" \
+		"$(ratio "$t_floor" 0.001)" "$(ratio "$t_perf" 0.001)" >> "$work/unwind.times"
 }
 
 : > "$work/unwind.rates"
 : > "$work/unwind.stages"
+: > "$work/unwind.times"
 unwind_row "recurse (C, -O2, no frame pointers)" "$recurse" "$seconds" 40
 [ -x "$python" ] && unwind_row "python3 (Debian, pure Python loop)" "$python" "$work/loop.py" "$seconds"
 
@@ -87,6 +92,10 @@ printf '\n%-36s %11s %11s %11s %11s\n' "each stage alone, samples/s" "ms-decode"
 	"ms-symbolize" "cold cache"
 cat "$work/unwind.stages"
 echo "(cold cache: the whole pipeline once, with an empty ms-symbolize cache)"
+printf '\n%-36s %11s %11s %11s\n' "wall time, best of $runs" "pipeline" "start only" "perf script"
+cat "$work/unwind.times"
+echo "(start only: ms-decode --version | ms-unwind --version | ms-symbolize --version,"
+echo "the cost of starting the three processes from this shell, within the pipeline's time)"
 
 # Completeness by copy size: the recursion at depth 40 (about 2 KiB of
 # stack) and 400 (about 20 KiB), and python3.
