@@ -13,6 +13,7 @@ libcommon_a_SOURCES += \
 	libcommon/symbols/debugfind.c libcommon/symbols/debugfind.h \
 	libcommon/symbols/kernel.c libcommon/symbols/kernel.h \
 	libcommon/symbols/kcache.c libcommon/symbols/kcache.h \
+	libcommon/symbols/symcache.c libcommon/symbols/symcache.h \
 	libcommon/symbols/dcache.c libcommon/symbols/dcache.h \
 	libcommon/symbols/ehframe.c libcommon/symbols/ehframe.h \
 	libcommon/symbols/symbolize.c libcommon/symbols/symbolize.h \
@@ -61,3 +62,8 @@ UNIT_TESTS += tests/unit/symbols-ehframe-test
 tests_unit_symbols_ehframe_test_SOURCES = tests/unit/symbols-ehframe-test.c
 tests_unit_symbols_ehframe_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_symbols_ehframe_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/symcache-test
+tests_unit_symcache_test_SOURCES = tests/unit/symcache-test.c
+tests_unit_symcache_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_symcache_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

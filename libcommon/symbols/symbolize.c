@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "symbols/debugfind.h"
@@ -14,6 +15,7 @@
 #include "symbols/kcache.h"
 #include "symbols/kernel.h"
 #include "symbols/strpool.h"
+#include "symbols/symcache.h"
 #include "symbols/symtab.h"
 #include "unwind/elffile.h"
 #include "util/error.h"
@@ -38,6 +40,12 @@ struct smodule {
 	struct ms_ehframe eh;	/* the file's .eh_frame: function starts */
 	struct ms_symtab syms;
 	bool syms_pending;	/* syms not read yet (load_syms()) */
+	/*
+	 * A cached table (symcache.h) that proved corrupt: unmapped only when
+	 * the module is released, since facts borrow names from it.
+	 */
+	void *old_syms;
+	size_t old_syms_len;
 	bool has_loads;
 	struct ms_elf_loads loads;
 };
@@ -70,6 +78,8 @@ struct ms_symbolizer {
 	pthread_t kallsyms_tid;
 	int kallsyms_result;	/* the thread's, valid after the join */
 	bool kcache_tried;	/* map_kcache() ran */
+	void *old_kcache;	/* a dropped kallsyms cache's mapping (as old_syms) */
+	size_t old_kcache_len;
 	char *kcache;		/* the kallsyms cache's path, when there is one */
 	struct ms_kcache_key kcache_key;
 	bool kernel_identity_checked;
@@ -136,6 +146,8 @@ static void module_release(struct smodule *m)
 {
 	free(m->path);
 	ms_symtab_release(&m->syms);
+	if (m->old_syms)
+		munmap(m->old_syms, m->old_syms_len);
 	ms_elf_loads_release(&m->loads);
 	if (m->dwarf)
 		ms_dwarfidx_save(m->dwarf);
@@ -160,6 +172,8 @@ void ms_symbolizer_free(struct ms_symbolizer *s)
 		module_release(&s->mods[i]);
 	free(s->mods);
 	ms_symtab_release(&s->ksyms);
+	if (s->old_kcache)
+		munmap(s->old_kcache, s->old_kcache_len);
 	free(s->kcache);
 	if (s->facts)
 		for (i = 0; i <= s->mask; i++)
@@ -399,14 +413,12 @@ static void load_debug(struct ms_symbolizer *s, uint32_t id, struct smodule *mod
 }
 
 /*
- * The module's symbols: the debug file's .symtab (what strip removed), then
- * the file's; once. 0, or -1 when they are corrupt (the table stays empty).
+ * The module's symbols from its ELF files: the debug file's .symtab (what
+ * strip removed), then the file's. 0, or -1 when they are corrupt (the
+ * table stays empty).
  */
-static int load_syms(struct ms_symbolizer *s, uint32_t id, struct smodule *mod)
+static int read_syms(struct ms_symbolizer *s, uint32_t id, struct smodule *mod)
 {
-	if (!mod->syms_pending)
-		return 0;
-	mod->syms_pending = false;
 	if ((mod->debug.elf && ms_symtab_load_elf(&mod->syms, mod->debug.elf) < 0) ||
 	    (mod->file.elf && ms_symtab_load_elf(&mod->syms, mod->file.elf) < 0)) {
 		ms_symtab_release(&mod->syms);
@@ -419,11 +431,83 @@ static int load_syms(struct ms_symbolizer *s, uint32_t id, struct smodule *mod)
 	return 0;
 }
 
-/* The symbol that covers addr in a loaded module, or NULL. */
+/*
+ * Where the module's table is cached (symcache.h) and under which key: the
+ * path (malloc'd), or NULL when it is not (no build id, no cache dir, a
+ * file read without a build id).
+ */
+static char *syms_cache(const struct smodule *mod, struct ms_symcache_key *k)
+{
+	struct ms_symcache_src debug = { mod->debug.build_id, mod->debug.build_id_len,
+					 (uint64_t)mod->debug.st.st_size };
+	struct ms_symcache_src file = { mod->file.build_id, mod->file.build_id_len,
+					(uint64_t)mod->file.st.st_size };
+	const uint8_t *bid = mod->rec.build_id;
+	uint32_t bid_len = mod->rec.build_id_len;
+
+	/* Named as the module's other caches are (load_debug()). */
+	if (!bid_len && mod->file.elf) {
+		bid = mod->file.build_id;
+		bid_len = mod->file.build_id_len;
+	}
+	if (ms_symcache_key(k, mod->debug.elf ? &debug : NULL, mod->file.elf ? &file : NULL) < 0)
+		return NULL;
+	return ms_symcache_path(bid, bid_len);
+}
+
+/*
+ * The module's symbols, once: mapped from the cache when it holds this
+ * module's, else read from the ELF files (and the cache written). With
+ * use_cache false the cache is only written (the mapped one proved
+ * corrupt). 0, or -1 when the files' tables are corrupt (the table stays
+ * empty).
+ */
+static int load_syms_from(struct ms_symbolizer *s, uint32_t id, struct smodule *mod,
+			  bool use_cache)
+{
+	struct ms_symcache_key key;
+	char *path;
+	int r;
+
+	if (!mod->syms_pending)
+		return 0;
+	mod->syms_pending = false;
+	if (!(path = syms_cache(mod, &key)))
+		return read_syms(s, id, mod);
+	if (use_cache && ms_symcache_load(&mod->syms, path, &key) == 0) {
+		free(path);
+		return 0;
+	}
+	r = read_syms(s, id, mod);
+	if (r == 0 && ms_symtab_count(&mod->syms))
+		ms_symcache_store(&mod->syms, path, &key);
+	free(path);
+	return r;
+}
+
+static int load_syms(struct ms_symbolizer *s, uint32_t id, struct smodule *mod)
+{
+	return load_syms_from(s, id, mod, true);
+}
+
+/*
+ * The symbol that covers addr in a loaded module, or NULL. A cached table
+ * that proves corrupt where the lookup met it is dropped for the ELF
+ * files' own tables (and the cache rewritten).
+ */
 static const struct ms_sym *module_sym(struct ms_symbolizer *s, uint32_t id, struct smodule *mod,
 				       uint64_t addr)
 {
+	const struct ms_sym *sym;
+	bool bad;
+
 	load_syms(s, id, mod);
+	sym = ms_symtab_lookup_checked(&mod->syms, addr, &bad);
+	if (!bad)
+		return sym;
+	mod->old_syms = ms_symtab_detach(&mod->syms, &mod->old_syms_len);
+	mod->syms_pending = true;
+	load_syms_from(s, id, mod, false);
 	return ms_symtab_lookup(&mod->syms, addr);
 }
 
@@ -584,7 +668,8 @@ static const struct ms_sym *kernel_sym(struct ms_symbolizer *s, uint64_t addr)
 	sym = ms_symtab_lookup_checked(&s->ksyms, addr, &bad);
 	if (!bad)
 		return sym;
-	ms_symtab_release(&s->ksyms);
+	/* Facts borrow names from the mapping: kept until the end (it is dropped once). */
+	s->old_kcache = ms_symtab_detach(&s->ksyms, &s->old_kcache_len);
 	if (read_kallsyms(s) == 0)
 		return ms_symtab_lookup(&s->ksyms, addr);
 	kallsyms_unusable(s);

@@ -11,7 +11,9 @@
  * .gnu_debuglink, debuginfod); a module whose file is gone or replaced is
  * still symbolized from a debug file that its build id proves. Everything
  * is read once per module, on the first frame that needs it; the DWARF is
- * indexed once per compilation unit (symbols/dwarfidx.h).
+ * indexed once per compilation unit (symbols/dwarfidx.h). A module with a
+ * build id has its symbol table mapped from a cache (symbols/symcache.h),
+ * dropped for the ELF files' tables when a lookup finds it corrupt.
  *
  * Each frame is named by the best evidence there is, in this order:
  *  1. DWARF: the inline chain, file and line (reason MS_SYM_OK);

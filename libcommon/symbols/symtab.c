@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/types.h>
 
+#include "symbols/crc32c.h"
 #include "symbols/radix.h"
 #include "util/grow.h"
 #include "util/prefault.h"
@@ -26,6 +27,7 @@ void ms_symtab_release(struct ms_symtab *t)
 
 	if (t->map) {
 		munmap(t->map, t->map_len);
+		free(t->checked);
 		ms_symtab_init(t);
 		return;
 	}
@@ -33,6 +35,20 @@ void ms_symtab_release(struct ms_symtab *t)
 		free(t->tier[i].syms);
 	free(t->names);
 	ms_symtab_init(t);
+}
+
+void *ms_symtab_detach(struct ms_symtab *t, size_t *len)
+{
+	void *map = t->map;
+
+	*len = t->map_len;
+	if (!map) {
+		ms_symtab_release(t);
+		return NULL;
+	}
+	free(t->checked);
+	ms_symtab_init(t);
+	return map;
 }
 
 uint32_t ms_symtab_count(const struct ms_symtab *t)
@@ -525,24 +541,80 @@ static bool mapped_sym_ok(const struct ms_symtab *t, const struct ms_symlist *l,
 	return i + 1 >= l->n || s->start + s->size <= l->syms[i + 1].start;
 }
 
+/* Symbols a tier's n need fences for: one per span, the last maybe partial. */
+static uint32_t tier_fences(const struct ms_symlist *l)
+{
+	return (uint32_t)(((uint64_t)l->n + MS_SYMS_SPAN - 1) / MS_SYMS_SPAN);
+}
+
 /*
- * A mapped table (kcache.h) is one tier of sorted symbols that do not
- * overlap: only the last one starting at or below addr can cover it. The
- * fences narrow the search to one span (one page of symbols), and only
+ * Whether span k of a mapped module table's tier l is as written: its
+ * symbols and their names against its check. Once per span and run: a
+ * byte in t->checked remembers a span that passed (span_ok()).
+ */
+static __attribute__((noinline)) bool span_check(const struct ms_symtab *t,
+						 const struct ms_symlist *l, uint32_t k)
+{
+	const struct ms_span_check *c = &t->checks[l->fence + k];
+	uint32_t first = k * MS_SYMS_SPAN, m, lo;
+	uint32_t crc;
+
+	m = l->n - first < MS_SYMS_SPAN ? l->n - first : MS_SYMS_SPAN;
+	lo = l->syms[first].name;
+	if (lo > c->names_end || c->names_end > t->names_len)
+		return false;
+	crc = ms_crc32c(0, &l->syms[first], (size_t)m * sizeof(struct ms_sym));
+	crc = ms_crc32c(crc, t->names + lo, c->names_end - lo);
+	if (crc != c->crc)
+		return false;
+	t->checked[l->fence + k] = 1;
+	return true;
+}
+
+static inline bool span_ok(const struct ms_symtab *t, const struct ms_symlist *l, uint32_t k)
+{
+	return t->checked[l->fence + k] || span_check(t, l, k);
+}
+
+/*
+ * syms[i] of a mapped module table, in a span that passed its check, well
+ * formed, and starting before the next (starts are unique in a tier).
+ * Nesting is allowed: ELF tiers have it.
+ */
+static bool nested_sym_ok(const struct ms_symtab *t, const struct ms_symlist *l, uint32_t i)
+{
+	const struct ms_sym *s = &l->syms[i];
+
+	if (!span_ok(t, l, i / MS_SYMS_SPAN))
+		return false;
+	if (s->name >= t->names_len || !s->size || s->start + s->size < s->start || s->rank > 2)
+		return false;
+	return i + 1 >= l->n || s->start < l->syms[i + 1].start;
+}
+
+/*
+ * One tier of a mapped table: sorted symbols, each tier with its fences.
+ * The fences narrow the search to one span (one page of symbols), and only
  * what the search ends on is checked, so that a lookup touches a page of
  * fences and a page of symbols, not all of the file. The checks at the
  * end are those of a search of the whole array: a fence that lies makes
  * the table bad, never the answer wrong.
+ *
+ * The kernel's symbols (kcache.h) do not overlap: only the last one
+ * starting at or below addr can cover it. A module's may nest: then, as
+ * lookup_tier() does, the 8 symbols below are tried too, each checked.
  */
-static const struct ms_sym *lookup_mapped(const struct ms_symtab *t, uint64_t addr, bool *bad)
+static const struct ms_sym *lookup_mapped_tier(const struct ms_symtab *t,
+					       const struct ms_symlist *l, uint64_t addr,
+					       bool *bad)
 {
-	const struct ms_symlist *l = &t->tier[MS_SYMS_SYMTAB];
-	uint32_t lo = 0, hi = t->n_fences;
+	const uint64_t *fences = t->fences + l->fence;
+	uint32_t lo = 0, hi = tier_fences(l), k, stop;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (t->fences[mid] <= addr)
+		if (fences[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -552,7 +624,7 @@ static const struct ms_sym *lookup_mapped(const struct ms_symtab *t, uint64_t ad
 		uint32_t first = (lo - 1) * MS_SYMS_SPAN;
 
 		/* The symbol the fence copies is on the page searched next. */
-		if (t->fences[lo - 1] != l->syms[first].start) {
+		if ((t->checks && !span_ok(t, l, lo - 1)) || fences[lo - 1] != l->syms[first].start) {
 			*bad = true;
 			return NULL;
 		}
@@ -567,13 +639,50 @@ static const struct ms_sym *lookup_mapped(const struct ms_symtab *t, uint64_t ad
 				hi = mid;
 		}
 	}
-	if ((lo < l->n && l->syms[lo].start <= addr) ||
-	    (lo && (l->syms[lo - 1].start > addr || !mapped_sym_ok(t, l, lo - 1)))) {
+	if (!t->checks) {
+		if ((lo < l->n && l->syms[lo].start <= addr) ||
+		    (lo && (l->syms[lo - 1].start > addr || !mapped_sym_ok(t, l, lo - 1)))) {
+			*bad = true;
+			return NULL;
+		}
+		if (lo && addr - l->syms[lo - 1].start < l->syms[lo - 1].size)
+			return &l->syms[lo - 1];
+		return NULL;
+	}
+	/* syms[lo] may be the next span's first: its span is checked before it is believed. */
+	if ((lo < l->n && (!span_ok(t, l, lo / MS_SYMS_SPAN) || l->syms[lo].start <= addr)) ||
+	    (lo && l->syms[lo - 1].start > addr)) {
 		*bad = true;
 		return NULL;
 	}
-	if (lo && addr - l->syms[lo - 1].start < l->syms[lo - 1].size)
-		return &l->syms[lo - 1];
+	stop = lo > 8 ? lo - 8 : 0;
+	for (k = lo; k > stop; k--) {
+		const struct ms_sym *s = &l->syms[k - 1];
+
+		if (!nested_sym_ok(t, l, k - 1)) {
+			*bad = true;
+			return NULL;
+		}
+		if (addr - s->start < s->size)
+			return s;
+	}
+	return NULL;
+}
+
+/* A mapped table's tiers in order, as ms_symtab_lookup() searches them. */
+static const struct ms_sym *lookup_mapped(const struct ms_symtab *t, uint64_t addr, bool *bad)
+{
+	int k;
+
+	for (k = 0; k < MS_SYMS_TIERS; k++) {
+		const struct ms_sym *s;
+
+		if (!t->tier[k].n)
+			continue;
+		s = lookup_mapped_tier(t, &t->tier[k], addr, bad);
+		if (s || *bad)
+			return s;
+	}
 	return NULL;
 }
 

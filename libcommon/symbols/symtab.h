@@ -52,6 +52,18 @@ enum {
 struct ms_symlist {
 	struct ms_sym *syms;
 	uint32_t n, alloc;
+	/* Mapped: the index in the table's fences (and checks) of this tier's first. */
+	uint32_t fence;
+};
+
+/*
+ * The check of one span of a mapped module table (symcache.h): CRC-32C of
+ * its symbols, then of its names, which the file keeps in the symbols'
+ * order from the first symbol's name up to names_end.
+ */
+struct ms_span_check {
+	uint32_t crc;
+	uint32_t names_end;
 };
 
 struct ms_symtab {
@@ -60,8 +72,8 @@ struct ms_symtab {
 	size_t names_len, names_alloc;
 	/*
 	 * When not NULL, syms and names live in this read-only mapping
-	 * (kcache.h): no symbol's display is read or set. Its symbols are
-	 * checked as lookups meet them, not all at load (see
+	 * (kcache.h, symcache.h): no symbol's display is read or set. Its
+	 * symbols are checked as lookups meet them, not all at load (see
 	 * ms_symtab_lookup_checked()).
 	 */
 	void *map;
@@ -72,9 +84,21 @@ struct ms_symtab {
 	 * pages, then the one page of symbols of its span instead of ~10
 	 * pages across the whole array. Believed no more than the symbols
 	 * are: a lookup checks the fence it uses. NULL and 0 otherwise.
+	 * The fences of each tier follow those of the tier before (a tier's
+	 * first is tier[k].fence).
 	 */
 	const uint64_t *fences;
 	uint32_t n_fences;
+	/*
+	 * A mapped module table (symcache.h) has a check per fence, in the
+	 * mapping, and whether each span passed it yet (a byte per fence,
+	 * malloc'd): its tiers may nest (ELF symbols may), so a lookup
+	 * searches back as an unmapped one does, and order alone cannot tell
+	 * a damaged size from a true one. NULL for the kernel's cache, whose
+	 * symbols do not overlap and are checked for it.
+	 */
+	const struct ms_span_check *checks;
+	uint8_t *checked;
 };
 
 /* Symbols per fence of a mapped table: one 4 KiB page of them (kcache.h). */
@@ -100,12 +124,21 @@ const struct ms_sym *ms_symtab_lookup(const struct ms_symtab *t, uint64_t addr);
  * The same, telling a mapped table's malformed symbols (t->map): a symbol
  * the lookup would answer with, or one it passes over, must have a name
  * inside the names, a size, an end that does not wrap, a rank of 0..2 and
- * must neither overlap nor precede its neighbours. When one does not, the
- * answer is NULL and *bad is set (the table is corrupt: read it again);
- * else *bad is false.
+ * must neither overlap nor precede its neighbours (a module table's may
+ * nest, but the span it is in must pass its check). When one does not,
+ * the answer is NULL and *bad is set (the table is corrupt: read it
+ * again); else *bad is false. Tiers are searched in order, as
+ * ms_symtab_lookup() does.
  */
 const struct ms_sym *ms_symtab_lookup_checked(const struct ms_symtab *t, uint64_t addr,
 					      bool *bad);
+/*
+ * Empty t as ms_symtab_release() does, but leave a mapped table's mapping
+ * in place and return it (*len its length) for the caller to unmap later,
+ * so that names handed out from it stay valid. NULL for a table in memory
+ * (then released).
+ */
+void *ms_symtab_detach(struct ms_symtab *t, size_t *len);
 /* Number of symbols in all tiers. */
 uint32_t ms_symtab_count(const struct ms_symtab *t);
 
