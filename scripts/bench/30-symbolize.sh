@@ -75,7 +75,8 @@ for lp in "$HOME"/.pyenv/versions/3.11*/lib/libpython3.11.so.1.0; do
 		break
 	fi
 done
-sym_libc=$(readlink -f "$(ldd "$build/ms-symbolize" | awk '/libc.so/ { print $3 }')")
+# the system's libc, as the shell loads it (ms-symbolize is linked statically)
+sym_libc=$(readlink -f "$(ldd "$BASH" 2>/dev/null | awk '/libc.so/ { print $3 }')")
 sym_bid=$(readelf -n "$sym_libc" 2>/dev/null | awk '/Build ID/ { print $3; exit }')
 sym_dbg=/usr/lib/debug/.build-id/${sym_bid:0:2}/${sym_bid:2}.debug
 if [ -n "$sym_bid" ] && [ -f "$sym_dbg" ]; then
