@@ -188,31 +188,19 @@ static int valid(const uint8_t *map, size_t len, const struct ms_kcache_key *k,
 
 int ms_kcache_load(struct ms_symtab *t, const char *path, const struct ms_kcache_key *k)
 {
-	struct stat st;
 	uint64_t n, names_len;
-	void *map;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len;
+	void *map = ms_cache_map(path, KCACHE_SYMS_OFF, (uint64_t)1 << 32, &len);
 
-	if (fd < 0)
+	if (!map)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < KCACHE_SYMS_OFF ||
-	    (uint64_t)st.st_size > (uint64_t)1 << 32) {
-		close(fd);
-		return -1;
-	}
-	/* Read-only: display names of a mapped table are not kept in it (symtab.h). */
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -1;
-	if (valid(map, (size_t)st.st_size, k, &n, &names_len) < 0) {
-		munmap(map, (size_t)st.st_size);
+	if (valid(map, len, k, &n, &names_len) < 0) {
+		munmap(map, len);
 		return -1;
 	}
 	ms_symtab_init(t);
 	t->map = map;
-	t->map_len = (size_t)st.st_size;
+	t->map_len = len;
 	t->tier[0].syms = (struct ms_sym *)((uint8_t *)map + KCACHE_SYMS_OFF);
 	t->tier[0].n = t->tier[0].alloc = (uint32_t)n;
 	t->fences = (const uint64_t *)(t->tier[0].syms + n);
@@ -220,6 +208,28 @@ int ms_kcache_load(struct ms_symtab *t, const char *path, const struct ms_kcache
 	t->names = (char *)(t->fences + t->n_fences);
 	t->names_len = t->names_alloc = names_len;
 	return 0;
+}
+
+void *ms_cache_map(const char *path, uint64_t min_len, uint64_t max_len, size_t *len)
+{
+	struct stat st;
+	void *map;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < min_len ||
+	    (uint64_t)st.st_size > max_len) {
+		close(fd);
+		return NULL;
+	}
+	/* Read-only: display names of a mapped table are not kept in it (symtab.h). */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return NULL;
+	*len = (size_t)st.st_size;
+	return map;
 }
 
 int ms_cache_mkdir(const char *path)

@@ -70,6 +70,12 @@ char *ms_cache_file(const char *name);
 /* Create the directories above file path (mode 0700); 0, or -1 when unwritable. */
 int ms_cache_mkdir(const char *path);
 /*
+ * Map the cache file at path read-only when it is a regular file of
+ * min_len to max_len bytes: the mapping and its length in *len, else NULL.
+ * No message: a bad cache is rebuilt, not reported.
+ */
+void *ms_cache_map(const char *path, uint64_t min_len, uint64_t max_len, size_t *len);
+/*
  * Map the cache at path into t (empty) when its header is valid and has
  * key k (its symbols are checked as they are looked up, see above).
  * Returns 0, or -1 (t untouched) when it is missing, stale or invalid.

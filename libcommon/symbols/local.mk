@@ -43,7 +43,7 @@ tests_unit_symbols_dwarf_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_symbols_dwarf_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 UNIT_TESTS += tests/unit/kcache-test
-tests_unit_kcache_test_SOURCES = tests/unit/kcache-test.c
+tests_unit_kcache_test_SOURCES = tests/unit/kcache-test.c tests/unit/tmpdir.h
 tests_unit_kcache_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_kcache_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
@@ -64,6 +64,6 @@ tests_unit_symbols_ehframe_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_symbols_ehframe_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 UNIT_TESTS += tests/unit/symcache-test
-tests_unit_symcache_test_SOURCES = tests/unit/symcache-test.c
+tests_unit_symcache_test_SOURCES = tests/unit/symcache-test.c tests/unit/tmpdir.h
 tests_unit_symcache_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_symcache_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

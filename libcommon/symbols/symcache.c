@@ -117,31 +117,21 @@ static int valid(const uint8_t *map, size_t len, const struct ms_symcache_key *k
 int ms_symcache_load(struct ms_symtab *t, const char *path, const struct ms_symcache_key *k)
 {
 	const struct symcache_header *h;
-	uint8_t *map, *at, *checked;
+	uint8_t *at, *checked;
 	uint32_t fence = 0;
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), i;
+	size_t len;
+	uint8_t *map = ms_cache_map(path, SYMCACHE_SYMS_OFF, (uint64_t)1 << 36, &len);
+	int i;
 
-	if (fd < 0)
+	if (!map)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < SYMCACHE_SYMS_OFF ||
-	    (uint64_t)st.st_size > (uint64_t)1 << 36) {
-		close(fd);
-		return -1;
-	}
-	/* Read-only: display names of a mapped table are not kept in it (symtab.h). */
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -1;
-	if (valid(map, (size_t)st.st_size, k, &h) < 0 || !(checked = calloc(h->n_fences, 1))) {
-		munmap(map, (size_t)st.st_size);
+	if (valid(map, len, k, &h) < 0 || !(checked = calloc(h->n_fences, 1))) {
+		munmap(map, len);
 		return -1;
 	}
 	ms_symtab_init(t);
 	t->map = map;
-	t->map_len = (size_t)st.st_size;
+	t->map_len = len;
 	at = map + SYMCACHE_SYMS_OFF;
 	for (i = 0; i < MS_SYMS_TIERS; i++) {
 		struct ms_symlist *l = &t->tier[i];

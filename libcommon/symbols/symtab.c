@@ -505,18 +505,24 @@ out:
 	return ret;
 }
 
-static const struct ms_sym *lookup_tier(const struct ms_symlist *l, uint64_t addr)
+/* The first of syms[lo, hi) that starts above addr (hi when none): they are sorted by start. */
+static uint32_t first_above(const struct ms_sym *syms, uint32_t lo, uint32_t hi, uint64_t addr)
 {
-	uint32_t lo = 0, hi = l->n, k, stop;
-
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (l->syms[mid].start <= addr)
+		if (syms[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static const struct ms_sym *lookup_tier(const struct ms_symlist *l, uint64_t addr)
+{
+	uint32_t lo = first_above(l->syms, 0, l->n, addr), k, stop;
+
 	/* lo symbols start at or below addr; a few back may still cover it (nesting). */
 	stop = lo > 8 ? lo - 8 : 0;
 	for (k = lo; k > stop; k--) {
@@ -628,16 +634,8 @@ static const struct ms_sym *lookup_mapped_tier(const struct ms_symtab *t,
 			*bad = true;
 			return NULL;
 		}
-		lo = first + 1;
-		hi = l->n - first > MS_SYMS_SPAN ? first + MS_SYMS_SPAN : l->n;
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-
-			if (l->syms[mid].start <= addr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = first_above(l->syms, first + 1,
+				 l->n - first > MS_SYMS_SPAN ? first + MS_SYMS_SPAN : l->n, addr);
 	}
 	if (!t->checks) {
 		if ((lo < l->n && l->syms[lo].start <= addr) ||

@@ -32,6 +32,7 @@
 #include "symbols/kcache.h"
 #include "symbols/symtab.h"
 #include "util/error.h"
+#include "tmpdir.h"
 
 /* struct kcache_header in kcache.c: its counts' offsets and its size; where the symbols start. */
 #define OFF_N_SYMS 96
@@ -74,8 +75,7 @@ static void write_notes(const char *name, uint8_t fill)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/kcache-test.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	assert_non_null(mkdtemp(dir));
+	tmpdir_make(dir, sizeof(dir), "kcache-test");
 	write_notes("notes", 0xab);
 	write_notes("notes2", 0xcd);
 	write_file("boot", "11111111-2222-3333-4444-555555555555\n", 37);
@@ -90,11 +90,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[600];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(dir);
 }
 
 static void key(struct ms_kcache_key *k, const char *notes, const char *boot, const char *mods)
@@ -197,23 +194,33 @@ static void test_round_trip(void **state)
  * Write "bad-kallsyms": a copy of the cache file good with bytes [off, off
  * + len) replaced, cut to cut bytes (longer: zeros added) unless cut < 0.
  */
-static void write_patched(const char *good, size_t off, const void *bytes, size_t len, long cut)
+/* File name's bytes in a buffer of at least room bytes (zeros after them); *n_out their count. */
+static char *read_file(const char *name, long room, long *n_out)
 {
 	char p[512];
 	FILE *f;
 	char *buf;
 	long n;
 
-	path_of(p, sizeof(p), good);
+	path_of(p, sizeof(p), name);
 	f = fopen(p, "r");
 	assert_non_null(f);
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	rewind(f);
-	buf = calloc(1, (size_t)(cut > n ? cut : n));
+	buf = calloc(1, (size_t)(room > n ? room : n));
 	assert_non_null(buf);
 	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
 	fclose(f);
+	*n_out = n;
+	return buf;
+}
+
+static void write_patched(const char *good, size_t off, const void *bytes, size_t len, long cut)
+{
+	long n;
+	char *buf = read_file(good, cut, &n);
+
 	if (len)
 		memcpy(buf + off, bytes, len);
 	write_file("bad-kallsyms", buf, (size_t)(cut >= 0 ? cut : n));
@@ -535,14 +542,10 @@ static void test_sizes(void **state)
 	/* A file of version 1 (symbols right after a header of 112 bytes, no fences) claiming 2. */
 	{
 		size_t v1_len = 112 + n * sizeof(struct ms_sym) + names_len;
-		char *buf = malloc(len), p[512];
-		FILE *f;
+		long got;
+		char *buf = read_file(good, 0, &got);
 
-		path_of(p, sizeof(p), good);
-		f = fopen(p, "r");
-		assert_non_null(f);
-		assert_int_equal(fread(buf, 1, len, f), len);
-		fclose(f);
+		assert_int_equal(got, (long)len);
 		memmove(buf + 112, buf + SYMS, n * sizeof(struct ms_sym));
 		memmove(buf + 112 + n * sizeof(struct ms_sym), buf + len - names_len, names_len);
 		write_file("v1-kallsyms", buf, v1_len);

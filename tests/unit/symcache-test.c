@@ -36,6 +36,7 @@
 #include "symbols/symtab.h"
 #include "unwind/elffile.h"
 #include "util/error.h"
+#include "tmpdir.h"
 
 #define TEXT 0x10000ull
 #define TEXT_SIZE 0x40000ull
@@ -191,9 +192,7 @@ static void write_elf(const char *path, const uint8_t *id, size_t extra_size)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/symcache-test.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	assert_non_null(mkdtemp(dir));
+	tmpdir_make(dir, sizeof(dir), "symcache-test");
 	snprintf(elf_path, sizeof(elf_path), "%s/mod.so", dir);
 	write_elf(elf_path, bid, 16);
 	unsetenv("DEBUGINFOD_URLS");
@@ -202,11 +201,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[600];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(dir);
 }
 
 /* The in-memory table of path, and its file's key (the module's file alone). */
