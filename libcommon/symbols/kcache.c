@@ -131,21 +131,6 @@ int ms_kcache_key(struct ms_kcache_key *k, const char *notes, const char *boot_i
 	return 0;
 }
 
-char *ms_cache_file(const char *name)
-{
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char *path = NULL;
-
-	if (xdg && xdg[0] == '/') {
-		if (asprintf(&path, "%s/microscope/%s", xdg, name) < 0)
-			return NULL;
-	} else if (home && home[0] == '/') {
-		if (asprintf(&path, "%s/.cache/microscope/%s", home, name) < 0)
-			return NULL;
-	}
-	return path;
-}
-
 char *ms_kcache_path(void)
 {
 	return ms_cache_file("kallsyms");
@@ -207,58 +192,6 @@ int ms_kcache_load(struct ms_symtab *t, const char *path, const struct ms_kcache
 	t->n_fences = (uint32_t)n_fences_of(n);
 	t->names = (char *)(t->fences + t->n_fences);
 	t->names_len = t->names_alloc = names_len;
-	return 0;
-}
-
-void *ms_cache_map(const char *path, uint64_t min_len, uint64_t max_len, size_t *len)
-{
-	struct stat st;
-	void *map;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < min_len ||
-	    (uint64_t)st.st_size > max_len) {
-		close(fd);
-		return NULL;
-	}
-	/* Read-only: display names of a mapped table are not kept in it (symtab.h). */
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return NULL;
-	*len = (size_t)st.st_size;
-	return map;
-}
-
-int ms_cache_mkdir(const char *path)
-{
-	char *dir = strdup(path), *slash;
-	char *p;
-
-	if (!dir)
-		return -1;
-	if ((slash = strrchr(dir, '/')))
-		*slash = '\0';
-	/* Each missing level, as mkdir -p; the cache is private to its user. */
-	for (p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			break;
-		*p = '/';
-	}
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		free(dir);
-		return -1;
-	}
-	if (access(dir, W_OK) < 0) {
-		free(dir);
-		return -1;
-	}
-	free(dir);
 	return 0;
 }
 

@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "symbols/symtab.h"
+#include "util/cachedir.h"
 
 #define MS_KCACHE_KEY 80
 
@@ -61,20 +62,6 @@ int ms_kcache_key(struct ms_kcache_key *k, const char *notes, const char *boot_i
 		  const char *modules);
 /* The cache file's path (malloc'd), or NULL when there is no cache dir. */
 char *ms_kcache_path(void);
-/*
- * The path (malloc'd) of file name in microscope's cache directory
- * ($XDG_CACHE_HOME/microscope, else ~/.cache/microscope), or NULL when
- * neither variable is set to an absolute path.
- */
-char *ms_cache_file(const char *name);
-/* Create the directories above file path (mode 0700); 0, or -1 when unwritable. */
-int ms_cache_mkdir(const char *path);
-/*
- * Map the cache file at path read-only when it is a regular file of
- * min_len to max_len bytes: the mapping and its length in *len, else NULL.
- * No message: a bad cache is rebuilt, not reported.
- */
-void *ms_cache_map(const char *path, uint64_t min_len, uint64_t max_len, size_t *len);
 /*
  * Map the cache at path into t (empty) when its header is valid and has
  * key k (its symbols are checked as they are looked up, see above).

@@ -5,6 +5,7 @@ libcommon_a_SOURCES += \
 	libcommon/util/error.c libcommon/util/error.h \
 	libcommon/util/input.c libcommon/util/input.h \
 	libcommon/util/publish.c libcommon/util/publish.h \
+	libcommon/util/cachedir.c libcommon/util/cachedir.h \
 	libcommon/util/prefault.c libcommon/util/prefault.h \
 	libcommon/util/grow.c libcommon/util/grow.h
 
