@@ -13,8 +13,10 @@
 #include <zlib.h>
 
 #include "unwind/elffile.h"
+#include "util/cachedir.h"
 #include "util/error.h"
 #include "util/grow.h"
+#include "util/publish.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 #define SLOT_EMPTY UINT32_MAX
@@ -38,6 +40,7 @@ struct slot {
 struct row {
 	uint64_t start, end;
 	uint32_t rule;
+	bool cached;		/* read from the cache (stats only) */
 };
 
 /* One source of frame descriptions, opened when first needed. */
@@ -71,6 +74,8 @@ struct ms_cfi {
 	struct row *rows;
 	uint32_t n_rows, alloc_rows;
 	bool no_rows;		/* ms_cfi_no_rows() */
+	bool cache_tried;	/* the cache of rows was looked for (first lookup) */
+	bool cache_dirty;	/* a row the cache can hold was learned or grown */
 
 	struct ms_cfi_stats stats;
 };
@@ -162,10 +167,13 @@ struct ms_cfi *ms_cfi_open_image(const uint8_t *image, size_t len, const struct 
 	return c;
 }
 
+static void cache_store(struct ms_cfi *c);
+
 void ms_cfi_free(struct ms_cfi *c)
 {
 	if (!c)
 		return;
+	cache_store(c);
 	if (c->src[MS_CFI_EH_FRAME].cfi)
 		dwarf_cfi_end(c->src[MS_CFI_EH_FRAME].cfi);
 	for (int i = MS_CFI_DEBUG_FRAME; i < MS_CFI_SOURCES; i++) {
@@ -455,6 +463,53 @@ static bool callee_saved(int reg)
 }
 
 /*
+ * The parts of rule r that follow from its CFA, listed registers (in
+ * register order), undef mask and MS_CFI_SIGNAL: the other flags, masks
+ * and fast step. Shared by rules made from libdw and rules read from the
+ * cache, so that a cached rule cannot carry a step its registers deny.
+ */
+static void finish_rule(struct ms_cfi_rule *r)
+{
+	const struct ms_reg_rule *rbp = NULL, *ra = NULL;
+
+	r->flags &= MS_CFI_SIGNAL;
+	r->saved = r->valued = 0;
+	r->fast = false;
+	r->ra_off = 0;
+	r->clear = r->set_known = r->set_saved = 0;
+	if (r->undef & (1u << MS_DW_RA))
+		r->flags |= MS_CFI_OUTERMOST;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct ms_reg_rule *g = &r->regs[i];
+
+		if (g->reg == MS_DW_RBP)
+			rbp = g;
+		else if (g->reg == MS_DW_RA)
+			ra = g;
+		if (g->kind == MS_REG_OFFSET)
+			r->saved |= 1u << g->reg;
+		else if (g->kind == MS_REG_VAL_OFFSET)
+			r->valued |= 1u << g->reg;
+	}
+	if (r->cfa_kind == MS_CFA_REG && r->cfa_reg == MS_DW_RBP && r->cfa_arg == 16 &&
+	    rbp && rbp->kind == MS_REG_OFFSET && rbp->arg == -16 &&
+	    ra && ra->kind == MS_REG_OFFSET && ra->arg == -8)
+		r->flags |= MS_CFI_FRAME_POINTER;
+	if (r->cfa_kind == MS_CFA_REG && (r->saved & (1u << MS_DW_RA)) &&
+	    __builtin_popcount(r->saved | r->valued) == r->n)
+		r->flags |= MS_CFI_SIMPLE;
+	/* Listed in register order, so the return address (16) is last. */
+	if ((r->flags & (MS_CFI_SIMPLE | MS_CFI_OUTERMOST)) == MS_CFI_SIMPLE &&
+	    r->cfa_reg < MS_DWARF_REGS && r->regs[r->n - 1].reg == MS_DW_RA) {
+		r->fast = true;
+		r->ra_off = r->regs[r->n - 1].arg;
+		r->clear = r->undef | r->saved | r->valued;
+		r->set_known = r->valued | 1u << MS_DW_RA;
+		r->set_saved = r->saved & ~(1u << MS_DW_RA);
+	}
+}
+
+/*
  * Make rule *r from libdw's frame f. Returns 1, 0 when the frame is not
  * usable (no CFA, another return address column), -1 after a message.
  */
@@ -494,35 +549,25 @@ static int make_rule(struct ms_cfi *c, Dwarf_Frame *f, struct ms_cfi_rule *r)
 
 	if (signal)
 		r->flags |= MS_CFI_SIGNAL;
-	if (rr[MS_DW_RA].kind == MS_REG_UNDEF)
-		r->flags |= MS_CFI_OUTERMOST;
-	if (r->cfa_kind == MS_CFA_REG && r->cfa_reg == MS_DW_RBP && r->cfa_arg == 16 &&
-	    rr[MS_DW_RBP].kind == MS_REG_OFFSET && rr[MS_DW_RBP].arg == -16 &&
-	    rr[MS_DW_RA].kind == MS_REG_OFFSET && rr[MS_DW_RA].arg == -8)
-		r->flags |= MS_CFI_FRAME_POINTER;
 	for (int reg = 0; reg < MS_DWARF_REGS; reg++) {
 		if (rr[reg].kind == MS_REG_UNDEF)
 			r->undef |= 1u << reg;
 		else if (rr[reg].kind)
 			r->regs[r->n++] = rr[reg];
-		if (rr[reg].kind == MS_REG_OFFSET)
-			r->saved |= 1u << reg;
-		else if (rr[reg].kind == MS_REG_VAL_OFFSET)
-			r->valued |= 1u << reg;
 	}
-	if (r->cfa_kind == MS_CFA_REG && (r->saved & (1u << MS_DW_RA)) &&
-	    __builtin_popcount(r->saved | r->valued) == r->n)
-		r->flags |= MS_CFI_SIMPLE;
-	/* Listed in register order, so the return address (16) is last. */
-	if ((r->flags & (MS_CFI_SIMPLE | MS_CFI_OUTERMOST)) == MS_CFI_SIMPLE &&
-	    r->cfa_reg < MS_DWARF_REGS && r->regs[r->n - 1].reg == MS_DW_RA) {
-		r->fast = true;
-		r->ra_off = r->regs[r->n - 1].arg;
-		r->clear = r->undef | r->saved | r->valued;
-		r->set_known = r->valued | 1u << MS_DW_RA;
-		r->set_saved = r->saved & ~(1u << MS_DW_RA);
-	}
+	finish_rule(r);
 	return 1;
+}
+
+/* Whether the cache can hold rule r: no expression (the ops pool is not kept). */
+static bool rule_cacheable(const struct ms_cfi_rule *r)
+{
+	if (r->cfa_kind != MS_CFA_REG)
+		return false;
+	for (uint32_t i = 0; i < r->n; i++)
+		if (r->regs[i].kind == MS_REG_EXPR || r->regs[i].kind == MS_REG_VAL_EXPR)
+			return false;
+	return true;
 }
 
 /* Hash table of looked-up addresses ---------------------------------------- */
@@ -598,8 +643,10 @@ static void row_put(struct ms_cfi *c, uint64_t start, uint64_t end, uint32_t rul
 		return;
 	if (i < c->n_rows && c->rows[i].start < end) {
 		/* The same row, from lower down: the row kept reaches start now. */
-		if (c->rows[i].end == end && c->rows[i].start > start)
+		if (c->rows[i].end == end && c->rows[i].start > start) {
 			c->rows[i].start = start;
+			c->cache_dirty |= rule_cacheable(ms_cfi_rule(c, c->rows[i].rule));
+		}
 		return;
 	}
 	if (!ms_reserve((void **)&c->rows, &c->alloc_rows, (uint64_t)c->n_rows + 1,
@@ -608,16 +655,39 @@ static void row_put(struct ms_cfi *c, uint64_t start, uint64_t end, uint32_t rul
 	memmove(&c->rows[i + 1], &c->rows[i], (c->n_rows - i) * sizeof(*c->rows));
 	c->rows[i] = (struct row){ .start = start, .end = end, .rule = rule };
 	c->n_rows++;
+	c->cache_dirty |= rule_cacheable(ms_cfi_rule(c, rule));
 }
+
+/* Room for rule n_rules (not counted yet): its block allocated. False when out of memory. */
+static bool rule_room(struct ms_cfi *c)
+{
+	struct ms_cfi_rule *b;
+
+	if (c->n_rules / RULE_BLOCK < c->n_blocks)
+		return true;
+	if (!ms_reserve((void **)&c->rule_blocks, &c->alloc_rules, (uint64_t)c->n_blocks + 1,
+			sizeof(*c->rule_blocks)) ||
+	    !(b = malloc(RULE_BLOCK * sizeof(*b))))
+		return false;
+	c->rule_blocks[c->n_blocks++] = b;
+	return true;
+}
+
+static void cache_load(struct ms_cfi *c);
 
 /* Make the rule at addr from the first source that covers it. */
 static int lookup_sources(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
 {
-	uint32_t i = row_at(c, addr);
+	uint32_t i;
 
+	/* Only here, past the hash table: the hot path does not pay for it. */
+	if (!c->cache_tried)
+		cache_load(c);
+	i = row_at(c, addr);
 	/* In a row of .eh_frame (the first source) made before: its rule. */
 	if (i < c->n_rows && c->rows[i].start <= addr) {
 		c->stats.from_rows++;
+		c->stats.from_cache += c->rows[i].cached;
 		*rule = c->rows[i].rule;
 		return 1;
 	}
@@ -628,21 +698,10 @@ static int lookup_sources(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
 
 		if (!cfi || dwarf_cfi_addrframe(cfi, addr, &f) < 0)
 			continue;
-		if (c->n_rules / RULE_BLOCK >= c->n_blocks) {
-			struct ms_cfi_rule *b;
-
-			if (!ms_reserve((void **)&c->rule_blocks, &c->alloc_rules,
-					(uint64_t)c->n_blocks + 1, sizeof(*c->rule_blocks))) {
-				free(f);
-				ms_error("out of memory for %u unwind rules", c->n_rules + 1);
-				return -1;
-			}
-			if (!(b = malloc(RULE_BLOCK * sizeof(*b)))) {
-				free(f);
-				ms_error("out of memory for %u unwind rules", c->n_rules + 1);
-				return -1;
-			}
-			c->rule_blocks[c->n_blocks++] = b;
+		if (!rule_room(c)) {
+			free(f);
+			ms_error("out of memory for %u unwind rules", c->n_rules + 1);
+			return -1;
 		}
 		r = make_rule(c, f, &c->rule_blocks[c->n_rules / RULE_BLOCK][c->n_rules % RULE_BLOCK]);
 		if (r > 0 && which == MS_CFI_EH_FRAME) {
@@ -692,4 +751,294 @@ int ms_cfi_find(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
 		return -1;
 	*rule = r;
 	return found;
+}
+
+/* The cache of rows ---------------------------------------------------------- */
+
+/*
+ * Layout of cfi/BUILDID.rows (host byte order, written and read by this
+ * code only): a header, n_rules rules, then n_rows rows sorted by start,
+ * disjoint, each naming one of the rules. The file is exactly that long.
+ */
+#define CACHE_MAGIC "MSCFIRW"
+#define CACHE_VERSION 1
+#define CACHE_MAX_ROWS (1u << 20)
+
+struct cache_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size, rule_size, row_size;	/* sizeof of the structs here */
+	uint32_t n_rules, n_rows;
+	uint64_t file_size;	/* the module file's */
+	uint32_t build_id_len;
+	uint8_t build_id[MS_BUILD_ID_MAX];
+};
+
+struct cache_reg {
+	uint8_t reg, kind;
+	uint16_t zero;
+	int32_t arg;
+};
+
+/* What a rule is made of; the rest follows from it (finish_rule()). */
+struct cache_rule {
+	int32_t cfa_arg;
+	uint32_t undef;
+	uint8_t cfa_reg, signal, n, zero;
+	struct cache_reg regs[MS_RULE_REGS];
+	uint32_t pad;		/* rows after the rules stay 8-byte aligned */
+};
+
+struct cache_row {
+	uint64_t start, end;
+	uint32_t rule, zero;
+};
+
+_Static_assert(sizeof(struct cache_header) % 8 == 0 && sizeof(struct cache_rule) % 8 == 0,
+	       "the rows of the file are 8-byte aligned");
+
+/*
+ * Only a module file proved by build id: the key names what the rows were
+ * read from. (Not the vdso's image: it costs one module a few rules.)
+ */
+static bool cache_usable(const struct ms_cfi *c)
+{
+	return c->opened && !c->image && !c->no_rows && c->mod.build_id_len &&
+	       c->mod.build_id_len <= MS_BUILD_ID_MAX;
+}
+
+static char *cache_path(const struct ms_cfi *c)
+{
+	static const char hex[] = "0123456789abcdef";
+	char name[4 + 2 * MS_BUILD_ID_MAX + 6];
+	size_t o = 0;
+
+	memcpy(name, "cfi/", 4);
+	o = 4;
+	for (uint32_t i = 0; i < c->mod.build_id_len; i++) {
+		name[o++] = hex[c->mod.build_id[i] >> 4];
+		name[o++] = hex[c->mod.build_id[i] & 15];
+	}
+	memcpy(name + o, ".rows", 6);
+	return ms_cache_file(name);
+}
+
+static void cache_header_of(const struct ms_cfi *c, struct cache_header *h, uint32_t n_rules,
+			    uint32_t n_rows)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, CACHE_MAGIC, sizeof(CACHE_MAGIC));
+	h->version = CACHE_VERSION;
+	h->header_size = sizeof(struct cache_header);
+	h->rule_size = sizeof(struct cache_rule);
+	h->row_size = sizeof(struct cache_row);
+	h->n_rules = n_rules;
+	h->n_rows = n_rows;
+	h->file_size = (uint64_t)c->file.st.st_size;
+	h->build_id_len = c->mod.build_id_len;
+	memcpy(h->build_id, c->mod.build_id, c->mod.build_id_len);
+}
+
+/*
+ * Rule *r from cached rule *k, when every field is one make_rule() can
+ * give a cacheable rule: false otherwise.
+ */
+static bool cache_rule_read(const struct cache_rule *k, struct ms_cfi_rule *r)
+{
+	uint32_t listed = 0;
+
+	if (k->cfa_reg >= MS_DWARF_REGS || k->signal > 1 || k->n > MS_RULE_REGS || k->zero || k->pad ||
+	    k->undef >> MS_DWARF_REGS)
+		return false;
+	memset(r, 0, sizeof(*r));
+	r->cfa_kind = MS_CFA_REG;
+	r->cfa_reg = k->cfa_reg;
+	r->cfa_arg = k->cfa_arg;
+	r->undef = k->undef;
+	r->flags = k->signal ? MS_CFI_SIGNAL : 0;
+	r->n = k->n;
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct cache_reg *g = &k->regs[i];
+
+		/* In register order, each once, never also undefined. */
+		if (g->reg >= MS_DWARF_REGS || (i && g->reg <= k->regs[i - 1].reg) ||
+		    (k->undef & (1u << g->reg)) || g->zero)
+			return false;
+		if (g->kind != MS_REG_OFFSET && g->kind != MS_REG_VAL_OFFSET &&
+		    g->kind != MS_REG_REGISTER)
+			return false;
+		if (g->kind == MS_REG_REGISTER && (g->arg < -1 || g->arg >= MS_DWARF_REGS))
+			return false;
+		listed |= 1u << g->reg;
+		r->regs[i] = (struct ms_reg_rule){ .reg = g->reg, .kind = g->kind, .arg = g->arg };
+	}
+	/* make_rule() always gives %rsp a rule. */
+	if (!(listed & (1u << MS_DW_RSP)))
+		return false;
+	finish_rule(r);
+	return true;
+}
+
+/*
+ * Preload the rows (and their rules) of the cache, when it is valid for
+ * this module, before the first rule is made. Every field is checked
+ * before anything is taken: a cache that fails is ignored (and rewritten
+ * at the end), silently.
+ */
+static void cache_load(struct ms_cfi *c)
+{
+	const struct cache_header *h;
+	const struct cache_rule *kr;
+	const struct cache_row *kw;
+	struct cache_header want;
+	struct ms_cfi_rule *rules = NULL;
+	uint64_t max_len = sizeof(*h) + (uint64_t)CACHE_MAX_ROWS *
+				(sizeof(*kr) + sizeof(*kw));
+	size_t len = 0;
+	uint8_t *map;
+	char *path;
+	uint32_t i;
+
+	c->cache_tried = true;
+	if (!cache_usable(c) || c->n_rules || c->n_rows || !(path = cache_path(c)))
+		return;
+	map = ms_cache_map(path, sizeof(*h), max_len, &len);
+	free(path);
+	if (!map)
+		return;
+	h = (const struct cache_header *)map;
+	cache_header_of(c, &want, h->n_rules, h->n_rows);
+	if (memcmp(h, &want, sizeof(want)) || !h->n_rows || h->n_rows > CACHE_MAX_ROWS ||
+	    h->n_rules > h->n_rows ||
+	    len != sizeof(*h) + (uint64_t)h->n_rules * sizeof(*kr) +
+			   (uint64_t)h->n_rows * sizeof(*kw))
+		goto out;
+	kr = (const struct cache_rule *)(map + sizeof(*h));
+	kw = (const struct cache_row *)(map + sizeof(*h) + (size_t)h->n_rules * sizeof(*kr));
+	for (i = 0; i < h->n_rows; i++) {
+		if (kw[i].start >= kw[i].end || kw[i].rule >= h->n_rules || kw[i].zero ||
+		    (i && kw[i].start < kw[i - 1].end))
+			goto out;
+	}
+	if (!(rules = malloc((size_t)h->n_rules * sizeof(*rules))))
+		goto out;
+	for (i = 0; i < h->n_rules; i++)
+		if (!cache_rule_read(&kr[i], &rules[i]))
+			goto out;
+	/* Checked: now taken, all or (out of memory) nothing. */
+	if (!ms_reserve((void **)&c->rows, &c->alloc_rows, h->n_rows, sizeof(*c->rows)))
+		goto out;
+	for (i = 0; i < h->n_rules; i++) {
+		if (!rule_room(c)) {
+			c->n_rules = 0;
+			goto out;
+		}
+		c->rule_blocks[c->n_rules / RULE_BLOCK][c->n_rules % RULE_BLOCK] = rules[i];
+		c->n_rules++;
+	}
+	for (i = 0; i < h->n_rows; i++)
+		c->rows[i] = (struct row){
+			.start = kw[i].start, .end = kw[i].end, .rule = kw[i].rule, .cached = true,
+		};
+	c->n_rows = h->n_rows;
+	c->stats.cached_rows = h->n_rows;
+out:
+	free(rules);
+	munmap(map, len);
+}
+
+/* A buffered writer of the cache file; err is set once a write failed. */
+struct cache_out {
+	int fd;
+	bool err;
+	size_t n;
+	uint8_t buf[1 << 16];
+};
+
+static void cache_put(struct cache_out *o, const void *p, size_t len)
+{
+	if (o->n + len > sizeof(o->buf)) {
+		if (!o->err && ms_write_all(o->fd, o->buf, o->n) < 0)
+			o->err = true;
+		o->n = 0;
+	}
+	memcpy(o->buf + o->n, p, len);
+	o->n += len;
+}
+
+/*
+ * Write the rows whose rules have no expression, with those rules, when
+ * this run learned one. A cache that cannot be written costs the next run
+ * only the libdw work.
+ */
+static void cache_store(struct ms_cfi *c)
+{
+	struct cache_header h;
+	struct cache_out *o = NULL;
+	struct ms_publish pub;
+	uint32_t *idx = NULL, n_rules = 0, n_rows = 0, i;
+	char *path = NULL;
+
+	if (!c->cache_dirty || !cache_usable(c) || c->n_rows > CACHE_MAX_ROWS ||
+	    !(path = cache_path(c)))
+		return;
+	/* The rules rows use, numbered in the file in their order here. */
+	if (!(idx = malloc((size_t)c->n_rules * sizeof(*idx))) || !(o = malloc(sizeof(*o))))
+		goto out;
+	for (i = 0; i < c->n_rules; i++)
+		idx[i] = UINT32_MAX;
+	for (i = 0; i < c->n_rows; i++) {
+		uint32_t r = c->rows[i].rule;
+
+		if (!rule_cacheable(ms_cfi_rule(c, r)))
+			continue;
+		idx[r] = 0;
+		n_rows++;
+	}
+	for (i = 0; i < c->n_rules; i++)
+		if (idx[i] != UINT32_MAX)
+			idx[i] = n_rules++;
+	if (!n_rows || ms_cache_mkdir(path) < 0 || (o->fd = ms_publish_open(&pub, path)) < 0)
+		goto out;
+	o->err = false;
+	o->n = 0;
+	cache_header_of(c, &h, n_rules, n_rows);
+	cache_put(o, &h, sizeof(h));
+	for (i = 0; i < c->n_rules; i++) {
+		const struct ms_cfi_rule *r = ms_cfi_rule(c, i);
+		struct cache_rule k = { 0 };
+
+		if (idx[i] == UINT32_MAX)
+			continue;
+		k.cfa_arg = r->cfa_arg;
+		k.undef = r->undef;
+		k.cfa_reg = r->cfa_reg;
+		k.signal = !!(r->flags & MS_CFI_SIGNAL);
+		k.n = r->n;
+		for (uint32_t j = 0; j < r->n; j++)
+			k.regs[j] = (struct cache_reg){
+				.reg = r->regs[j].reg, .kind = r->regs[j].kind, .arg = r->regs[j].arg,
+			};
+		cache_put(o, &k, sizeof(k));
+	}
+	for (i = 0; i < c->n_rows; i++) {
+		struct cache_row w = {
+			.start = c->rows[i].start, .end = c->rows[i].end,
+			.rule = idx[c->rows[i].rule],
+		};
+
+		if (w.rule != UINT32_MAX)
+			cache_put(o, &w, sizeof(w));
+	}
+	if (o->err || (o->n && ms_write_all(o->fd, o->buf, o->n) < 0)) {
+		ms_publish_abort(&pub);
+		goto out;
+	}
+	/* A cache (checked before use), mapped by every later run: see publish.h. */
+	pub.cache = true;
+	ms_publish_commit(&pub);
+out:
+	free(o);
+	free(idx);
+	free(path);
 }

@@ -31,6 +31,14 @@
  *
  * Memory: rules and expressions live in arrays that grow with the distinct
  * addresses looked up; nothing is allocated for an address seen before.
+ *
+ * The rows of .eh_frame made in a run, and their rules, are kept for the
+ * next run of a module file proved by build id: written at ms_cfi_free()
+ * to cfi/BUILDID.rows in the cache directory (symbols/kcache.h) when the
+ * run learned a row, and read back at the module's first lookup, so that
+ * lookups in them need no libdw (its CFI is opened at the first miss).
+ * Rows whose rule has an expression are not kept. Every field is checked
+ * when read; a file that fails is ignored, silently, and rewritten.
  */
 #ifndef MS_UNWIND_CFI_H
 #define MS_UNWIND_CFI_H
@@ -154,7 +162,7 @@ void ms_cfi_free(struct ms_cfi *c);
  * covers addr, -1 after a message (out of memory).
  */
 int ms_cfi_find(struct ms_cfi *c, uint64_t addr, uint32_t *rule);
-/* For tests: every rule is made from libdw at its own address (no rows). */
+/* For tests: every rule is made from libdw at its own address (no rows, no cache). */
 void ms_cfi_no_rows(struct ms_cfi *c);
 const struct ms_cfi_rule *ms_cfi_rule(const struct ms_cfi *c, uint32_t rule);
 /* (The pointer stays valid for the life of c: rules are never moved.) */
@@ -164,6 +172,8 @@ const struct ms_dwarf_op *ms_cfi_ops(const struct ms_cfi *c);
 struct ms_cfi_stats {
 	uint64_t lookups, made, none;	/* rules looked up, made from libdw, not found */
 	uint64_t from_rows;		/* lookups answered by a row made before (see cfi.c) */
+	uint64_t from_cache;		/* of those, by a row read from the cache */
+	uint64_t cached_rows;		/* rows read from the cache */
 	uint64_t from[MS_CFI_SOURCES];	/* rules made per source */
 	bool has_eh_frame, has_debug_frame, has_debug_file;
 };

@@ -86,6 +86,14 @@ CLEANFILES += tests/unit/data/dwarf-frames-stripped tests/unit/data/dwarf-frames
 	$(DWARF_DEBUG_BY_ID)/$(shell echo $(DWARF_FRAMES_DBG_ID) | cut -c3-).debug
 EXTRA_DIST += scripts/bench/20-unwind.sh
 
+# The cache of CFI rows per build id (cfi.c): warm answers are cold ones,
+# made without libdw; a cut, corrupt or other module's cache is ignored.
+UNIT_TESTS += tests/unit/cficache-test
+tests_unit_cficache_test_SOURCES = tests/unit/cficache-test.c
+tests_unit_cficache_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_cficache_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+EXTRA_tests_unit_cficache_test_DEPENDENCIES = tests/unit/data/dwarf-frames$(EXEEXT)
+
 # The vdso's image (ms-collect's own, the stream's in ms-unwind): build id,
 # CFI from memory, and images that are garbage, cut or corrupt.
 UNIT_TESTS += tests/unit/vdso-test

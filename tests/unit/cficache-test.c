@@ -1,0 +1,546 @@
+/*
+ * Unit tests of the cache of CFI rows (libcommon/unwind/cfi.c): a module's
+ * rows of .eh_frame and their rules, written at ms_cfi_free() under its
+ * build id and read back by the next ms_cfi of the same module. Answers
+ * with a warm cache are the cold ones, made without libdw; a cache that is
+ * cut, corrupt or another module's is ignored (and rewritten); with no
+ * cache directory nothing is written.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "stream/records.h"
+#include "unwind/cfi.h"
+#include "unwind/elffile.h"
+
+/* The file's layout (cfi.c): header, rules, rows. */
+#define HDR 64
+#define RULE 152
+#define ROW 24
+#define H_N_RULES 24
+#define H_N_ROWS 28
+#define H_FILE_SIZE 32
+#define H_BUILD_ID 44
+#define R_UNDEF 4
+#define R_N 10
+#define R_REGS 12
+#define W_END 8
+#define W_RULE 16
+
+#define FRAMES_ID "00112233445566778899aabbccddeeff00112233"
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+static char cache_dir[PATH_MAX];
+
+/* A file next to this test binary: data/NAME. */
+static const char *data_path(const char *name)
+{
+	static char buf[4][PATH_MAX + 64];
+	static int k;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/data/%s", dirname(exe), name);
+	return buf[k];
+}
+
+static const char *cache_path(const char *id)
+{
+	static char buf[PATH_MAX + 128];
+
+	snprintf(buf, sizeof(buf), "%s/microscope/cfi/%s.rows", cache_dir, id);
+	return buf;
+}
+
+static bool module_at(const char *path, struct ms_module *m)
+{
+	struct ms_elf_file f;
+
+	if (ms_elf_file_open(&f, path) != MS_SYM_OK)
+		return false;
+	*m = (struct ms_module){ .kind = MS_MODULE_FILE };
+	m->build_id_len = f.build_id_len;
+	memcpy(m->build_id, f.build_id, f.build_id_len);
+	m->dev_maj = major(f.st.st_dev);
+	m->dev_min = minor(f.st.st_dev);
+	m->ino = f.st.st_ino;
+	m->size = (uint64_t)f.st.st_size;
+	m->mtime = ms_stat_mtime_ns(&f.st);
+	ms_elf_file_close(&f);
+	return true;
+}
+
+/* The .text of the file at path: [*lo, *hi). */
+static void text_of(const char *path, uint64_t *lo, uint64_t *hi)
+{
+	struct ms_elf_file f;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	*lo = *hi = 0;
+	assert_int_equal(ms_elf_file_open(&f, path), MS_SYM_OK);
+	assert_int_equal(elf_getshdrstrndx(f.elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(f.elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(f.elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, ".text")) {
+			*lo = sh.sh_addr;
+			*hi = sh.sh_addr + sh.sh_size;
+		}
+	}
+	ms_elf_file_close(&f);
+	assert_true(*hi > *lo);
+}
+
+static void assert_same_rule(const struct ms_cfi *ca, const struct ms_cfi_rule *a,
+			     const struct ms_cfi *cb, const struct ms_cfi_rule *b)
+{
+	const struct ms_dwarf_op *oa = ms_cfi_ops(ca), *ob = ms_cfi_ops(cb);
+
+	assert_int_equal(a->cfa_kind, b->cfa_kind);
+	assert_int_equal(a->cfa_reg, b->cfa_reg);
+	assert_int_equal(a->flags, b->flags);
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->cfa_len, b->cfa_len);
+	assert_int_equal(a->fast, b->fast);
+	assert_int_equal(a->undef, b->undef);
+	assert_int_equal(a->saved, b->saved);
+	assert_int_equal(a->valued, b->valued);
+	assert_int_equal(a->ra_off, b->ra_off);
+	assert_int_equal(a->clear, b->clear);
+	assert_int_equal(a->set_known, b->set_known);
+	assert_int_equal(a->set_saved, b->set_saved);
+	if (a->cfa_kind == MS_CFA_EXPR)
+		for (uint32_t k = 0; k < a->cfa_len; k++) {
+			assert_int_equal(oa[a->cfa_arg + k].atom, ob[b->cfa_arg + k].atom);
+			assert_true(oa[a->cfa_arg + k].number == ob[b->cfa_arg + k].number);
+		}
+	else
+		assert_int_equal(a->cfa_arg, b->cfa_arg);
+	for (uint32_t i = 0; i < a->n; i++) {
+		const struct ms_reg_rule *ra = &a->regs[i], *rb = &b->regs[i];
+
+		assert_int_equal(ra->reg, rb->reg);
+		assert_int_equal(ra->kind, rb->kind);
+		assert_int_equal(ra->len, rb->len);
+		if (ra->kind == MS_REG_EXPR || ra->kind == MS_REG_VAL_EXPR)
+			for (uint32_t k = 0; k < ra->len; k++)
+				assert_int_equal(oa[ra->arg + k].atom, ob[rb->arg + k].atom);
+		else
+			assert_int_equal(ra->arg, rb->arg);
+	}
+}
+
+static bool has_expr(const struct ms_cfi_rule *r)
+{
+	if (r->cfa_kind == MS_CFA_EXPR)
+		return true;
+	for (uint32_t i = 0; i < r->n; i++)
+		if (r->regs[i].kind == MS_REG_EXPR || r->regs[i].kind == MS_REG_VAL_EXPR)
+			return true;
+	return false;
+}
+
+/* What one run of lookups saw. */
+struct run {
+	uint64_t made, made_expr, cached_rows, from_cache, found;
+};
+
+/*
+ * Look every step-th address of path's .text up (from the first + skip)
+ * in an ms_cfi with rows and cache, and in one with neither: the answers
+ * must be the same. Frees both (the first writes the cache).
+ */
+static struct run lookups(const char *path, uint64_t step, uint64_t skip)
+{
+	struct ms_module m;
+	struct ms_cfi *c, *plain;
+	struct run run = { 0 };
+	uint64_t lo, hi;
+
+	assert_true(module_at(path, &m));
+	text_of(path, &lo, &hi);
+	c = ms_cfi_open(path, &m, "/nonexistent");
+	plain = ms_cfi_open(path, &m, "/nonexistent");
+	assert_non_null(c);
+	assert_non_null(plain);
+	ms_cfi_no_rows(plain);
+	for (uint64_t a = lo + skip; a < hi; a += step) {
+		uint32_t rc, rp;
+		uint64_t made = ms_cfi_stats(c)->made;
+		int fc = ms_cfi_find(c, a, &rc), fp = ms_cfi_find(plain, a, &rp);
+
+		assert_int_equal(fc, fp);
+		if (fc != 1)
+			continue;
+		run.found++;
+		assert_same_rule(c, ms_cfi_rule(c, rc), plain, ms_cfi_rule(plain, rp));
+		if (ms_cfi_stats(c)->made != made && has_expr(ms_cfi_rule(c, rc)))
+			run.made_expr++;
+	}
+	run.made = ms_cfi_stats(c)->made;
+	run.cached_rows = ms_cfi_stats(c)->cached_rows;
+	run.from_cache = ms_cfi_stats(c)->from_cache;
+	/* The one without rows neither reads nor writes the cache. */
+	assert_int_equal(ms_cfi_stats(plain)->cached_rows, 0);
+	ms_cfi_free(plain);
+	ms_cfi_free(c);
+	return run;
+}
+
+static void rm_cache(void)
+{
+	char cmd[PATH_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/microscope'", cache_dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(cache_dir, sizeof(cache_dir), "%s/cficache-test.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(cache_dir))
+		return -1;
+	setenv("XDG_CACHE_HOME", cache_dir, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 32];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static struct stat stat_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return st;
+}
+
+/*
+ * Cold, then warm: the same answers, and libdw made only the rules the
+ * cache does not hold (expressions). Then a run that learns nothing does
+ * not rewrite the file.
+ */
+static void test_round_trip(void **state)
+{
+	const char *path = data_path("dwarf-frames");
+	struct run cold, warm, again;
+	struct stat a, b;
+
+	(void)state;
+	rm_cache();
+	cold = lookups(path, 1, 0);
+	assert_true(cold.found > 0);
+	assert_true(cold.made > cold.made_expr);
+	assert_int_equal(cold.cached_rows, 0);
+	a = stat_of(cache_path(FRAMES_ID));
+	warm = lookups(path, 1, 0);
+	assert_true(warm.cached_rows > 0);
+	assert_true(warm.from_cache > 0);
+	assert_int_equal(warm.made, cold.made_expr);
+	assert_int_equal(warm.made_expr, cold.made_expr);
+	b = stat_of(cache_path(FRAMES_ID));
+	assert_true(a.st_ino == b.st_ino);	/* nothing learned: not rewritten */
+	again = lookups(path, 1, 0);
+	assert_int_equal(again.made, cold.made_expr);
+}
+
+/* Half the addresses, then all: the rows learned in the second run are merged. */
+static void test_merge(void **state)
+{
+	const char *path = data_path("dwarf-frames");
+	struct run half, all, warm;
+
+	(void)state;
+	rm_cache();
+	half = lookups(path, 7, 0);
+	all = lookups(path, 1, 0);
+	assert_true(all.cached_rows > 0 && all.cached_rows <= half.made - half.made_expr);
+	assert_true(all.made > all.made_expr);	/* learned rows past the first run's */
+	warm = lookups(path, 1, 0);
+	assert_true(warm.cached_rows > all.cached_rows);
+	assert_int_equal(warm.made, warm.made_expr);
+}
+
+/* libc: many rows and rules (several rule blocks), cold and warm. */
+static void test_libc(void **state)
+{
+	struct run cold, warm;
+	uint64_t lo, hi, step;
+
+	(void)state;
+	if (access(LIBC, R_OK) < 0)
+		skip();
+	rm_cache();
+	text_of(LIBC, &lo, &hi);
+	step = (hi - lo) / 20000 + 1;
+	cold = lookups(LIBC, step, 0);
+	assert_true(cold.made - cold.made_expr > 1000);
+	warm = lookups(LIBC, step, 0);
+	assert_int_equal(warm.made, warm.made_expr);
+	assert_true(warm.cached_rows > 1000 && warm.cached_rows <= cold.made - cold.made_expr);
+}
+
+/* The cache file, read whole: its bytes in *buf (malloc'd), its length returned. */
+static size_t slurp(const char *path, uint8_t **buf)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > HDR);
+	rewind(f);
+	*buf = malloc((size_t)n + 16);
+	assert_non_null(*buf);
+	assert_int_equal(fread(*buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return (size_t)n;
+}
+
+static void spill(const char *path, const uint8_t *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+enum corruption {
+	CUT, LONGER, BUILD_ID, FILE_SIZE, N_RULES, REG_NUMBER, REG_KIND, REG_ORDER, UNDEF_BIT,
+	REGISTER_ARG, RULE_INDEX, EMPTY_ROW, OVERLAP, GARBAGE, CORRUPTIONS
+};
+
+/* A rule of the file whose last register is the return address, after another. */
+static uint8_t *rule_ending_in_ra(uint8_t *buf)
+{
+	uint32_t n_rules = get32(buf + H_N_RULES);
+
+	for (uint32_t i = 0; i < n_rules; i++) {
+		uint8_t *r = buf + HDR + (size_t)i * RULE;
+		uint8_t n = r[R_N];
+
+		if (n >= 2 && r[R_REGS + 8 * (n - 1)] == MS_DW_RA)
+			return r;
+	}
+	fail_msg("no rule ends in the return address");
+	return NULL;
+}
+
+static void corrupt(uint8_t *buf, size_t *len, enum corruption k)
+{
+	uint32_t n_rules = get32(buf + H_N_RULES);
+	uint8_t *rows = buf + HDR + (size_t)n_rules * RULE, *r;
+
+	switch (k) {
+	case CUT:
+		*len -= 1;
+		break;
+	case LONGER:
+		buf[(*len)++] = 0;
+		break;
+	case BUILD_ID:
+		buf[H_BUILD_ID + 3] ^= 1;
+		break;
+	case FILE_SIZE:
+		buf[H_FILE_SIZE] ^= 1;
+		break;
+	case N_RULES:
+		put32(buf + H_N_RULES, n_rules + 1);
+		break;
+	case REG_NUMBER:
+		/* Still in order, not undefined: only the register's bound refuses it. */
+		r = rule_ending_in_ra(buf);
+		r[R_REGS + 8 * (r[R_N] - 1)] = MS_DWARF_REGS;
+		break;
+	case REG_KIND:
+		r = rule_ending_in_ra(buf);
+		r[R_REGS + 1] = MS_REG_EXPR;
+		break;
+	case REG_ORDER:
+		r = rule_ending_in_ra(buf);
+		r[R_REGS + 8] = r[R_REGS];
+		break;
+	case UNDEF_BIT:
+		r = rule_ending_in_ra(buf);
+		put32(r + R_UNDEF, get32(r + R_UNDEF) | 1u << MS_DW_RA);
+		break;
+	case REGISTER_ARG:
+		r = rule_ending_in_ra(buf);
+		r[R_REGS + 1] = MS_REG_REGISTER;
+		put32(r + R_REGS + 4, MS_DWARF_REGS);
+		break;
+	case RULE_INDEX:
+		put32(rows + W_RULE, n_rules);
+		break;
+	case EMPTY_ROW:
+		/* The first row made empty: its start is its end. */
+		memcpy(rows + W_END, rows, 8);
+		break;
+	case OVERLAP:
+		/* The second row starts inside the first. */
+		memcpy(rows + ROW, rows, 8);
+		break;
+	case GARBAGE:
+		for (size_t i = 0; i < *len; i++)
+			buf[i] = (uint8_t)(i * 151 + 7);
+		break;
+	case CORRUPTIONS:
+		break;
+	}
+}
+
+/* Each corruption: the cache is ignored (answers as cold), then rewritten whole. */
+static void test_corrupt(void **state)
+{
+	const char *path = data_path("dwarf-frames");
+	struct run cold, bad, warm;
+
+	(void)state;
+	for (int k = 0; k < CORRUPTIONS; k++) {
+		uint8_t *buf;
+		size_t len;
+
+		rm_cache();
+		cold = lookups(path, 1, 0);
+		len = slurp(cache_path(FRAMES_ID), &buf);
+		assert_true(get32(buf + H_N_ROWS) >= 2);
+		corrupt(buf, &len, k);
+		spill(cache_path(FRAMES_ID), buf, len);
+		free(buf);
+		bad = lookups(path, 1, 0);
+		if (bad.cached_rows)
+			fail_msg("corruption %d: the cache was used", k);
+		assert_int_equal(bad.made, cold.made);
+		warm = lookups(path, 1, 0);
+		assert_true(warm.cached_rows > 0);
+		assert_int_equal(warm.made, cold.made_expr);
+	}
+}
+
+/* Another module's cache, under this one's build id: ignored. */
+static void test_other_module(void **state)
+{
+	const char *frames = data_path("dwarf-frames");
+	struct run cold, other;
+	uint64_t lo, hi;
+	char cmd[3 * PATH_MAX];
+
+	(void)state;
+	if (access(LIBC, R_OK) < 0)
+		skip();
+	rm_cache();
+	cold = lookups(frames, 1, 0);
+	text_of(LIBC, &lo, &hi);
+	lookups(LIBC, (hi - lo) / 2000 + 1, 0);
+	/* libc's file in place of dwarf-frames'. */
+	{
+		DIR *d = opendir(cache_dir);
+		struct dirent *e;
+		char *libc_file = NULL;
+
+		assert_non_null(d);
+		closedir(d);
+		snprintf(cmd, sizeof(cmd), "%s/microscope/cfi", cache_dir);
+		d = opendir(cmd);
+		assert_non_null(d);
+		while ((e = readdir(d)))
+			if (strstr(e->d_name, ".rows") && strncmp(e->d_name, FRAMES_ID, 40))
+				libc_file = strdup(e->d_name);
+		closedir(d);
+		assert_non_null(libc_file);
+		snprintf(cmd, sizeof(cmd), "cp '%s/microscope/cfi/%s' '%s'", cache_dir, libc_file,
+			 cache_path(FRAMES_ID));
+		free(libc_file);
+		assert_int_equal(system(cmd), 0);
+	}
+	other = lookups(frames, 1, 0);
+	assert_int_equal(other.cached_rows, 0);
+	assert_int_equal(other.made, cold.made);
+}
+
+/* No cache directory: exactly as without a cache, and nothing written. */
+static void test_no_cache_dir(void **state)
+{
+	const char *path = data_path("dwarf-frames");
+	char cwd[PATH_MAX], *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	struct run a, b;
+	struct stat st;
+
+	(void)state;
+	rm_cache();
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(cache_dir), 0);
+	/* A relative XDG_CACHE_HOME and no HOME: no cache (the XDG rule). */
+	setenv("XDG_CACHE_HOME", "rel", 1);
+	unsetenv("HOME");
+	a = lookups(path, 1, 0);
+	b = lookups(path, 1, 0);
+	assert_int_equal(a.cached_rows, 0);
+	assert_int_equal(b.cached_rows, 0);
+	assert_int_equal(a.made, b.made);
+	assert_true(stat("rel", &st) < 0);
+	assert_true(stat("microscope", &st) < 0);
+	assert_int_equal(chdir(cwd), 0);
+	setenv("XDG_CACHE_HOME", cache_dir, 1);
+	if (home) {
+		setenv("HOME", home, 1);
+		free(home);
+	}
+	assert_true(stat(cache_path(FRAMES_ID), &st) < 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_libc),
+		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_other_module),
+		cmocka_unit_test(test_no_cache_dir),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
