@@ -52,10 +52,11 @@ static void print_stats(const struct ms_unwind_stats *s)
 	fprintf(stderr, "ms-unwind: modules %llu unverified %llu\n",
 		(unsigned long long)s->modules, (unsigned long long)s->modules_unverified);
 	fprintf(stderr, "ms-unwind: dwarf-frames %llu fp-frames %llu pc-cache hits %llu misses %llu "
-		"cfi-modules %llu cfi-rules %llu\n",
+		"cfi-modules %llu cfi-rules %llu cfi-cached %llu\n",
 		(unsigned long long)s->dwarf_frames, (unsigned long long)s->fp_frames,
 		(unsigned long long)s->pc_cache_hits, (unsigned long long)s->pc_cache_misses,
-		(unsigned long long)s->cfi_modules, (unsigned long long)s->cfi_rules);
+		(unsigned long long)s->cfi_modules, (unsigned long long)s->cfi_rules,
+		(unsigned long long)s->cfi_cached);
 	fprintf(stderr, "ms-unwind: walk-cache replayed %llu kept %llu emptied %llu\n",
 		(unsigned long long)s->walks_replayed, (unsigned long long)s->walks_kept,
 		(unsigned long long)s->walk_cache_resets);

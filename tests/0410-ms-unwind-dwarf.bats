@@ -84,6 +84,24 @@ stacks() {
 	[ "$(awk '$4 == "outermost"' stacks.txt | wc -l)" -eq 0 ]
 }
 
+@test "dwarf: a second run answers from the first's CFI rows, with the same stacks" {
+	require_built "$RECURSE"
+	record -F 2000 -- "$RECURSE" 0.5 40
+	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/cache
+	ms-unwind --stats decoded.msr > cold.msr 2> cold.err
+	ls "$XDG_CACHE_HOME"/microscope/cfi/*.rows
+	ms-unwind --stats decoded.msr > warm.msr 2> warm.err
+	cmp cold.msr warm.msr
+	read -r made_cold cached_cold < <(sed -n 's/.* cfi-rules \([0-9]*\) cfi-cached \([0-9]*\)$/\1 \2/p' cold.err)
+	read -r made_warm cached_warm < <(sed -n 's/.* cfi-rules \([0-9]*\) cfi-cached \([0-9]*\)$/\1 \2/p' warm.err)
+	echo "cold: made $made_cold cached $cached_cold; warm: made $made_warm cached $cached_warm" >&2
+	[ "$made_cold" -gt 0 ] && [ "$cached_cold" -eq 0 ]
+	[ "$cached_warm" -gt 0 ] && [ "$made_warm" -lt "$made_cold" ]
+	# No cache directory: the same stacks, nothing kept.
+	XDG_CACHE_HOME= HOME= ms-unwind decoded.msr > none.msr
+	cmp cold.msr none.msr
+}
+
 @test "dwarf: a deeper recursion than the copy holds ends with stack-copy, never more" {
 	require_built "$RECURSE"
 	record -F 2000 --stack-size 1024 -- "$RECURSE" 0.5 40

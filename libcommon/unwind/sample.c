@@ -108,7 +108,7 @@ static __attribute__((noinline)) int fill(struct dwarf_state *st, struct pc_entr
 {
 	struct ms_code_loc loc;
 	uint32_t rule;
-	uint64_t made;
+	uint64_t made, cached;
 	void **slot;
 	int r = ms_unwinder_resolve(st->u, st->proc, lookup, &loc), found;
 
@@ -142,9 +142,11 @@ static __attribute__((noinline)) int fill(struct dwarf_state *st, struct pc_entr
 	}
 	e->cfi = *slot;
 	made = ms_cfi_stats(e->cfi)->made;
+	cached = ms_cfi_stats(e->cfi)->from_cache;
 	if ((found = ms_cfi_find(e->cfi, loc.address, &rule)) < 0)
 		return -1;
 	st->stats->cfi_rules += ms_cfi_stats(e->cfi)->made - made;
+	st->stats->cfi_cached += ms_cfi_stats(e->cfi)->from_cache - cached;
 	if (found) {
 		e->rule = rule;
 		e->rp = ms_cfi_rule(e->cfi, rule);

@@ -175,6 +175,7 @@ struct ms_unwind_stats {
 	uint64_t pc_cache_hits, pc_cache_misses;
 	uint64_t cfi_modules;		/* modules whose CFI files were opened */
 	uint64_t cfi_rules;		/* rules made from libdw (per .eh_frame row, else per address) */
+	uint64_t cfi_cached;		/* PCs answered by rows of an earlier run (cfi.h's cache) */
 	/* The walk cache (unwind/dwarf.h): walks replayed, walks kept, times emptied. */
 	uint64_t walks_replayed, walks_kept, walk_cache_resets;
 };
