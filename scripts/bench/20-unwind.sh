@@ -42,7 +42,7 @@ complete_percent() {
 }
 
 unwind_row() {	# name, command...
-	local name=$1 ms_n perf_n t_ms t_perf t_dec t_unw t_sym t_cold
+	local name=$1 ms_n perf_n t_ms t_perf t_dec t_unw t_sym t_cold cold
 	shift
 	echo "bench-smoke: recording $name for ${seconds}s at 4000 Hz (8 KiB stack copies)"
 	ms-collect -F 4000 --stack-size 8192 -o "$work/$name.msr" -- "$@" 2>/dev/null
@@ -54,11 +54,13 @@ unwind_row() {	# name, command...
 	ms-unwind "$work/$name.ref" > "$work/$name.unw"
 	ms_n=$(unwound_samples "$work/$name.dec")
 	perf_n=$(perf script -i "$work/$name.data" -F tid 2>/dev/null | wc -l)
-	# ms-symbolize caches kallsyms and inflated debug files (symbols/kcache.h,
-	# symbols/dcache.h): the first run fills an empty cache, the best of the
-	# others reads it; both are shown.
+	# The stages cache what later runs would make again (kallsyms, symbol
+	# tables, inflated debug files, CFI rows: util/cachedir.h): the first
+	# run fills an empty cache, the best of the others reads it; both shown.
 	rm -rf "$work/cold-cache"
-	t_cold=$(runs=1 best "XDG_CACHE_HOME='$work/cold-cache' ms-decode '$work/$name.msr' | ms-unwind | ms-symbolize")
+	# (Each stage its own assignment: one before the first reaches it alone.)
+	cold="XDG_CACHE_HOME='$work/cold-cache'"
+	t_cold=$(runs=1 best "$cold ms-decode '$work/$name.msr' | $cold ms-unwind | $cold ms-symbolize")
 	rm -rf "$work/cold-cache"
 	# A 40 ms run meets the machine's noise whole where perf script's 1.5 s
 	# averages it out: the short runs get more tries (short_runs), each
@@ -96,7 +98,8 @@ echo "microscope's pipeline (~40 ms each), of $runs of perf script (~1.5 s each)
 printf '\n%-36s %11s %11s %11s %11s\n' "each stage alone, samples/s" "ms-decode" "ms-unwind" \
 	"ms-symbolize" "cold cache"
 cat "$work/unwind.stages"
-echo "(cold cache: the whole pipeline once, with an empty ms-symbolize cache)"
+echo "(cold cache: the whole pipeline once, with an empty cache directory: kallsyms,"
+echo "symbol tables, debug copies, CFI rows)"
 printf '\n%-36s %11s %11s %11s\n' "wall time, best" "pipeline" "start only" "perf script"
 cat "$work/unwind.times"
 echo "(start only: ms-decode --version | ms-unwind --version | ms-symbolize --version,"
