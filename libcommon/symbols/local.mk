@@ -33,7 +33,7 @@ ms_debuginfod_find_LDADD = -ldl
 man_MANS += man/ms-debuginfod-find.1
 
 UNIT_TESTS += tests/unit/symbols-test
-tests_unit_symbols_test_SOURCES = tests/unit/symbols-test.c
+tests_unit_symbols_test_SOURCES = tests/unit/symbols-test.c tests/unit/elf-helpers.h
 tests_unit_symbols_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_symbols_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 

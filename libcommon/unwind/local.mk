@@ -21,7 +21,7 @@ tests_unit_stacktab_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_stacktab_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 UNIT_TESTS += tests/unit/unwind-test
-tests_unit_unwind_test_SOURCES = tests/unit/unwind-test.c
+tests_unit_unwind_test_SOURCES = tests/unit/unwind-test.c tests/unit/elf-helpers.h
 tests_unit_unwind_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_unwind_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
@@ -43,7 +43,7 @@ tests_unit_data_elf_tiny_stripped_LDFLAGS = -s -rdynamic \
 # found by build id or by .gnu_debuglink (and one whose debuglink CRC is
 # wrong).
 UNIT_TESTS += tests/unit/dwarf-test
-tests_unit_dwarf_test_SOURCES = tests/unit/dwarf-test.c tests/unit/cfi-helpers.h
+tests_unit_dwarf_test_SOURCES = tests/unit/dwarf-test.c tests/unit/cfi-helpers.h tests/unit/elf-helpers.h
 tests_unit_dwarf_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_dwarf_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 EXTRA_tests_unit_dwarf_test_DEPENDENCIES = tests/unit/data/dwarf-frames$(EXEEXT) \
@@ -89,7 +89,8 @@ EXTRA_DIST += scripts/bench/20-unwind.sh
 # The cache of CFI rows per build id (cfi.c): warm answers are cold ones,
 # made without libdw; a cut, corrupt or other module's cache is ignored.
 UNIT_TESTS += tests/unit/cficache-test
-tests_unit_cficache_test_SOURCES = tests/unit/cficache-test.c tests/unit/cfi-helpers.h
+tests_unit_cficache_test_SOURCES = tests/unit/cficache-test.c tests/unit/cfi-helpers.h \
+	tests/unit/elf-helpers.h tests/unit/tmpdir.h
 tests_unit_cficache_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_cficache_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 EXTRA_tests_unit_cficache_test_DEPENDENCIES = tests/unit/data/dwarf-frames$(EXEEXT)

@@ -13,7 +13,7 @@
 #include "unwind/elffile.h"
 
 /* The module record of the file at path, as a proved mapping has it; false when unreadable. */
-static bool module_at(const char *path, struct ms_module *m)
+static inline bool module_at(const char *path, struct ms_module *m)
 {
 	struct ms_elf_file f;
 
@@ -31,7 +31,7 @@ static bool module_at(const char *path, struct ms_module *m)
 	return true;
 }
 
-static void assert_same_rule(const struct ms_cfi *ca, const struct ms_cfi_rule *a,
+static inline void assert_same_rule(const struct ms_cfi *ca, const struct ms_cfi_rule *a,
 			     const struct ms_cfi *cb, const struct ms_cfi_rule *b)
 {
 	const struct ms_dwarf_op *oa = ms_cfi_ops(ca), *ob = ms_cfi_ops(cb);

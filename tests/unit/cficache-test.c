@@ -26,6 +26,8 @@
 #include "unwind/cfi.h"
 #include "unwind/elffile.h"
 #include "cfi-helpers.h"
+#include "elf-helpers.h"
+#include "tmpdir.h"
 
 /* The file's layout (cfi.c): header, rules, rows. */
 #define HDR 64
@@ -46,51 +48,12 @@
 
 static char cache_dir[PATH_MAX];
 
-/* A file next to this test binary: data/NAME. */
-static const char *data_path(const char *name)
-{
-	static char buf[4][PATH_MAX + 64];
-	static int k;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	assert_true(n > 0);
-	exe[n] = '\0';
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/data/%s", dirname(exe), name);
-	return buf[k];
-}
-
 static const char *cache_path(const char *id)
 {
 	static char buf[PATH_MAX + 128];
 
 	snprintf(buf, sizeof(buf), "%s/microscope/cfi/%s.rows", cache_dir, id);
 	return buf;
-}
-
-/* The .text of the file at path: [*lo, *hi). */
-static void text_of(const char *path, uint64_t *lo, uint64_t *hi)
-{
-	struct ms_elf_file f;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	*lo = *hi = 0;
-	assert_int_equal(ms_elf_file_open(&f, path), MS_SYM_OK);
-	assert_int_equal(elf_getshdrstrndx(f.elf, &shstrndx), 0);
-	while ((scn = elf_nextscn(f.elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(f.elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(name, ".text")) {
-			*lo = sh.sh_addr;
-			*hi = sh.sh_addr + sh.sh_size;
-		}
-	}
-	ms_elf_file_close(&f);
-	assert_true(*hi > *lo);
 }
 
 static bool has_expr(const struct ms_cfi_rule *r)
@@ -121,7 +84,7 @@ static struct run lookups(const char *path, uint64_t step, uint64_t skip)
 	uint64_t lo, hi;
 
 	assert_true(module_at(path, &m));
-	text_of(path, &lo, &hi);
+	text_range(path, &lo, &hi);
 	c = ms_cfi_open(path, &m, "/nonexistent");
 	plain = ms_cfi_open(path, &m, "/nonexistent");
 	assert_non_null(c);
@@ -152,30 +115,24 @@ static struct run lookups(const char *path, uint64_t step, uint64_t skip)
 
 static void rm_cache(void)
 {
-	char cmd[PATH_MAX + 32];
+	char dir[PATH_MAX + 32];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s/microscope'", cache_dir);
-	assert_int_equal(system(cmd), 0);
+	snprintf(dir, sizeof(dir), "%s/microscope", cache_dir);
+	assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(cache_dir, sizeof(cache_dir), "%s/cficache-test.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(cache_dir))
-		return -1;
+	tmpdir_make(cache_dir, sizeof(cache_dir), "cficache-test");
 	setenv("XDG_CACHE_HOME", cache_dir, 1);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 32];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(cache_dir);
 }
 
 static struct stat stat_of(const char *path)
@@ -242,7 +199,7 @@ static void test_libc(void **state)
 	if (access(LIBC, R_OK) < 0)
 		skip();
 	rm_cache();
-	text_of(LIBC, &lo, &hi);
+	text_range(LIBC, &lo, &hi);
 	step = (hi - lo) / 20000 + 1;
 	cold = lookups(LIBC, step, 0);
 	assert_true(cold.made - cold.made_expr > 1000);
@@ -416,7 +373,7 @@ static void test_other_module(void **state)
 		skip();
 	rm_cache();
 	cold = lookups(frames, 1, 0);
-	text_of(LIBC, &lo, &hi);
+	text_range(LIBC, &lo, &hi);
 	lookups(LIBC, (hi - lo) / 2000 + 1, 0);
 	/* libc's file in place of dwarf-frames'. */
 	{

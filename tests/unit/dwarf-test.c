@@ -32,6 +32,7 @@
 #include "unwind/elffile.h"
 #include "unwind/unwind.h"
 #include "cfi-helpers.h"
+#include "elf-helpers.h"
 
 /* Count allocations to prove the per-sample path makes none. */
 void *__libc_malloc(size_t n);
@@ -63,21 +64,6 @@ void *realloc(void *p, size_t n)
 #define SP0 0x7ffe00001000ull		/* the sampled %rsp */
 #define UNMAPPED 0x1234ull
 #define PERF_MASK 0xff01ffull		/* AX..IP, R8..R15 */
-
-/* A file next to this test binary: data/NAME. */
-static const char *data_path(const char *name)
-{
-	static char buf[4][PATH_MAX + 64];
-	static int k;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	assert_true(n > 0);
-	exe[n] = '\0';
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/data/%s", dirname(exe), name);
-	return buf[k];
-}
 
 /* The value of symbol name in file (data/NAME). */
 static uint64_t sym_in(const char *file, const char *name)

@@ -40,25 +40,12 @@
 #include "symbols/symtab.h"
 #include "unwind/elffile.h"
 #include "util/error.h"
+#include "elf-helpers.h"
 
 static const uint8_t tiny_build_id[20] = {
 	0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23,
 	0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67,
 };
-
-static const char *data_path(const char *name)
-{
-	static char buf[4][PATH_MAX + 64];
-	static int next;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *out = buf[next++ & 3];
-
-	assert_true(n > 0);
-	exe[n] = '\0';
-	snprintf(out, PATH_MAX + 64, "%s/data/%s", dirname(exe), name);
-	return out;
-}
 
 /*
  * A symbol's value and size read straight from the file's tables (a plain
@@ -549,16 +536,7 @@ static void test_symbolizer_self(void **state)
 
 static const char *fixture_path(const char *name)
 {
-	static char buf[2][PATH_MAX + 64];
-	static int next;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *out = buf[next++ & 1];
-
-	assert_true(n > 0);
-	exe[n] = '\0';
-	snprintf(out, PATH_MAX + 64, "%s/../fixtures/%s", dirname(exe), name);
-	return out;
+	return beside_test("../fixtures", name);
 }
 
 /* The module record ms-unwind would write for path: its build id. */
@@ -762,27 +740,6 @@ static void test_symbolizer_debug_dir(void **state)
 	assert_true(has_problem(s, "no-debug-file"));
 	ms_symbolizer_free(s);
 	scratch_free(&sc);
-}
-
-/* The .text section's bounds. */
-static void text_range(const char *path, uint64_t *start, uint64_t *end)
-{
-	struct ms_elf_file f;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	assert_int_equal(ms_elf_file_open(&f, path), MS_SYM_OK);
-	assert_int_equal(elf_getshdrstrndx(f.elf, &shstrndx), 0);
-	while ((scn = elf_nextscn(f.elf, scn))) {
-		GElf_Shdr sh;
-
-		gelf_getshdr(scn, &sh);
-		if (!strcmp(elf_strptr(f.elf, shstrndx, sh.sh_name), ".text")) {
-			*start = sh.sh_addr;
-			*end = sh.sh_addr + sh.sh_size;
-		}
-	}
-	ms_elf_file_close(&f);
 }
 
 /*

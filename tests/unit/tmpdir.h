@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 /* Make dir (cap bytes) a new folder named after the test. */
-static void tmpdir_make(char *dir, size_t cap, const char *test)
+static inline void tmpdir_make(char *dir, size_t cap, const char *test)
 {
 	const char *tmp = getenv("TMPDIR");
 
@@ -19,7 +19,7 @@ static void tmpdir_make(char *dir, size_t cap, const char *test)
 }
 
 /* Remove dir and what it holds: 0, or -1. */
-static int tmpdir_remove(const char *dir)
+static inline int tmpdir_remove(const char *dir)
 {
 	char cmd[4200];
 

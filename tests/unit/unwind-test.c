@@ -36,6 +36,7 @@
 #include "unwind/elffile.h"
 #include "unwind/unwind.h"
 #include "util/error.h"
+#include "elf-helpers.h"
 
 /* Count allocations to prove the per-sample path makes none. */
 void *__libc_malloc(size_t n);
@@ -66,19 +67,6 @@ static const uint8_t tiny_build_id[20] = {
 	0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23,
 	0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67,
 };
-
-/* A file next to this test binary: data/NAME. */
-static const char *data_path(const char *name)
-{
-	static char buf[PATH_MAX + 64];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	assert_true(n > 0);
-	exe[n] = '\0';
-	snprintf(buf, sizeof(buf), "%s/data/%s", dirname(exe), name);
-	return buf;
-}
 
 /* ---- address space ---- */
 
