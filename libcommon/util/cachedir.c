@@ -47,12 +47,30 @@ void *ms_cache_map(const char *path, uint64_t min_len, uint64_t max_len, size_t 
 	return map;
 }
 
+/* Clean the cache when path is in it (not a path a test or tool chose elsewhere). */
+static void clean_for(const char *path)
+{
+	char *top = ms_cache_file("");
+	size_t n;
+
+	if (!top)
+		return;
+	n = strlen(top);	/* ending in '/' */
+	if (n > 1 && !strncmp(path, top, n)) {
+		top[n - 1] = '\0';
+		ms_cache_clean(top);
+	}
+	free(top);
+}
+
 int ms_cache_mkdir(const char *path)
 {
-	char *dir = strdup(path), *slash;
+	char *dir, *slash;
 	char *p;
 
-	if (!dir)
+	/* Before the folders are made: a clean may remove the ones it empties. */
+	clean_for(path);
+	if (!(dir = strdup(path)))
 		return -1;
 	if ((slash = strrchr(dir, '/')))
 		*slash = '\0';
