@@ -8,6 +8,10 @@
 #    the files the pipeline would pass it: ms-unwind reads samples that
 #    refer to their stack copies in the .msr, as ms-decode writes them into
 #    a pipe);
+#  - each workload at two lengths ($seconds s and 4x that), and the cost of
+#    one more sample from the difference: both tools pay a fixed cost
+#    (starting processes, reading symbols: ~30 ms for the pipeline, ~0.4 s
+#    for perf script here) that a short run's rate includes whole;
 #  - completeness (the share of stacks that reach the thread's entry) at
 #    copy sizes of 8, 16, 32 and 64 KiB.
 recurse=$build/tests/fixtures/recurse
@@ -41,10 +45,10 @@ complete_percent() {
 		END { printf "%.1f", n ? 100 * o / n : 0 }'
 }
 
-unwind_row() {	# name, command...
-	local name=$1 ms_n perf_n t_ms t_perf t_dec t_unw t_sym t_cold cold
-	shift
-	echo "bench-smoke: recording $name for ${seconds}s at 4000 Hz (8 KiB stack copies)"
+unwind_row() {	# name, seconds, command... (which runs for those seconds)
+	local key=${1%% *} name="$1, $2 s" ms_n perf_n t_ms t_perf t_dec t_unw t_sym t_cold cold
+	shift 2
+	echo "bench-smoke: recording $name at 4000 Hz (8 KiB stack copies)"
 	ms-collect -F 4000 --stack-size 8192 -o "$work/$name.msr" -- "$@" 2>/dev/null
 	perf record -q -F 4000 --call-graph dwarf,8192 -o "$work/$name.data" -- "$@" \
 		>/dev/null 2>&1
@@ -74,42 +78,64 @@ unwind_row() {	# name, command...
 	t_sym=$(runs=$short_runs best "ms-symbolize '$work/$name.unw'")
 	rate_ms=$(ratio "$ms_n" "$t_ms")
 	rate_perf=$(ratio "$perf_n" "$t_perf")
-	printf '%-36s %9d %9d %11.0f %11.0f %7.1fx\n' "$name" "$ms_n" "$perf_n" \
+	echo "$ms_n $t_ms $perf_n $t_perf" >> "$work/unwind.raw.$key"
+	printf '%-42s %9d %9d %11.0f %11.0f %7.1fx\n' "$name" "$ms_n" "$perf_n" \
 		"$rate_ms" "$rate_perf" "$(ratio "$rate_ms" "$rate_perf")" >> "$work/unwind.rates"
-	printf '%-36s %11.0f %11.0f %11.0f %11.0f\n' "$name" "$(ratio "$ms_n" "$t_dec")" \
+	printf '%-42s %11.0f %11.0f %11.0f %11.0f\n' "$name" "$(ratio "$ms_n" "$t_dec")" \
 		"$(ratio "$ms_n" "$t_unw")" "$(ratio "$ms_n" "$t_sym")" \
 		"$(ratio "$ms_n" "$t_cold")" >> "$work/unwind.stages"
-	printf '%-36s %8.1f ms %8.1f ms %8.1f ms\n' "$name" "$(ratio "$t_ms" 0.001)" \
+	printf '%-42s %8.1f ms %8.1f ms %8.1f ms\n' "$name" "$(ratio "$t_ms" 0.001)" \
 		"$(ratio "$t_floor" 0.001)" "$(ratio "$t_perf" 0.001)" >> "$work/unwind.times"
 }
 
+# The cost of one more sample, in microseconds, for microscope and perf, and
+# their ratio, from the two lengths of workload key (unwind.raw.KEY).
+per_sample_row() {	# key, label
+	[ -s "$work/unwind.raw.$1" ] || return 0
+	awk -v label="$2" '
+		NR == 1 { n = $1; t = $2; pn = $3; pt = $4 }
+		NR == 2 { us = 1e6 * ($2 - t) / ($1 - n); pus = 1e6 * ($4 - pt) / ($3 - pn)
+			printf "%-42s %11.2f %11.1f %7.1fx\n", label, us, pus, pus / us }
+	' "$work/unwind.raw.$1"
+}
+
 short_runs=$((runs * 3))
+long=$((seconds * 4))
 : > "$work/unwind.rates"
 : > "$work/unwind.stages"
 : > "$work/unwind.times"
-unwind_row "recurse (C, -O2, no frame pointers)" "$recurse" "$seconds" 40
-[ -x "$python" ] && unwind_row "python3 (Debian, pure Python loop)" "$python" "$work/loop.py" "$seconds"
+rm -f "$work"/unwind.raw.*
+for len in "$seconds" "$long"; do
+	unwind_row "recurse (C, -O2, no frame pointers)" "$len" "$recurse" "$len" 40
+	[ -x "$python" ] && unwind_row "python3 (Debian, pure Python loop)" "$len" \
+		"$python" "$work/loop.py" "$len"
+done
 
-printf '\n%-36s %9s %9s %11s %11s %8s\n' "workload" "samples" "perf" "samples/s" "perf/s" "ratio"
+printf '\n%-42s %9s %9s %11s %11s %8s\n' "workload" "samples" "perf" "samples/s" "perf/s" "ratio"
 cat "$work/unwind.rates"
 echo "microscope: ms-decode | ms-unwind | ms-symbolize on the saved stream; perf: perf script"
 echo "(full output) on perf.data (--call-graph dwarf,8192); best of $short_runs runs of"
-echo "microscope's pipeline (~40 ms each), of $runs of perf script (~1.5 s each)."
-printf '\n%-36s %11s %11s %11s %11s\n' "each stage alone, samples/s" "ms-decode" "ms-unwind" \
+echo "microscope's pipeline (40-130 ms each), of $runs of perf script (1.5-12 s each)."
+printf '\n%-42s %11s %11s %8s\n' "one more sample (from $seconds s to $long s)" "us" "perf us" "ratio"
+per_sample_row recurse "recurse (C, -O2, no frame pointers)"
+per_sample_row python3 "python3 (Debian, pure Python loop)"
+echo "(the difference of the two lengths' times over that of their samples: what a"
+echo "sample costs beyond the fixed cost of starting and reading symbols)"
+printf '\n%-42s %11s %11s %11s %11s\n' "each stage alone, samples/s" "ms-decode" "ms-unwind" \
 	"ms-symbolize" "cold cache"
 cat "$work/unwind.stages"
 echo "(cold cache: the whole pipeline once, with an empty cache directory: kallsyms,"
 echo "symbol tables, debug copies, CFI rows)"
-printf '\n%-36s %11s %11s %11s\n' "wall time, best" "pipeline" "start only" "perf script"
+printf '\n%-42s %11s %11s %11s\n' "wall time, best" "pipeline" "start only" "perf script"
 cat "$work/unwind.times"
 echo "(start only: ms-decode --version | ms-unwind --version | ms-symbolize --version,"
 echo "the cost of starting the three processes from this shell, within the pipeline's time)"
 
 # Completeness by copy size: the recursion at depth 40 (about 2 KiB of
 # stack) and 400 (about 20 KiB), and python3.
-printf '\n%-36s %8s %8s %8s %8s\n' "stacks complete (outermost), %" "8 KiB" "16 KiB" "32 KiB" "64 KiB"
+printf '\n%-42s %8s %8s %8s %8s\n' "stacks complete (outermost), %" "8 KiB" "16 KiB" "32 KiB" "64 KiB"
 for w in "recurse depth 40" "recurse depth 400" "python3"; do
-	line=$(printf '%-36s' "$w")
+	line=$(printf '%-42s' "$w")
 	for kib in 8 16 32 64; do
 		bytes=$((kib * 1024))
 		[ "$bytes" -gt 65528 ] && bytes=65528
