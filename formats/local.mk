@@ -55,34 +55,3 @@ EXTRA_DIST += tests/fuzz/corpus tests/fuzz/fuzz.h \
 	tests/formats/speedscope-schema.js tests/formats/chrome-check.js \
 	tests/formats/go-runtime-cpu.go tests/formats/go-runtime-cpu.pprof \
 	scripts/bench/40-formats.sh
-
-# libFuzzer targets, one per importer: `make fuzz`, then for example
-#   tests/fuzz/fuzz-pprof -close_fd_mask=2 -max_total_time=60 WORKDIR $(srcdir)/tests/fuzz/corpus/pprof
-# Not part of `make check`. Every libcommon source is built again with clang
-# and the sanitizers, under tests/fuzz/obj/.
-FUZZ_CC = clang
-# A lower sample limit keeps each input fast; the limit itself is unit-tested.
-FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-	-DMS_IMPORT_SAMPLES_MAX=65536
-FUZZ_OBJDIR = tests/fuzz/obj
-FUZZ_OBJS = $(patsubst %.c,$(FUZZ_OBJDIR)/%.o,$(filter %.c,$(libcommon_a_SOURCES))) \
-	$(FUZZ_OBJDIR)/formats/pprof/profile.pb-c.o $(FUZZ_OBJDIR)/tests/fuzz/fuzz-common.o
-FUZZ_SYSLIBS = $(filter-out libcommon.a,$(MS_LIBS)) $(LIBS)
-FUZZ_COMPILE = $(FUZZ_CC) $(FUZZ_CFLAGS) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) \
-	$(AM_CFLAGS) -Wno-unknown-warning-option
-
-$(FUZZ_OBJDIR)/%.o: %.c $(PPROF_GEN)
-	@$(MKDIR_P) $(@D)
-	$(AM_V_CC)$(FUZZ_COMPILE) -fsanitize=fuzzer-no-link -c -o $@ $<
-
-tests/fuzz/fuzz-pprof tests/fuzz/fuzz-folded: tests/fuzz/%: $(FUZZ_OBJDIR)/tests/fuzz/%.o $(FUZZ_OBJS)
-	$(AM_V_CCLD)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_SYSLIBS)
-
-fuzz: tests/fuzz/fuzz-pprof tests/fuzz/fuzz-folded
-.PHONY: fuzz
-CLEANFILES += tests/fuzz/fuzz-pprof tests/fuzz/fuzz-folded
-
-clean-local: clean-fuzz
-clean-fuzz:
-	-rm -rf $(FUZZ_OBJDIR)
-.PHONY: clean-fuzz
