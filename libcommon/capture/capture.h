@@ -9,8 +9,9 @@
  *  - every string id < n_strings; string 0 is "" (the absent string);
  *  - every module, frame, stack and thread reference is < its table's count
  *    or MS_NONE where the field allows it;
- *  - a frame's lines lie inside the lines table, and every line's function
- *    is < n_functions (minor 1);
+ *  - a frame's lines lie inside the lines table, at most
+ *    MS_FRAME_LINES_MAX (stream/records.h) of them, and every line's
+ *    function is < n_functions (minor 1);
  *  - stacks form a prefix tree: stacks[i].parent < i or MS_NONE (the
  *    outermost frame's node has parent MS_NONE);
  *  - samples are sorted by (time, thread, cpu, stack);

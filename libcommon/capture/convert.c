@@ -386,7 +386,7 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 		if (ms_lost_pack(w, &u->lost) < 0)
 			return -1;
 	}
-	/* The capture keeps only the count of throttle events. */
+	/* The capture keeps only the count of throttle events (bounded above). */
 	memset(&u->throttle, 0, sizeof(u->throttle));
 	for (k = 0; k < cap->throttled; k++)
 		if (ms_throttle_pack(w, &u->throttle) < 0)
@@ -413,9 +413,19 @@ int ms_capture_dump(const struct ms_capture *cap, struct ms_writer *w,
 int ms_capture_dump_flags(const struct ms_capture *cap, struct ms_writer *w,
 			  const char *stage, const char *version, unsigned flags)
 {
-	union any_record *u = malloc(sizeof(*u));
+	union any_record *u;
 	int ret = -1;
 
+	/*
+	 * The stream has one record per throttle event: a count a file makes
+	 * up (the reader cannot bound it) must not make us write records for
+	 * ever. Refused before anything is written.
+	 */
+	if (cap->throttled > MS_DUMP_THROTTLE_MAX)
+		return ms_error("the capture counts %" PRIu64 " throttle events; a dump writes a "
+				"record for each, and at most %u", cap->throttled,
+				MS_DUMP_THROTTLE_MAX);
+	u = malloc(sizeof(*u));
 	if (!u)
 		return ms_error("out of memory dumping the capture");
 	if (ms_writer_header(w, NULL, stage, version) == 0 && dump_tables(cap, w, u, flags) == 0 &&

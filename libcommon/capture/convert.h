@@ -24,6 +24,11 @@
  *   ms-capture --dump IN | ms-symbolize | ms-capture -o OUT
  * The module statuses (capture.h) are not dumped: the builder derives them
  * again from what the stream holds.
+ *
+ * A stream says each throttle event with a record of its own, so a dump
+ * writes one per event counted: a capture with more than
+ * MS_DUMP_THROTTLE_MAX of them is refused with a message, as a file could
+ * otherwise claim 2^64 and have the dump write records forever.
  */
 #ifndef MS_CAPTURE_CONVERT_H
 #define MS_CAPTURE_CONVERT_H
@@ -33,6 +38,9 @@
 #include "capture/capture.h"
 #include "stream/records.h"
 #include "stream/stream.h"
+
+/* Throttle events a capture may count and still be dumped (see above). */
+#define MS_DUMP_THROTTLE_MAX (1u << 24)
 
 enum ms_capture_from_stream_flags {
 	/*
