@@ -82,6 +82,8 @@ struct ms_decoded {
 	 */
 	uint32_t foreign_frames;
 	union {
+		/* Its stack copy, if any, points into the record; stack_in_file
+		 * and stack_offset are left for the stage to set. */
 		struct ms_sample sample;
 		struct ms_mmap mmap;
 		struct ms_comm comm;
