@@ -289,7 +289,15 @@ bool ms_dwarf_expr_eval(const struct ms_dwarf_op *ops, uint32_t n, struct ms_reg
 			case DW_OP_div:
 				if (!b)
 					goto bad;
-				a = (uint64_t)((int64_t)a / (int64_t)b);
+				/*
+				 * INT64_MIN / -1 overflows: undefined, and a trap on
+				 * x86-64, so a module's CFI could kill the stage. It
+				 * wraps, as the other operations do.
+				 */
+				if ((int64_t)b == -1)
+					a = -a;
+				else
+					a = (uint64_t)((int64_t)a / (int64_t)b);
 				break;
 			case DW_OP_minus: a -= b; break;
 			case DW_OP_mod:

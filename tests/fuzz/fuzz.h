@@ -21,6 +21,8 @@ int ms_fuzz_pprof(const uint8_t *data, size_t size);
 int ms_fuzz_folded(const uint8_t *data, size_t size);
 int ms_fuzz_decode(const uint8_t *data, size_t size);
 int ms_fuzz_stream(const uint8_t *data, size_t size);
+int ms_fuzz_unwind(const uint8_t *data, size_t size);
+int ms_fuzz_cfirows(const uint8_t *data, size_t size);
 int ms_fuzz_capture(const uint8_t *data, size_t size);
 /* The checks both targets make on what an import returned. */
 void ms_fuzz_check(struct ms_capture *cap);

@@ -6,6 +6,7 @@
 # under tests/fuzz/obj/.
 FUZZ_TARGETS = tests/fuzz/fuzz-pprof tests/fuzz/fuzz-folded
 FUZZ_TARGETS += tests/fuzz/fuzz-decode tests/fuzz/fuzz-stream
+FUZZ_TARGETS += tests/fuzz/fuzz-unwind tests/fuzz/fuzz-cfirows
 FUZZ_TARGETS += tests/fuzz/fuzz-capture
 FUZZ_CC = clang
 # A lower sample limit keeps each input fast; the limit itself is unit-tested.
