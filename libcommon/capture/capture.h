@@ -13,7 +13,8 @@
  *    MS_FRAME_LINES_MAX (stream/records.h) of them, and every line's
  *    function is < n_functions (minor 1);
  *  - stacks form a prefix tree: stacks[i].parent < i or MS_NONE (the
- *    outermost frame's node has parent MS_NONE);
+ *    outermost frame's node has parent MS_NONE), at most MS_FRAMES_MAX
+ *    deep (checked by the reader: views built in memory may go deeper);
  *  - samples are sorted by (time, thread, cpu, stack);
  *  - tables are in deterministic order: the same stream gives the same
  *    tables and the same file bytes.

@@ -27,6 +27,7 @@
 #include "capture/capture.h"
 #include "capture/convert.h"
 #include "capture/format.h"
+#include "capture/internal.h"
 #include "stream/records.h"
 #include "stream/stream.h"
 
@@ -1106,6 +1107,18 @@ static void edit_module_path(struct ms_capture *c) { c->modules[1].path = c->n_s
 static void edit_build_id(struct ms_capture *c) { c->modules[0].build_id_len = 21; }
 static void edit_problem(struct ms_capture *c) { c->problems[1].detail = c->n_strings; }
 static void edit_times(struct ms_capture *c) { c->start_time = c->end_time + 1; }
+/* One chain a frame deeper than any stream's stack: refused, not analysed in O(depth^2). */
+static void edit_too_deep(struct ms_capture *c)
+{
+	enum { DEPTH = MS_FRAMES_MAX + 1 };
+	struct ms_cap_stack *s = ms_capture_keep(c, calloc(DEPTH, sizeof(*s)));
+
+	assert_non_null(s);
+	for (uint32_t i = 0; i < DEPTH; i++)
+		s[i] = (struct ms_cap_stack){ i ? i - 1 : MS_NONE, 0, i + 1 };
+	c->stacks = s;
+	c->n_stacks = DEPTH;
+}
 
 static void test_bad_references(void **state)
 {
@@ -1125,6 +1138,7 @@ static void test_bad_references(void **state)
 	refuse_edited(edit_build_id, "section 'modules'", "build id of 21 bytes");
 	refuse_edited(edit_problem, "section 'problems'", "detail is string");
 	refuse_edited(edit_times, "section 'totals'", "start time");
+	refuse_edited(edit_too_deep, "section 'stacks'", "row 1024: depth 1025 (at most 1024");
 }
 
 static void test_bad_sections(void **state)
