@@ -43,7 +43,7 @@ tests_unit_formats_mkcapture_LDADD = $(MS_LIBS)
 
 # The fuzz corpus, replayed through the fuzz targets in `make check`.
 UNIT_TESTS += tests/unit/formats-corpus-test
-tests_unit_formats_corpus_test_SOURCES = tests/unit/formats-corpus-test.c \
+tests_unit_formats_corpus_test_SOURCES = tests/unit/formats-corpus-test.c tests/unit/corpus-replay.h \
 	tests/fuzz/fuzz.h tests/fuzz/fuzz-common.c tests/fuzz/fuzz-pprof.c tests/fuzz/fuzz-folded.c
 tests_unit_formats_corpus_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_FUZZ_REPLAY \
 	-DMS_FUZZ_CORPUS='"$(abs_top_srcdir)/tests/fuzz/corpus"'

@@ -29,7 +29,7 @@ tests_unit_mkstream_LDADD = $(MS_LIBS)
 # The capture reader's fuzz corpus (tests/fuzz/corpus/capture), replayed
 # through its fuzz target in `make check`.
 UNIT_TESTS += tests/unit/capture-corpus-test
-tests_unit_capture_corpus_test_SOURCES = tests/unit/capture-corpus-test.c \
+tests_unit_capture_corpus_test_SOURCES = tests/unit/capture-corpus-test.c tests/unit/corpus-replay.h \
 	tests/fuzz/fuzz.h tests/fuzz/fuzz-capture.c
 tests_unit_capture_corpus_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_FUZZ_REPLAY \
 	-DMS_FUZZ_CORPUS='"$(abs_top_srcdir)/tests/fuzz/corpus"'

@@ -105,7 +105,7 @@ tests_unit_vdso_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 # The fuzz corpus of the DWARF unwinder (sampled states; cached CFI rows),
 # replayed through the fuzz targets in `make check`.
 UNIT_TESTS += tests/unit/unwind-corpus-test
-tests_unit_unwind_corpus_test_SOURCES = tests/unit/unwind-corpus-test.c \
+tests_unit_unwind_corpus_test_SOURCES = tests/unit/unwind-corpus-test.c tests/unit/corpus-replay.h \
 	tests/fuzz/fuzz.h tests/fuzz/fuzz-unwind.c tests/fuzz/fuzz-cfirows.c
 tests_unit_unwind_corpus_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_FUZZ_REPLAY \
 	-DMS_FUZZ_CORPUS='"$(abs_top_srcdir)/tests/fuzz/corpus"'

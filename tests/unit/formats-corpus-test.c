@@ -1,8 +1,7 @@
 /*
- * Replays the committed fuzz corpus (tests/fuzz/corpus/pprof and /folded)
- * through the fuzz targets in `make check`: every input a fuzzer found
- * interesting, and every crash it once found, stays a test. A target that
- * finds an invariant broken aborts, which fails this test.
+ * Replays the committed fuzz corpus of the importers (tests/fuzz/corpus/
+ * pprof and /folded) through their fuzz targets in `make check`
+ * (tests/unit/corpus-replay.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,67 +9,20 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "formats/formats.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/unit/corpus-replay.h"
 #include "util/error.h"
-
-#ifndef MS_FUZZ_CORPUS
-#error "MS_FUZZ_CORPUS names the corpus directory"
-#endif
-
-static unsigned replay(const char *sub, int (*target)(const uint8_t *, size_t))
-{
-	char dir[4096], path[4096 + 256];
-	struct dirent **names;
-	unsigned done = 0;
-	int n, saved;
-
-	snprintf(dir, sizeof(dir), "%s/%s", MS_FUZZ_CORPUS, sub);
-	n = scandir(dir, &names, NULL, alphasort);
-	if (n < 0)
-		fail_msg("cannot read the corpus '%s'", dir);
-	/* the refusals are expected; their messages are noise here */
-	fflush(stderr);
-	saved = dup(2);
-	dup2(open("/dev/null", O_WRONLY | O_CLOEXEC), 2);
-	for (int i = 0; i < n; i++) {
-		unsigned char *buf;
-		size_t len;
-
-		if (names[i]->d_name[0] != '.') {
-			snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
-			if (ms_read_file(path, MS_IMPORT_PPROF_MAX, &buf, &len) == 0) {
-				target(buf, len);
-				free(buf);
-				done++;
-			}
-		}
-		free(names[i]);
-	}
-	free(names);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	return done;
-}
 
 static void test_replay_pprof(void **state)
 {
 	(void)state;
-	assert_true(replay("pprof", ms_fuzz_pprof) >= 10);
+	assert_true(corpus_replay("pprof", ms_fuzz_pprof, MS_IMPORT_PPROF_MAX) >= 10);
 }
 
 static void test_replay_folded(void **state)
 {
 	(void)state;
-	assert_true(replay("folded", ms_fuzz_folded) >= 10);
+	assert_true(corpus_replay("folded", ms_fuzz_folded, MS_IMPORT_PPROF_MAX) >= 10);
 }
 
 int main(void)
