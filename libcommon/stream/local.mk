@@ -25,7 +25,8 @@ man_MANS += man/microscope-stream.5
 # through their fuzz targets in `make check` (tests/fuzz/local.mk).
 UNIT_TESTS += tests/unit/stream-corpus-test
 tests_unit_stream_corpus_test_SOURCES = tests/unit/stream-corpus-test.c tests/unit/corpus-replay.h \
-	tests/fuzz/fuzz.h tests/fuzz/fuzz-decode.c tests/fuzz/fuzz-stream.c
+	tests/fuzz/fuzz.h tests/fuzz/fuzz-io.h tests/fuzz/fuzz-io.c tests/fuzz/fuzz-decode.c \
+	tests/fuzz/fuzz-stream.c
 tests_unit_stream_corpus_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_FUZZ_REPLAY \
 	-DMS_FUZZ_CORPUS='"$(abs_top_srcdir)/tests/fuzz/corpus"'
 tests_unit_stream_corpus_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

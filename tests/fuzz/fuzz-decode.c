@@ -49,6 +49,7 @@
 #include "stream/records.h"
 #include "stream/stream.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/fuzz-io.h"
 #include "util/bits.h"
 #include "util/error.h"
 
@@ -387,113 +388,12 @@ static off_t fill_padded(int fd, const void *bytes, size_t len)
 	return pad;
 }
 
-/*
- * What a thread reads from a pipe until EOF: an output of the stage,
- * whatever its size. Write to the fd drain_start() gives, then
- * drain_end() closes it and hands the bytes over.
- */
-struct drain {
-	int fd;
-	uint8_t *bytes;
-	size_t len, cap;
-	pthread_t thread;
-};
-
-static void *drain_main(void *arg)
-{
-	struct drain *d = arg;
-	ssize_t k;
-
-	for (;;) {
-		if (d->len == d->cap) {
-			d->bytes = realloc(d->bytes, d->cap *= 2);
-			CHECK(d->bytes);
-		}
-		k = read(d->fd, d->bytes + d->len, d->cap - d->len);
-		if (k > 0)
-			d->len += (size_t)k;
-		else if (k == 0)
-			return NULL;
-		else
-			CHECK(errno == EINTR);
-	}
-}
-
-static int drain_start(struct drain *d)
-{
-	int p[2];
-
-	CHECK(pipe2(p, O_CLOEXEC) == 0);
-	d->fd = p[0];
-	d->len = 0;
-	d->cap = 65536;
-	d->bytes = malloc(d->cap);
-	CHECK(d->bytes);
-	CHECK(pthread_create(&d->thread, NULL, drain_main, d) == 0);
-	return p[1];
-}
-
-static uint8_t *drain_end(struct drain *d, int wfd, size_t *len)
-{
-	close(wfd);
-	CHECK(pthread_join(d->thread, NULL) == 0);
-	close(d->fd);
-	*len = d->len;
-	return d->bytes;
-}
-
-/*
- * bytes fed by a thread into a stream socket, whose other end it gives:
- * an input that is not mapped. The thread stops when that end is closed.
- */
-struct feed {
-	int fd;
-	const uint8_t *bytes;
-	size_t len;
-	pthread_t thread;
-};
-
-static void *feed_main(void *arg)
-{
-	struct feed *f = arg;
-	size_t pos = 0;
-
-	while (pos < f->len) {
-		ssize_t k = send(f->fd, f->bytes + pos, f->len - pos, MSG_NOSIGNAL);
-
-		if (k > 0)
-			pos += (size_t)k;
-		else if (k < 0 && errno != EINTR)
-			break;	/* the reader stopped */
-	}
-	close(f->fd);
-	return NULL;
-}
-
-static int feed_start(struct feed *f, const uint8_t *bytes, size_t len)
-{
-	int sv[2];
-
-	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-	f->fd = sv[0];
-	f->bytes = bytes;
-	f->len = len;
-	CHECK(pthread_create(&f->thread, NULL, feed_main, f) == 0);
-	return sv[1];
-}
-
-static void feed_end(struct feed *f, int rfd)
-{
-	close(rfd);
-	CHECK(pthread_join(f->thread, NULL) == 0);
-}
-
 /* The stream ms-collect would have written of the items. */
 static uint8_t *make_stream(size_t n, uint8_t mode, size_t *len)
 {
 	struct ms_writer *w;
-	struct drain d;
-	int fd = drain_start(&d);
+	struct ms_fuzz_drain d;
+	int fd = ms_fuzz_drain_start(&d);
 
 	w = ms_writer_open(fd, "input", 0);
 	CHECK(w);
@@ -513,7 +413,7 @@ static uint8_t *make_stream(size_t n, uint8_t mode, size_t *len)
 	if (!(mode & MODE_NO_TRAILER))
 		CHECK(ms_writer_trailer(w, true) == 0);
 	CHECK(ms_writer_close(w) == 0);
-	return drain_end(&d, fd, len);
+	return ms_fuzz_drain_end(&d, fd, len);
 }
 
 /*
@@ -527,13 +427,13 @@ static int run_stage(int in_fd, off_t at, const char *in_name, enum ms_stack_byt
 		.version = "fuzz", .stack_bytes = how, .checked_only = checked,
 		.order_bytes = (mode & MODE_SMALL_ORDER) ? 1 : 0,
 	};
-	struct drain d;
-	int fd = drain_start(&d), code;
+	struct ms_fuzz_drain d;
+	int fd = ms_fuzz_drain_start(&d), code;
 
 	if (at >= 0)
 		CHECK(lseek(in_fd, at, SEEK_SET) == at);
 	code = ms_decode_stream(in_fd, in_name, fd, "output", &opt);
-	*bytes = drain_end(&d, fd, len);
+	*bytes = ms_fuzz_drain_end(&d, fd, len);
 	return code;
 }
 
@@ -710,11 +610,11 @@ static void check_same_bytes(const uint8_t *a, size_t a_len, const uint8_t *b, s
 static int run_unmapped(const uint8_t *stream, size_t len, uint8_t mode, uint8_t **bytes,
 			size_t *out_len)
 {
-	struct feed f;
-	int fd = feed_start(&f, stream, len), code;
+	struct ms_fuzz_feed f;
+	int fd = ms_fuzz_feed_start(&f, stream, len, 0), code;
 
 	code = run_stage(fd, -1, "socket", MS_STACK_BYTES_COPY, false, mode, bytes, out_len);
-	feed_end(&f, fd);
+	ms_fuzz_feed_end(&f, fd);
 	return code;
 }
 

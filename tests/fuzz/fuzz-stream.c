@@ -43,6 +43,7 @@
 #include "stream/records.h"
 #include "stream/stream.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/fuzz-io.h"
 #include "util/bits.h"
 #include "util/error.h"
 
@@ -573,55 +574,6 @@ static int mapped_input(const uint8_t *data, size_t size)
 	return fd;
 }
 
-/*
- * The bytes from a socket, fed by a thread one message of chunk bytes at
- * a time: each read gets one, so records come in pieces, always the
- * same. The thread stops when the reader's end is closed (feed_end()).
- */
-struct feed {
-	int fd;
-	const uint8_t *bytes;
-	size_t len, chunk;
-	pthread_t thread;
-};
-
-static void *feed_main(void *arg)
-{
-	struct feed *f = arg;
-	size_t pos = 0;
-
-	while (pos < f->len) {
-		size_t k = f->len - pos < f->chunk ? f->len - pos : f->chunk;
-		ssize_t n = send(f->fd, f->bytes + pos, k, MSG_NOSIGNAL);
-
-		if (n > 0)
-			pos += (size_t)n;
-		else if (n < 0 && errno != EINTR)
-			break;	/* the reader stopped */
-	}
-	close(f->fd);
-	return NULL;
-}
-
-static int feed_start(struct feed *f, const uint8_t *data, size_t size, size_t chunk)
-{
-	int sv[2];
-
-	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
-	f->fd = sv[0];
-	f->bytes = data;
-	f->len = size;
-	f->chunk = chunk;
-	CHECK(pthread_create(&f->thread, NULL, feed_main, f) == 0);
-	return sv[1];
-}
-
-static void feed_end(struct feed *f, int rfd)
-{
-	close(rfd);
-	CHECK(pthread_join(f->thread, NULL) == 0);
-}
-
 static struct ms_sample main_sample, ahead[2];
 
 static void run(int fd, unsigned how, size_t limit, struct trace *t)
@@ -715,54 +667,17 @@ static void check_same(const struct trace *a, const struct trace *b)
 
 /* ---- the ms-decode stage over the stream ---- */
 
-/* What a thread reads from the stage's output pipe until EOF. */
-struct drain {
-	int fd;
-	uint8_t *bytes;
-	size_t len, cap;
-};
-
-static void *drain_main(void *arg)
-{
-	struct drain *d = arg;
-	ssize_t k;
-
-	for (;;) {
-		if (d->len == d->cap) {
-			d->bytes = realloc(d->bytes, d->cap *= 2);
-			CHECK(d->bytes);
-		}
-		k = read(d->fd, d->bytes + d->len, d->cap - d->len);
-		if (k > 0)
-			d->len += (size_t)k;
-		else if (k == 0)
-			return NULL;
-		else
-			CHECK(errno == EINTR);
-	}
-}
-
 static int stage(int fd, off_t at, bool checked, uint8_t **bytes, size_t *len)
 {
 	struct ms_decode_options opt = {
 		.version = "fuzz", .stack_bytes = MS_STACK_BYTES_COPY, .checked_only = checked,
 	};
-	struct drain d = { .cap = 65536 };
-	pthread_t thread;
-	int p[2], code;
+	struct ms_fuzz_drain d;
+	int out = ms_fuzz_drain_start(&d), code;
 
-	CHECK(pipe2(p, O_CLOEXEC) == 0);
-	d.fd = p[0];
-	d.bytes = malloc(d.cap);
-	CHECK(d.bytes);
-	CHECK(pthread_create(&thread, NULL, drain_main, &d) == 0);
 	CHECK(lseek(fd, at, SEEK_SET) == at);
-	code = ms_decode_stream(fd, "fuzz", p[1], "output", &opt);
-	close(p[1]);
-	CHECK(pthread_join(thread, NULL) == 0);
-	close(p[0]);
-	*bytes = d.bytes;
-	*len = d.len;
+	code = ms_decode_stream(fd, "fuzz", out, "output", &opt);
+	*bytes = ms_fuzz_drain_end(&d, out, len);
 	return code;
 }
 
@@ -800,7 +715,7 @@ int ms_fuzz_stream(const uint8_t *data, size_t size)
 	struct trace base, t;
 	uint64_t h;
 	size_t chunk, min_chunk, limit;
-	struct feed f;
+	struct ms_fuzz_feed f;
 	off_t pad;
 	int fd;
 
@@ -818,10 +733,10 @@ int ms_fuzz_stream(const uint8_t *data, size_t size)
 	if (chunk < min_chunk)
 		chunk = min_chunk;
 	for (unsigned how = RUN_CHUNKS; how <= (RUN_CHUNKS | RUN_DEFER); how++) {
-		int sfd = feed_start(&f, data, size, chunk);
+		int sfd = ms_fuzz_feed_start(&f, data, size, chunk);
 
 		run(sfd, how, 0, &t);
-		feed_end(&f, sfd);
+		ms_fuzz_feed_end(&f, sfd);
 		check_same(&base, &t);
 	}
 
@@ -835,10 +750,10 @@ int ms_fuzz_stream(const uint8_t *data, size_t size)
 	CHECK(lseek(fd, pad, SEEK_SET) == pad);
 	limit = limits[(h >> 8) % (sizeof(limits) / sizeof(limits[0]))];
 	if ((h >> 17) & 1) {
-		int sfd = feed_start(&f, data, size, chunk);
+		int sfd = ms_fuzz_feed_start(&f, data, size, chunk);
 
 		run(sfd, RUN_LIMIT | RUN_CHUNKS | ((h >> 16) & 1 ? RUN_DEFER : 0), limit, &t);
-		feed_end(&f, sfd);
+		ms_fuzz_feed_end(&f, sfd);
 	} else {
 		run(fd, RUN_LIMIT | ((h >> 16) & 1 ? RUN_DEFER : 0), limit, &t);
 	}
