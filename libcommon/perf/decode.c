@@ -832,22 +832,6 @@ static void fast_layout_set(struct fast_layout *L, const struct ms_decoder *d, b
 	L->on = true;
 }
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /*
  * A sample that passed fast_check(): where its fields are in its record
  * (offsets, 0 when absent; the record is at most 65535 bytes), and what
@@ -888,7 +872,7 @@ static bool fast_check(const struct fast_layout *L, uint32_t cpu, const uint8_t 
 	if (h.type != PERF_RECORD_SAMPLE || h.size != len || len % 8)
 		return false;
 	R->data = data;
-	R->cpu = L->cpu ? rd32(data + L->cpu) : cpu;
+	R->cpu = L->cpu ? ms_load32(data + L->cpu) : cpu;
 	R->tid = L->tid;
 	R->time = L->time;
 	R->period = L->period;
@@ -903,14 +887,14 @@ static bool fast_check(const struct fast_layout *L, uint32_t cpu, const uint8_t 
 
 		if (len - pos < 8)
 			return false;
-		n = rd64(data + pos);
+		n = ms_load64(data + pos);
 		pos += 8;
 		if (n > (len - pos) / 8 || n > MS_CHAIN_MAX)
 			return false;
 		nr = (uint32_t)n;
 		R->chain = (uint16_t)pos;
 		for (uint32_t i = 0; i < nr; i++) {
-			uint64_t ip = rd64(data + pos + 8 * (size_t)i);
+			uint64_t ip = ms_load64(data + pos + 8 * (size_t)i);
 
 			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
 				if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
@@ -940,7 +924,7 @@ static bool fast_check(const struct fast_layout *L, uint32_t cpu, const uint8_t 
 
 		if (len - pos < 8)
 			return false;
-		abi = rd64(data + pos);
+		abi = ms_load64(data + pos);
 		pos += 8;
 		if (abi > PERF_SAMPLE_REGS_ABI_64)
 			return false;
@@ -961,14 +945,14 @@ static bool fast_check(const struct fast_layout *L, uint32_t cpu, const uint8_t 
 
 		if (len - pos < 8)
 			return false;
-		size = rd64(data + pos);
+		size = ms_load64(data + pos);
 		pos += 8;
 		if (size) {
 			if (size > MS_STACK_MAX || size % 8 || size + 8 > len - pos)
 				return false;
 			R->stack = (uint16_t)pos;
 			pos += size;
-			dyn = rd64(data + pos);
+			dyn = ms_load64(data + pos);
 			pos += 8;
 			if (dyn > size)
 				return false;
@@ -980,7 +964,7 @@ static bool fast_check(const struct fast_layout *L, uint32_t cpu, const uint8_t 
 	if (L->id) {
 		/* check_id()'s common case; anything else is judged there */
 		const struct ms_attr *a = L->attr;
-		uint64_t id = rd64(data + L->id);
+		uint64_t id = ms_load64(data + L->id);
 		uint32_t i, n = a->n_ids < 8 ? a->n_ids : 8;
 
 		for (i = 0; i < n && a->ids[i] != id; i++)
@@ -1013,7 +997,7 @@ static char *pack_frames(char *p, const uint8_t *chain, uint32_t from, uint32_t 
 	bool in = kernel_at_from;
 
 	for (uint32_t i = from; i < to; i++) {
-		uint64_t ip = rd64(chain + 8 * (size_t)i);
+		uint64_t ip = ms_load64(chain + 8 * (size_t)i);
 
 		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
 			in = ip == (uint64_t)PERF_CONTEXT_KERNEL;
@@ -1031,12 +1015,12 @@ static char *fast_pack(char *p, const struct fast_ref *R, const char *map)
 
 	*p++ = (char)(0x90 | 14);
 	*p++ = (char)MS_REC_SAMPLE;
-	p = fp_uint(p, R->tid ? rd32(data + R->tid) : 0);
-	p = fp_uint(p, R->tid ? rd32(data + R->tid + 4) : 0);
-	p = fp_addr(p, R->time ? rd64(data + R->time) : 0);
+	p = fp_uint(p, R->tid ? ms_load32(data + R->tid) : 0);
+	p = fp_uint(p, R->tid ? ms_load32(data + R->tid + 4) : 0);
+	p = fp_addr(p, R->time ? ms_load64(data + R->time) : 0);
 	p = fp_uint(p, R->cpu);
-	p = fp_uint(p, R->period ? rd64(data + R->period) : 0);
-	p = fp_addr(p, R->ip ? rd64(data + R->ip) : 0);
+	p = fp_uint(p, R->period ? ms_load64(data + R->period) : 0);
+	p = fp_addr(p, R->ip ? ms_load64(data + R->ip) : 0);
 	*p++ = (char)R->cpumode;	/* fp_uint() of a value below 128 */
 	p = fp_array(p, R->n_k);
 	if (R->n_k)
@@ -1107,7 +1091,7 @@ static int fast_sample(struct stage *st, uint32_t cpu, const uint8_t *data, size
 		R.in_file = stack >= st->map &&
 			    (size_t)(stack - st->map) <= st->map_len - R.stack_len;
 	}
-	time = R.time ? rd64(data + R.time) : 0;
+	time = R.time ? ms_load64(data + R.time) : 0;
 	if (!R.in_file && R.stack_len >= FAST_DEFER_STACK && st->in_map &&
 	    (const char *)data >= st->in_map &&
 	    len <= st->in_map_len - (size_t)((const char *)data - st->in_map)) {

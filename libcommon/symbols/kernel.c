@@ -4,17 +4,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/bits.h"
+
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
 #endif
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 uint32_t ms_notes_build_id(const uint8_t *notes, size_t len, uint8_t out[MS_BUILD_ID_MAX])
 {
@@ -22,8 +16,8 @@ uint32_t ms_notes_build_id(const uint8_t *notes, size_t len, uint8_t out[MS_BUIL
 
 	/* Elf_Nhdr: namesz, descsz, type; name and desc each padded to 4 bytes. */
 	while (len - off >= 12) {
-		uint32_t namesz = rd32(notes + off), descsz = rd32(notes + off + 4);
-		uint32_t type = rd32(notes + off + 8);
+		uint32_t namesz = ms_load32(notes + off), descsz = ms_load32(notes + off + 4);
+		uint32_t type = ms_load32(notes + off + 8);
 		size_t name_pad = ((size_t)namesz + 3) & ~(size_t)3;
 		size_t desc_pad = ((size_t)descsz + 3) & ~(size_t)3;
 		const uint8_t *name = notes + off + 12;

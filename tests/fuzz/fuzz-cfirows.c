@@ -58,6 +58,7 @@
 #include "unwind/unwind.h"
 #include "util/cachedir.h"
 #include "util/error.h"
+#include "util/bits.h"
 
 #define CHECK(cond)                                                                  \
 	do {                                                                         \
@@ -95,27 +96,6 @@ static size_t genuine_len;
 static uint32_t header_size, rule_size, row_size;
 static struct ms_walk_cache *wcache;
 static uint64_t epochs;
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
 
 /* The whole file at path (malloc'd) in *len, or NULL. */
 static uint8_t *read_all(const char *path, size_t *len)
@@ -241,12 +221,12 @@ static void setup(void)
 	leave();
 	genuine = read_all(file_path, &genuine_len);
 	CHECK(genuine && genuine_len >= H_IDENTITY + 8);
-	header_size = get32(genuine + H_HEADER_SIZE);
-	rule_size = get32(genuine + H_RULE_SIZE);
-	row_size = get32(genuine + H_ROW_SIZE);
+	header_size = ms_load32(genuine + H_HEADER_SIZE);
+	rule_size = ms_load32(genuine + H_RULE_SIZE);
+	row_size = ms_load32(genuine + H_ROW_SIZE);
 	CHECK(header_size > H_IDENTITY && rule_size && row_size >= 16 &&
-	      genuine_len == header_size + (uint64_t)get32(genuine + H_N_RULES) * rule_size +
-				     (uint64_t)get32(genuine + H_N_ROWS) * row_size);
+	      genuine_len == header_size + (uint64_t)ms_load32(genuine + H_N_RULES) * rule_size +
+				     (uint64_t)ms_load32(genuine + H_N_ROWS) * row_size);
 }
 
 /* Rules ------------------------------------------------------------------------ */
@@ -445,7 +425,7 @@ static void walk(struct ms_cfi *c, uint64_t pc0, const uint8_t *bytes, size_t le
 		abort();
 	memcpy(copy, bytes, len);
 	for (size_t o = 0; o + 8 <= len; o += 8) {
-		uint64_t v = reloc(get64(copy + o));
+		uint64_t v = reloc(ms_load64(copy + o));
 
 		memcpy(copy + o, &v, 8);
 	}
@@ -497,12 +477,12 @@ static uint8_t *make_file(uint8_t mode, const uint8_t *body, size_t n, size_t *l
 		*len = cap;
 		memcpy(f, genuine, H_N_RULES);
 		if (mode == 3) {
-			rules = get32(f + H_N_RULES);
+			rules = ms_load32(f + H_N_RULES);
 			if (rules > (cap - header_size) / rule_size)
 				rules = (cap - header_size) / rule_size;
 			rows = (cap - header_size - rules * rule_size) / row_size;
-			put32(f + H_N_RULES, (uint32_t)rules);
-			put32(f + H_N_ROWS, (uint32_t)rows);
+			ms_store32(f + H_N_RULES, (uint32_t)rules);
+			ms_store32(f + H_N_ROWS, (uint32_t)rows);
 			*len = header_size + rules * rule_size + rows * row_size;
 		}
 	}
@@ -514,12 +494,12 @@ static void lookups(struct ms_cfi *c, const uint8_t *f, size_t len, uint8_t shif
 		    const struct mem_reader *mem)
 {
 	if (len >= header_size) {
-		uint64_t rows = header_size + (uint64_t)get32(f + H_N_RULES) * rule_size;
+		uint64_t rows = header_size + (uint64_t)ms_load32(f + H_N_RULES) * rule_size;
 
 		for (uint32_t i = 0; i < ROWS_LOOKED && rows + (i + 1) * (uint64_t)row_size <= len;
 		     i++) {
 			const uint8_t *w = f + rows + i * (uint64_t)row_size;
-			uint64_t start = get64(w), end = get64(w + 8);
+			uint64_t start = ms_load64(w), end = ms_load64(w + 8);
 
 			look(c, start, mem);
 			look(c, end - 1, mem);
@@ -576,8 +556,8 @@ int ms_fuzz_cfirows(const uint8_t *data, size_t size)
 	lookups(c, f, len, shift, &mem);
 	if ((mode & 4) && len >= header_size) {
 		/* From the first row's start (as the counts place it), else the code's. */
-		uint64_t rows = header_size + (uint64_t)get32(f + H_N_RULES) * rule_size;
-		uint64_t pc0 = rows + 8 <= len ? get64(f + rows) : code_vaddr;
+		uint64_t rows = header_size + (uint64_t)ms_load32(f + H_N_RULES) * rule_size;
+		uint64_t pc0 = rows + 8 <= len ? ms_load64(f + rows) : code_vaddr;
 
 		walk(c, pc0, f, len);
 	}
@@ -589,7 +569,7 @@ int ms_fuzz_cfirows(const uint8_t *data, size_t size)
 		if (!(c = ms_cfi_open(exe, &rec, "/nonexistent")))
 			abort();
 		look(c, code_vaddr, &mem);
-		CHECK(ms_cfi_stats(c)->cached_rows == get32(back + H_N_ROWS));
+		CHECK(ms_cfi_stats(c)->cached_rows == ms_load32(back + H_N_ROWS));
 		lookups(c, back, back_len, shift, &mem);
 		ms_cfi_free(c);
 	}

@@ -104,30 +104,6 @@ static struct ms_sample back, smp_a, smp_b;
 static struct item items[ITEMS_MAX];
 static char pack_buf[MS_RECORD_MAX];
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return v;
-}
-
 static uint64_t hash(const void *p, size_t len)
 {
 	const uint8_t *b = p;
@@ -143,14 +119,14 @@ static void attr_from(const uint8_t *p, struct ms_attr *a)
 	memset(a, 0, sizeof(*a));
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_CPU_CLOCK;
-	a->sample_type = rd64(p);
-	a->read_format = rd64(p + 8);
-	a->sample_regs_user = rd64(p + 16);
-	a->sample_stack_user = rd32(p + 24);
-	a->flags = rd32(p + 28);
+	a->sample_type = ms_load64(p);
+	a->read_format = ms_load64(p + 8);
+	a->sample_regs_user = ms_load64(p + 16);
+	a->sample_stack_user = ms_load32(p + 24);
+	a->flags = ms_load32(p + 28);
 	for (int i = 0; i < 2; i++)
-		if (rd64(p + 32 + 8 * i))
-			a->ids[a->n_ids++] = rd64(p + 32 + 8 * i);
+		if (ms_load64(p + 32 + 8 * i))
+			a->ids[a->n_ids++] = ms_load64(p + 32 + 8 * i);
 }
 
 static size_t parse(const uint8_t *data, size_t size)
@@ -172,15 +148,15 @@ static size_t parse(const uint8_t *data, size_t size)
 		if (c & 0x80) {
 			if (left < 2)
 				break;
-			len = rd16(data + pos);
+			len = ms_load16(data + pos);
 			pos += 2;
 			left -= 2;
 			if (len > left)
 				len = left;
 		} else {
 			len = left;
-			if (left >= 8 && rd16(data + pos + 6) >= 8 && rd16(data + pos + 6) <= left)
-				len = rd16(data + pos + 6);
+			if (left >= 8 && ms_load16(data + pos + 6) >= 8 && ms_load16(data + pos + 6) <= left)
+				len = ms_load16(data + pos + 6);
 		}
 		if (len > RAW_MAX)
 			len = RAW_MAX;
@@ -298,7 +274,7 @@ static void check_decoded(int ret, const uint8_t *data, size_t len, struct expec
 	default:
 		CHECK(!"a result ms_decode() does not return");
 	}
-	CHECK(out.type == rd32(data));
+	CHECK(out.type == ms_load32(data));
 }
 
 /* ms_decode() on each record in turn, as the stage will see them. */

@@ -28,6 +28,7 @@
 #include "cfi-helpers.h"
 #include "elf-helpers.h"
 #include "tmpdir.h"
+#include "util/bits.h"
 
 /* The file's layout (cfi.c): header, rules, rows. */
 #define HDR 64
@@ -235,19 +236,6 @@ static void spill(const char *path, const uint8_t *buf, size_t len)
 	fclose(f);
 }
 
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
 enum corruption {
 	CUT, LONGER, BUILD_ID, FILE_SIZE, N_RULES, REG_NUMBER, REG_KIND, REG_ORDER, UNDEF_BIT,
 	REGISTER_ARG, RULE_INDEX, EMPTY_ROW, OVERLAP, GARBAGE, CORRUPTIONS
@@ -256,7 +244,7 @@ enum corruption {
 /* A rule of the file whose last register is the return address, after another. */
 static uint8_t *rule_ending_in_ra(uint8_t *buf)
 {
-	uint32_t n_rules = get32(buf + H_N_RULES);
+	uint32_t n_rules = ms_load32(buf + H_N_RULES);
 
 	for (uint32_t i = 0; i < n_rules; i++) {
 		uint8_t *r = buf + HDR + (size_t)i * RULE;
@@ -271,7 +259,7 @@ static uint8_t *rule_ending_in_ra(uint8_t *buf)
 
 static void corrupt(uint8_t *buf, size_t *len, enum corruption k)
 {
-	uint32_t n_rules = get32(buf + H_N_RULES);
+	uint32_t n_rules = ms_load32(buf + H_N_RULES);
 	uint8_t *rows = buf + HDR + (size_t)n_rules * RULE, *r;
 
 	switch (k) {
@@ -288,7 +276,7 @@ static void corrupt(uint8_t *buf, size_t *len, enum corruption k)
 		buf[H_FILE_SIZE] ^= 1;
 		break;
 	case N_RULES:
-		put32(buf + H_N_RULES, n_rules + 1);
+		ms_store32(buf + H_N_RULES, n_rules + 1);
 		break;
 	case REG_NUMBER:
 		/* Still in order, not undefined: only the register's bound refuses it. */
@@ -305,15 +293,15 @@ static void corrupt(uint8_t *buf, size_t *len, enum corruption k)
 		break;
 	case UNDEF_BIT:
 		r = rule_ending_in_ra(buf);
-		put32(r + R_UNDEF, get32(r + R_UNDEF) | 1u << MS_DW_RA);
+		ms_store32(r + R_UNDEF, ms_load32(r + R_UNDEF) | 1u << MS_DW_RA);
 		break;
 	case REGISTER_ARG:
 		r = rule_ending_in_ra(buf);
 		r[R_REGS + 1] = MS_REG_REGISTER;
-		put32(r + R_REGS + 4, MS_DWARF_REGS);
+		ms_store32(r + R_REGS + 4, MS_DWARF_REGS);
 		break;
 	case RULE_INDEX:
-		put32(rows + W_RULE, n_rules);
+		ms_store32(rows + W_RULE, n_rules);
 		break;
 	case EMPTY_ROW:
 		/* The first row made empty: its start is its end. */
@@ -346,7 +334,7 @@ static void test_corrupt(void **state)
 		rm_cache();
 		cold = lookups(path, 1, 0);
 		len = slurp(cache_path(FRAMES_ID), &buf);
-		assert_true(get32(buf + H_N_ROWS) >= 2);
+		assert_true(ms_load32(buf + H_N_ROWS) >= 2);
 		corrupt(buf, &len, k);
 		spill(cache_path(FRAMES_ID), buf, len);
 		free(buf);

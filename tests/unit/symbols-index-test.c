@@ -38,6 +38,7 @@
 #include "unwind/elffile.h"
 #include "util/error.h"
 #include "tests/unit/dwarf-bytes.h"
+#include "util/bits.h"
 
 int symbols_index_aux_a(int x);
 int symbols_index_aux_b(int x);
@@ -314,19 +315,6 @@ struct aset {
 	size_t n_tuples;
 };
 
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-
 /* The set whose tuples cover addr. */
 static struct aset aranges_set(struct image *im, uint64_t addr)
 {
@@ -341,10 +329,10 @@ static struct aset aranges_set(struct image *im, uint64_t addr)
 		memcpy(&len, p, 4);
 		assert_true(len < 0xfffffff0);
 		assert_int_equal(p[10], 8);	/* address size */
-		for (t = s.tuples; get64(t) || get64(t + 8); t += 16)
+		for (t = s.tuples; ms_load64(t) || ms_load64(t + 8); t += 16)
 			s.n_tuples++;
 		for (size_t i = 0; i < s.n_tuples; i++) {
-			uint64_t lo = get64(s.tuples + 16 * i), n = get64(s.tuples + 16 * i + 8);
+			uint64_t lo = ms_load64(s.tuples + 16 * i), n = ms_load64(s.tuples + 16 * i + 8);
 
 			if (addr >= lo && addr < lo + n)
 				return s;
@@ -457,12 +445,12 @@ static struct ms_dwarfidx *changed_index(struct image *im, enum aranges_change c
 	case AR_UNIT_MISSING:
 		s = aranges_set(im, aux);
 		for (size_t i = 0; i < s.n_tuples; i++)
-			put64(s.tuples + 16 * i + 8, 0);
+			ms_store64(s.tuples + 16 * i + 8, 0);
 		break;
 	case AR_UNIT_SHORT:
 		s = aranges_set(im, aux);
-		put64(s.tuples, get64(s.tuples) + 1);
-		put64(s.tuples + 8, get64(s.tuples + 8) - 1);
+		ms_store64(s.tuples, ms_load64(s.tuples) + 1);
+		ms_store64(s.tuples + 8, ms_load64(s.tuples + 8) - 1);
 		break;
 	case AR_BAD_VERSION:
 		first = image_section(im, ".debug_aranges", &size, NULL);
@@ -470,7 +458,7 @@ static struct ms_dwarfidx *changed_index(struct image *im, enum aranges_change c
 		break;
 	case AR_OVERLAP:
 		s = aranges_set(im, aux);
-		put64(s.tuples, get64(aranges_set(im, other).tuples));
+		ms_store64(s.tuples, ms_load64(aranges_set(im, other).tuples));
 		break;
 	}
 	image_reload(im);
@@ -496,7 +484,7 @@ static void test_aranges(void **state)
 	image_symbol(&im, "symbols_index_aux_a", &aux, &aux_size);
 	image_symbol(&im, "test_aranges", &self, &self_size);
 	/* The first byte of the aux unit's first range, which AR_UNIT_SHORT loses. */
-	lost = get64(aranges_set(&im, aux).tuples);
+	lost = ms_load64(aranges_set(&im, aux).tuples);
 	addrs = image_addresses(&im, &n);
 	addrs[i_lost = n - 1] = lost;
 	image_close(&im);
@@ -820,22 +808,9 @@ struct icb {
 	uint8_t *cu, *scopes, *ranges, *tops, *names, *rows, *files, *str;
 };
 
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
 static uint64_t ic_entries(const uint8_t *f)
 {
-	return get64(f + IC_N_AT);
+	return ms_load64(f + IC_N_AT);
 }
 
 static struct icb ic_blob(uint8_t *f, uint64_t e)
@@ -843,16 +818,16 @@ static struct icb ic_blob(uint8_t *f, uint64_t e)
 	struct icb c;
 	uint8_t *p;
 
-	c.b = f + get64(f + IC_HEADER + e * IC_ENTRY + 8);
-	c.n_cu = get32(c.b + 24);
-	c.n_scopes = get32(c.b + 28);
-	c.n_ranges = get32(c.b + 32);
-	c.n_tops = get32(c.b + 36);
-	c.n_names = get32(c.b + 40);
-	c.n_rows = get32(c.b + 44);
-	c.n_files = get32(c.b + 48);
-	c.str_len = get32(c.b + 52);
-	c.flags = get32(c.b + 56);
+	c.b = f + ms_load64(f + IC_HEADER + e * IC_ENTRY + 8);
+	c.n_cu = ms_load32(c.b + 24);
+	c.n_scopes = ms_load32(c.b + 28);
+	c.n_ranges = ms_load32(c.b + 32);
+	c.n_tops = ms_load32(c.b + 36);
+	c.n_names = ms_load32(c.b + 40);
+	c.n_rows = ms_load32(c.b + 44);
+	c.n_files = ms_load32(c.b + 48);
+	c.str_len = ms_load32(c.b + 52);
+	c.flags = ms_load32(c.b + 56);
 	p = c.b + IC_BLOB;
 	c.cu = p;
 	p += 16 * c.n_cu;
@@ -880,9 +855,9 @@ static void ic_reseal(uint8_t *f)
 	for (uint64_t e = 0; e < n; e++) {
 		uint8_t *en = f + IC_HEADER + e * IC_ENTRY;
 
-		put32(en + 24, ms_crc32c(0, f + get64(en + 8), get64(en + 16)));
+		ms_store32(en + 24, ms_crc32c(0, f + ms_load64(en + 8), ms_load64(en + 16)));
 	}
-	put32(f + IC_DIRCRC_AT, ms_crc32c(0, f + IC_HEADER, n * IC_ENTRY));
+	ms_store32(f + IC_DIRCRC_AT, ms_crc32c(0, f + IC_HEADER, n * IC_ENTRY));
 }
 
 /* The entry with the most of everything: the one damage goes to. */
@@ -983,52 +958,52 @@ static size_t ic_damage(uint8_t *f, size_t size, enum ic_damage how)
 		f[size - 1] ^= 0x80;
 		break;
 	case ICD_HUGE_ENTRIES:
-		put64(f + IC_N_AT, UINT64_MAX / 2);
+		ms_store64(f + IC_N_AT, UINT64_MAX / 2);
 		break;
 	case ICD_DIR_ORDER:
 		assert_true(n >= 2);
-		put64(f + IC_HEADER, get64(f + IC_HEADER + IC_ENTRY) + 1);
+		ms_store64(f + IC_HEADER, ms_load64(f + IC_HEADER + IC_ENTRY) + 1);
 		break;
 	case ICD_DIR_OVERLAP:
 		assert_true(n >= 2);
-		put64(f + IC_HEADER + 8, get64(f + IC_HEADER + IC_ENTRY + 8));
+		ms_store64(f + IC_HEADER + 8, ms_load64(f + IC_HEADER + IC_ENTRY + 8));
 		break;
 	case ICD_HUGE_SCOPES:
-		put32(c.b + 28, UINT32_MAX);
+		ms_store32(c.b + 28, UINT32_MAX);
 		break;
 	case ICD_HUGE_ROWS:
-		put32(c.b + 44, 0x10000000);
+		ms_store32(c.b + 44, 0x10000000);
 		break;
 	case ICD_HUGE_STR:
-		put32(c.b + 52, UINT32_MAX - 3);
+		ms_store32(c.b + 52, UINT32_MAX - 3);
 		break;
 	case ICD_UNIT:
-		put64(c.b, get64(c.b) + 1);
+		ms_store64(c.b, ms_load64(c.b) + 1);
 		break;
 	case ICD_PARENT:
-		put32(c.scopes + IC_SCOPE * (c.n_scopes - 1) + 8, c.n_scopes);
+		ms_store32(c.scopes + IC_SCOPE * (c.n_scopes - 1) + 8, c.n_scopes);
 		break;
 	case ICD_CHILD:
-		put32(c.scopes + 12, 0);	/* the first scope its own call */
+		ms_store32(c.scopes + 12, 0);	/* the first scope its own call */
 		break;
 	case ICD_SIBLING:
-		put32(c.scopes + 16, 5);	/* a subprogram with a sibling after it */
+		ms_store32(c.scopes + 16, 5);	/* a subprogram with a sibling after it */
 		break;
 	case ICD_RANGE:
-		put32(c.scopes + 20, c.n_ranges);
+		ms_store32(c.scopes + 20, c.n_ranges);
 		break;
 	case ICD_NAME_INDEX:
-		put32(c.scopes + 36, c.n_names + 1);
+		ms_store32(c.scopes + 36, c.n_names + 1);
 		break;
 	case ICD_NAME_STR:
-		put32(c.names + 12, c.str_len);
+		ms_store32(c.names + 12, c.str_len);
 		break;
 	case ICD_TOP_SCOPE:
-		put32(c.tops + 16, c.n_scopes);
+		ms_store32(c.tops + 16, c.n_scopes);
 		break;
 	case ICD_TOP_ORDER:
 		assert_true(c.n_tops >= 2);
-		put64(c.tops, get64(c.tops + IC_TOP * (c.n_tops - 1)) + 1);
+		ms_store64(c.tops, ms_load64(c.tops + IC_TOP * (c.n_tops - 1)) + 1);
 		break;
 	case ICD_ROW_ORDER:
 		memcpy(row, c.rows, IC_ROW);
@@ -1036,25 +1011,25 @@ static size_t ic_damage(uint8_t *f, size_t size, enum ic_damage how)
 		memcpy(c.rows + IC_ROW * (c.n_rows - 1), row, IC_ROW);
 		break;
 	case ICD_FILE_STR:
-		put32(c.files + 4 * (c.n_files - 1), c.str_len + 100);
+		ms_store32(c.files + 4 * (c.n_files - 1), c.str_len + 100);
 		break;
 	case ICD_STR_NUL:
 		c.str[c.str_len - 1] = 'x';
 		break;
 	case ICD_DIE_OFF:
-		put64(c.scopes, UINT64_MAX / 4);
+		ms_store64(c.scopes, UINT64_MAX / 4);
 		break;
 	case ICD_LINE_OFF:
-		put64(c.b + 16, UINT64_MAX / 4);
+		ms_store64(c.b + 16, UINT64_MAX / 4);
 		break;
 	case ICD_FLAGS:
-		put32(c.b + 56, c.flags | 0x100);
+		ms_store32(c.b + 56, c.flags | 0x100);
 		break;
 	case ICD_EMPTY_RANGE:
 		memcpy(c.ranges + 8, c.ranges, 8);
 		break;
 	case ICD_OTHER_RANGES:
-		put64(c.cu, get64(c.cu) + 1);
+		ms_store64(c.cu, ms_load64(c.cu) + 1);
 		break;
 	default:
 		break;
