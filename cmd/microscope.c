@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "front/front.h"
+#include "cmd/microscope/microscope.h"
 #include "util/error.h"
 
 static const char usage_main[] =

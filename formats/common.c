@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/analysis.h"
+#include "capture/funcs.h"
 #include "stream/records.h"
 #include "util/error.h"
 #include "util/grow.h"
@@ -381,126 +381,6 @@ int ms_import_write(const char *input, enum ms_format f, const char *output,
 	rc = ms_capture_write(cap, output);
 	ms_capture_free(cap);
 	return rc;
-}
-
-/* ---- small tables ---- */
-
-int ms_grow(void *arrp, uint32_t *alloc, uint32_t n, size_t sz)
-{
-	if (n < *alloc)
-		return 0;
-	if (n >= MS_NONE - 1)
-		return ms_error("a table reached its limit of %u rows", MS_NONE - 1);
-	if (!ms_reserve(arrp, alloc, (uint64_t)n + 1, sz))
-		return ms_error("out of memory");
-	return 0;
-}
-
-struct pair_ctx {
-	const struct ms_pairmap *m;
-};
-
-static bool pair_eq(const void *ctx, uint32_t e, const void *key)
-{
-	const struct ms_pairmap *m = ctx;
-	const uint32_t *k = key;
-
-	return m->keys[e][0] == k[0] && m->keys[e][1] == k[1];
-}
-
-static uint32_t pair_hash(uint32_t a, uint32_t b)
-{
-	return ms_hash_u64((uint64_t)a << 32 | b);
-}
-
-uint32_t ms_pairmap_find(const struct ms_pairmap *m, uint32_t a, uint32_t b)
-{
-	uint32_t k[2] = { a, b };
-	uint32_t e = ms_index_find(&m->ix, pair_hash(a, b), pair_eq, m, k);
-
-	return e == MS_INDEX_EMPTY ? MS_NONE : e;
-}
-
-uint32_t ms_pairmap_get(struct ms_pairmap *m, uint32_t a, uint32_t b, bool *added)
-{
-	uint32_t e = ms_pairmap_find(m, a, b);
-
-	if (added)
-		*added = false;
-	if (e != MS_NONE)
-		return e;
-	if (MS_GROW(m->keys, m->n, m->alloc) < 0)
-		return MS_NONE;
-	e = m->n;
-	m->keys[e][0] = a;
-	m->keys[e][1] = b;
-	if (ms_index_add(&m->ix, pair_hash(a, b), e) < 0) {
-		ms_error("out of memory");
-		return MS_NONE;
-	}
-	m->n++;
-	if (added)
-		*added = true;
-	return e;
-}
-
-void ms_pairmap_release(struct ms_pairmap *m)
-{
-	ms_index_release(&m->ix);
-	free(m->keys);
-	memset(m, 0, sizeof(*m));
-}
-
-uint32_t ms_stacks_max_depth(const struct ms_capture *cap)
-{
-	uint32_t max = 0;
-
-	for (uint32_t i = 0; i < cap->n_stacks; i++)
-		if (cap->stacks[i].depth > max)
-			max = cap->stacks[i].depth;
-	return max;
-}
-
-uint32_t ms_stack_nodes(const struct ms_capture *cap, uint32_t stack, uint32_t *path)
-{
-	uint32_t n, i;
-
-	if (stack == MS_NONE)
-		return 0;
-	n = cap->stacks[stack].depth;
-	/* The loader proved parent < node, so the walk ends; depth bounds it too. */
-	for (i = n; i > 0 && stack != MS_NONE; stack = cap->stacks[stack].parent)
-		path[--i] = stack;
-	if (i) {
-		/* depth disagreed with the chain: keep what the chain says */
-		memmove(path, path + i, (n - i) * sizeof(*path));
-		n -= i;
-	}
-	return n;
-}
-
-uint32_t ms_funcs_max_path(const struct ms_capture *cap, const struct ms_funcs *funcs)
-{
-	uint32_t chain = 1, depth = ms_stacks_max_depth(cap);
-
-	for (uint32_t f = 0; f < cap->n_frames; f++)
-		if (funcs->chain_start[f + 1] - funcs->chain_start[f] > chain)
-			chain = funcs->chain_start[f + 1] - funcs->chain_start[f];
-	return depth ? depth * chain : 1;
-}
-
-uint32_t ms_stack_funcs(const struct ms_capture *cap, const struct ms_funcs *funcs,
-			uint32_t stack, uint32_t *nodes, uint32_t *path)
-{
-	uint32_t n = ms_stack_nodes(cap, stack, nodes), len = 0;
-
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t f = cap->stacks[nodes[k]].frame;
-
-		for (uint32_t c = funcs->chain_start[f]; c < funcs->chain_start[f + 1]; c++)
-			path[len++] = funcs->chain[c];
-	}
-	return len;
 }
 
 void ms_import_header(struct ms_header *h, const char *producer, const char *format)

@@ -21,8 +21,7 @@ libcommon_a_SOURCES += \
 	formats/pprof/export.c formats/pprof/import.c \
 	formats/folded/export.c formats/folded/import.c \
 	formats/chrome/export.c \
-	formats/speedscope/export.c \
-	libcommon/front/convert.c
+	formats/speedscope/export.c
 nodist_libcommon_a_SOURCES = $(PPROF_GEN)
 
 bin_PROGRAMS += ms-export

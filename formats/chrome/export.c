@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/json.h"
+#include "capture/funcs.h"
+#include "util/json.h"
 #include "util/error.h"
 
 /* A sample's span when its period is unknown (0): 1 ms, like 1000 Hz. */

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "capture/funcs.h"
 #include "util/error.h"
 
 #define NO_FRAMES_LABEL "[no frames]"

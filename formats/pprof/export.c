@@ -24,7 +24,7 @@
 
 #include <zlib.h>
 
-#include "analysis/analysis.h"
+#include "capture/funcs.h"
 #include "pprof/profile.pb-c.h"
 #include "stream/records.h"
 #include "util/error.h"

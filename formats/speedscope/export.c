@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/json.h"
+#include "capture/funcs.h"
+#include "util/json.h"
 #include "util/error.h"
 
 #define SCHEMA "https://www.speedscope.app/file-format-schema.json"

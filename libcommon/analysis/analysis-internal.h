@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
-#include "analysis/json.h"
+#include "util/json.h"
 
 /* Order of two functions by label, then module label, then id. */
 int ms_func_cmp_label(const struct ms_funcs *f, uint32_t a, uint32_t b);

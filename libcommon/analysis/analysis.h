@@ -1,5 +1,5 @@
 /*
- * Analysis of a loaded capture: function keys, summary, flat profile (top),
+ * Analysis of a loaded capture: summary, flat profile (top),
  * call tree, and the report that `microscope report` prints.
  *
  * Analysis is pure over a validated capture (capture/capture.h): it reads
@@ -24,80 +24,7 @@
 #include <stdio.h>
 
 #include "capture/capture.h"
-
-/*
- * Function keys. A frame with an inline chain (capture lines, minor 1)
- * stands for one function per entry, outermost first along the stack: each
- * inlined call is a frame of its own in every view. An entry's function is
- * (module, name, file, start line) of the debug information. A frame
- * without lines is one function: (module, symbol name) when named, else
- * (module, address), the address being the function's start when
- * .eh_frame gave it (reason MS_SYM_FDE_ONLY), else the frame's own.
- * Functions get dense ids 0..n-1 in the order of their keys (module id,
- * named before unnamed, then name, file and line, or address), so ids are
- * the same for the same capture.
- *
- * label is what people read:
- *   - named:            "burn_60"
- *   - unnamed:          "MODULE+0x1a2b", MODULE the basename of the module's
- *                       path hint, or its kind ("[anon]", "[vdso]",
- *                       "[kernel]", "[no path]" for a file) when it has no
- *                       path;
- *   - in no module:     "[no module] 0x1a2b", for a frame with no module
- *                       or one of kind MS_MODULE_UNKNOWN (where ms-unwind
- *                       puts addresses in no mapping).
- * module_name is the basename of the module's path hint, "" when there is
- * none (what JSON shows); module_label is what a text column shows: the
- * basename, else the module's kind as above, and "[unknown]" for a frame
- * in no module.
- */
-struct ms_func {
-	uint32_t module;	/* MS_NONE when the frame is in no module */
-	uint32_t name;		/* string id; 0 when unnamed */
-	uint64_t address;	/* the key of an unnamed function */
-	uint32_t file;		/* string id of its source file; 0 unknown */
-	uint32_t line;		/* the line where it begins; 0 unknown */
-	const char *label;	/* owned by struct ms_funcs */
-	const char *module_name;	/* borrowed from the capture, or "" */
-	const char *module_label;	/* never "" */
-	const char *file_name;	/* basename of the file (what text shows), or "" */
-};
-
-struct ms_funcs {
-	uint32_t n;
-	struct ms_func *funcs;
-	/*
-	 * Per capture frame f, its functions outermost first:
-	 * chain[chain_start[f] .. chain_start[f + 1]) (one entry for a frame
-	 * without lines). frame_func[f] is the last of them, the innermost:
-	 * the function whose code is at the frame's address.
-	 */
-	uint32_t *chain_start;	/* n_frames + 1 entries */
-	uint32_t *chain;
-	uint32_t *frame_func;
-	char *labels;		/* storage of the labels */
-};
-
-int ms_funcs_build(struct ms_funcs *f, const struct ms_capture *cap);
-void ms_funcs_release(struct ms_funcs *f);
-/* Entries a frame stands for: its lines, or 1. */
-uint32_t ms_frame_chain_len(const struct ms_cap_frame *fr);
-/*
- * Whether symbolization gave fr no name at all (neither a symbol name nor
- * lines): what "unsymbolized" means in every view.
- */
-bool ms_frame_unnamed(const struct ms_capture *cap, const struct ms_cap_frame *fr);
-/* Basename of module m's path hint; "" for MS_NONE or no path. */
-const char *ms_module_basename(const struct ms_capture *cap, uint32_t m);
-/* What a text column calls module m (see module_label above). */
-const char *ms_module_label(const struct ms_capture *cap, uint32_t m);
-/*
- * What every view calls a frame without a name: "module+0xADDRESS", at its
- * function's start when only an FDE gave that (reason fde-only), or
- * "[no module] 0xADDRESS". snprintf()'s contract: the length it needs.
- */
-int ms_frame_label(char *buf, size_t size, const struct ms_capture *cap,
-		   const struct ms_cap_frame *fr);
+#include "capture/funcs.h"
 
 /*
  * Summary: the facts of the recording and how much of it can be trusted.

@@ -2,9 +2,6 @@
 # problems, the report) and ms-analyze, which prints them.
 libcommon_a_SOURCES += \
 	libcommon/analysis/analysis.h libcommon/analysis/analysis-internal.h \
-	libcommon/analysis/format.c libcommon/analysis/format.h \
-	libcommon/analysis/json.c libcommon/analysis/json.h \
-	libcommon/analysis/keys.c \
 	libcommon/analysis/summary.c \
 	libcommon/analysis/problems.c \
 	libcommon/analysis/top.c \

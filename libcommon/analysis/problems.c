@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
-#include "analysis/format.h"
-#include "analysis/json.h"
+#include "util/text.h"
+#include "util/json.h"
 #include "stream/records.h"
 #include "util/error.h"
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/format.h"
-#include "analysis/json.h"
+#include "util/text.h"
+#include "util/json.h"
 #include "stream/records.h"
 #include "util/error.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "capture/builder.h"
-#include "capture/index.h"
+#include "util/hashindex.h"
 #include "capture/internal.h"
 #include "util/error.h"
 

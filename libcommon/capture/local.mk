@@ -1,10 +1,10 @@
 # libcommon/capture: sources, programs, unit tests and man pages of this layer.
 libcommon_a_SOURCES += \
 	libcommon/capture/capture.c libcommon/capture/capture.h \
+	libcommon/capture/funcs.c libcommon/capture/funcs.h \
 	libcommon/capture/builder.c libcommon/capture/builder.h \
 	libcommon/capture/convert.c libcommon/capture/convert.h \
 	libcommon/capture/format.h libcommon/capture/internal.h \
-	libcommon/capture/index.c libcommon/capture/index.h \
 	libcommon/capture/reader.c libcommon/capture/writer.c
 
 # Section checksums are zlib's crc32 (liblz4 does not export its xxhash).

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "unwind/elffile.h"
+#include "elf/elffile.h"
 #include "util/error.h"
 
 /* The module record ms-unwind would write for the file at path. */

@@ -2,20 +2,8 @@
 # stack frames (ms-symbolize).
 libcommon_a_SOURCES += \
 	libcommon/symbols/symtab.c libcommon/symbols/symtab.h \
-	libcommon/symbols/radix.c libcommon/symbols/radix.h \
-	libcommon/symbols/crc32c.c libcommon/symbols/crc32c.h \
-	libcommon/symbols/lines.c libcommon/symbols/lines.h libcommon/symbols/leb128.h \
-	libcommon/symbols/strpool.c libcommon/symbols/strpool.h \
-	libcommon/symbols/demangle.c libcommon/symbols/demangle.h \
-	libcommon/symbols/dwarfidx.c libcommon/symbols/dwarfidx.h \
-	libcommon/symbols/dwarfidx-impl.h libcommon/symbols/unitcache.c \
-	libcommon/symbols/dieread.c libcommon/symbols/dieread.h \
-	libcommon/symbols/debugfind.c libcommon/symbols/debugfind.h \
-	libcommon/symbols/kernel.c libcommon/symbols/kernel.h \
 	libcommon/symbols/kcache.c libcommon/symbols/kcache.h \
 	libcommon/symbols/symcache.c libcommon/symbols/symcache.h \
-	libcommon/symbols/dcache.c libcommon/symbols/dcache.h \
-	libcommon/symbols/ehframe.c libcommon/symbols/ehframe.h \
 	libcommon/symbols/symbolize.c libcommon/symbols/symbolize.h \
 	libcommon/symbols/stage.c libcommon/symbols/batch.c
 
@@ -26,7 +14,7 @@ ms_symbolize_LDFLAGS = $(STAGE_LINK)
 man_MANS += man/ms-symbolize.1
 
 # debuginfod for a static ms-symbolize: a dynamic program that loads
-# libdebuginfod.so.1 (libcommon/symbols/debugfind.c runs it).
+# libdebuginfod.so.1 (libcommon/elf/debugfind.c runs it).
 bin_PROGRAMS += ms-debuginfod-find
 ms_debuginfod_find_SOURCES = cmd/ms-debuginfod-find.c
 ms_debuginfod_find_LDADD = -ldl

@@ -7,17 +7,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "symbols/debugfind.h"
-#include "symbols/demangle.h"
-#include "symbols/dwarfidx.h"
-#include "symbols/dcache.h"
-#include "symbols/ehframe.h"
+#include "elf/debugfind.h"
+#include "util/demangle.h"
+#include "dwarf/dwarfidx.h"
+#include "elf/dcache.h"
+#include "dwarf/ehframe.h"
 #include "symbols/kcache.h"
-#include "symbols/kernel.h"
-#include "symbols/strpool.h"
+#include "elf/kernel.h"
+#include "util/strpool.h"
 #include "symbols/symcache.h"
 #include "symbols/symtab.h"
-#include "unwind/elffile.h"
+#include "elf/elffile.h"
 #include "util/error.h"
 
 #define NONE UINT32_MAX

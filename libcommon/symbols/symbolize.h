@@ -4,14 +4,14 @@
  * and lines, the function's start, and the reason for whatever is missing.
  *
  * Modules come from MODULE records. A module's file is opened by its path
- * only when it is proved to be the module (unwind/elffile.h: build id, or
+ * only when it is proved to be the module (elf/elffile.h: build id, or
  * device, inode, size and mtime). Its debug information is the module's
  * own DWARF, or a separate debug file proved by build id
- * (symbols/debugfind.h: --debug-dir, /usr/lib/debug/.build-id,
+ * (elf/debugfind.h: --debug-dir, /usr/lib/debug/.build-id,
  * .gnu_debuglink, debuginfod); a module whose file is gone or replaced is
  * still symbolized from a debug file that its build id proves. Everything
  * is read once per module, on the first frame that needs it; the DWARF is
- * indexed once per compilation unit (symbols/dwarfidx.h). A module with a
+ * indexed once per compilation unit (dwarf/dwarfidx.h). A module with a
  * build id has its symbol table mapped from a cache (symbols/symcache.h),
  * dropped for the ELF files' tables when a lookup finds it corrupt.
  *

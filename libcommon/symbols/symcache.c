@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbols/crc32c.h"
-#include "symbols/dcache.h"
+#include "util/crc32c.h"
+#include "elf/dcache.h"
 #include "symbols/kcache.h"
 #include "util/error.h"
 #include "util/publish.h"

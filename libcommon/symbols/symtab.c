@@ -8,8 +8,8 @@
 #include <sys/mman.h>
 #include <sys/types.h>
 
-#include "symbols/crc32c.h"
-#include "symbols/radix.h"
+#include "util/crc32c.h"
+#include "util/radix.h"
 #include "util/grow.h"
 #include "util/prefault.h"
 

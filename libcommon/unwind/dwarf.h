@@ -43,7 +43,7 @@
 #include <stdint.h>
 
 #include "stream/records.h"
-#include "unwind/cfi.h"
+#include "dwarf/cfi.h"
 
 struct ms_uframe;
 

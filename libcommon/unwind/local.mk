@@ -1,10 +1,8 @@
 # libcommon/unwind: address spaces, modules and stacks (ms-unwind).
 libcommon_a_SOURCES += \
 	libcommon/unwind/addrspace.c libcommon/unwind/addrspace.h \
-	libcommon/unwind/elffile.c libcommon/unwind/elffile.h \
 	libcommon/unwind/unwind.c libcommon/unwind/unwind.h \
 	libcommon/unwind/fp.c libcommon/unwind/stage.c \
-	libcommon/unwind/cfi.c libcommon/unwind/cfi.h \
 	libcommon/unwind/dwarf.c libcommon/unwind/dwarf.h \
 	libcommon/unwind/sample.c \
 	libcommon/unwind/stacktab.c libcommon/unwind/stacktab.h

@@ -4,7 +4,7 @@
  * modules the unwinder tracks.
  *
  * Caches:
- *  - each module's CFI (unwind/cfi.c) lives in the module's slot for the
+ *  - each module's CFI (dwarf/cfi.c) lives in the module's slot for the
  *    unwinder's life: modules are known by identity, so it never goes
  *    stale, and its rules are made once per lookup address;
  *  - a PC cache, shared by all processes, maps (address-space generation,
@@ -41,7 +41,7 @@
 
 #include <stdlib.h>
 
-#include "unwind/cfi.h"
+#include "dwarf/cfi.h"
 #include "unwind/dwarf.h"
 #include "util/error.h"
 #include "util/prefault.h"

@@ -6,8 +6,8 @@
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
 
-#include "symbols/kernel.h"
-#include "unwind/elffile.h"
+#include "elf/kernel.h"
+#include "elf/elffile.h"
 #include "util/error.h"
 #include "util/grow.h"
 

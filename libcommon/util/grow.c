@@ -1,5 +1,6 @@
 /* Arrays grown by doubling: see grow.h. */
 #include "util/grow.h"
+#include "util/error.h"
 
 #include <stdlib.h>
 
@@ -21,4 +22,15 @@ bool ms_reserve(void **arr, uint32_t *alloc, uint64_t need, size_t size)
 	*arr = p;
 	*alloc = (uint32_t)n;
 	return true;
+}
+
+int ms_grow(void *arrp, uint32_t *alloc, uint32_t n, size_t sz)
+{
+	if (n < *alloc)
+		return 0;
+	if (n >= UINT32_MAX - 1)
+		return ms_error("a table reached its limit of %u rows", UINT32_MAX - 1);
+	if (!ms_reserve(arrp, alloc, (uint64_t)n + 1, sz))
+		return ms_error("out of memory");
+	return 0;
 }

@@ -17,4 +17,12 @@
  */
 bool ms_reserve(void **arr, uint32_t *alloc, uint64_t need, size_t size);
 
+/*
+ * Make *arr (of *alloc elements of sz bytes) hold row n: ms_reserve() for
+ * n + 1, for tables whose rows are 32-bit ids below UINT32_MAX. Returns 0,
+ * or -1 after a message naming the limit or the lack of memory.
+ */
+int ms_grow(void *arr, uint32_t *alloc, uint32_t n, size_t sz);
+#define MS_GROW(arr, n, alloc) ms_grow(&(arr), &(alloc), (n), sizeof(*(arr)))
+
 #endif

@@ -1,4 +1,7 @@
-# libcommon/util: messages, exit codes, banned functions.
+# libcommon/util: the lowest layer, generic blocks every other layer may
+# use: messages and exit codes, banned functions, growth, a hash index,
+# CRCs, a radix sort, a string pool, text and JSON writers, demangling,
+# output publication, the cache folder, and running stages as a pipeline.
 libcommon_a_SOURCES += \
 	libcommon/util/banned.h \
 	libcommon/util/bits.h \
@@ -8,7 +11,16 @@ libcommon_a_SOURCES += \
 	libcommon/util/cachedir.c libcommon/util/cachedir.h \
 	libcommon/util/cacheclean.c \
 	libcommon/util/prefault.c libcommon/util/prefault.h \
-	libcommon/util/grow.c libcommon/util/grow.h
+	libcommon/util/grow.c libcommon/util/grow.h \
+	libcommon/util/hashindex.c libcommon/util/hashindex.h \
+	libcommon/util/pairmap.c libcommon/util/pairmap.h \
+	libcommon/util/crc32c.c libcommon/util/crc32c.h \
+	libcommon/util/radix.c libcommon/util/radix.h \
+	libcommon/util/strpool.c libcommon/util/strpool.h \
+	libcommon/util/demangle.c libcommon/util/demangle.h \
+	libcommon/util/text.c libcommon/util/text.h \
+	libcommon/util/json.c libcommon/util/json.h \
+	libcommon/util/pipeline.c libcommon/util/pipeline.h
 
 UNIT_TESTS += tests/unit/util-test
 tests_unit_util_test_SOURCES = tests/unit/util-test.c

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the cache of CFI rows (unwind/cfi.h, cfi.c's cache_load()):
+ * Fuzz target: the cache of CFI rows (dwarf/cfi.h, cfi.c's cache_load()):
  * any bytes as cfi/BUILDID.rows of this program's own file, in a cache
  * directory of this target's own (a temporary folder, removed at exit),
  * then the file's CFI opened and looked up across its code.
@@ -52,9 +52,9 @@
 
 #include "stream/records.h"
 #include "tests/fuzz/fuzz.h"
-#include "unwind/cfi.h"
+#include "dwarf/cfi.h"
 #include "unwind/dwarf.h"
-#include "unwind/elffile.h"
+#include "elf/elffile.h"
 #include "unwind/unwind.h"
 #include "util/cachedir.h"
 #include "util/error.h"

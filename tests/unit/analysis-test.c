@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "analysis/json.h"
+#include "util/json.h"
 #include "capture/capture.h"
 #include "stream/records.h"
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests of CFI (unwind/cfi.h): the module record of an ELF file, and
+ * Unit tests of CFI (dwarf/cfi.h): the module record of an ELF file, and
  * whether two rules say the same, expressions compared by their
  * operations. Include after <cmocka.h>.
  */
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "unwind/cfi.h"
-#include "unwind/elffile.h"
+#include "dwarf/cfi.h"
+#include "elf/elffile.h"
 
 /* The module record of the file at path, as a proved mapping has it; false when unreadable. */
 static inline bool module_at(const char *path, struct ms_module *m)

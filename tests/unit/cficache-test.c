@@ -1,5 +1,5 @@
 /*
- * Unit tests of the cache of CFI rows (libcommon/unwind/cfi.c): a module's
+ * Unit tests of the cache of CFI rows (libcommon/dwarf/cfi.c): a module's
  * rows of .eh_frame and their rules, written at ms_cfi_free() under its
  * build id and read back by the next ms_cfi of the same module. Answers
  * with a warm cache are the cold ones, made without libdw; a cache that is
@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "stream/records.h"
-#include "unwind/cfi.h"
-#include "unwind/elffile.h"
+#include "dwarf/cfi.h"
+#include "elf/elffile.h"
 #include "cfi-helpers.h"
 #include "elf-helpers.h"
 #include "tmpdir.h"

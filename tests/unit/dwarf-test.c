@@ -1,5 +1,5 @@
 /*
- * Unit tests of DWARF unwinding (libcommon/unwind/cfi.c, dwarf.c, sample.c):
+ * Unit tests of DWARF unwinding (libcommon/dwarf/cfi.c, dwarf.c, sample.c):
  * saved samples (registers in perf's order and copied stack bytes) over
  * tests/unit/data/dwarf-frames, an ELF whose call-frame information is
  * written by hand (see dwarf-frames.c), mapped at a fixed address. Each end
@@ -27,9 +27,9 @@
 #include <unistd.h>
 
 #include "stream/records.h"
-#include "unwind/cfi.h"
+#include "dwarf/cfi.h"
 #include "unwind/dwarf.h"
-#include "unwind/elffile.h"
+#include "elf/elffile.h"
 #include "unwind/unwind.h"
 #include "cfi-helpers.h"
 #include "elf-helpers.h"

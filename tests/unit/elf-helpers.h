@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "unwind/elffile.h"
+#include "elf/elffile.h"
 
 /* The path of SUB/NAME from the folder of this test binary; the last four stay valid. */
 static inline const char *beside_test(const char *sub, const char *name)

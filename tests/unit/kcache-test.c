@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbols/dcache.h"
+#include "elf/dcache.h"
 #include "symbols/kcache.h"
 #include "symbols/symtab.h"
 #include "util/error.h"

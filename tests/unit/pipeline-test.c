@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "pipeline/pipeline.h"
+#include "util/pipeline.h"
 #include "util/error.h"
 
 static struct ms_pipeline make(const int *statuses, unsigned n)

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the DIE reader (libcommon/symbols/dieread.h) on hand-built
+ * Unit tests of the DIE reader (libcommon/dwarf/dieread.h) on hand-built
  * DWARF: a DWARF 5 unit with a subprogram, an inlined call of an abstract
  * one, a lexical block with a range list and a subtree skipped by
  * DW_AT_sibling and by walking; a DWARF 4 unit with .debug_ranges; then
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbols/dieread.h"
-#include "symbols/leb128.h"
+#include "dwarf/dieread.h"
+#include "dwarf/leb128.h"
 #include "tests/unit/dwarf-bytes.h"
 
 static void patch4(struct bytes *b, size_t at, uint32_t v)

@@ -28,11 +28,11 @@
 
 #include "stream/records.h"
 #include "stream/stream.h"
-#include "symbols/demangle.h"
-#include "symbols/dwarfidx.h"
-#include "symbols/kernel.h"
-#include "symbols/strpool.h"
-#include "unwind/elffile.h"
+#include "util/demangle.h"
+#include "dwarf/dwarfidx.h"
+#include "elf/kernel.h"
+#include "util/strpool.h"
+#include "elf/elffile.h"
 #include "util/error.h"
 
 static const char *fixture_path(const char *name)

@@ -1,5 +1,5 @@
 /*
- * Unit tests of function starts from .eh_frame (symbols/ehframe.h):
+ * Unit tests of function starts from .eh_frame (dwarf/ehframe.h):
  * hand-built sections. Every address of a function is answered with its
  * FDE's start whatever the rows of its CFI program; gaps are answered with
  * none; the walk of .eh_frame (no usable .eh_frame_hdr) answers as the
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbols/ehframe.h"
+#include "dwarf/ehframe.h"
 
 #define HDR_VADDR 0x1000u
 #define FRAME_VADDR 0x2000u

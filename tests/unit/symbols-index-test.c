@@ -6,7 +6,7 @@
  * read when they are wrong, short or overlapping), and the line tables read
  * without libdw (against libdw over every address of this program, and on
  * hand-built tables for the rules and the refusals), and the DIEs read
- * without libdw (symbols/dieread.h: the same answers as libdw's at every
+ * without libdw (dwarf/dieread.h: the same answers as libdw's at every
  * byte of this program and across libc).
  *
  * Files: this test binary itself (two units built with -g: this file and
@@ -28,14 +28,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbols/crc32c.h"
-#include "symbols/dwarfidx.h"
-#include "symbols/lines.h"
-#include "symbols/radix.h"
-#include "symbols/strpool.h"
+#include "util/crc32c.h"
+#include "dwarf/dwarfidx.h"
+#include "dwarf/lines.h"
+#include "util/radix.h"
+#include "util/strpool.h"
 #include "symbols/symtab.h"
 #include "stream/records.h"
-#include "unwind/elffile.h"
+#include "elf/elffile.h"
 #include "util/error.h"
 #include "tests/unit/dwarf-bytes.h"
 #include "util/bits.h"

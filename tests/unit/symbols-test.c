@@ -38,7 +38,7 @@
 #include "stream/stream.h"
 #include "symbols/symbolize.h"
 #include "symbols/symtab.h"
-#include "unwind/elffile.h"
+#include "elf/elffile.h"
 #include "util/error.h"
 #include "elf-helpers.h"
 

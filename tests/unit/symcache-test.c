@@ -34,7 +34,7 @@
 #include "symbols/symbolize.h"
 #include "symbols/symcache.h"
 #include "symbols/symtab.h"
-#include "unwind/elffile.h"
+#include "elf/elffile.h"
 #include "util/error.h"
 #include "tmpdir.h"
 

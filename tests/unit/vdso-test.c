@@ -21,8 +21,8 @@
 
 #include "perf/vdso.h"
 #include "stream/records.h"
-#include "unwind/cfi.h"
-#include "unwind/elffile.h"
+#include "dwarf/cfi.h"
+#include "elf/elffile.h"
 #include "unwind/unwind.h"
 #include "util/error.h"
 

@@ -1,0 +1,200 @@
+/* microscope record: the stage pipeline from a live program to a capture. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "capture/capture.h"
+#include "cmd/microscope/microscope.h"
+#include "util/pipeline.h"
+#include "unwind/unwind.h"
+#include "util/error.h"
+
+#define DEFAULT_OUTPUT MS_DEFAULT_CAPTURE
+
+static const char usage_record[] =
+	"usage: microscope record [-o FILE] [-F HZ | -c PERIOD] [-e EVENT] [--stack-size BYTES]\n"
+	"                         [--duration SECONDS] [--mmap-pages N]\n"
+	"                         [--symbolize=immediate|deferred] [--unwind dwarf|fp|dwarf+fp]\n"
+	"                         (-p PID | -- CMD ARGS...)\n"
+	"\n"
+	"  -o, --output FILE       capture to write (default " DEFAULT_OUTPUT ")\n"
+	"  -F, --freq HZ           samples per second per thread (default 999)\n"
+	"  -c, --period PERIOD     sample every PERIOD nanoseconds of the event instead\n"
+	"  -e, --event EVENT       cpu-clock (default) or task-clock\n"
+	"      --stack-size BYTES  user stack bytes copied per sample (default 8192, max 65528)\n"
+	"      --duration SECONDS  stop after SECONDS (a launched program gets SIGTERM)\n"
+	"      --mmap-pages N      ring buffer pages per CPU (power of two)\n"
+	"  -p, --pid PID           attach to a running process and all its threads\n"
+	"      --symbolize=WHEN    immediate (default): name the frames now; deferred:\n"
+	"                          keep module identities and addresses only, for\n"
+	"                          `microscope symbolize` later (here or elsewhere)\n"
+	"      --unwind POLICY     user stacks from dwarf (call-frame information over\n"
+	"                          the stack copy; the default with a copy), fp (the\n"
+	"                          frame-pointer chain; the default without) or\n"
+	"                          dwarf+fp (dwarf, continued by proved frame pointers)\n"
+	"\n"
+	"The capture is written under a temporary name and renamed when complete.\n"
+	"A launched program's exit status becomes microscope's (128+N for a signal).\n"
+	MS_EXIT_CODES_HELP;
+
+/* Argument vectors handed to the stages; built once, freed at exit. */
+struct argv_builder {
+	unsigned n;
+	char *v[256];
+};
+
+static void push(struct argv_builder *a, const char *s)
+{
+	if (a->n + 1 >= sizeof(a->v) / sizeof(a->v[0]))
+		ms_die(MS_EXIT_USAGE, "too many arguments: at most %zu are accepted",
+		       sizeof(a->v) / sizeof(a->v[0]) - 2);
+	a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+static int report_written(const char *output)
+{
+	struct ms_capture *cap = ms_capture_load(output);
+
+	if (!cap)
+		return -1;
+	fprintf(stderr, "microscope: wrote '%s': %u samples, %u threads%s\n", output,
+		cap->n_samples, cap->n_threads,
+		cap->lost_kernel + cap->lost_collector ? " (some records were lost: see the report)" : "");
+	ms_capture_free(cap);
+	return 0;
+}
+
+int ms_front_record(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "period", required_argument, NULL, 'c' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "stack-size", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "symbolize", required_argument, NULL, 'S' },
+		{ "unwind", required_argument, NULL, 'U' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* Recording flags are checked by ms-collect, which gets them as given. */
+	static const char *const collect_short[256] = {
+		['F'] = "-F", ['c'] = "-c", ['e'] = "-e", ['p'] = "-p",
+	};
+	static const char *const collect_long[256] = {
+		['s'] = "--stack-size", ['d'] = "--duration", ['m'] = "--mmap-pages",
+	};
+	struct argv_builder collect = { 0 }, decode = { 0 }, unwind = { 0 }, symbolize = { 0 },
+			    capture = { 0 };
+	struct ms_pipeline p = { 0 };
+	const char *output = DEFAULT_OUTPUT;
+	bool attach = false, deferred = false;
+	const char *unwind_policy = NULL;
+	char what[256];
+	int c, culprit, st;
+
+	push(&collect, "ms-collect");
+	while ((c = getopt_long(argc, argv, "+o:F:c:e:p:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'F': case 'c': case 'e': case 'p':
+			if (c == 'p')
+				attach = true;
+			push(&collect, collect_short[c]);
+			push(&collect, optarg);
+			break;
+		case 's': case 'd': case 'm':
+			push(&collect, collect_long[c]);
+			push(&collect, optarg);
+			break;
+		case 'S':
+			if (!strcmp(optarg, "deferred") || !strcmp(optarg, "immediate")) {
+				deferred = optarg[0] == 'd';
+				break;
+			}
+			ms_error("--symbolize wants immediate or deferred, not '%s'", optarg);
+			fputs(usage_record, stderr);
+			return MS_EXIT_USAGE;
+		case 'U':
+			if (ms_unwind_policy_parse(optarg) <= MS_UNWIND_AUTO) {
+				ms_error("--unwind wants dwarf, fp or dwarf+fp, not '%s'", optarg);
+				fputs(usage_record, stderr);
+				return MS_EXIT_USAGE;
+			}
+			unwind_policy = optarg;
+			break;
+		case 'h':
+			fputs(usage_record, stdout);
+			return MS_EXIT_OK;
+		default:
+			fputs(usage_record, stderr);
+			return MS_EXIT_USAGE;
+		}
+	}
+	if (attach == (optind < argc)) {
+		ms_error("record needs either -p PID or -- CMD ARGS..., not %s",
+			 attach ? "both" : "neither");
+		fputs(usage_record, stderr);
+		return MS_EXIT_USAGE;
+	}
+	if (!attach) {
+		push(&collect, "--");
+		for (int i = optind; i < argc; i++)
+			push(&collect, argv[i]);
+	}
+	push(&decode, "ms-decode");
+	push(&unwind, "ms-unwind");
+	if (unwind_policy) {
+		push(&unwind, "--unwind");
+		push(&unwind, unwind_policy);
+	}
+	push(&symbolize, "ms-symbolize");
+	push(&capture, "ms-capture");
+	push(&capture, "-o");
+	push(&capture, output);
+	/* Deferred: no symbolize stage; the capture says why frames are bare. */
+	if (deferred) {
+		push(&capture, "--info");
+		push(&capture, "symbolize=deferred");
+	}
+
+	p.n = 0;
+	p.stages[p.n++] = (struct ms_stage){ .name = "ms-collect", .argv = collect.v };
+	p.stages[p.n++] = (struct ms_stage){ .name = "ms-decode", .argv = decode.v };
+	p.stages[p.n++] = (struct ms_stage){ .name = "ms-unwind", .argv = unwind.v };
+	if (!deferred)
+		p.stages[p.n++] = (struct ms_stage){ .name = "ms-symbolize", .argv = symbolize.v };
+	p.stages[p.n++] = (struct ms_stage){ .name = "ms-capture", .argv = capture.v };
+	if (ms_pipeline_start(&p))
+		return MS_EXIT_ERROR;
+	ms_pipeline_wait(&p);
+
+	culprit = ms_pipeline_culprit(&p, !attach);
+	if (culprit >= 0) {
+		ms_pipeline_describe(&p, (unsigned)culprit, what, sizeof(what));
+		st = p.stages[culprit].status;
+		ms_error("recording failed: %s; no capture was written to '%s'", what, output);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == MS_EXIT_USAGE)
+			return MS_EXIT_USAGE;
+		if (WIFEXITED(st) && WEXITSTATUS(st) == MS_EXIT_SYSTEM)
+			return MS_EXIT_SYSTEM;
+		return MS_EXIT_ERROR;
+	}
+	if (report_written(output))
+		return MS_EXIT_ERROR;
+	/* The collector's status is the launched program's. */
+	st = p.stages[0].status;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : MS_EXIT_ERROR;
+}
+

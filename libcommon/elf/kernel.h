@@ -1,0 +1,23 @@
+/*
+ * The running kernel's identity: its GNU build id, from the notes the
+ * kernel exports (/sys/kernel/notes, the raw ELF notes of vmlinux).
+ */
+#ifndef MS_ELF_KERNEL_H
+#define MS_ELF_KERNEL_H
+
+#include <stdint.h>
+
+#include "stream/records.h"
+
+#define MS_KERNEL_NOTES "/sys/kernel/notes"
+
+/*
+ * Read the build id from the notes file at path (NULL: MS_KERNEL_NOTES).
+ * Returns its length (1..MS_BUILD_ID_MAX, longer ones cut), or 0 when the
+ * file is unreadable or holds none. No message: the caller decides.
+ */
+uint32_t ms_kernel_build_id(const char *path, uint8_t out[MS_BUILD_ID_MAX]);
+/* The same from notes already in memory. */
+uint32_t ms_notes_build_id(const uint8_t *notes, size_t len, uint8_t out[MS_BUILD_ID_MAX]);
+
+#endif

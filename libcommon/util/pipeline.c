@@ -1,0 +1,247 @@
+#include "util/pipeline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/error.h"
+
+static bool executable(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, X_OK);
+}
+
+char *ms_stage_path(const char *name)
+{
+	char self[PATH_MAX], buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *path;
+
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			if (snprintf(buf, sizeof(buf), "%s/%s", self, name) < (int)sizeof(buf) &&
+			    executable(buf))
+				return strdup(buf);
+		}
+	}
+	path = getenv("PATH");
+	while (path && *path) {
+		const char *colon = strchrnul(path, ':');
+		int len = (int)(colon - path);
+
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", len ? len : 1, len ? path : ".", name) <
+			    (int)sizeof(buf) && executable(buf))
+			return strdup(buf);
+		path = *colon ? colon + 1 : colon;
+	}
+	return NULL;
+}
+
+static sigset_t forwarded_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	return set;
+}
+
+/* SIGCHLD must not be ignored, or children would be reaped for us. */
+static void on_sigchld(int sig)
+{
+	(void)sig;
+}
+
+static void kill_started(struct ms_pipeline *p)
+{
+	for (unsigned i = 0; i < p->n; i++) {
+		if (p->stages[i].pid > 0 && !p->stages[i].done) {
+			kill(p->stages[i].pid, SIGKILL);
+			waitpid(p->stages[i].pid, &p->stages[i].status, 0);
+			p->stages[i].done = true;
+		}
+	}
+}
+
+static void exec_stage(struct ms_stage *s, const char *path, unsigned index,
+		       const sigset_t *old_mask)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+
+	/* The source takes SIGINT; later stages drain what it wrote. */
+	if (index > 0)
+		sigaction(SIGINT, &ign, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	sigprocmask(SIG_SETMASK, old_mask, NULL);
+	execv(path, s->argv);
+	fprintf(stderr, "%s: cannot run '%s': %s\n", ms_progname(), path, strerror(errno));
+	_exit(127);
+}
+
+int ms_pipeline_start(struct ms_pipeline *p)
+{
+	sigset_t set = forwarded_signals(), old;
+	struct sigaction chld = { .sa_handler = on_sigchld };
+	char *paths[MS_PIPELINE_STAGES_MAX] = { 0 };
+	int in = -1, rc = -1;
+	unsigned i;
+
+	for (i = 0; i < p->n; i++) {
+		paths[i] = ms_stage_path(p->stages[i].name);
+		if (!paths[i]) {
+			ms_error("cannot find the stage program '%s' next to this program or in PATH: "
+				 "build it (make) or install microscope", p->stages[i].name);
+			goto out;
+		}
+		p->stages[i].pid = 0;
+		p->stages[i].done = false;
+		p->stages[i].status = 0;
+	}
+
+	sigaction(SIGCHLD, &chld, NULL);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	for (i = 0; i < p->n; i++) {
+		int fds[2] = { -1, -1 };
+		pid_t pid;
+
+		if (i + 1 < p->n && pipe2(fds, O_CLOEXEC)) {
+			ms_error_errno("cannot create a pipe for '%s'", p->stages[i].name);
+			goto fail;
+		}
+		pid = fork();
+		if (pid < 0) {
+			ms_error_errno("cannot start '%s'", p->stages[i].name);
+			if (fds[0] >= 0) {
+				close(fds[0]);
+				close(fds[1]);
+			}
+			goto fail;
+		}
+		if (pid == 0) {
+			if (in >= 0 && dup2(in, STDIN_FILENO) < 0)
+				_exit(127);
+			if (fds[1] >= 0 && dup2(fds[1], STDOUT_FILENO) < 0)
+				_exit(127);
+			exec_stage(&p->stages[i], paths[i], i, &old);
+		}
+		p->stages[i].pid = pid;
+		if (in >= 0)
+			close(in);
+		if (fds[1] >= 0)
+			close(fds[1]);
+		in = fds[0];
+	}
+	rc = 0;
+	goto out;
+fail:
+	if (in >= 0)
+		close(in);
+	kill_started(p);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+out:
+	for (i = 0; i < p->n; i++)
+		free(paths[i]);
+	return rc;
+}
+
+void ms_pipeline_signal(struct ms_pipeline *p, unsigned i, int sig)
+{
+	if (i < p->n && p->stages[i].pid > 0 && !p->stages[i].done)
+		kill(p->stages[i].pid, sig);
+}
+
+static unsigned reap(struct ms_pipeline *p)
+{
+	unsigned running = 0;
+
+	for (unsigned i = 0; i < p->n; i++) {
+		struct ms_stage *s = &p->stages[i];
+
+		if (s->done)
+			continue;
+		if (waitpid(s->pid, &s->status, WNOHANG) == s->pid)
+			s->done = true;
+		else
+			running++;
+	}
+	return running;
+}
+
+void ms_pipeline_wait(struct ms_pipeline *p)
+{
+	sigset_t set = forwarded_signals();
+	struct timespec tick = { .tv_sec = 0, .tv_nsec = 200 * 1000 * 1000 };
+
+	/* The start blocked these signals; they are taken here, synchronously. */
+	while (reap(p)) {
+		int sig = sigtimedwait(&set, NULL, &tick);
+
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+			ms_pipeline_signal(p, 0, sig);
+	}
+}
+
+int ms_pipeline_culprit(const struct ms_pipeline *p, bool source_status_is_target)
+{
+	int first_truncated = -1;
+
+	for (unsigned i = 0; i < p->n; i++) {
+		int st = p->stages[i].status;
+
+		if (WIFSIGNALED(st))
+			return (int)i;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) == MS_EXIT_OK)
+			continue;
+		if (i == 0 && source_status_is_target)
+			continue;
+		if (WEXITSTATUS(st) == MS_EXIT_PIPE)
+			continue;
+		/* Cut short because someone upstream failed: a symptom. */
+		if (WEXITSTATUS(st) == MS_EXIT_TRUNCATED) {
+			if (first_truncated < 0)
+				first_truncated = (int)i;
+			continue;
+		}
+		return (int)i;
+	}
+	if (first_truncated >= 0)
+		return first_truncated;
+	/* Only broken pipes: the most downstream one reacted last. */
+	for (unsigned i = p->n; i-- > 0;)
+		if (WIFEXITED(p->stages[i].status) && WEXITSTATUS(p->stages[i].status) == MS_EXIT_PIPE)
+			return (int)i;
+	return -1;
+}
+
+void ms_pipeline_describe(const struct ms_pipeline *p, unsigned i, char *buf, size_t len)
+{
+	const struct ms_stage *s = &p->stages[i];
+
+	if (WIFSIGNALED(s->status))
+		snprintf(buf, len, "%s was killed by signal %d (%s)", s->name,
+			 WTERMSIG(s->status), strsignal(WTERMSIG(s->status)));
+	else if (WIFEXITED(s->status))
+		snprintf(buf, len, "%s exited with status %d", s->name, WEXITSTATUS(s->status));
+	else
+		snprintf(buf, len, "%s ended abnormally", s->name);
+}
