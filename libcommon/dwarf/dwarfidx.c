@@ -1154,39 +1154,51 @@ static enum visit_kind visit(int tag, bool code, uint32_t *cur)
 }
 
 /*
- * index_unit()'s walk by dieread.h, the same walk as libdw's below:
- * 0 when done, MS_DIE_REFUSED for anything it leaves to libdw.
+ * A unit's DIEs as walk_unit() reads them, by dieread.h or by libdw: a
+ * stack of DIE slots that child() fills and sibling() moves along. Each
+ * returns STEP_OK, STEP_NONE (no child, no more siblings) or STEP_BAD.
  */
-static int index_unit_ours(struct ms_dwarfidx *d, struct unit *u)
+enum step { STEP_OK, STEP_NONE, STEP_BAD };
+#define SLOT_UNIT UINT32_MAX	/* child()'s from: the unit's own DIE */
+
+struct die_reader {
+	/* Slot to := the first child of slot from. */
+	enum step (*child)(struct die_reader *r, uint32_t from, uint32_t to);
+	/* Slot := its next sibling. */
+	enum step (*sibling)(struct die_reader *r, uint32_t slot);
+	int (*tag)(struct die_reader *r, uint32_t slot);
+	bool (*has_code)(struct die_reader *r, uint32_t slot);
+	/* add_scope() of slot's DIE: 0, or -1 (unreadable, out of memory). */
+	int (*add_scope)(struct die_reader *r, uint32_t slot, uint32_t parent, uint32_t *scope);
+};
+
+/*
+ * Walk a unit's DIEs once, entering what visit() says: 0 when done, -1
+ * when the reader could not go on (the unit is then walked by the other
+ * reader, or bad).
+ */
+static int walk_unit(struct die_reader *rd)
 {
-	const struct ms_die_unit *du;
-	struct ms_die *stack;
 	uint32_t fn[DEPTH_MAX];
 	uint32_t depth = 0;
-	int r;
+	enum step r;
 
-	if (open_ours(d, u) != MS_DIE_OK)
-		return MS_DIE_REFUSED;
-	if (!d->die_stack && !(d->die_stack = malloc(DEPTH_MAX * sizeof(*d->die_stack))))
-		return MS_DIE_REFUSED;
-	du = &u->ours->du;
-	stack = d->die_stack;
-	r = ms_die_child(du, &u->ours->cu, &stack[0]);
-	if (r == MS_DIE_NONE)
-		return 0;
-	if (r != MS_DIE_OK)
-		return MS_DIE_REFUSED;
+	r = rd->child(rd, SLOT_UNIT, 0);
+	if (r != STEP_OK)
+		return r == STEP_NONE ? 0 : -1;
 	fn[0] = NONE;
 	for (;;) {
-		struct ms_die *die = &stack[depth];
 		uint32_t cur = fn[depth], scope;
 		bool descend = false;
-		bool code = ms_die_has(die, MS_DA_LOW_PC) || ms_die_has(die, MS_DA_RANGES);
+		int tag = rd->tag(rd, depth);
+		/* (libdw's attribute lookups: only where visit() asks.) */
+		bool code = (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
+			    rd->has_code(rd, depth);
 
-		switch (visit(die->tag, code, &cur)) {
+		switch (visit(tag, code, &cur)) {
 		case VISIT_SCOPE:
-			if (add_scope_ours(u, die, cur, &scope) < 0)
-				return MS_DIE_REFUSED;
+			if (rd->add_scope(rd, depth, cur, &scope) < 0)
+				return -1;
 			if (scope != NONE) {
 				cur = scope;
 				descend = true;
@@ -1200,21 +1212,21 @@ static int index_unit_ours(struct ms_dwarfidx *d, struct unit *u)
 		}
 		if (descend) {
 			if (depth + 1 >= DEPTH_MAX)
-				return MS_DIE_REFUSED;
-			r = ms_die_child(du, die, &stack[depth + 1]);
-			if (r == MS_DIE_REFUSED)
-				return MS_DIE_REFUSED;
-			if (r == MS_DIE_OK) {
+				return -1;
+			r = rd->child(rd, depth, depth + 1);
+			if (r == STEP_BAD)
+				return -1;
+			if (r == STEP_OK) {
 				fn[++depth] = cur;
 				continue;
 			}
 		}
 		/* The next sibling, climbing out of finished subtrees. */
 		for (;;) {
-			r = ms_die_sibling(du, &stack[depth], &stack[depth]);
-			if (r == MS_DIE_REFUSED)
-				return MS_DIE_REFUSED;
-			if (r == MS_DIE_OK)
+			r = rd->sibling(rd, depth);
+			if (r == STEP_BAD)
+				return -1;
+			if (r == STEP_OK)
 				break;
 			if (depth == 0)
 				return 0;
@@ -1223,85 +1235,132 @@ static int index_unit_ours(struct ms_dwarfidx *d, struct unit *u)
 	}
 }
 
+/* dieread.h's reader: MS_DIE_REFUSED is STEP_BAD, left to libdw. */
+struct ours_reader {
+	struct die_reader rd;
+	struct unit *u;
+	struct ms_die *stack;
+};
+
+static enum step die_step(int r)
+{
+	return r == MS_DIE_OK ? STEP_OK : r == MS_DIE_NONE ? STEP_NONE : STEP_BAD;
+}
+
+static enum step ours_child(struct die_reader *rd, uint32_t from, uint32_t to)
+{
+	struct ours_reader *o = (struct ours_reader *)rd;
+	const struct ms_die *parent = from == SLOT_UNIT ? &o->u->ours->cu : &o->stack[from];
+
+	return die_step(ms_die_child(&o->u->ours->du, parent, &o->stack[to]));
+}
+
+static enum step ours_sibling(struct die_reader *rd, uint32_t slot)
+{
+	struct ours_reader *o = (struct ours_reader *)rd;
+
+	return die_step(ms_die_sibling(&o->u->ours->du, &o->stack[slot], &o->stack[slot]));
+}
+
+static int ours_tag(struct die_reader *rd, uint32_t slot)
+{
+	return (int)((struct ours_reader *)rd)->stack[slot].tag;
+}
+
+static bool ours_has_code(struct die_reader *rd, uint32_t slot)
+{
+	const struct ms_die *die = &((struct ours_reader *)rd)->stack[slot];
+
+	return ms_die_has(die, MS_DA_LOW_PC) || ms_die_has(die, MS_DA_RANGES);
+}
+
+static int ours_add_scope(struct die_reader *rd, uint32_t slot, uint32_t parent,
+			  uint32_t *scope)
+{
+	struct ours_reader *o = (struct ours_reader *)rd;
+
+	return add_scope_ours(o->u, &o->stack[slot], parent, scope) == 0 ? 0 : -1;
+}
+
+/* libdw's reader. */
+struct libdw_reader {
+	struct die_reader rd;
+	struct unit *u;
+	Dwarf_Die stack[DEPTH_MAX];
+};
+
+static enum step libdw_child(struct die_reader *rd, uint32_t from, uint32_t to)
+{
+	struct libdw_reader *l = (struct libdw_reader *)rd;
+	int r = dwarf_child(from == SLOT_UNIT ? &l->u->die : &l->stack[from], &l->stack[to]);
+
+	return r == 0 ? STEP_OK : r > 0 ? STEP_NONE : STEP_BAD;
+}
+
+static enum step libdw_sibling(struct die_reader *rd, uint32_t slot)
+{
+	struct libdw_reader *l = (struct libdw_reader *)rd;
+	Dwarf_Die next;
+	int r = dwarf_siblingof(&l->stack[slot], &next);
+
+	if (r < 0)
+		return STEP_BAD;
+	if (r > 0)
+		return STEP_NONE;
+	/* A DW_AT_sibling that points back would walk in circles. */
+	if (dwarf_dieoffset(&next) <= dwarf_dieoffset(&l->stack[slot]))
+		return STEP_BAD;
+	l->stack[slot] = next;
+	return STEP_OK;
+}
+
+static int libdw_tag(struct die_reader *rd, uint32_t slot)
+{
+	return dwarf_tag(&((struct libdw_reader *)rd)->stack[slot]);
+}
+
+static bool libdw_has_code(struct die_reader *rd, uint32_t slot)
+{
+	return has_code(&((struct libdw_reader *)rd)->stack[slot]);
+}
+
+static int libdw_add_scope(struct die_reader *rd, uint32_t slot, uint32_t parent,
+			   uint32_t *scope)
+{
+	struct libdw_reader *l = (struct libdw_reader *)rd;
+
+	return add_scope(l->u, &l->stack[slot], parent, scope);
+}
+
 /*
- * Walk the unit's DIEs once, entering what visit() says (libdw skips a
- * subtree by DW_AT_sibling when the producer gave it): by dieread.h, or
- * by libdw where that reader refuses something.
+ * Index a unit's DIEs: by dieread.h, or by libdw from the start where
+ * that reader refuses something (libdw skips a subtree by DW_AT_sibling
+ * when the producer gave it).
  */
 static int index_unit(struct ms_dwarfidx *d, struct unit *u)
 {
-	Dwarf_Die stack[DEPTH_MAX];
-	uint32_t fn[DEPTH_MAX];
-	uint32_t depth = 0;
-	int r;
+	struct libdw_reader l;
 
-	if (index_unit_ours(d, u) == 0)
-		goto done;
+	if (open_ours(d, u) == MS_DIE_OK &&
+	    (d->die_stack || (d->die_stack = malloc(DEPTH_MAX * sizeof(*d->die_stack))))) {
+		struct ours_reader o = {
+			{ ours_child, ours_sibling, ours_tag, ours_has_code, ours_add_scope },
+			u, d->die_stack
+		};
+
+		if (walk_unit(&o.rd) == 0)
+			goto done;
+	}
 	/* Refused somewhere: libdw walks the unit again from the start. */
 	scopes_release(u);
 	d->stats.units_libdw++;
 	if (!unit_die(d, u))
 		goto bad;
-	r = dwarf_child(&u->die, &stack[0]);
-	if (r > 0)
-		goto done;
-	if (r < 0)
+	l.rd = (struct die_reader){ libdw_child, libdw_sibling, libdw_tag, libdw_has_code,
+				    libdw_add_scope };
+	l.u = u;
+	if (walk_unit(&l.rd) < 0)
 		goto bad;
-	fn[0] = NONE;
-	for (;;) {
-		Dwarf_Die *die = &stack[depth];
-		uint32_t cur = fn[depth], scope;
-		bool descend = false;
-		int tag = dwarf_tag(die);
-		/* (libdw's attribute lookups: only where visit() asks.) */
-		bool code = (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
-			    has_code(die);
-
-		switch (visit(tag, code, &cur)) {
-		case VISIT_SCOPE:
-			if (add_scope(u, die, cur, &scope) < 0)
-				goto bad;
-			if (scope != NONE) {
-				cur = scope;
-				descend = true;
-			}
-			break;
-		case VISIT_ENTER:
-			descend = true;
-			break;
-		case VISIT_SKIP:
-			break;
-		}
-		if (descend) {
-			if (depth + 1 >= DEPTH_MAX)
-				goto bad;
-			r = dwarf_child(die, &stack[depth + 1]);
-			if (r < 0)
-				goto bad;
-			if (r == 0) {
-				fn[++depth] = cur;
-				continue;
-			}
-		}
-		/* The next sibling, climbing out of finished subtrees. */
-		for (;;) {
-			Dwarf_Die next;
-
-			r = dwarf_siblingof(&stack[depth], &next);
-			if (r < 0)
-				goto bad;
-			/* A DW_AT_sibling that points back would walk in circles. */
-			if (r == 0 && dwarf_dieoffset(&next) <= dwarf_dieoffset(&stack[depth]))
-				goto bad;
-			if (r == 0) {
-				stack[depth] = next;
-				break;
-			}
-			if (depth == 0)
-				goto done;
-			depth--;
-		}
-	}
 done:
 	if (u->n_tops)
 		qsort(u->tops, u->n_tops, sizeof(*u->tops), ms_dwi_cmp_top);
