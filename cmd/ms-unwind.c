@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,7 +16,7 @@
 #include "util/input.h"
 
 static const char usage_text[] =
-	"usage: ms-unwind [--unwind dwarf|fp|dwarf+fp] [--debug-dir DIR] [--stats] [FILE]\n"
+	"usage: ms-unwind [--unwind dwarf|fp|dwarf+fp] [--debug-dir DIR]... [--stats] [FILE]\n"
 	"\n"
 	"Read a decoded record stream (from ms-decode) from FILE or standard input\n"
 	"and write it to standard output with every sample replaced by a stack:\n"
@@ -28,8 +29,12 @@ static const char usage_text[] =
 	"                   chain) or dwarf+fp (dwarf, continued by frame pointers\n"
 	"                   where the CFI proves them); default dwarf when samples\n"
 	"                   carry a stack copy, else fp\n"
-	"  --debug-dir DIR  where separate debug files are looked up by build id\n"
-	"                   and debuglink (default /usr/lib/debug)\n"
+	"  --debug-dir DIR  look for debug files in DIR first (repeatable), as\n"
+	"                   ms-symbolize does: DIR/.build-id/xx/rest.debug,\n"
+	"                   DIR/DEBUGLINK, DIR/NAME.debug, DIR/NAME; then\n"
+	"                   /usr/lib/debug/.build-id, .gnu_debuglink, debuginfod\n"
+	"                   (DEBUGINFOD_URLS): a module's .debug_frame may come\n"
+	"                   from the debug file ms-symbolize reads\n"
 	"  --stats          print counts (samples, frames, end reasons, modules,\n"
 	"                   caches) to standard error at exit\n"
 	"  -h, --help       show this help\n"
@@ -79,6 +84,7 @@ int main(int argc, char **argv)
 	};
 	struct ms_unwind_options opts = { 0 };
 	struct ms_unwind_stats stats = { 0 };
+	const char **dirs = NULL;
 	const char *name;
 	int c, fd, stats_wanted = 0, code;
 
@@ -102,25 +108,33 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_DEBUG_DIR:
-			opts.debug_dir = optarg;
+			/* At most argc of them: one allocation, freed at exit. */
+			if (!dirs && !(dirs = calloc((size_t)argc, sizeof(*dirs))))
+				ms_die(MS_EXIT_ERROR, "out of memory");
+			dirs[opts.n_debug_dirs++] = optarg;
 			break;
 		default:
 			fputs(usage_text, stderr);
 			return MS_EXIT_USAGE;
 		}
 	}
+	opts.debug_dirs = dirs;
 	if (argc - optind > 1) {
 		ms_error("too many arguments; see 'ms-unwind --help'");
+		free(dirs);
 		return MS_EXIT_USAGE;
 	}
 	fd = ms_open_input(optind < argc ? argv[optind] : NULL, &name);
-	if (fd < 0)
+	if (fd < 0) {
+		free(dirs);
 		return MS_EXIT_ERROR;
+	}
 	/* A closed downstream is seen as EPIPE and ends the stage with one message. */
 	signal(SIGPIPE, SIG_IGN);
 	code = ms_unwind_stage(fd, name, STDOUT_FILENO, &opts, &stats);
 	if (stats_wanted)
 		print_stats(&stats);
 	ms_close_input(fd);
+	free(dirs);
 	return code;
 }

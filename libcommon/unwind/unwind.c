@@ -6,8 +6,9 @@
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
 
-#include "elf/kernel.h"
+#include "elf/debugfind.h"
 #include "elf/elffile.h"
+#include "elf/kernel.h"
 #include "util/error.h"
 #include "util/grow.h"
 
@@ -67,7 +68,7 @@ struct index {
 struct ms_unwinder {
 	const struct ms_unwind_method *method;
 	void *method_state;
-	char *debug_dir;
+	struct ms_debugfind *finder;
 
 	struct ms_process **buckets;
 	uint32_t bucket_mask;
@@ -621,9 +622,18 @@ struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts)
 		return NULL;
 	}
 	ms_problems_init(&u->problems, "ms-unwind");
-	if (opts && opts->debug_dir && !(u->debug_dir = strdup(opts->debug_dir))) {
-		ms_error("out of memory");
-		goto fail;
+	{
+		struct ms_debug_search search = { 0 };
+
+		if (opts) {
+			search.dirs = opts->debug_dirs;
+			search.n_dirs = opts->n_debug_dirs;
+			search.system_dir = opts->system_debug_dir;
+		}
+		if (!(u->finder = ms_debugfind_new(&search))) {
+			ms_error("out of memory");
+			goto fail;
+		}
 	}
 	u->bucket_mask = 63;
 	u->buckets = calloc(u->bucket_mask + 1, sizeof(*u->buckets));
@@ -693,9 +703,9 @@ void *ms_unwinder_method_state(struct ms_unwinder *u)
 	return u->method_state;
 }
 
-const char *ms_unwinder_debug_dir(const struct ms_unwinder *u)
+struct ms_debugfind *ms_unwinder_debugfind(struct ms_unwinder *u)
 {
-	return u->debug_dir;
+	return u->finder;
 }
 
 void ms_unwinder_free(struct ms_unwinder *u)
@@ -727,7 +737,8 @@ void ms_unwinder_free(struct ms_unwinder *u)
 	free(u->modules);
 	free(u->module_index.slots);
 	free(u->pending);
-	free(u->debug_dir);
+	/* After the method's module data: their CFI borrows it. */
+	ms_debugfind_free(u->finder);
 	free(u->vdso);
 	ms_elf_loads_release(&u->vdso_loads);
 	free(u);

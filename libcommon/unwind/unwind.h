@@ -158,7 +158,13 @@ const struct ms_unwind_method *ms_unwind_policy_method(int policy);
 struct ms_unwind_options {
 	const struct ms_unwind_method *method;	/* NULL: by policy (stage) or frame pointers */
 	int policy;				/* enum ms_unwind_policy, for the stage */
-	const char *debug_dir;			/* separate debug files; NULL: /usr/lib/debug */
+	/*
+	 * Where the debug-file finder looks, as ms-symbolize's options say
+	 * (elf/debugfind.h); borrowed for the unwinder's life.
+	 */
+	const char *const *debug_dirs;		/* --debug-dir, in order */
+	uint32_t n_debug_dirs;
+	const char *system_debug_dir;		/* NULL: /usr/lib/debug; "": none */
 };
 
 /* Counters for --stats. */
@@ -189,9 +195,10 @@ void ms_unwinder_free(struct ms_unwinder *u);
  */
 int ms_unwinder_set_method(struct ms_unwinder *u, const struct ms_unwind_method *m);
 const struct ms_unwind_method *ms_unwinder_method(const struct ms_unwinder *u);
-/* The method's state (see init), and the options the unwinder was made with. */
+/* The method's state (see init). */
 void *ms_unwinder_method_state(struct ms_unwinder *u);
-const char *ms_unwinder_debug_dir(const struct ms_unwinder *u);
+/* The debug-file finder made from the options, for the methods' CFI. */
+struct ms_debugfind *ms_unwinder_debugfind(struct ms_unwinder *u);
 
 /* Record handlers; each returns 0, or -1 after a message (out of memory). */
 int ms_unwinder_mmap(struct ms_unwinder *u, const struct ms_mmap *m);
