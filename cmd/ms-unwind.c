@@ -33,8 +33,10 @@ static const char usage_text[] =
 	"                   ms-symbolize does: DIR/.build-id/xx/rest.debug,\n"
 	"                   DIR/DEBUGLINK, DIR/NAME.debug, DIR/NAME; then\n"
 	"                   /usr/lib/debug/.build-id, .gnu_debuglink, debuginfod\n"
-	"                   (DEBUGINFOD_URLS): a module's .debug_frame may come\n"
-	"                   from the debug file ms-symbolize reads\n"
+	"                   (DEBUGINFOD_URLS). A module's .debug_frame may come\n"
+	"                   from the debug file ms-symbolize reads; a module whose\n"
+	"                   file is gone or rebuilt is unwound from the file there\n"
+	"                   that its build id proves (a copy of the binary)\n"
 	"  --stats          print counts (samples, frames, end reasons, modules,\n"
 	"                   caches) to standard error at exit\n"
 	"  -h, --help       show this help\n"
@@ -54,8 +56,9 @@ static void print_stats(const struct ms_unwind_stats *s)
 		(unsigned long long)s->mmaps, (unsigned long long)s->exec_mmaps,
 		(unsigned long long)s->execs, (unsigned long long)s->forks,
 		(unsigned long long)s->exits, (unsigned long long)s->processes);
-	fprintf(stderr, "ms-unwind: modules %llu unverified %llu\n",
-		(unsigned long long)s->modules, (unsigned long long)s->modules_unverified);
+	fprintf(stderr, "ms-unwind: modules %llu unverified %llu found-by-build-id %llu\n",
+		(unsigned long long)s->modules, (unsigned long long)s->modules_unverified,
+		(unsigned long long)s->modules_found);
 	fprintf(stderr, "ms-unwind: dwarf-frames %llu fp-frames %llu pc-cache hits %llu misses %llu "
 		"cfi-modules %llu cfi-rules %llu cfi-cached %llu\n",
 		(unsigned long long)s->dwarf_frames, (unsigned long long)s->fp_frames,

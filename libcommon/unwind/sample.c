@@ -134,7 +134,11 @@ static __attribute__((noinline)) int fill(struct dwarf_state *st, struct pc_entr
 			image = ms_unwinder_vdso_image(st->u, &len);
 			*slot = ms_cfi_open_image(image, len, m, finder);
 		} else {
-			*slot = ms_cfi_open(loc.path, m, finder);
+			/*
+			 * A file the finder gave stands in for the module's: asked
+			 * for its debug file, the finder would give it again.
+			 */
+			*slot = ms_cfi_open(loc.file, m, loc.found ? NULL : finder);
 		}
 		if (!*slot)
 			return -1;

@@ -1,7 +1,10 @@
 /*
  * The one debug-file search (elf/debugfind.h), as both stages use it: for
  * a module with several candidate debug files, ms-unwind (the CFI it
- * walks) and ms-symbolize (the names it gives) read the same file.
+ * walks) and ms-symbolize (the names it gives) read the same file; a
+ * module whose file is gone, or is another file, is unwound and named
+ * from the file its build id proves; a debug-only file (no code) gives
+ * names but no stack past the module.
  *
  * The module is data/pick: stripped (no symbols, no CFI), its
  * .gnu_debuglink naming pick.debug. Its candidates are builds of the same
@@ -230,7 +233,8 @@ struct outcome {
 	char name[64];		/* the first frame's name, "" when none */
 	uint32_t sym_reason;	/* the first frame's symbolization reason */
 	char refused[PATH_MAX + 256];	/* ms-symbolize's debug-build-id-mismatch problem */
-	char file[PATH_MAX];	/* the file ms-unwind read the module from */
+	bool found;		/* ms-unwind read the module from another file */
+	char file[PATH_MAX];	/* that file */
 	char cfi_debug[PATH_MAX];	/* the debug file ms-unwind's CFI read, "" when none */
 	bool problem;		/* ms-unwind counted the module unverified */
 	char problem_text[PATH_MAX + 256];
@@ -271,7 +275,8 @@ static struct outcome run_stages(const char *const *dirs, uint32_t n, bool by_bu
 	/* Which file ms-unwind read the module from, and its CFI's debug file. */
 	assert_non_null(proc = ms_unwinder_process(u, PID));
 	assert_int_equal(ms_unwinder_resolve(u, proc, body_pc(), &loc), 1);
-	snprintf(o.file, sizeof(o.file), "%s", loc.path ? loc.path : "");
+	o.found = loc.found;
+	snprintf(o.file, sizeof(o.file), "%s", loc.file ? loc.file : "");
 	slot = ms_unwinder_module_slot(u, loc.module);
 	if (*slot && ms_cfi_debug_file(*slot))
 		snprintf(o.cfi_debug, sizeof(o.cfi_debug), "%s", ms_cfi_debug_file(*slot));
@@ -382,6 +387,7 @@ static void test_same_file_by_order(void **state)
 	assert_walked_b(&o);
 	assert_named(&o, "pick_b");
 	assert_string_equal(o.cfi_debug, in_scratch("d2/pick.debug"));
+	assert_false(o.found);
 	assert_string_equal(o.file, in_scratch("mod/pick"));
 
 	/* Without d2: the file beside the module that its .gnu_debuglink names. */
@@ -400,10 +406,69 @@ static void test_same_file_by_order(void **state)
 	assert_string_equal(o.cfi_debug, "");
 }
 
+static void test_module_gone(void **state)
+{
+	const char *dirs[2] = { d1, d2 };
+	struct outcome o;
+
+	(void)state;
+	lay_out();
+	assert_int_equal(unlink(in_scratch("mod/pick")), 0);
+	/*
+	 * Gone: no debuglink to follow, so d2's file by its name (DIR/NAME.debug)
+	 * stands in for the module, for both stages; the frame's address is
+	 * the virtual address it would have been.
+	 */
+	o = run_stages(dirs, 2, true);
+	assert_walked_b(&o);
+	assert_named(&o, "pick_b");
+	assert_true(o.found);
+	assert_string_equal(o.file, in_scratch("d2/pick.debug"));
+	assert_false(o.problem);
+	assert_true(stack->frames[0].address == body_vaddr());
+	assert_int_equal(stack->frames[0].flags & MS_FRAME_FILE_OFFSET, 0);
+
+	/* Another file at the path (its build id differs): the same. */
+	copy_file(data_path("pick-wrong"), in_scratch("mod/pick"));
+	o = run_stages(dirs, 2, true);
+	assert_walked_b(&o);
+	assert_named(&o, "pick_b");
+	assert_true(o.found);
+
+	/* Nothing proved: the stack ends in the module, which the problem names. */
+	o = run_stages(dirs, 1, true);
+	assert_not_walked(&o);
+	assert_false(o.found);
+	assert_true(o.problem);
+	assert_non_null(strstr(o.problem_text, in_scratch("mod/pick")));
+	assert_true(stack->frames[0].flags & MS_FRAME_FILE_OFFSET);
+}
+
+static void test_debug_only_file(void **state)
+{
+	const char *dirs[1] = { d2 };
+	struct outcome o;
+
+	(void)state;
+	lay_out();
+	assert_int_equal(unlink(in_scratch("mod/pick")), 0);
+	/* A debug-only copy (objcopy --only-keep-debug): names and lines, no code. */
+	copy_file(data_path("pick-b.debug"), in_scratch("d2/pick.debug"));
+	o = run_stages(dirs, 1, true);
+	assert_not_walked(&o);
+	assert_false(o.found);
+	assert_true(o.problem);
+	assert_non_null(strstr(o.problem_text, in_scratch("mod/pick")));
+	assert_non_null(strstr(o.problem_text, in_scratch("d2/pick.debug")));
+	assert_non_null(strstr(o.problem_text, "debug file without the code"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_file_by_order),
+		cmocka_unit_test(test_module_gone),
+		cmocka_unit_test(test_debug_only_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
