@@ -554,8 +554,16 @@ static uint32_t fentry_probe(struct ms_unwinder *u, struct fentry *fe)
 			ms_problems_add(&u->problems, "unverified-module",
 					"'%s': %s, and '%s', which its build id proves, is a "
 					"debug file without the code; its frames keep file "
-					"offsets and are not symbolized from it", fe->path, why,
-					refused);
+					"offsets and DWARF stacks end at them: to unwind them, "
+					"give ms-unwind and ms-symbolize --debug-dir DIR with a "
+					"copy of the binary as DIR/NAME", fe->path, why, refused);
+		else if (!proved && fe->bid_len)
+			ms_problems_add(&u->problems, "unverified-module",
+					"'%s': %s, and no file with its build id was found; its "
+					"frames keep file offsets and DWARF stacks end at them: "
+					"to unwind them, give ms-unwind and ms-symbolize "
+					"--debug-dir DIR with a copy of the binary as DIR/NAME",
+					fe->path, why);
 		else
 			ms_problems_add(&u->problems, "unverified-module",
 					"'%s': %s; its frames keep file offsets and are not "
