@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,7 +16,7 @@
 #include "util/input.h"
 
 static const char usage_text[] =
-	"usage: ms-unwind [--unwind dwarf|fp|dwarf+fp] [--debug-dir DIR] [--stats] [FILE]\n"
+	"usage: ms-unwind [--unwind dwarf|fp|dwarf+fp] [--debug-dir DIR]... [--stats] [FILE]\n"
 	"\n"
 	"Read a decoded record stream (from ms-decode) from FILE or standard input\n"
 	"and write it to standard output with every sample replaced by a stack:\n"
@@ -28,8 +29,14 @@ static const char usage_text[] =
 	"                   chain) or dwarf+fp (dwarf, continued by frame pointers\n"
 	"                   where the CFI proves them); default dwarf when samples\n"
 	"                   carry a stack copy, else fp\n"
-	"  --debug-dir DIR  where separate debug files are looked up by build id\n"
-	"                   and debuglink (default /usr/lib/debug)\n"
+	"  --debug-dir DIR  look for debug files in DIR first (repeatable), as\n"
+	"                   ms-symbolize does: DIR/.build-id/xx/rest.debug,\n"
+	"                   DIR/DEBUGLINK, DIR/NAME.debug, DIR/NAME; then\n"
+	"                   /usr/lib/debug/.build-id, .gnu_debuglink, debuginfod\n"
+	"                   (DEBUGINFOD_URLS). A module's .debug_frame may come\n"
+	"                   from the debug file ms-symbolize reads; a module whose\n"
+	"                   file is gone or rebuilt is unwound from the file there\n"
+	"                   that its build id proves (a copy of the binary)\n"
 	"  --stats          print counts (samples, frames, end reasons, modules,\n"
 	"                   caches) to standard error at exit\n"
 	"  -h, --help       show this help\n"
@@ -49,8 +56,9 @@ static void print_stats(const struct ms_unwind_stats *s)
 		(unsigned long long)s->mmaps, (unsigned long long)s->exec_mmaps,
 		(unsigned long long)s->execs, (unsigned long long)s->forks,
 		(unsigned long long)s->exits, (unsigned long long)s->processes);
-	fprintf(stderr, "ms-unwind: modules %llu unverified %llu\n",
-		(unsigned long long)s->modules, (unsigned long long)s->modules_unverified);
+	fprintf(stderr, "ms-unwind: modules %llu unverified %llu found-by-build-id %llu\n",
+		(unsigned long long)s->modules, (unsigned long long)s->modules_unverified,
+		(unsigned long long)s->modules_found);
 	fprintf(stderr, "ms-unwind: dwarf-frames %llu fp-frames %llu pc-cache hits %llu misses %llu "
 		"cfi-modules %llu cfi-rules %llu cfi-cached %llu\n",
 		(unsigned long long)s->dwarf_frames, (unsigned long long)s->fp_frames,
@@ -79,6 +87,7 @@ int main(int argc, char **argv)
 	};
 	struct ms_unwind_options opts = { 0 };
 	struct ms_unwind_stats stats = { 0 };
+	const char **dirs = NULL;
 	const char *name;
 	int c, fd, stats_wanted = 0, code;
 
@@ -102,25 +111,33 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_DEBUG_DIR:
-			opts.debug_dir = optarg;
+			/* At most argc of them: one allocation, freed at exit. */
+			if (!dirs && !(dirs = calloc((size_t)argc, sizeof(*dirs))))
+				ms_die(MS_EXIT_ERROR, "out of memory");
+			dirs[opts.n_debug_dirs++] = optarg;
 			break;
 		default:
 			fputs(usage_text, stderr);
 			return MS_EXIT_USAGE;
 		}
 	}
+	opts.debug_dirs = dirs;
 	if (argc - optind > 1) {
 		ms_error("too many arguments; see 'ms-unwind --help'");
+		free(dirs);
 		return MS_EXIT_USAGE;
 	}
 	fd = ms_open_input(optind < argc ? argv[optind] : NULL, &name);
-	if (fd < 0)
+	if (fd < 0) {
+		free(dirs);
 		return MS_EXIT_ERROR;
+	}
 	/* A closed downstream is seen as EPIPE and ends the stage with one message. */
 	signal(SIGPIPE, SIG_IGN);
 	code = ms_unwind_stage(fd, name, STDOUT_FILENO, &opts, &stats);
 	if (stats_wanted)
 		print_stats(&stats);
 	ms_close_input(fd);
+	free(dirs);
 	return code;
 }

@@ -60,7 +60,7 @@ good_stream() {
 	[[ "$output" =~ ^ms-unwind\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 	run --separate-stderr ms-unwind --help
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"usage: ms-unwind [--unwind dwarf|fp|dwarf+fp] [--debug-dir DIR] [--stats] [FILE]"* ]]
+	[[ "$output" == *"usage: ms-unwind [--unwind dwarf|fp|dwarf+fp] [--debug-dir DIR]... [--stats] [FILE]"* ]]
 	[[ "$output" == *"Exit status"* ]]
 	man -l "$MS_SRCDIR/man/ms-unwind.1" 2>/dev/null | col -b | grep -q -e '--stats'
 }

@@ -146,3 +146,37 @@ SH
 	head -1 report.txt | grep -q "incomplete"
 	jq -e '.incomplete == true and .samples > 100' <(ms-analyze summary --json p.msc)
 }
+
+# Percent of the samples of capture $1 whose stack ended with reason $2.
+end_percent() {
+	ms-analyze summary --json "$1" | jq -r --arg r "$2" \
+		'[.stack_ends[] | select(.reason == $r) | .percent] | add // 0'
+}
+
+@test "record --debug-dir: both ms-unwind and ms-symbolize read a stripped program's debug file there" {
+	require_built "$FIXTURES/recurse-debugframe"
+	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/cache
+	# Its call-frame information is in .debug_frame only: moved with the
+	# DWARF into a separate debug file, the program keeps none.
+	objcopy --only-keep-debug "$FIXTURES/recurse-debugframe" prog.debug
+	objcopy --strip-debug "$FIXTURES/recurse-debugframe" prog
+	id=$(readelf -n prog | awk '/Build ID/ { print $3; exit }')
+	mkdir -p "dbg/.build-id/${id:0:2}"
+	mv prog.debug "dbg/.build-id/${id:0:2}/${id:2}.debug"
+	run --separate-stderr microscope record -F 2000 -o "$PWD/with.msc" --debug-dir "$PWD/dbg" \
+		-- "$PWD/prog" 0.5 20
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	# ms-unwind walked the program by the debug file's rules: complete stacks
+	# through main and run; ms-symbolize named them with its lines.
+	assert_near "$(end_percent with.msc outermost)" 100 5 "outermost stacks (%)"
+	ms-analyze tree with.msc > tree.txt
+	grep -q 'main (recurse.c:[0-9]*, prog)' tree.txt
+	grep -q 'run (recurse.c:[0-9]*, prog)' tree.txt
+	# Without it, the same program's stacks end there with no-cfi.
+	microscope record -F 2000 -o "$PWD/without.msc" -- "$PWD/prog" 0.5 20 2>/dev/null
+	assert_near "$(end_percent without.msc no-cfi)" 100 5 "no-cfi stacks (%)"
+	# A directory that holds nothing is no error.
+	run --separate-stderr microscope record -o "$PWD/empty.msc" --debug-dir "$PWD/none" --debug-dir "$PWD/dbg" \
+		-- /bin/true
+	[ "$status" -eq 0 ]
+}

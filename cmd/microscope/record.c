@@ -20,7 +20,7 @@ static const char usage_record[] =
 	"usage: microscope record [-o FILE] [-F HZ | -c PERIOD] [-e EVENT] [--stack-size BYTES]\n"
 	"                         [--duration SECONDS] [--mmap-pages N]\n"
 	"                         [--symbolize=immediate|deferred] [--unwind dwarf|fp|dwarf+fp]\n"
-	"                         (-p PID | -- CMD ARGS...)\n"
+	"                         [--debug-dir DIR]... (-p PID | -- CMD ARGS...)\n"
 	"\n"
 	"  -o, --output FILE       capture to write (default " DEFAULT_OUTPUT ")\n"
 	"  -F, --freq HZ           samples per second per thread (default 999)\n"
@@ -37,6 +37,10 @@ static const char usage_record[] =
 	"                          the stack copy; the default with a copy), fp (the\n"
 	"                          frame-pointer chain; the default without) or\n"
 	"                          dwarf+fp (dwarf, continued by proved frame pointers)\n"
+	"      --debug-dir DIR     look for debug files in DIR first (repeatable), for\n"
+	"                          ms-unwind's call-frame information and ms-symbolize's\n"
+	"                          names alike: DIR/.build-id/xx/rest.debug,\n"
+	"                          DIR/DEBUGLINK, DIR/NAME.debug, DIR/NAME\n"
 	"\n"
 	"The capture is written under a temporary name and renamed when complete.\n"
 	"A launched program's exit status becomes microscope's (128+N for a signal).\n"
@@ -83,6 +87,7 @@ int ms_front_record(int argc, char **argv)
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "symbolize", required_argument, NULL, 'S' },
 		{ "unwind", required_argument, NULL, 'U' },
+		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -94,7 +99,7 @@ int ms_front_record(int argc, char **argv)
 		['s'] = "--stack-size", ['d'] = "--duration", ['m'] = "--mmap-pages",
 	};
 	struct argv_builder collect = { 0 }, decode = { 0 }, unwind = { 0 }, symbolize = { 0 },
-			    capture = { 0 };
+			    capture = { 0 }, debug_dirs = { 0 };
 	struct ms_pipeline p = { 0 };
 	const char *output = DEFAULT_OUTPUT;
 	bool attach = false, deferred = false;
@@ -134,6 +139,11 @@ int ms_front_record(int argc, char **argv)
 			}
 			unwind_policy = optarg;
 			break;
+		case 'D':
+			/* Both stages get each one, in the order given. */
+			push(&debug_dirs, "--debug-dir");
+			push(&debug_dirs, optarg);
+			break;
 		case 'h':
 			fputs(usage_record, stdout);
 			return MS_EXIT_OK;
@@ -160,6 +170,10 @@ int ms_front_record(int argc, char **argv)
 		push(&unwind, unwind_policy);
 	}
 	push(&symbolize, "ms-symbolize");
+	for (unsigned i = 0; i < debug_dirs.n; i++) {
+		push(&unwind, debug_dirs.v[i]);
+		push(&symbolize, debug_dirs.v[i]);
+	}
 	push(&capture, "ms-capture");
 	push(&capture, "-o");
 	push(&capture, output);

@@ -2,23 +2,20 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "elf/debugfind.h"
 #include "elf/elffile.h"
 #include "util/cachedir.h"
 #include "util/error.h"
 #include "util/grow.h"
 #include "util/publish.h"
 
-#define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 #define SLOT_EMPTY UINT32_MAX
 #define RULE_NONE (UINT32_MAX - 1)	/* looked up: no CFI covers the address */
 
@@ -54,8 +51,10 @@ struct source {
 #define RULE_BLOCK 256
 
 struct ms_cfi {
-	char *path;
-	char *debug_dir;
+	char *path;		/* the file read (the image's module path for an image) */
+	char *modpath;		/* the module's path, for the finder's candidates */
+	struct ms_debugfind *finder;	/* borrowed; NULL: no separate debug file */
+	char *debug_path;	/* the separate debug file used, once found */
 	struct ms_module mod;	/* identity; path not kept */
 	struct ms_elf_file file;
 	bool opened;
@@ -80,21 +79,6 @@ struct ms_cfi {
 	struct ms_cfi_stats stats;
 };
 
-/* CRC-32 as .gnu_debuglink uses it: zlib's, in pieces zlib's length type takes. */
-uint32_t ms_crc32(uint32_t crc, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-
-	do {
-		uInt n = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
-
-		crc = (uint32_t)crc32(crc, p, n);
-		p += n;
-		len -= n;
-	} while (len);
-	return crc;
-}
-
 /*
  * The file stays mapped for the module's life; its descriptor is closed,
  * so that a stream of many modules does not run out of descriptors.
@@ -107,7 +91,9 @@ static void drop_fd(struct ms_elf_file *f)
 	}
 }
 
-struct ms_cfi *ms_cfi_open(const char *path, const struct ms_module *m, const char *debug_dir)
+/* A new object for module m: its strings and identity; NULL after a message. */
+static struct ms_cfi *cfi_new(const char *path, size_t path_len, const struct ms_module *m,
+			      struct ms_debugfind *finder)
 {
 	struct ms_cfi *c = calloc(1, sizeof(*c));
 
@@ -118,15 +104,26 @@ struct ms_cfi *ms_cfi_open(const char *path, const struct ms_module *m, const ch
 	c->file.fd = -1;
 	for (int i = 0; i < MS_CFI_SOURCES; i++)
 		c->src[i].file.fd = -1;
-	c->path = strdup(path);
-	c->debug_dir = strdup(debug_dir ? debug_dir : DEFAULT_DEBUG_DIR);
-	if (!c->path || !c->debug_dir) {
+	c->path = strndup(path, path_len);
+	c->modpath = m->path.len ? strndup(m->path.ptr, m->path.len) : strndup(path, path_len);
+	if (!c->path || !c->modpath) {
 		ms_cfi_free(c);
 		ms_error("out of memory");
 		return NULL;
 	}
+	c->finder = finder;
 	c->mod = *m;
 	c->mod.path = (struct ms_str){ 0 };
+	return c;
+}
+
+struct ms_cfi *ms_cfi_open(const char *path, const struct ms_module *m,
+			   struct ms_debugfind *finder)
+{
+	struct ms_cfi *c = cfi_new(path, strlen(path), m, finder);
+
+	if (!c)
+		return NULL;
 	/* The file is proved again: it may have changed since the module was probed. */
 	c->opened = ms_elf_file_open_module(&c->file, path, m) == MS_SYM_OK;
 	if (c->opened)
@@ -135,29 +132,21 @@ struct ms_cfi *ms_cfi_open(const char *path, const struct ms_module *m, const ch
 }
 
 struct ms_cfi *ms_cfi_open_image(const uint8_t *image, size_t len, const struct ms_module *m,
-				 const char *debug_dir)
+				 struct ms_debugfind *finder)
 {
-	struct ms_cfi *c = calloc(1, sizeof(*c));
+	struct ms_cfi *c = m->path.len ? cfi_new(m->path.ptr, m->path.len, m, finder)
+				       : cfi_new("[image]", 7, m, finder);
 
-	if (!c) {
-		ms_error("out of memory");
+	if (!c)
 		return NULL;
-	}
-	c->file.fd = -1;
-	for (int i = 0; i < MS_CFI_SOURCES; i++)
-		c->src[i].file.fd = -1;
-	c->path = strndup(m->path.len ? m->path.ptr : "[image]", m->path.len ? m->path.len : 7);
-	c->debug_dir = strdup(debug_dir ? debug_dir : DEFAULT_DEBUG_DIR);
 	c->image = len ? malloc(len) : NULL;
-	if (!c->path || !c->debug_dir || (len && !c->image)) {
+	if (len && !c->image) {
 		ms_cfi_free(c);
 		ms_error("out of memory");
 		return NULL;
 	}
 	if (len)
 		memcpy(c->image, image, len);
-	c->mod = *m;
-	c->mod.path = (struct ms_str){ 0 };
 	/* The same proof as for a file: the image's build id is the module's. */
 	c->opened = ms_elf_memory_open(&c->file, c->image, len) == MS_SYM_OK;
 	if (c->opened && ms_elf_file_is_module(&c->file, m) != MS_SYM_OK) {
@@ -184,7 +173,8 @@ void ms_cfi_free(struct ms_cfi *c)
 	ms_elf_file_close(&c->file);
 	free(c->image);
 	free(c->path);
-	free(c->debug_dir);
+	free(c->modpath);
+	free(c->debug_path);
 	for (uint32_t i = 0; i < c->n_blocks; i++)
 		free(c->rule_blocks[i]);
 	free(c->rule_blocks);
@@ -207,6 +197,11 @@ const struct ms_dwarf_op *ms_cfi_ops(const struct ms_cfi *c)
 const struct ms_cfi_stats *ms_cfi_stats(const struct ms_cfi *c)
 {
 	return &c->stats;
+}
+
+const char *ms_cfi_debug_file(const struct ms_cfi *c)
+{
+	return c->debug_path;
 }
 
 /* Sources ------------------------------------------------------------------ */
@@ -238,88 +233,29 @@ static Dwarf_CFI *debug_frame(Elf *elf, Dwarf **dw)
 	return *dw ? dwarf_getcfi(*dw) : NULL;
 }
 
-/* The .gnu_debuglink of elf: its file name (borrowed) and CRC, or NULL. */
-static const char *debuglink(Elf *elf, uint32_t *crc)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *n;
-		Elf_Data *d;
-		size_t len;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(n = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(n, ".gnu_debuglink"))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size < 8)
-			return NULL;
-		len = strnlen(d->d_buf, d->d_size);
-		/* The name, NUL, padding to 4, then the CRC in the file's byte order. */
-		if (!len || (len + 4) / 4 * 4 + 4 > d->d_size)
-			return NULL;
-		{
-			Elf_Data src = *d, dst = *d;
-			uint32_t raw;
-
-			memcpy(&raw, (const char *)d->d_buf + (len + 4) / 4 * 4, 4);
-			src.d_buf = &raw;
-			src.d_size = 4;
-			src.d_type = ELF_T_WORD;
-			dst.d_buf = crc;
-			dst.d_size = 4;
-			if (!gelf_xlatetom(elf, &dst, &src, elf_getident(elf, NULL)[EI_DATA]))
-				return NULL;
-		}
-		return d->d_buf;
-	}
-	return NULL;
-}
-
-static bool file_crc_is(const struct ms_elf_file *f, uint32_t want)
-{
-	size_t size = (size_t)f->st.st_size;
-	void *p;
-	uint32_t crc;
-
-	if (!size)
-		return want == ms_crc32(0, "", 0);
-	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, f->fd, 0);
-	if (p == MAP_FAILED)
-		return false;
-	crc = ms_crc32(0, p, size);
-	munmap(p, size);
-	return crc == want;
-}
-
 /*
- * Whether debug file f belongs to the module: equal build ids when both
- * have one, else the debuglink CRC (when given: crc_wanted).
+ * The separate debug file's .debug_frame: the file the finder gives for
+ * the module (the one ms-symbolize reads its DWARF from), unless that is
+ * the module file itself (found as DIR/BASE), whose .debug_frame was the
+ * source before.
  */
-static bool debug_file_matches(const struct ms_cfi *c, const struct ms_elf_file *f,
-			       bool crc_wanted, uint32_t crc)
+static void open_debug_file(struct ms_cfi *c, struct source *s)
 {
-	if (f->st.st_dev == c->file.st.st_dev && f->st.st_ino == c->file.st.st_ino)
-		return false;	/* the module file itself */
-	if (c->mod.build_id_len && f->build_id_len)
-		return f->build_id_len == c->mod.build_id_len &&
-		       !memcmp(f->build_id, c->mod.build_id, f->build_id_len);
-	return crc_wanted && file_crc_is(f, crc);
-}
+	struct ms_debug_file df;
 
-/* Try path as the separate debug file; true when opened and proved. */
-static bool try_debug_file(struct ms_cfi *c, struct source *s, const char *path, bool crc_wanted,
-			   uint32_t crc)
-{
-	if (ms_elf_file_open(&s->file, path) != MS_SYM_OK)
-		return false;
-	if (!debug_file_matches(c, &s->file, crc_wanted, crc)) {
+	if (!c->finder)
+		return;
+	/* An image in memory has no directory, so no path and no debuglink. */
+	ms_debugfind_find(c->finder, c->image ? NULL : c->modpath,
+			  c->image ? NULL : ms_elf_debuglink(c->file.elf), c->mod.build_id,
+			  c->mod.build_id_len, &df);
+	if (df.reason != MS_SYM_OK)
+		return;
+	s->file = df.file;
+	if (!c->image && s->file.st.st_dev == c->file.st.st_dev &&
+	    s->file.st.st_ino == c->file.st.st_ino) {
 		ms_elf_file_close(&s->file);
-		return false;
+		return;
 	}
 	s->cfi = debug_frame(s->file.elf, &s->dw);
 	if (!s->cfi) {
@@ -327,44 +263,11 @@ static bool try_debug_file(struct ms_cfi *c, struct source *s, const char *path,
 			dwarf_end(s->dw);
 		s->dw = NULL;
 		ms_elf_file_close(&s->file);
-		return false;
+		return;
 	}
 	drop_fd(&s->file);
-	return true;
-}
-
-static void open_debug_file(struct ms_cfi *c, struct source *s)
-{
-	char path[PATH_MAX], dir[PATH_MAX];
-	const char *link, *d;
-	uint32_t crc = 0;
-	int n;
-
-	if (c->mod.build_id_len) {
-		char hex[2 * MS_BUILD_ID_MAX + 1];
-
-		for (uint32_t i = 0; i < c->mod.build_id_len; i++)
-			snprintf(hex + 2 * i, 3, "%02x", c->mod.build_id[i]);
-		n = snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", c->debug_dir, hex,
-			     hex + 2);
-		if (n > 0 && (size_t)n < sizeof(path) && try_debug_file(c, s, path, false, 0))
-			return;
-	}
-	/* An image in memory has no directory to look for its debuglink in. */
-	if (c->image || !(link = debuglink(c->file.elf, &crc)) || strchr(link, '/'))
-		return;
-	snprintf(dir, sizeof(dir), "%s", c->path);
-	d = dirname(dir);
-	/* Where gdb looks: next to the file, in its .debug/, under the debug dir. */
-	n = snprintf(path, sizeof(path), "%s/%s", d, link);
-	if (n > 0 && (size_t)n < sizeof(path) && try_debug_file(c, s, path, true, crc))
-		return;
-	n = snprintf(path, sizeof(path), "%s/.debug/%s", d, link);
-	if (n > 0 && (size_t)n < sizeof(path) && try_debug_file(c, s, path, true, crc))
-		return;
-	n = snprintf(path, sizeof(path), "%s%s/%s", c->debug_dir, d, link);
-	if (n > 0 && (size_t)n < sizeof(path))
-		try_debug_file(c, s, path, true, crc);
+	/* Out of memory only loses the name, for ms_cfi_debug_file(). */
+	c->debug_path = strdup(df.path);
 }
 
 static Dwarf_CFI *source_cfi(struct ms_cfi *c, int which)

@@ -5,11 +5,14 @@
  * unwinder's life (modules are known by identity, so a module's CFI never
  * goes stale): .eh_frame (searched through .eh_frame_hdr by libdw), then
  * .debug_frame of the module file, then .debug_frame of its separate debug
- * file, found by build id (DEBUG_DIR/.build-id/xx/rest.debug) or by
- * .gnu_debuglink (next to the file, in its .debug/ directory, or under
- * DEBUG_DIR), and used only when its build id equals the module's, or, for
- * a file without a build id, when its CRC-32 equals the debuglink's. The
- * vdso has no file: its CFI comes the same way from its image in the stream.
+ * file: the one elf/debugfind.h's finder gives for the module's path,
+ * .gnu_debuglink and build id, which is the file ms-symbolize reads the
+ * module's DWARF from (the same candidates in the same order, each proved
+ * by the module's build id; a module without one has none). The module
+ * file is the file at the module's path when it is the module, else one
+ * that the caller found by the module's build id (a binary moved away, or
+ * a stream processed on another host). The vdso has no file: its CFI
+ * comes the same way from its image in the stream.
  *
  * A rule says how to compute the caller's registers from this frame's at
  * one address: the CFA (a register plus an offset, or a DWARF expression
@@ -137,23 +140,30 @@ enum ms_cfi_source {
 	MS_CFI_SOURCES
 };
 
+struct ms_debugfind;
+
 /*
- * Open the CFI of module m (its file at path, which the caller has proved
- * to be the module). debug_dir is where separate debug files live
- * (NULL: /usr/lib/debug). Returns NULL after a message when out of memory;
- * a file without CFI gives a valid object whose lookups find nothing.
+ * Open the CFI of module m from the ELF file at path: the file at the
+ * module's path, or a file that m's build id proves (found by the
+ * caller); it is proved again here. finder (NULL: none; borrowed, it must
+ * outlive the result) finds the separate debug file, looked for at the
+ * first lookup that the file's own CFI does not answer; m->path (else
+ * path) is the module's path its candidates are made from. Returns NULL
+ * after a message when out of memory; a file without CFI gives a valid
+ * object whose lookups find nothing.
  */
-struct ms_cfi *ms_cfi_open(const char *path, const struct ms_module *m, const char *debug_dir);
+struct ms_cfi *ms_cfi_open(const char *path, const struct ms_module *m,
+			   struct ms_debugfind *finder);
 /*
  * The same for a module whose ELF image is in memory (the vdso's, from
  * the stream): len bytes at image, copied, used only when its build id is
  * m's. Its .eh_frame and .debug_frame are read as a file's are, and a
- * separate debug file is looked for by build id (no .gnu_debuglink: an
- * image has no directory). Garbage or a truncated image gives an object
- * whose lookups find nothing.
+ * separate debug file is looked for by build id only (no path and no
+ * .gnu_debuglink: an image has no directory). Garbage or a truncated image
+ * gives an object whose lookups find nothing.
  */
 struct ms_cfi *ms_cfi_open_image(const uint8_t *image, size_t len, const struct ms_module *m,
-				 const char *debug_dir);
+				 struct ms_debugfind *finder);
 void ms_cfi_free(struct ms_cfi *c);
 
 /*
@@ -178,8 +188,10 @@ struct ms_cfi_stats {
 	bool has_eh_frame, has_debug_frame, has_debug_file;
 };
 const struct ms_cfi_stats *ms_cfi_stats(const struct ms_cfi *c);
-
-/* CRC-32 as .gnu_debuglink uses it (zlib's), over len bytes, continuing crc. */
-uint32_t ms_crc32(uint32_t crc, const void *buf, size_t len);
+/*
+ * The path of the separate debug file whose .debug_frame is a source, or
+ * NULL (none, or not looked for yet: see ms_cfi_open()).
+ */
+const char *ms_cfi_debug_file(const struct ms_cfi *c);
 
 #endif

@@ -107,6 +107,22 @@ int ms_elf_loads_read(Elf *elf, struct ms_elf_loads *out)
 	return 0;
 }
 
+bool ms_elf_has_code(Elf *elf)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return false;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_flags & PF_X) && ph.p_filesz)
+			return true;
+	}
+	return false;
+}
+
 void ms_elf_loads_release(struct ms_elf_loads *l)
 {
 	free(l->load);

@@ -53,6 +53,13 @@ struct ms_elf_loads {
 int ms_elf_loads_read(Elf *elf, struct ms_elf_loads *out);
 void ms_elf_loads_release(struct ms_elf_loads *l);
 /*
+ * Whether the file holds code: a PT_LOAD segment with PF_X has bytes in
+ * the file. False for a debug file made by objcopy --only-keep-debug or
+ * eu-strip -f, whose segments keep their addresses but not their bytes
+ * (nor their file offsets).
+ */
+bool ms_elf_has_code(Elf *elf);
+/*
  * The virtual address (as symbol tables use) of file offset off:
  * p_vaddr + (off - p_offset) for the segment holding off. False when no
  * segment's file bytes hold it.

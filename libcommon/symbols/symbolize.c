@@ -551,8 +551,12 @@ static void load_module(struct ms_symbolizer *s, uint32_t id, struct smodule *mo
 	}
 	mod->has_loads = ms_elf_loads_read(have_file ? mod->file.elf : mod->debug.elf,
 					   &mod->loads) == 0;
-	if (have_file)
-		ms_ehframe_elf(&mod->eh, mod->file.elf);
+	/*
+	 * Function starts: the file's .eh_frame, else the debug file's when it
+	 * holds one (a copy of the binary standing in for a file that is
+	 * gone; a debug-only file's is NOBITS and gives none).
+	 */
+	ms_ehframe_elf(&mod->eh, have_file ? mod->file.elf : mod->debug.elf);
 	mod->reason = MS_SYM_OK;
 	s->stats.modules_loaded++;
 }

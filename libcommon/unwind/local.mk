@@ -38,8 +38,8 @@ tests_unit_data_elf_tiny_stripped_LDFLAGS = -s -rdynamic \
 # DWARF unwinding (issue 3): unit tests over saved samples of an ELF whose
 # call-frame information is written by hand, built with .eh_frame, with
 # .debug_frame only, and stripped with its CFI in a separate debug file
-# found by build id or by .gnu_debuglink (and one whose debuglink CRC is
-# wrong).
+# found by build id (and, without a build id, debug files named by
+# .gnu_debuglink, with the right CRC and a wrong one, which prove nothing).
 UNIT_TESTS += tests/unit/dwarf-test
 tests_unit_dwarf_test_SOURCES = tests/unit/dwarf-test.c tests/unit/cfi-helpers.h tests/unit/elf-helpers.h
 tests_unit_dwarf_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

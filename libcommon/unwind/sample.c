@@ -126,15 +126,19 @@ static __attribute__((noinline)) int fill(struct dwarf_state *st, struct pc_entr
 	slot = ms_unwinder_module_slot(st->u, loc.module);
 	if (!*slot) {
 		const struct ms_module *m = ms_unwinder_module(st->u, loc.module);
-		const char *debug_dir = ms_unwinder_debug_dir(st->u);
+		struct ms_debugfind *finder = ms_unwinder_debugfind(st->u);
 		const uint8_t *image;
 		uint32_t len;
 
 		if (loc.kind == MS_MODULE_VDSO) {
 			image = ms_unwinder_vdso_image(st->u, &len);
-			*slot = ms_cfi_open_image(image, len, m, debug_dir);
+			*slot = ms_cfi_open_image(image, len, m, finder);
 		} else {
-			*slot = ms_cfi_open(loc.path, m, debug_dir);
+			/*
+			 * A file the finder gave stands in for the module's: asked
+			 * for its debug file, the finder would give it again.
+			 */
+			*slot = ms_cfi_open(loc.file, m, loc.found ? NULL : finder);
 		}
 		if (!*slot)
 			return -1;

@@ -1,13 +1,15 @@
 #include "unwind/unwind.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
 
-#include "elf/kernel.h"
+#include "elf/debugfind.h"
 #include "elf/elffile.h"
+#include "elf/kernel.h"
 #include "util/error.h"
 #include "util/grow.h"
 
@@ -39,6 +41,8 @@ struct module {
 	uint64_t hash;
 	struct ms_module rec;	/* rec.path borrows path */
 	char *path;
+	/* The file its build id proved when the file at path is not the module; NULL: path's. */
+	char *found;
 	uint32_t stream_id;	/* NONE until a stack uses it */
 	bool has_loads;
 	struct ms_elf_loads loads;
@@ -67,7 +71,7 @@ struct index {
 struct ms_unwinder {
 	const struct ms_unwind_method *method;
 	void *method_state;
-	char *debug_dir;
+	struct ms_debugfind *finder;
 
 	struct ms_process **buckets;
 	uint32_t bucket_mask;
@@ -231,10 +235,11 @@ static bool module_equal(const struct module *a, const struct ms_module *m, cons
 
 /*
  * The module with this identity, made if new. loads, when not NULL, is
- * taken over by a new module (freed otherwise). Returns its index or NONE.
+ * taken over by a new module (freed otherwise), and so is found (the file
+ * its build id proved, malloc'd; NULL: none). Returns its index or NONE.
  */
 static uint32_t module_get(struct ms_unwinder *u, const struct ms_module *m, const char *path,
-			   struct ms_elf_loads *loads)
+			   struct ms_elf_loads *loads, char *found)
 {
 	uint64_t h = module_hash(m, path);
 	struct module *mod;
@@ -247,20 +252,25 @@ static uint32_t module_get(struct ms_unwinder *u, const struct ms_module *m, con
 			if (u->modules[i].hash == h && module_equal(&u->modules[i], m, path)) {
 				if (loads)
 					ms_elf_loads_release(loads);
+				free(found);
 				return i;
 			}
 		}
 	}
 	if (!(u->modules = grow_array(u->modules, &u->alloc_modules, u->n_modules + 1,
-				      sizeof(*u->modules))))
+				      sizeof(*u->modules)))) {
+		free(found);
 		return NONE;
+	}
 	mod = &u->modules[u->n_modules];
 	memset(mod, 0, sizeof(*mod));
 	mod->path = strdup(path);
 	if (!mod->path) {
+		free(found);
 		ms_error("out of memory");
 		return NONE;
 	}
+	mod->found = found;
 	mod->hash = h;
 	mod->rec = *m;
 	mod->rec.path.ptr = mod->path;
@@ -281,7 +291,7 @@ static uint32_t special_module(struct ms_unwinder *u, uint32_t kind, const char 
 {
 	struct ms_module m = { .kind = kind };
 
-	return module_get(u, &m, path, NULL);
+	return module_get(u, &m, path, NULL, NULL);
 }
 
 /* Note that a stack uses module i: give it a stream id on first use. */
@@ -417,7 +427,42 @@ static uint32_t vdso_probe(struct ms_unwinder *u, struct fentry *fe)
 	}
 	if (loads.n)
 		memcpy(loads.load, u->vdso_loads.load, loads.n * sizeof(*loads.load));
-	return module_get(u, &m, fe->path, &loads);
+	return module_get(u, &m, fe->path, &loads, NULL);
+}
+
+/*
+ * For a module whose file at the path is not the module: the file the
+ * debug-file finder gives for the mapping's build id (the one ms-symbolize
+ * reads for the module: same arguments, no .gnu_debuglink since the
+ * module's own file is not read), when it holds code and its segments are
+ * readable. Returns 1 with *found (malloc'd) and *loads, 0 with *refused
+ * naming a debug-only file found (else empty), or -1 after a message.
+ */
+static int find_by_build_id(struct ms_unwinder *u, const struct fentry *fe, char **found,
+			    struct ms_elf_loads *loads, char *refused, size_t refused_size)
+{
+	struct ms_debug_file df;
+	int r = 0;
+
+	*found = NULL;
+	refused[0] = '\0';
+	if (!fe->bid_len)
+		return 0;
+	ms_debugfind_find(u->finder, fe->path, NULL, fe->bid, fe->bid_len, &df);
+	if (df.reason != MS_SYM_OK)
+		return 0;
+	if (!ms_elf_has_code(df.file.elf)) {
+		snprintf(refused, refused_size, "%s", df.path);
+	} else if (ms_elf_loads_read(df.file.elf, loads) == 0) {
+		if ((*found = strdup(df.path))) {
+			r = 1;
+		} else {
+			ms_elf_loads_release(loads);
+			r = ms_error("out of memory");
+		}
+	}
+	ms_elf_file_close(&df.file);
+	return r;
 }
 
 /*
@@ -431,6 +476,7 @@ static uint32_t fentry_probe(struct ms_unwinder *u, struct fentry *fe)
 	struct ms_elf_file f;
 	bool proved = false, have_loads = false;
 	const char *why = NULL;
+	char *found = NULL, refused[PATH_MAX];
 	uint32_t i;
 
 	if (fe->kind == MS_MODULE_VDSO)
@@ -488,12 +534,40 @@ static uint32_t fentry_probe(struct ms_unwinder *u, struct fentry *fe)
 		why = "it cannot be opened";
 		break;
 	}
-	i = module_get(u, &m, fe->path, have_loads ? &loads : NULL);
-	if (i != NONE && why && !u->modules[i].has_loads) {
+	/* Gone, or another file: a file the module's build id proves may stand in. */
+	refused[0] = '\0';
+	if (!proved) {
+		int r = find_by_build_id(u, fe, &found, &loads, refused, sizeof(refused));
+
+		if (r < 0)
+			return NONE;
+		have_loads = r > 0;
+	}
+	i = module_get(u, &m, fe->path, have_loads ? &loads : NULL, found);
+	if (i == NONE || !why)
+		return i;
+	if (u->modules[i].found) {
+		u->stats.modules_found++;
+	} else if (!u->modules[i].has_loads) {
 		u->stats.modules_unverified++;
-		ms_problems_add(&u->problems, "unverified-module",
-				"'%s': %s; its frames keep file offsets and are not symbolized from it",
-				fe->path, why);
+		if (refused[0])
+			ms_problems_add(&u->problems, "unverified-module",
+					"'%s': %s, and '%s', which its build id proves, is a "
+					"debug file without the code; its frames keep file "
+					"offsets and DWARF stacks end at them: to unwind them, "
+					"give ms-unwind and ms-symbolize --debug-dir DIR with a "
+					"copy of the binary as DIR/NAME", fe->path, why, refused);
+		else if (!proved && fe->bid_len)
+			ms_problems_add(&u->problems, "unverified-module",
+					"'%s': %s, and no file with its build id was found; its "
+					"frames keep file offsets and DWARF stacks end at them: "
+					"to unwind them, give ms-unwind and ms-symbolize "
+					"--debug-dir DIR with a copy of the binary as DIR/NAME",
+					fe->path, why);
+		else
+			ms_problems_add(&u->problems, "unverified-module",
+					"'%s': %s; its frames keep file offsets and are not "
+					"symbolized from it", fe->path, why);
 	}
 	return i;
 }
@@ -621,9 +695,18 @@ struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts)
 		return NULL;
 	}
 	ms_problems_init(&u->problems, "ms-unwind");
-	if (opts && opts->debug_dir && !(u->debug_dir = strdup(opts->debug_dir))) {
-		ms_error("out of memory");
-		goto fail;
+	{
+		struct ms_debug_search search = { 0 };
+
+		if (opts) {
+			search.dirs = opts->debug_dirs;
+			search.n_dirs = opts->n_debug_dirs;
+			search.system_dir = opts->system_debug_dir;
+		}
+		if (!(u->finder = ms_debugfind_new(&search))) {
+			ms_error("out of memory");
+			goto fail;
+		}
 	}
 	u->bucket_mask = 63;
 	u->buckets = calloc(u->bucket_mask + 1, sizeof(*u->buckets));
@@ -634,7 +717,7 @@ struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts)
 		struct ms_module km = { .kind = MS_MODULE_KERNEL };
 
 		km.build_id_len = ms_kernel_build_id(NULL, km.build_id);
-		u->kernel_module = module_get(u, &km, "[kernel.kallsyms]", NULL);
+		u->kernel_module = module_get(u, &km, "[kernel.kallsyms]", NULL, NULL);
 	}
 	u->unknown_module = special_module(u, MS_MODULE_UNKNOWN, "[unknown]");
 	if (u->kernel_module == NONE || u->unknown_module == NONE)
@@ -693,9 +776,9 @@ void *ms_unwinder_method_state(struct ms_unwinder *u)
 	return u->method_state;
 }
 
-const char *ms_unwinder_debug_dir(const struct ms_unwinder *u)
+struct ms_debugfind *ms_unwinder_debugfind(struct ms_unwinder *u)
 {
-	return u->debug_dir;
+	return u->finder;
 }
 
 void ms_unwinder_free(struct ms_unwinder *u)
@@ -722,12 +805,14 @@ void ms_unwinder_free(struct ms_unwinder *u)
 	free(u->fentry_index.slots);
 	for (i = 0; i < u->n_modules; i++) {
 		free(u->modules[i].path);
+		free(u->modules[i].found);
 		ms_elf_loads_release(&u->modules[i].loads);
 	}
 	free(u->modules);
 	free(u->module_index.slots);
 	free(u->pending);
-	free(u->debug_dir);
+	/* After the method's module data: their CFI borrows it. */
+	ms_debugfind_free(u->finder);
 	free(u->vdso);
 	ms_elf_loads_release(&u->vdso_loads);
 	free(u);
@@ -981,6 +1066,8 @@ int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t
 	out->kind = mod->rec.kind;
 	out->path = mod->path;
 	out->verified = mod->has_loads;
+	out->found = mod->found != NULL;
+	out->file = mod->found ? mod->found : mod->path;
 	off = pc - map->start + map->pgoff;
 	switch (mod->rec.kind) {
 	case MS_MODULE_FILE:

@@ -47,6 +47,16 @@
  * input); ms_unwinder_next_module() hands out each module once, to be
  * written before the stack that first uses it.
  *
+ * A module whose file at the path is gone, or is another file, and whose
+ * record has a build id, is looked up through the debug-file finder
+ * (elf/debugfind.h: --debug-dir, /usr/lib/debug/.build-id, debuginfod),
+ * which gives the file ms-symbolize would read for it, proved by that
+ * build id: when that file holds code (not a debug-only file), its
+ * segments place the module's addresses and its CFI unwinds them, as the
+ * file at the path would have. The module's record stays what it is for
+ * an unproved file (size 0: consumers never open its path), so
+ * ms-symbolize finds the same file by the same build id.
+ *
  * Memory: no allocation per sample; process and module tables grow with
  * the records that describe them.
  */
@@ -158,7 +168,13 @@ const struct ms_unwind_method *ms_unwind_policy_method(int policy);
 struct ms_unwind_options {
 	const struct ms_unwind_method *method;	/* NULL: by policy (stage) or frame pointers */
 	int policy;				/* enum ms_unwind_policy, for the stage */
-	const char *debug_dir;			/* separate debug files; NULL: /usr/lib/debug */
+	/*
+	 * Where the debug-file finder looks, as ms-symbolize's options say
+	 * (elf/debugfind.h); borrowed for the unwinder's life.
+	 */
+	const char *const *debug_dirs;		/* --debug-dir, in order */
+	uint32_t n_debug_dirs;
+	const char *system_debug_dir;		/* NULL: /usr/lib/debug; "": none */
 };
 
 /* Counters for --stats. */
@@ -169,6 +185,8 @@ struct ms_unwind_stats {
 	uint64_t mmaps, exec_mmaps, kernel_mmaps;
 	uint64_t execs, forks, exits, processes, processes_dropped;
 	uint64_t modules, modules_unverified;
+	/* modules whose file at the path was gone or another, read from a file their build id proves */
+	uint64_t modules_found;
 	/* DWARF methods */
 	uint64_t dwarf_frames;		/* user frames the CFI walk made */
 	uint64_t fp_frames;		/* frames dwarf+fp took from the frame-pointer chain */
@@ -189,9 +207,10 @@ void ms_unwinder_free(struct ms_unwinder *u);
  */
 int ms_unwinder_set_method(struct ms_unwinder *u, const struct ms_unwind_method *m);
 const struct ms_unwind_method *ms_unwinder_method(const struct ms_unwinder *u);
-/* The method's state (see init), and the options the unwinder was made with. */
+/* The method's state (see init). */
 void *ms_unwinder_method_state(struct ms_unwinder *u);
-const char *ms_unwinder_debug_dir(const struct ms_unwinder *u);
+/* The debug-file finder made from the options, for the methods' CFI. */
+struct ms_debugfind *ms_unwinder_debugfind(struct ms_unwinder *u);
 
 /* Record handlers; each returns 0, or -1 after a message (out of memory). */
 int ms_unwinder_mmap(struct ms_unwinder *u, const struct ms_mmap *m);
@@ -263,10 +282,17 @@ struct ms_code_loc {
 	uint32_t flags;		/* MS_FRAME_FILE_OFFSET or 0 */
 	const char *path;	/* the module's path (NULL when none) */
 	/*
-	 * The file at path is proved to be the module; for the vdso, the
-	 * stream's image is (ms_unwinder_vdso_image()).
+	 * The file at path is proved to be the module, or found is set; for
+	 * the vdso, the stream's image is (ms_unwinder_vdso_image()).
 	 */
 	bool verified;
+	/*
+	 * A file module whose file at path is not the module, verified by a
+	 * file its build id proves, found by the unwinder's debug-file
+	 * finder: file is that one (else file is path).
+	 */
+	bool found;
+	const char *file;
 };
 int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t pc,
 			struct ms_code_loc *loc);

@@ -210,7 +210,7 @@ static void setup(void)
 		abort();
 	/* A genuine cache: rows of 64 addresses spread over the code. */
 	enter();
-	if (!(c = ms_cfi_open(exe, &rec, "/nonexistent")))
+	if (!(c = ms_cfi_open(exe, &rec, NULL)))
 		abort();
 	for (uint64_t k = 0; k < 64; k++) {
 		uint32_t r;
@@ -551,7 +551,7 @@ int ms_fuzz_cfirows(const uint8_t *data, size_t size)
 	write_all(file_path, f, len);
 	mem.bytes = f;
 	mem.len = len;
-	if (!(c = ms_cfi_open(exe, &rec, "/nonexistent")))
+	if (!(c = ms_cfi_open(exe, &rec, NULL)))
 		abort();
 	lookups(c, f, len, shift, &mem);
 	if ((mode & 4) && len >= header_size) {
@@ -566,7 +566,7 @@ int ms_fuzz_cfirows(const uint8_t *data, size_t size)
 	back = read_all(file_path, &back_len);
 	if (back && (back_len != len || memcmp(back, f, len))) {
 		CHECK(back_len >= header_size);
-		if (!(c = ms_cfi_open(exe, &rec, "/nonexistent")))
+		if (!(c = ms_cfi_open(exe, &rec, NULL)))
 			abort();
 		look(c, code_vaddr, &mem);
 		CHECK(ms_cfi_stats(c)->cached_rows == ms_load32(back + H_N_ROWS));

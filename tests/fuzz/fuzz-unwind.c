@@ -97,6 +97,7 @@
 #include "tests/fuzz/fuzz.h"
 #include "dwarf/cfi.h"
 #include "unwind/dwarf.h"
+#include "elf/debugfind.h"
 #include "elf/elffile.h"
 #include "unwind/unwind.h"
 #include "util/bits.h"
@@ -182,6 +183,20 @@ static bool code_of(Elf *elf, struct mod *m)
 	return false;
 }
 
+/*
+ * The debug-file finder the unwinders' options make (no directory but the
+ * modules' own), for the reference CFI: the same separate debug files.
+ */
+static struct ms_debugfind *finder(void)
+{
+	static struct ms_debugfind *f;
+	struct ms_debug_search s = { .system_dir = "" };
+
+	if (!f && !(f = ms_debugfind_new(&s)))
+		abort();
+	return f;
+}
+
 static void file_mod(struct mod *m, const char *path, uint64_t at)
 {
 	struct ms_elf_file f;
@@ -200,8 +215,8 @@ static void file_mod(struct mod *m, const char *path, uint64_t at)
 	m->len = ((uint64_t)f.st.st_size + 0xfff) & ~0xfffull;
 	m->ok = code_of(f.elf, m) && f.build_id_len;
 	ms_elf_file_close(&f);
-	if (m->ok && (!(m->cfi = ms_cfi_open(m->path, &m->rec, "/nonexistent")) ||
-		      !(m->plain = ms_cfi_open(m->path, &m->rec, "/nonexistent"))))
+	if (m->ok && (!(m->cfi = ms_cfi_open(m->path, &m->rec, finder())) ||
+		      !(m->plain = ms_cfi_open(m->path, &m->rec, finder()))))
 		abort();
 	if (m->ok)
 		ms_cfi_no_rows(m->plain);
@@ -231,8 +246,8 @@ static void vdso_mod(struct mod *m, uint64_t at)
 	/* (where it runs here: the image's start plus the segment's offset) */
 	m->live_code += m->code_off;
 	if (m->ok &&
-	    (!(m->cfi = ms_cfi_open_image(vdso_image, vdso_len, &m->rec, "/nonexistent")) ||
-	     !(m->plain = ms_cfi_open_image(vdso_image, vdso_len, &m->rec, "/nonexistent"))))
+	    (!(m->cfi = ms_cfi_open_image(vdso_image, vdso_len, &m->rec, finder())) ||
+	     !(m->plain = ms_cfi_open_image(vdso_image, vdso_len, &m->rec, finder()))))
 		abort();
 	if (m->ok)
 		ms_cfi_no_rows(m->plain);
@@ -296,7 +311,7 @@ static void map_all(struct side *sd)
 
 static void side_init(struct side *sd)
 {
-	struct ms_unwind_options o = { .method = sd->method, .debug_dir = "/nonexistent" };
+	struct ms_unwind_options o = { .method = sd->method, .system_debug_dir = "" };
 
 	if (!(sd->u = ms_unwinder_new(&o)))
 		abort();
@@ -321,6 +336,8 @@ static void setup(void)
 	/* No cache of CFI rows: this target reads and writes none. */
 	unsetenv("XDG_CACHE_HOME");
 	unsetenv("HOME");
+	/* Nor any debuginfod server. */
+	unsetenv("DEBUGINFOD_URLS");
 	ms_elf_setup();
 	dl_iterate_phdr(find_live, NULL);
 	snprintf(libc, sizeof(libc), "%s", mods[MOD_LIBC].path);

@@ -86,8 +86,8 @@ static struct run lookups(const char *path, uint64_t step, uint64_t skip)
 
 	assert_true(module_at(path, &m));
 	text_range(path, &lo, &hi);
-	c = ms_cfi_open(path, &m, "/nonexistent");
-	plain = ms_cfi_open(path, &m, "/nonexistent");
+	c = ms_cfi_open(path, &m, NULL);
+	plain = ms_cfi_open(path, &m, NULL);
 	assert_non_null(c);
 	assert_non_null(plain);
 	ms_cfi_no_rows(plain);

@@ -442,7 +442,7 @@ static void test_cfi_image_identity(void **state)
 	m.build_id_len = f.build_id_len;
 	memcpy(m.build_id, f.build_id, f.build_id_len);
 	ms_elf_file_close(&f);
-	c = ms_cfi_open_image(image, image_len, &m, "/nonexistent");
+	c = ms_cfi_open_image(image, image_len, &m, NULL);
 	assert_non_null(c);
 	assert_int_equal(ms_cfi_find(c, entry, &rule), 1);
 	/* At a function's entry: CFA = %rsp + 8, the return address at CFA - 8. */
