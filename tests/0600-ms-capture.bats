@@ -23,7 +23,7 @@ header_flags() {
 # Nothing under the output name, and no temporary left beside it.
 assert_no_output() {
 	[ ! -e "$1" ]
-	! ls "$1".tmp.* >/dev/null 2>&1
+	assert_no_files "$1.tmp-*"
 }
 
 @test "ms-capture --help shows the synopsis, options and exit codes" {
@@ -135,7 +135,7 @@ assert_no_output() {
 	run --separate-stderr ms-capture -o keep.msc cut.msr
 	[ "$status" -eq 3 ]
 	[ "$(cat keep.msc)" = old ]
-	! ls keep.msc.tmp.* >/dev/null 2>&1
+	assert_no_files 'keep.msc.tmp-*'
 }
 
 @test "a stream cut inside a record: no file, exit 3" {

@@ -25,6 +25,18 @@ wait_gone() {
 	! kill -0 "$pid" 2>/dev/null
 }
 
+# Fail, naming them, when files match the glob pattern $1 (quoted by the
+# caller: this function expands it): what a run must not leave behind, such
+# as the temporaries FILE.tmp-XXXXXX (libcommon/util/publish.c).
+assert_no_files() {
+	local left
+	if left=$(compgen -G "$1"); then
+		echo "left behind, matching '$1':" >&2
+		echo "$left" >&2
+		return 1
+	fi
+}
+
 # Processes whose command line mentions this test's temporary directory:
 # anything the test started with files there must be gone at the end.
 leftover_processes() {
