@@ -329,9 +329,9 @@ with socketserver.TCPServer(("127.0.0.1", 0), H) as s:
 	# frames of every stack: FUNCTION, or PATH+0xHEX(REASON); never bare
 	cut -d' ' -f5- text | tr ';' '\n' | sort | uniq -c | sort -rn > frames
 	head -15 frames >&2
-	! grep -q -E '^ *[0-9]+ (\?\?|\[unknown\]|)$' frames
-	! grep -E '^ *[0-9]+ .*\+0x[0-9a-f]+$' frames
-	! grep -E '^ *[0-9]+ .*\+0x[0-9a-f]+\((ok)?\)$' frames
+	run -1 grep -E '^ *[0-9]+ (\?\?|\[unknown\]|)$' frames
+	run -1 grep -E '^ *[0-9]+ .*\+0x[0-9a-f]+$' frames
+	run -1 grep -E '^ *[0-9]+ .*\+0x[0-9a-f]+\((ok)?\)$' frames
 	# the functions of stripped liblzma have no symbol: .eh_frame names their starts
 	grep -q -E 'liblzma[^ ]*\+0x[0-9a-f]+\(fde-only\)$' frames
 }

@@ -53,7 +53,8 @@ named() {
 	# Inflated copies leave out what is never read (location lists): empty, not inflated.
 	for f in cache/microscope/debug/*.debug; do
 		[ -e "$f" ] || continue
-		! readelf -SW "$f" | grep -E '\.debug_loclists +PROGBITS'
+		readelf -SW "$f" > sections
+		run -1 grep -E '\.debug_loclists +PROGBITS' sections
 	done
 	# Damaged: each cache file cut to half; they are refused and rewritten.
 	for f in $(find cache -type f 2>/dev/null); do

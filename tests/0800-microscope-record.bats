@@ -121,7 +121,7 @@ SH
 	[ "$status" -ne 0 ]
 	grep -q "ms-collect was killed by signal 9" err.txt
 	[ ! -e p.msc ]
-	! ls p.msc.* 2>/dev/null
+	assert_no_files 'p.msc.*'
 	# The launched program dies with its collector.
 	for _ in $(seq 50); do [ -z "$(leftover_processes)" ] && break; sleep 0.1; done
 	[ -z "$(leftover_processes)" ]

@@ -77,7 +77,7 @@ unnamed_in() {
 	run --separate-stderr microscope symbolize --debug-dir "$PWD/dbg" d.msc
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
 	[[ "$stderr" == "microscope: wrote 'd.msc': "* ]]
-	! cmp -s d.msc before.msc
+	run -1 cmp -s d.msc before.msc
 	[ -z "$(ls | grep '\.tmp\.')" ]
 	[ "$(unnamed_in d.msc burn)" -eq 0 ]
 	[ "$(ms-analyze summary --json d.msc | jq '.unsymbolized.deferred')" = false ]

@@ -37,7 +37,7 @@ setup() {
 	gzip -t out.pprof
 	jq -e .traceEvents out.chrome >/dev/null
 	jq -e '.profiles | length == 3' out.speedscope >/dev/null
-	! grep -v -E '^[^ ].* [0-9]+$' out.folded
+	run -1 grep -v -E '^[^ ].* [0-9]+$' out.folded
 	# 300 samples in all, whatever the stacks
 	[ "$(awk '{ n += $NF } END { print n }' out.folded)" -eq 300 ]
 }
