@@ -78,7 +78,7 @@ unnamed_in() {
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
 	[[ "$stderr" == "microscope: wrote 'd.msc': "* ]]
 	run -1 cmp -s d.msc before.msc
-	[ -z "$(ls | grep '\.tmp\.')" ]
+	assert_no_files '*.tmp[.-]*'
 	[ "$(unnamed_in d.msc burn)" -eq 0 ]
 	[ "$(ms-analyze summary --json d.msc | jq '.unsymbolized.deferred')" = false ]
 
@@ -151,5 +151,5 @@ unnamed_in() {
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"'$PWD/no/such/dir/out.msc' was not written"* ]]
 	cmp d.msc before.msc
-	[ -z "$(ls | grep '\.tmp\.')" ]
+	assert_no_files '*.tmp[.-]*'
 }

@@ -112,7 +112,7 @@ setup() {
 	run --separate-stderr ms-export --pprof -o out.pb.gz missing.msc
 	[ "$status" -eq 1 ]
 	[ ! -e out.pb.gz ]
-	[ -z "$(ls | grep tmp)" ]
+	assert_no_files '*tmp*'
 }
 
 @test "ms-export: a reader that closes the pipe early ends it with status 5" {

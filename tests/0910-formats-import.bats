@@ -103,7 +103,7 @@ shares_by_name() {
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"sample 0 (byte 6): frame 0 names location 7, which is not defined"* ]]
 	[ ! -e out.msc ]
-	[ -z "$(ls | grep tmp)" ]
+	assert_no_files '*tmp*'
 }
 
 @test "imports: bad folded lines are errors naming the line, and no capture" {
