@@ -12,7 +12,7 @@ setup() {
 	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
 	PATH=$MS_BUILDDIR:$PATH
 	RECURSE=$MS_BUILDDIR/tests/fixtures/recurse
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 }
 
 teardown() {
@@ -50,6 +50,7 @@ stacks() {
 @test "ms-unwind: an unknown --unwind policy is a usage error" {
 	run --separate-stderr ms-unwind --unwind frames
 	[ "$status" -eq 2 ]
+	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 	[[ "$stderr" == *"unknown unwind policy 'frames'"* ]]
 }
 
@@ -98,7 +99,7 @@ stacks() {
 	[ "$made_cold" -gt 0 ] && [ "$cached_cold" -eq 0 ]
 	[ "$cached_warm" -gt 0 ] && [ "$made_warm" -lt "$made_cold" ]
 	# No cache directory: the same stacks, nothing kept.
-	XDG_CACHE_HOME= HOME= ms-unwind decoded.msr > none.msr
+	XDG_CACHE_HOME='' HOME='' ms-unwind decoded.msr > none.msr
 	cmp cold.msr none.msr
 }
 

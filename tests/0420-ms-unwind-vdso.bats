@@ -9,7 +9,7 @@ load test_helper
 
 setup() {
 	VDSOCLOCK=$FIXTURES/vdsoclock
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 }
 
 teardown() {

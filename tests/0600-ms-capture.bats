@@ -12,7 +12,7 @@ setup() {
 	SRCDIR="${MS_SRCDIR:-$BATS_TEST_DIRNAME/..}"
 	# A directory of our own: bats keeps files of its own in BATS_TEST_TMPDIR.
 	mkdir "$BATS_TEST_TMPDIR/work"
-	cd "$BATS_TEST_TMPDIR/work"
+	cd "$BATS_TEST_TMPDIR/work" || return
 }
 
 # The 4 bytes of the capture header's flags field, as an unsigned integer.
@@ -255,9 +255,11 @@ assert_no_output() {
 
 @test "--dump into a closed pipe stops with exit 5 and one message" {
 	"$MKSTREAM" --samples 50000 | ms-capture -o a.msc
+	# shellcheck disable=SC2016 # PIPESTATUS is the inner bash's
 	run --separate-stderr bash -c 'ms-capture --dump a.msc | head -c 1 >/dev/null; exit ${PIPESTATUS[0]}'
 	[ "$status" -eq 5 ]
 	[[ "$stderr" == "ms-capture: "*"downstream closed"* ]]
+	# shellcheck disable=SC2154 # stderr_lines: set by bats's run --separate-stderr
 	[ "${#stderr_lines[@]}" -eq 1 ]
 }
 

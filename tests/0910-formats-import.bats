@@ -7,7 +7,7 @@ load test_helper
 bats_require_minimum_version 1.5.0
 
 setup() {
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 400 --threads 2 --lines p.msc
 	ms-export -q --pprof -o p.pb.gz p.msc
 	ms-export -q --folded -o p.folded p.msc

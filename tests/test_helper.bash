@@ -2,6 +2,7 @@
 # are, and checks that every test leaves no process behind.
 
 : "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
+# shellcheck disable=SC2034 # for the bats files that load this helper
 FIXTURES=$MS_BUILDDIR/tests/fixtures
 PATH=$MS_BUILDDIR:$PATH
 
