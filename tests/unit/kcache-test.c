@@ -693,6 +693,7 @@ static void test_inflated_copy(void **state)
 	/* Another build id never gets this copy. */
 	memcpy(other, orig.build_id, orig.build_id_len);
 	other[0] ^= 0xff;
+	assert_int_equal(ms_dcache_open(&again, orig.elf, other, orig.build_id_len), -1);
 	snprintf(cached, sizeof(cached), "%s/microscope/debug", dir);
 	ms_elf_file_close(&copy);
 	/* A copy cut short is refused and written again. */
