@@ -40,6 +40,7 @@ commands="microscope ms-collect ms-decode ms-unwind ms-symbolize ms-debuginfod-f
 	for c in $commands; do
 		run --separate-stderr "$c" --no-such-option
 		[ "$status" -eq 2 ] || { echo "$c: status $status" >&2; false; }
+		# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 		[[ "$stderr" == *no-such-option* ]] || { echo "$c: '$stderr'" >&2; false; }
 	done
 }

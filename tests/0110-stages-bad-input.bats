@@ -10,7 +10,7 @@ MKSTREAM=$MS_BUILDDIR/tests/unit/mkstream
 stages="ms-decode ms-unwind ms-symbolize ms-capture"
 
 setup() {
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 	"$MKSTREAM" --samples 20 > good.msr
 	"$MKSTREAM" --samples 20 --no-trailer > cut.msr
 	"$MKSTREAM" --oversize > oversize.msr
@@ -34,6 +34,7 @@ no_output_file() {
 @test "every stage passes a good stream" {
 	for s in $stages; do
 		run_stage "$s" good.msr
+		# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 		[ "$status" -eq 0 ] || { echo "$s: $status: $stderr" >&2; false; }
 	done
 	[ -f out.msc ]

@@ -19,11 +19,12 @@ setup() {
 
 teardown() {
 	# No process is left behind, whatever the test did.
-	local p
-	for p in $(cat "$T/pids" 2>/dev/null); do
+	local p pids
+	pids=$(cat "$T/pids" 2>/dev/null)
+	for p in $pids; do
 		kill -KILL "$p" 2>/dev/null || true
 	done
-	for p in $(cat "$T/pids" 2>/dev/null); do
+	for p in $pids; do
 		wait "$p" 2>/dev/null || true
 	done
 }
@@ -124,14 +125,17 @@ lacks() {
 	grep -q "^comm tid $pid burn$" "$T/stats"
 	grep -q '^kind round ' "$T/stats"
 	# Written under a temporary name, renamed: nothing else is left.
-	[ "$(ls "$T" | grep -c 'run.msr')" -eq 1 ]
+	[ -f "$T/run.msr" ]
+	assert_no_files "$T/*run?msr?*"
 }
 
 @test "launch: the stream can go to a pipe; the program's stdout goes to stderr" {
+	# shellcheck disable=SC2016 # $0 is the inner bash's
 	run --separate-stderr -0 bash -c \
 		'ms-collect -- sh -c "echo hello-from-target" | "$0" --stream-stats' \
 		"$MS_BUILDDIR/tests/unit/collect-test"
 	[[ "$output" == *"trailer complete 1"* ]]
+	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 	[[ "$stderr" == *"hello-from-target"* ]]
 }
 
@@ -213,7 +217,8 @@ lacks() {
 	wait "$mc" || status=$?
 	[ "$status" -eq 130 ]	# the program died of the forwarded SIGINT
 	gone "$target"
-	[ "$(ls "$T" | grep -c 'run.msr')" -eq 1 ]
+	[ -f "$T/run.msr" ]
+	assert_no_files "$T/*run?msr?*"
 	stats "$T/run.msr"
 	grep -q '^trailer complete 1$' "$T/stats"
 	grep -q "^target-exit pid $target code 130$" "$T/stats"
@@ -244,6 +249,7 @@ lacks() {
 }
 
 @test "launch: downstream closing the pipe exits 5 and ends the program" {
+	# shellcheck disable=SC2016 # $0 and PIPESTATUS are the inner bash's
 	run --separate-stderr bash -c 'ms-collect -- "$0" 30 | head -c 100 > /dev/null; echo "${PIPESTATUS[0]}"' \
 		"$FIX/burn"
 	[ "$output" = 5 ]
@@ -287,7 +293,8 @@ lacks() {
 	ms-collect -p "$BG" --duration 1 -o "$T/run.msr"
 	ms-decode < "$T/run.msr" > "$T/dec.msr"
 	stats "$T/dec.msr"
-	for tid in $(ls "/proc/$BG/task"); do
+	for task in "/proc/$BG/task"/*; do
+		tid=${task##*/}
 		[ "$tid" = "$BG" ] && continue	# the main thread waits in pthread_join
 		grep -q "^decoded-samples tid $tid " "$T/stats" || { echo "no samples of $tid"; return 1; }
 	done
@@ -326,13 +333,17 @@ lacks() {
 @test "attach: a pid that does not exist is a clear error" {
 	run --separate-stderr -1 ms-collect -p 2147483646 -o "$T/run.msr"
 	[[ "$stderr" == *"-p 2147483646: no such process"* ]]
-	[ -z "$(ls "$T" | grep run.msr || true)" ]
+	assert_no_files "$T/*run?msr*"
 }
 
 @test "attach: a thread id names its process" {
 	start_bg "$FIX/threads" 2 30
 	wait_ready
-	tid=$(ls "/proc/$BG/task" | grep -v -x "$BG" | head -1)
+	for task in "/proc/$BG/task"/*; do
+		tid=${task##*/}
+		[ "$tid" != "$BG" ] && break
+	done
+	[ "$tid" != "$BG" ]
 	run --separate-stderr -1 ms-collect -p "$tid" -o "$T/run.msr"
 	[[ "$stderr" == *"$tid is a thread of process $BG"* ]]
 }
@@ -341,7 +352,7 @@ lacks() {
 	run --separate-stderr -4 ms-collect -e cycles -o "$T/run.msr" -- "$FIX/burn" 0.1
 	[[ "$stderr" == *"event 'cycles' needs a hardware performance counter"* ]]
 	[[ "$stderr" == *"-e cpu-clock"* ]]
-	[ -z "$(ls "$T" | grep run.msr || true)" ]
+	assert_no_files "$T/*run?msr*"
 }
 
 @test "usage errors exit 2" {

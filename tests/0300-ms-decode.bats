@@ -11,22 +11,22 @@ load test_helper
 setup() {
 	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
 	PATH=$MS_BUILDDIR:$PATH
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 }
 
 # [0, "microscope-stream", MAJOR, 0, [["test", "1.0"]]]
 header() {
 	printf '\x95\x00\xb1microscope-stream'
-	printf "\\x$(printf %02x "${1:-1}")"
+	printf '%b' "\\x$(printf %02x "${1:-1}")"
 	printf '\x00\x91\x92\xa4test\xa31.0'
 }
 
 # [1, N, true] for N < 65536
 trailer() {
 	if [ "$1" -lt 128 ]; then
-		printf "\\x93\\x01\\x$(printf %02x "$1")\\xc3"
+		printf '%b' "\\x93\\x01\\x$(printf %02x "$1")\\xc3"
 	else
-		printf "\\x93\\x01\\xcd\\x$(printf %02x $(($1 >> 8)))\\x$(printf %02x $(($1 & 255)))\\xc3"
+		printf '%b' "\\x93\\x01\\xcd\\x$(printf %02x $(($1 >> 8)))\\x$(printf %02x $(($1 & 255)))\\xc3"
 	fi
 }
 
@@ -44,7 +44,7 @@ attr() {
 raw_sample() {
 	printf '\x93\x0b\x00\xc4\x10'
 	printf '\x09\x00\x00\x00\x02\x00\x10\x00'
-	printf "\\x$(printf %02x "$1")\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+	printf '%b' "\\x$(printf %02x "$1")\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
 }
 
 # [11, cpu 0, bin]: a PERF_RECORD_SAMPLE whose header claims 24 bytes of 16
@@ -75,6 +75,7 @@ round() {
 @test "ms-decode: an unknown option and two inputs are usage errors" {
 	run --separate-stderr ms-decode --frobnicate
 	[ "$status" -eq 2 ]
+	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 	[[ "$stderr" == *frobnicate* ]]
 	run --separate-stderr ms-decode a b
 	[ "$status" -eq 2 ]
@@ -122,15 +123,15 @@ round() {
 }
 
 @test "ms-decode: a stream cut short passes on what was decoded, without a trailer, and exits 3" {
-	{ header; attr; raw_sample 5; round; raw_sample 7; } > cut
-	run --separate-stderr ms-decode --stats cut
+	{ header; attr; raw_sample 5; round; raw_sample 7; } > cut.msr
+	run --separate-stderr ms-decode --stats cut.msr
 	[ "$status" -eq 3 ]
-	[[ "$stderr" == ms-decode:*cut* ]]
+	[[ "$stderr" == ms-decode:*"'cut.msr'"* ]]
 	[[ "$stderr" == *"cut short"* ]]
 	[[ "$stderr" =~ byte\ [0-9]+ ]]
 	[[ "$stderr" == *"stats: out sample 2"* ]]
 	# the output is a stream cut short too: the next stage says so
-	ms-decode cut > out 2>/dev/null || true
+	ms-decode cut.msr > out 2>/dev/null || true
 	run --separate-stderr ms-decode out
 	[ "$status" -eq 3 ]
 	[[ "$stderr" == *"cut short"* ]]
@@ -182,7 +183,8 @@ round() {
 }
 
 @test "ms-decode: a closed downstream ends it with status 5 and one message" {
-	{ header; for i in $(seq 20000); do info; done; trailer 20000; } > big
+	{ header; for _ in $(seq 20000); do info; done; trailer 20000; } > big
+	# shellcheck disable=SC2016 # PIPESTATUS is the inner bash's
 	run --separate-stderr bash -c 'ms-decode big | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}'
 	[ "$status" -eq 5 ]
 	[ "$(grep -c . <<<"$stderr")" -eq 1 ]
@@ -266,6 +268,7 @@ recorded() {
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == "ms-decode: 'stdin': cannot refer to the stack copies in the input: "*"--stack-bytes=copy"* ]]
 	# auto carries them when it cannot refer
+	# shellcheck disable=SC2002 # ms-decode reads a pipe here, not a file
 	cat run.msr | ms-decode | ms-unwind > a.unw
 	ms-decode --stack-bytes=copy run.msr | ms-unwind > b.unw
 	cmp a.unw b.unw

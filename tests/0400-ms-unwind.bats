@@ -11,7 +11,7 @@ load test_helper
 setup() {
 	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
 	PATH=$MS_BUILDDIR:$PATH
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 }
 
 # [0, "microscope-stream", 1, 0, [["test", "1.0"]]]
@@ -21,7 +21,7 @@ header() {
 
 # [1, N, true] for N < 128
 trailer() {
-	printf "\\x93\\x01\\x$(printf %02x "$1")\\xc3"
+	printf '%b' "\\x93\\x01\\x$(printf %02x "$1")\\xc3"
 }
 
 # [21, pid 7, tid 7, time 1, start 0x10000, len 0x1000, pgoff 0, maj 0, min 0,
@@ -68,6 +68,7 @@ good_stream() {
 @test "ms-unwind: an unknown option and two inputs are usage errors" {
 	run --separate-stderr ms-unwind --frobnicate
 	[ "$status" -eq 2 ]
+	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 	[[ "$stderr" == *frobnicate* ]]
 	run --separate-stderr ms-unwind a b
 	[ "$status" -eq 2 ]
@@ -145,6 +146,7 @@ good_stream() {
 
 @test "ms-unwind: a closed downstream ends it with status 5 and one message" {
 	good_stream in.msr
+	# shellcheck disable=SC2016 # PIPESTATUS is the inner bash's
 	run --separate-stderr bash -c '{ sleep 0.3; cat in.msr; } | ms-unwind | true; echo "${PIPESTATUS[1]}"'
 	[ "${lines[-1]}" = 5 ]
 	[ "$(grep -c 'downstream closed the pipe' <<<"$stderr")" -eq 1 ]

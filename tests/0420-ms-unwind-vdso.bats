@@ -9,7 +9,7 @@ load test_helper
 
 setup() {
 	VDSOCLOCK=$FIXTURES/vdsoclock
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 }
 
 teardown() {
@@ -118,7 +118,7 @@ PY
 	[ "$vdso" -gt 100 ]
 	[ $((named * 100)) -ge $((vdso * 90)) ]
 	# No vdso frame is left unnamed.
-	! grep -q '\[vdso\]+0x[0-9a-f]*(no-symbol)' stacks.txt
+	run -1 grep '\[vdso\]+0x[0-9a-f]*(no-symbol)' stacks.txt
 	# Without the image (a stream of an older ms-collect), they stay unnamed, said once.
 	ms-decode unwound.msr > /dev/null	# still a valid stream
 	LC_ALL=C perl -0777 -pe 's/\x92\x0f\xc5/\x92\x7f\xc5/' unwound.msr > noimage.msr

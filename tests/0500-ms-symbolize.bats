@@ -12,12 +12,13 @@ setup() {
 	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
 	PATH=$MS_BUILDDIR:$PATH
 	TINY=$MS_BUILDDIR/tests/unit/data/elf-tiny
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 }
 
 # Bytes from hex digits.
 hex() {
-	printf "$(sed 's/../\\x&/g' <<<"$1")"
+	# shellcheck disable=SC2001 # a backslash-x before every two digits: beyond ${var//}
+	printf '%b' "$(sed 's/../\\x&/g' <<<"$1")"
 }
 
 # msgpack uint64 and str8.
@@ -85,6 +86,7 @@ sym() {
 @test "ms-symbolize: an unknown option and two inputs are usage errors" {
 	run --separate-stderr ms-symbolize --frobnicate
 	[ "$status" -eq 2 ]
+	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 	[[ "$stderr" == *frobnicate* ]]
 	run --separate-stderr ms-symbolize a b
 	[ "$status" -eq 2 ]
@@ -179,9 +181,11 @@ sym() {
 
 @test "ms-symbolize: a closed downstream ends it with status 5 and one message" {
 	{ header; module 0 4 "[unknown]" ""; stack 0 4096 0; trailer 2; } > in.msr
+	# shellcheck disable=SC2016 # PIPESTATUS is the inner bash's
 	run --separate-stderr bash -c '{ sleep 0.3; cat in.msr; } | ms-symbolize | true; echo "${PIPESTATUS[1]}"'
 	[ "${lines[-1]}" = 5 ]
 	[ "$(grep -c 'downstream closed the pipe' <<<"$stderr")" -eq 1 ]
+	# shellcheck disable=SC2016 # PIPESTATUS is the inner bash's
 	run --separate-stderr bash -c '{ sleep 0.3; cat in.msr; } | ms-symbolize --text | true; echo "${PIPESTATUS[1]}"'
 	[ "${lines[-1]}" = 5 ]
 }
@@ -210,7 +214,7 @@ record_burn() {
 		grep -q -E "(^| |;)main;(run;)?$fn(;|$)" "$f" || { echo "no main..$fn stack" >&2; false; }
 	done
 	# every fixture frame is named: no frame of the fixture without a name
-	! grep -q "fixtures/burn+0x" "$f"
+	run -1 grep "fixtures/burn+0x" "$f"
 	# shares near 60/30/10 %
 	total=$(grep -c -E ";burn_(60|30|10)" "$f")
 	n60=$(grep -c ";burn_60" "$f")

@@ -13,7 +13,7 @@ setup() {
 	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
 	PATH=$MS_BUILDDIR:$PATH
 	FIX=$MS_BUILDDIR/tests/fixtures
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 }
 
 teardown() {
@@ -25,7 +25,8 @@ teardown() {
 
 # Bytes from hex digits.
 hex() {
-	printf "$(sed 's/../\\x&/g' <<<"$1")"
+	# shellcheck disable=SC2001 # a backslash-x before every two digits: beyond ${var//}
+	printf '%b' "$(sed 's/../\\x&/g' <<<"$1")"
 }
 
 u64() {
@@ -159,10 +160,10 @@ inline_addresses() {
 	ms-symbolize in.msr > out.msr
 	grep -q -a -F 'demo::Accumulator<double>::total(int) const' out.msr
 	grep -q -a -F '_ZNK4demo11AccumulatorIdE5totalEi' out.msr
-	printf '0x%x\n' $((total + 4)) | ms-symbolize --batch "$f" > batch
+	printf '0x%x\n' $((total + 4)) | ms-symbolize --batch "$f" > batch.txt
 	# innermost first: the outermost function is the last entry
-	[ "$(tail -2 batch | head -1)" = "demo::Accumulator<double>::total(int) const" ]
-	[[ "$(tail -1 batch)" == */tests/fixtures/cxxtemplate.cc:* ]]
+	[ "$(tail -2 batch.txt | head -1)" = "demo::Accumulator<double>::total(int) const" ]
+	[[ "$(tail -1 batch.txt)" == */tests/fixtures/cxxtemplate.cc:* ]]
 }
 
 # A stripped copy of the inline fixture in bin/, its debug file in dbg/.
@@ -187,7 +188,7 @@ split_debug() {
 	run --separate-stderr ms-symbolize --text --lines in.msr
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"inline_work (no-debug-file)" ]]
-	mkdir -p dd/.build-id/${ID:0:2}
+	mkdir -p "dd/.build-id/${ID:0:2}"
 	cp dbg/inline.debug "dd/.build-id/${ID:0:2}/${ID:2}.debug"
 	run --separate-stderr ms-symbolize --text --lines --debug-dir dd in.msr
 	[ "$status" -eq 0 ]
@@ -206,7 +207,7 @@ split_debug() {
 	need cxxtemplate
 	# another program's debug file where this one's is looked for
 	objcopy --only-keep-debug "$FIX/cxxtemplate" wrong.debug
-	mkdir -p dd/.build-id/${ID:0:2}
+	mkdir -p "dd/.build-id/${ID:0:2}"
 	cp wrong.debug "dd/.build-id/${ID:0:2}/${ID:2}.debug"
 	cp wrong.debug bin/inline.debug
 	objcopy --remove-section=.gnu_debuglink --add-gnu-debuglink=bin/inline.debug bin/inline bin/inline2
@@ -220,6 +221,7 @@ split_debug() {
 	grep -q -a debug-build-id-mismatch out.msr
 	grep -q -a -F "dd/.build-id/${ID:0:2}/${ID:2}.debug" out.msr
 	run --separate-stderr ms-symbolize --stats --debug-dir dd in.msr
+	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 	[[ "$stderr" == *"unique build-id-mismatch 1"* ]]
 }
 
@@ -228,8 +230,8 @@ split_debug() {
 	py=/usr/bin/python3
 	require_built "$py"
 	ldconfig -p | grep -q 'libdebuginfod.so.1 ' || { echo "libdebuginfod.so.1 is not installed: run scripts/install-deps" >&2; false; }
-	mkdir -p srv/buildid/$ID
-	cp dbg/inline.debug srv/buildid/$ID/debuginfo
+	mkdir -p "srv/buildid/$ID"
+	cp dbg/inline.debug "srv/buildid/$ID/debuginfo"
 	(cd srv && exec "$py" -c '
 import http.server, socketserver
 class H(http.server.SimpleHTTPRequestHandler):
@@ -242,12 +244,13 @@ with socketserver.TCPServer(("127.0.0.1", 0), H) as s:
 	SERVER_PID=$!
 	for _ in $(seq 50); do [ -s port ] && break; sleep 0.1; done
 	[ -s port ]
-	export DEBUGINFOD_URLS=http://127.0.0.1:$(cat port) DEBUGINFOD_CACHE_PATH=$BATS_TEST_TMPDIR/cache
+	port=$(cat port)
+	export DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$BATS_TEST_TMPDIR/cache
 	run --separate-stderr ms-symbolize --text --lines in.msr
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"inline_work (/"*"/tests/fixtures/inline.c:"* ]]
 	# without the variable it is never asked
-	DEBUGINFOD_URLS= run --separate-stderr ms-symbolize --text --lines in.msr
+	DEBUGINFOD_URLS='' run --separate-stderr ms-symbolize --text --lines in.msr
 	[[ "$output" == *"inline_work (no-debug-file)" ]]
 }
 
@@ -329,9 +332,9 @@ with socketserver.TCPServer(("127.0.0.1", 0), H) as s:
 	# frames of every stack: FUNCTION, or PATH+0xHEX(REASON); never bare
 	cut -d' ' -f5- text | tr ';' '\n' | sort | uniq -c | sort -rn > frames
 	head -15 frames >&2
-	! grep -q -E '^ *[0-9]+ (\?\?|\[unknown\]|)$' frames
-	! grep -E '^ *[0-9]+ .*\+0x[0-9a-f]+$' frames
-	! grep -E '^ *[0-9]+ .*\+0x[0-9a-f]+\((ok)?\)$' frames
+	run -1 grep -E '^ *[0-9]+ (\?\?|\[unknown\]|)$' frames
+	run -1 grep -E '^ *[0-9]+ .*\+0x[0-9a-f]+$' frames
+	run -1 grep -E '^ *[0-9]+ .*\+0x[0-9a-f]+\((ok)?\)$' frames
 	# the functions of stripped liblzma have no symbol: .eh_frame names their starts
 	grep -q -E 'liblzma[^ ]*\+0x[0-9a-f]+\(fde-only\)$' frames
 }

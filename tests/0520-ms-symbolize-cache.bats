@@ -11,7 +11,7 @@ load test_helper
 setup() {
 	: "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
 	PATH=$MS_BUILDDIR:$PATH
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 }
 
 # The recursion fixture (a libc call at the leaf, kernel frames from its
@@ -53,12 +53,13 @@ named() {
 	# Inflated copies leave out what is never read (location lists): empty, not inflated.
 	for f in cache/microscope/debug/*.debug; do
 		[ -e "$f" ] || continue
-		! readelf -SW "$f" | grep -E '\.debug_loclists +PROGBITS'
+		readelf -SW "$f" > sections
+		run -1 grep -E '\.debug_loclists +PROGBITS' sections
 	done
 	# Damaged: each cache file cut to half; they are refused and rewritten.
-	for f in $(find cache -type f 2>/dev/null); do
+	while IFS= read -r f; do
 		truncate -s $(($(stat -c %s "$f") / 2)) "$f"
-	done
+	done < <(find cache -type f 2>/dev/null)
 	named "$PWD/cache" > damaged.txt
 	cmp none.txt damaged.txt
 	named "$PWD/cache" > rewritten.txt

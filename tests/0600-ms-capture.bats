@@ -12,7 +12,7 @@ setup() {
 	SRCDIR="${MS_SRCDIR:-$BATS_TEST_DIRNAME/..}"
 	# A directory of our own: bats keeps files of its own in BATS_TEST_TMPDIR.
 	mkdir "$BATS_TEST_TMPDIR/work"
-	cd "$BATS_TEST_TMPDIR/work"
+	cd "$BATS_TEST_TMPDIR/work" || return
 }
 
 # The 4 bytes of the capture header's flags field, as an unsigned integer.
@@ -23,7 +23,7 @@ header_flags() {
 # Nothing under the output name, and no temporary left beside it.
 assert_no_output() {
 	[ ! -e "$1" ]
-	! ls "$1".tmp.* >/dev/null 2>&1
+	assert_no_files "$1.tmp-*"
 }
 
 @test "ms-capture --help shows the synopsis, options and exit codes" {
@@ -103,7 +103,7 @@ assert_no_output() {
 @test "the same stream gives the same bytes; so do the same stacks in another order" {
 	"$MKSTREAM" --samples 500 >s.msr
 	"$MKSTREAM" --samples 500 --reverse >r.msr
-	! cmp -s s.msr r.msr
+	run -1 cmp -s s.msr r.msr
 	ms-capture -o a.msc s.msr
 	ms-capture -o b.msc s.msr
 	ms-capture -o c.msc r.msr
@@ -135,7 +135,7 @@ assert_no_output() {
 	run --separate-stderr ms-capture -o keep.msc cut.msr
 	[ "$status" -eq 3 ]
 	[ "$(cat keep.msc)" = old ]
-	! ls keep.msc.tmp.* >/dev/null 2>&1
+	assert_no_files 'keep.msc.tmp-*'
 }
 
 @test "a stream cut inside a record: no file, exit 3" {
@@ -255,9 +255,11 @@ assert_no_output() {
 
 @test "--dump into a closed pipe stops with exit 5 and one message" {
 	"$MKSTREAM" --samples 50000 | ms-capture -o a.msc
+	# shellcheck disable=SC2016 # PIPESTATUS is the inner bash's
 	run --separate-stderr bash -c 'ms-capture --dump a.msc | head -c 1 >/dev/null; exit ${PIPESTATUS[0]}'
 	[ "$status" -eq 5 ]
 	[[ "$stderr" == "ms-capture: "*"downstream closed"* ]]
+	# shellcheck disable=SC2154 # stderr_lines: set by bats's run --separate-stderr
 	[ "${#stderr_lines[@]}" -eq 1 ]
 }
 
@@ -319,7 +321,7 @@ header_minor() {
 	"$MKSTREAM" --samples 300 >s.msr
 	ms-capture -o a.msc s.msr
 	ms-capture --dump a.msc --omit-failed | ms-capture -o b.msc
-	! cmp -s a.msc b.msc
+	run -1 cmp -s a.msc b.msc
 	# the kernel frame failed (no-file): now it is not symbolized at all
 	[ "$(ms-analyze problems --json a.msc | jq -r '.modules[] | select(.kind == "kernel") | .addresses[0].reason')" = no-file ]
 	[ "$(ms-analyze problems --json b.msc | jq -r '.modules[] | select(.kind == "kernel") | .addresses[0].reason')" = not-symbolized ]

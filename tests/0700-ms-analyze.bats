@@ -11,7 +11,7 @@ setup() {
 	MKSTREAM="$MS_BUILDDIR/tests/unit/mkstream"
 	SRCDIR="${MS_SRCDIR:-$BATS_TEST_DIRNAME/..}"
 	mkdir "$BATS_TEST_TMPDIR/work"
-	cd "$BATS_TEST_TMPDIR/work"
+	cd "$BATS_TEST_TMPDIR/work" || return
 }
 
 # A capture of N synthetic samples (burn_60/30/10 in those proportions).

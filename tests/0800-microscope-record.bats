@@ -7,12 +7,13 @@ bats_require_minimum_version 1.5.0
 
 setup() {
 	cp "$FIXTURES/burn" "$FIXTURES/threads" "$FIXTURES/forkexec" "$BATS_TEST_TMPDIR/"
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 }
 
 teardown() {
 	local pids
 	pids=$(leftover_processes)
+	# shellcheck disable=SC2086 # one word per process id
 	[ -z "$pids" ] || { kill -9 $pids 2>/dev/null; echo "left behind: $pids" >&2; return 1; }
 }
 
@@ -24,6 +25,7 @@ self_percent() {
 
 @test "record: three functions at 60/30/10 % are reported within 5 points" {
 	run --separate-stderr microscope record -o "$PWD/p.msc" -- "$PWD/burn" 3
+	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
 	[ -f p.msc ]
 	ms-analyze top --json p.msc > top.json
@@ -121,7 +123,7 @@ SH
 	[ "$status" -ne 0 ]
 	grep -q "ms-collect was killed by signal 9" err.txt
 	[ ! -e p.msc ]
-	! ls p.msc.* 2>/dev/null
+	assert_no_files 'p.msc.*'
 	# The launched program dies with its collector.
 	for _ in $(seq 50); do [ -z "$(leftover_processes)" ] && break; sleep 0.1; done
 	[ -z "$(leftover_processes)" ]

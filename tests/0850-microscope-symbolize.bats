@@ -7,7 +7,7 @@ load test_helper
 bats_require_minimum_version 1.5.0
 
 setup() {
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 	mkdir rec moved dbg
 	# The fixture has debug information (-g): keep it apart, strip the copy that runs.
 	cp "$FIXTURES/burn" burn.full
@@ -20,6 +20,7 @@ setup() {
 teardown() {
 	local pids
 	pids=$(leftover_processes)
+	# shellcheck disable=SC2086 # one word per process id
 	[ -z "$pids" ] || { kill -9 $pids 2>/dev/null; echo "left behind: $pids" >&2; return 1; }
 }
 
@@ -44,6 +45,7 @@ unnamed_in() {
 	[[ "$output" == *"Exit status"* ]]
 	run --separate-stderr microscope symbolize
 	[ "$status" -eq 2 ]
+	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 	[[ "$stderr" == *"needs exactly one capture file"* ]]
 	run --separate-stderr microscope symbolize a.msc b.msc
 	[ "$status" -eq 2 ]
@@ -77,8 +79,8 @@ unnamed_in() {
 	run --separate-stderr microscope symbolize --debug-dir "$PWD/dbg" d.msc
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
 	[[ "$stderr" == "microscope: wrote 'd.msc': "* ]]
-	! cmp -s d.msc before.msc
-	[ -z "$(ls | grep '\.tmp\.')" ]
+	run -1 cmp -s d.msc before.msc
+	assert_no_files '*.tmp[.-]*'
 	[ "$(unnamed_in d.msc burn)" -eq 0 ]
 	[ "$(ms-analyze summary --json d.msc | jq '.unsymbolized.deferred')" = false ]
 
@@ -151,5 +153,5 @@ unnamed_in() {
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"'$PWD/no/such/dir/out.msc' was not written"* ]]
 	cmp d.msc before.msc
-	[ -z "$(ls | grep '\.tmp\.')" ]
+	assert_no_files '*.tmp[.-]*'
 }

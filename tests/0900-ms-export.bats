@@ -6,7 +6,7 @@ load test_helper
 bats_require_minimum_version 1.5.0
 
 setup() {
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 300 --threads 3 --lines p.msc
 }
 
@@ -37,7 +37,7 @@ setup() {
 	gzip -t out.pprof
 	jq -e .traceEvents out.chrome >/dev/null
 	jq -e '.profiles | length == 3' out.speedscope >/dev/null
-	! grep -v -E '^[^ ].* [0-9]+$' out.folded
+	run -1 grep -v -E '^[^ ].* [0-9]+$' out.folded
 	# 300 samples in all, whatever the stacks
 	[ "$(awk '{ n += $NF } END { print n }' out.folded)" -eq 300 ]
 }
@@ -62,9 +62,9 @@ setup() {
 	# every line starts with one of the three threads
 	[ "$(cut -d';' -f1 roots | sed 's/ [0-9]*$//' | sort -u | tr '\n' ' ')" = \
 		"synthetic-4242/4242 worker-1-4242/4243 worker-2-4242/4244 " ]
-	ms-export -q --folded --weight time p.msc > times
+	ms-export -q --folded --weight time p.msc > times.folded
 	# every sample weighs 1 ms
-	[ "$(awk '{ n += $NF } END { print n }' times)" -eq 300000000 ]
+	[ "$(awk '{ n += $NF } END { print n }' times.folded)" -eq 300000000 ]
 }
 
 @test "ms-export: usage errors exit 2 and name the problem" {
@@ -112,11 +112,12 @@ setup() {
 	run --separate-stderr ms-export --pprof -o out.pb.gz missing.msc
 	[ "$status" -eq 1 ]
 	[ ! -e out.pb.gz ]
-	[ -z "$(ls | grep tmp)" ]
+	assert_no_files '*tmp*'
 }
 
 @test "ms-export: a reader that closes the pipe early ends it with status 5" {
 	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 200000 big.msc
+	# shellcheck disable=SC2016 # PIPESTATUS is the inner bash's
 	run --separate-stderr bash -c 'ms-export -q --chrome --chrome-form samples big.msc | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}"'
 	[ "$output" = 5 ]
 	[[ "$stderr" == *"downstream closed the pipe"* ]]

@@ -7,7 +7,7 @@ load test_helper
 bats_require_minimum_version 1.5.0
 
 setup() {
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 400 --threads 2 --lines p.msc
 	ms-export -q --pprof -o p.pb.gz p.msc
 	ms-export -q --folded -o p.folded p.msc
@@ -103,7 +103,7 @@ shares_by_name() {
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"sample 0 (byte 6): frame 0 names location 7, which is not defined"* ]]
 	[ ! -e out.msc ]
-	[ -z "$(ls | grep tmp)" ]
+	assert_no_files '*tmp*'
 }
 
 @test "imports: bad folded lines are errors naming the line, and no capture" {

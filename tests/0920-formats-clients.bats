@@ -30,7 +30,7 @@ setup_file() {
 }
 
 setup() {
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return
 	cp "$BATS_FILE_TMPDIR/burn.msc" "$BATS_FILE_TMPDIR/lines.msc" .
 	export HOME=$BATS_FILE_TMPDIR/home PPROF_TMPDIR=$BATS_FILE_TMPDIR/home
 	export GOCACHE=$BATS_FILE_TMPDIR/home/go-cache PPROF_BINARY_PATH=/nonexistent
@@ -39,6 +39,7 @@ setup() {
 teardown() {
 	local pids
 	pids=$(leftover_processes)
+	# shellcheck disable=SC2086 # one word per process id
 	[ -z "$pids" ] || { kill -9 $pids 2>/dev/null; echo "left behind: $pids" >&2; return 1; }
 }
 
@@ -77,6 +78,7 @@ go_top() {
 	for c in burn lines; do
 		ms-export -q --pprof -o $c.pb.gz $c.msc
 		run --separate-stderr go tool pprof -top -sample_index=samples -nodecount=100000 $c.pb.gz
+		# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 		[ "$status" -eq 0 ] || { echo "$stderr"; false; }
 		samples=$(ms-analyze summary --json $c.msc | jq .samples)
 		[[ "$output" == *"Total samples = $samples"* ]] || { echo "$output" | head; false; }

@@ -2,6 +2,7 @@
 # are, and checks that every test leaves no process behind.
 
 : "${MS_BUILDDIR:?run through make check, or set MS_BUILDDIR to the build directory}"
+# shellcheck disable=SC2034 # for the bats files that load this helper
 FIXTURES=$MS_BUILDDIR/tests/fixtures
 PATH=$MS_BUILDDIR:$PATH
 
@@ -23,6 +24,18 @@ wait_gone() {
 		tries=$((tries - 1))
 	done
 	! kill -0 "$pid" 2>/dev/null
+}
+
+# Fail, naming them, when files match the glob pattern $1 (quoted by the
+# caller: this function expands it): what a run must not leave behind, such
+# as the temporaries FILE.tmp-XXXXXX (libcommon/util/publish.c).
+assert_no_files() {
+	local left
+	if left=$(compgen -G "$1"); then
+		echo "left behind, matching '$1':" >&2
+		echo "$left" >&2
+		return 1
+	fi
 }
 
 # Processes whose command line mentions this test's temporary directory:

@@ -229,9 +229,11 @@ void ms_capture_free(struct ms_capture *cap);
  */
 int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t *len);
 /*
- * Write cap to path: to path.tmp.PID in the same directory, fsync'd, then
- * renamed over path, so path is never a partial file. On failure the
- * temporary file is removed and path is untouched. Returns 0 or -1.
+ * Write cap to path: to path.tmp-XXXXXX (mkostemp) in the same directory,
+ * fsync'd, then renamed over path, so path is never a partial file
+ * (util/publish.h; a path that is not a regular file, such as a FIFO, is
+ * written in place). On failure the temporary file is removed and path is
+ * untouched. Returns 0 or -1.
  */
 int ms_capture_write(const struct ms_capture *cap, const char *path);
 /* Info value by key, or NULL / false when absent. */

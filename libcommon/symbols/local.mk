@@ -24,16 +24,23 @@ UNIT_TESTS += tests/unit/symbols-test
 tests_unit_symbols_test_SOURCES = tests/unit/symbols-test.c tests/unit/elf-helpers.h
 tests_unit_symbols_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_symbols_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+# The files it reads, so that `make tests/unit/symbols-test` alone makes them.
+EXTRA_tests_unit_symbols_test_DEPENDENCIES = tests/unit/data/elf-tiny$(EXEEXT) \
+	tests/unit/data/elf-tiny-stripped$(EXEEXT) tests/fixtures/inline$(EXEEXT) \
+	tests/fixtures/cxxtemplate$(EXEEXT)
 
 UNIT_TESTS += tests/unit/symbols-dwarf-test
 tests_unit_symbols_dwarf_test_SOURCES = tests/unit/symbols-dwarf-test.c
 tests_unit_symbols_dwarf_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_symbols_dwarf_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+EXTRA_tests_unit_symbols_dwarf_test_DEPENDENCIES = tests/fixtures/inline$(EXEEXT) \
+	tests/unit/data/elf-tiny-stripped$(EXEEXT)
 
 UNIT_TESTS += tests/unit/kcache-test
 tests_unit_kcache_test_SOURCES = tests/unit/kcache-test.c tests/unit/tmpdir.h
 tests_unit_kcache_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_kcache_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+EXTRA_tests_unit_kcache_test_DEPENDENCIES = tests/unit/data/elf-tiny$(EXEEXT)
 
 UNIT_TESTS += tests/unit/symbols-index-test
 tests_unit_symbols_index_test_SOURCES = tests/unit/symbols-index-test.c tests/unit/symbols-index-aux.c

@@ -22,6 +22,7 @@ UNIT_TESTS += tests/unit/unwind-test
 tests_unit_unwind_test_SOURCES = tests/unit/unwind-test.c tests/unit/elf-helpers.h
 tests_unit_unwind_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_unwind_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+EXTRA_tests_unit_unwind_test_DEPENDENCIES = tests/unit/data/elf-tiny$(EXEEXT)
 
 # A tiny ELF with a known build id for the unwind and symbols unit tests,
 # and a stripped copy that names its functions in .dynsym only.

@@ -1,5 +1,8 @@
+# shellcheck shell=bash
 # Pipeline: processing stages on a saved stream vs perf report on perf.data,
 # and bytes per sample of the capture and the raw stream vs perf.data.
+# Set by scripts/bench-smoke, which sources this file.
+: "${seconds:?}" "${work:?}" "${runs:?}"
 echo "bench-smoke: recording burn for ${seconds}s at 999 Hz (8 KiB stack copies)"
 ms-collect -F 999 -o "$work/run.msr" -- "$work/burn" "$seconds"
 perf record -q -F 999 -g -o "$work/perf-fp.data" -- "$work/burn" "$seconds" 2>/dev/null

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # DWARF unwinding (sourced by scripts/bench-smoke: $build $work $runs $seconds,
 # PATH, best/size/ratio). Debian's python3 running Python code and the
 # recursion fixture built without frame pointers, each recorded by
@@ -14,6 +15,8 @@
 #    for perf script here) that a short run's rate includes whole;
 #  - completeness (the share of stacks that reach the thread's entry) at
 #    copy sizes of 8, 16, 32 and 64 KiB.
+# Set by scripts/bench-smoke, which sources this file.
+: "${build:?}" "${work:?}" "${runs:?}" "${seconds:?}"
 recurse=$build/tests/fixtures/recurse
 python=/usr/bin/python3
 if [ ! -x "$recurse" ]; then

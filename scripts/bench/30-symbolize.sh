@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Symbolization: unique addresses per second on large binaries with full
 # debug information, ms-symbolize --batch side by side with eu-addr2line and
 # binutils' addr2line given the same address list (-f -i: function names
@@ -8,6 +9,8 @@
 # Targets, when present: pyenv's libpython3.11 (built with -g: 2.3 MB of
 # code, 9 MB of .debug_info) and Debian's libc with libc6-dbg's debug file
 # (found by build id). Sourced by scripts/bench-smoke ($build $work $runs).
+# Set by scripts/bench-smoke, which sources this file.
+: "${build:?}" "${work:?}" "${runs:?}"
 
 sym_addresses=${MS_BENCH_SYM_ADDRESSES:-10000}
 

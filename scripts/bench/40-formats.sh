@@ -1,6 +1,9 @@
+# shellcheck shell=bash
 # Formats: export a capture of 1 M samples to pprof and folded and import
 # both back, in samples per second, next to go tool pprof -proto decoding
 # and re-encoding the same pprof (Debian's golang-go), as a ratio.
+# Set by scripts/bench-smoke, which sources this file.
+: "${build:?}" "${work:?}" "${runs:?}"
 mkcapture=$build/tests/unit/formats-mkcapture
 if [ ! -x "$mkcapture" ] || ! command -v ms-export >/dev/null; then
 	echo "bench-smoke: formats part skipped: build ms-export and tests/unit/formats-mkcapture (make check builds both)"

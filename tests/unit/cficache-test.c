@@ -198,7 +198,7 @@ static void test_libc(void **state)
 
 	(void)state;
 	if (access(LIBC, R_OK) < 0)
-		skip();
+		fail_msg("no libc at %s", LIBC);
 	rm_cache();
 	text_range(LIBC, &lo, &hi);
 	step = (hi - lo) / 20000 + 1;
@@ -358,7 +358,7 @@ static void test_other_module(void **state)
 
 	(void)state;
 	if (access(LIBC, R_OK) < 0)
-		skip();
+		fail_msg("no libc at %s", LIBC);
 	rm_cache();
 	cold = lookups(frames, 1, 0);
 	text_range(LIBC, &lo, &hi);
