@@ -14,7 +14,7 @@ tests_fixtures_forkexec_SOURCES = tests/fixtures/forkexec.c
 tests_fixtures_forkexec_CFLAGS = $(FIXTURE_CFLAGS)
 
 BATS_TESTS += $(sort $(wildcard $(srcdir)/tests/*.bats))
-EXTRA_DIST += tests/test_helper.bash
+EXTRA_DIST += tests/test_helper.bash tests/golden
 
 check_PROGRAMS += $(UNIT_TESTS)
 
