@@ -9,30 +9,11 @@
 #include "util/cachedir.h"
 #include "util/publish.h"
 
-static Elf_Scn *debug_info(Elf *elf, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, sh))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (name && !strcmp(name, ".debug_info"))
-			return scn;
-	}
-	return NULL;
-}
-
 bool ms_elf_debug_compressed(Elf *elf)
 {
 	GElf_Shdr sh;
 
-	return debug_info(elf, &sh) && (sh.sh_flags & SHF_COMPRESSED);
+	return ms_elf_section(elf, ".debug_info", &sh) && (sh.sh_flags & SHF_COMPRESSED);
 }
 
 /*
@@ -160,7 +141,7 @@ static int open_copy(struct ms_elf_file *f, const char *path, const uint8_t *bid
 	if (ms_elf_file_open(f, path) != MS_SYM_OK)
 		return -1;
 	if (f->build_id_len != bid_len || memcmp(f->build_id, bid, bid_len) ||
-	    !whole(f->elf, (uint64_t)f->st.st_size) || !debug_info(f->elf, &sh) ||
+	    !whole(f->elf, (uint64_t)f->st.st_size) || !ms_elf_section(f->elf, ".debug_info", &sh) ||
 	    (sh.sh_flags & SHF_COMPRESSED)) {
 		ms_elf_file_close(f);
 		return -1;

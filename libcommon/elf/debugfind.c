@@ -43,29 +43,10 @@ void ms_debugfind_free(struct ms_debugfind *f)
 	free(f);
 }
 
-static Elf_Scn *section_named(Elf *elf, const char *want, GElf_Shdr *sh)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, sh))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (name && !strcmp(name, want))
-			return scn;
-	}
-	return NULL;
-}
-
 const char *ms_elf_debuglink(Elf *elf)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = section_named(elf, ".gnu_debuglink", &sh);
+	Elf_Scn *scn = ms_elf_section(elf, ".gnu_debuglink", &sh);
 	Elf_Data *d;
 	const char *name;
 
@@ -82,7 +63,7 @@ const char *ms_elf_debuglink(Elf *elf)
 bool ms_elf_has_dwarf(Elf *elf)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = section_named(elf, ".debug_info", &sh);
+	Elf_Scn *scn = ms_elf_section(elf, ".debug_info", &sh);
 
 	return scn && sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
 }

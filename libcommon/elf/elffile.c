@@ -227,3 +227,22 @@ int ms_elf_file_open_module(struct ms_elf_file *f, const char *path, const struc
 		ms_elf_file_close(f);
 	return r;
 }
+
+Elf_Scn *ms_elf_section(Elf *elf, const char *want, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name && !strcmp(name, want))
+			return scn;
+	}
+	return NULL;
+}

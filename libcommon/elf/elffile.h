@@ -49,6 +49,12 @@ struct ms_elf_loads {
 	struct ms_elf_load *load;	/* owned */
 };
 
+/*
+ * The first section named want, with its header in *sh; NULL when there
+ * is none (or the names cannot be read). Any type, NOBITS included.
+ */
+Elf_Scn *ms_elf_section(Elf *elf, const char *want, GElf_Shdr *sh);
+
 /* Read the segments; 0, or -1 when the headers are unreadable (no message). */
 int ms_elf_loads_read(Elf *elf, struct ms_elf_loads *out);
 void ms_elf_loads_release(struct ms_elf_loads *l);
