@@ -1,4 +1,5 @@
 #include "perf/collect.h"
+#include "perf/kernel.h"
 #include "perf/trim.h"
 #include "perf/procfs.h"
 #include "perf/ring.h"
@@ -286,7 +287,9 @@ static int write_vdso(struct collector *c)
 
 static int write_preamble(struct collector *c)
 {
-	char command[4096], cmdline[8192], host[256];
+	char command[4096], cmdline[8192], host[256], kbid[MS_BUILD_ID_HEX];
+	uint8_t bid[MS_BUILD_ID_MAX];
+	uint32_t bid_len;
 	char *args[MS_ARGV_MAX];
 	int argc = 0;
 	struct utsname u;
@@ -319,9 +322,12 @@ static int write_preamble(struct collector *c)
 	host[sizeof(host) - 1] = '\0';
 	if (uname(&u) < 0)
 		u.release[0] = '\0';
+	bid_len = ms_kernel_build_id(NULL, bid);
+	ms_build_id_hex(bid, bid_len, kbid);
 	if (info_text(c, "command", command) < 0 ||
 	    info_text(c, "hostname", host) < 0 ||
 	    info_text(c, "kernel", u.release) < 0 ||
+	    (kbid[0] && info_text(c, "kernel-build-id", kbid) < 0) ||
 	    info_text(c, "event", c->event->name) < 0 ||
 	    (c->o->freq ? info_number(c, "frequency", c->o->freq)
 			: info_number(c, "period", c->o->period)) < 0 ||

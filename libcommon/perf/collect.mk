@@ -7,7 +7,8 @@ libcommon_a_SOURCES += \
 	libcommon/perf/target.c libcommon/perf/target.h \
 	libcommon/perf/collect.c libcommon/perf/collect.h \
 	libcommon/perf/vdso.c libcommon/perf/vdso.h \
-	libcommon/perf/trim.c libcommon/perf/trim.h
+	libcommon/perf/trim.c libcommon/perf/trim.h \
+	libcommon/perf/kernel.c libcommon/perf/kernel.h
 
 bin_PROGRAMS += ms-collect
 ms_collect_SOURCES = cmd/ms-collect.c

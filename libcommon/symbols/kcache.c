@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf/kernel.h"
+#include "perf/kernel.h"
 #include "util/publish.h"
 
 #define KCACHE_VERSION 2

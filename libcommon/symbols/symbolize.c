@@ -13,7 +13,7 @@
 #include "elf/dcache.h"
 #include "dwarf/ehframe.h"
 #include "symbols/kcache.h"
-#include "elf/kernel.h"
+#include "perf/kernel.h"
 #include "util/strpool.h"
 #include "symbols/symcache.h"
 #include "symbols/symtab.h"

@@ -185,6 +185,13 @@ static int on_record(struct ms_unwinder *u, struct ms_writer *w, const struct ms
 	case MS_REC_EXIT:
 		r = ms_task_unpack(rec, &b->task) < 0 ? -1 : ms_unwinder_exit(u, &b->task);
 		break;
+	case MS_REC_INFO: {
+		/* the kernel that ran (kernel-build-id); passed on */
+		struct ms_info i;
+
+		r = ms_info_unpack(rec, &i) < 0 ? -1 : ms_unwinder_info(u, &i);
+		break;
+	}
 	case MS_REC_VDSO: {
 		/* kept for the vdso's CFI, and passed on for symbolization */
 		struct ms_vdso v;

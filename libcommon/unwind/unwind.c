@@ -9,7 +9,7 @@
 
 #include "elf/debugfind.h"
 #include "elf/elffile.h"
-#include "elf/kernel.h"
+#include "perf/kernel.h"
 #include "util/error.h"
 #include "util/grow.h"
 
@@ -943,6 +943,29 @@ static const char *vdso_read(struct ms_unwinder *u, uint8_t *image, uint32_t len
 	}
 	ms_elf_file_close(&f);
 	return why;
+}
+
+int ms_unwinder_info(struct ms_unwinder *u, const struct ms_info *i)
+{
+	static const char key[] = "kernel-build-id";
+	struct module *km = &u->modules[u->kernel_module];
+	uint8_t bid[MS_BUILD_ID_MAX];
+	uint32_t len;
+
+	if (i->key.len != sizeof(key) - 1 || memcmp(i->key.ptr, key, i->key.len))
+		return 0;
+	len = i->is_text ? ms_build_id_unhex(i->text.ptr, i->text.len, bid) : 0;
+	if (!len) {
+		ms_problems_add(&u->problems, "kernel-identity-unreadable",
+				"the stream's kernel-build-id is not a build id: kernel frames "
+				"are taken to be the running kernel's");
+		return 0;
+	}
+	if (km->stream_id != NONE)
+		return 0;	/* written already: a stream that gives it late keeps the first */
+	memcpy(km->rec.build_id, bid, len);
+	km->rec.build_id_len = len;
+	return 0;
 }
 
 int ms_unwinder_vdso(struct ms_unwinder *u, const struct ms_vdso *v)

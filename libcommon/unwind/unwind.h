@@ -223,6 +223,13 @@ int ms_unwinder_exit(struct ms_unwinder *u, const struct ms_task *t);
  * 0, or -1 after a message (out of memory).
  */
 int ms_unwinder_vdso(struct ms_unwinder *u, const struct ms_vdso *v);
+/*
+ * A fact of the recording. "kernel-build-id" (ms-collect's) makes the
+ * kernel module the kernel that ran rather than the one running here, as
+ * long as no kernel frame has been written yet; without it (an older
+ * stream) the running kernel's build id stands. 0, or -1 after a message.
+ */
+int ms_unwinder_info(struct ms_unwinder *u, const struct ms_info *i);
 /* The vdso image kept (with *len), or NULL when there is none to use. */
 const uint8_t *ms_unwinder_vdso_image(const struct ms_unwinder *u, uint32_t *len);
 /*

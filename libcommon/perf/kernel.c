@@ -1,4 +1,4 @@
-#include "elf/kernel.h"
+#include "perf/kernel.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -48,4 +48,39 @@ uint32_t ms_kernel_build_id(const char *path, uint8_t out[MS_BUILD_ID_MAX])
 		len += (size_t)n;
 	close(fd);
 	return ms_notes_build_id(buf, len, out);
+}
+
+void ms_build_id_hex(const uint8_t *bid, uint32_t len, char out[MS_BUILD_ID_HEX])
+{
+	static const char digits[] = "0123456789abcdef";
+	uint32_t i;
+
+	for (i = 0; i < len && i < MS_BUILD_ID_MAX; i++) {
+		out[2 * i] = digits[bid[i] >> 4];
+		out[2 * i + 1] = digits[bid[i] & 15];
+	}
+	out[2 * i] = '\0';
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+uint32_t ms_build_id_unhex(const char *hex, size_t len, uint8_t out[MS_BUILD_ID_MAX])
+{
+	if (!len || len % 2 || len > 2 * MS_BUILD_ID_MAX)
+		return 0;
+	for (size_t i = 0; i < len; i += 2) {
+		int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return 0;
+		out[i / 2] = (uint8_t)(hi << 4 | lo);
+	}
+	return (uint32_t)(len / 2);
 }
