@@ -30,7 +30,7 @@
 #include "stream/stream.h"
 #include "util/demangle.h"
 #include "dwarf/dwarfidx.h"
-#include "elf/kernel.h"
+#include "perf/kernel.h"
 #include "util/strpool.h"
 #include "elf/elffile.h"
 #include "util/error.h"
