@@ -170,7 +170,7 @@ int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
  * the ELF file at path, through the same symbolizer, and print like
  * `addr2line -f -i`: for each entry of the inline chain, innermost first,
  * the function and FILE:LINE on two lines; "??" and "??:0" for what is
- * unknown. Returns an exit code.
+ * unknown. Returns 0, or -1 after a message.
  */
 int ms_symbolize_batch(const char *path, FILE *in, FILE *out,
 		       const struct ms_symbolize_options *opts, struct ms_symbolize_stats *stats);
