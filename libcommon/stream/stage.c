@@ -18,43 +18,46 @@ static enum ms_stage_end records(const struct ms_stage_desc *st, struct ms_stage
 {
 	struct ms_reader *r = io->reader;
 	struct ms_writer *w = io->writer;
-	/* Runs of STACK_REFs are copied whole when the stage would pass each on. */
+	/*
+	 * Runs of STACK_REFs are copied whole when the stage would pass each
+	 * on, looked for once one came (ms-unwind's input has none: it pays
+	 * nothing per record for them).
+	 */
 	bool runs = w && !st->on[MS_REC_STACK_REF] && !st->other;
 	struct ms_record rec;
-	int ret;
+	int rr, ret;
 
 	for (;;) {
 		ms_stage_record_fn *fn;
-		const char *run;
-		size_t run_len;
-		uint64_t n;
 
-		if (runs && (n = ms_reader_stack_ref_run(r, &run, &run_len))) {
-			io->in[MS_REC_STACK_REF] += n;
-			if (ms_writer_copy_records(w, run, run_len, n) < 0)
-				return MS_STAGE_FAILED;
-			continue;
+		if (runs && io->in[MS_REC_STACK_REF]) {
+			const char *run;
+			size_t run_len;
+			uint64_t n = ms_reader_stack_ref_run(r, &run, &run_len);
+
+			if (n) {
+				io->in[MS_REC_STACK_REF] += n;
+				if (ms_writer_copy_records(w, run, run_len, n) < 0)
+					return MS_STAGE_FAILED;
+				continue;
+			}
 		}
-		switch (ms_reader_next(r, &rec)) {
-		case MS_READ_RECORD:
-			break;
-		case MS_READ_END:
-			return MS_STAGE_COMPLETE;
-		case MS_READ_TRUNCATED:
-			return MS_STAGE_CUT;
-		default:
-			return MS_STAGE_BAD_INPUT;
-		}
-		if (rec.kind < MS_STAGE_KINDS) {
+		if ((rr = ms_reader_next(r, &rec)) != MS_READ_RECORD)
+			return rr == MS_READ_END ? MS_STAGE_COMPLETE :
+			       rr == MS_READ_TRUNCATED ? MS_STAGE_CUT : MS_STAGE_BAD_INPUT;
+		if (__builtin_expect(rec.kind < MS_STAGE_KINDS, 1)) {
 			io->in[rec.kind]++;
 			fn = st->on[rec.kind];
 		} else {
 			io->in[MS_STAGE_KINDS]++;
 			fn = NULL;
 		}
-		if (!fn)
-			fn = st->other;
-		ret = fn ? fn(st->ctx, io, &rec) : MS_STAGE_PASS;
+		if (!fn && !(fn = st->other)) {
+			if (w && ms_writer_copy(w, rec.bytes, rec.len) < 0)
+				return MS_STAGE_FAILED;
+			continue;
+		}
+		ret = fn(st->ctx, io, &rec);
 		if (ret == MS_STAGE_PASS && w)
 			ret = ms_writer_copy(w, rec.bytes, rec.len);
 		if (ret < 0)

@@ -33,11 +33,12 @@
  * message (or quietly when the writer failed: it said so). A failure ends
  * the loop; end() is still called, with MS_STAGE_FAILED.
  *
- * Speed: the loop adds a table lookup and an indirect call per record,
- * and allocates nothing per record. The reader defers msgpack objects (a
- * callback that wants one asks ms_reader_object()), and a stage that
- * passes STACK_REF records on gets runs of them copied in one call
- * (ms_reader_stack_ref_run()).
+ * Speed: the loop adds a table lookup and an indirect call per record
+ * (about 20 instructions) and allocates nothing per record. The reader
+ * defers msgpack objects (a callback that wants one asks
+ * ms_reader_object()), and a stage that passes STACK_REF records on gets
+ * runs of them copied in one call (ms_reader_stack_ref_run()), once the
+ * first has come.
  */
 #ifndef MS_STREAM_STAGE_H
 #define MS_STREAM_STAGE_H
