@@ -16,7 +16,7 @@
  *    callback returns MS_STAGE_PASS, goes out unchanged;
  *  - at the input's end calls end() with how it ended, writes the trailer
  *    when the input had one, and at a cut-short input (no trailer) says how
- *    many records went out without one;
+ *    many records went out without one (unless MS_STAGE_QUIET_CUT);
  *  - flushes and closes the output; EPIPE is said once ("downstream closed
  *    the pipe") by the writer, or by ms_stage_pipe_closed() for an output
  *    of the stage's own;
@@ -30,8 +30,9 @@
  * every other returns 0 or -1 after one message.
  *
  * Callbacks return 0, MS_STAGE_PASS (record callbacks), or -1 after one
- * message (or quietly when the writer failed: it said so). A failure ends
- * the loop; end() is still called, with MS_STAGE_FAILED.
+ * message (or quietly when the writer failed: it said so). A record
+ * callback's failure ends the loop and end() is still called, with
+ * MS_STAGE_FAILED; a failed header() ends the stage there.
  *
  * Speed: the loop adds a table lookup and an indirect call per record
  * (about 20 instructions) and allocates nothing per record. The reader

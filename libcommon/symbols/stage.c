@@ -233,8 +233,13 @@ static int on_header(void *ctx, struct ms_stage_io *io)
 	if (!(b->s = ms_symbolizer_new(b->opts)))
 		return -1;
 	if (b->opts && b->opts->text) {
-		if ((fd = dup(io->out_fd)) < 0 || !(b->text = fdopen(fd, "w")))
+		if ((fd = dup(io->out_fd)) < 0)
 			return ms_error_errno("cannot write to '%s'", io->out_name);
+		if (!(b->text = fdopen(fd, "w"))) {
+			ms_error_errno("cannot write to '%s'", io->out_name);
+			close(fd);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -306,8 +311,6 @@ int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
 	b->in_name = in_name;
 	st.ctx = b;
 	code = ms_stage_run(&st, in_fd, in_name, out_fd, "stdout");
-	if (b->text)
-		fclose(b->text);	/* end() was not reached */
 	if (stats && b->s) {
 		*stats = *ms_symbolizer_stats(b->s);
 		stats->stacks = b->stacks;

@@ -81,18 +81,18 @@ static int write_stack(struct ms_unwinder *u, struct ms_writer *w, struct unwind
 	return write_ref(w, b, id);
 }
 
-static int settle(struct ms_unwinder *u, struct ms_writer *w, struct unwind_bufs *p,
+static int settle(struct ms_unwinder *u, struct ms_writer *w, struct unwind_bufs *b,
 		  const struct ms_sample *first)
 {
-	const struct ms_unwind_method *m = p->opts ? p->opts->method : NULL;
-	int policy = p->opts ? p->opts->policy : MS_UNWIND_AUTO;
+	const struct ms_unwind_method *m = b->opts ? b->opts->method : NULL;
+	int policy = b->opts ? b->opts->policy : MS_UNWIND_AUTO;
 	struct ms_info info = { .key = { "unwind-policy", 13 }, .is_text = true };
 	bool stacks;
 
-	p->settled = true;
+	b->settled = true;
 	if (!m) {
 		if (policy == MS_UNWIND_AUTO) {
-			stacks = p->attr_seen ? p->attr_stacks :
+			stacks = b->attr_seen ? b->attr_stacks :
 				 first && first->stack_len && first->n_regs;
 			policy = stacks ? MS_UNWIND_DWARF : MS_UNWIND_FP;
 		}

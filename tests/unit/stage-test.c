@@ -177,10 +177,11 @@ static int read_back(int fd, uint32_t *kinds, uint32_t *values, unsigned max,
 	if (r) {
 		*h = *ms_reader_header(r);
 		while ((rr = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
+			const msgpack_object *v = &rec.obj->via.array.ptr[1];
+
 			assert_true((unsigned)n < max);
 			kinds[n] = rec.kind;
-			values[n++] = rec.obj->via.array.ptr[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER ?
-				      (uint32_t)rec.obj->via.array.ptr[1].via.u64 : 0;
+			values[n++] = v->type == MSGPACK_OBJECT_POSITIVE_INTEGER ? (uint32_t)v->via.u64 : 0;
 		}
 		*trailer = rr == MS_READ_END;
 		ms_reader_free(r);
@@ -359,7 +360,9 @@ static int count_refs(void *ctx, struct ms_stage_io *io, enum ms_stage_end how)
 static void test_counts(void **state)
 {
 	uint64_t got = 0;
-	struct ms_stage_desc st = { .name = "ms-test", .version = "9", .ctx = &got, .end = count_refs };
+	struct ms_stage_desc st = {
+		.name = "ms-test", .version = "9", .ctx = &got, .end = count_refs,
+	};
 	int in = stream(WITH_TRAILER | WITH_REFS), out = new_fd();
 	const char *err;
 
