@@ -13,54 +13,54 @@ void ms_stage_pipe_closed(struct ms_stage_io *io)
 	io->pipe_closed = true;
 }
 
+/*
+ * After a STACK_REF the stage passes on, the ones that follow it in the
+ * reader's buffer go out in one copy (ms-symbolize reads mostly those).
+ */
+static int pass_ref_runs(struct ms_stage_io *io)
+{
+	const char *run;
+	size_t run_len;
+	uint64_t n;
+
+	while ((n = ms_reader_stack_ref_run(io->reader, &run, &run_len))) {
+		io->in[MS_REC_STACK_REF] += n;
+		if (ms_writer_copy_records(io->writer, run, run_len, n) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The record loop; how the input ended. */
 static enum ms_stage_end records(const struct ms_stage_desc *st, struct ms_stage_io *io)
 {
 	struct ms_reader *r = io->reader;
 	struct ms_writer *w = io->writer;
-	/*
-	 * Runs of STACK_REFs are copied whole when the stage would pass each
-	 * on, looked for once one came (ms-unwind's input has none: it pays
-	 * nothing per record for them).
-	 */
+	/* The callback of each kind, other() filled in: one load a record. */
+	ms_stage_record_fn *fns[MS_STAGE_KINDS + 1];
 	bool runs = w && !st->on[MS_REC_STACK_REF] && !st->other;
 	struct ms_record rec;
 	int rr, ret;
 
+	for (unsigned k = 0; k < MS_STAGE_KINDS; k++)
+		fns[k] = st->on[k] ? st->on[k] : st->other;
+	fns[MS_STAGE_KINDS] = st->other;
 	for (;;) {
-		ms_stage_record_fn *fn;
+		unsigned k;
 
-		if (runs && io->in[MS_REC_STACK_REF]) {
-			const char *run;
-			size_t run_len;
-			uint64_t n = ms_reader_stack_ref_run(r, &run, &run_len);
-
-			if (n) {
-				io->in[MS_REC_STACK_REF] += n;
-				if (ms_writer_copy_records(w, run, run_len, n) < 0)
-					return MS_STAGE_FAILED;
-				continue;
-			}
-		}
 		if ((rr = ms_reader_next(r, &rec)) != MS_READ_RECORD)
 			return rr == MS_READ_END ? MS_STAGE_COMPLETE :
 			       rr == MS_READ_TRUNCATED ? MS_STAGE_CUT : MS_STAGE_BAD_INPUT;
-		if (__builtin_expect(rec.kind < MS_STAGE_KINDS, 1)) {
-			io->in[rec.kind]++;
-			fn = st->on[rec.kind];
-		} else {
-			io->in[MS_STAGE_KINDS]++;
-			fn = NULL;
-		}
-		if (!fn && !(fn = st->other)) {
-			if (w && ms_writer_copy(w, rec.bytes, rec.len) < 0)
-				return MS_STAGE_FAILED;
+		k = rec.kind < MS_STAGE_KINDS ? rec.kind : MS_STAGE_KINDS;
+		io->in[k]++;
+		ret = fns[k] ? fns[k](st->ctx, io, &rec) : MS_STAGE_PASS;
+		if (__builtin_expect(ret == 0, 1))
 			continue;
-		}
-		ret = fn(st->ctx, io, &rec);
-		if (ret == MS_STAGE_PASS && w)
-			ret = ms_writer_copy(w, rec.bytes, rec.len);
 		if (ret < 0)
+			return MS_STAGE_FAILED;
+		if (w && ms_writer_copy(w, rec.bytes, rec.len) < 0)
+			return MS_STAGE_FAILED;
+		if (runs && rec.kind == MS_REC_STACK_REF && pass_ref_runs(io) < 0)
 			return MS_STAGE_FAILED;
 	}
 }

@@ -320,6 +320,11 @@ static int count_call(void *ctx, struct ms_stage_io *io, const struct ms_record 
 	return 0;
 }
 
+static int count_and_pass(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	return count_call(ctx, io, rec) < 0 ? -1 : MS_STAGE_PASS;
+}
+
 static void test_refs_to_callback(void **state)
 {
 	unsigned calls = 0;
@@ -344,6 +349,20 @@ static void test_refs_to_callback(void **state)
 	assert_int_equal(lseek(in, 0, SEEK_SET), 0);
 	assert_int_equal(run(&st, in, out, &err), MS_EXIT_OK);
 	assert_int_equal(calls, 105);	/* and info, 63, 99, 200, sample */
+	close(out);
+	/* a callback that passes each on sees each all the same */
+	calls = 0;
+	st.other = NULL;
+	st.on[MS_REC_STACK_REF] = count_and_pass;
+	out = new_fd();
+	assert_int_equal(lseek(in, 0, SEEK_SET), 0);
+	assert_int_equal(run(&st, in, out, &err), MS_EXIT_OK);
+	assert_int_equal(calls, 100);
+	{
+		static uint32_t all_kinds[128], all_values[128];
+
+		assert_int_equal(read_back(out, all_kinds, all_values, 128, &h, &trailer), 105);
+	}
 	close(out);
 	close(in);
 }
