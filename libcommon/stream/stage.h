@@ -35,11 +35,10 @@
  * MS_STAGE_FAILED; a failed header() ends the stage there.
  *
  * Speed: the loop adds a table lookup and an indirect call per record
- * (about 20 instructions) and allocates nothing per record. The reader
+ * (about 15 instructions) and allocates nothing per record. The reader
  * defers msgpack objects (a callback that wants one asks
- * ms_reader_object()), and a stage that passes STACK_REF records on gets
- * runs of them copied in one call (ms_reader_stack_ref_run()), once the
- * first has come.
+ * ms_reader_object()), and after a STACK_REF the stage passed on, the
+ * ones that follow go out in one copy (ms_reader_stack_ref_run()).
  */
 #ifndef MS_STREAM_STAGE_H
 #define MS_STREAM_STAGE_H
