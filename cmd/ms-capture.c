@@ -1,25 +1,21 @@
 /*
  * ms-capture: the last stage. Seals a record stream into a capture file,
- * or writes a capture back out as a stream (--dump).
+ * or writes a capture back out as a stream (--dump). The work is in
+ * libcommon/capture/ (stage.c, dump.c); this file parses options and wires.
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "capture/capture.h"
 #include "capture/convert.h"
 #include "formats/formats.h"
-#include "stream/stream.h"
 #include "util/error.h"
+#include "util/input.h"
 
 static const char usage_text[] =
 	"usage: ms-capture -o FILE [--salvage] [--info KEY=VALUE]... [--keep-names CAPTURE] [INPUT]\n"
@@ -48,73 +44,6 @@ static const char usage_text[] =
 	MS_EXIT_CODES_HELP;
 
 #define INFO_MAX 32
-
-static int capture(const char *input, const char *output, struct ms_capture_stream_options *o,
-		   const char *keep_names)
-{
-	unsigned flags = o->flags;
-	const char *name = input && strcmp(input, "-") ? input : "stdin";
-	int fd = name == input ? open(input, O_RDONLY | O_CLOEXEC) : 0;
-	struct ms_capture *cap = NULL;
-	struct ms_reader *r;
-	int rc, ret = MS_EXIT_ERROR;
-
-	if (fd < 0) {
-		ms_error_errno("cannot open '%s'", input);
-		return MS_EXIT_ERROR;
-	}
-	r = ms_reader_open(fd, name);
-	if (!r)
-		goto out;
-	if (keep_names && !(o->fallback = ms_capture_load(keep_names)))
-		goto out;
-	rc = ms_capture_from_stream_opts(r, o, &cap);
-	if (rc == MS_READ_TRUNCATED) {
-		ms_error("no capture written to '%s' (--salvage writes what the stream held)",
-			 output);
-		ret = MS_EXIT_TRUNCATED;
-		goto out;
-	}
-	if (rc < 0)
-		goto out;
-	if (ms_capture_write(cap, output) < 0)
-		goto out;
-	if ((flags & MS_CAPTURE_SALVAGE) && (cap->flags & MS_CAPTURE_INCOMPLETE))
-		ms_warn("wrote '%s' marked incomplete: its input was cut short", output);
-	ret = MS_EXIT_OK;
-out:
-	ms_capture_free(cap);
-	ms_capture_free((struct ms_capture *)o->fallback);
-	if (r)
-		ms_reader_free(r);
-	if (fd > 0)
-		close(fd);
-	return ret;
-}
-
-static int dump(const char *path, unsigned flags)
-{
-	struct ms_capture *cap = ms_capture_load(path);
-	struct ms_writer *w;
-	int ret = MS_EXIT_ERROR;
-
-	if (!cap)
-		return MS_EXIT_ERROR;
-	w = ms_writer_open(1, "stdout", 0);
-	if (w) {
-		bool broken;
-
-		if (ms_capture_dump_flags(cap, w, "ms-capture", PACKAGE_VERSION, flags) == 0)
-			ret = MS_EXIT_OK;
-		broken = ms_writer_broken_pipe(w);
-		if (ms_writer_close(w) < 0 && ret == MS_EXIT_OK)
-			ret = MS_EXIT_ERROR;
-		if (broken)
-			ret = MS_EXIT_PIPE;
-	}
-	ms_capture_free(cap);
-	return ret;
-}
 
 int main(int argc, char **argv)
 {
@@ -191,7 +120,7 @@ int main(int argc, char **argv)
 	if (dump_path) {
 		if (output || flags || n_info || import || keep_names || optind < argc)
 			ms_usage_error("--dump takes one capture FILE and no other option but --omit-failed");
-		return dump(dump_path, dump_flags);
+		return ms_capture_dump_stage(dump_path, dump_flags, STDOUT_FILENO, "stdout");
 	}
 	if (dump_flags)
 		ms_usage_error("--omit-failed goes with --dump");
@@ -206,8 +135,18 @@ int main(int argc, char **argv)
 				       "ms-capture " PACKAGE_VERSION) < 0 ? MS_EXIT_ERROR : MS_EXIT_OK;
 	}
 	{
-		struct ms_capture_stream_options o = { .flags = flags, .info = info, .n_info = n_info };
+		struct ms_capture_stage_options o = {
+			.output = output,
+			.keep_names = keep_names,
+			.stream = { .flags = flags, .info = info, .n_info = n_info },
+		};
+		const char *name;
+		int fd = ms_open_input(optind < argc ? argv[optind] : NULL, &name), code;
 
-		return capture(optind < argc ? argv[optind] : NULL, output, &o, keep_names);
+		if (fd < 0)
+			return MS_EXIT_ERROR;
+		code = ms_capture_stage(fd, name, &o);
+		ms_close_input(fd);
+		return code;
 	}
 }

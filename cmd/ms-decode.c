@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 	fd = ms_open_input(optind < argc ? argv[optind] : NULL, &name);
 	if (fd < 0)
 		return MS_EXIT_ERROR;
-	code = ms_decode_stream(fd, name, STDOUT_FILENO, "stdout", &opt);
+	code = ms_decode_stage(fd, name, STDOUT_FILENO, "stdout", &opt);
 	ms_close_input(fd);
 	return code;
 }

@@ -146,7 +146,8 @@ int main(int argc, char **argv)
 	/* A closed downstream is seen as EPIPE and ends the stage with one message. */
 	signal(SIGPIPE, SIG_IGN);
 	if (batch) {
-		code = ms_symbolize_batch(batch, stdin, stdout, &opts, &stats);
+		code = ms_symbolize_batch(batch, stdin, stdout, &opts, &stats) < 0 ? MS_EXIT_ERROR :
+										   MS_EXIT_OK;
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			ms_error_errno("cannot write to 'stdout'");
 			code = MS_EXIT_ERROR;

@@ -249,8 +249,11 @@ int ms_export_file(const char *path, const struct ms_capture *cap, enum ms_forma
 	if (!path || !strcmp(path, "-")) {
 		rc = ms_export(stdout, cap, f, o);
 		if (fflush(stdout) || ferror(stdout)) {
-			if (errno == EPIPE)
-				return -EPIPE;
+			if (errno == EPIPE) {
+				ms_error("downstream closed the pipe: output stopped");
+				errno = EPIPE;	/* the caller's exit status says so too */
+				return -1;
+			}
 			return ms_error_errno("cannot write to stdout");
 		}
 		return rc;
@@ -276,6 +279,7 @@ int ms_export_file(const char *path, const struct ms_capture *cap, enum ms_forma
 		rc = ms_error_errno("cannot write '%s'", path);
 	if (rc < 0) {
 		ms_publish_abort(&pub);
+		errno = EIO;	/* EPIPE is stdout's alone (formats.h): a FIFO's was said above */
 		return -1;
 	}
 	return ms_publish_commit(&pub);

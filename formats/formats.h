@@ -127,7 +127,9 @@ unsigned ms_export_note_loss(const struct ms_capture *cap, enum ms_format f,
  * A file is written under a temporary name in the same directory and
  * renamed when complete: on failure nothing is left under path. A path
  * that exists and is not a regular file (/dev/null, a FIFO) is written in
- * place.
+ * place. Returns 0, or -1 after a message; errno is then EPIPE when
+ * downstream closed stdout (said as "downstream closed the pipe"), and
+ * not EPIPE otherwise.
  */
 int ms_export_file(const char *path, const struct ms_capture *cap, enum ms_format f,
 		   const struct ms_export_options *o);

@@ -113,6 +113,7 @@ int ms_front_convert(int argc, char **argv)
 	bool quiet = false;
 	struct ms_capture *cap;
 	int c, rc;
+	bool pipe_closed = false;
 
 	o.producer = "microscope " PACKAGE_VERSION;
 	opterr = 0;
@@ -179,11 +180,8 @@ int ms_front_convert(int argc, char **argv)
 		if (!quiet)
 			ms_export_note_loss(cap, to, &o, in);
 		rc = ms_export_file(out, cap, to, &o);
+		pipe_closed = rc < 0 && errno == EPIPE;
 	}
 	ms_capture_free(cap);
-	if (rc == -EPIPE) {
-		ms_error("downstream closed the pipe: output stopped");
-		return MS_EXIT_PIPE;
-	}
-	return rc < 0 ? MS_EXIT_ERROR : MS_EXIT_OK;
+	return pipe_closed ? MS_EXIT_PIPE : rc < 0 ? MS_EXIT_ERROR : MS_EXIT_OK;
 }

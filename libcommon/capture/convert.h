@@ -1,12 +1,13 @@
 /*
  * Between a record stream and a capture: what ms-capture does, in both
- * directions.
+ * directions (capture/stage.c, capture/dump.c).
  *
  * ms_capture_from_stream() reads every record of a stream into the builder
  * (capture/builder.h says what each kind becomes). Kinds a capture v1 does
  * not hold (sample, mmap, attr, raw, round, and kinds this build does not
  * know) are counted into info "ignored-records.KIND". A malformed record
- * ends it.
+ * ends it. ms_capture_stage() is the same as ms-capture's stage, which
+ * writes the capture to a file.
  *
  * ms_capture_dump() writes a capture back out as a stream that
  * ms_capture_from_stream() turns into the same capture, byte for byte:
@@ -50,13 +51,7 @@ enum ms_capture_from_stream_flags {
 	MS_CAPTURE_SALVAGE = 1 << 0,
 };
 
-/*
- * Read r to its end into *out. Returns 0, or MS_READ_ERROR or
- * MS_READ_TRUNCATED (no salvage) after one message; *out is then NULL.
- */
-int ms_capture_from_stream(struct ms_reader *r, unsigned flags, struct ms_capture **out);
-
-/* What ms_capture_from_stream_opts() does besides reading the stream. */
+/* What a capture takes besides the stream. */
 struct ms_capture_stream_options {
 	unsigned flags;			/* enum ms_capture_from_stream_flags */
 	/* Info facts set after the stream's (ms-capture --info): they win. */
@@ -70,26 +65,28 @@ struct ms_capture_stream_options {
 	 */
 	const struct ms_capture *fallback;
 };
-int ms_capture_from_stream_opts(struct ms_reader *r, const struct ms_capture_stream_options *o,
-				struct ms_capture **out);
-/* The same with only info facts (see above). */
-int ms_capture_from_stream_info(struct ms_reader *r, unsigned flags, const struct ms_info *info,
-				uint32_t n_info, struct ms_capture **out);
 
 /*
- * Write cap to w as a stream whose header names stage and version. Returns
- * 0, or -1 after a message (or quietly when the writer's pipe is broken:
- * check ms_writer_broken_pipe()).
+ * Read r to its end into *out; o may be NULL. Returns 0, or -1 after a
+ * message (the reader's for bad or cut-short input) with *out NULL.
  */
-int ms_capture_dump(const struct ms_capture *cap, struct ms_writer *w,
-		    const char *stage, const char *version);
+int ms_capture_from_stream(struct ms_reader *r, const struct ms_capture_stream_options *o,
+			   struct ms_capture **out);
 
 /*
- * The frame fact of frame i of cap as a stream record would hold it (its
- * strings borrow from cap). -1 after a message when it has more lines than
- * a record holds.
+ * The ms-capture stage: the stream on in_fd (named in_name) into a
+ * capture written to output (replaced only when complete). With
+ * keep_names, the capture of that path, loaded once the input's header
+ * was read, is the fallback. A stream cut short writes nothing ("no
+ * capture written") unless stream.flags has MS_CAPTURE_SALVAGE. Runs on
+ * the stage loop (stream/stage.h), whose exit status it returns.
  */
-int ms_capture_frame_fact(const struct ms_capture *cap, uint32_t i, struct ms_frame *out);
+struct ms_capture_stage_options {
+	const char *output;
+	const char *keep_names;
+	struct ms_capture_stream_options stream;
+};
+int ms_capture_stage(int in_fd, const char *in_name, const struct ms_capture_stage_options *o);
 
 enum ms_capture_dump_flags {
 	/*
@@ -99,7 +96,26 @@ enum ms_capture_dump_flags {
 	 */
 	MS_DUMP_OMIT_FAILED = 1 << 0,
 };
-int ms_capture_dump_flags(const struct ms_capture *cap, struct ms_writer *w,
-			  const char *stage, const char *version, unsigned flags);
+
+/*
+ * Write cap to w as a stream whose header names stage and version; flags
+ * are enum ms_capture_dump_flags. Returns 0, or -1 after a message (or
+ * quietly when the writer's pipe is broken: check ms_writer_broken_pipe()).
+ */
+int ms_capture_dump(const struct ms_capture *cap, struct ms_writer *w, const char *stage,
+		    const char *version, unsigned flags);
+
+/*
+ * ms-capture --dump: the capture at path as a stream on out_fd (named
+ * out_name). A source on the stage loop: returns its exit status.
+ */
+int ms_capture_dump_stage(const char *path, unsigned flags, int out_fd, const char *out_name);
+
+/*
+ * The frame fact of frame i of cap as a stream record would hold it (its
+ * strings borrow from cap). -1 after a message when it has more lines than
+ * a record holds.
+ */
+int ms_capture_frame_fact(const struct ms_capture *cap, uint32_t i, struct ms_frame *out);
 
 #endif

@@ -3,7 +3,7 @@ libcommon_a_SOURCES += \
 	libcommon/capture/capture.c libcommon/capture/capture.h \
 	libcommon/capture/funcs.c libcommon/capture/funcs.h \
 	libcommon/capture/builder.c libcommon/capture/builder.h \
-	libcommon/capture/convert.c libcommon/capture/convert.h \
+	libcommon/capture/convert.h libcommon/capture/stage.c libcommon/capture/dump.c \
 	libcommon/capture/format.h libcommon/capture/internal.h \
 	libcommon/capture/reader.c libcommon/capture/writer.c
 

@@ -63,6 +63,7 @@ struct collector {
 
 	/* target */
 	bool launched;
+	bool misused;			/* a setup failure that is a usage error */
 	pid_t pid;
 	struct ms_launch launch;
 	bool reaped;
@@ -190,15 +191,13 @@ static int output_open(struct collector *c)
 	struct stat st;
 
 	c->stdout_flags = -1;
-	if (out && strcmp(out, "-") && stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
-		ms_error("cannot write '%s': it is a directory", out);
-		return MS_EXIT_ERROR;
-	}
+	if (out && strcmp(out, "-") && stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+		return ms_error("cannot write '%s': it is a directory", out);
 	if (!out || !strcmp(out, "-")) {
 		if (isatty(STDOUT_FILENO)) {
-			ms_error("refusing to write a binary stream to a terminal; "
-				 "use -o FILE or a pipe");
-			return MS_EXIT_USAGE;
+			c->misused = true;
+			return ms_error("refusing to write a binary stream to a terminal; "
+					"use -o FILE or a pipe");
 		}
 		c->out_fd = STDOUT_FILENO;
 		c->out_name = "stdout";
@@ -207,12 +206,12 @@ static int output_open(struct collector *c)
 		/* A file is renamed into place when complete; a FIFO or device is written. */
 		c->out_fd = ms_publish_open(&c->publish, out);
 		if (c->out_fd < 0)
-			return MS_EXIT_ERROR;
+			return -1;
 		c->publishing = true;
 		c->out_name = out;
 	}
 	c->w = ms_writer_open(c->out_fd, c->out_name, MS_WRITER_NONBLOCK);
-	return c->w ? 0 : MS_EXIT_ERROR;
+	return c->w ? 0 : -1;
 }
 
 /* Finish the output: rename when complete, remove when not. */
@@ -875,7 +874,7 @@ static int open_target(struct collector *c)
 		/* The stream may be on our stdout: the program writes to stderr then. */
 		if (ms_launch_start(&c->launch, c->o->argv,
 				    c->out_fd == STDOUT_FILENO ? STDERR_FILENO : -1) < 0)
-			return MS_EXIT_ERROR;
+			return -1;
 		c->pid = c->launch.pid;
 		switch (ms_session_open_task(&c->s, c->pid)) {
 		case 0:
@@ -887,7 +886,7 @@ static int open_target(struct collector *c)
 		default:
 			ms_launch_abort(&c->launch);
 			c->pid = 0;
-			return c->s.fail;
+			return -1;
 		}
 	}
 	/*
@@ -900,8 +899,8 @@ static int open_target(struct collector *c)
 	}
 	c->pid = c->o->pid;
 	if (c->pid == getpid()) {
-		ms_error("-p %d: ms-collect cannot record itself", (int)c->pid);
-		return MS_EXIT_USAGE;
+		c->misused = true;
+		return ms_error("-p %d: ms-collect cannot record itself", (int)c->pid);
 	}
 	c->pid_fd = ms_pidfd_open(c->pid);
 	if (c->pid_fd == -2) {
@@ -910,11 +909,9 @@ static int open_target(struct collector *c)
 	} else if (c->pid_fd < 0) {
 		if (errno == ESRCH)
 			ms_error("-p %d: no such process", (int)c->pid);
-		return MS_EXIT_ERROR;
+		return -1;
 	}
-	if (attach_threads(c) < 0)
-		return c->s.fail ? c->s.fail : MS_EXIT_ERROR;
-	return 0;
+	return attach_threads(c);
 }
 
 static void collector_release(struct collector *c)
@@ -977,17 +974,11 @@ int ms_collect_run(const struct ms_collect_opts *o)
 		ms_error("out of memory");
 		return MS_EXIT_ERROR;
 	}
-	if (setup_signals(&c) < 0)
-		goto out;
-	if ((code = output_open(&c)) != 0)
-		goto out;
-	if (ms_session_init(&c.s, &sc) < 0) {
-		code = c.s.fail;
+	if (setup_signals(&c) < 0 || output_open(&c) < 0 || ms_session_init(&c.s, &sc) < 0 ||
+	    open_target(&c) < 0) {
+		code = c.misused ? MS_EXIT_USAGE : c.s.refused ? MS_EXIT_SYSTEM : MS_EXIT_ERROR;
 		goto out;
 	}
-	if ((code = open_target(&c)) != 0)
-		goto out;
-	code = MS_EXIT_ERROR;
 	if (c.s.exclude_kernel)
 		ms_problems_add(&c.problems, "kernel-samples-excluded",
 				"kernel.perf_event_paranoid refused kernel samples; samples "

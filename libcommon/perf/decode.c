@@ -8,6 +8,7 @@
 #include "perf/order.h"
 #include "stream/fastpack.h"
 #include "stream/stackfile.h"
+#include "stream/stage.h"
 #include "stream/stream.h"
 #include "util/bits.h"
 #include "util/error.h"
@@ -759,6 +760,7 @@ struct stage {
 	struct ms_decoder dec;
 	struct fast_layout fast;
 	bool checked_only;
+	enum ms_stack_bytes stack_bytes;
 	uint64_t n_fast;
 	/* the input, when mapped: fast samples in it are packed when they go out */
 	const char *in_map;
@@ -1423,24 +1425,40 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 	return ms_order_commit(&st->order, MS_ORDER_TIMED, d->time);
 }
 
-static int handle(struct stage *st, const struct ms_record *rec)
+/* ---- the stage's callbacks (stream/stage.h) ---- */
+
+static int on_raw(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
-	st->n_in[kind_slot(rec->kind)]++;
-	switch (rec->kind) {
-	case MS_REC_RAW:
-		return handle_raw(st, rec);
-	case MS_REC_ROUND:
-		/* the reader flushes what went out before it waits for input */
-		return ms_order_round(&st->order);
-	case MS_REC_ATTR:
-		if (ms_attr_unpack(rec, &st->attr) < 0 ||
-		    ms_decoder_add_attr(&st->dec, &st->attr) < 0)
-			return -1;
-		fast_layout_set(&st->fast, &st->dec, st->checked_only);
-		return pass_through(st, rec, MS_ORDER_UNTIMED, 0);
-	default:
-		return handle_typed(st, rec);
-	}
+	(void)io;
+	return handle_raw(ctx, rec);
+}
+
+/* The loop flushes what went out before it waits for input. */
+static int on_round(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct stage *st = ctx;
+
+	(void)io;
+	(void)rec;
+	return ms_order_round(&st->order);
+}
+
+static int on_attr(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct stage *st = ctx;
+
+	(void)io;
+	if (ms_attr_unpack(rec, &st->attr) < 0 || ms_decoder_add_attr(&st->dec, &st->attr) < 0)
+		return -1;
+	fast_layout_set(&st->fast, &st->dec, st->checked_only);
+	return pass_through(st, rec, MS_ORDER_UNTIMED, 0);
+}
+
+/* Every other kind goes on through the ordering, in its place in time. */
+static int on_other(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	(void)io;
+	return handle_typed(ctx, rec);
 }
 
 static void print_stats(const struct stage *st)
@@ -1488,12 +1506,55 @@ static int choose_stack_bytes(struct stage *st, int in_fd, int out_fd, enum ms_s
 			"--stack-bytes=copy (or auto)", st->in_name, why);
 }
 
-int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out_name,
-		     const struct ms_decode_options *opt)
+static int on_header(void *ctx, struct ms_stage_io *io)
 {
+	struct stage *st = ctx;
+
+	st->r = io->reader;
+	st->w = io->writer;
+	st->in_map = ms_reader_map(st->r, &st->in_map_len);
+	return choose_stack_bytes(st, io->in_fd, io->out_fd, st->stack_bytes);
+}
+
+/*
+ * The input ended: with its trailer, cut short, or at an error. What was
+ * decoded goes on in every case; the loop gives a trailer only to a
+ * complete input, so that downstream sees a stream cut short too.
+ */
+static int on_end(void *ctx, struct ms_stage_io *io, enum ms_stage_end how)
+{
+	struct stage *st = ctx;
+
+	(void)how;
+	memcpy(st->n_in, io->in, sizeof(st->n_in));
+	if (ms_order_flush(&st->order) < 0 || ms_problems_write(st->w, &st->problems) < 0)
+		return -1;
+	st->n_out[MS_REC_PROBLEM] += st->problems.n;
+	return 0;
+}
+
+_Static_assert(KINDS_COUNTED == MS_STAGE_KINDS, "n_in is the loop's counts per kind");
+
+static const struct ms_stage_desc decode_stage = {
+	.name = "ms-decode",
+	/* ms-decode has never said how many records went out of a cut input */
+	.flags = MS_STAGE_QUIET_CUT,
+	.header = on_header,
+	.on = {
+		[MS_REC_RAW] = on_raw,
+		[MS_REC_ROUND] = on_round,
+		[MS_REC_ATTR] = on_attr,
+	},
+	.other = on_other,
+	.end = on_end,
+};
+
+int ms_decode_stage(int in_fd, const char *in_name, int out_fd, const char *out_name,
+		    const struct ms_decode_options *opt)
+{
+	struct ms_stage_desc desc = decode_stage;
 	struct stage *st = calloc(1, sizeof(*st));
-	struct ms_record rec;
-	int code = MS_EXIT_ERROR, r;
+	int code;
 
 	if (!st) {
 		ms_error("out of memory");
@@ -1501,6 +1562,7 @@ int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out
 	}
 	st->in_name = in_name;
 	st->checked_only = opt->checked_only;
+	st->stack_bytes = opt->stack_bytes;
 	ms_decoder_init(&st->dec);
 	ms_problems_init(&st->problems, "ms-decode");
 	/*
@@ -1510,65 +1572,13 @@ int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out
 	 */
 	ms_order_init(&st->order, opt->order_bytes ? opt->order_bytes : MS_DECODE_ORDER_BYTES,
 		      MS_RECORD_MAX + 96 * 1024, emit_stored, st, &st->problems);
-
-	st->r = ms_reader_open(in_fd, in_name);
-	if (!st->r)
-		goto out;
-	/* RAW records are read from their bytes (raw_from_bytes()): no objects. */
-	ms_reader_defer_objects(st->r, true);
-	st->w = ms_writer_open(out_fd, out_name, 0);
-	if (!st->w)
-		goto out;
-	ms_reader_flush_before_read(st->r, st->w);
-	st->in_map = ms_reader_map(st->r, &st->in_map_len);
-	if (ms_writer_header(st->w, ms_reader_header(st->r), "ms-decode", opt->version) < 0 ||
-	    choose_stack_bytes(st, in_fd, out_fd, opt->stack_bytes) < 0)
-		goto out;
-
-	while ((r = ms_reader_next(st->r, &rec)) == MS_READ_RECORD) {
-		if (handle(st, &rec) < 0) {
-			/* a message was printed, or the writer is broken */
-			r = MS_READ_ERROR;
-			break;
-		}
-	}
-	/*
-	 * The input ended: with its trailer, cut short, or at an error. What
-	 * was decoded goes on in every case; only a complete input gets a
-	 * trailer, so that downstream sees a stream cut short too.
-	 */
-	if (ms_order_flush(&st->order) < 0 || ms_problems_write(st->w, &st->problems) < 0)
-		goto out;
-	st->n_out[MS_REC_PROBLEM] += st->problems.n;
-	if (r == MS_READ_END) {
-		if (ms_writer_trailer(st->w, ms_reader_trailer_complete(st->r)) < 0)
-			goto out;
-		code = MS_EXIT_OK;
-	} else if (r == MS_READ_TRUNCATED) {
-		if (ms_writer_flush(st->w) < 0)
-			goto out;
-		code = MS_EXIT_TRUNCATED;
-	} else {
-		ms_writer_flush(st->w);
-	}
-out:
-	if (st->w) {
-		bool broken;
-
-		if (!ms_writer_broken_pipe(st->w) && ms_writer_flush(st->w) < 0 && code == MS_EXIT_OK)
-			code = MS_EXIT_ERROR;
-		broken = ms_writer_broken_pipe(st->w);
-		if (ms_writer_close(st->w) < 0 && code == MS_EXIT_OK)
-			code = MS_EXIT_ERROR;
-		if (broken)
-			code = MS_EXIT_PIPE;
-	}
+	desc.version = opt->version;
+	desc.ctx = st;
+	code = ms_stage_run(&desc, in_fd, in_name, out_fd, out_name);
 	if (opt->stats)
 		print_stats(st);
 	if (opt->fast_samples)
 		*opt->fast_samples = st->n_fast;
-	if (st->r)
-		ms_reader_free(st->r);
 	ms_order_release(&st->order);
 	free(st);
 	return code;

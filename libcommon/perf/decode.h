@@ -121,10 +121,10 @@ const char *ms_perf_record_name(uint32_t type);
  * ms-collect asks for are checked and packed in one pass, without
  * ms_decode() (which judges any sample that pass doubts); when the input
  * is a mapped file, one that will carry its stack copy is held for
- * ordering as a reference into the file and packed when it goes out. Messages name in_name
- * and out_name. Returns the exit code (enum ms_exit): MS_EXIT_TRUNCATED
- * when the input was cut short, after writing what was decoded without a
- * trailer.
+ * ordering as a reference into the file and packed when it goes out.
+ * Messages name in_name and out_name. Runs on the stage loop
+ * (stream/stage.h), whose exit status it returns: what was decoded goes
+ * out whatever the input's end, with a trailer only after a complete one.
  */
 enum ms_stack_bytes {
 	/* refer when the input is a mapped file and the output not a file */
@@ -155,7 +155,7 @@ struct ms_decode_options {
 };
 #define MS_DECODE_ORDER_BYTES (64u * 1024u * 1024u)
 
-int ms_decode_stream(int in_fd, const char *in_name, int out_fd, const char *out_name,
+int ms_decode_stage(int in_fd, const char *in_name, int out_fd, const char *out_name,
 		     const struct ms_decode_options *opt);
 
 #endif

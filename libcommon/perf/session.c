@@ -67,12 +67,11 @@ int ms_session_init(struct ms_session *s, const struct ms_session_config *c)
 
 	memset(s, 0, sizeof(*s));
 	s->config = *c;
-	s->fail = MS_EXIT_ERROR;
 	if (c->freq) {
 		long max = read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate");
 
 		if (max > 0 && c->freq > (uint64_t)max) {
-			s->fail = MS_EXIT_SYSTEM;
+			s->refused = true;
 			return ms_error("a frequency of %llu Hz is above this kernel's limit of %ld "
 					"(kernel.perf_event_max_sample_rate); use -F %ld or less",
 					(unsigned long long)c->freq, max, max);
@@ -175,7 +174,7 @@ static int open_failed(struct ms_session *s, pid_t tid, int cpu)
 	int err = errno;
 	const char *name = s->config.event->name;
 
-	s->fail = MS_EXIT_SYSTEM;
+	s->refused = true;
 	if (s->config.event->type == PERF_TYPE_HARDWARE &&
 	    (err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL))
 		return ms_error("event '%s' needs a hardware performance counter and this "
@@ -230,7 +229,7 @@ int ms_session_open_task(struct ms_session *s, pid_t tid)
 {
 	size_t first = s->n_events;
 
-	s->fail = MS_EXIT_ERROR;
+	s->refused = false;
 	for (uint32_t i = 0; i < s->n_cpus; i++) {
 		struct ms_session_event e = { .fd = -1, .cpu_index = i, .tid = tid };
 		int cpu = s->cpus[i];
@@ -250,7 +249,7 @@ int ms_session_open_task(struct ms_session *s, pid_t tid)
 		}
 		if (s->ring_owner[i] < 0) {
 			if (ms_ring_mmap(&s->rings[i], e.fd, s->config.data_pages, s->bounce, cpu) < 0) {
-				s->fail = MS_EXIT_SYSTEM;
+				s->refused = true;
 				close(e.fd);
 				goto fail;
 			}

@@ -19,9 +19,9 @@
  * perf_event_paranoid fall back to exclude_kernel=1 with a warning;
  * build_id or use_clockid refused with EINVAL are dropped.
  *
- * Errors: functions return -1 after one message and set s->fail to the
- * exit code that fits (MS_EXIT_SYSTEM when the system refused: permissions,
- * no such hardware, limits; MS_EXIT_ERROR otherwise).
+ * Errors: functions return -1 after one message and set s->refused when
+ * the system refused (permissions, no such hardware, limits), so that the
+ * stage can say so in its exit status.
  */
 #ifndef MS_PERF_SESSION_H
 #define MS_PERF_SESSION_H
@@ -75,7 +75,7 @@ struct ms_session {
 	bool exclude_kernel;	/* kernel samples refused: fell back */
 	bool build_id;		/* mmap2 records carry build ids */
 	bool clock_monotonic;	/* sample times are CLOCK_MONOTONIC */
-	int fail;		/* exit code for the last failure */
+	bool refused;		/* the last failure was the system's refusal */
 
 	uint32_t n_cpus;
 	int cpus[MS_CPUS_MAX];

@@ -2,12 +2,18 @@
 libcommon_a_SOURCES += \
 	libcommon/stream/stream.h libcommon/stream/records.h libcommon/stream/fastpack.h \
 	libcommon/stream/reader.c libcommon/stream/writer.c libcommon/stream/records.c \
-	libcommon/stream/stackfile.h libcommon/stream/stackfile.c
+	libcommon/stream/stackfile.h libcommon/stream/stackfile.c \
+	libcommon/stream/stage.h libcommon/stream/stage.c
 
 UNIT_TESTS += tests/unit/stream-test
 tests_unit_stream_test_SOURCES = tests/unit/stream-test.c
 tests_unit_stream_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_stream_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/stage-test
+tests_unit_stage_test_SOURCES = tests/unit/stage-test.c tests/unit/stderr-capture.h
+tests_unit_stage_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_stage_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 UNIT_TESTS += tests/unit/sample-unpack-test
 tests_unit_sample_unpack_test_SOURCES = tests/unit/sample-unpack-test.c tests/unit/stderr-capture.h

@@ -69,7 +69,7 @@ int ms_symbolize_batch(const char *path, FILE *in, FILE *out,
 	struct ms_frame *fr = NULL;
 	char line[128];
 	uint64_t lineno = 0;
-	int code = MS_EXIT_ERROR;
+	int ret = -1;
 	char *abs;
 
 	/* Debug links are looked for beside the file: an absolute path, as ms-unwind's. */
@@ -77,7 +77,7 @@ int ms_symbolize_batch(const char *path, FILE *in, FILE *out,
 		path = abs;
 	if (describe(path, &m) < 0) {
 		free(abs);
-		return MS_EXIT_ERROR;
+		return -1;
 	}
 	if (!(s = ms_symbolizer_new(opts)) || ms_symbolizer_module(s, &m) < 0)
 		goto out;
@@ -108,7 +108,7 @@ int ms_symbolize_batch(const char *path, FILE *in, FILE *out,
 		ms_error_errno("cannot read 'stdin'");
 		goto out;
 	}
-	code = MS_EXIT_OK;
+	ret = 0;
 out:
 	if (stats && s)
 		*stats = *ms_symbolizer_stats(s);
@@ -118,5 +118,5 @@ out:
 	else
 		ms_symbolizer_free(s);
 	free(abs);
-	return code;
+	return ret;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "stream/stage.h"
 #include "stream/stream.h"
 #include "symbols/symbolize.h"
 #include "util/error.h"
@@ -24,7 +25,10 @@ struct defs {
 	uint32_t n, alloc;
 };
 
+/* The stage's state. */
 struct symbolize_bufs {
+	struct ms_symbolizer *s;
+	const struct ms_symbolize_options *opts;
 	struct ms_stack stack;
 	struct ms_stack_ref ref;
 	struct ms_module module;
@@ -32,7 +36,8 @@ struct symbolize_bufs {
 	struct defs defs;
 	uint64_t stacks;
 	const char *in_name;
-	int text_errno;		/* why the text output failed */
+	FILE *text;		/* text mode's output */
+	bool text_failed;	/* and its failure was said */
 };
 
 static int keep_def(struct defs *d, uint32_t id, const struct ms_stack *st,
@@ -73,17 +78,17 @@ static int new_frames(struct ms_symbolizer *s, struct ms_writer *w, struct symbo
 }
 
 /* Stream mode: facts for new frames, then the stack as it came. */
-static int on_stack(struct ms_symbolizer *s, struct ms_writer *w, const struct ms_record *rec,
-		    struct symbolize_bufs *b)
+static int on_stack(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
+	struct symbolize_bufs *b = ctx;
 	uint32_t id;
 
 	if (rec->kind == MS_REC_STACK_DEF ? ms_stack_def_unpack(rec, &id, &b->stack) < 0 :
 					    ms_stack_unpack(rec, &b->stack) < 0)
 		return -1;
-	if (new_frames(s, w, b) < 0)
+	if (new_frames(b->s, io->writer, b) < 0)
 		return -1;
-	return ms_writer_copy(w, rec->bytes, rec->len);
+	return MS_STAGE_PASS;
 }
 
 static void print_str(FILE *out, const struct ms_str *s)
@@ -104,10 +109,25 @@ static void print_function(FILE *out, const struct ms_str *name, const struct ms
 		fprintf(out, " (%s)", ms_frame_reason_name(reason));
 }
 
-/* Text mode: one line per stack, outermost frame first, inlined calls expanded. */
-static int print_stack(struct ms_symbolizer *s, FILE *out, const struct ms_record *rec,
-		       struct symbolize_bufs *b, bool lines)
+/* Text output failed: a closed pipe is not an error of ours. */
+static int text_failed(struct symbolize_bufs *b, struct ms_stage_io *io, int err)
 {
+	b->text_failed = true;
+	if (err == EPIPE) {
+		ms_stage_pipe_closed(io);
+		return -1;
+	}
+	errno = err;
+	return ms_error_errno("cannot write to '%s'", io->out_name);
+}
+
+/* Text mode: one line per stack, outermost frame first, inlined calls expanded. */
+static int print_stack(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct symbolize_bufs *b = ctx;
+	struct ms_symbolizer *s = b->s;
+	FILE *out = b->text;
+	bool lines = b->opts && b->opts->text_lines;
 	const struct ms_stack_frame *frames = b->stack.frames;
 	uint32_t i, j, n, reason, id;
 	bool is_new;
@@ -167,162 +187,140 @@ static int print_stack(struct ms_symbolizer *s, FILE *out, const struct ms_recor
 			fputc(';', out);
 	}
 	fputc('\n', out);
-	if (ferror(out)) {
-		b->text_errno = errno ? errno : EIO;
+	if (ferror(out))
+		return text_failed(b, io, errno ? errno : EIO);
+	return 0;
+}
+
+/* Described modules, the vdso and known frame facts: learnt, and passed on. */
+static int on_module(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct symbolize_bufs *b = ctx;
+
+	(void)io;
+	ms_symbolizer_set_origin(b->s, b->in_name, rec->offset);
+	if (ms_module_unpack(rec, &b->module) < 0 || ms_symbolizer_module(b->s, &b->module) < 0)
 		return -1;
+	return MS_STAGE_PASS;
+}
+
+static int on_vdso(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct symbolize_bufs *b = ctx;
+	struct ms_vdso v;
+
+	(void)io;
+	if (ms_vdso_unpack(rec, &v) < 0 || ms_symbolizer_vdso(b->s, &v) < 0)
+		return -1;
+	return MS_STAGE_PASS;
+}
+
+static int on_frame(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct symbolize_bufs *b = ctx;
+
+	(void)io;
+	if (ms_frame_unpack(rec, &b->frame) < 0 || ms_symbolizer_known(b->s, &b->frame) < 0)
+		return -1;
+	return MS_STAGE_PASS;
+}
+
+static int on_header(void *ctx, struct ms_stage_io *io)
+{
+	struct symbolize_bufs *b = ctx;
+	int fd;
+
+	if (!(b->s = ms_symbolizer_new(b->opts)))
+		return -1;
+	if (b->opts && b->opts->text) {
+		if ((fd = dup(io->out_fd)) < 0)
+			return ms_error_errno("cannot write to '%s'", io->out_name);
+		if (!(b->text = fdopen(fd, "w"))) {
+			ms_error_errno("cannot write to '%s'", io->out_name);
+			close(fd);
+			return -1;
+		}
 	}
 	return 0;
 }
 
-static int on_record(struct ms_symbolizer *s, struct ms_writer *w, FILE *text,
-		     const struct ms_record *rec, struct symbolize_bufs *b, bool lines)
+static int on_end(void *ctx, struct ms_stage_io *io, enum ms_stage_end how)
 {
-	b->stacks += rec->kind == MS_REC_STACK || rec->kind == MS_REC_STACK_REF;
-	switch (rec->kind) {
-	case MS_REC_MODULE:
-		ms_symbolizer_set_origin(s, b->in_name, rec->offset);
-		if (ms_module_unpack(rec, &b->module) < 0 ||
-		    ms_symbolizer_module(s, &b->module) < 0)
-			return -1;
-		break;
-	case MS_REC_VDSO: {
-		struct ms_vdso v;
+	struct symbolize_bufs *b = ctx;
+	int err = 0;
 
-		if (ms_vdso_unpack(rec, &v) < 0 || ms_symbolizer_vdso(s, &v) < 0)
-			return -1;
-		break;
-	}
-	case MS_REC_FRAME:
-		if (ms_frame_unpack(rec, &b->frame) < 0 || ms_symbolizer_known(s, &b->frame) < 0)
-			return -1;
-		break;
-	case MS_REC_STACK:
-	case MS_REC_STACK_DEF:
-		return text ? print_stack(s, text, rec, b, lines) : on_stack(s, w, rec, b);
-	case MS_REC_STACK_REF:
-		if (text)
-			return print_stack(s, text, rec, b, lines);
-		break;
-	default:
-		break;
-	}
-	return text ? 0 : ms_writer_copy(w, rec->bytes, rec->len);
+	(void)how;
+	b->stacks = io->in[MS_REC_STACK] + io->in[MS_REC_STACK_REF];
+	if (!b->text)
+		return ms_problems_write(io->writer, ms_symbolizer_problems(b->s));
+	/* Text mode: what is buffered goes out, and a failure is said once. */
+	if (ferror(b->text))
+		err = EIO;
+	if (fclose(b->text) != 0 && !err)
+		err = errno;
+	b->text = NULL;
+	if (b->text_failed)
+		return -1;
+	return err ? text_failed(b, io, err) : 0;
 }
 
-/* Text output failed: a closed pipe is not an error of ours. */
-static int text_failed(int err)
-{
-	if (err == EPIPE) {
-		ms_error("downstream closed the pipe (stdout)");
-		return MS_EXIT_PIPE;
-	}
-	errno = err;
-	ms_error_errno("cannot write to 'stdout'");
-	return MS_EXIT_ERROR;
-}
+static const struct ms_stage_desc stream_stage = {
+	.name = "ms-symbolize",
+	.version = PACKAGE_VERSION,
+	.header = on_header,
+	/* STACK_REF records pass as they are: the loop copies runs of them. */
+	.on = {
+		[MS_REC_MODULE] = on_module,
+		[MS_REC_VDSO] = on_vdso,
+		[MS_REC_FRAME] = on_frame,
+		[MS_REC_STACK] = on_stack,
+		[MS_REC_STACK_DEF] = on_stack,
+	},
+	.end = on_end,
+};
+
+static const struct ms_stage_desc text_stage = {
+	.name = "ms-symbolize",
+	.version = PACKAGE_VERSION,
+	.flags = MS_STAGE_SINK,
+	.header = on_header,
+	.on = {
+		[MS_REC_MODULE] = on_module,
+		[MS_REC_VDSO] = on_vdso,
+		[MS_REC_FRAME] = on_frame,
+		[MS_REC_STACK] = print_stack,
+		[MS_REC_STACK_DEF] = print_stack,
+		[MS_REC_STACK_REF] = print_stack,
+	},
+	.end = on_end,
+};
 
 int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
 		       const struct ms_symbolize_options *opts, struct ms_symbolize_stats *stats)
 {
-	struct ms_reader *r = NULL;
-	struct ms_writer *w = NULL;
-	struct ms_symbolizer *s = NULL;
-	struct symbolize_bufs *b = NULL;
-	FILE *text = NULL;
-	struct ms_record rec;
-	int code = MS_EXIT_ERROR, rr = MS_READ_ERROR, fd;
+	struct ms_stage_desc st = opts && opts->text ? text_stage : stream_stage;
+	struct symbolize_bufs *b;
+	int code;
 
 	ms_heap_prime(MS_STAGE_HEAP);	/* its tables' blocks without a fault a page */
-	if (!(r = ms_reader_open(in_fd, in_name)))
-		goto out;
-	/* STACK records are only unpacked and copied: no objects. */
-	ms_reader_defer_objects(r, true);
-	if (!(s = ms_symbolizer_new(opts)))
-		goto out;
 	if (!(b = calloc(1, sizeof(*b)))) {
 		ms_error("out of memory");
-		goto out;
+		return MS_EXIT_ERROR;
 	}
+	b->opts = opts;
 	b->in_name = in_name;
-	if (opts && opts->text) {
-		if ((fd = dup(out_fd)) < 0 || !(text = fdopen(fd, "w"))) {
-			ms_error_errno("cannot write to 'stdout'");
-			goto out;
-		}
-	} else {
-		if (!(w = ms_writer_open(out_fd, "stdout", 0)))
-			goto out;
-		ms_reader_flush_before_read(r, w);
-		if (ms_writer_header(w, ms_reader_header(r), "ms-symbolize", PACKAGE_VERSION) < 0)
-			goto out;
-	}
-	for (;;) {
-		const char *run;
-		size_t run_len;
-		uint64_t n;
-
-		/* Stack references pass as they are: a run of them in one copy. */
-		if (w && (n = ms_reader_stack_ref_run(r, &run, &run_len))) {
-			b->stacks += n;
-			if (ms_writer_copy_records(w, run, run_len, n) < 0) {
-				rr = MS_READ_ERROR;
-				break;
-			}
-			continue;
-		}
-		if ((rr = ms_reader_next(r, &rec)) != MS_READ_RECORD)
-			break;
-		if (on_record(s, w, text, &rec, b, opts && opts->text_lines) < 0) {
-			rr = MS_READ_ERROR;
-			break;
-		}
-	}
-	if (w && ms_problems_write(w, ms_symbolizer_problems(s)) < 0)
-		goto out;
-	if (rr == MS_READ_END) {
-		if (w && ms_writer_trailer(w, ms_reader_trailer_complete(r)) < 0)
-			goto out;
-		code = MS_EXIT_OK;
-	} else if (rr == MS_READ_TRUNCATED) {
-		/* What was processed goes out without a trailer: downstream sees the cut too. */
-		if (w)
-			ms_error("output ends without a trailer after %" PRIu64 " records",
-				 ms_writer_records(w));
-		code = MS_EXIT_TRUNCATED;
-	}
-out:
-	if (w) {
-		if (ms_writer_flush(w) < 0 && code == MS_EXIT_OK)
-			code = MS_EXIT_ERROR;
-		if (ms_writer_broken_pipe(w))
-			code = MS_EXIT_PIPE;
-		ms_writer_close(w);
-	}
-	if (text) {
-		int err = 0;
-
-		if (b && b->text_errno)
-			err = b->text_errno;
-		else if (ferror(text))
-			err = EIO;
-		if (fclose(text) != 0 && !err)
-			err = errno;
-		if (err)
-			code = text_failed(err);
-	}
-	if (stats && s) {
-		*stats = *ms_symbolizer_stats(s);
-		stats->stacks = b ? b->stacks : 0;
+	st.ctx = b;
+	code = ms_stage_run(&st, in_fd, in_name, out_fd, "stdout");
+	if (stats && b->s) {
+		*stats = *ms_symbolizer_stats(b->s);
+		stats->stacks = b->stacks;
 	}
 	if (opts && opts->exiting)
-		ms_symbolizer_leave(s);
+		ms_symbolizer_leave(b->s);
 	else
-		ms_symbolizer_free(s);
-	ms_reader_free(r);
-	if (b) {
-		free(b->defs.frames);
-		free(b->defs.defs);
-	}
+		ms_symbolizer_free(b->s);
+	free(b->defs.frames);
+	free(b->defs.defs);
 	free(b);
 	return code;
 }

@@ -159,7 +159,7 @@ struct ms_problems *ms_symbolizer_problems(struct ms_symbolizer *s);
  * fde-only, START being the function's start); END is the stack's end
  * reason. With opts->text_lines each name is followed by " (FILE:LINE)",
  * or " (REASON)" when the frame has no lines.
- * Returns an exit code as ms_unwind_stage() does.
+ * Runs on the stage loop (stream/stage.h), whose exit status it returns.
  */
 int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
 		       const struct ms_symbolize_options *opts, struct ms_symbolize_stats *stats);
@@ -170,7 +170,7 @@ int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
  * the ELF file at path, through the same symbolizer, and print like
  * `addr2line -f -i`: for each entry of the inline chain, innermost first,
  * the function and FILE:LINE on two lines; "??" and "??:0" for what is
- * unknown. Returns an exit code.
+ * unknown. Returns 0, or -1 after a message.
  */
 int ms_symbolize_batch(const char *path, FILE *in, FILE *out,
 		       const struct ms_symbolize_options *opts, struct ms_symbolize_stats *stats);

@@ -6,14 +6,24 @@
 #include <string.h>
 
 #include "stream/stackfile.h"
+#include "stream/stage.h"
 #include "stream/stream.h"
 #include "unwind/stacktab.h"
 #include "unwind/unwind.h"
 #include "util/error.h"
 #include "util/prefault.h"
 
-/* Per-stage buffers, allocated once: a sample and a stack are large. */
+/* The stage's state, allocated once: a sample and a stack are large. */
 struct unwind_bufs {
+	struct ms_unwinder *u;
+	const struct ms_unwind_options *opts;
+	/*
+	 * The stack-copy policy as the stage settles it: at the first sample
+	 * (or at the end), written once as INFO "unwind-policy" before any
+	 * stack.
+	 */
+	bool settled;
+	bool attr_seen, attr_stacks;	/* an attr asks for user registers and stack */
 	struct ms_sample sample;
 	/* The next sample, framed ahead (ms_reader_peek_sample()): two, in turn. */
 	struct ms_sample ahead[2];
@@ -71,28 +81,18 @@ static int write_stack(struct ms_unwinder *u, struct ms_writer *w, struct unwind
 	return write_ref(w, b, id);
 }
 
-/*
- * The stack-copy policy as the stage settles it: at the first sample (or
- * at the end), written once as INFO "unwind-policy" before any stack.
- */
-struct policy {
-	const struct ms_unwind_options *opts;
-	bool settled;
-	bool attr_seen, attr_stacks;	/* an attr asks for user registers and stack */
-};
-
-static int settle(struct ms_unwinder *u, struct ms_writer *w, struct policy *p,
+static int settle(struct ms_unwinder *u, struct ms_writer *w, struct unwind_bufs *b,
 		  const struct ms_sample *first)
 {
-	const struct ms_unwind_method *m = p->opts ? p->opts->method : NULL;
-	int policy = p->opts ? p->opts->policy : MS_UNWIND_AUTO;
+	const struct ms_unwind_method *m = b->opts ? b->opts->method : NULL;
+	int policy = b->opts ? b->opts->policy : MS_UNWIND_AUTO;
 	struct ms_info info = { .key = { "unwind-policy", 13 }, .is_text = true };
 	bool stacks;
 
-	p->settled = true;
+	b->settled = true;
 	if (!m) {
 		if (policy == MS_UNWIND_AUTO) {
-			stacks = p->attr_seen ? p->attr_stacks :
+			stacks = b->attr_seen ? b->attr_stacks :
 				 first && first->stack_len && first->n_regs;
 			policy = stacks ? MS_UNWIND_DWARF : MS_UNWIND_FP;
 		}
@@ -123,9 +123,11 @@ static void prefetch_next(struct ms_unwinder *u, struct unwind_bufs *b,
 		ms_unwinder_prefetch(u, ahead);
 }
 
-static int on_sample(struct ms_unwinder *u, struct ms_writer *w, const struct ms_record *rec,
-		     struct unwind_bufs *b, struct policy *p)
+static int on_sample(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
+	struct unwind_bufs *b = ctx;
+	struct ms_unwinder *u = b->u;
+	struct ms_writer *w = io->writer;
 	/* (Most samples were unpacked as the reader framed them.) */
 	struct ms_sample *s = ms_reader_sample(b->reader, rec);
 	uint32_t id;
@@ -146,7 +148,7 @@ static int on_sample(struct ms_unwinder *u, struct ms_writer *w, const struct ms
 					b->stack_map.bytes ? "does not hold them" :
 					"no stack-file record named before it");
 	}
-	if (!p->settled && settle(u, w, p, s) < 0)
+	if (!b->settled && settle(u, w, b, s) < 0)
 		return -1;
 	prefetch_next(u, b, s);
 	/* A stack numbered before: its id, without its frames. */
@@ -158,131 +160,159 @@ static int on_sample(struct ms_unwinder *u, struct ms_writer *w, const struct ms
 	return r ? write_ref(w, b, id) : write_stack(u, w, b);
 }
 
-static int on_record(struct ms_unwinder *u, struct ms_writer *w, const struct ms_record *rec,
-		     struct unwind_bufs *b, struct policy *p)
+/* Records the unwinder learns from go on for the stages after it. */
+static int on_attr(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
-	int r = 0;
+	struct unwind_bufs *b = ctx;
 
-	switch (rec->kind) {
-	case MS_REC_SAMPLE:
-		return on_sample(u, w, rec, b, p);
-	case MS_REC_ATTR:
-		r = ms_attr_unpack(rec, &b->attr);
-		if (!r) {
-			p->attr_seen = true;
-			p->attr_stacks |= b->attr.sample_stack_user && b->attr.sample_regs_user;
-		}
-		break;
-	case MS_REC_MMAP:
-		r = ms_mmap_unpack(rec, &b->mmap) < 0 ? -1 : ms_unwinder_mmap(u, &b->mmap);
-		break;
-	case MS_REC_COMM:
-		r = ms_comm_unpack(rec, &b->comm) < 0 ? -1 : ms_unwinder_comm(u, &b->comm);
-		break;
-	case MS_REC_FORK:
-		r = ms_task_unpack(rec, &b->task) < 0 ? -1 : ms_unwinder_fork(u, &b->task);
-		break;
-	case MS_REC_EXIT:
-		r = ms_task_unpack(rec, &b->task) < 0 ? -1 : ms_unwinder_exit(u, &b->task);
-		break;
-	case MS_REC_INFO: {
-		/* the kernel that ran (kernel-build-id); passed on */
-		struct ms_info i;
-
-		r = ms_info_unpack(rec, &i) < 0 ? -1 : ms_unwinder_info(u, &i);
-		break;
-	}
-	case MS_REC_VDSO: {
-		/* kept for the vdso's CFI, and passed on for symbolization */
-		struct ms_vdso v;
-
-		r = ms_vdso_unpack(rec, &v) < 0 ? -1 : ms_unwinder_vdso(u, &v);
-		break;
-	}
-	case MS_REC_STACK_FILE:
-		/* consumed: after this stage no record refers to stack bytes */
-		if (ms_stack_file_unpack(rec, &b->stack_file) < 0)
-			return -1;
-		return ms_stack_map_open(&b->stack_map, &b->stack_file, b->in_name);
-	default:
-		break;
-	}
-	if (r < 0)
+	(void)io;
+	if (ms_attr_unpack(rec, &b->attr) < 0)
 		return -1;
-	return ms_writer_copy(w, rec->bytes, rec->len);
+	b->attr_seen = true;
+	b->attr_stacks |= b->attr.sample_stack_user && b->attr.sample_regs_user;
+	return MS_STAGE_PASS;
 }
+
+static int on_mmap(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+
+	(void)io;
+	if (ms_mmap_unpack(rec, &b->mmap) < 0 || ms_unwinder_mmap(b->u, &b->mmap) < 0)
+		return -1;
+	return MS_STAGE_PASS;
+}
+
+static int on_comm(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+
+	(void)io;
+	if (ms_comm_unpack(rec, &b->comm) < 0 || ms_unwinder_comm(b->u, &b->comm) < 0)
+		return -1;
+	return MS_STAGE_PASS;
+}
+
+static int on_task(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+
+	(void)io;
+	if (ms_task_unpack(rec, &b->task) < 0)
+		return -1;
+	if ((rec->kind == MS_REC_FORK ? ms_unwinder_fork(b->u, &b->task) :
+					ms_unwinder_exit(b->u, &b->task)) < 0)
+		return -1;
+	return MS_STAGE_PASS;
+}
+
+/* The kernel that ran (info kernel-build-id); every info goes on. */
+static int on_info(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+	struct ms_info i;
+
+	(void)io;
+	if (ms_info_unpack(rec, &i) < 0 || ms_unwinder_info(b->u, &i) < 0)
+		return -1;
+	return MS_STAGE_PASS;
+}
+
+/* Kept for the vdso's CFI, and passed on for symbolization. */
+static int on_vdso(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+	struct ms_vdso v;
+
+	(void)io;
+	if (ms_vdso_unpack(rec, &v) < 0 || ms_unwinder_vdso(b->u, &v) < 0)
+		return -1;
+	return MS_STAGE_PASS;
+}
+
+/* Consumed: after this stage no record refers to stack bytes. */
+static int on_stack_file(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+
+	(void)io;
+	if (ms_stack_file_unpack(rec, &b->stack_file) < 0)
+		return -1;
+	return ms_stack_map_open(&b->stack_map, &b->stack_file, b->in_name);
+}
+
+static int on_header(void *ctx, struct ms_stage_io *io)
+{
+	struct unwind_bufs *b = ctx;
+
+	if (!(b->u = ms_unwinder_new(b->opts)))
+		return -1;
+	b->reader = io->reader;
+	/* SAMPLE records are unpacked as the reader frames them. */
+	ms_reader_unpack_samples(io->reader, &b->sample);
+	b->stacks = ms_stacktab_new(MS_STACKTAB_STACKS_MAX, MS_STACKTAB_FRAMES_MAX);
+	if (!b->stacks)
+		return ms_error("out of memory");
+	return 0;
+}
+
+static int on_end(void *ctx, struct ms_stage_io *io, enum ms_stage_end how)
+{
+	struct unwind_bufs *b = ctx;
+
+	/* After a failure, only what was written goes out. */
+	if (how == MS_STAGE_FAILED)
+		return 0;
+	/* After bad input the policy is not settled: no stack follows. */
+	if (how != MS_STAGE_BAD_INPUT && !b->settled && settle(b->u, io->writer, b, NULL) < 0)
+		return -1;
+	return ms_problems_write(io->writer, ms_unwinder_problems(b->u));
+}
+
+static const struct ms_stage_desc unwind_stage = {
+	.name = "ms-unwind",
+	.version = PACKAGE_VERSION,
+	.header = on_header,
+	.on = {
+		[MS_REC_SAMPLE] = on_sample,
+		[MS_REC_ATTR] = on_attr,
+		[MS_REC_MMAP] = on_mmap,
+		[MS_REC_COMM] = on_comm,
+		[MS_REC_FORK] = on_task,
+		[MS_REC_EXIT] = on_task,
+		[MS_REC_INFO] = on_info,
+		[MS_REC_VDSO] = on_vdso,
+		[MS_REC_STACK_FILE] = on_stack_file,
+	},
+	.end = on_end,
+};
 
 int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 		    const struct ms_unwind_options *opts, struct ms_unwind_stats *stats)
 {
-	struct ms_reader *r = NULL;
-	struct ms_writer *w = NULL;
-	struct ms_unwinder *u = NULL;
-	struct unwind_bufs *b = NULL;
-	struct ms_record rec;
-	struct policy pol = { .opts = opts };
-	int code = MS_EXIT_ERROR, rr;
+	struct ms_stage_desc st = unwind_stage;
+	struct unwind_bufs *b;
+	int code;
 
 	ms_heap_prime(MS_STAGE_HEAP);	/* its tables' blocks without a fault a page */
-	if (!(r = ms_reader_open(in_fd, in_name)))
-		goto out;
-	/* SAMPLE records are only unpacked: no objects. */
-	ms_reader_defer_objects(r, true);
-	if (!(w = ms_writer_open(out_fd, "stdout", 0)) || !(u = ms_unwinder_new(opts)))
-		goto out;
 	if (!(b = malloc(sizeof(*b)))) {
 		ms_error("out of memory");
-		goto out;
+		return MS_EXIT_ERROR;
 	}
+	b->u = NULL;
+	b->opts = opts;
+	b->settled = b->attr_seen = b->attr_stacks = false;
 	b->stack_map = (struct ms_stack_map){ 0 };
 	b->in_name = in_name;
-	b->reader = r;
-	ms_reader_unpack_samples(r, &b->sample);
-	b->stacks = ms_stacktab_new(MS_STACKTAB_STACKS_MAX, MS_STACKTAB_FRAMES_MAX);
-	if (!b->stacks) {
-		ms_error("out of memory");
-		goto out;
-	}
-	ms_reader_flush_before_read(r, w);
-	if (ms_writer_header(w, ms_reader_header(r), "ms-unwind", PACKAGE_VERSION) < 0)
-		goto out;
-	while ((rr = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
-		if (on_record(u, w, &rec, b, &pol) < 0)
-			goto out;
-	}
-	if (rr != MS_READ_ERROR && !pol.settled && settle(u, w, &pol, NULL) < 0)
-		goto out;
-	if (ms_problems_write(w, ms_unwinder_problems(u)) < 0)
-		goto out;
-	if (rr == MS_READ_END) {
-		if (ms_writer_trailer(w, ms_reader_trailer_complete(r)) < 0)
-			goto out;
-		code = MS_EXIT_OK;
-	} else {
-		/* What was processed goes out without a trailer: downstream sees the cut too. */
-		if (rr == MS_READ_TRUNCATED) {
-			ms_error("output ends without a trailer after %" PRIu64 " records",
-				 ms_writer_records(w));
-			code = MS_EXIT_TRUNCATED;
-		}
-	}
-out:
-	if (w) {
-		/* Even after bad input, what was processed goes out. */
-		if (ms_writer_flush(w) < 0 && code == MS_EXIT_OK)
-			code = MS_EXIT_ERROR;
-		if (ms_writer_broken_pipe(w))
-			code = MS_EXIT_PIPE;
-		ms_writer_close(w);
-	}
-	if (stats && u)
-		*stats = *ms_unwinder_stats(u);
-	ms_unwinder_free(u);
-	ms_reader_free(r);
-	if (b) {
-		ms_stack_map_close(&b->stack_map);
-		ms_stacktab_free(b->stacks);
-	}
+	b->reader = NULL;
+	b->stacks = NULL;
+	st.ctx = b;
+	code = ms_stage_run(&st, in_fd, in_name, out_fd, "stdout");
+	if (stats && b->u)
+		*stats = *ms_unwinder_stats(b->u);
+	ms_unwinder_free(b->u);
+	ms_stack_map_close(&b->stack_map);
+	ms_stacktab_free(b->stacks);
 	free(b);
 	return code;
 }

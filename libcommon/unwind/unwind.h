@@ -328,10 +328,8 @@ struct ms_problems *ms_unwinder_problems(struct ms_unwinder *u);
  * every other record through unchanged, and appends its problems before
  * the trailer. The unwind method is opts->method, else opts->policy's
  * (AUTO settled at the first sample, see enum ms_unwind_policy); its name
- * goes out once as INFO "unwind-policy" before the first stack. Returns an
- * exit code (enum ms_exit): MS_EXIT_TRUNCATED when the input ended without
- * a trailer (what was processed is written, without a trailer),
- * MS_EXIT_PIPE when downstream closed the pipe.
+ * goes out once as INFO "unwind-policy" before the first stack. Runs on
+ * the stage loop (stream/stage.h), whose exit status it returns.
  * stats, when not NULL, receives the counters at the end.
  */
 int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,

@@ -1,10 +1,12 @@
 /*
  * Messages and exit codes shared by every microscope command.
  *
- * Library code reports a failure once, with ms_error(), and returns -1 (or a
- * negative errno); only cmd/ decides to exit. Every message goes to stderr as
- * "PROGRAM: message", lowercase, naming the input and position that failed
- * and, where there is one, what to do about it. stdout carries data only.
+ * Library code reports a failure once, with ms_error(), and returns -1 (or
+ * a value with a documented error indicator); only the runners of stages
+ * (stream/stage.h) return an exit status, and only cmd/ decides to exit.
+ * Every message goes to stderr as "PROGRAM: message", lowercase, naming the
+ * input and position that failed and, where there is one, what to do about
+ * it. stdout carries data only.
  */
 #ifndef MS_UTIL_ERROR_H
 #define MS_UTIL_ERROR_H

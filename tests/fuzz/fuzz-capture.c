@@ -575,7 +575,7 @@ static struct ms_capture *dump_and_capture(const struct ms_capture *cap, bool bu
 	memfile_empty(&dump_file);
 	w = ms_writer_open(dump_file.fd, "fuzz dump", 0);
 	CHECK(w);
-	rc = ms_capture_dump_flags(cap, w, "fuzz", "1", fallback ? MS_DUMP_OMIT_FAILED : 0);
+	rc = ms_capture_dump(cap, w, "fuzz", "1", fallback ? MS_DUMP_OMIT_FAILED : 0);
 	if (ms_writer_close(w) < 0 || rc < 0) {
 		CHECK(!built);
 		return NULL;
@@ -583,7 +583,7 @@ static struct ms_capture *dump_and_capture(const struct ms_capture *cap, bool bu
 	CHECK(lseek(dump_file.fd, 0, SEEK_SET) == 0);
 	r = ms_reader_open(dump_file.fd, "fuzz dump");
 	CHECK(r);
-	rc = ms_capture_from_stream_opts(r, &o, &back);
+	rc = ms_capture_from_stream(r, &o, &back);
 	ms_reader_free(r);
 	CHECK(rc == 0 ? back != NULL : !built);
 	return back;

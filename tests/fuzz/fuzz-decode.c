@@ -1,7 +1,7 @@
 /*
  * Fuzz target of the perf record decoder (perf/decode.h): ms_decode() on
  * kernel records laid out by attrs the input chooses, then the ms-decode
- * stage (ms_decode_stream()) over a stream of the same records.
+ * stage (ms_decode_stage()) over a stream of the same records.
  *
  * Input (integers little-endian): a mode byte; an attr of 48 bytes
  * (sample_type, read_format, sample_regs_user, u32 sample_stack_user,
@@ -408,7 +408,7 @@ static int run_stage(int in_fd, off_t at, const char *in_name, enum ms_stack_byt
 
 	if (at >= 0)
 		CHECK(lseek(in_fd, at, SEEK_SET) == at);
-	code = ms_decode_stream(in_fd, in_name, fd, "output", &opt);
+	code = ms_decode_stage(in_fd, in_name, fd, "output", &opt);
 	*bytes = ms_fuzz_drain_end(&d, fd, len);
 	return code;
 }

@@ -13,7 +13,7 @@
  *  - both again from a socket that hands the bytes over in chunks of a
  *    size the input chooses, so that records arrive in pieces;
  *  - a mapped file read with a record limit the input chooses;
- *  - the ms-decode stage (ms_decode_stream()), whose fast path and
+ *  - the ms-decode stage (ms_decode_stage()), whose fast path and
  *    checked path must write the same bytes, a stream that reads back
  *    whole (with a trailer exactly when the stage succeeded).
  * The first four must see the same header, the same records (kind,
@@ -676,7 +676,7 @@ static int stage(int fd, off_t at, bool checked, uint8_t **bytes, size_t *len)
 	int out = ms_fuzz_drain_start(&d), code;
 
 	CHECK(lseek(fd, at, SEEK_SET) == at);
-	code = ms_decode_stream(fd, "fuzz", out, "output", &opt);
+	code = ms_decode_stage(fd, "fuzz", out, "output", &opt);
 	*bytes = ms_fuzz_drain_end(&d, out, len);
 	return code;
 }

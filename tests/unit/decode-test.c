@@ -1390,7 +1390,7 @@ static int run_stage(int in_fd, int *out_fd)
 	int code;
 
 	*out_fd = tmpfile_fd();
-	code = ms_decode_stream(in_fd, "input", *out_fd, "output", &opt);
+	code = ms_decode_stage(in_fd, "input", *out_fd, "output", &opt);
 	close(in_fd);
 	assert_int_equal(lseek(*out_fd, 0, SEEK_SET), 0);
 	return code;
@@ -1833,7 +1833,7 @@ static char *run_to_bytes(int in_fd, const char *in_name, enum ms_stack_bytes ho
 		close(pipefd[1]);
 		fd = pipefd[0];
 	}
-	assert_int_equal(ms_decode_stream(fd, in_name, out_fd, "output", &opt), MS_EXIT_OK);
+	assert_int_equal(ms_decode_stage(fd, in_name, out_fd, "output", &opt), MS_EXIT_OK);
 	if (through_pipe) {
 		close(fd);
 		assert_int_equal(waitpid(child, &status, 0), child);

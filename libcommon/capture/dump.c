@@ -1,207 +1,32 @@
+/*
+ * From a capture to a record stream: ms_capture_dump() and ms-capture
+ * --dump, a source on the stage loop (stream/stage.h).
+ */
+#include "config.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/builder.h"
 #include "capture/convert.h"
 #include "stream/records.h"
+#include "stream/stage.h"
 #include "util/error.h"
 
-/* Record kinds below this get a counter of their own when ignored. */
-#define KINDS_COUNTED 256
-
-/* The unpacked form of one record, reused for every record of its kind. */
+/* The records of any kind a dump writes, one at a time. */
 union any_record {
 	struct ms_problem problem;
 	struct ms_info info;
 	struct ms_target target;
 	struct ms_target_exit target_exit;
 	struct ms_comm comm;
-	struct ms_task task;
 	struct ms_lost lost;
 	struct ms_throttle throttle;
 	struct ms_module module;
 	struct ms_stack stack;
-	struct ms_stack_ref ref;
 	struct ms_frame frame;
 };
-
-static int ingest(struct ms_capture_builder *b, const struct ms_record *rec,
-		  union any_record *u, uint64_t *ignored)
-{
-	switch (rec->kind) {
-	case MS_REC_PROBLEM:
-		return ms_problem_unpack(rec, &u->problem) < 0 ? -1 :
-		       ms_capture_builder_problem(b, &u->problem);
-	case MS_REC_INFO:
-		return ms_info_unpack(rec, &u->info) < 0 ? -1 :
-		       ms_capture_builder_info(b, &u->info);
-	case MS_REC_TARGET:
-		return ms_target_unpack(rec, &u->target) < 0 ? -1 :
-		       ms_capture_builder_target(b, &u->target);
-	case MS_REC_TARGET_EXIT:
-		return ms_target_exit_unpack(rec, &u->target_exit) < 0 ? -1 :
-		       ms_capture_builder_target_exit(b, &u->target_exit);
-	case MS_REC_COMM:
-		return ms_comm_unpack(rec, &u->comm) < 0 ? -1 :
-		       ms_capture_builder_comm(b, &u->comm);
-	case MS_REC_FORK:
-	case MS_REC_EXIT:
-		return ms_task_unpack(rec, &u->task) < 0 ? -1 :
-		       ms_capture_builder_task(b, rec->kind, &u->task);
-	case MS_REC_LOST:
-		return ms_lost_unpack(rec, &u->lost) < 0 ? -1 :
-		       ms_capture_builder_lost(b, &u->lost);
-	case MS_REC_THROTTLE:
-		return ms_throttle_unpack(rec, &u->throttle) < 0 ? -1 :
-		       ms_capture_builder_throttle(b, &u->throttle);
-	case MS_REC_MODULE:
-		return ms_module_unpack(rec, &u->module) < 0 ? -1 :
-		       ms_capture_builder_module(b, &u->module);
-	case MS_REC_STACK:
-		return ms_stack_unpack(rec, &u->stack) < 0 ? -1 :
-		       ms_capture_builder_stack(b, &u->stack);
-	case MS_REC_STACK_DEF: {
-		uint32_t id;
-
-		return ms_stack_def_unpack(rec, &id, &u->stack) < 0 ? -1 :
-		       ms_capture_builder_stack_def(b, id, &u->stack);
-	}
-	case MS_REC_STACK_REF:
-		return ms_stack_ref_unpack(rec, &u->ref) < 0 ? -1 :
-		       ms_capture_builder_stack_ref(b, &u->ref);
-	case MS_REC_FRAME:
-		return ms_frame_unpack(rec, &u->frame) < 0 ? -1 :
-		       ms_capture_builder_frame(b, &u->frame);
-	default:
-		/* sample, mmap, attr, raw, round and kinds from later versions */
-		ignored[rec->kind < KINDS_COUNTED ? rec->kind : KINDS_COUNTED]++;
-		return 0;
-	}
-}
-
-static int flush_ignored(struct ms_capture_builder *b, const uint64_t *ignored)
-{
-	char name[32];
-	uint32_t kind;
-
-	for (kind = 0; kind <= KINDS_COUNTED; kind++) {
-		const char *known = ms_record_kind_name(kind);
-
-		if (!ignored[kind])
-			continue;
-		if (kind == KINDS_COUNTED)
-			snprintf(name, sizeof(name), "kind-%d-or-more", KINDS_COUNTED);
-		else if (!known || !strcmp(known, "unknown"))
-			snprintf(name, sizeof(name), "kind-%u", kind);
-		else
-			snprintf(name, sizeof(name), "%s", known);
-		if (ms_capture_builder_ignored(b, name, ignored[kind]) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-int ms_capture_from_stream(struct ms_reader *r, unsigned flags, struct ms_capture **out)
-{
-	return ms_capture_from_stream_info(r, flags, NULL, 0, out);
-}
-
-int ms_capture_from_stream_info(struct ms_reader *r, unsigned flags, const struct ms_info *info,
-				uint32_t n_info, struct ms_capture **out)
-{
-	struct ms_capture_stream_options o = { .flags = flags, .info = info, .n_info = n_info };
-
-	return ms_capture_from_stream_opts(r, &o, out);
-}
-
-/* The facts of cap, each (module, address) once, as fallbacks. */
-static int add_fallbacks(struct ms_capture_builder *b, const struct ms_capture *cap,
-			 struct ms_frame *f)
-{
-	uint32_t i;
-
-	for (i = 0; i < cap->n_frames; i++) {
-		const struct ms_cap_frame *fr = &cap->frames[i];
-
-		if (fr->reason == MS_CAP_UNSYMBOLIZED ||
-		    (i && fr[-1].module == fr->module && fr[-1].address == fr->address))
-			continue;
-		if (ms_capture_frame_fact(cap, i, f) < 0 ||
-		    ms_capture_builder_frame_fallback(b, f) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-int ms_capture_from_stream_opts(struct ms_reader *r, const struct ms_capture_stream_options *o,
-				struct ms_capture **out)
-{
-	unsigned flags = o->flags;
-	struct ms_capture_builder *b = ms_capture_builder_new();
-	union any_record *u = malloc(sizeof(*u));
-	uint64_t *ignored = calloc(KINDS_COUNTED + 1, sizeof(*ignored));
-	uint64_t records = 0;
-	struct ms_record rec;
-	int ret = MS_READ_ERROR, rc;
-	char detail[160];
-
-	*out = NULL;
-	if (!b || !u || !ignored) {
-		if (b)
-			ms_error("out of memory reading '%s'", ms_reader_name(r));
-		goto out;
-	}
-	if (ms_capture_builder_producers(b, ms_reader_header(r)) < 0)
-		goto out;
-	/*
-	 * Stacks and their references are unpacked from their bytes (one of
-	 * each a sample): building their msgpack objects too was a fifth of
-	 * ms-capture. SAMPLE and RAW records are ignored here.
-	 */
-	ms_reader_defer_objects(r, true);
-	while ((rc = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
-		if (ingest(b, &rec, u, ignored) < 0)
-			goto out;
-		records++;
-	}
-	if (rc == MS_READ_END) {
-		/* An upstream stage salvaged the stream and said so in its trailer. */
-		if (!ms_reader_trailer_complete(r) && ms_capture_builder_incomplete(b, NULL) < 0)
-			goto out;
-	} else if (rc == MS_READ_TRUNCATED && (flags & MS_CAPTURE_SALVAGE)) {
-		/* No input name: the same bytes give the same capture wherever they came from. */
-		snprintf(detail, sizeof(detail),
-			 "the stream ended at byte %" PRIu64 " after %" PRIu64
-			 " records, without a trailer; salvaged what it held",
-			 ms_reader_offset(r), records);
-		if (ms_capture_builder_incomplete(b, detail) < 0)
-			goto out;
-	} else {
-		ret = rc;
-		goto out;
-	}
-	if (flush_ignored(b, ignored) < 0)
-		goto out;
-	for (uint32_t i = 0; i < o->n_info; i++)
-		if (ms_capture_builder_info(b, &o->info[i]) < 0)
-			goto out;
-	if (o->fallback && add_fallbacks(b, o->fallback, &u->frame) < 0)
-		goto out;
-	*out = ms_capture_builder_seal(b);
-	b = NULL;
-	ret = *out ? 0 : MS_READ_ERROR;
-out:
-	if (ret != 0 && ret != MS_READ_ERROR && ret != MS_READ_TRUNCATED)
-		ret = MS_READ_ERROR;
-	ms_capture_builder_free(b);
-	free(u);
-	free(ignored);
-	return ret;
-}
-
-/* ---- dump ---- */
 
 static struct ms_str str(const struct ms_capture *cap, uint32_t id)
 {
@@ -404,14 +229,8 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 	return 0;
 }
 
-int ms_capture_dump(const struct ms_capture *cap, struct ms_writer *w,
-		    const char *stage, const char *version)
-{
-	return ms_capture_dump_flags(cap, w, stage, version, 0);
-}
-
-int ms_capture_dump_flags(const struct ms_capture *cap, struct ms_writer *w,
-			  const char *stage, const char *version, unsigned flags)
+int ms_capture_dump(const struct ms_capture *cap, struct ms_writer *w, const char *stage,
+		    const char *version, unsigned flags)
 {
 	union any_record *u;
 	int ret = -1;
@@ -433,4 +252,32 @@ int ms_capture_dump_flags(const struct ms_capture *cap, struct ms_writer *w,
 		ret = 0;
 	free(u);
 	return ret;
+}
+
+struct dump {
+	const struct ms_capture *cap;
+	unsigned flags;
+};
+
+static int produce(void *ctx, struct ms_stage_io *io)
+{
+	struct dump *d = ctx;
+
+	return ms_capture_dump(d->cap, io->writer, "ms-capture", PACKAGE_VERSION, d->flags);
+}
+
+int ms_capture_dump_stage(const char *path, unsigned flags, int out_fd, const char *out_name)
+{
+	struct dump d = { .flags = flags };
+	struct ms_stage_desc desc = { .name = "ms-capture", .version = PACKAGE_VERSION,
+				      .ctx = &d, .produce = produce };
+	struct ms_capture *cap = ms_capture_load(path);
+	int code;
+
+	if (!cap)
+		return MS_EXIT_ERROR;
+	d.cap = cap;
+	code = ms_stage_run_source(&desc, out_fd, out_name);
+	ms_capture_free(cap);
+	return code;
 }
