@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -1394,42 +1395,47 @@ static bool scope_has(const struct unit *u, const struct scope *s, uint64_t addr
 /* How many back from a binary search's position to look for an enclosing range. */
 #define OVERLAP_SCAN 8
 
-static uint32_t find_unit(const struct ms_dwarfidx *d, uint64_t addr)
+/*
+ * The position of the range that holds addr among n ranges sorted by lo,
+ * each stride bytes with its u64 lo and hi first (struct unit_range, struct
+ * top): the last that starts at or below addr, or one of the OVERLAP_SCAN
+ * before it that still reaches over it. NONE when none holds it.
+ */
+static uint32_t find_enclosing(const void *ranges, size_t stride, uint32_t n, uint64_t addr)
 {
-	uint32_t lo = 0, hi = d->n_uranges, k, stop;
+	const char *base = ranges;
+	uint32_t lo = 0, hi = n, k, stop;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (d->uranges[mid].lo <= addr)
+		if (*(const uint64_t *)(base + mid * stride) <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	stop = lo > OVERLAP_SCAN ? lo - OVERLAP_SCAN : 0;
 	for (k = lo; k > stop; k--)
-		if (addr < d->uranges[k - 1].hi)
-			return d->uranges[k - 1].unit;
+		if (addr < *(const uint64_t *)(base + (k - 1) * stride + sizeof(uint64_t)))
+			return k - 1;
 	return NONE;
+}
+_Static_assert(offsetof(struct unit_range, lo) == 0 && offsetof(struct unit_range, hi) == 8 &&
+	       offsetof(struct top, lo) == 0 && offsetof(struct top, hi) == 8,
+	       "find_enclosing() reads lo and hi first");
+
+static uint32_t find_unit(const struct ms_dwarfidx *d, uint64_t addr)
+{
+	uint32_t k = find_enclosing(d->uranges, sizeof(*d->uranges), d->n_uranges, addr);
+
+	return k == NONE ? NONE : d->uranges[k].unit;
 }
 
 static uint32_t find_top(const struct unit *u, uint64_t addr)
 {
-	uint32_t lo = 0, hi = u->n_tops, k, stop;
+	uint32_t k = find_enclosing(u->tops, sizeof(*u->tops), u->n_tops, addr);
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (u->tops[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	stop = lo > OVERLAP_SCAN ? lo - OVERLAP_SCAN : 0;
-	for (k = lo; k > stop; k--)
-		if (addr < u->tops[k - 1].hi)
-			return u->tops[k - 1].scope;
-	return NONE;
+	return k == NONE ? NONE : u->tops[k].scope;
 }
 
 static const char *attr_string(Dwarf_Die *die, unsigned int name)
