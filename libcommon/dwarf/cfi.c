@@ -206,22 +206,12 @@ const char *ms_cfi_debug_file(const struct ms_cfi *c)
 
 /* Sources ------------------------------------------------------------------ */
 
+/* Whether elf has a section name with bytes (a debug file's may be NOBITS). */
 static bool has_section(Elf *elf, const char *name)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	GElf_Shdr sh;
 
-	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *n;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
-		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) && !strcmp(n, name))
-			return true;
-	}
-	return false;
+	return ms_elf_section(elf, name, &sh) && sh.sh_type != SHT_NOBITS;
 }
 
 /* .debug_frame of an open ELF file, or NULL. */
