@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 #include "cmd/microscope/microscope.h"
 #include "util/pipeline.h"
 #include "util/error.h"
+#include "util/publish.h"
 
 static const char usage_symbolize[] =
 	"usage: microscope symbolize [--debug-dir DIR]... [-o FILE] CAPTURE\n"
@@ -49,22 +49,6 @@ static const char usage_symbolize[] =
 	MS_EXIT_CODES_HELP;
 
 #define DEBUG_DIRS_MAX 64
-
-/* Make the rename durable; a failure here loses nothing written. */
-static void sync_dir_of(const char *path)
-{
-	char *copy = strdup(path);
-	int fd;
-
-	if (!copy)
-		return;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(copy);
-}
 
 /* One line on stderr: what the new capture holds, and what is still bare. */
 static int report_symbolized(const char *output)
@@ -179,7 +163,7 @@ int ms_front_symbolize(int argc, char **argv)
 		ms_error_errno("cannot rename '%s' to '%s'", tmp, output);
 		goto out;
 	}
-	sync_dir_of(output);
+	ms_sync_dir_of(output);
 	ret = report_symbolized(output) ? MS_EXIT_ERROR : MS_EXIT_OK;
 out:
 	/* Nothing under the temporary name survives a failure. */

@@ -81,8 +81,7 @@ int ms_publish_open(struct ms_publish *p, const char *path)
 	return p->fd;
 }
 
-/* Make the rename itself durable; a failure here loses nothing written. */
-static void sync_dir(const char *path)
+void ms_sync_dir_of(const char *path)
 {
 	char *copy = strdup(path);
 	int fd;
@@ -170,7 +169,7 @@ int ms_publish_commit(struct ms_publish *p)
 		return -1;
 	}
 	if (!p->cache)
-		sync_dir(p->path);
+		ms_sync_dir_of(p->path);
 	release(p);
 	return 0;
 }

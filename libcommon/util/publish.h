@@ -52,5 +52,10 @@ int ms_publish_open(struct ms_publish *p, const char *path);
 int ms_publish_commit(struct ms_publish *p);
 /* Close and remove the temporary; PATH is left as it was. */
 void ms_publish_abort(struct ms_publish *p);
+/*
+ * fsync the directory that holds path, so that a rename into it is
+ * durable; best effort: a failure here loses nothing written.
+ */
+void ms_sync_dir_of(const char *path);
 
 #endif
