@@ -11,7 +11,6 @@
 #include "stream/stream.h"
 #include "symbols/symbolize.h"
 #include "util/error.h"
-#include "util/prefault.h"
 #include "util/grow.h"
 
 /* Text mode: the frames of each STACK_DEF, for the STACK_REFs that follow. */
@@ -232,7 +231,6 @@ int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
 	struct ms_record rec;
 	int code = MS_EXIT_ERROR, rr = MS_READ_ERROR, fd;
 
-	ms_heap_prime(MS_STAGE_HEAP);	/* its tables' blocks without a fault a page */
 	if (!(r = ms_reader_open(in_fd, in_name)))
 		goto out;
 	/* STACK records are only unpacked and copied: no objects. */

@@ -10,7 +10,6 @@
 #include "unwind/stacktab.h"
 #include "unwind/unwind.h"
 #include "util/error.h"
-#include "util/prefault.h"
 
 /* Per-stage buffers, allocated once: a sample and a stack are large. */
 struct unwind_bufs {
@@ -216,7 +215,6 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 	struct policy pol = { .opts = opts };
 	int code = MS_EXIT_ERROR, rr;
 
-	ms_heap_prime(MS_STAGE_HEAP);	/* its tables' blocks without a fault a page */
 	if (!(r = ms_reader_open(in_fd, in_name)))
 		goto out;
 	/* SAMPLE records are only unpacked: no objects. */
