@@ -12,7 +12,6 @@
 #include "stream/stream.h"
 #include "symbols/symbolize.h"
 #include "util/error.h"
-#include "util/prefault.h"
 #include "util/grow.h"
 
 /* Text mode: the frames of each STACK_DEF, for the STACK_REFs that follow. */
@@ -302,7 +301,6 @@ int ms_symbolize_stage(int in_fd, const char *in_name, int out_fd,
 	struct symbolize_bufs *b;
 	int code;
 
-	ms_heap_prime(MS_STAGE_HEAP);	/* its tables' blocks without a fault a page */
 	if (!(b = calloc(1, sizeof(*b)))) {
 		ms_error("out of memory");
 		return MS_EXIT_ERROR;

@@ -11,7 +11,6 @@
 #include "unwind/stacktab.h"
 #include "unwind/unwind.h"
 #include "util/error.h"
-#include "util/prefault.h"
 
 /* The stage's state, allocated once: a sample and a stack are large. */
 struct unwind_bufs {
@@ -294,7 +293,6 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 	struct unwind_bufs *b;
 	int code;
 
-	ms_heap_prime(MS_STAGE_HEAP);	/* its tables' blocks without a fault a page */
 	if (!(b = malloc(sizeof(*b)))) {
 		ms_error("out of memory");
 		return MS_EXIT_ERROR;

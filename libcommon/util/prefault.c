@@ -2,7 +2,6 @@
 #include "util/prefault.h"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -169,20 +168,6 @@ void ms_populate(void *p, size_t len)
 	(void)p;
 	(void)len;
 #endif
-}
-
-void ms_heap_prime(size_t bytes)
-{
-	void *p;
-
-	if (bytes < 65536 || bytes > (size_t)1 << 30 ||
-	    !mallopt(M_MMAP_THRESHOLD, (int)bytes) || !mallopt(M_TRIM_THRESHOLD, (int)(2 * bytes)))
-		return;
-	/* (Under the threshold: from the heap, which it grows; freed, it stays.) */
-	if ((p = malloc(bytes - 4096))) {
-		ms_populate(p, bytes - 4096);
-		free(p);
-	}
 }
 
 void *ms_pages_alloc(size_t len)

@@ -1,7 +1,6 @@
 /*
  * Faulting memory in ahead of its use: a read-only file mapping from a
- * thread (ms_prefault_start()), fresh buffers and the heap's first part in
- * one call each (ms_populate(), ms_heap_prime()).
+ * thread (ms_prefault_start()), a fresh buffer in one call (ms_populate()).
  *
  * A stage reading a saved stream of 100 MB or more through a mapping paid
  * either a fault per 64 KiB as it reached each part, or MAP_POPULATE's one
@@ -10,6 +9,13 @@
  * the stage starts at once and the faults mostly happen off its path; it
  * populates one page where the kernel maps many for one fault (see
  * prefault.c), which costs less CPU time than the reader faulting them.
+ *
+ * Measured for issue 14 (on and off alternated in one run): without the
+ * thread, bench-smoke part 20's ms-decode alone ran 1.12-1.29x slower on a
+ * stream cached in small folios (copied in 4 KiB writes, or the same
+ * stream a few minutes after it was written); without the PMD probe, the
+ * thread made it 1.12-1.20x slower on a stream just written. Without
+ * ms_populate(), parts 10 and 20's pipelines ran 1.04-1.07x slower.
  */
 #ifndef MS_UTIL_PREFAULT_H
 #define MS_UTIL_PREFAULT_H
@@ -39,22 +45,11 @@ void ms_prefault_wait(struct ms_prefault *pf);
  * inside the range; best effort, silent where unsupported.
  */
 void ms_populate(void *p, size_t len);
-/*
- * The first bytes of the heap at once: malloc then serves blocks under
- * bytes from the heap (not from mmap), keeps up to twice that free at its
- * top, and its first bytes are populated now (ms_populate()). For a stage
- * that builds its tables (CFI, symbols) from many fresh blocks as it
- * starts, each page of which cost a page fault: 2 MiB removed 150-180 of
- * ms-unwind's and ms-symbolize's faults and about 1 ms of each one's start
- * here. Call it first, before anything is allocated.
- */
-#define MS_STAGE_HEAP (2u << 20)
-void ms_heap_prime(size_t bytes);
 
 /*
  * Zeroed memory on pages of its own (an anonymous mapping), for a large
  * table mostly left untouched: a page costs only when first used. calloc
- * of a block under the primed heap's threshold clears it whole instead:
+ * of a block under malloc's mmap threshold clears it whole instead:
  * ms-unwind's 520 KB PC cache cost 127 page touches (about 0.8 ms here)
  * where a run uses a few pages of it. NULL when out of memory; free with
  * ms_pages_free() and the same length.

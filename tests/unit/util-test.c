@@ -107,32 +107,6 @@ static void test_populate(void **state)
 	munmap(m, 8 * page);
 }
 
-/*
- * After ms_heap_prime(), blocks under the bound come from the primed heap,
- * already populated; a bound out of range changes nothing.
- */
-static void test_heap_prime(void **state)
-{
-	size_t n = 0;
-	char *p;
-
-	(void)state;
-	ms_heap_prime(1000);		/* refused: too small to matter */
-	ms_heap_prime(MS_STAGE_HEAP);
-	p = malloc(MS_STAGE_HEAP / 2);
-	assert_non_null(p);
-	if (mapped_pages(p + 4096, MS_STAGE_HEAP / 2 - 8192, &n) < 0) {
-		free(p);
-		skip();		/* no /proc/self/pagemap: cannot tell */
-	}
-#ifdef MADV_POPULATE_WRITE
-	/* every page of it mapped before it was written */
-	assert_int_equal(n, (MS_STAGE_HEAP / 2 - 8192) / 4096);
-#endif
-	memset(p, 1, MS_STAGE_HEAP / 2);
-	free(p);
-}
-
 /* ms_pages_alloc(): zeroed, and no page mapped until used (calloc would clear each). */
 static void test_pages_alloc(void **state)
 {
@@ -402,7 +376,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_populate),
-		cmocka_unit_test(test_heap_prime),
 		cmocka_unit_test(test_pages_alloc),
 		cmocka_unit_test(test_prefault_small),
 		cmocka_unit_test(test_prefault_anonymous),
