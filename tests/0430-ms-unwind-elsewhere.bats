@@ -117,28 +117,11 @@ same_as_in_place() {
 }
 
 @test "elsewhere: debuginfod (a local server) serves the binary: the same stacks and names" {
-	py=/usr/bin/python3
-	require_built "$py"
-	ldconfig -p | grep -q 'libdebuginfod.so.1 ' || {
-		echo "libdebuginfod.so.1 is not installed: run scripts/install-deps" >&2
-		false
-	}
 	record_in_place
 	mkdir -p "srv/buildid/$ID"
 	mv bin/recurse "srv/buildid/$ID/debuginfo"
-	(cd srv && exec "$py" -c '
-import http.server, socketserver
-class H(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a): pass
-with socketserver.TCPServer(("127.0.0.1", 0), H) as s:
-    open("../port.tmp", "w").write(str(s.server_address[1]))
-    import os; os.rename("../port.tmp", "../port")
-    s.serve_forever()
-') 3>&- &
-	SERVER_PID=$!
-	for _ in $(seq 50); do [ -s port ] && break; sleep 0.1; done
-	[ -s port ]
-	DEBUGINFOD_URLS=http://127.0.0.1:$(cat port) DEBUGINFOD_CACHE_PATH=$BATS_TEST_TMPDIR/dcache \
+	start_debuginfod_server srv
+	DEBUGINFOD_URLS=http://127.0.0.1:$DEBUGINFOD_PORT DEBUGINFOD_CACHE_PATH=$BATS_TEST_TMPDIR/dcache \
 		process served
 	same_as_in_place served
 }

@@ -227,25 +227,10 @@ split_debug() {
 
 @test "ms-symbolize: debuginfod (a local server) serves the debug file" {
 	split_debug
-	py=/usr/bin/python3
-	require_built "$py"
-	ldconfig -p | grep -q 'libdebuginfod.so.1 ' || { echo "libdebuginfod.so.1 is not installed: run scripts/install-deps" >&2; false; }
 	mkdir -p "srv/buildid/$ID"
 	cp dbg/inline.debug "srv/buildid/$ID/debuginfo"
-	(cd srv && exec "$py" -c '
-import http.server, socketserver
-class H(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a): pass
-with socketserver.TCPServer(("127.0.0.1", 0), H) as s:
-    open("../port.tmp", "w").write(str(s.server_address[1]))
-    import os; os.rename("../port.tmp", "../port")
-    s.serve_forever()
-') 3>&- &
-	SERVER_PID=$!
-	for _ in $(seq 50); do [ -s port ] && break; sleep 0.1; done
-	[ -s port ]
-	port=$(cat port)
-	export DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$BATS_TEST_TMPDIR/cache
+	start_debuginfod_server srv
+	export DEBUGINFOD_URLS=http://127.0.0.1:$DEBUGINFOD_PORT DEBUGINFOD_CACHE_PATH=$BATS_TEST_TMPDIR/cache
 	run --separate-stderr ms-symbolize --text --lines in.msr
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"inline_work (/"*"/tests/fixtures/inline.c:"* ]]

@@ -58,3 +58,32 @@ require_built() {
 		return 1
 	done
 }
+
+# Serve folder $1 over HTTP on 127.0.0.1 as a debuginfod server would
+# (buildid/ID/debuginfo), with Debian's python3; sets SERVER_PID (the test's
+# teardown kills it) and DEBUGINFOD_PORT. Fails when libdebuginfod.so.1, which
+# ms-debuginfod-find loads, is missing.
+start_debuginfod_server() {
+	local dir=$1 py=/usr/bin/python3 portfile
+	require_built "$py"
+	ldconfig -p | grep -q 'libdebuginfod.so.1 ' || {
+		echo "libdebuginfod.so.1 is not installed: run scripts/install-deps" >&2
+		return 1
+	}
+	portfile=$(mktemp -u "$BATS_TEST_TMPDIR/port.XXXXXX")
+	(cd "$dir" && exec "$py" -c '
+import http.server, os, socketserver, sys
+class H(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a): pass
+with socketserver.TCPServer(("127.0.0.1", 0), H) as s:
+    open(sys.argv[1] + ".tmp", "w").write(str(s.server_address[1]))
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    s.serve_forever()
+' "$portfile") 3>&- &
+	# shellcheck disable=SC2034 # for the calling test and its teardown
+	SERVER_PID=$!
+	for _ in $(seq 50); do [ -s "$portfile" ] && break; sleep 0.1; done
+	[ -s "$portfile" ] || { echo "the debuginfod server did not start" >&2; return 1; }
+	# shellcheck disable=SC2034 # for the calling test
+	DEBUGINFOD_PORT=$(cat "$portfile")
+}

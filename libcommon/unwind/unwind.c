@@ -549,21 +549,21 @@ static uint32_t fentry_probe(struct ms_unwinder *u, struct fentry *fe)
 	if (u->modules[i].found) {
 		u->stats.modules_found++;
 	} else if (!u->modules[i].has_loads) {
+		/* What a copy of the binary in --debug-dir would mend. */
+		static const char mend[] = "its frames keep file offsets and DWARF stacks end at "
+					   "them: to unwind them, give ms-unwind and ms-symbolize "
+					   "--debug-dir DIR with a copy of the binary as DIR/NAME";
+
 		u->stats.modules_unverified++;
 		if (refused[0])
 			ms_problems_add(&u->problems, "unverified-module",
 					"'%s': %s, and '%s', which its build id proves, is a "
-					"debug file without the code; its frames keep file "
-					"offsets and DWARF stacks end at them: to unwind them, "
-					"give ms-unwind and ms-symbolize --debug-dir DIR with a "
-					"copy of the binary as DIR/NAME", fe->path, why, refused);
+					"debug file without the code; %s", fe->path, why, refused,
+					mend);
 		else if (!proved && fe->bid_len)
 			ms_problems_add(&u->problems, "unverified-module",
-					"'%s': %s, and no file with its build id was found; its "
-					"frames keep file offsets and DWARF stacks end at them: "
-					"to unwind them, give ms-unwind and ms-symbolize "
-					"--debug-dir DIR with a copy of the binary as DIR/NAME",
-					fe->path, why);
+					"'%s': %s, and no file with its build id was found; %s",
+					fe->path, why, mend);
 		else
 			ms_problems_add(&u->problems, "unverified-module",
 					"'%s': %s; its frames keep file offsets and are not "

@@ -89,40 +89,6 @@ static void copy_file(const char *from, const char *to)
 	assert_int_equal(fclose(out), 0);
 }
 
-/* The address of symbol name in data file file, from its .symtab. */
-static uint64_t sym_in(const char *file, const char *name)
-{
-	struct ms_elf_file f;
-	Elf_Scn *scn = NULL;
-	uint64_t value = 0;
-	bool found = false;
-
-	assert_int_equal(ms_elf_file_open(&f, data_path(file)), MS_SYM_OK);
-	while ((scn = elf_nextscn(f.elf, scn)) && !found) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *n;
-
-			if (gelf_getsym(d, (int)i, &s) &&
-			    (n = elf_strptr(f.elf, sh.sh_link, s.st_name)) && !strcmp(n, name)) {
-				value = s.st_value;
-				found = true;
-				break;
-			}
-		}
-	}
-	ms_elf_file_close(&f);
-	if (!found)
-		fail_msg("no symbol '%s' in %s", name, file);
-	return value;
-}
-
 /* The body of the function: its virtual address, the same in every build. */
 static uint64_t body_vaddr(void)
 {

@@ -66,40 +66,6 @@ void *realloc(void *p, size_t n)
 #define UNMAPPED 0x1234ull
 #define PERF_MASK 0xff01ffull		/* AX..IP, R8..R15 */
 
-/* The value of symbol name in file (data/NAME). */
-static uint64_t sym_in(const char *file, const char *name)
-{
-	struct ms_elf_file f;
-	Elf_Scn *scn = NULL;
-	uint64_t value = 0;
-	bool found = false;
-
-	assert_int_equal(ms_elf_file_open(&f, data_path(file)), MS_SYM_OK);
-	while ((scn = elf_nextscn(f.elf, scn)) && !found) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *n;
-
-			if (gelf_getsym(d, (int)i, &s) && (n = elf_strptr(f.elf, sh.sh_link, s.st_name)) &&
-			    !strcmp(n, name)) {
-				value = s.st_value;
-				found = true;
-				break;
-			}
-		}
-	}
-	ms_elf_file_close(&f);
-	if (!found)
-		fail_msg("no symbol '%s' in %s", name, file);
-	return value;
-}
-
 static uint64_t sym(const char *name)
 {
 	return sym_in("dwarf-frames", name);

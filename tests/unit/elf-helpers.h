@@ -1,6 +1,7 @@
 /*
  * Unit tests over ELF files: the files built next to the test binary
- * (data/NAME, ../fixtures/NAME), and a file's .text range. Include after <cmocka.h>.
+ * (data/NAME, ../fixtures/NAME), a file's .text range and a symbol's value.
+ * Include after <cmocka.h>.
  */
 #ifndef MS_TESTS_ELF_HELPERS_H
 #define MS_TESTS_ELF_HELPERS_H
@@ -39,24 +40,50 @@ static inline const char *data_path(const char *name)
 static inline void text_range(const char *path, uint64_t *lo, uint64_t *hi)
 {
 	struct ms_elf_file f;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	GElf_Shdr sh;
 
 	*lo = *hi = 0;
 	assert_int_equal(ms_elf_file_open(&f, path), MS_SYM_OK);
-	assert_int_equal(elf_getshdrstrndx(f.elf, &shstrndx), 0);
-	while ((scn = elf_nextscn(f.elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(f.elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(name, ".text")) {
-			*lo = sh.sh_addr;
-			*hi = sh.sh_addr + sh.sh_size;
-		}
+	if (ms_elf_section(f.elf, ".text", &sh)) {
+		*lo = sh.sh_addr;
+		*hi = sh.sh_addr + sh.sh_size;
 	}
 	ms_elf_file_close(&f);
 	assert_true(*hi > *lo);
+}
+
+/* The value of symbol name in data/FILE, from its .symtab; fails the test when absent. */
+static inline uint64_t sym_in(const char *file, const char *name)
+{
+	struct ms_elf_file f;
+	Elf_Scn *scn = NULL;
+	uint64_t value = 0;
+	bool found = false;
+
+	assert_int_equal(ms_elf_file_open(&f, data_path(file)), MS_SYM_OK);
+	while ((scn = elf_nextscn(f.elf, scn)) && !found) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (gelf_getsym(d, (int)i, &s) && (n = elf_strptr(f.elf, sh.sh_link, s.st_name)) &&
+			    !strcmp(n, name)) {
+				value = s.st_value;
+				found = true;
+				break;
+			}
+		}
+	}
+	ms_elf_file_close(&f);
+	if (!found)
+		fail_msg("no symbol '%s' in %s", name, file);
+	return value;
 }
 
 #endif
