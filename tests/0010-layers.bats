@@ -45,6 +45,15 @@ plant() {
 	[[ "$output" == *"formats may not include analysis"* ]]
 }
 
+@test "the stream's internal headers stay inside libcommon" {
+	plant cmd/ms-capture.c stream/protocols.h
+	plant formats/common.c stream/schema.h
+	run --separate-stderr "$tree/scripts/check-layers" "$tree"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cmd/ms-capture.c includes libcommon/stream/protocols.h: the stream's internal headers are for libcommon only"* ]]
+	[[ "$output" == *"formats/common.c includes libcommon/stream/schema.h"* ]]
+}
+
 @test "two files of one folder that include each other fail" {
 	plant libcommon/util/hashindex.h util/pairmap.h
 	run --separate-stderr "$tree/scripts/check-layers" "$tree"

@@ -11,6 +11,7 @@
 
 #include "capture/builder.h"
 #include "capture/convert.h"
+#include "stream/protocols.h"
 #include "stream/records.h"
 #include "stream/stage.h"
 #include "util/error.h"
@@ -237,7 +238,7 @@ static int mark_end(struct ingest *g, struct ms_stage_io *io, enum ms_stage_end 
 	switch (how) {
 	case MS_STAGE_COMPLETE:
 		/* An upstream stage salvaged the stream and said so in its trailer. */
-		if (!ms_reader_trailer_complete(io->reader))
+		if (!ms_reader_trailer(io->reader)->complete)
 			return ms_capture_builder_incomplete(g->b, NULL) < 0 ? -1 : 1;
 		return 1;
 	case MS_STAGE_CUT:

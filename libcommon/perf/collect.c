@@ -6,6 +6,7 @@
 #include "perf/session.h"
 #include "perf/target.h"
 #include "perf/vdso.h"
+#include "stream/protocols.h"
 #include "stream/records.h"
 #include "stream/stream.h"
 #include "util/error.h"

@@ -6,7 +6,9 @@
  */
 #include "perf/decode.h"
 #include "perf/order.h"
+#include "stream/cursor.h"
 #include "stream/fastpack.h"
+#include "stream/protocols.h"
 #include "stream/stackfile.h"
 #include "stream/stage.h"
 #include "stream/stream.h"
@@ -1125,7 +1127,7 @@ static int emit_ref(struct stage *st, const unsigned char *p)
 
 	memcpy(&R, p, sizeof(R));
 	bound = fast_bound(&st->emit_scratch, &R);
-	ms_writer_begin(st->w);
+	ms_writer_begin(st->w, MS_REC_SAMPLE);
 	p0 = ms_writer_reserve(st->w, bound);
 	if (p0) {
 		end = fast_pack(p0, &R, st->map);
@@ -1310,15 +1312,20 @@ static unsigned time_field(uint32_t kind)
 static int handle_typed(struct stage *st, const struct ms_record *rec)
 {
 	unsigned at = time_field(rec->kind);
-	/* (A deferred kind passing through: SAMPLE, STACK.) */
-	const msgpack_object *o = rec->obj ? rec->obj : ms_reader_object(st->r, rec);
+	struct ms_cursor c;
+	uint32_t n;
+	uint64_t time;
 
-	if (!o)
-		return -1;
 	/* not validated here: the record goes on unchanged, and is checked downstream */
-	if (at && o->type == MSGPACK_OBJECT_ARRAY && o->via.array.size > at &&
-	    o->via.array.ptr[at].type == MSGPACK_OBJECT_POSITIVE_INTEGER)
-		return pass_through(st, rec, MS_ORDER_TIMED, o->via.array.ptr[at].via.u64);
+	ms_cur_init(&c, rec->bytes, rec->len);
+	if (at && ms_cur_array(&c, &n) > 0 && n > at) {
+		unsigned i = 0;
+
+		while (i < at && ms_cur_skip(&c) > 0)
+			i++;
+		if (i == at && ms_cur_uint(&c, &time) > 0)
+			return pass_through(st, rec, MS_ORDER_TIMED, time);
+	}
 	return pass_through(st, rec, MS_ORDER_UNTIMED, 0);
 }
 
@@ -1384,13 +1391,9 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 	unsigned char *p;
 	int kind;
 
-	if (!raw_from_bytes(rec, &st->raw)) {
-		/* Anything unusual is judged from the record's objects (deferred: built now). */
-		struct ms_record built = *rec;
-
-		if (!(built.obj = ms_reader_object(st->r, rec)) || ms_raw_unpack(&built, &st->raw) < 0)
-			return -1;
-	}
+	/* Anything unusual is judged by the generic codec. */
+	if (!raw_from_bytes(rec, &st->raw) && ms_raw_unpack(rec, &st->raw) < 0)
+		return -1;
 	if (st->fast.on) {
 		int ret = fast_sample(st, st->raw.cpu, st->raw.data, st->raw.len);
 

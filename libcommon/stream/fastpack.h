@@ -1,10 +1,10 @@
 /*
  * Internal to libcommon (the stream, and ms-decode's time ordering, which
- * keeps samples packed): packing fixed-schema records (STACK,
- * SAMPLE: the per-sample ones) straight into the writer's buffer, without
- * a msgpack-c callback per element. The bytes are exactly what msgpack-c's
- * msgpack_pack_uint32/uint64/array/bin produce (the smallest encoding), so
- * the stream is the same whichever path wrote it.
+ * keeps samples packed): the msgpack encoders every record is packed with
+ * (stream/schema.c, stream/fastrec.c), straight into the writer's buffer
+ * (ms_writer_reserve(), stream/protocols.h). The bytes are exactly what
+ * msgpack-c's msgpack_pack_uint32/uint64/array/bin produce (the smallest
+ * encoding), so the streams stay what they were when msgpack-c wrote them.
  */
 #ifndef MS_STREAM_FASTPACK_H
 #define MS_STREAM_FASTPACK_H
@@ -12,24 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "stream/protocols.h"
 #include "stream/records.h"
-#include "stream/stream.h"
-
-/*
- * Room for up to n more bytes of the open record, or NULL when the record
- * would outgrow MS_RECORD_MAX, the writer has failed or no record is open:
- * then pack with the msgpack packer, which reports. Bytes written at the
- * pointer count once ms_writer_advance() says how many.
- */
-char *ms_writer_reserve(struct ms_writer *w, size_t n);
-void ms_writer_advance(struct ms_writer *w, size_t n);
-
-/*
- * Grow the pipe at fd, if it is one of the default 64 KiB, to 1 MiB: the
- * reader does it to its input, so each pipe between stages is grown by
- * the stage downstream.
- */
-void ms_pipe_grow(int fd);
 
 /*
  * The other way: the big-endian integer of w bytes (1, 2, 4 or 8) after a

@@ -2,19 +2,17 @@
  * The stream reader. Input is read in large blocks into one buffer. Each
  * record is framed by our own scan of the msgpack type bytes, which checks
  * every length a header claims against what the record limit leaves, and
- * the nesting depth, before any object is built. Only a record that
- * passed the scan and is wholly in the buffer is built into msgpack-c's
- * object model by our own one-pass builder (msgpack-c's unpacker was a
- * third of a filter stage's time), its elements in one arena that is
- * reused and grown only when a record needs more. A reader told to defer
- * objects (ms_reader_defer_objects()) skips that build for STACK and
- * SAMPLE records, whose decoders read the scanned bytes directly; the scan
- * itself runs for every record all the same. A mapped input is scanned a
+ * the nesting depth. A record that passed the scan and is wholly in the
+ * buffer is handed out as its bytes, which each kind's decoder reads
+ * (stream/schema.c; no object model is built: msgpack-c's unpacker was a
+ * third of a filter stage's time). A mapped input is scanned a
  * few records ahead of the one handed out (scout()), so that the bytes a
  * stage reads first are in the cache when it gets there.
  */
 #include "stream/stream.h"
+#include "stream/cursor.h"
 #include "stream/fastpack.h"
+#include "stream/protocols.h"
 #include "stream/records.h"
 #include "util/error.h"
 #include "util/prefault.h"
@@ -29,7 +27,6 @@
 #include <unistd.h>
 
 #define READER_BUF_MIN (256u * 1024u)
-#define ARENA_MIN (64u * 1024u)
 
 /*
  * A mapped input is framed a few records ahead of the one handed out
@@ -62,22 +59,14 @@ struct ms_reader {
 	bool eof;
 	enum reader_state state;
 	uint64_t records;	/* records returned, not counting header */
-	uint64_t trailer_records;
-	bool trailer_complete;
+	struct ms_trailer trailer;
 	struct ms_header header;
 	char last_producer[2 * MS_NAME_MAX + 1];
 	struct ms_writer *flush_first;
 	void *map;		/* a regular file's mapping (buf points into it), or NULL */
 	size_t map_len;
 	struct ms_prefault *prefault;	/* faulting map in */
-	msgpack_object *arena;	/* the record's containers' elements, reused */
-	size_t arena_cap;	/* bytes */
-	msgpack_object obj;
-	bool defer;		/* STACK and SAMPLE records: no objects unless asked */
-	bool built;		/* obj is the last framed record's */
-	uint32_t deferred_kind;	/* !built: the record's kind, read from its bytes */
-	const char *last;	/* the last framed record's bytes */
-	uint32_t fast_kind;	/* that record's kind when a fast path framed it (arena not sized) */
+	uint32_t fast_kind;	/* the last framed record's kind when a fast path framed it */
 	struct ms_sample *sample;	/* ms_reader_unpack_samples()'s, or NULL */
 	const char *sample_at;	/* the last framed record's bytes when sample_in is its */
 	struct ms_sample *sample_in;	/* that record's sample: sample, or a peek's */
@@ -92,8 +81,8 @@ struct ms_reader {
 	 * when it gets there) or at the end.
 	 */
 	struct scouted {
-		size_t start, len, zone_need;
-		uint32_t fast_kind;	/* framed by a fast path (zone_need 0), or 0 */
+		size_t start, len;
+		uint32_t fast_kind;	/* framed by a fast path, or 0 */
 	} scouted[SCOUT_AHEAD];
 	unsigned sc_first, sc_n;
 	size_t sc_next;
@@ -111,7 +100,6 @@ enum scan_result {
 
 struct scan {
 	size_t len;		/* SCAN_DONE: the record's length */
-	size_t zone_need;	/* SCAN_DONE: bytes of the containers' elements (build()) */
 	size_t at;		/* errors: offset in the record of the bad header */
 	int type;		/* SCAN_TOO_BIG: the claiming type byte */
 	uint64_t claim;		/* SCAN_TOO_BIG: what the header claimed */
@@ -148,7 +136,7 @@ static const unsigned char int_len[256] = {
 static bool scan_flat(const unsigned char *p, size_t end, unsigned max_depth, struct scan *s)
 {
 	unsigned n = p[0] & 0x0f, i = 0;
-	size_t pos = 1, zone = n * sizeof(msgpack_object), hdr;
+	size_t pos = 1, hdr;
 	/* Below stop, 9 bytes (the longest integer) are within end. */
 	size_t stop = end >= 9 ? end - 9 : 0;
 
@@ -192,7 +180,6 @@ static bool scan_flat(const unsigned char *p, size_t end, unsigned max_depth, st
 					return false;
 				pos += hdr;
 			}
-			zone += elems * sizeof(msgpack_object);
 			i++;
 			continue;
 		} else if (t >= 0xa0 && t <= 0xbf) {
@@ -219,7 +206,6 @@ static bool scan_flat(const unsigned char *p, size_t end, unsigned max_depth, st
 		i++;
 	}
 	s->len = pos;
-	s->zone_need = zone;
 	s->what = NULL;
 	return true;
 }
@@ -250,14 +236,12 @@ static enum scan_result scan_record(const unsigned char *p, size_t avail, size_t
 	    scan_flat(p, limit < avail ? limit : avail, max_depth, s))
 		return SCAN_DONE;
 	pending[0] = 1;
-	s->zone_need = 0;
 	s->what = NULL;
 	for (;;) {
 		unsigned char t;
 		size_t hdr = 1;		/* header bytes */
 		uint64_t body = 0;	/* payload bytes after the header */
 		uint64_t elems = 0;	/* child elements (maps: keys + values) */
-		size_t zone = 0;
 		bool container = false;
 
 		/*
@@ -373,11 +357,6 @@ static enum scan_result scan_record(const unsigned char *p, size_t avail, size_t
 			}
 			if (depth + 1 > max_depth)
 				return SCAN_TOO_DEEP;
-			if ((t >= 0x80 && t <= 0x8f) || t == 0xde || t == 0xdf)
-				zone = elems / 2 * sizeof(msgpack_object_kv);
-			else
-				zone = elems * sizeof(msgpack_object);
-			s->zone_need += zone;
 			outstanding += elems;
 			pending[++depth] = elems;
 			continue;
@@ -393,203 +372,6 @@ static enum scan_result scan_record(const unsigned char *p, size_t avail, size_t
 			return SCAN_MORE;
 		}
 		pos += body;
-	}
-}
-
-/*
- * Build the msgpack-c object tree of a record that scan_record() accepted
- * (so every length, count and the depth are known to be in bounds), the
- * way msgpack_unpack() would: strings, bins and exts point into the
- * record's bytes; containers' elements come from the arena, which holds
- * s.zone_need bytes. One pass, no checks: about a fifth of msgpack-c's cost.
- */
-struct builder {
-	const unsigned char *p;
-	char *arena;
-};
-
-static void build(struct builder *b, msgpack_object *o)
-{
-	const unsigned char *p = b->p;
-	unsigned char t = *p++;
-	uint32_t n = 0;
-
-	if (t <= 0x7f) {
-		o->type = MSGPACK_OBJECT_POSITIVE_INTEGER;
-		o->via.u64 = t;
-		b->p = p;
-		return;
-	}
-	if (t >= 0xe0) {
-		o->type = MSGPACK_OBJECT_NEGATIVE_INTEGER;
-		o->via.i64 = (int8_t)t;
-		b->p = p;
-		return;
-	}
-	if (t >= 0xa0 && t <= 0xbf) {
-		o->type = MSGPACK_OBJECT_STR;
-		o->via.str.size = t & 0x1f;
-		o->via.str.ptr = (const char *)p;
-		b->p = p + (t & 0x1f);
-		return;
-	}
-	if (t >= 0x90 && t <= 0x9f) {
-		n = t & 0x0f;
-		goto array;
-	}
-	if (t >= 0x80 && t <= 0x8f) {
-		n = t & 0x0f;
-		goto map;
-	}
-	switch (t) {
-	case 0xc0:
-		o->type = MSGPACK_OBJECT_NIL;
-		break;
-	case 0xc2:
-	case 0xc3:
-		o->type = MSGPACK_OBJECT_BOOLEAN;
-		o->via.boolean = t == 0xc3;
-		break;
-	case 0xcc: case 0xcd: case 0xce: case 0xcf: {
-		int w = 1 << (t - 0xcc);
-
-		o->type = MSGPACK_OBJECT_POSITIVE_INTEGER;
-		o->via.u64 = fp_get_be(p, w);
-		p += w;
-		break;
-	}
-	case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
-		int w = 1 << (t - 0xd0);
-		uint64_t u = fp_get_be(p, w);
-		int64_t v = w == 8 ? (int64_t)u : (int64_t)(u << (64 - 8 * w)) >> (64 - 8 * w);
-
-		/* msgpack-c: a signed type holding a value >= 0 is a positive integer. */
-		if (v < 0) {
-			o->type = MSGPACK_OBJECT_NEGATIVE_INTEGER;
-			o->via.i64 = v;
-		} else {
-			o->type = MSGPACK_OBJECT_POSITIVE_INTEGER;
-			o->via.u64 = (uint64_t)v;
-		}
-		p += w;
-		break;
-	}
-	case 0xca: {
-		uint32_t u = (uint32_t)fp_get_be(p, 4);
-		float f;
-
-		memcpy(&f, &u, sizeof(f));
-		o->type = MSGPACK_OBJECT_FLOAT32;
-		o->via.f64 = f;
-		p += 4;
-		break;
-	}
-	case 0xcb: {
-		uint64_t u = fp_get_be(p, 8);
-
-		o->type = MSGPACK_OBJECT_FLOAT64;
-		memcpy(&o->via.f64, &u, sizeof(u));
-		p += 8;
-		break;
-	}
-	case 0xd9: case 0xda: case 0xdb:
-	case 0xc4: case 0xc5: case 0xc6: {
-		int w = t >= 0xd9 ? 1 << (t - 0xd9) : 1 << (t - 0xc4);
-
-		o->type = t >= 0xd9 ? MSGPACK_OBJECT_STR : MSGPACK_OBJECT_BIN;
-		o->via.bin.size = (uint32_t)fp_get_be(p, w);
-		o->via.bin.ptr = (const char *)p + w;
-		p += w + o->via.bin.size;
-		break;
-	}
-	case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8:
-		o->type = MSGPACK_OBJECT_EXT;
-		o->via.ext.type = (int8_t)p[0];
-		o->via.ext.size = 1u << (t - 0xd4);
-		o->via.ext.ptr = (const char *)p + 1;
-		p += 1 + o->via.ext.size;
-		break;
-	case 0xc7: case 0xc8: case 0xc9: {
-		int w = 1 << (t - 0xc7);
-
-		o->type = MSGPACK_OBJECT_EXT;
-		o->via.ext.size = (uint32_t)fp_get_be(p, w);
-		o->via.ext.type = (int8_t)p[w];
-		o->via.ext.ptr = (const char *)p + w + 1;
-		p += w + 1 + o->via.ext.size;
-		break;
-	}
-	case 0xdc: case 0xdd: {
-		int w = t == 0xdc ? 2 : 4;
-
-		n = (uint32_t)fp_get_be(p, w);
-		b->p = p + w;
-		goto array_body;
-	}
-	case 0xde: case 0xdf: {
-		int w = t == 0xde ? 2 : 4;
-
-		n = (uint32_t)fp_get_be(p, w);
-		b->p = p + w;
-		goto map_body;
-	}
-	}
-	b->p = p;
-	return;
-array:
-	b->p = p;
-array_body:
-	o->type = MSGPACK_OBJECT_ARRAY;
-	o->via.array.size = n;
-	o->via.array.ptr = NULL;
-	if (n) {
-		msgpack_object *e = (msgpack_object *)b->arena;
-
-		b->arena += (size_t)n * sizeof(*e);
-		o->via.array.ptr = e;
-		for (uint32_t i = 0; i < n; i++) {
-			/* Unsigned integers inline: most elements of most records. */
-			unsigned char et = *b->p;
-
-			if (et <= 0x7f) {
-				e[i].type = MSGPACK_OBJECT_POSITIVE_INTEGER;
-				e[i].via.u64 = et;
-				b->p++;
-			} else if (et >= 0xcc && et <= 0xcf) {
-				int w = 1 << (et - 0xcc);
-
-				e[i].type = MSGPACK_OBJECT_POSITIVE_INTEGER;
-				e[i].via.u64 = fp_get_be(b->p + 1, w);
-				b->p += 1 + w;
-			} else if (et >= 0xc4 && et <= 0xc6) {
-				/* a bin: a raw record's data */
-				int w = 1 << (et - 0xc4);
-
-				e[i].type = MSGPACK_OBJECT_BIN;
-				e[i].via.bin.size = (uint32_t)fp_get_be(b->p + 1, w);
-				e[i].via.bin.ptr = (const char *)b->p + 1 + w;
-				b->p += 1 + w + e[i].via.bin.size;
-			} else {
-				build(b, &e[i]);
-			}
-		}
-	}
-	return;
-map:
-	b->p = p;
-map_body:
-	o->type = MSGPACK_OBJECT_MAP;
-	o->via.map.size = n;
-	o->via.map.ptr = NULL;
-	if (n) {
-		msgpack_object_kv *kv = (msgpack_object_kv *)b->arena;
-
-		b->arena += (size_t)n * sizeof(*kv);
-		o->via.map.ptr = kv;
-		for (uint32_t i = 0; i < n; i++) {
-			build(b, &kv[i].key);
-			build(b, &kv[i].val);
-		}
 	}
 }
 
@@ -679,34 +461,23 @@ static int fill(struct ms_reader *r)
 }
 
 /*
- * Whether a framed record is one whose objects a deferring reader skips:
- * its kind (element 0, an unsigned integer) is STACK or SAMPLE. Those
- * records' decoders read the bytes; anything unusual is built as before.
+ * The kind of a framed record (element 0, an unsigned integer of 32 bits),
+ * or -1 after a message.
  */
-static bool deferrable(const unsigned char *p, uint32_t *kind)
+static int64_t record_kind(struct ms_reader *r, const unsigned char *p, size_t len,
+			   uint64_t off)
 {
+	struct ms_cursor c;
+	uint32_t n;
 	uint64_t k;
-	size_t h;
 
-	if (p[0] >= 0x90 && p[0] <= 0x9f)
-		h = p[0] == 0x90 ? 0 : 1;
-	else if (p[0] == 0xdc)
-		h = fp_get_be(p + 1, 2) ? 3 : 0;
-	else
-		h = fp_get_be(p + 1, 4) ? 5 : 0;
-	if (!h)
-		return false;
-	if (p[h] <= 0x7f)
-		k = p[h];
-	else if (p[h] >= 0xcc && p[h] <= 0xcf)
-		k = fp_get_be(p + h + 1, 1 << (p[h] - 0xcc));
-	else
-		return false;
-	if (k != MS_REC_STACK && k != MS_REC_SAMPLE && k != MS_REC_STACK_DEF &&
-	    k != MS_REC_STACK_REF && k != MS_REC_RAW)
-		return false;
-	*kind = (uint32_t)k;
-	return true;
+	ms_cur_init(&c, p, len);
+	if (ms_cur_array(&c, &n) <= 0 || n == 0 || ms_cur_uint(&c, &k) <= 0 || k > UINT32_MAX) {
+		ms_error("'%s': the record at byte %" PRIu64 " does not start with a record "
+			 "kind (an unsigned integer)", r->name, off);
+		return -1;
+	}
+	return (int64_t)k;
 }
 
 /* Prefetch the lines of buf[from, to), within the mapping. */
@@ -769,15 +540,13 @@ static inline size_t raw_len(const unsigned char *p, size_t avail)
 
 /*
  * The length of the record at p when a fast path frames it (a RAW or a
- * STACK_REF, for a reader that defers their objects), with *kind; else 0.
+ * STACK_REF), with *kind; else 0.
  */
 static inline size_t fast_len(const struct ms_reader *r, const unsigned char *p, size_t avail,
 			      uint32_t *kind)
 {
 	size_t l;
 
-	if (!r->defer)
-		return 0;
 	if ((l = raw_len(p, avail)))
 		*kind = MS_REC_RAW;
 	else if ((l = stack_ref_len(p, avail)))
@@ -803,7 +572,7 @@ static void scout(struct ms_reader *r)
 		uint32_t kind = 0;
 
 		if (at < r->end && (s.len = fast_len(r, p, r->end - at, &kind))) {
-			s.zone_need = 0;
+			/* framed */
 		} else if (at >= r->end || !is_array_byte(p[0]) ||
 			   scan_record(p, r->end - at, r->limit, MS_RECORD_DEPTH, &s) != SCAN_DONE) {
 			r->sc_stopped = true;
@@ -812,7 +581,6 @@ static void scout(struct ms_reader *r)
 		e = &r->scouted[(r->sc_first + r->sc_n++) % SCOUT_AHEAD];
 		e->start = at;
 		e->len = s.len;
-		e->zone_need = s.zone_need;
 		e->fast_kind = kind;
 		r->sc_next = at + s.len;
 		prefetch_lines(r, at, at + (s.len < SCOUT_HEAD ? s.len : SCOUT_HEAD));
@@ -835,7 +603,6 @@ static bool scouted_scan(struct ms_reader *r, struct scan *s, uint32_t *fast_kin
 		return false;
 	}
 	s->len = e->len;
-	s->zone_need = e->zone_need;
 	*fast_kind = e->fast_kind;
 	r->sc_first = (r->sc_first + 1) % SCOUT_AHEAD;
 	r->sc_n--;
@@ -852,23 +619,6 @@ static void scout_from(struct ms_reader *r, size_t next)
 	scout(r);
 }
 
-/* Grow the arena to need bytes once; reused from then on. */
-static int arena_fit(struct ms_reader *r, size_t need)
-{
-	size_t cap = r->arena_cap ? r->arena_cap : ARENA_MIN;
-	msgpack_object *a;
-
-	if (need <= r->arena_cap)
-		return 0;
-	while (cap < need)
-		cap *= 2;
-	if (!(a = realloc(r->arena, cap)))
-		return ms_error("out of memory reading '%s'", r->name);
-	r->arena = a;
-	r->arena_cap = cap;
-	return 0;
-}
-
 enum frame_result {
 	FRAME_OK,
 	FRAME_EOF,		/* clean EOF between records */
@@ -877,7 +627,7 @@ enum frame_result {
 };
 
 /*
- * Find the next record in the input and parse it into r->obj. On FRAME_OK
+ * Find the next record in the input and frame it. On FRAME_OK
  * the record is buf[start, start + *len) and start is not yet advanced.
  */
 static enum frame_result frame(struct ms_reader *r, size_t *len)
@@ -906,7 +656,6 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 
 			/* Framed and unpacked already; the scout moves past it. */
 			s.len = r->peek_len;
-			s.zone_need = 0;
 			r->fast_kind = MS_REC_SAMPLE;
 			r->sample_at = (const char *)p;
 			r->sample_in = r->peek_in;
@@ -917,10 +666,9 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 		}
 		if (r->map && scouted_scan(r, &s, &r->fast_kind))
 			break;
-		if (r->sample && r->defer &&
+		if (r->sample &&
 		    (s.len = ms_sample_frame((const char *)p, avail < r->limit ? avail : r->limit,
 					     r->sample))) {
-			s.zone_need = 0;
 			r->fast_kind = MS_REC_SAMPLE;
 			r->sample_at = (const char *)p;
 			r->sample_in = r->sample;
@@ -929,7 +677,6 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 			break;
 		}
 		if ((s.len = fast_len(r, p, avail, &r->fast_kind))) {
-			s.zone_need = 0;
 			if (r->map)
 				scout_from(r, r->start + s.len);
 			break;
@@ -977,66 +724,46 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 			scout_from(r, r->start + s.len);
 		break;
 	}
-	if (s.zone_need > r->arena_cap && arena_fit(r, s.zone_need) < 0)
-		return FRAME_ERROR;
-	r->last = (const char *)p;
-	r->built = false;
-	if (r->fast_kind)
-		r->deferred_kind = r->fast_kind;
-	else if (!(r->defer && deferrable(p, &r->deferred_kind))) {
-		struct builder b = { .p = p, .arena = (char *)r->arena };
-
-		build(&b, &r->obj);
-		r->built = true;
-	}
 	*len = s.len;
 	return FRAME_OK;
 }
 
-/* Check element 0 and return the kind, or -1 after a message. */
-static int64_t record_kind(struct ms_reader *r, uint64_t off)
+/* A producer's name or version: a string under MS_NAME_MAX bytes without NULs. */
+static bool copy_name(char *dst, struct ms_cursor *c)
 {
-	const msgpack_object *o = &r->obj;
+	const unsigned char *ptr;
+	uint32_t len;
 
-	if (o->via.array.size == 0 ||
-	    o->via.array.ptr[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
-	    o->via.array.ptr[0].via.u64 > UINT32_MAX) {
-		ms_error("'%s': the record at byte %" PRIu64 " does not start with a record "
-			 "kind (an unsigned integer)", r->name, off);
-		return -1;
-	}
-	return o->via.array.ptr[0].via.u64;
-}
-
-static bool copy_name(char *dst, const msgpack_object *o)
-{
-	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= MS_NAME_MAX ||
-	    memchr(o->via.str.ptr, 0, o->via.str.size))
+	if (ms_cur_body(c, false, &ptr, &len) <= 0 || len >= MS_NAME_MAX || memchr(ptr, 0, len))
 		return false;
-	memcpy(dst, o->via.str.ptr, o->via.str.size);
-	dst[o->via.str.size] = '\0';
+	memcpy(dst, ptr, len);
+	dst[len] = '\0';
 	return true;
 }
 
-static int parse_header(struct ms_reader *r)
+/* [0, magic, major, minor, [[name, version, ...], ...], ...] */
+static int parse_header(struct ms_reader *r, const unsigned char *p, size_t len)
 {
-	const msgpack_object *o = &r->obj;
-	const msgpack_object *f = o->via.array.ptr;
 	struct ms_header *h = &r->header;
-	const msgpack_object *prods;
 	size_t magic_len = strlen(MS_STREAM_MAGIC);
+	const unsigned char *magic;
+	struct ms_cursor c;
+	uint64_t kind, major, minor;
+	uint32_t n, n_prods, mlen;
+	int res;
 
-	if (o->via.array.size < 5 || f[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
-	    f[0].via.u64 != MS_REC_HEADER || f[1].type != MSGPACK_OBJECT_STR ||
-	    f[1].via.str.size != magic_len || memcmp(f[1].via.str.ptr, MS_STREAM_MAGIC, magic_len))
+	ms_cur_init(&c, p, len);
+	if (ms_cur_array(&c, &n) <= 0 || n < 5 || ms_cur_uint(&c, &kind) <= 0 ||
+	    kind != MS_REC_HEADER || ms_cur_body(&c, false, &magic, &mlen) <= 0 ||
+	    mlen != magic_len || memcmp(magic, MS_STREAM_MAGIC, magic_len))
 		return ms_error("'%s' is not a microscope stream: it does not start with a "
 				"\"%s\" header", r->name, MS_STREAM_MAGIC);
-	if (f[2].type != MSGPACK_OBJECT_POSITIVE_INTEGER || f[2].via.u64 > UINT32_MAX ||
-	    f[3].type != MSGPACK_OBJECT_POSITIVE_INTEGER || f[3].via.u64 > UINT32_MAX)
+	if (ms_cur_uint(&c, &major) <= 0 || major > UINT32_MAX ||
+	    ms_cur_uint(&c, &minor) <= 0 || minor > UINT32_MAX)
 		return ms_error("'%s': malformed header: the version is not two unsigned integers",
 				r->name);
-	h->major = f[2].via.u64;
-	h->minor = f[3].via.u64;
+	h->major = (uint32_t)major;
+	h->minor = (uint32_t)minor;
 	if (h->major > MS_STREAM_MAJOR)
 		return ms_error("'%s' is a version %u.%u stream, newer than this build reads "
 				"(%d.%d): upgrade microscope", r->name, h->major, h->minor,
@@ -1044,19 +771,20 @@ static int parse_header(struct ms_reader *r)
 	if (h->major != MS_STREAM_MAJOR)
 		return ms_error("'%s' is a version %u.%u stream; this build reads only major "
 				"version %d", r->name, h->major, h->minor, MS_STREAM_MAJOR);
-	prods = &f[4];
-	if (prods->type != MSGPACK_OBJECT_ARRAY)
+	if (ms_cur_array(&c, &n_prods) <= 0)
 		return ms_error("'%s': malformed header: the producers are not an array", r->name);
-	if (prods->via.array.size == 0 || prods->via.array.size > MS_PRODUCERS_MAX)
+	if (n_prods == 0 || n_prods > MS_PRODUCERS_MAX)
 		return ms_error("'%s': malformed header: %u producers (expected 1 to %d)",
-				r->name, prods->via.array.size, MS_PRODUCERS_MAX);
-	h->n_producers = prods->via.array.size;
+				r->name, n_prods, MS_PRODUCERS_MAX);
+	h->n_producers = n_prods;
 	for (uint32_t i = 0; i < h->n_producers; i++) {
-		const msgpack_object *p = &prods->via.array.ptr[i];
-
-		if (p->type != MSGPACK_OBJECT_ARRAY || p->via.array.size < 2 ||
-		    !copy_name(h->producers[i].name, &p->via.array.ptr[0]) ||
-		    !copy_name(h->producers[i].version, &p->via.array.ptr[1]))
+		res = ms_cur_array(&c, &n) > 0 && n >= 2 &&
+		      copy_name(h->producers[i].name, &c) &&
+		      copy_name(h->producers[i].version, &c);
+		/* later minor versions may say more of a producer */
+		for (uint32_t k = 2; res && k < n; k++)
+			res = ms_cur_skip(&c) > 0;
+		if (!res)
 			return ms_error("'%s': malformed header: producer %u is not "
 					"[name, version] (strings under %d bytes)",
 					r->name, i, MS_NAME_MAX);
@@ -1136,7 +864,7 @@ struct ms_reader *ms_reader_open(int fd, const char *name)
 	}
 	if (fr != FRAME_OK)
 		goto fail;
-	if (parse_header(r) < 0)
+	if (parse_header(r, (const unsigned char *)r->buf + r->start, len) < 0)
 		goto fail;
 	r->start += len;
 	r->state = READER_OPEN;
@@ -1189,26 +917,29 @@ static int expect_eof(struct ms_reader *r)
 	return 0;
 }
 
-static int parse_trailer(struct ms_reader *r, uint64_t off)
+/* [1, records, complete, ...] */
+static int parse_trailer(struct ms_reader *r, const unsigned char *p, size_t len, uint64_t off)
 {
-	const msgpack_object *o = &r->obj;
-	const msgpack_object *f = o->via.array.ptr;
+	struct ms_cursor c;
+	uint32_t n;
+	uint64_t kind;
 
-	if (o->via.array.size < 3 || f[1].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
-	    f[2].type != MSGPACK_OBJECT_BOOLEAN)
+	ms_cur_init(&c, p, len);
+	if (ms_cur_array(&c, &n) <= 0 || n < 3 || ms_cur_uint(&c, &kind) <= 0 ||
+	    ms_cur_uint(&c, &r->trailer.records) <= 0 ||
+	    ms_cur_bool(&c, &r->trailer.complete) <= 0)
 		return ms_error("'%s': malformed trailer at byte %" PRIu64
 				": expected [1, records, complete]", r->name, off);
-	r->trailer_records = f[1].via.u64;
-	r->trailer_complete = f[2].via.boolean;
-	if (r->trailer_records != r->records)
+	if (r->trailer.records != r->records)
 		return ms_error("'%s': the trailer at byte %" PRIu64 " counts %" PRIu64
 				" records but %" PRIu64 " came before it: records were lost or added",
-				r->name, off, r->trailer_records, r->records);
+				r->name, off, r->trailer.records, r->records);
 	return 0;
 }
 
 int ms_reader_next(struct ms_reader *r, struct ms_record *rec)
 {
+	const unsigned char *p;
 	size_t len;
 	uint64_t off;
 	int64_t kind;
@@ -1234,7 +965,8 @@ int ms_reader_next(struct ms_reader *r, struct ms_record *rec)
 		return fail(r);
 	}
 	off = r->buf_offset + r->start;
-	kind = r->built ? record_kind(r, off) : r->deferred_kind;
+	p = (const unsigned char *)r->buf + r->start;
+	kind = r->fast_kind ? r->fast_kind : record_kind(r, p, len, off);
 	if (kind < 0)
 		return fail(r);
 	if (kind == MS_REC_HEADER) {
@@ -1244,24 +976,18 @@ int ms_reader_next(struct ms_reader *r, struct ms_record *rec)
 	}
 	if (kind == MS_REC_TRAILER) {
 		r->start += len;
-		if (parse_trailer(r, off) < 0 || expect_eof(r) < 0)
+		if (parse_trailer(r, p, len, off) < 0 || expect_eof(r) < 0)
 			return fail(r);
 		r->state = READER_END;
 		return MS_READ_END;
 	}
 	rec->kind = kind;
-	rec->obj = r->built ? &r->obj : NULL;
 	rec->bytes = r->buf + r->start;
 	rec->len = len;
 	rec->offset = off;
 	rec->index = r->records++;
 	r->start += len;
 	return MS_READ_RECORD;
-}
-
-void ms_reader_defer_objects(struct ms_reader *r, bool on)
-{
-	r->defer = on;
 }
 
 void ms_reader_unpack_samples(struct ms_reader *r, struct ms_sample *s)
@@ -1282,7 +1008,7 @@ const struct ms_sample *ms_reader_peek_sample(struct ms_reader *r, struct ms_sam
 	const char *p = r->buf + r->start;
 	size_t avail = r->end - r->start, n;
 
-	if (!r->sample || !r->defer || r->state != READER_OPEN || !avail)
+	if (!r->sample || r->state != READER_OPEN || !avail)
 		return NULL;
 	if (r->peek_at == p)
 		return r->peek_in;
@@ -1302,7 +1028,7 @@ uint64_t ms_reader_stack_ref_run(struct ms_reader *r, const char **bytes, size_t
 	uint64_t n = 0;
 	size_t l;
 
-	if (!r->defer || r->state != READER_OPEN)
+	if (r->state != READER_OPEN)
 		return 0;
 	while ((l = stack_ref_len(q, avail)) && (size_t)(q - p) + l <= max) {
 		q += l;
@@ -1315,50 +1041,13 @@ uint64_t ms_reader_stack_ref_run(struct ms_reader *r, const char **bytes, size_t
 	*len = (size_t)(q - p);
 	r->start += *len;
 	r->records += n;
-	r->last = NULL;		/* no record of the run is the reader's to build */
 	r->peek_at = NULL;
 	return n;
 }
 
-const msgpack_object *ms_reader_object(struct ms_reader *r, const struct ms_record *rec)
+const struct ms_trailer *ms_reader_trailer(const struct ms_reader *r)
 {
-	if (rec->obj)
-		return rec->obj;
-	if (rec->bytes != r->last || r->state != READER_OPEN) {
-		ms_error("internal error: the record at byte %" PRIu64 " of '%s' is no "
-			 "longer the reader's", rec->offset, r->name);
-		return NULL;
-	}
-	if (!r->built) {
-		struct builder b = { .p = (const unsigned char *)r->last };
-		struct scan s;
-
-		/* frame() sized the arena for this record, unless a fast path framed it. */
-		if (r->fast_kind) {
-			if (scan_record(b.p, r->end - (size_t)(r->last - r->buf), r->limit,
-					MS_RECORD_DEPTH, &s) != SCAN_DONE) {
-				ms_error("internal error: the record at byte %" PRIu64 " of '%s' "
-					 "no longer scans", rec->offset, r->name);
-				return NULL;
-			}
-			if (arena_fit(r, s.zone_need) < 0)
-				return NULL;
-		}
-		b.arena = (char *)r->arena;
-		build(&b, &r->obj);
-		r->built = true;
-	}
-	return &r->obj;
-}
-
-uint64_t ms_reader_trailer_records(const struct ms_reader *r)
-{
-	return r->trailer_records;
-}
-
-bool ms_reader_trailer_complete(const struct ms_reader *r)
-{
-	return r->trailer_complete;
+	return r->state == READER_END ? &r->trailer : NULL;
 }
 
 const char *ms_reader_name(const struct ms_reader *r)
@@ -1380,7 +1069,6 @@ void ms_reader_free(struct ms_reader *r)
 {
 	if (!r)
 		return;
-	free(r->arena);
 	ms_prefault_wait(r->prefault);
 	if (r->map)
 		munmap(r->map, r->map_len);

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 
+#include "stream/protocols.h"
 #include "stream/records.h"
 #include "util/error.h"
 
@@ -111,8 +112,6 @@ static int run(const struct ms_stage_desc *st, struct ms_reader *r, int in_fd, i
 	enum ms_stage_end how = MS_STAGE_FAILED;
 	bool ok = false;
 
-	/* Callbacks unpack from the bytes; building objects was a fifth of a stage. */
-	ms_reader_defer_objects(r, true);
 	if (!(st->flags & MS_STAGE_SINK)) {
 		if (!(io.writer = ms_writer_open(out_fd, out_name, 0)))
 			return MS_EXIT_ERROR;
@@ -128,7 +127,7 @@ static int run(const struct ms_stage_desc *st, struct ms_reader *r, int in_fd, i
 		goto out;
 	/* What was processed goes out in every case; a trailer only after one. */
 	if (how == MS_STAGE_COMPLETE && io.writer &&
-	    ms_writer_trailer(io.writer, ms_reader_trailer_complete(r)) < 0)
+	    ms_writer_trailer(io.writer, ms_reader_trailer(r)->complete) < 0)
 		goto out;
 	if (how == MS_STAGE_CUT && io.writer && !(st->flags & MS_STAGE_QUIET_CUT))
 		ms_error("output ends without a trailer after %" PRIu64 " records",

@@ -35,10 +35,10 @@
  * MS_STAGE_FAILED; a failed header() ends the stage there.
  *
  * Speed: the loop adds a table lookup and an indirect call per record
- * (about 15 instructions) and allocates nothing per record. The reader
- * defers msgpack objects (a callback that wants one asks
- * ms_reader_object()), and after a STACK_REF the stage passed on, the
- * ones that follow go out in one copy (ms_reader_stack_ref_run()).
+ * (about 15 instructions) and allocates nothing per record. Callbacks
+ * unpack the records they take from their bytes, and after a STACK_REF
+ * the stage passed on, the ones that follow go out in one copy
+ * (ms_reader_stack_ref_run()).
  */
 #ifndef MS_STREAM_STAGE_H
 #define MS_STREAM_STAGE_H

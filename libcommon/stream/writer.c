@@ -7,7 +7,9 @@
  */
 #include "stream/stream.h"
 #include "stream/fastpack.h"
+#include "stream/protocols.h"
 #include "stream/records.h"
+#include "stream/schema.h"
 #include "util/error.h"
 #include "util/prefault.h"
 #include "util/publish.h"
@@ -54,13 +56,13 @@ struct ms_writer {
 	uint64_t block;		/* FILE_BLOCK for a regular file, else 0 */
 	uint64_t file_off;	/* a regular file's offset of buf[0] */
 	bool in_record;
+	uint32_t rec_kind;	/* the open record's, for messages */
 	bool oversize;		/* the open record outgrew MS_RECORD_MAX */
 	bool header_done, trailer_done;
 	size_t soon;		/* write complete records once this many bytes wait (PIPE_SOON) */
 	bool failed;		/* an error was reported: refuse everything */
 	bool broken;		/* EPIPE: downstream is gone */
 	uint64_t records;
-	msgpack_packer pk;
 };
 
 enum write_mode {
@@ -154,7 +156,7 @@ static int make_room(struct ms_writer *w, size_t n)
 	return w->cap - w->len >= n ? 0 : -1;
 }
 
-/* msgpack_packer callback: append to the buffer. */
+/* Append bytes to the open record (ms_writer_copy()'s slow path). */
 static int append(void *data, const char *bytes, size_t n)
 {
 	struct ms_writer *w = data;
@@ -194,10 +196,23 @@ static int append(void *data, const char *bytes, size_t n)
 
 char *ms_writer_reserve(struct ms_writer *w, size_t n)
 {
-	if (w->failed || w->oversize || !w->in_record ||
-	    w->len - w->rec_start + n > MS_RECORD_MAX || make_room(w, n) < 0)
+	if (w->failed || w->oversize || !w->in_record)
 		return NULL;
+	if (w->len - w->rec_start + n > MS_RECORD_MAX || make_room(w, n) < 0) {
+		/* ms_writer_end() reports it (a failed write was reported already) */
+		if (!w->failed)
+			w->oversize = true;
+		return NULL;
+	}
 	return w->buf + w->len;
+}
+
+void ms_writer_cancel(struct ms_writer *w)
+{
+	if (w->in_record)
+		w->len = w->rec_start;
+	w->in_record = false;
+	w->oversize = false;
 }
 
 void ms_writer_advance(struct ms_writer *w, size_t n)
@@ -253,7 +268,6 @@ struct ms_writer *ms_writer_open(int fd, const char *name, unsigned flags)
 	}
 	w->soon = !(flags & MS_WRITER_NONBLOCK) && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) ?
 		  PIPE_SOON : SIZE_MAX;
-	msgpack_packer_init(&w->pk, w, append);
 	return w;
 fail:
 	if (w) {
@@ -264,13 +278,9 @@ fail:
 	return NULL;
 }
 
-msgpack_packer *ms_writer_packer(struct ms_writer *w)
+void ms_writer_begin(struct ms_writer *w, uint32_t kind)
 {
-	return &w->pk;
-}
-
-void ms_writer_begin(struct ms_writer *w)
-{
+	w->rec_kind = kind;
 	w->in_record = true;
 	w->oversize = false;
 	w->rec_start = w->len;
@@ -289,15 +299,11 @@ static int end_record(struct ms_writer *w, bool count)
 		return -1;
 	}
 	if (w->oversize) {
-		const char *kind = "unknown";
-
-		/* The kind is the byte after the array header, when it is a fixint. */
-		if (len >= 2 && (unsigned char)w->buf[w->rec_start + 1] < 0x80)
-			kind = ms_record_kind_name((unsigned char)w->buf[w->rec_start + 1]);
 		w->len = w->rec_start;
 		w->oversize = false;
 		return ms_error("'%s': a %s record is larger than the limit of %u bytes; "
-				"it was not written", w->name, kind, MS_RECORD_MAX);
+				"it was not written", w->name, ms_record_kind_name(w->rec_kind),
+				MS_RECORD_MAX);
 	}
 	if (!len) {
 		return ms_error("internal error: empty record on '%s'", w->name);
@@ -354,7 +360,7 @@ int ms_writer_copy(struct ms_writer *w, const char *bytes, size_t len)
 	if (len > MS_RECORD_MAX)
 		return ms_error("'%s': a record of %zu bytes is larger than the limit of %u bytes; "
 				"it was not written", w->name, len, MS_RECORD_MAX);
-	ms_writer_begin(w);
+	ms_writer_begin(w, UINT32_MAX);	/* (a kind it does not read) */
 	append(w, bytes, len);
 	return end_record(w, true) < 0 ? -1 : records_done(w);
 }
@@ -378,7 +384,9 @@ int ms_writer_header(struct ms_writer *w, const struct ms_header *upstream,
 		     const char *stage, const char *version)
 {
 	uint32_t n = upstream ? upstream->n_producers : 0;
-	msgpack_packer *pk = &w->pk;
+	size_t stage_len = strnlen(stage, MS_NAME_MAX - 1);
+	size_t version_len = strnlen(version, MS_NAME_MAX - 1);
+	char *p;
 
 	if (w->failed)
 		return -1;
@@ -387,23 +395,30 @@ int ms_writer_header(struct ms_writer *w, const struct ms_header *upstream,
 	if (n + 1 > MS_PRODUCERS_MAX)
 		return ms_error("the stream already passed through %u stages; "
 				"at most %d producers fit in a header", n, MS_PRODUCERS_MAX);
-	ms_writer_begin(w);
-	msgpack_pack_array(pk, 5);
-	msgpack_pack_uint32(pk, MS_REC_HEADER);
-	msgpack_pack_str_with_body(pk, MS_STREAM_MAGIC, strlen(MS_STREAM_MAGIC));
-	msgpack_pack_uint32(pk, MS_STREAM_MAJOR);
-	msgpack_pack_uint32(pk, MS_STREAM_MINOR);
-	msgpack_pack_array(pk, n + 1);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct ms_producer *p = &upstream->producers[i];
+	ms_writer_begin(w, MS_REC_HEADER);
+	/* names are under MS_NAME_MAX bytes: a str8 each at most */
+	p = ms_writer_reserve(w, 64 + (size_t)(n + 1) * (1 + 2 * (2 + MS_NAME_MAX)));
+	if (p) {
+		char *p0 = p;
 
-		msgpack_pack_array(pk, 2);
-		msgpack_pack_str_with_body(pk, p->name, strlen(p->name));
-		msgpack_pack_str_with_body(pk, p->version, strlen(p->version));
+		*p++ = (char)(0x90 | 5);
+		p = fp_uint(p, MS_REC_HEADER);
+		p = ms_put_str(p, MS_STREAM_MAGIC, strlen(MS_STREAM_MAGIC));
+		p = fp_uint(p, MS_STREAM_MAJOR);
+		p = fp_uint(p, MS_STREAM_MINOR);
+		p = fp_array(p, n + 1);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct ms_producer *pr = &upstream->producers[i];
+
+			*p++ = (char)(0x90 | 2);
+			p = ms_put_str(p, pr->name, strlen(pr->name));
+			p = ms_put_str(p, pr->version, strlen(pr->version));
+		}
+		*p++ = (char)(0x90 | 2);
+		p = ms_put_str(p, stage, stage_len);
+		p = ms_put_str(p, version, version_len);
+		ms_writer_advance(w, (size_t)(p - p0));
 	}
-	msgpack_pack_array(pk, 2);
-	msgpack_pack_str_with_body(pk, stage, strnlen(stage, MS_NAME_MAX - 1));
-	msgpack_pack_str_with_body(pk, version, strnlen(version, MS_NAME_MAX - 1));
 	if (end_record(w, false) < 0)
 		return -1;
 	w->header_done = true;
@@ -412,18 +427,18 @@ int ms_writer_header(struct ms_writer *w, const struct ms_header *upstream,
 
 int ms_writer_trailer(struct ms_writer *w, bool complete)
 {
-	msgpack_packer *pk = &w->pk;
+	char *p, *p0;
 
 	if (check_open(w) < 0)
 		return -1;
-	ms_writer_begin(w);
-	msgpack_pack_array(pk, 3);
-	msgpack_pack_uint32(pk, MS_REC_TRAILER);
-	msgpack_pack_uint64(pk, w->records);
-	if (complete)
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
+	ms_writer_begin(w, MS_REC_TRAILER);
+	if ((p = p0 = ms_writer_reserve(w, 2 + 9 + 1))) {
+		*p++ = (char)(0x90 | 3);
+		p = fp_uint(p, MS_REC_TRAILER);
+		p = fp_uint(p, w->records);
+		*p++ = complete ? (char)0xc3 : (char)0xc2;
+		ms_writer_advance(w, (size_t)(p - p0));
+	}
 	if (end_record(w, false) < 0)
 		return -1;
 	w->trailer_done = true;

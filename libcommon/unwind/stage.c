@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stream/protocols.h"
 #include "stream/stackfile.h"
 #include "stream/stage.h"
 #include "stream/stream.h"

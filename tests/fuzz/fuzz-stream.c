@@ -6,10 +6,10 @@
  *
  * The ways (each a run over the whole input):
  *  - a mapped file (a memfd, the stream ending on a page boundary so that
- *    a read past it faults), objects built;
- *  - the same, objects deferred, samples unpacked while framed, the next
- *    sample peeked before each read (as ms-unwind) and runs of stack
- *    references taken whole (as ms-symbolize);
+ *    a read past it faults), record after record;
+ *  - the same, samples unpacked while framed, the next sample peeked
+ *    before each read (as ms-unwind) and runs of stack references taken
+ *    whole (as ms-symbolize);
  *  - both again from a socket that hands the bytes over in chunks of a
  *    size the input chooses, so that records arrive in pieces;
  *  - a mapped file read with a record limit the input chooses;
@@ -17,13 +17,15 @@
  *    checked path must write the same bytes, a stream that reads back
  *    whole (with a trailer exactly when the stage succeeded).
  * The first four must see the same header, the same records (kind,
- * offset, bytes) and the same end, and each record must unpack to the
- * same values, or fail, by every path: the reader's objects, msgpack-c's
- * own unpacking of an exact copy of the record (whose objects must equal
- * the reader's), the byte decoders (on the copy, so that a read past the
- * record is a read past the allocation), the sample framed by the reader
- * and the one it peeked. What unpacks holds to records.h: counts within
- * their MAX, strings and bins inside the record. Anything else aborts.
+ * offset, bytes) and the same end; msgpack-c, a framing of its own, must
+ * read each record as one whole object of the same length; and each
+ * record must unpack to the same values, or fail, by every path: its
+ * kind's unpack (the fast paths of SAMPLE and the stack records), the
+ * generic codec over its field table alone (stream/schema.h), both on an
+ * exact copy of the record (so that a read past the record is a read past
+ * the allocation), the sample framed by the reader and the one it peeked.
+ * What unpacks holds to records.h: counts within their MAX, strings and
+ * bins inside the record. Anything else aborts.
  */
 #include "config.h"
 
@@ -40,7 +42,9 @@
 #include <msgpack.h>
 
 #include "perf/decode.h"
+#include "stream/protocols.h"
 #include "stream/records.h"
+#include "stream/schema.h"
 #include "stream/stream.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/fuzz/fuzz-io.h"
@@ -59,7 +63,7 @@
 	} while (0)
 
 enum {
-	RUN_DEFER = 1 << 0,	/* objects deferred, samples framed, peeks, runs */
+	RUN_PROTOCOLS = 1 << 0,	/* samples framed, peeks, runs (stream/protocols.h) */
 	RUN_CHUNKS = 1 << 1,	/* from a socket, in chunks */
 	RUN_LIMIT = 1 << 2,	/* with a record limit of its own: not compared */
 };
@@ -98,52 +102,7 @@ static bool within(const void *p, size_t n, const void *lo, size_t len)
 	return a >= b && (size_t)(a - b) <= len && n <= len - (size_t)(a - b);
 }
 
-/* ---- objects: the reader's against msgpack-c's ---- */
-
-static bool same_object(const msgpack_object *a, const msgpack_object *b)
-{
-	if (a->type != b->type)
-		return false;
-	switch (a->type) {
-	case MSGPACK_OBJECT_NIL:
-		return true;
-	case MSGPACK_OBJECT_BOOLEAN:
-		return a->via.boolean == b->via.boolean;
-	case MSGPACK_OBJECT_POSITIVE_INTEGER:
-		return a->via.u64 == b->via.u64;
-	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
-		return a->via.i64 == b->via.i64;
-	case MSGPACK_OBJECT_FLOAT32:
-	case MSGPACK_OBJECT_FLOAT64:
-		/* bits, not values: NaN */
-		return !memcmp(&a->via.f64, &b->via.f64, sizeof(a->via.f64));
-	case MSGPACK_OBJECT_STR:
-		return a->via.str.size == b->via.str.size &&
-		       !memcmp(a->via.str.ptr, b->via.str.ptr, a->via.str.size);
-	case MSGPACK_OBJECT_BIN:
-		return a->via.bin.size == b->via.bin.size &&
-		       !memcmp(a->via.bin.ptr, b->via.bin.ptr, a->via.bin.size);
-	case MSGPACK_OBJECT_EXT:
-		return a->via.ext.type == b->via.ext.type && a->via.ext.size == b->via.ext.size &&
-		       !memcmp(a->via.ext.ptr, b->via.ext.ptr, a->via.ext.size);
-	case MSGPACK_OBJECT_ARRAY:
-		if (a->via.array.size != b->via.array.size)
-			return false;
-		for (uint32_t i = 0; i < a->via.array.size; i++)
-			if (!same_object(&a->via.array.ptr[i], &b->via.array.ptr[i]))
-				return false;
-		return true;
-	case MSGPACK_OBJECT_MAP:
-		if (a->via.map.size != b->via.map.size)
-			return false;
-		for (uint32_t i = 0; i < a->via.map.size; i++)
-			if (!same_object(&a->via.map.ptr[i].key, &b->via.map.ptr[i].key) ||
-			    !same_object(&a->via.map.ptr[i].val, &b->via.map.ptr[i].val))
-				return false;
-		return true;
-	}
-	return false;
-}
+/* ---- msgpack-c's objects ---- */
 
 /* Every string, bin and ext of o lies within [lo, lo + len). */
 static void check_object_within(const msgpack_object *o, const char *lo, size_t len)
@@ -240,11 +199,10 @@ static struct {
 } u;
 
 /*
- * The object path of one kind: 0 for a refusal, else a hash of what it
- * unpacked to (pointers by content, checked within b). rec is given
- * without bytes, so that the decoders that prefer bytes take its object.
+ * One kind's unpack: 0 for a refusal, else a hash of what it unpacked to
+ * (pointers by content, checked within b).
  */
-static uint64_t by_object(const struct ms_record *rec, const struct base *b)
+static uint64_t by_kind(const struct ms_record *rec, const struct base *b)
 {
 	uint64_t h = mix(0x0b, rec->kind);
 
@@ -416,31 +374,27 @@ static uint64_t by_object(const struct ms_record *rec, const struct base *b)
 	}
 }
 
-/* The byte path of the kinds that have one (see by_object()); else 1. */
-static uint64_t by_bytes(const struct ms_record *rec, const struct base *b)
+/*
+ * The generic codec alone, for the kinds whose unpack has a fast path in
+ * front of it (see by_kind()); else 1.
+ */
+static uint64_t by_generic(const struct ms_record *rec, const struct base *b)
 {
 	uint64_t h = mix(0x0b, rec->kind);
 
 	switch (rec->kind) {
 	case MS_REC_SAMPLE:
-		if (ms_sample_unpack(rec, &u.sample) < 0)
+		if (ms_schema_unpack(&ms_sample_schema, 0, rec, &u.sample) < 0)
 			return 0;
 		return mix(h, sum_sample(&u.sample, b));
 	case MS_REC_STACK:
-		if (ms_stack_unpack(rec, &u.stack) < 0)
+		if (ms_schema_unpack(&ms_stack_schema, 0, rec, &u.stack) < 0)
 			return 0;
 		return mix(h, sum_stack(&u.stack));
-	case MS_REC_STACK_DEF: {
-		uint32_t id;
-
-		if (ms_stack_def_unpack(rec, &id, &u.stack) < 0)
-			return 0;
-		return mix(mix(h, id), sum_stack(&u.stack));
-	}
 	case MS_REC_STACK_REF: {
 		struct ms_stack_ref r;
 
-		if (ms_stack_ref_unpack(rec, &r) < 0)
+		if (ms_schema_unpack(&ms_stack_ref_schema, 0, rec, &r) < 0)
 			return 0;
 		return mix(h, sum_ref(&r));
 	}
@@ -450,20 +404,18 @@ static uint64_t by_bytes(const struct ms_record *rec, const struct base *b)
 }
 
 /*
- * One record, by every path. robj is the reader's object, or NULL when
- * deferred and not asked for; framed is the sample the reader unpacked
+ * One record, by every path. framed is the sample the reader unpacked
  * while framing it, or NULL. Returns the verdict's hash, the same for
  * every path.
  */
-static uint64_t visit(const struct ms_record *rec, const msgpack_object *robj,
-		      const struct ms_sample *framed)
+static uint64_t visit(const struct ms_record *rec, const struct ms_sample *framed)
 {
 	struct ms_record c = *rec;
 	struct base rb = { rec->bytes, rec->len }, cb;
 	msgpack_unpacked mp;
 	size_t off = 0;
 	char *copy;
-	uint64_t v_bytes, v, fh;
+	uint64_t v_generic, v, fh;
 
 	CHECK(rec->len >= 1 && rec->len <= MS_RECORD_MAX * 2);
 	copy = malloc(rec->len);
@@ -471,34 +423,23 @@ static uint64_t visit(const struct ms_record *rec, const msgpack_object *robj,
 	memcpy(copy, rec->bytes, rec->len);
 	cb = (struct base){ copy, rec->len };
 
-	/* msgpack-c reads the record as one whole object, the reader's */
+	/* msgpack-c reads the record as one whole object */
 	msgpack_unpacked_init(&mp);
 	CHECK(msgpack_unpack_next(&mp, copy, rec->len, &off) == MSGPACK_UNPACK_SUCCESS);
 	CHECK(off == rec->len);
 	CHECK(mp.data.type == MSGPACK_OBJECT_ARRAY && mp.data.via.array.size >= 1);
 	CHECK(mp.data.via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
 	      mp.data.via.array.ptr[0].via.u64 == rec->kind);
-	if (robj) {
-		CHECK(same_object(robj, &mp.data));
-		check_object_within(robj, rec->bytes, rec->len);
-	}
 	check_object_within(&mp.data, copy, rec->len);
 
-	/* the byte decoders, on the exact copy */
-	c.obj = NULL;
+	/* each kind's unpack and the generic codec, on the exact copy */
 	c.bytes = copy;
-	v_bytes = by_bytes(&c, &cb);
-	/* the object paths: msgpack-c's objects, and the reader's */
-	c.obj = &mp.data;
-	c.bytes = NULL;
-	c.len = 0;
-	v = by_object(&c, &cb);
-	if (v_bytes != 1)
-		CHECK(v == v_bytes);
-	if (robj) {
-		c.obj = robj;
-		CHECK(by_object(&c, &rb) == v);
-	}
+	v = by_kind(&c, &cb);
+	v_generic = by_generic(&c, &cb);
+	if (v_generic != 1)
+		CHECK(v == v_generic);
+	/* and in the reader's buffer */
+	CHECK(by_kind(rec, &rb) == v);
 	/* the reader's framed sample is what the decoders make of it */
 	if (framed) {
 		CHECK(rec->kind == MS_REC_SAMPLE && v != 0);
@@ -550,7 +491,7 @@ static void visit_run(struct trace *t, const char *bytes, size_t len, uint64_t n
 		rec.len = off - pos;
 		rec.offset = offset + pos;
 		rec.index = index + i;
-		note(t, &rec, visit(&rec, NULL, NULL));
+		note(t, &rec, visit(&rec, NULL));
 		pos = off;
 	}
 	CHECK(pos == len);
@@ -579,7 +520,7 @@ static struct ms_sample main_sample, ahead[2];
 static void run(int fd, unsigned how, size_t limit, struct trace *t)
 {
 	struct ms_reader *r = ms_reader_open(fd, "fuzz");
-	bool defer = how & RUN_DEFER;
+	bool fast = how & RUN_PROTOCOLS;
 	struct ms_record rec;
 	int ret, again;
 
@@ -599,24 +540,21 @@ static void run(int fd, unsigned how, size_t limit, struct trace *t)
 		ms_reader_set_limit(r, limit);
 		t->limit = limit < 16 ? 16 : limit;
 	}
-	if (defer) {
-		ms_reader_defer_objects(r, true);
+	if (fast)
 		ms_reader_unpack_samples(r, &main_sample);
-	}
 	for (;;) {
 		const struct ms_sample *peeked = NULL, *framed;
-		const msgpack_object *robj;
 		const char *run_bytes;
 		size_t run_len;
 		uint64_t n, offset = ms_reader_offset(r), index = ms_reader_records(r);
 
-		if (defer && (n = ms_reader_stack_ref_run(r, &run_bytes, &run_len))) {
+		if (fast && (n = ms_reader_stack_ref_run(r, &run_bytes, &run_len))) {
 			CHECK(ms_reader_records(r) == index + n);
 			CHECK(ms_reader_offset(r) == offset + run_len);
 			visit_run(t, run_bytes, run_len, n, offset, index);
 			continue;
 		}
-		if (defer) {
+		if (fast) {
 			/* not the buffer of the sample in use (ms-unwind's two, in turn) */
 			struct ms_sample *next = t->n % 2 ? &ahead[0] : &ahead[1];
 
@@ -632,24 +570,16 @@ static void run(int fd, unsigned how, size_t limit, struct trace *t)
 			break;
 		}
 		CHECK(rec.offset == offset && rec.index == index);
-		framed = defer ? ms_reader_sample(r, &rec) : NULL;
+		framed = fast ? ms_reader_sample(r, &rec) : NULL;
 		if (peeked)
 			CHECK(rec.kind == MS_REC_SAMPLE && framed == peeked);
-		if (!defer)
-			CHECK(rec.obj && !framed);
-		robj = rec.obj;
-		/* a deferred record's objects, built on demand, every other time */
-		if (!robj && t->n % 2 == 0) {
-			robj = ms_reader_object(r, &rec);
-			CHECK(robj);
-		}
-		note(t, &rec, visit(&rec, robj, framed));
+		note(t, &rec, visit(&rec, framed));
 	}
 	/* later calls say the same, without reading */
 	again = ms_reader_next(r, &rec);
 	CHECK(again == (t->end == MS_READ_END ? MS_READ_END : MS_READ_ERROR));
 	if (t->end == MS_READ_END)
-		CHECK(ms_reader_trailer_records(r) == t->n && ms_reader_records(r) == t->n);
+		CHECK(ms_reader_trailer(r)->records == t->n && ms_reader_records(r) == t->n);
 	ms_reader_free(r);
 }
 
@@ -693,7 +623,7 @@ static void check_stage(int fd, off_t at)
 	/* what it wrote reads back: nothing (it refused the header), or a stream */
 	if (code == MS_EXIT_OK || fast_len) {
 		ofd = mapped_input(fast, fast_len);
-		run(ofd, RUN_DEFER, 0, &t);
+		run(ofd, RUN_PROTOCOLS, 0, &t);
 		close(ofd);
 		CHECK(t.opened);
 		CHECK(t.end == (code == MS_EXIT_OK ? MS_READ_END : MS_READ_TRUNCATED));
@@ -725,14 +655,14 @@ int ms_fuzz_stream(const uint8_t *data, size_t size)
 
 	fd = mapped_input(data, size);
 	run(fd, 0, 0, &base);
-	run(fd, RUN_DEFER, 0, &t);
+	run(fd, RUN_PROTOCOLS, 0, &t);
 	check_same(&base, &t);
 
 	chunk = chunks[h % (sizeof(chunks) / sizeof(chunks[0]))];
 	min_chunk = size / 1024 + 1;
 	if (chunk < min_chunk)
 		chunk = min_chunk;
-	for (unsigned how = RUN_CHUNKS; how <= (RUN_CHUNKS | RUN_DEFER); how++) {
+	for (unsigned how = RUN_CHUNKS; how <= (RUN_CHUNKS | RUN_PROTOCOLS); how++) {
 		int sfd = ms_fuzz_feed_start(&f, data, size, chunk);
 
 		run(sfd, how, 0, &t);
@@ -752,10 +682,10 @@ int ms_fuzz_stream(const uint8_t *data, size_t size)
 	if ((h >> 17) & 1) {
 		int sfd = ms_fuzz_feed_start(&f, data, size, chunk);
 
-		run(sfd, RUN_LIMIT | RUN_CHUNKS | ((h >> 16) & 1 ? RUN_DEFER : 0), limit, &t);
+		run(sfd, RUN_LIMIT | RUN_CHUNKS | ((h >> 16) & 1 ? RUN_PROTOCOLS : 0), limit, &t);
 		ms_fuzz_feed_end(&f, sfd);
 	} else {
-		run(fd, RUN_LIMIT | ((h >> 16) & 1 ? RUN_DEFER : 0), limit, &t);
+		run(fd, RUN_LIMIT | ((h >> 16) & 1 ? RUN_PROTOCOLS : 0), limit, &t);
 	}
 	if (base.opened)
 		check_stage(fd, pad);

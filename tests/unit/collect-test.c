@@ -752,7 +752,7 @@ static int stream_stats(void)
 			printf("decoded-samples tid %u %llu\n", t, (unsigned long long)decoded[t]);
 	printf("records %llu\n", (unsigned long long)records);
 	if (got == MS_READ_END)
-		printf("trailer complete %d\n", ms_reader_trailer_complete(r));
+		printf("trailer complete %d\n", ms_reader_trailer(r)->complete);
 	ms_reader_free(r);
 	return got == MS_READ_END ? 0 : got == MS_READ_TRUNCATED ? 3 : 1;
 }

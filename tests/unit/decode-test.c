@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <msgpack.h>
 
 #include "perf/decode.h"
 #include "perf/order.h"

@@ -28,6 +28,7 @@
 
 #include <msgpack.h>
 
+#include "stream/protocols.h"
 #include "stream/records.h"
 #include "stream/stream.h"
 #include "util/error.h"

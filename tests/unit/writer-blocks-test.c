@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "stream/protocols.h"
 #include "stream/stream.h"
 #include "stream/records.h"
 
