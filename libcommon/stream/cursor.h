@@ -26,6 +26,68 @@ struct ms_cursor {
 	const unsigned char *p, *end;
 };
 
+/*
+ * What a type byte says of the value it starts, for the code that frames
+ * or steps over values of any type (the reader's scan, ms_cur_skip()).
+ */
+struct ms_mp_head {
+	uint8_t hdr;		/* header bytes, the type byte included */
+	uint8_t width;		/* bytes of the length or count at p + 1 (0: none) */
+	uint8_t per;		/* containers: elements per counted entry (2 for a map) */
+	bool container;
+	uint32_t fixed;		/* the body bytes or elements the type byte gives itself */
+};
+
+/* False for 0xc1, which msgpack never uses. */
+static inline bool ms_mp_head(unsigned char t, struct ms_mp_head *h)
+{
+	*h = (struct ms_mp_head){ .hdr = 1, .per = 1 };
+	if (t <= 0x7f || t >= 0xe0 || t == 0xc0 || t == 0xc2 || t == 0xc3)
+		return true;	/* fixint, nil, false, true */
+	if (t >= 0xa0 && t <= 0xbf) {
+		h->fixed = t & 0x1f;
+		return true;
+	}
+	if (t <= 0x9f) {	/* fixmap 0x80-0x8f, fixarray 0x90-0x9f */
+		h->container = true;
+		h->per = t <= 0x8f ? 2 : 1;
+		h->fixed = (t & 0x0f) * h->per;
+		return true;
+	}
+	switch (t) {
+	case 0xcc: case 0xd0: h->hdr = 2; break;
+	case 0xcd: case 0xd1: h->hdr = 3; break;
+	case 0xce: case 0xd2: case 0xca: h->hdr = 5; break;
+	case 0xcf: case 0xd3: case 0xcb: h->hdr = 9; break;
+	case 0xd4: h->hdr = 2; h->fixed = 1; break;	/* fixext: type + data */
+	case 0xd5: h->hdr = 2; h->fixed = 2; break;
+	case 0xd6: h->hdr = 2; h->fixed = 4; break;
+	case 0xd7: h->hdr = 2; h->fixed = 8; break;
+	case 0xd8: h->hdr = 2; h->fixed = 16; break;
+	case 0xc4: case 0xd9: h->hdr = 2; h->width = 1; break;	/* bin8, str8 */
+	case 0xc5: case 0xda: h->hdr = 3; h->width = 2; break;
+	case 0xc6: case 0xdb: h->hdr = 5; h->width = 4; break;
+	case 0xc7: h->hdr = 3; h->width = 1; break;		/* ext8: len, type */
+	case 0xc8: h->hdr = 4; h->width = 2; break;
+	case 0xc9: h->hdr = 6; h->width = 4; break;
+	case 0xdc: h->hdr = 3; h->width = 2; h->container = true; break;
+	case 0xdd: h->hdr = 5; h->width = 4; h->container = true; break;
+	case 0xde: h->hdr = 3; h->width = 2; h->container = true; h->per = 2; break;
+	case 0xdf: h->hdr = 5; h->width = 4; h->container = true; h->per = 2; break;
+	default: return false;	/* 0xc1 */
+	}
+	return true;
+}
+
+/*
+ * With the header at p wholly present: the body bytes of a scalar, or the
+ * elements of a container (a map's keys and values both counted).
+ */
+static inline uint64_t ms_mp_count(const unsigned char *p, const struct ms_mp_head *h)
+{
+	return h->width ? fp_get_be(p + 1, h->width) * h->per : h->fixed;
+}
+
 static inline void ms_cur_init(struct ms_cursor *c, const void *bytes, size_t len)
 {
 	c->p = bytes;

@@ -106,17 +106,6 @@ struct scan {
 	const char *what;	/* "elements", "bytes", NULL: just too long */
 };
 
-/*
- * Length of the scalars whose length the type byte alone gives (nil,
- * booleans, floats, the sized integers), by type byte - 0xc0; 0 for others.
- */
-static const unsigned char scalar_len[32] = {
-	[0x00] = 1, [0x02] = 1, [0x03] = 1,
-	[0x0a] = 5, [0x0b] = 9,
-	[0x0c] = 2, [0x0d] = 3, [0x0e] = 5, [0x0f] = 9,
-	[0x10] = 2, [0x11] = 3, [0x12] = 5, [0x13] = 9,
-};
-
 /* Length of an integer by its type byte; 0 for other types. */
 static const unsigned char int_len[256] = {
 	[0x00 ... 0x7f] = 1, [0xe0 ... 0xff] = 1,
@@ -238,11 +227,12 @@ static enum scan_result scan_record(const unsigned char *p, size_t avail, size_t
 	pending[0] = 1;
 	s->what = NULL;
 	for (;;) {
+		struct ms_mp_head head;
 		unsigned char t;
-		size_t hdr = 1;		/* header bytes */
+		size_t hdr;		/* header bytes */
 		uint64_t body = 0;	/* payload bytes after the header */
 		uint64_t elems = 0;	/* child elements (maps: keys + values) */
-		bool container = false;
+		bool container;
 
 		/*
 		 * Runs of integers (a stack's frames, a sample's chains) in a
@@ -283,68 +273,18 @@ static enum scan_result scan_record(const unsigned char *p, size_t avail, size_t
 		}
 		s->at = pos;
 		s->type = t;
-		if (t >= 0xc0 && scalar_len[t - 0xc0]) {
-			hdr = scalar_len[t - 0xc0];
-			if (pos + hdr > limit)
-				return SCAN_TOO_BIG;
-			if (pos + hdr > avail)
-				return SCAN_MORE;
-			pending[depth]--;
-			outstanding--;
-			pos += hdr;
-			continue;
-		}
-		if (t == 0xc1) {
+		if (!ms_mp_head(t, &head))
 			return SCAN_BAD_BYTE;
-		} else if (t <= 0x7f || t >= 0xe0 || t == 0xc0 || t == 0xc2 || t == 0xc3) {
-			/* fixint, nil, false, true */
-		} else if (t >= 0xa0 && t <= 0xbf) {
-			body = t & 0x1f;
-		} else if (t >= 0x90 && t <= 0x9f) {
-			container = true;
-			elems = t & 0x0f;
-		} else if (t >= 0x80 && t <= 0x8f) {
-			container = true;
-			elems = 2 * (uint64_t)(t & 0x0f);
-		} else {
-			switch (t) {
-			case 0xcc: case 0xd0: hdr = 2; break;
-			case 0xcd: case 0xd1: hdr = 3; break;
-			case 0xce: case 0xd2: case 0xca: hdr = 5; break;
-			case 0xcf: case 0xd3: case 0xcb: hdr = 9; break;
-			case 0xd4: hdr = 2; body = 1; break;	/* fixext: type + data */
-			case 0xd5: hdr = 2; body = 2; break;
-			case 0xd6: hdr = 2; body = 4; break;
-			case 0xd7: hdr = 2; body = 8; break;
-			case 0xd8: hdr = 2; body = 16; break;
-			case 0xc4: case 0xd9: hdr = 2; break;	/* bin8, str8 */
-			case 0xc5: case 0xda: hdr = 3; break;
-			case 0xc6: case 0xdb: hdr = 5; break;
-			case 0xc7: hdr = 3; break;		/* ext8: len, type */
-			case 0xc8: hdr = 4; break;
-			case 0xc9: hdr = 6; break;
-			case 0xdc: hdr = 3; container = true; break;
-			case 0xdd: hdr = 5; container = true; break;
-			case 0xde: hdr = 3; container = true; break;
-			case 0xdf: hdr = 5; container = true; break;
-			}
-		}
+		hdr = head.hdr;
+		container = head.container;
 		if (pos + hdr > limit)
 			return SCAN_TOO_BIG;
 		if (pos + hdr > avail)
 			return SCAN_MORE;
-		switch (t) {
-		case 0xc4: case 0xd9: body = p[pos + 1]; break;
-		case 0xc5: case 0xda: body = fp_get_be(p + pos + 1, 2); break;
-		case 0xc6: case 0xdb: body = fp_get_be(p + pos + 1, 4); break;
-		case 0xc7: body = p[pos + 1]; break;
-		case 0xc8: body = fp_get_be(p + pos + 1, 2); break;
-		case 0xc9: body = fp_get_be(p + pos + 1, 4); break;
-		case 0xdc: elems = fp_get_be(p + pos + 1, 2); break;
-		case 0xdd: elems = fp_get_be(p + pos + 1, 4); break;
-		case 0xde: elems = 2 * fp_get_be(p + pos + 1, 2); break;
-		case 0xdf: elems = 2 * fp_get_be(p + pos + 1, 4); break;
-		}
+		if (container)
+			elems = ms_mp_count(p + pos, &head);
+		else
+			body = ms_mp_count(p + pos, &head);
 		pending[depth]--;
 		outstanding--;
 		pos += hdr;
