@@ -12,6 +12,7 @@
 #include "elf/debugfind.h"
 #include "elf/elffile.h"
 #include "util/cachedir.h"
+#include "util/cachefile.h"
 #include "util/error.h"
 #include "util/grow.h"
 #include "util/publish.h"
@@ -650,17 +651,19 @@ int ms_cfi_find(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
 
 /*
  * Layout of cfi/BUILDID.rows (host byte order, written and read by this
- * code only): a header, n_rules rules, then n_rows rows sorted by start,
- * disjoint, each naming one of the rules. The file is exactly that long.
+ * code only): the common header of every cache file (util/cachefile.h,
+ * magic "MSCFIRW"), this cache's own (struct cache_header), n_rules
+ * rules, then n_rows rows sorted by start, disjoint, each naming one of
+ * the rules. The file is exactly that long.
  */
 #define CACHE_MAGIC "MSCFIRW"
-#define CACHE_VERSION 1
+/* 2: the common header of util/cachefile.h. */
+#define CACHE_VERSION 2
 #define CACHE_MAX_ROWS (1u << 20)
 
+/* The cache's own header, after the common one. */
 struct cache_header {
-	char magic[8];
-	uint32_t version;
-	uint32_t header_size, rule_size, row_size;	/* sizeof of the structs here */
+	uint32_t rule_size, row_size;	/* sizeof of the structs here */
 	uint32_t n_rules, n_rows;
 	uint64_t file_size;	/* the module file's */
 	uint32_t build_id_len;
@@ -687,7 +690,10 @@ struct cache_row {
 	uint32_t rule, zero;
 };
 
-_Static_assert(sizeof(struct cache_header) % 8 == 0 && sizeof(struct cache_rule) % 8 == 0,
+/* Where the rules start: after both headers. */
+#define CACHE_RULES_AT (sizeof(struct ms_cachefile) + sizeof(struct cache_header))
+
+_Static_assert(CACHE_RULES_AT % 8 == 0 && sizeof(struct cache_rule) % 8 == 0,
 	       "the rows of the file are 8-byte aligned");
 
 /*
@@ -720,9 +726,6 @@ static void cache_header_of(const struct ms_cfi *c, struct cache_header *h, uint
 			    uint32_t n_rows)
 {
 	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, CACHE_MAGIC, sizeof(CACHE_MAGIC));
-	h->version = CACHE_VERSION;
-	h->header_size = sizeof(struct cache_header);
 	h->rule_size = sizeof(struct cache_rule);
 	h->row_size = sizeof(struct cache_row);
 	h->n_rules = n_rules;
@@ -785,7 +788,7 @@ static void cache_load(struct ms_cfi *c)
 	const struct cache_row *kw;
 	struct cache_header want;
 	struct ms_cfi_rule *rules = NULL;
-	uint64_t max_len = sizeof(*h) + (uint64_t)CACHE_MAX_ROWS *
+	uint64_t max_len = CACHE_RULES_AT + (uint64_t)CACHE_MAX_ROWS *
 				(sizeof(*kr) + sizeof(*kw));
 	size_t len = 0;
 	uint8_t *map;
@@ -795,19 +798,20 @@ static void cache_load(struct ms_cfi *c)
 	c->cache_tried = true;
 	if (!cache_usable(c) || c->n_rules || c->n_rows || !(path = cache_path(c)))
 		return;
-	map = ms_cache_map(path, sizeof(*h), max_len, &len);
+	map = ms_cache_map(path, CACHE_RULES_AT, max_len, &len);
 	free(path);
 	if (!map)
 		return;
-	h = (const struct cache_header *)map;
+	if (!(h = ms_cachefile_check(map, len, CACHE_MAGIC, CACHE_VERSION, sizeof(*h), NULL)))
+		goto out;
 	cache_header_of(c, &want, h->n_rules, h->n_rows);
 	if (memcmp(h, &want, sizeof(want)) || !h->n_rows || h->n_rows > CACHE_MAX_ROWS ||
 	    h->n_rules > h->n_rows ||
-	    len != sizeof(*h) + (uint64_t)h->n_rules * sizeof(*kr) +
+	    len != CACHE_RULES_AT + (uint64_t)h->n_rules * sizeof(*kr) +
 			   (uint64_t)h->n_rows * sizeof(*kw))
 		goto out;
-	kr = (const struct cache_rule *)(map + sizeof(*h));
-	kw = (const struct cache_row *)(map + sizeof(*h) + (size_t)h->n_rules * sizeof(*kr));
+	kr = (const struct cache_rule *)(map + CACHE_RULES_AT);
+	kw = (const struct cache_row *)(map + CACHE_RULES_AT + (size_t)h->n_rules * sizeof(*kr));
 	for (i = 0; i < h->n_rows; i++) {
 		if (kw[i].start >= kw[i].end || kw[i].rule >= h->n_rules || kw[i].zero ||
 		    (i && kw[i].start < kw[i - 1].end))
@@ -866,6 +870,7 @@ static void cache_put(struct cache_out *o, const void *p, size_t len)
  */
 static void cache_store(struct ms_cfi *c)
 {
+	struct ms_cachefile common;
 	struct cache_header h;
 	struct cache_out *o = NULL;
 	struct ms_publish pub;
@@ -896,6 +901,10 @@ static void cache_store(struct ms_cfi *c)
 	o->err = false;
 	o->n = 0;
 	cache_header_of(c, &h, n_rules, n_rows);
+	ms_cachefile_init(&common, CACHE_MAGIC, CACHE_VERSION, sizeof(h),
+			  CACHE_RULES_AT + (uint64_t)n_rules * sizeof(struct cache_rule) +
+			  (uint64_t)n_rows * sizeof(struct cache_row));
+	cache_put(o, &common, sizeof(common));
 	cache_put(o, &h, sizeof(h));
 	for (i = 0; i < c->n_rules; i++) {
 		const struct ms_cfi_rule *r = ms_cfi_rule(c, i);

@@ -14,6 +14,7 @@
 
 #include "util/crc32c.h"
 #include "util/cachedir.h"
+#include "util/cachefile.h"
 #include "util/grow.h"
 #include "util/publish.h"
 
@@ -26,10 +27,11 @@
  * takes a unit from it instead of reading the DWARF.
  *
  * The file is trusted for answers, so nothing of it is used unproved:
- *  - at ms_dwarfidx_index_cache(): the header (magic, version, the sizes of
- *    the structures, the key), then the directory (its CRC, entries sorted
- *    by unit, each unit's bytes inside the file, in order, not
- *    overlapping); anything wrong ignores the whole file;
+ *  - at ms_dwarfidx_index_cache(): the headers (the common one of
+ *    util/cachefile.h; then the sizes of the structures, the key), then
+ *    the directory (its CRC, entries sorted by unit, each unit's bytes
+ *    inside the file, in order, not overlapping); anything wrong ignores
+ *    the whole file;
  *  - on a unit's first use: the CRC-32C of its bytes, then every count,
  *    index and offset (scopes' parents, children and siblings, their
  *    ranges, names and strings, tops, rows in order, files); anything
@@ -50,24 +52,26 @@
  * used). It is published atomically (util/publish.h): concurrent runs
  * each write a whole file, the last rename wins.
  *
- * Layout (host byte order, 8-byte aligned): struct ic_header, n_entries
- * struct ic_entry sorted by unit header offset, then each entry's bytes:
+ * Layout (host byte order, 8-byte aligned): the common header of every
+ * cache file (util/cachefile.h, magic "MSUNIDX"), struct ic_header,
+ * n_entries struct ic_entry sorted by unit header offset, then each
+ * entry's bytes:
  * struct ic_blob, its unit's ranges per its DIE (struct range), scopes
  * (struct scope; name: 1 + an index in the names below, 0 for none), the
  * scopes' ranges (struct range), tops (struct top), names (struct
  * ic_name), rows (struct ms_rkey), files (uint32_t string offsets; NONE
  * for ms_linetab_unknown), strings (NUL-terminated), zeros to 8 bytes.
  */
-#define IC_VERSION 1
+/* 2: the common header of util/cachefile.h. */
+#define IC_VERSION 2
+#define IC_MAGIC "MSUNIDX"
 
-static const char ic_magic[8] = "MSUNIDX";
-
+/* The cache's own header, after the common one. */
 struct ic_header {
-	char magic[8];
-	uint32_t version;
 	uint32_t scope_size, range_size, top_size, name_size, row_size, blob_size, entry_size;
 	uint32_t bid_len;
 	uint8_t bid[MS_BUILD_ID_MAX];
+	uint32_t zero;
 	uint64_t sec_size[SEC_N];
 	uint64_t n_entries;
 	uint32_t dir_crc;
@@ -102,6 +106,10 @@ struct ic_name {
 
 enum { IC_UNSEEN, IC_GOOD, IC_BAD };
 
+/* Where the directory starts: after both headers. */
+#define IC_DIR_AT (sizeof(struct ms_cachefile) + sizeof(struct ic_header))
+_Static_assert(IC_DIR_AT % 8 == 0, "the directory and entries are 8-byte aligned");
+
 /* The file's size at most: see above. */
 static uint64_t ic_max = MS_DWARFIDX_CACHE_MAX;
 
@@ -120,8 +128,6 @@ static void ic_key(const struct ms_dwarfidx *d, const uint8_t *bid, uint32_t bid
 		   struct ic_header *h)
 {
 	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, ic_magic, sizeof(h->magic));
-	h->version = IC_VERSION;
 	h->scope_size = sizeof(struct scope);
 	h->range_size = sizeof(struct range);
 	h->top_size = sizeof(struct top);
@@ -135,35 +141,39 @@ static void ic_key(const struct ms_dwarfidx *d, const uint8_t *bid, uint32_t bid
 		h->sec_size[k] = d->sec[k] ? d->sec[k]->d_size : 0;
 }
 
-/* The header and directory of the mapped file: whether they hold. */
-static bool ic_dir_valid(const uint8_t *map, size_t len, const struct ic_header *key)
+/* The headers and directory of the mapped file: its own header when they hold, else NULL. */
+static const struct ic_header *ic_dir_valid(const uint8_t *map, size_t len,
+					    const struct ic_header *key)
 {
-	const struct ic_header *h = (const void *)map;
+	const struct ic_header *h;
 	const struct ic_entry *e;
 	uint64_t n, end, i;
 
-	if (len < sizeof(*h) || len % 8 || memcmp(h, key, offsetof(struct ic_header, n_entries)))
-		return false;
+	if (len < IC_DIR_AT || len % 8 ||
+	    !(h = ms_cachefile_check(map, len, IC_MAGIC, IC_VERSION, sizeof(*h), NULL)) ||
+	    memcmp(h, key, offsetof(struct ic_header, n_entries)))
+		return NULL;
 	n = h->n_entries;
-	if (n > (len - sizeof(*h)) / sizeof(*e) || n > UINT32_MAX)
-		return false;
-	e = (const void *)(map + sizeof(*h));
+	if (n > (len - IC_DIR_AT) / sizeof(*e) || n > UINT32_MAX)
+		return NULL;
+	e = (const void *)(map + IC_DIR_AT);
 	if (ms_crc32c(0, e, n * sizeof(*e)) != h->dir_crc)
-		return false;
-	end = sizeof(*h) + n * sizeof(*e);
+		return NULL;
+	end = IC_DIR_AT + n * sizeof(*e);
 	for (i = 0; i < n; i++) {
 		if ((i && e[i].hdr <= e[i - 1].hdr) || e[i].pos < end || e[i].pos % 8 ||
 		    e[i].len < sizeof(struct ic_blob) || e[i].len % 8 || e[i].pos > len ||
 		    e[i].len > len - e[i].pos)
-			return false;
+			return NULL;
 		end = e[i].pos + e[i].len;
 	}
-	return end == len;	/* nothing after the last entry */
+	return end == len ? h : NULL;	/* nothing after the last entry */
 }
 
 void ms_dwarfidx_index_cache(struct ms_dwarfidx *d, const char *path, const uint8_t *bid,
 			     uint32_t bid_len)
 {
+	const struct ic_header *h;
 	struct ic_header key;
 	struct stat st;
 	void *map;
@@ -177,7 +187,7 @@ void ms_dwarfidx_index_cache(struct ms_dwarfidx *d, const char *path, const uint
 	ic_key(d, bid, bid_len, &key);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(key) ||
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < IC_DIR_AT ||
 	    (uint64_t)st.st_size > ic_max) {
 		close(fd);
 		return;
@@ -186,16 +196,16 @@ void ms_dwarfidx_index_cache(struct ms_dwarfidx *d, const char *path, const uint
 	close(fd);
 	if (map == MAP_FAILED)
 		return;
-	if (!ic_dir_valid(map, (size_t)st.st_size, &key) ||
-	    !(d->ic_state = calloc(((const struct ic_header *)map)->n_entries + 1, 1))) {
+	if (!(h = ic_dir_valid(map, (size_t)st.st_size, &key)) ||
+	    !(d->ic_state = calloc(h->n_entries + 1, 1))) {
 		munmap(map, (size_t)st.st_size);
 		d->ic_bad = true;
 		return;
 	}
 	d->ic_map = map;
 	d->ic_len = (size_t)st.st_size;
-	d->ic_n = (uint32_t)((const struct ic_header *)map)->n_entries;
-	d->ic_dir = (const void *)((uint8_t *)map + sizeof(struct ic_header));
+	d->ic_n = (uint32_t)h->n_entries;
+	d->ic_dir = (const void *)((uint8_t *)map + IC_DIR_AT);
 }
 
 /* The entry of the unit whose header is at hdr, or NONE. */
@@ -709,10 +719,11 @@ void ms_dwi_ic_keep(struct ms_dwarfidx *d)
 static void ic_write(struct ms_dwarfidx *d, const struct ic_out *out, uint32_t n, uint32_t n_keep,
 		     const struct obuf *made)
 {
+	struct ms_cachefile common;
 	struct ic_header h;
 	struct ic_entry *dir = calloc((size_t)n_keep + 1, sizeof(*dir));
 	struct ms_publish pub;
-	uint64_t pos = sizeof(h) + (uint64_t)n_keep * sizeof(*dir);
+	uint64_t pos = IC_DIR_AT + (uint64_t)n_keep * sizeof(*dir);
 	uint32_t i, k = 0;
 	int fd;
 
@@ -726,11 +737,13 @@ static void ic_write(struct ms_dwarfidx *d, const struct ic_out *out, uint32_t n
 	ic_key(d, d->ic_bid, d->ic_bid_len, &h);
 	h.n_entries = n_keep;
 	h.dir_crc = ms_crc32c(0, dir, (size_t)n_keep * sizeof(*dir));
+	/* pos: past the last entry, the file's length. */
+	ms_cachefile_init(&common, IC_MAGIC, IC_VERSION, sizeof(h), pos);
 	if (ms_cache_mkdir(d->ic_path) < 0 || (fd = ms_publish_open(&pub, d->ic_path)) < 0) {
 		free(dir);
 		return;
 	}
-	if (ms_write_all(fd, &h, sizeof(h)) < 0 ||
+	if (ms_write_all(fd, &common, sizeof(common)) < 0 || ms_write_all(fd, &h, sizeof(h)) < 0 ||
 	    ms_write_all(fd, dir, (size_t)n_keep * sizeof(*dir)) < 0)
 		goto fail;
 	for (i = 0; i < n; i++)
@@ -753,7 +766,7 @@ void ms_dwarfidx_save(struct ms_dwarfidx *d)
 	struct ic_out *out = NULL;
 	uint8_t *taken = NULL;
 	uint32_t n = 0, n_now, cap, i, n_keep = 0;
-	uint64_t size = sizeof(struct ic_header);
+	uint64_t size = IC_DIR_AT;
 	bool made_kept = false;
 
 	if (!d->ic_path || (!d->ic_pending && !d->ic_bad))

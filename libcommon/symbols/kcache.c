@@ -10,19 +10,20 @@
 #include <unistd.h>
 
 #include "perf/kernel.h"
+#include "util/cachefile.h"
 #include "util/publish.h"
 
-#define KCACHE_VERSION 2
+/* 3: the common header of util/cachefile.h. */
+#define KCACHE_VERSION 3
+#define KCACHE_MAGIC "MSKSYMS"
 #define KEY_BOOT_OFF 24		/* key: [0] build id length, [1..] build id */
 #define KEY_BOOT_LEN 40
 #define KEY_MODS_OFF 64
 
-static const char kcache_magic[8] = "MSKSYMS";
-
+/* The cache's own header, after the common one. */
 struct kcache_header {
-	char magic[8];
-	uint32_t version;
 	uint32_t sym_size;
+	uint32_t zero;
 	uint8_t key[MS_KCACHE_KEY];
 	uint64_t n_syms;
 	uint64_t names_len;
@@ -37,7 +38,8 @@ struct kcache_header {
 #define KCACHE_SYMS_OFF 4096
 _Static_assert(sizeof(struct ms_sym) == 32, "the file's symbol record");
 _Static_assert(MS_SYMS_SPAN * sizeof(struct ms_sym) == KCACHE_SYMS_OFF, "a span is a page");
-_Static_assert(sizeof(struct kcache_header) <= KCACHE_SYMS_OFF, "the header fits its page");
+_Static_assert(sizeof(struct ms_cachefile) + sizeof(struct kcache_header) <= KCACHE_SYMS_OFF,
+	       "the headers fit their page");
 
 /* One fence per span, the last one maybe partial. */
 static uint64_t n_fences_of(uint64_t n)
@@ -144,13 +146,13 @@ char *ms_kcache_path(void)
 static int valid(const uint8_t *map, size_t len, const struct ms_kcache_key *k,
 		 uint64_t *n_out, uint64_t *names_len_out)
 {
-	const struct kcache_header *h = (const void *)map;
+	const struct kcache_header *h;
 	const char *names;
 	uint64_t n, n_fences, names_len, rest;
 
-	if (len < KCACHE_SYMS_OFF || memcmp(h->magic, kcache_magic, sizeof(kcache_magic)) ||
-	    h->version != KCACHE_VERSION || h->sym_size != sizeof(struct ms_sym) ||
-	    memcmp(h->key, k->bytes, MS_KCACHE_KEY))
+	if (len < KCACHE_SYMS_OFF ||
+	    !(h = ms_cachefile_check(map, len, KCACHE_MAGIC, KCACHE_VERSION, sizeof(*h), NULL)) ||
+	    h->sym_size != sizeof(struct ms_sym) || h->zero || memcmp(h->key, k->bytes, MS_KCACHE_KEY))
 		return -1;
 	n = h->n_syms;
 	n_fences = h->n_fences;
@@ -199,6 +201,7 @@ int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms
 {
 	const struct ms_symlist *l = &t->tier[0];
 	struct kcache_header h = { 0 };
+	struct ms_cachefile c;
 	union {
 		uint8_t head[KCACHE_SYMS_OFF];
 		struct ms_sym syms[512];
@@ -210,18 +213,20 @@ int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms
 
 	if (!l->n || t->tier[1].n || t->tier[2].n || !t->names_len || ms_cache_mkdir(path) < 0)
 		return -1;
-	memcpy(h.magic, kcache_magic, sizeof(h.magic));
-	h.version = KCACHE_VERSION;
 	h.sym_size = sizeof(struct ms_sym);
 	memcpy(h.key, k->bytes, MS_KCACHE_KEY);
 	h.n_syms = l->n;
 	h.names_len = t->names_len;
 	h.n_fences = n_fences = (uint32_t)n_fences_of(l->n);
+	ms_cachefile_init(&c, KCACHE_MAGIC, KCACHE_VERSION, sizeof(h),
+			  KCACHE_SYMS_OFF + h.n_syms * sizeof(struct ms_sym) +
+			  h.n_fences * sizeof(uint64_t) + h.names_len);
 	if ((fd = ms_publish_open(&pub, path)) < 0)
 		return -1;
-	/* The header, zeros up to the symbols' page. */
+	/* The headers, zeros up to the symbols' page. */
 	memset(buf.head, 0, sizeof(buf.head));
-	memcpy(buf.head, &h, sizeof(h));
+	memcpy(buf.head, &c, sizeof(c));
+	memcpy(buf.head + sizeof(c), &h, sizeof(h));
 	if (ms_write_all(fd, buf.head, sizeof(buf.head)) < 0)
 		goto fail;
 	for (i = 0; i < l->n; i += 512) {

@@ -13,7 +13,7 @@
  *
  * The file is input like any other, but a profile names a few hundred of
  * its ~120,000 symbols, so only what holds for the whole file is checked
- * when it is loaded (header, key, sizes, counts, the names' last NUL): a
+ * when it is loaded (headers, key, sizes, counts, the names' last NUL): a
  * file that fails is ignored and rewritten. Each symbol is checked when a
  * lookup meets it (ms_symtab_lookup_checked(): string bounds, size, order
  * and no overlap with its neighbours), and so is the fence it searched
@@ -30,9 +30,10 @@
  * which the page-aligned array puts on one page.
  *
  * Layout (host byte order, one kernel, one host):
- *   header  magic "MSKSYMS\0", u32 version, u32 sizeof(struct ms_sym),
- *           key[MS_KCACHE_KEY], u64 n_syms, u64 names_len, u64 n_fences,
- *           then zeros up to offset 4096
+ *   header  the common header of every cache file (util/cachefile.h),
+ *           magic "MSKSYMS"; then this cache's own: u32 sizeof(struct
+ *           ms_sym), u32 0, key[MS_KCACHE_KEY], u64 n_syms, u64 names_len,
+ *           u64 n_fences; then zeros up to offset 4096
  *   syms    n_syms x struct ms_sym (32 bytes, display NULL), at offset 4096
  *   fences  n_fences = ceil(n_syms / MS_SYMS_SPAN) x u64: fence k is the
  *           start of symbol k * MS_SYMS_SPAN

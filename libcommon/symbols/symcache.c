@@ -11,21 +11,20 @@
 #include "util/crc32c.h"
 #include "elf/dcache.h"
 #include "symbols/kcache.h"
+#include "util/cachefile.h"
 #include "util/error.h"
 #include "util/publish.h"
 
-#define SYMCACHE_VERSION 1
+/* 2: the common header of util/cachefile.h. */
+#define SYMCACHE_VERSION 2
+#define SYMCACHE_MAGIC "MSSYMS"
 #define SYMCACHE_PAGE 4096
 #define SYMCACHE_SYMS_OFF SYMCACHE_PAGE
 
-static const char symcache_magic[8] = "MSSYMS";
-
+/* The cache's own header, after the common one. */
 struct symcache_header {
-	char magic[8];
-	uint32_t version;
 	uint32_t sym_size;
 	uint32_t span;
-	uint32_t zero;
 	struct ms_symcache_key key;
 	uint64_t n[MS_SYMS_TIERS];
 	uint64_t n_fences;
@@ -34,7 +33,8 @@ struct symcache_header {
 
 _Static_assert(sizeof(struct ms_sym) == 32, "the file's symbol record");
 _Static_assert(MS_SYMS_SPAN * sizeof(struct ms_sym) == SYMCACHE_PAGE, "a span is a page");
-_Static_assert(sizeof(struct symcache_header) <= SYMCACHE_SYMS_OFF, "the header fits its page");
+_Static_assert(sizeof(struct ms_cachefile) + sizeof(struct symcache_header) <= SYMCACHE_SYMS_OFF,
+	       "the headers fit their page");
 _Static_assert(sizeof(struct ms_span_check) == 8, "the file's check record");
 
 static uint64_t fences_of(uint64_t n)
@@ -82,13 +82,15 @@ char *ms_symcache_path(const uint8_t *bid, uint32_t bid_len)
 static int valid(const uint8_t *map, size_t len, const struct ms_symcache_key *k,
 		 const struct symcache_header **out)
 {
-	const struct symcache_header *h = (const void *)map;
+	const struct symcache_header *h;
 	uint64_t at = SYMCACHE_SYMS_OFF, n_all = 0, n_fences = 0, rest;
 	int i;
 
-	if (len < SYMCACHE_SYMS_OFF || memcmp(h->magic, symcache_magic, sizeof(h->magic)) ||
-	    h->version != SYMCACHE_VERSION || h->sym_size != sizeof(struct ms_sym) ||
-	    h->span != MS_SYMS_SPAN || h->zero || memcmp(&h->key, k, sizeof(*k)))
+	if (len < SYMCACHE_SYMS_OFF ||
+	    !(h = ms_cachefile_check(map, len, SYMCACHE_MAGIC, SYMCACHE_VERSION, sizeof(*h),
+				     NULL)) ||
+	    h->sym_size != sizeof(struct ms_sym) || h->span != MS_SYMS_SPAN ||
+	    memcmp(&h->key, k, sizeof(*k)))
 		return -1;
 	for (i = 0; i < MS_SYMS_TIERS; i++) {
 		if (h->n[i] > UINT32_MAX || h->n[i] > (len - at) / sizeof(struct ms_sym))
@@ -207,6 +209,7 @@ static int write_names(int fd, const struct ms_symtab *t, const struct ms_symlis
 int ms_symcache_store(const struct ms_symtab *t, const char *path, const struct ms_symcache_key *k)
 {
 	struct symcache_header h = { 0 };
+	struct ms_cachefile common;
 	union {
 		uint8_t page[SYMCACHE_PAGE];
 		struct ms_sym syms[MS_SYMS_SPAN];
@@ -214,7 +217,7 @@ int ms_symcache_store(const struct ms_symtab *t, const char *path, const struct 
 	} buf;
 	struct ms_span_check *checks = NULL;
 	struct ms_publish pub;
-	uint64_t names = 0, n_fences = 0;
+	uint64_t names = 0, n_fences = 0, len = SYMCACHE_SYMS_OFF;
 	uint32_t c, f;
 	size_t fill = 0;
 	int fd, i;
@@ -240,22 +243,25 @@ int ms_symcache_store(const struct ms_symtab *t, const char *path, const struct 
 			checks[c].names_end = (uint32_t)names;
 		}
 	}
-	memcpy(h.magic, symcache_magic, sizeof(h.magic));
-	h.version = SYMCACHE_VERSION;
 	h.sym_size = sizeof(struct ms_sym);
 	h.span = MS_SYMS_SPAN;
 	h.key = *k;
-	for (i = 0; i < MS_SYMS_TIERS; i++)
+	for (i = 0; i < MS_SYMS_TIERS; i++) {
 		h.n[i] = t->tier[i].n;
+		len += tier_bytes(h.n[i]);
+	}
 	h.n_fences = n_fences;
 	h.names_len = names;
+	len += n_fences * (sizeof(uint64_t) + sizeof(struct ms_span_check)) + names;
+	ms_cachefile_init(&common, SYMCACHE_MAGIC, SYMCACHE_VERSION, sizeof(h), len);
 	if ((fd = ms_publish_open(&pub, path)) < 0) {
 		free(checks);
 		return -1;
 	}
-	/* The header, zeros up to the symbols' page. */
+	/* The headers, zeros up to the symbols' page. */
 	memset(buf.page, 0, sizeof(buf.page));
-	memcpy(buf.page, &h, sizeof(h));
+	memcpy(buf.page, &common, sizeof(common));
+	memcpy(buf.page + sizeof(common), &h, sizeof(h));
 	if (ms_write_all(fd, buf.page, sizeof(buf.page)) < 0)
 		goto fail;
 	names = 0;

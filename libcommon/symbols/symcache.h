@@ -13,7 +13,7 @@
  * A table read from a file without a build id is not cached.
  *
  * As with the kernel's (kcache.h), only what holds for the whole file is
- * checked when it is loaded (header, key, sizes, counts, the names' last
+ * checked when it is loaded (headers, key, sizes, counts, the names' last
  * NUL): a file that fails is ignored and rewritten. The rest is checked
  * when a lookup meets it (ms_symtab_lookup_checked()): the fence it
  * searched from, and each span of symbols it reads against the span's
@@ -25,9 +25,10 @@
  * written atomically (util/publish.h).
  *
  * Layout (host byte order, one host):
- *   header  magic "MSSYMS\0\0", u32 version, u32 sizeof(struct ms_sym),
- *           u32 MS_SYMS_SPAN, u32 0, key (struct ms_symcache_key),
- *           u64 n[MS_SYMS_TIERS], u64 n_fences, u64 names_len, then
+ *   header  the common header of every cache file (util/cachefile.h),
+ *           magic "MSSYMS"; then this cache's own: u32 sizeof(struct
+ *           ms_sym), u32 MS_SYMS_SPAN, key (struct ms_symcache_key),
+ *           u64 n[MS_SYMS_TIERS], u64 n_fences, u64 names_len; then
  *           zeros up to offset 4096
  *   syms    each tier's n[k] x struct ms_sym (32 bytes, display NULL),
  *           tier 0 at offset 4096, each tier starting on a 4096 boundary

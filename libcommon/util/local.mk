@@ -1,7 +1,8 @@
 # libcommon/util: the lowest layer, generic blocks every other layer may
 # use: messages and exit codes, banned functions, growth, a hash index,
 # CRCs, a radix sort, a string pool, text and JSON writers, demangling,
-# output publication, the cache folder, and running stages as a pipeline.
+# output publication, the cache folder and the header every cache file
+# starts with, and running stages as a pipeline.
 libcommon_a_SOURCES += \
 	libcommon/util/banned.h \
 	libcommon/util/bits.h \
@@ -10,6 +11,7 @@ libcommon_a_SOURCES += \
 	libcommon/util/publish.c libcommon/util/publish.h \
 	libcommon/util/cachedir.c libcommon/util/cachedir.h \
 	libcommon/util/cacheclean.c \
+	libcommon/util/cachefile.c libcommon/util/cachefile.h \
 	libcommon/util/prefault.c libcommon/util/prefault.h \
 	libcommon/util/grow.c libcommon/util/grow.h \
 	libcommon/util/hashindex.c libcommon/util/hashindex.h \
@@ -31,3 +33,8 @@ UNIT_TESTS += tests/unit/cacheclean-test
 tests_unit_cacheclean_test_SOURCES = tests/unit/cacheclean-test.c tests/unit/tmpdir.h
 tests_unit_cacheclean_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_cacheclean_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/cachefile-test
+tests_unit_cachefile_test_SOURCES = tests/unit/cachefile-test.c
+tests_unit_cachefile_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_cachefile_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

@@ -8,7 +8,8 @@
  *   mode bits 0-1: 0, the file as it is; 1, its module identity (file
  *   size, build id) made this file's, so that a cache written for an
  *   earlier build is read; 2, every header field but the counts made a
- *   genuine header's (one this target writes at start); 3, as 2 with the
+ *   genuine header's (one this target writes at start), and the length in
+ *   the common header (util/cachefile.h) the file's; 3, as 2 with the
  *   count of rows made what the length holds after the rules, and the file
  *   cut to the length the counts give, so that mutations reach the rules
  *   and rows past the header's checks. Bit 2: also walk (ms_dwarf_walk())
@@ -57,6 +58,7 @@
 #include "elf/elffile.h"
 #include "unwind/unwind.h"
 #include "util/cachedir.h"
+#include "util/cachefile.h"
 #include "util/error.h"
 #include "util/bits.h"
 
@@ -70,15 +72,20 @@
 	} while (0)
 
 /*
- * Where cfi.c's header keeps the sizes and counts (u32 each): the rest of
- * the layout is read from the genuine header.
+ * Where the headers keep the sizes and counts (u32 each): the common one
+ * (util/cachefile.h) its own size, the size of cfi.c's, which follows, and
+ * the file's length (u64); cfi.c's the sizes of a rule and a row and the
+ * counts. The rest of the layout is read from the genuine header.
  */
-#define H_HEADER_SIZE 12
-#define H_RULE_SIZE 16
-#define H_ROW_SIZE 20
-#define H_N_RULES 24
-#define H_N_ROWS 28
-#define H_IDENTITY 32		/* file size, build id: to the header's end */
+#define H_COMMON_SIZE offsetof(struct ms_cachefile, header_size)
+#define H_OWN_SIZE offsetof(struct ms_cachefile, specific_size)
+#define H_FILE_LEN offsetof(struct ms_cachefile, file_len)
+#define H_OWN sizeof(struct ms_cachefile)
+#define H_RULE_SIZE (H_OWN + 0)
+#define H_ROW_SIZE (H_OWN + 4)
+#define H_N_RULES (H_OWN + 8)
+#define H_N_ROWS (H_OWN + 12)
+#define H_IDENTITY (H_OWN + 16)	/* file size, build id: to the header's end */
 
 #define SPW 0x7ffd00000000ull	/* the walk's sampled %rsp */
 #define PERF_REGS_DWARF 0xff01ffull
@@ -221,12 +228,13 @@ static void setup(void)
 	leave();
 	genuine = read_all(file_path, &genuine_len);
 	CHECK(genuine && genuine_len >= H_IDENTITY + 8);
-	header_size = ms_load32(genuine + H_HEADER_SIZE);
+	header_size = ms_load32(genuine + H_COMMON_SIZE) + ms_load32(genuine + H_OWN_SIZE);
 	rule_size = ms_load32(genuine + H_RULE_SIZE);
 	row_size = ms_load32(genuine + H_ROW_SIZE);
 	CHECK(header_size > H_IDENTITY && rule_size && row_size >= 16 &&
 	      genuine_len == header_size + (uint64_t)ms_load32(genuine + H_N_RULES) * rule_size +
-				     (uint64_t)ms_load32(genuine + H_N_ROWS) * row_size);
+				     (uint64_t)ms_load32(genuine + H_N_ROWS) * row_size &&
+	      ms_load64(genuine + H_FILE_LEN) == genuine_len);
 }
 
 /* Rules ------------------------------------------------------------------------ */
@@ -485,6 +493,7 @@ static uint8_t *make_file(uint8_t mode, const uint8_t *body, size_t n, size_t *l
 			ms_store32(f + H_N_ROWS, (uint32_t)rows);
 			*len = header_size + rules * rule_size + rows * row_size;
 		}
+		ms_store64(f + H_FILE_LEN, *len);
 	}
 	return f;
 }

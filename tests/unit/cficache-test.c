@@ -29,15 +29,21 @@
 #include "elf-helpers.h"
 #include "tmpdir.h"
 #include "util/bits.h"
+#include "util/cachefile.h"
 
-/* The file's layout (cfi.c): header, rules, rows. */
-#define HDR 64
+/*
+ * The file's layout (cfi.c): the common header (util/cachefile.h), the
+ * cache's own from H_OWN, rules from HDR, rows.
+ */
+#define H_OWN ((int)sizeof(struct ms_cachefile))
+#define H_RULE_SIZE (H_OWN + 0)
+#define H_N_RULES (H_OWN + 8)
+#define H_N_ROWS (H_OWN + 12)
+#define H_FILE_SIZE (H_OWN + 16)
+#define H_BUILD_ID (H_OWN + 28)
+#define HDR (H_OWN + 48)
 #define RULE 152
 #define ROW 24
-#define H_N_RULES 24
-#define H_N_ROWS 28
-#define H_FILE_SIZE 32
-#define H_BUILD_ID 44
 #define R_UNDEF 4
 #define R_N 10
 #define R_REGS 12
@@ -237,8 +243,8 @@ static void spill(const char *path, const uint8_t *buf, size_t len)
 }
 
 enum corruption {
-	CUT, LONGER, BUILD_ID, FILE_SIZE, N_RULES, REG_NUMBER, REG_KIND, REG_ORDER, UNDEF_BIT,
-	REGISTER_ARG, RULE_INDEX, EMPTY_ROW, OVERLAP, GARBAGE, CORRUPTIONS
+	CUT, LONGER, BUILD_ID, FILE_SIZE, N_RULES, RULE_SIZE, REG_NUMBER, REG_KIND, REG_ORDER,
+	UNDEF_BIT, REGISTER_ARG, RULE_INDEX, EMPTY_ROW, OVERLAP, GARBAGE, CORRUPTIONS
 };
 
 /* A rule of the file whose last register is the return address, after another. */
@@ -277,6 +283,9 @@ static void corrupt(uint8_t *buf, size_t *len, enum corruption k)
 		break;
 	case N_RULES:
 		ms_store32(buf + H_N_RULES, n_rules + 1);
+		break;
+	case RULE_SIZE:
+		ms_store32(buf + H_RULE_SIZE, RULE + 8);
 		break;
 	case REG_NUMBER:
 		/* Still in order, not undefined: only the register's bound refuses it. */

@@ -31,15 +31,26 @@
 #include "elf/dcache.h"
 #include "symbols/kcache.h"
 #include "symbols/symtab.h"
+#include "util/cachefile.h"
 #include "util/error.h"
 #include "tmpdir.h"
 
-/* struct kcache_header in kcache.c: its counts' offsets and its size; where the symbols start. */
-#define OFF_N_SYMS 96
-#define OFF_NAMES_LEN 104
-#define OFF_N_FENCES 112
-#define HDR 120
+/*
+ * The common header (util/cachefile.h), then struct kcache_header of
+ * kcache.c: the offsets of its fields, the headers' end; where the symbols
+ * start.
+ */
+#define COMMON ((size_t)sizeof(struct ms_cachefile))
+#define OFF_VERSION offsetof(struct ms_cachefile, version)
+#define OFF_FILE_LEN offsetof(struct ms_cachefile, file_len)
+#define OFF_SYM_SIZE (COMMON + 0)
+#define OFF_ZERO (COMMON + 4)
+#define OFF_N_SYMS (COMMON + 88)
+#define OFF_NAMES_LEN (COMMON + 96)
+#define OFF_N_FENCES (COMMON + 104)
+#define HDR (COMMON + 112)
 #define SYMS 4096
+#define VERSION 3
 
 static char dir[256];
 
@@ -298,18 +309,21 @@ static void test_corrupt(void **state)
 	/* What holds for the whole file is checked at load. */
 	assert_int_equal(load_patched(&k, 0, NULL, 0, -1), 0);		/* the copy is good */
 	assert_int_equal(load_patched(&k, 0, "MSKSYMX", 8, -1), -1);	/* magic */
-	u32 = 1;
-	assert_int_equal(load_patched(&k, 8, &u32, 4, -1), -1);		/* version (the old one) */
-	u32 = 3;
-	assert_int_equal(load_patched(&k, 8, &u32, 4, -1), -1);
+	u32 = VERSION - 1;
+	assert_int_equal(load_patched(&k, OFF_VERSION, &u32, 4, -1), -1);	/* version (the old one) */
+	u32 = VERSION + 1;
+	assert_int_equal(load_patched(&k, OFF_VERSION, &u32, 4, -1), -1);
 	u32 = 8;
-	assert_int_equal(load_patched(&k, 12, &u32, 4, -1), -1);	/* record size */
+	assert_int_equal(load_patched(&k, OFF_SYM_SIZE, &u32, 4, -1), -1);	/* record size */
+	u32 = 1;
+	assert_int_equal(load_patched(&k, OFF_ZERO, &u32, 4, -1), -1);
 	assert_int_equal(load_patched(&k, OFF_N_SYMS, &big, 8, -1), -1);	/* symbol count */
 	assert_int_equal(load_patched(&k, OFF_N_SYMS, &zero, 8, -1), -1);
 	assert_int_equal(load_patched(&k, OFF_NAMES_LEN, &big, 8, -1), -1);	/* names length */
 	assert_int_equal(load_patched(&k, OFF_N_FENCES, &big, 8, -1), -1);	/* fence count */
 	assert_int_equal(load_patched(&k, OFF_N_FENCES, &zero, 8, -1), -1);
-	assert_int_equal(load_patched(&k, 0, NULL, 0, HDR - 1), -1);	/* cut in the header */
+	assert_int_equal(load_patched(&k, 0, NULL, 0, COMMON - 1), -1);	/* cut in the common header */
+	assert_int_equal(load_patched(&k, 0, NULL, 0, HDR - 1), -1);	/* ... in the cache's own */
 	assert_int_equal(load_patched(&k, 0, NULL, 0, SYMS - 1), -1);	/* ... in its padding */
 	assert_int_equal(load_patched(&k, 0, NULL, 0, SYMS + 40), -1);	/* cut in the symbols */
 	assert_int_equal(load_patched(&k, 0, NULL, 0, 0), -1);		/* empty */
@@ -507,10 +521,10 @@ static void test_sizes(void **state)
 	ms_symtab_release(&m);
 
 	assert_int_equal(load_patched_from(good, &k, 0, NULL, 0, -1), 0);	/* the copy is good */
-	u32 = 1;
-	assert_int_equal(load_patched_from(good, &k, 8, &u32, 4, -1), -1);
-	u32 = 3;
-	assert_int_equal(load_patched_from(good, &k, 8, &u32, 4, -1), -1);
+	u32 = VERSION - 1;
+	assert_int_equal(load_patched_from(good, &k, OFF_VERSION, &u32, 4, -1), -1);
+	u32 = VERSION + 1;
+	assert_int_equal(load_patched_from(good, &k, OFF_VERSION, &u32, 4, -1), -1);
 	/* Longer or shorter by a fence, by a byte. */
 	assert_int_equal(load_patched_from(good, &k, 0, NULL, 0, (long)len + 8), -1);
 	assert_int_equal(load_patched_from(good, &k, 0, NULL, 0, (long)len + 1), -1);
@@ -539,15 +553,20 @@ static void test_sizes(void **state)
 	/* A count that would wrap the sizes. */
 	v = UINT64_MAX / 8 + 2;
 	assert_int_equal(load_patched_from(good, &k, OFF_N_FENCES, &v, 8, -1), -1);
-	/* A file of version 1 (symbols right after a header of 112 bytes, no fences) claiming 2. */
+	/*
+	 * A file of version 1's layout (symbols right after the header, no
+	 * fences) claiming this version, its length the file's: the sizes
+	 * refuse it.
+	 */
 	{
-		size_t v1_len = 112 + n * sizeof(struct ms_sym) + names_len;
+		uint64_t v1_len = HDR + n * sizeof(struct ms_sym) + names_len;
 		long got;
 		char *buf = read_file(good, 0, &got);
 
 		assert_int_equal(got, (long)len);
-		memmove(buf + 112, buf + SYMS, n * sizeof(struct ms_sym));
-		memmove(buf + 112 + n * sizeof(struct ms_sym), buf + len - names_len, names_len);
+		memmove(buf + HDR, buf + SYMS, n * sizeof(struct ms_sym));
+		memmove(buf + HDR + n * sizeof(struct ms_sym), buf + len - names_len, names_len);
+		memcpy(buf + OFF_FILE_LEN, &v1_len, 8);
 		write_file("v1-kallsyms", buf, v1_len);
 		free(buf);
 		assert_int_equal(load_patched_from("v1-kallsyms", &k, 0, NULL, 0, -1), -1);

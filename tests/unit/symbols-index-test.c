@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/cachefile.h"
 #include "util/crc32c.h"
 #include "dwarf/dwarfidx.h"
 #include "dwarf/lines.h"
@@ -785,14 +786,18 @@ static void test_units_cache(void **state)
 
 /* ---- indexed units, cached (ms_dwarfidx_index_cache()) ---- */
 
-/* The file's layout, as dwarfidx.c writes it (host order). */
+/*
+ * The file's layout, as unitcache.c writes it (host order): the common
+ * header (util/cachefile.h), then struct ic_header from IC_OWN.
+ */
 enum {
-	IC_VERSION_AT = 8,	/* u32 */
-	IC_BID_AT = 44,		/* the build id */
-	IC_SEC_AT = 64,		/* u64 sizes of the 8 sections */
-	IC_N_AT = 128,		/* u64 entries */
-	IC_DIRCRC_AT = 136,	/* u32 */
-	IC_HEADER = 144,
+	IC_VERSION_AT = offsetof(struct ms_cachefile, version),	/* u32 */
+	IC_OWN = sizeof(struct ms_cachefile),
+	IC_BID_AT = IC_OWN + 32,	/* the build id */
+	IC_SEC_AT = IC_OWN + 56,	/* u64 sizes of the 8 sections */
+	IC_N_AT = IC_OWN + 120,		/* u64 entries */
+	IC_DIRCRC_AT = IC_OWN + 128,	/* u32 */
+	IC_HEADER = IC_OWN + 136,	/* the directory */
 	IC_ENTRY = 32,		/* u64 hdr, pos, len; u32 crc, pad */
 	IC_BLOB = 64,		/* see struct ic_blob */
 	IC_SCOPE = 40,

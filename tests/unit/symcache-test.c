@@ -34,6 +34,7 @@
 #include "symbols/symbolize.h"
 #include "symbols/symcache.h"
 #include "symbols/symtab.h"
+#include "util/cachefile.h"
 #include "elf/elffile.h"
 #include "util/error.h"
 #include "tmpdir.h"
@@ -403,9 +404,15 @@ static void put_file(const char *path, const uint8_t *buf, size_t len)
 	fclose(f);
 }
 
-/* The header's counts (struct symcache_header in symcache.c). */
-#define OFF_VERSION 8
-#define OFF_N (24 + (int)sizeof(struct ms_symcache_key))
+/*
+ * The common header's version (util/cachefile.h); the fields of struct
+ * symcache_header (symcache.c), which follows it.
+ */
+#define COMMON ((int)sizeof(struct ms_cachefile))
+#define OFF_VERSION offsetof(struct ms_cachefile, version)
+#define OFF_SYM_SIZE (COMMON + 0)
+#define OFF_SPAN (COMMON + 4)
+#define OFF_N (COMMON + 8 + (int)sizeof(struct ms_symcache_key))
 #define OFF_N_FENCES (OFF_N + 8 * MS_SYMS_TIERS)
 #define OFF_NAMES_LEN (OFF_N_FENCES + 8)
 
@@ -469,10 +476,22 @@ static void test_sizes(void **state)
 			free(c);
 		}
 	}
+	/* The version, the record's size, the span. */
 	buf[OFF_VERSION] ^= 0x40;
 	put_file(cut, buf, len);
 	assert_int_equal(ms_symcache_load(&m, cut, &k), -1);
 	buf[OFF_VERSION] ^= 0x40;
+	buf[OFF_SYM_SIZE] ^= 0x40;
+	put_file(cut, buf, len);
+	assert_int_equal(ms_symcache_load(&m, cut, &k), -1);
+	buf[OFF_SYM_SIZE] ^= 0x40;
+	buf[OFF_SPAN] ^= 0x40;
+	put_file(cut, buf, len);
+	assert_int_equal(ms_symcache_load(&m, cut, &k), -1);
+	buf[OFF_SPAN] ^= 0x40;
+	put_file(cut, buf, len);
+	assert_int_equal(ms_symcache_load(&m, cut, &k), 0);
+	ms_symtab_release(&m);
 	/* The names' last NUL. */
 	buf[len - 1] = 'x';
 	put_file(cut, buf, len);
