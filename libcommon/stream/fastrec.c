@@ -327,12 +327,18 @@ int ms_stack_def_pack(struct ms_writer *w, uint32_t id, const struct ms_stack *s
 	size_t size;
 	char *p0, *p;
 
-	if ((size = frames_size(&frames, MS_REC_STACK_DEF, s)) == SIZE_MAX)
-		return -1;
-	size += 2 + ms_uint_size(id) + ms_uint_size(s->reason);
 	ms_writer_begin(w, MS_REC_STACK_DEF);
-	if (!(p = p0 = ms_writer_reserve(w, size)))
-		return ms_writer_end(w);
+	/* In place at once when the bound fits (a definition per unique stack); else measured. */
+	if (s->n_frames > MS_FRAMES_MAX ||
+	    !(p = p0 = ms_writer_reserve(w, 2 + 5 + 5 + (size_t)s->n_frames * FRAME_MAX))) {
+		ms_writer_cancel(w);
+		if ((size = frames_size(&frames, MS_REC_STACK_DEF, s)) == SIZE_MAX)
+			return -1;
+		size += 2 + ms_uint_size(id) + ms_uint_size(s->reason);
+		ms_writer_begin(w, MS_REC_STACK_DEF);
+		if (!(p = p0 = ms_writer_reserve(w, size)))
+			return ms_writer_end(w);
+	}
 	*p++ = (char)(0x90 | 4);
 	*p++ = (char)MS_REC_STACK_DEF;
 	p = fp_uint(p, id);

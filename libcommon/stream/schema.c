@@ -220,26 +220,6 @@ int ms_schema_unpack(const struct ms_schema *s, uint32_t kind, const struct ms_r
 
 /* ---- writing fields ---- */
 
-size_t ms_uint_size(uint64_t v)
-{
-	return v < 128 ? 1 : v < 256 ? 2 : v < 65536 ? 3 : v <= UINT32_MAX ? 5 : 9;
-}
-
-size_t ms_array_size(uint32_t n)
-{
-	return n < 16 ? 1 : n < 65536 ? 3 : 5;
-}
-
-size_t ms_str_size(uint32_t len)
-{
-	return (len < 32 ? 1 : len < 256 ? 2 : len < 65536 ? 3 : 5) + (size_t)len;
-}
-
-size_t ms_bin_size(uint32_t len)
-{
-	return (len < 256 ? 2 : len < 65536 ? 3 : 5) + (size_t)len;
-}
-
 char *ms_put_str(char *p, const char *s, uint32_t len)
 {
 	if (len < 32)

@@ -103,10 +103,27 @@ int ms_field_array(struct ms_cursor *c, const struct ms_record *rec, const char 
 		   uint32_t *n, uint32_t max);
 
 /* Encoders for codecs: sizes and bytes exactly as msgpack-c writes them. */
-size_t ms_uint_size(uint64_t v);
-size_t ms_array_size(uint32_t n);
-size_t ms_str_size(uint32_t len);	/* header and body */
-size_t ms_bin_size(uint32_t len);	/* header and body */
+static inline size_t ms_uint_size(uint64_t v)
+{
+	return v < 128 ? 1 : v < 256 ? 2 : v < 65536 ? 3 : v <= UINT32_MAX ? 5 : 9;
+}
+
+static inline size_t ms_array_size(uint32_t n)
+{
+	return n < 16 ? 1 : n < 65536 ? 3 : 5;
+}
+
+/* header and body */
+static inline size_t ms_str_size(uint32_t len)
+{
+	return (len < 32 ? 1 : len < 256 ? 2 : len < 65536 ? 3 : 5) + (size_t)len;
+}
+
+static inline size_t ms_bin_size(uint32_t len)
+{
+	return (len < 256 ? 2 : len < 65536 ? 3 : 5) + (size_t)len;
+}
+
 char *ms_put_str(char *p, const char *s, uint32_t len);
 char *ms_put_bin(char *p, const void *b, uint32_t len);
 
