@@ -68,6 +68,12 @@ uint64_t ms_reader_records(const struct ms_reader *r);
  * return -1; the read goes ahead.
  */
 void ms_reader_flush_before_read(struct ms_reader *r, struct ms_writer *w);
+/*
+ * Whether the mapped input was cut short under the reader (another
+ * process truncated the file): said once, then true. For a stage whose
+ * record callback failed on what may be the zeros read past the cut.
+ */
+bool ms_reader_cut_short(struct ms_reader *r);
 
 /* ---- writer ---- */
 

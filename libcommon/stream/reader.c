@@ -15,6 +15,7 @@
 #include "stream/protocols.h"
 #include "stream/records.h"
 #include "util/error.h"
+#include "util/mapguard.h"
 #include "util/prefault.h"
 
 #include <errno.h>
@@ -66,6 +67,8 @@ struct ms_reader {
 	void *map;		/* a regular file's mapping (buf points into it), or NULL */
 	size_t map_len;
 	struct ms_prefault *prefault;	/* faulting map in */
+	int guard;			/* the map's SIGBUS guard (util/mapguard.h), or -1 */
+	bool cut_said;
 	uint32_t fast_kind;	/* the last framed record's kind when a fast path framed it */
 	struct ms_sample *sample;	/* ms_reader_unpack_samples()'s, or NULL */
 	const char *sample_at;	/* the last framed record's bytes when sample_in is its */
@@ -341,6 +344,25 @@ static const char *type_name(unsigned char t)
 static bool is_array_byte(unsigned char t)
 {
 	return (t >= 0x90 && t <= 0x9f) || t == 0xdc || t == 0xdd;
+}
+
+/*
+ * Whether the mapped file was cut short under us (another process
+ * truncated it: util/mapguard.h): then what was read past the cut is
+ * zeros, and the input ends there, said once.
+ */
+static bool cut_short(struct ms_reader *r)
+{
+	size_t at;
+
+	if (r->guard < 0 || !ms_mapguard_cut(r->guard, &at))
+		return false;
+	if (!r->cut_said)
+		ms_error("'%s' was cut short while being read: it ends before byte %zu now "
+			 "(another process truncated or rewrote it); read a copy that nothing "
+			 "writes to", r->name, at);
+	r->cut_said = true;
+	return true;
 }
 
 static int fail(struct ms_reader *r)
@@ -621,6 +643,8 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 				scout_from(r, r->start + s.len);
 			break;
 		}
+		if (cut_short(r))
+			return FRAME_TRUNCATED;
 		if (!is_array_byte(p[0])) {
 			ms_error("'%s': the record at byte %" PRIu64 " is %s (0x%02x), "
 				 "not an array: the input is not a microscope stream or is corrupt",
@@ -628,10 +652,14 @@ static enum frame_result frame(struct ms_reader *r, size_t *len)
 			return FRAME_ERROR;
 		}
 		res = scan_record(p, avail, r->limit, MS_RECORD_DEPTH, &s);
+		if (res != SCAN_DONE && res != SCAN_MORE && cut_short(r))
+			return FRAME_TRUNCATED;
 		switch (res) {
 		case SCAN_DONE:
 			break;
 		case SCAN_MORE:
+			if (r->eof && cut_short(r))
+				return FRAME_TRUNCATED;
 			if (r->eof) {
 				ms_error("'%s': stream cut short inside the record at byte %" PRIu64
 					 " after %" PRIu64 " records: the producer (%s) did not finish",
@@ -756,6 +784,8 @@ static void map_file(struct ms_reader *r)
 	if (m == MAP_FAILED)
 		return;
 	/* Faulted in ahead of the reader (a fault per 64 KiB cost a quarter of it). */
+	/* Guarded before anything reads it, the prefault thread included. */
+	r->guard = ms_mapguard_add(m, (size_t)st.st_size);
 	r->prefault = ms_prefault_start(m, (size_t)st.st_size);
 	r->map = m;
 	r->map_len = (size_t)st.st_size;
@@ -780,6 +810,7 @@ struct ms_reader *ms_reader_open(int fd, const char *name)
 		goto fail;
 	}
 	r->fd = fd;
+	r->guard = -1;
 	ms_pipe_grow(fd);
 	/*
 	 * The buffer only when not mapped: one given and freed at once cost
@@ -799,10 +830,14 @@ struct ms_reader *ms_reader_open(int fd, const char *name)
 
 	fr = frame(r, &len);
 	if (fr == FRAME_EOF) {
-		ms_error("'%s' is empty: no stream header (did the producer fail?)", name);
-		goto fail;
+		/* The front command's first stage failed and said why (stream.h). */
+		if (!getenv(MS_QUIET_EMPTY_INPUT))
+			ms_error("'%s' is empty: no stream header (did the producer fail?)", name);
+		ms_reader_free(r);
+		errno = ENODATA;
+		return NULL;
 	}
-	if (fr != FRAME_OK)
+	if (fr != FRAME_OK || cut_short(r))
 		goto fail;
 	if (parse_header(r, (const unsigned char *)r->buf + r->start, len) < 0)
 		goto fail;
@@ -891,8 +926,17 @@ int ms_reader_next(struct ms_reader *r, struct ms_record *rec)
 
 	switch (frame(r, &len)) {
 	case FRAME_OK:
+		/* Nothing read past a cut is handed out (util/mapguard.h). */
+		if (cut_short(r)) {
+			r->state = READER_FAILED;
+			return MS_READ_TRUNCATED;
+		}
 		break;
 	case FRAME_EOF:
+		if (cut_short(r)) {
+			r->state = READER_FAILED;
+			return MS_READ_TRUNCATED;
+		}
 		ms_error("'%s': stream cut short after %" PRIu64 " records (byte %" PRIu64
 			 "): the producer (%s) did not finish",
 			 r->name, r->records, r->buf_offset + r->start, r->last_producer);
@@ -1005,13 +1049,20 @@ uint64_t ms_reader_records(const struct ms_reader *r)
 	return r->records;
 }
 
+bool ms_reader_cut_short(struct ms_reader *r)
+{
+	return cut_short(r);
+}
+
 void ms_reader_free(struct ms_reader *r)
 {
 	if (!r)
 		return;
 	ms_prefault_wait(r->prefault);
-	if (r->map)
+	if (r->map) {
+		ms_mapguard_remove(r->guard);
 		munmap(r->map, r->map_len);
+	}
 	else
 		free(r->buf);
 	free(r->name);

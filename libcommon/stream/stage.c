@@ -1,7 +1,9 @@
 /* The stage loop (stream/stage.h): one for every stream stage. */
 #include "stream/stage.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "stream/protocols.h"
 #include "stream/records.h"
@@ -57,8 +59,9 @@ static enum ms_stage_end records(const struct ms_stage_desc *st, struct ms_stage
 		ret = fns[k] ? fns[k](st->ctx, io, &rec) : MS_STAGE_PASS;
 		if (__builtin_expect(ret == 0, 1))
 			continue;
+		/* What failed may be the zeros read past a cut in the mapped input. */
 		if (ret < 0)
-			return MS_STAGE_FAILED;
+			return ms_reader_cut_short(r) ? MS_STAGE_CUT : MS_STAGE_FAILED;
 		if (w && ms_writer_copy(w, rec.bytes, rec.len) < 0)
 			return MS_STAGE_FAILED;
 		if (runs && rec.kind == MS_REC_STACK_REF && pass_ref_runs(io) < 0)
@@ -151,8 +154,10 @@ int ms_stage_run(const struct ms_stage_desc *st, int in_fd, const char *in_name,
 	struct ms_reader *r = ms_reader_open(in_fd, in_name);
 	int code;
 
+	/* Empty under a front command: a symptom of the first stage's failure (stream.h). */
 	if (!r)
-		return MS_EXIT_ERROR;
+		return errno == ENODATA && getenv(MS_QUIET_EMPTY_INPUT) ? MS_EXIT_TRUNCATED :
+		       MS_EXIT_ERROR;
 	code = run(st, r, in_fd, out_fd, out_name);
 	ms_reader_free(r);
 	return code;

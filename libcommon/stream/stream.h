@@ -41,6 +41,13 @@
 #define MS_STREAM_MAJOR 1
 #define MS_STREAM_MINOR 2
 
+/*
+ * Set in a stage's environment by a front command whose first stage
+ * reports its own failures: an empty input (no header at all) then ends
+ * the stage quietly, as a stream cut short, without a message of its own.
+ */
+#define MS_QUIET_EMPTY_INPUT "MS_QUIET_EMPTY_INPUT"
+
 /* Largest record: a 64 KiB stack copy plus registers and both callchains. */
 #define MS_RECORD_MAX (160u * 1024u)
 #define MS_RECORD_DEPTH 8
@@ -94,8 +101,9 @@ struct ms_trailer {
  * Open a reader on fd. name names the input in messages ("stdin", a path).
  * Reads and validates the header; prints a message and returns NULL when
  * the input is not a stream this build reads (empty, wrong magic, other
- * major version, malformed or cut-short header). fd may be a pipe or a
- * file, blocking or not; the reader never closes it.
+ * major version, malformed or cut-short header); errno is ENODATA when
+ * the input was empty. fd may be a pipe or a file, blocking or not; the
+ * reader never closes it.
  */
 struct ms_reader *ms_reader_open(int fd, const char *name);
 /*

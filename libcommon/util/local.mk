@@ -13,6 +13,7 @@ libcommon_a_SOURCES += \
 	libcommon/util/cacheclean.c \
 	libcommon/util/cachefile.c libcommon/util/cachefile.h \
 	libcommon/util/prefault.c libcommon/util/prefault.h \
+	libcommon/util/mapguard.c libcommon/util/mapguard.h \
 	libcommon/util/grow.c libcommon/util/grow.h \
 	libcommon/util/hashindex.c libcommon/util/hashindex.h \
 	libcommon/util/pairmap.c libcommon/util/pairmap.h \

@@ -3281,6 +3281,47 @@ static void test_stack_ref_fast_framing(void **state)
 	}
 }
 
+/*
+ * A mapped input cut short while it is read (another process truncates
+ * the file): the reader says so, as a stream cut short naming the input
+ * and the byte, and the process gets no SIGBUS (util/mapguard.h).
+ */
+static void test_truncated_while_mapped(void **state)
+{
+	static uint8_t data[1000];
+	int fd = new_fd();
+	struct ms_writer *w = ms_writer_open(fd, "test", 0);
+	struct ms_reader *r;
+	struct ms_record rec;
+	const char *err;
+	int ret, n = 1;
+
+	(void)state;
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1.0"), 0);
+	for (int i = 0; i < 4000; i++) {
+		struct ms_raw raw = { .cpu = 0, .data = data, .len = sizeof(data) };
+
+		assert_int_equal(ms_raw_pack(w, &raw), 0);
+	}
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	r = reopen(fd);
+	assert_non_null(r);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	/* Cut to 64 KiB: about 60 records are left. */
+	assert_int_equal(ftruncate(fd, 65536), 0);
+	begin_capture();
+	while ((ret = ms_reader_next(r, &rec)) == MS_READ_RECORD)
+		n++;
+	err = end_capture();
+	assert_int_equal(ret, MS_READ_TRUNCATED);
+	assert_true(n < 70);
+	assert_contains(err, "'test' was cut short while being read: it ends before byte 65536 now");
+	assert_int_equal(count_lines(err), 1);
+	ms_reader_free(r);
+	close(fd);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, restore_stderr)
 
 int main(void)
@@ -3333,6 +3374,7 @@ int main(void)
 		T(test_scout_stays_in_the_mapping),
 		T(test_fastpack_sample_same_bytes),
 		T(test_stack_ref_fast_framing),
+		T(test_truncated_while_mapped),
 	};
 
 	ms_set_progname("stream-test");
