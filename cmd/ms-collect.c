@@ -23,6 +23,8 @@ static const char usage_text[] =
 	"records to stdout or FILE.\n"
 	"\n"
 	"  -o, --output FILE     write the stream to FILE (complete or not at all)\n"
+	"      --output-fd N     write the stream to open file descriptor N (3 or\n"
+	"                        more); a launched program keeps stdout\n"
 	"  -F, --freq HZ         samples per second per thread (default 999)\n"
 	"  -c, --period N        one sample every N events (ns for the clocks)\n"
 	"  -e, --event NAME      cpu-clock (default) or task-clock\n"
@@ -42,6 +44,7 @@ static const char usage_text[] =
 
 enum {
 	OPT_STACK_SIZE = 256,
+	OPT_OUTPUT_FD,
 	OPT_DURATION,
 	OPT_MMAP_PAGES,
 	OPT_VERSION,
@@ -49,6 +52,7 @@ enum {
 
 static const struct option options[] = {
 	{ "output", required_argument, NULL, 'o' },
+	{ "output-fd", required_argument, NULL, OPT_OUTPUT_FD },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "period", required_argument, NULL, 'c' },
 	{ "event", required_argument, NULL, 'e' },
@@ -85,6 +89,14 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'o':
 			o.output = optarg;
+			break;
+		case OPT_OUTPUT_FD:
+			if (ms_parse_u64(optarg, "--output-fd", INT_MAX, &v) < 0)
+				usage_error();
+			if (v < 3)
+				ms_error("--output-fd: %s is one of stdin, stdout and stderr; use 3 "
+					 "or more, or leave it out for stdout", optarg), usage_error();
+			o.output_fd = (int)v;
 			break;
 		case 'F':
 			if (ms_parse_u64(optarg, "-F", UINT32_MAX, &o.freq) < 0)

@@ -42,6 +42,7 @@ struct ms_summary {
 	const char *command;	/* info "command", "" when absent */
 	uint32_t pid;		/* info "pid", else the lowest pid sampled */
 	bool incomplete;
+	uint64_t lost_kernel, lost_collector;	/* records lost (the capture's counts) */
 	uint64_t samples;
 	uint64_t period;	/* sum of the samples' periods */
 	uint64_t first_time, last_time;	/* of the samples; 0 when none */
@@ -64,8 +65,9 @@ void ms_summary_release(struct ms_summary *s);
 uint64_t ms_summary_duration(const struct ms_summary *s);
 /*
  * The lines every report of a capture starts with: the incomplete warning
- * when it is one, the share of samples per stack end reason, and the share
- * of samples with an unsymbolized frame.
+ * when it is one, the lost-records warning when records were lost, the
+ * share of samples per stack end reason, and the share of samples with an
+ * unsymbolized frame.
  */
 void ms_summary_write_header(FILE *out, const struct ms_summary *s);
 int ms_summary_write(FILE *out, const struct ms_capture *cap, bool json);

@@ -66,6 +66,8 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 	else if (cap->n_threads)	/* sorted by pid: the first process seen */
 		s->pid = cap->threads[0].pid;
 	s->incomplete = cap->flags & MS_CAPTURE_INCOMPLETE;
+	s->lost_kernel = cap->lost_kernel;
+	s->lost_collector = cap->lost_collector;
 	s->samples = cap->n_samples;
 	s->start_time = cap->start_time;
 	s->end_time = cap->end_time;
@@ -130,6 +132,14 @@ void ms_summary_write_header(FILE *out, const struct ms_summary *s)
 
 	if (s->incomplete)
 		fputs("warning: this capture is incomplete: the recording was cut short\n", out);
+	/* Lost records are time the profile does not show: said first, as perf report does. */
+	if (s->lost_kernel)
+		fprintf(out, "warning: %" PRIu64 " records were lost by the kernel (its ring buffer "
+			"was full): sample less often (-F) or give it more pages (--mmap-pages)\n",
+			s->lost_kernel);
+	if (s->lost_collector)
+		fprintf(out, "warning: %" PRIu64 " records were lost by the collector (the stages "
+			"after it could not keep up): sample less often (-F)\n", s->lost_collector);
 	fputs("stack ends:", out);
 	if (!s->n_ends)
 		fputs(" none (no samples)", out);

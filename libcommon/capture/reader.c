@@ -71,6 +71,9 @@ static const char *where(const struct load *l, uint64_t at, uint32_t n_sections)
 	return "directory";
 }
 
+/* Majors a later microscope may plausibly have reached; beyond is damage. */
+#define MAJORS_AHEAD 64
+
 static int check_header(struct load *l, uint32_t *n_sections)
 {
 	const unsigned char *b = l->buf;
@@ -87,8 +90,15 @@ static int check_header(struct load *l, uint32_t *n_sections)
 	if (l->len < MS_CAPF_HEADER_SIZE)
 		return ms_error("capture '%s' is truncated: %zu bytes, in section 'header'",
 				l->name, l->len);
-	/* The version comes first: a newer major may lay out the rest differently. */
+	/*
+	 * The version comes first: a newer major may lay out the rest
+	 * differently. One that no microscope could have written (0, or far
+	 * beyond this one) is damage after the magic, not a newer format.
+	 */
 	major = ms_get_u32(b + MS_CAPF_MAJOR);
+	if (major == 0 || major > MS_CAPTURE_MAJOR + MAJORS_AHEAD)
+		return bad(l, "header", "the format version at byte %d reads %u, which is no "
+			   "version of the format", MS_CAPF_MAJOR, major);
 	if (major != MS_CAPTURE_MAJOR)
 		return ms_error("capture '%s' is format %u.x; this microscope reads %u.x%s",
 				l->name, major, MS_CAPTURE_MAJOR,

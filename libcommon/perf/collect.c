@@ -60,7 +60,8 @@ struct collector {
 	const char *out_name;
 	struct ms_publish publish;	/* -o FILE: renamed into place when complete */
 	bool publishing;
-	int stdout_flags;		/* to restore: the writer sets O_NONBLOCK */
+	int out_flags;			/* stdout's or output_fd's, to restore: the writer sets O_NONBLOCK */
+	char out_fd_name[32];
 
 	/* target */
 	bool launched;
@@ -79,6 +80,10 @@ struct collector {
 	size_t n_pfds;
 	enum stop_reason stop;
 	bool terminating;		/* launched target told to end; waiting */
+	/* The last stopping signal taken, to know an echo of it (handle_signals()). */
+	uint32_t last_signo;
+	bool last_from_parent;
+	struct timespec last_at;
 	bool duration_done;
 	bool final;			/* draining after the end: may block on output */
 	bool output_failed;
@@ -191,10 +196,23 @@ static int output_open(struct collector *c)
 	const char *out = c->o->output;
 	struct stat st;
 
-	c->stdout_flags = -1;
+	c->out_flags = -1;
 	if (out && strcmp(out, "-") && stat(out, &st) == 0 && S_ISDIR(st.st_mode))
 		return ms_error("cannot write '%s': it is a directory", out);
-	if (!out || !strcmp(out, "-")) {
+	if (c->o->output_fd > 0) {
+		/* The front command's pipe: our stdout stays the program's. */
+		if (fcntl(c->o->output_fd, F_GETFL) < 0) {
+			c->misused = true;
+			return ms_error_errno("--output-fd %d: not an open descriptor",
+					      c->o->output_fd);
+		}
+		c->out_fd = c->o->output_fd;
+		/* The launched program must not hold the pipe open after us. */
+		fcntl(c->out_fd, F_SETFD, FD_CLOEXEC);
+		snprintf(c->out_fd_name, sizeof(c->out_fd_name), "descriptor %d", c->out_fd);
+		c->out_name = c->out_fd_name;
+		c->out_flags = fcntl(c->out_fd, F_GETFL);
+	} else if (!out || !strcmp(out, "-")) {
 		if (isatty(STDOUT_FILENO)) {
 			c->misused = true;
 			return ms_error("refusing to write a binary stream to a terminal; "
@@ -202,10 +220,14 @@ static int output_open(struct collector *c)
 		}
 		c->out_fd = STDOUT_FILENO;
 		c->out_name = "stdout";
-		c->stdout_flags = fcntl(STDOUT_FILENO, F_GETFL);
+		c->out_flags = fcntl(STDOUT_FILENO, F_GETFL);
 	} else {
-		/* A file is renamed into place when complete; a FIFO or device is written. */
-		c->out_fd = ms_publish_open(&c->publish, out);
+		/*
+		 * A file is renamed into place when complete; a FIFO or device is
+		 * written. Only its owner may read it: it holds copies of the
+		 * program's stack, environment strings and all (ms-collect(1)).
+		 */
+		c->out_fd = ms_publish_open_private(&c->publish, out);
 		if (c->out_fd < 0)
 			return -1;
 		c->publishing = true;
@@ -223,8 +245,8 @@ static int output_close(struct collector *c, bool complete)
 	if (c->w && ms_writer_close(c->w) < 0)
 		ret = -1;
 	c->w = NULL;
-	if (c->stdout_flags >= 0)
-		fcntl(STDOUT_FILENO, F_SETFL, c->stdout_flags);
+	if (c->out_flags >= 0)
+		fcntl(c->out_fd, F_SETFL, c->out_flags);
 	if (!c->publishing)
 		return ret;
 	c->publishing = false;
@@ -698,6 +720,32 @@ static void reap_target(struct collector *c)
 	}
 }
 
+/*
+ * Whether si is the same stop as the last signal taken, delivered twice:
+ * a signal to the whole process group (the terminal, timeout, a service
+ * manager) reaches ms-collect both directly and through the front command
+ * that forwards what it gets. The same signal within a second, one copy
+ * from the parent and one not, is one event, not the second signal that
+ * kills the program at once.
+ */
+static bool echo(struct collector *c, const struct signalfd_siginfo *si)
+{
+	bool from_parent = (pid_t)si->ssi_pid == getppid() && si->ssi_code <= 0;
+	struct timespec now;
+	bool same;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	same = c->last_signo == si->ssi_signo && from_parent != c->last_from_parent &&
+	       (now.tv_sec - c->last_at.tv_sec) * 1000000000ll +
+	       (now.tv_nsec - c->last_at.tv_nsec) < 1000000000ll;
+	if (same)
+		return true;
+	c->last_signo = si->ssi_signo;
+	c->last_from_parent = from_parent;
+	c->last_at = now;
+	return false;
+}
+
 static void handle_signals(struct collector *c)
 {
 	struct signalfd_siginfo si;
@@ -707,6 +755,8 @@ static void handle_signals(struct collector *c)
 			reap_target(c);
 			continue;
 		}
+		if (echo(c, &si))
+			continue;
 		/* SIGINT, SIGTERM, SIGHUP */
 		if (!c->launched) {
 			c->stop = STOP_SIGNAL;
@@ -872,7 +922,10 @@ static int open_target(struct collector *c)
 	struct rlimit nofile;
 
 	if (c->launched) {
-		/* The stream may be on our stdout: the program writes to stderr then. */
+		/*
+		 * The stream may be on our stdout: the program writes to stderr
+		 * then. On a file or --output-fd it keeps our stdout.
+		 */
 		if (ms_launch_start(&c->launch, c->o->argv,
 				    c->out_fd == STDOUT_FILENO ? STDERR_FILENO : -1) < 0)
 			return -1;
@@ -997,6 +1050,9 @@ int ms_collect_run(const struct ms_collect_opts *o)
 			goto out;
 		if (err > 0) {
 			ms_error("cannot run '%s': %s", o->argv[0], strerror(err));
+			/* Said in the stream too: a front command then keeps its old output. */
+			ms_problems_add(&c.problems, "target-not-started", "cannot run '%s': %s",
+					o->argv[0], strerror(err));
 			c.exec_errno = err;
 			ms_child_reap(c.pid, false, &c.status);
 			c.reaped = true;
@@ -1022,7 +1078,8 @@ int ms_collect_run(const struct ms_collect_opts *o)
 		code = ms_writer_broken_pipe(c.w) ? MS_EXIT_PIPE : MS_EXIT_ERROR;
 		goto out;
 	}
-	complete = true;
+	/* A file for a program that never ran is not published: an old one is kept. */
+	complete = !(c.exec_errno && c.publishing);
 	if (c.stop == STOP_ERROR)
 		code = MS_EXIT_ERROR;
 	else if (!c.launched || c.duration_done)
@@ -1037,8 +1094,8 @@ out:
 	if (c.w || c.publishing) {
 		if (output_close(&c, complete) < 0 && complete)
 			code = MS_EXIT_ERROR;
-	} else if (c.stdout_flags >= 0) {
-		fcntl(STDOUT_FILENO, F_SETFL, c.stdout_flags);
+	} else if (c.out_flags >= 0) {
+		fcntl(c.out_fd, F_SETFL, c.out_flags);
 	}
 	return code;
 }

@@ -34,7 +34,12 @@
 #define MS_COLLECT_GRACE_MS 3000
 
 struct ms_collect_opts {
-	const char *output;	/* NULL: stdout */
+	const char *output;	/* NULL: stdout (or output_fd) */
+	/*
+	 * > 0: write the stream to this open descriptor instead of stdout
+	 * (microscope record), and let a launched program keep our stdout.
+	 */
+	int output_fd;
 	const char *event;	/* "cpu-clock" */
 	uint64_t freq;		/* samples per second, or 0 with period */
 	uint64_t period;

@@ -87,11 +87,21 @@ static void exec_stage(struct ms_stage *s, const char *path, unsigned index,
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 
-	/* The source takes SIGINT; later stages drain what it wrote. */
-	if (index > 0)
+	/*
+	 * The source takes the signals that end a recording; later stages
+	 * ignore them, from the terminal or sent to the whole group (timeout,
+	 * a closed terminal, a service manager), and drain what it wrote, so
+	 * the capture is whole. They end at their input's end, so with the
+	 * front command gone they too end once the source has.
+	 */
+	if (index > 0) {
 		sigaction(SIGINT, &ign, NULL);
+		sigaction(SIGTERM, &ign, NULL);
+		sigaction(SIGHUP, &ign, NULL);
+	} else {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+	}
 	signal(SIGPIPE, SIG_DFL);
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	sigprocmask(SIG_SETMASK, old_mask, NULL);
 	execv(path, s->argv);
 	fprintf(stderr, "%s: cannot run '%s': %s\n", ms_progname(), path, strerror(errno));
@@ -138,9 +148,13 @@ int ms_pipeline_start(struct ms_pipeline *p)
 			goto fail;
 		}
 		if (pid == 0) {
+			int out = p->stages[i].out_fd ? p->stages[i].out_fd : STDOUT_FILENO;
+
 			if (in >= 0 && dup2(in, STDIN_FILENO) < 0)
 				_exit(127);
-			if (fds[1] >= 0 && dup2(fds[1], STDOUT_FILENO) < 0)
+			/* (dup2 onto itself would keep O_CLOEXEC) */
+			if (fds[1] >= 0 && (fds[1] == out ? fcntl(out, F_SETFD, 0) :
+					    dup2(fds[1], out)) < 0)
 				_exit(127);
 			exec_stage(&p->stages[i], paths[i], i, &old);
 		}
@@ -224,6 +238,14 @@ int ms_pipeline_culprit(const struct ms_pipeline *p, bool source_status_is_targe
 		}
 		return (int)i;
 	}
+	/*
+	 * Only symptoms downstream: when the source's status is the program's,
+	 * the source itself failed (it wrote no stream, or cut it short) and its
+	 * status is its own.
+	 */
+	if (first_truncated >= 0 && source_status_is_target && WIFEXITED(p->stages[0].status) &&
+	    WEXITSTATUS(p->stages[0].status) != MS_EXIT_OK)
+		return 0;
 	if (first_truncated >= 0)
 		return first_truncated;
 	/* Only broken pipes: the most downstream one reacted last. */

@@ -7,10 +7,13 @@
  * Stages are looked up in the directory of the running executable first
  * (the build tree, or the installed bindir), then in PATH.
  *
- * Signals: only stage 0 (the source) receives SIGINT from the terminal;
- * later stages start with SIGINT ignored so that they drain what the source
- * wrote after it stopped. Each stage gets PR_SET_PDEATHSIG(SIGTERM), so a
- * killed front command does not leave stages running.
+ * Signals: only stage 0 (the source) acts on SIGINT, SIGTERM and SIGHUP,
+ * whether they come from the terminal, the caller or a kill of the whole
+ * process group; later stages start with them ignored so that they drain
+ * what the source wrote after it stopped. Stage 0 gets
+ * PR_SET_PDEATHSIG(SIGTERM), so a killed front command stops the source,
+ * and the later stages end at the end of their input: none is left
+ * running.
  */
 #ifndef MS_UTIL_PIPELINE_H
 #define MS_UTIL_PIPELINE_H
@@ -23,6 +26,12 @@
 struct ms_stage {
 	const char *name;	/* "ms-collect": program name, also in messages */
 	char *const *argv;	/* argv[0] is replaced by the resolved path */
+	/*
+	 * The descriptor the stage writes the next stage's input on: 0 for
+	 * its stdout. ms-collect takes 3 (--output-fd 3), so that a program
+	 * it launches keeps the caller's stdout.
+	 */
+	int out_fd;
 	pid_t pid;
 	int status;		/* as from waitpid() */
 	bool done;

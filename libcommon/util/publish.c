@@ -1,11 +1,13 @@
 #include "util/publish.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/error.h"
@@ -38,7 +40,55 @@ static void release(struct ms_publish *p)
 	p->fd = -1;
 }
 
-int ms_publish_open(struct ms_publish *p, const char *path)
+/* A temporary of ours older than this was left by a process that was killed. */
+#define STALE_TMP_AGE_S 3600
+
+/*
+ * Remove our own temporaries of path (path.tmp-XXXXXX, regular files we
+ * own, unchanged for an hour) that a killed process left behind; a
+ * younger one may belong to a run still writing. Best effort and silent.
+ */
+static void remove_stale_tmps(const char *path)
+{
+	char *copy = strdup(path), *dir, *base;
+	size_t base_len;
+	struct dirent *e;
+	time_t now = time(NULL);
+	DIR *d;
+	int dfd;
+
+	if (!copy)
+		return;
+	base = strrchr(copy, '/');
+	if (base) {
+		*base++ = '\0';
+		dir = *copy ? copy : "/";
+	} else {
+		base = copy;
+		dir = ".";
+	}
+	base_len = strlen(base);
+	if (!(d = opendir(dir))) {
+		free(copy);
+		return;
+	}
+	dfd = dirfd(d);
+	while ((e = readdir(d))) {
+		struct stat st;
+
+		if (strlen(e->d_name) != base_len + sizeof(".tmp-XXXXXX") - 1 ||
+		    memcmp(e->d_name, base, base_len) || memcmp(e->d_name + base_len, ".tmp-", 5))
+			continue;
+		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+		    st.st_uid != geteuid() || now - st.st_mtime < STALE_TMP_AGE_S)
+			continue;
+		unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+	free(copy);
+}
+
+static int publish_open(struct ms_publish *p, const char *path, bool private)
 {
 	struct stat st;
 	size_t n;
@@ -65,20 +115,31 @@ int ms_publish_open(struct ms_publish *p, const char *path)
 		return ms_error("out of memory opening '%s'", path);
 	}
 	snprintf(p->tmp, n, "%s.tmp-XXXXXX", path);
+	remove_stale_tmps(path);
 	p->fd = mkostemp(p->tmp, O_CLOEXEC);
 	if (p->fd < 0) {
 		ms_error_errno("cannot create a temporary file next to '%s'", path);
 		release(p);
 		return -1;
 	}
-	/* mkostemp makes 0600; an output is as readable as any new file. */
-	{
+	/* mkostemp makes 0600; an output is as readable as any new file, unless private. */
+	if (!private) {
 		mode_t mask = umask(0);
 
 		umask(mask);
 		fchmod(p->fd, 0666 & ~mask);
 	}
 	return p->fd;
+}
+
+int ms_publish_open(struct ms_publish *p, const char *path)
+{
+	return publish_open(p, path, false);
+}
+
+int ms_publish_open_private(struct ms_publish *p, const char *path)
+{
+	return publish_open(p, path, true);
 }
 
 void ms_sync_dir_of(const char *path)

@@ -48,6 +48,11 @@ int ms_write_all(int fd, const void *buf, size_t len);
 
 /* Returns the fd to write, or -1 after a message naming the file. */
 int ms_publish_open(struct ms_publish *p, const char *path);
+/*
+ * The same for a file only its owner may read (0600 whatever the umask):
+ * one that holds copies of a program's memory, such as a raw stream.
+ */
+int ms_publish_open_private(struct ms_publish *p, const char *path);
 /* Sync, close and rename; -1 after a message (the temporary is removed). */
 int ms_publish_commit(struct ms_publish *p);
 /* Close and remove the temporary; PATH is left as it was. */

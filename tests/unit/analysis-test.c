@@ -732,7 +732,12 @@ static void test_summary_text(void **state)
 	char *text;
 
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
+	/* Lost records first: the profile does not show that time. */
 	assert_string_equal(text,
+		"warning: 5 records were lost by the kernel (its ring buffer was full): sample less "
+		"often (-F) or give it more pages (--mmap-pages)\n"
+		"warning: 1 records were lost by the collector (the stages after it could not keep "
+		"up): sample less often (-F)\n"
 		"stack ends: fp-chain 54.5%, depth 18.2%, outermost 9.1%, no-module 9.1%, "
 		"kernel-only 9.1%\n"
 		"unsymbolized: 2 of 11 samples (18.2%) have a frame without a name; "
@@ -766,6 +771,10 @@ static void test_summary_incomplete(void **state)
 	t->cap.target_exit_code = -1;
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
 	assert_true(starts_with(text, "warning: this capture is incomplete: the recording was cut short\n"
+				      "warning: 5 records were lost by the kernel (its ring buffer was full): sample less "
+				      "often (-F) or give it more pages (--mmap-pages)\n"
+				      "warning: 1 records were lost by the collector (the stages after it could not keep "
+				      "up): sample less often (-F)\n"
 				      "stack ends: fp-chain 54.5%,"));
 	assert_non_null(strstr(text, "\nexit code:   unknown\n"));
 	free(text);
@@ -821,6 +830,10 @@ static void test_report(void **state)
 	t->cap.flags |= MS_CAPTURE_INCOMPLETE;
 	text = CAPTURE_OUTPUT(ms_report_write(out, &t->cap, NULL));
 	assert_true(starts_with(text, "warning: this capture is incomplete: the recording was cut short\n"
+				      "warning: 5 records were lost by the kernel (its ring buffer was full): sample less "
+				      "often (-F) or give it more pages (--mmap-pages)\n"
+				      "warning: 1 records were lost by the collector (the stages after it could not keep "
+				      "up): sample less often (-F)\n"
 				      "stack ends: fp-chain 54.5%, depth 18.2%,"));
 	top = strstr(text, "\nhottest functions\n11 samples, 8 functions\n");
 	tree = strstr(text, "\ncall tree\n11 samples (nodes under 1.0% left out)\n");
