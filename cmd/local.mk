@@ -4,7 +4,8 @@
 # their layer's local.mk next to the library code they wire.
 bin_PROGRAMS += microscope
 microscope_SOURCES = cmd/microscope.c cmd/microscope/microscope.h \
-	cmd/microscope/record.c cmd/microscope/report.c \
+	cmd/microscope/record.c cmd/microscope/options.c cmd/microscope/options.h \
+	cmd/microscope/report.c \
 	cmd/microscope/symbolize.c cmd/microscope/convert.c
 microscope_LDADD = $(MS_LIBS)
 man_MANS += man/microscope.1
@@ -12,3 +13,9 @@ man_MANS += man/microscope.1
 UNIT_TESTS += tests/unit/pipeline-test
 tests_unit_pipeline_test_SOURCES = tests/unit/pipeline-test.c
 tests_unit_pipeline_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/record-options-test
+tests_unit_record_options_test_SOURCES = tests/unit/record-options-test.c \
+	cmd/microscope/options.c cmd/microscope/options.h tests/unit/stderr-capture.h
+tests_unit_record_options_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_record_options_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

@@ -181,7 +181,7 @@ assert_usage_error() {
 	[ "$(jq '[.stack_ends[].samples] | add' summary.json)" -eq 1000 ]
 	[ "$(jq -r '.stack_ends[0].reason' summary.json)" = "fp-chain" ]
 	[ "$(jq -r 'keys_unsorted | join(",")' summary.json)" = \
-	  "command,pid,incomplete,duration_ns,start_time_ns,end_time_ns,samples,period,threads,lost,throttled,exit_code,stack_ends,unsymbolized,problems" ]
+	  "command,pid,record_options,incomplete,duration_ns,start_time_ns,end_time_ns,samples,period,threads,lost,throttled,exit_code,stack_ends,unsymbolized,problems" ]
 
 	ms-analyze summary p.msc >summary.txt
 	# the synthetic stream lost records: said first, then the stack ends

@@ -1,7 +1,7 @@
 /* microscope record: the stage pipeline from a live program to a capture. */
 #include "config.h"
 
-#include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +12,7 @@
 
 #include "capture/capture.h"
 #include "cmd/microscope/microscope.h"
+#include "cmd/microscope/options.h"
 #include "stream/stream.h"
 #include "unwind/unwind.h"
 #include "util/error.h"
@@ -41,16 +42,18 @@ static const char *kept(const char *output, char *buf, size_t len)
 }
 
 static const char usage_record[] =
-	"usage: microscope record [-o FILE] [-F HZ | -c PERIOD] [-e EVENT] [--stack-size BYTES]\n"
-	"                         [--duration SECONDS] [--mmap-pages N]\n"
+	"usage: microscope record [--preset NAME] [-o FILE] [-F HZ | -c PERIOD] [-e EVENT]\n"
+	"                         [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
 	"                         [--symbolize=immediate|deferred] [--unwind dwarf|fp|dwarf+fp]\n"
-	"                         [--debug-dir DIR]... (-p PID | -- CMD ARGS...)\n"
+	"                         [--debug-dir DIR]... [--print-options] (-p PID | -- CMD ARGS...)\n"
 	"\n"
+	"      --preset NAME       a starting point the flags below override:\n"
+	"%s"
 	"  -o, --output FILE       capture to write (default " DEFAULT_OUTPUT ")\n"
-	"  -F, --freq HZ           samples per second per thread (default 999)\n"
+	"  -F, --freq HZ           samples per second per thread\n"
 	"  -c, --period PERIOD     sample every PERIOD nanoseconds of the event instead\n"
 	"  -e, --event EVENT       cpu-clock (default) or task-clock\n"
-	"      --stack-size BYTES  user stack bytes copied per sample (default 8192, max 65528)\n"
+	"      --stack-size BYTES  user stack bytes copied per sample (max 65528)\n"
 	"      --duration SECONDS  stop after SECONDS (a launched program gets SIGTERM)\n"
 	"      --mmap-pages N      ring buffer pages per CPU (power of two)\n"
 	"  -p, --pid PID           attach to a running process and all its threads\n"
@@ -65,6 +68,7 @@ static const char usage_record[] =
 	"                          ms-unwind's call-frame information and ms-symbolize's\n"
 	"                          names alike: DIR/.build-id/xx/rest.debug,\n"
 	"                          DIR/DEBUGLINK, DIR/NAME.debug, DIR/NAME\n"
+	"      --print-options     print the options as they will be used, and stop\n"
 	"\n"
 	"The capture is written under a temporary name, made before the program\n"
 	"starts, and renamed when complete; when the recording fails or the program\n"
@@ -72,6 +76,19 @@ static const char usage_record[] =
 	"keeps microscope's stdout and stderr, and its exit status becomes\n"
 	"microscope's (128+N for a signal).\n"
 	MS_EXIT_CODES_HELP;
+
+static void print_usage(FILE *out)
+{
+	char presets[1024];
+	size_t used = 0;
+
+	presets[0] = '\0';
+	for (size_t i = 0; i < ms_record_n_presets && used < sizeof(presets); i++)
+		used += (size_t)snprintf(presets + used, sizeof(presets) - used,
+					 "                            %-8s %s\n",
+					 ms_record_presets[i].name, ms_record_presets[i].why);
+	fprintf(out, usage_record, presets);
+}
 
 /* Argument vectors handed to the stages; built once, freed at exit. */
 struct argv_builder {
@@ -136,117 +153,95 @@ static const char *open_output(const char *output, struct ms_publish *pub)
 	return pub->tmp ? pub->tmp : output;
 }
 
+/* A number as a stage's argument: kept for the stages' lifetime. */
+static const char *num(struct argv_builder *keep, uint64_t v)
+{
+	char buf[32], *s;
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	if (!(s = strdup(buf)))
+		ms_die(MS_EXIT_ERROR, "out of memory");
+	push(keep, s);
+	return s;
+}
+
 int ms_front_record(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "period", required_argument, NULL, 'c' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "stack-size", required_argument, NULL, 's' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "symbolize", required_argument, NULL, 'S' },
-		{ "unwind", required_argument, NULL, 'U' },
-		{ "debug-dir", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	/* Recording flags are checked by ms-collect, which gets them as given. */
-	static const char *const collect_short[256] = {
-		['F'] = "-F", ['c'] = "-c", ['e'] = "-e", ['p'] = "-p",
-	};
-	static const char *const collect_long[256] = {
-		['s'] = "--stack-size", ['d'] = "--duration", ['m'] = "--mmap-pages",
-	};
 	struct argv_builder collect = { 0 }, collect_head = { 0 }, decode = { 0 }, unwind = { 0 },
-			    symbolize = { 0 }, capture = { 0 }, debug_dirs = { 0 };
+			    symbolize = { 0 }, capture = { 0 }, keep = { 0 };
+	struct ms_record_options o;
 	struct ms_pipeline p = { 0 };
 	struct ms_publish pub;
-	const char *output = DEFAULT_OUTPUT, *capture_path;
-	char msg[PATH_MAX + 64];
-	bool attach = false, deferred = false;
-	const char *unwind_policy = NULL;
+	const char *output, *capture_path;
+	char msg[PATH_MAX + 64], desc[512], duration[48], info[600];
 	char what[256];
-	int c, culprit, st, written;
+	int culprit, st, written;
+	bool attach;
 
-	push(&collect_head, "ms-collect");
-	while ((c = getopt_long(argc, argv, "+o:F:c:e:p:h", options, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'F': case 'c': case 'e': case 'p':
-			if (c == 'p')
-				attach = true;
-			push(&collect, collect_short[c]);
-			push(&collect, optarg);
-			break;
-		case 's': case 'd': case 'm':
-			push(&collect, collect_long[c]);
-			push(&collect, optarg);
-			break;
-		case 'S':
-			if (!strcmp(optarg, "deferred") || !strcmp(optarg, "immediate")) {
-				deferred = optarg[0] == 'd';
-				break;
-			}
-			ms_error("--symbolize wants immediate or deferred, not '%s'", optarg);
-			fputs(usage_record, stderr);
-			return MS_EXIT_USAGE;
-		case 'U':
-			if (ms_unwind_policy_parse(optarg) <= MS_UNWIND_AUTO) {
-				ms_error("--unwind wants dwarf, fp or dwarf+fp, not '%s'", optarg);
-				fputs(usage_record, stderr);
-				return MS_EXIT_USAGE;
-			}
-			unwind_policy = optarg;
-			break;
-		case 'D':
-			/* Both stages get each one, in the order given. */
-			push(&debug_dirs, "--debug-dir");
-			push(&debug_dirs, optarg);
-			break;
-		case 'h':
-			fputs(usage_record, stdout);
-			return MS_EXIT_OK;
-		default:
-			fputs(usage_record, stderr);
-			return MS_EXIT_USAGE;
-		}
-	}
-	if (attach == (optind < argc)) {
-		ms_error("record needs either -p PID or -- CMD ARGS..., not %s",
-			 attach ? "both" : "neither");
-		fputs(usage_record, stderr);
+	if (ms_record_options_parse(&o, argc, argv) < 0) {
+		fputs("Try 'microscope record --help'.\n", stderr);
 		return MS_EXIT_USAGE;
 	}
-	if (!attach) {
+	if (o.help) {
+		print_usage(stdout);
+		return MS_EXIT_OK;
+	}
+	ms_record_options_describe(&o, desc, sizeof(desc));
+	if (o.print_options) {
+		printf("%s\n", desc);
+		return fflush(stdout) ? MS_EXIT_ERROR : MS_EXIT_OK;
+	}
+	output = o.output;
+	attach = o.pid != 0;
+
+	/* Each stage gets exactly what it needs; all of it was checked above. */
+	if (o.period) {
+		push(&collect, "-c");
+		push(&collect, num(&keep, o.period));
+	} else {
+		push(&collect, "-F");
+		push(&collect, num(&keep, o.freq));
+	}
+	push(&collect, "-e");
+	push(&collect, o.event);
+	push(&collect, "--stack-size");
+	push(&collect, num(&keep, o.stack_size));
+	if (o.mmap_pages) {
+		push(&collect, "--mmap-pages");
+		push(&collect, num(&keep, o.mmap_pages));
+	}
+	if (o.duration_ns) {
+		snprintf(duration, sizeof(duration), "%" PRIu64 ".%09" PRIu64,
+			 o.duration_ns / 1000000000u, o.duration_ns % 1000000000u);
+		push(&collect, "--duration");
+		push(&collect, duration);
+	}
+	if (attach) {
+		push(&collect, "-p");
+		push(&collect, num(&keep, (uint64_t)o.pid));
+	} else {
 		push(&collect, "--");
-		for (int i = optind; i < argc; i++)
-			push(&collect, argv[i]);
+		for (char **a = o.argv; *a; a++)
+			push(&collect, *a);
 	}
 	push(&decode, "ms-decode");
 	push(&unwind, "ms-unwind");
-	if (unwind_policy) {
+	if (o.unwind != MS_UNWIND_AUTO) {
 		push(&unwind, "--unwind");
-		push(&unwind, unwind_policy);
+		push(&unwind, ms_unwind_policy_name(o.unwind));
 	}
 	push(&symbolize, "ms-symbolize");
-	for (unsigned i = 0; i < debug_dirs.n; i++) {
-		push(&unwind, debug_dirs.v[i]);
-		push(&symbolize, debug_dirs.v[i]);
-	}
-	if (!strcmp(output, "-")) {
-		/* As microscope convert: stdout is the program's (see below). */
-		ms_error("a capture is written to a file, not to stdout ('-'): give -o FILE");
-		fputs(usage_record, stderr);
-		return MS_EXIT_USAGE;
+	/* Both stages get each one, in the order given. */
+	for (unsigned i = 0; i < o.n_debug_dirs; i++) {
+		push(&unwind, "--debug-dir");
+		push(&unwind, o.debug_dirs[i]);
+		push(&symbolize, "--debug-dir");
+		push(&symbolize, o.debug_dirs[i]);
 	}
 	if (!(capture_path = open_output(output, &pub)))
 		return MS_EXIT_ERROR;
 	/* The stream leaves ms-collect on descriptor 3: a launched program keeps our stdout. */
+	push(&collect_head, "ms-collect");
 	push(&collect_head, "--output-fd");
 	push(&collect_head, "3");
 	for (unsigned i = 0; i < collect.n; i++)
@@ -255,17 +250,21 @@ int ms_front_record(int argc, char **argv)
 	push(&capture, "-o");
 	push(&capture, capture_path);
 	/* Deferred: no symbolize stage; the capture says why frames are bare. */
-	if (deferred) {
+	if (o.deferred) {
 		push(&capture, "--info");
 		push(&capture, "symbolize=deferred");
 	}
+	/* The options as used, for ms-analyze summary. */
+	snprintf(info, sizeof(info), "record-options=%s", desc);
+	push(&capture, "--info");
+	push(&capture, info);
 
 	p.n = 0;
 	p.stages[p.n++] = (struct ms_stage){ .name = "ms-collect", .argv = collect_head.v,
 					     .out_fd = 3 };
 	p.stages[p.n++] = (struct ms_stage){ .name = "ms-decode", .argv = decode.v };
 	p.stages[p.n++] = (struct ms_stage){ .name = "ms-unwind", .argv = unwind.v };
-	if (!deferred)
+	if (!o.deferred)
 		p.stages[p.n++] = (struct ms_stage){ .name = "ms-symbolize", .argv = symbolize.v };
 	p.stages[p.n++] = (struct ms_stage){ .name = "ms-capture", .argv = capture.v };
 	/* An empty input means ms-collect failed and said why: the others keep quiet. */

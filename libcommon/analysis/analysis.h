@@ -41,6 +41,7 @@ struct ms_summary_end {
 struct ms_summary {
 	const char *command;	/* info "command", "" when absent */
 	uint32_t pid;		/* info "pid", else the lowest pid sampled */
+	const char *record_options;	/* info "record-options", NULL when absent */
 	bool incomplete;
 	uint64_t lost_kernel, lost_collector;	/* records lost (the capture's counts) */
 	uint64_t samples;

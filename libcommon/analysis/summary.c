@@ -61,6 +61,8 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 	memset(s, 0, sizeof(*s));
 	command = ms_capture_info_text(cap, "command");
 	s->command = command ? command : "";
+	/* microscope record's options as used (cmd/microscope/options.h) */
+	s->record_options = ms_capture_info_text(cap, "record-options");
 	if (ms_capture_info_number(cap, "pid", &pid))
 		s->pid = (uint32_t)pid;
 	else if (cap->n_threads)	/* sorted by pid: the first process seen */
@@ -226,6 +228,11 @@ static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_
 	fputs("command:     ", out);
 	ms_text_put(out, *s->command ? s->command : "(unknown)");
 	fprintf(out, "\npid:         %" PRIu32 "\n", s->pid);
+	if (s->record_options) {
+		fputs("options:     ", out);
+		ms_text_put(out, s->record_options);
+		fputc('\n', out);
+	}
 	ms_format_ns(buf, sizeof(buf), ms_summary_duration(s));
 	fprintf(out, "duration:    %s between the first and last sample\n", buf);
 	if (s->start_time && s->end_time >= s->start_time) {
@@ -261,6 +268,11 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 	ms_json_string(&j, s->command);
 	ms_json_key(&j, "pid");
 	ms_json_uint(&j, s->pid);
+	ms_json_key(&j, "record_options");
+	if (s->record_options)
+		ms_json_string(&j, s->record_options);
+	else
+		ms_json_null(&j);
 	ms_json_key(&j, "incomplete");
 	ms_json_bool(&j, s->incomplete);
 	ms_json_key(&j, "duration_ns");

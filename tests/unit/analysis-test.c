@@ -708,7 +708,7 @@ static void test_summary_json(void **state)
 
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
 	assert_string_equal(text,
-		"{\"command\":\"./burn 1\",\"pid\":42,\"incomplete\":false,\"duration_ns\":10000000,"
+		"{\"command\":\"./burn 1\",\"pid\":42,\"record_options\":null,\"incomplete\":false,\"duration_ns\":10000000,"
 		"\"start_time_ns\":500,\"end_time_ns\":2000000500,"
 		"\"samples\":11,\"period\":11000000,"
 		"\"threads\":[{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"samples\":8},"
@@ -793,7 +793,7 @@ static void test_summary_empty(void **state)
 	tcap_init(&t);
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t.cap, true));
 	assert_string_equal(text,
-		"{\"command\":\"\",\"pid\":0,\"incomplete\":false,\"duration_ns\":0,"
+		"{\"command\":\"\",\"pid\":0,\"record_options\":null,\"incomplete\":false,\"duration_ns\":0,"
 		"\"start_time_ns\":null,\"end_time_ns\":null,\"samples\":0,\"period\":0,"
 		"\"threads\":[],\"lost\":{\"kernel\":0,\"collector\":0},\"throttled\":0,"
 		"\"exit_code\":null,\"stack_ends\":[],"
