@@ -58,3 +58,15 @@ refused() {
 	samples=$(ms-analyze summary --json p.msc | jq .samples)
 	[ "$samples" -ge 10 ] && [ "$samples" -le 60 ] || { echo "$samples samples"; false; }
 }
+
+@test "a rate near the kernel's ceiling is warned about before recording" {
+	max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+	rate=$(( max * 3 / 4 ))
+	run --separate-stderr ms-collect -F "$rate" -o "$PWD/r.msr" -- true
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"-F $rate is near the kernel's limit of $max samples per second per CPU"* ]]
+	# the default rate says nothing of the kind
+	run --separate-stderr ms-collect -o "$PWD/r.msr" -- true
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *"near the kernel's limit"* ]]
+}

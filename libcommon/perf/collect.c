@@ -2,6 +2,7 @@
 #include "perf/kernel.h"
 #include "perf/trim.h"
 #include "perf/procfs.h"
+#include "perf/ratewatch.h"
 #include "perf/ring.h"
 #include "perf/session.h"
 #include "perf/target.h"
@@ -91,7 +92,9 @@ struct collector {
 	bool poll_alive;		/* no pidfd: look at /proc after each poll */
 
 	/* counts */
-	uint64_t copied, kernel_lost;
+	uint64_t copied, kernel_lost, throttled;
+	struct ms_rate_watch watch;	/* is the rate kept? (perf/ratewatch.h) */
+	bool stderr_tty;
 	uint64_t dropped, dropped_pending;
 };
 
@@ -586,6 +589,8 @@ static void count_kernel_lost(struct collector *c, const uint8_t *rec, uint32_t 
 {
 	const struct perf_event_header *h = (const void *)rec;
 
+	if (h->type == PERF_RECORD_THROTTLE)
+		c->throttled++;
 	if (h->type == PERF_RECORD_LOST && len >= sizeof(*h) + 16) {
 		uint64_t lost;
 
@@ -812,6 +817,34 @@ static int setup_poll(struct collector *c)
 }
 
 /* Record until the target ends, a signal, --duration, or the output fails. */
+/* Say at once when the rate is not being kept (perf/ratewatch.h). */
+static void watch_rate(struct collector *c)
+{
+	struct ms_rate_counts n = {
+		.records = c->copied, .kernel_lost = c->kernel_lost, .dropped = c->dropped,
+		.throttled = c->throttled,
+	};
+	enum ms_rate_say say = ms_rate_watch_step(&c->watch, &n, now_ns(), c->stderr_tty);
+	char words[256];
+
+	if (say == MS_RATE_QUIET)
+		return;
+	ms_rate_watch_words(say, &n, words, sizeof(words));
+	if (say == MS_RATE_LINE)
+		/* rewritten in place: carriage return, then clear to the line's end */
+		fprintf(stderr, "\r%s: %s\033[K", ms_progname(), words);
+	else
+		ms_warn("%s", words);
+}
+
+/* A status line on the terminal ends before anything else is said there. */
+static void end_rate_line(struct collector *c)
+{
+	if (c->watch.line_shown)
+		fputc('\n', stderr);
+	c->watch.line_shown = false;
+}
+
 static void record_loop(struct collector *c)
 {
 	/* A launched program that ended before the loop started. */
@@ -845,11 +878,13 @@ static void record_loop(struct collector *c)
 		if (c->poll_alive && !c->stop && !ms_proc_alive(c->pid))
 			c->stop = STOP_EXIT;
 		drain_pass(c);
+		watch_rate(c);
 		if (c->output_failed || ms_writer_drain(c->w) < 0) {
 			c->stop = STOP_OUTPUT;
 			break;
 		}
 	}
+	end_rate_line(c);
 }
 
 /* After the loop: stop the events and copy what the rings still hold. */
@@ -1015,6 +1050,14 @@ int ms_collect_run(const struct ms_collect_opts *o)
 	bool complete = false;
 
 	ms_problems_init(&c.problems, STAGE);
+	{
+		char words[400];
+
+		/* Before anything starts: a rate the kernel cannot keep is said at once. */
+		if (ms_rate_precheck(o->freq, ms_perf_max_sample_rate(), words, sizeof(words)))
+			ms_warn("%s", words);
+	}
+	c.stderr_tty = isatty(STDERR_FILENO);
 	c.event = sc.event = ms_event_lookup(o->event);
 	if (!c.event) {
 		ms_error("unknown event '%s'; known events: %s", o->event, ms_event_names());
@@ -1061,6 +1104,7 @@ int ms_collect_run(const struct ms_collect_opts *o)
 	}
 	if (o->duration_ns && !c.exec_errno)
 		arm_timer(&c, o->duration_ns);
+	ms_rate_watch_start(&c.watch, now_ns());
 	if (!c.exec_errno)
 		record_loop(&c);
 	if (c.launched && !c.reaped) {

@@ -60,6 +60,11 @@ static long read_sysctl(const char *path)
 	return strtol(buf, NULL, 10);
 }
 
+long ms_perf_max_sample_rate(void)
+{
+	return read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate");
+}
+
 int ms_session_init(struct ms_session *s, const struct ms_session_config *c)
 {
 	struct perf_event_attr *a = &s->attr;
@@ -68,7 +73,7 @@ int ms_session_init(struct ms_session *s, const struct ms_session_config *c)
 	memset(s, 0, sizeof(*s));
 	s->config = *c;
 	if (c->freq) {
-		long max = read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate");
+		long max = ms_perf_max_sample_rate();
 
 		if (max > 0 && c->freq > (uint64_t)max) {
 			s->refused = true;

@@ -48,6 +48,8 @@ struct ms_event_spec {
 };
 /* The event called name, or NULL. */
 const struct ms_event_spec *ms_event_lookup(const char *name);
+/* kernel.perf_event_max_sample_rate now, or -1 when unreadable. */
+long ms_perf_max_sample_rate(void);
 /* The names ms_event_lookup() knows, comma-separated, for messages. */
 const char *ms_event_names(void);
 
