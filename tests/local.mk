@@ -12,6 +12,11 @@ tests_fixtures_threads_CFLAGS = $(FIXTURE_CFLAGS) -pthread
 tests_fixtures_threads_LDADD = -lpthread
 tests_fixtures_forkexec_SOURCES = tests/fixtures/forkexec.c
 tests_fixtures_forkexec_CFLAGS = $(FIXTURE_CFLAGS)
+# Fixed work, for scripts/profile-overhead: what a recorder costs the program.
+check_PROGRAMS += tests/fixtures/fixedwork
+tests_fixtures_fixedwork_SOURCES = tests/fixtures/fixedwork.c
+tests_fixtures_fixedwork_CFLAGS = $(FIXTURE_CFLAGS) -pthread
+tests_fixtures_fixedwork_LDADD = -lpthread
 
 BATS_TESTS += $(sort $(wildcard $(srcdir)/tests/*.bats))
 EXTRA_DIST += tests/test_helper.bash tests/golden
