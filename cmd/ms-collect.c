@@ -25,6 +25,8 @@ static const char usage_text[] =
 	"  -o, --output FILE     write the stream to FILE (complete or not at all)\n"
 	"      --output-fd N     write the stream to open file descriptor N (3 or\n"
 	"                        more); a launched program keeps stdout\n"
+	"      --lz4             compress the stream (an LZ4 frame; every stage\n"
+	"                        reads it): a quarter of the bytes or less\n"
 	"  -F, --freq HZ         samples per second per thread (default 999)\n"
 	"  -c, --period N        one sample every N events (ns for the clocks)\n"
 	"  -e, --event NAME      cpu-clock (default) or task-clock\n"
@@ -45,6 +47,7 @@ static const char usage_text[] =
 enum {
 	OPT_STACK_SIZE = 256,
 	OPT_OUTPUT_FD,
+	OPT_LZ4,
 	OPT_DURATION,
 	OPT_MMAP_PAGES,
 	OPT_VERSION,
@@ -53,6 +56,7 @@ enum {
 static const struct option options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "output-fd", required_argument, NULL, OPT_OUTPUT_FD },
+	{ "lz4", no_argument, NULL, OPT_LZ4 },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "period", required_argument, NULL, 'c' },
 	{ "event", required_argument, NULL, 'e' },
@@ -97,6 +101,9 @@ int main(int argc, char **argv)
 				ms_error("--output-fd: %s is one of stdin, stdout and stderr; use 3 "
 					 "or more, or leave it out for stdout", optarg), usage_error();
 			o.output_fd = (int)v;
+			break;
+		case OPT_LZ4:
+			o.lz4 = true;
 			break;
 		case 'F':
 			if (ms_parse_u64(optarg, "-F", UINT32_MAX, &o.freq) < 0)

@@ -70,3 +70,46 @@ refused() {
 	[ "$status" -eq 0 ]
 	[[ "$stderr" != *"near the kernel's limit"* ]]
 }
+
+@test "--lz4 streams read as the uncompressed ones do: the same captures" {
+	require_built lz4
+	ms-collect -o "$PWD/raw.msr" -- "$PWD/burn" 0.3
+	lz4 -q -c raw.msr > raw.lz4
+	ms-collect --lz4 -o "$PWD/own.lz4" -- "$PWD/burn" 0.3
+	# an LZ4 frame, a fraction of the size
+	[ "$(head -c 4 own.lz4 | od -An -tx1 | tr -d ' ')" = 04224d18 ]
+	ms-decode raw.msr | ms-unwind | ms-capture -o plain.msc
+	ms-decode raw.lz4 | ms-unwind | ms-capture -o mapped.msc
+	ms-decode < raw.lz4 | ms-unwind | ms-capture -o piped.msc
+	cmp plain.msc mapped.msc
+	cmp plain.msc piped.msc
+	# ms-collect's own frames decompress with the lz4 tool, and read alike
+	lz4 -q -d -c own.lz4 > own.msr
+	ms-decode own.msr | ms-unwind | ms-capture -o own1.msc
+	ms-decode own.lz4 | ms-unwind | ms-capture -o own2.msc
+	cmp own1.msc own2.msc
+	# a frame cut short is a stream cut short, said so
+	head -c $(( $(stat -c %s own.lz4) * 3 / 5 )) own.lz4 > cut.lz4
+	run -3 --separate-stderr ms-decode cut.lz4
+	[[ "$stderr" == *"stream cut short"* ]]
+	head -c 20 own.lz4 > cut.lz4
+	run -1 --separate-stderr ms-decode cut.lz4
+	[[ "$stderr" == *"is a compressed stream cut short before its header"* ]]
+}
+
+@test "--defer records first, processes after the program ends, and leaves no raw stream" {
+	run --separate-stderr bash -c \
+		"microscope record --defer -o '$PWD/p.msc' -- sh -c 'echo out; exec \"$PWD/burn\" 0.5' > out.txt"
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "$(cat out.txt)" = out ]
+	[[ "$stderr" == *"processing the recording"* ]]
+	assert_no_files 'p.msc.raw-*'
+	samples=$(ms-analyze summary --json p.msc | jq .samples)
+	[ "$samples" -gt 300 ]
+	[[ "$(ms-analyze summary --json p.msc | jq -r .record_options)" == *" defer" ]]
+	ms-analyze top --json p.msc | jq -e '[.functions[] | select(.name == "burn_60")] | length == 1' >/dev/null
+	# a program that cannot be started: nothing written, no raw stream left
+	run -127 --separate-stderr microscope record --defer -o "$PWD/q.msc" -- ./nosuch
+	[ ! -e q.msc ]
+	assert_no_files 'q.msc.raw-*' 'q.msc.tmp-*'
+}

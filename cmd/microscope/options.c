@@ -48,6 +48,7 @@ enum {
 	OPT_DEBUG_DIR,
 	OPT_PRESET,
 	OPT_PRINT_OPTIONS,
+	OPT_DEFER,
 };
 
 /* Which fields a flag set: the preset fills in the others. */
@@ -72,6 +73,7 @@ static const struct option options[] = {
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "preset", required_argument, NULL, OPT_PRESET },
 	{ "print-options", no_argument, NULL, OPT_PRINT_OPTIONS },
+	{ "defer", no_argument, NULL, OPT_DEFER },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -149,6 +151,9 @@ static int parse_one(struct ms_record_options *o, int c, const char *arg, unsign
 		return 0;
 	case OPT_PRINT_OPTIONS:
 		o->print_options = true;
+		return 0;
+	case OPT_DEFER:
+		o->defer = true;
 		return 0;
 	case 'h':
 		o->help = true;
@@ -242,7 +247,8 @@ int ms_record_options_describe(const struct ms_record_options *o, char *buf, siz
 	else
 		snprintf(pages, sizeof(pages), "auto");
 	return snprintf(buf, len, "preset=%s %s event=%s stack-size=%" PRIu32 " unwind=%s "
-			"symbolize=%s duration=%s mmap-pages=%s", o->preset->name, rate, o->event,
+			"symbolize=%s duration=%s mmap-pages=%s%s", o->preset->name, rate, o->event,
 			o->stack_size, ms_unwind_policy_name(o->unwind),
-			o->deferred ? "deferred" : "immediate", duration, pages);
+			o->deferred ? "deferred" : "immediate", duration, pages,
+			o->defer ? " defer" : "");
 }

@@ -34,6 +34,7 @@ struct ms_record_options {
 	uint64_t duration_ns;	/* 0: until the program ends or a signal */
 	int unwind;		/* enum ms_unwind_policy; AUTO: dwarf with a copy, else fp */
 	bool deferred;		/* --symbolize=deferred */
+	bool defer;		/* --defer: process after the program ends */
 	const char *output;
 	pid_t pid;		/* attach, or 0 */
 	char **argv;		/* launch, or NULL */

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include "capture/capture.h"
@@ -45,7 +47,8 @@ static const char usage_record[] =
 	"usage: microscope record [--preset NAME] [-o FILE] [-F HZ | -c PERIOD] [-e EVENT]\n"
 	"                         [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
 	"                         [--symbolize=immediate|deferred] [--unwind dwarf|fp|dwarf+fp]\n"
-	"                         [--debug-dir DIR]... [--print-options] (-p PID | -- CMD ARGS...)\n"
+	"                         [--debug-dir DIR]... [--defer] [--print-options]\n"
+	"                         (-p PID | -- CMD ARGS...)\n"
 	"\n"
 	"      --preset NAME       a starting point the flags below override:\n"
 	"%s"
@@ -68,6 +71,8 @@ static const char usage_record[] =
 	"                          ms-unwind's call-frame information and ms-symbolize's\n"
 	"                          names alike: DIR/.build-id/xx/rest.debug,\n"
 	"                          DIR/DEBUGLINK, DIR/NAME.debug, DIR/NAME\n"
+	"      --defer             while the program runs, only record (compressed, to a\n"
+	"                          private file beside FILE); process after it ends\n"
 	"      --print-options     print the options as they will be used, and stop\n"
 	"\n"
 	"The capture is written under a temporary name, made before the program\n"
@@ -153,6 +158,109 @@ static const char *open_output(const char *output, struct ms_publish *pub)
 	return pub->tmp ? pub->tmp : output;
 }
 
+/* The stages after ms-collect: decode, unwind, symbolize unless deferred, capture. */
+static void add_processing(struct ms_pipeline *p, const struct ms_record_options *o,
+			   struct argv_builder *decode, struct argv_builder *unwind,
+			   struct argv_builder *symbolize, struct argv_builder *capture)
+{
+	p->stages[p->n++] = (struct ms_stage){ .name = "ms-decode", .argv = decode->v };
+	p->stages[p->n++] = (struct ms_stage){ .name = "ms-unwind", .argv = unwind->v };
+	if (!o->deferred)
+		p->stages[p->n++] = (struct ms_stage){ .name = "ms-symbolize", .argv = symbolize->v };
+	p->stages[p->n++] = (struct ms_stage){ .name = "ms-capture", .argv = capture->v };
+}
+
+/*
+ * Run p to its end: -1 when every stage did its part, else the exit
+ * status to leave with, after one message naming the stage that failed
+ * (the temporary capture removed, the output left as it was).
+ */
+static int run_stages(struct ms_pipeline *p, bool source_is_target, const char *output,
+		      struct ms_publish *pub)
+{
+	char what[256], msg[PATH_MAX + 64];
+	int culprit, st;
+
+	if (ms_pipeline_start(p)) {
+		discard(pub);
+		return MS_EXIT_ERROR;
+	}
+	ms_pipeline_wait(p);
+	culprit = ms_pipeline_culprit(p, source_is_target);
+	if (culprit < 0)
+		return -1;
+	ms_pipeline_describe(p, (unsigned)culprit, what, sizeof(what));
+	st = p->stages[culprit].status;
+	discard(pub);
+	ms_error("recording failed: %s; %s", what, kept(output, msg, sizeof(msg)));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == MS_EXIT_USAGE)
+		return MS_EXIT_USAGE;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == MS_EXIT_SYSTEM)
+		return MS_EXIT_SYSTEM;
+	return MS_EXIT_ERROR;
+}
+
+/*
+ * --defer: while the program runs, only ms-collect, writing its stream
+ * compressed to a private file beside the output; the other stages run
+ * once it has ended, from that file, which is then removed. -1 when all
+ * went well (*st: ms-collect's status), else the exit status after a message.
+ */
+static int record_then_process(const struct ms_record_options *o, struct argv_builder *collect,
+			       struct argv_builder *decode, struct argv_builder *unwind,
+			       struct argv_builder *symbolize, struct argv_builder *capture,
+			       const char *output, struct ms_publish *pub, int *st)
+{
+	struct argv_builder head = { 0 };
+	struct ms_pipeline p = { 0 };
+	char raw[PATH_MAX], what[256], msg[PATH_MAX + 64], size[32];
+	struct stat sb;
+	int fd, rc;
+
+	if ((size_t)snprintf(raw, sizeof(raw), "%s.raw-XXXXXX", output) >= sizeof(raw))
+		return ms_error("the output path '%s' is too long", output), MS_EXIT_ERROR;
+	/* 0600: a raw stream holds copies of the program's stack (ms-collect(1)). */
+	if ((fd = mkostemp(raw, O_CLOEXEC)) < 0) {
+		ms_error_errno("cannot create the raw stream next to '%s'", output);
+		discard(pub);
+		return MS_EXIT_ERROR;
+	}
+	close(fd);
+	push(&head, "ms-collect");
+	push(&head, "--lz4");
+	push(&head, "-o");
+	push(&head, raw);
+	for (unsigned i = 0; i < collect->n; i++)
+		push(&head, collect->v[i]);
+	p.stages[p.n++] = (struct ms_stage){ .name = "ms-collect", .argv = head.v };
+	if (ms_pipeline_start(&p)) {
+		unlink(raw);
+		discard(pub);
+		return MS_EXIT_ERROR;
+	}
+	ms_pipeline_wait(&p);
+	*st = p.stages[0].status;
+	/* ms-collect publishes its file only whole: an empty one means it failed and said why. */
+	if (stat(raw, &sb) < 0 || sb.st_size == 0) {
+		unlink(raw);
+		discard(pub);
+		ms_pipeline_describe(&p, 0, what, sizeof(what));
+		ms_error("recording failed: %s; %s", what, kept(output, msg, sizeof(msg)));
+		return WIFEXITED(*st) && WEXITSTATUS(*st) == MS_EXIT_SYSTEM ? MS_EXIT_SYSTEM :
+		       WIFEXITED(*st) && WEXITSTATUS(*st) == MS_EXIT_USAGE ? MS_EXIT_USAGE :
+		       WIFEXITED(*st) && WEXITSTATUS(*st) >= 126 ? WEXITSTATUS(*st) : MS_EXIT_ERROR;
+	}
+	snprintf(size, sizeof(size), "%.1f MB", (double)sb.st_size / 1e6);
+	fprintf(stderr, "microscope: the program ended; processing the recording (%s compressed)\n",
+		size);
+	p = (struct ms_pipeline){ 0 };
+	push(decode, raw);
+	add_processing(&p, o, decode, unwind, symbolize, capture);
+	rc = run_stages(&p, false, output, pub);
+	unlink(raw);
+	return rc;
+}
+
 /* A number as a stage's argument: kept for the stages' lifetime. */
 static const char *num(struct argv_builder *keep, uint64_t v)
 {
@@ -174,8 +282,7 @@ int ms_front_record(int argc, char **argv)
 	struct ms_publish pub;
 	const char *output, *capture_path;
 	char msg[PATH_MAX + 64], desc[512], duration[48], info[600];
-	char what[256];
-	int culprit, st, written;
+	int st = 0, written, rc;
 	bool attach;
 
 	if (ms_record_options_parse(&o, argc, argv) < 0) {
@@ -240,12 +347,6 @@ int ms_front_record(int argc, char **argv)
 	}
 	if (!(capture_path = open_output(output, &pub)))
 		return MS_EXIT_ERROR;
-	/* The stream leaves ms-collect on descriptor 3: a launched program keeps our stdout. */
-	push(&collect_head, "ms-collect");
-	push(&collect_head, "--output-fd");
-	push(&collect_head, "3");
-	for (unsigned i = 0; i < collect.n; i++)
-		push(&collect_head, collect.v[i]);
 	push(&capture, "ms-capture");
 	push(&capture, "-o");
 	push(&capture, capture_path);
@@ -258,37 +359,29 @@ int ms_front_record(int argc, char **argv)
 	snprintf(info, sizeof(info), "record-options=%s", desc);
 	push(&capture, "--info");
 	push(&capture, info);
-
-	p.n = 0;
-	p.stages[p.n++] = (struct ms_stage){ .name = "ms-collect", .argv = collect_head.v,
-					     .out_fd = 3 };
-	p.stages[p.n++] = (struct ms_stage){ .name = "ms-decode", .argv = decode.v };
-	p.stages[p.n++] = (struct ms_stage){ .name = "ms-unwind", .argv = unwind.v };
-	if (!o.deferred)
-		p.stages[p.n++] = (struct ms_stage){ .name = "ms-symbolize", .argv = symbolize.v };
-	p.stages[p.n++] = (struct ms_stage){ .name = "ms-capture", .argv = capture.v };
 	/* An empty input means ms-collect failed and said why: the others keep quiet. */
 	setenv(MS_QUIET_EMPTY_INPUT, "1", 1);
-	if (ms_pipeline_start(&p)) {
-		discard(&pub);
-		return MS_EXIT_ERROR;
-	}
-	ms_pipeline_wait(&p);
 
-	culprit = ms_pipeline_culprit(&p, !attach);
-	if (culprit >= 0) {
-		ms_pipeline_describe(&p, (unsigned)culprit, what, sizeof(what));
-		st = p.stages[culprit].status;
-		discard(&pub);
-		ms_error("recording failed: %s; %s", what, kept(output, msg, sizeof(msg)));
-		if (WIFEXITED(st) && WEXITSTATUS(st) == MS_EXIT_USAGE)
-			return MS_EXIT_USAGE;
-		if (WIFEXITED(st) && WEXITSTATUS(st) == MS_EXIT_SYSTEM)
-			return MS_EXIT_SYSTEM;
-		return MS_EXIT_ERROR;
+	if (o.defer) {
+		rc = record_then_process(&o, &collect, &decode, &unwind, &symbolize, &capture,
+					 output, &pub, &st);
+	} else {
+		/* The stream leaves ms-collect on descriptor 3: the program keeps our stdout. */
+		push(&collect_head, "ms-collect");
+		push(&collect_head, "--output-fd");
+		push(&collect_head, "3");
+		for (unsigned i = 0; i < collect.n; i++)
+			push(&collect_head, collect.v[i]);
+		p.n = 0;
+		p.stages[p.n++] = (struct ms_stage){ .name = "ms-collect", .argv = collect_head.v,
+						     .out_fd = 3 };
+		add_processing(&p, &o, &decode, &unwind, &symbolize, &capture);
+		rc = run_stages(&p, !attach, output, &pub);
+		st = p.stages[0].status;
 	}
+	if (rc >= 0)
+		return rc;
 	/* The collector's status is the launched program's. */
-	st = p.stages[0].status;
 	written = check_written(capture_path, output);
 	if (written != 0) {
 		discard(&pub);

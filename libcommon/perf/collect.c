@@ -236,7 +236,8 @@ static int output_open(struct collector *c)
 		c->publishing = true;
 		c->out_name = out;
 	}
-	c->w = ms_writer_open(c->out_fd, c->out_name, MS_WRITER_NONBLOCK);
+	c->w = ms_writer_open(c->out_fd, c->out_name,
+			      MS_WRITER_NONBLOCK | (c->o->lz4 ? MS_WRITER_LZ4 : 0));
 	return c->w ? 0 : -1;
 }
 

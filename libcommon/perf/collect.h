@@ -40,6 +40,7 @@ struct ms_collect_opts {
 	 * (microscope record), and let a launched program keep our stdout.
 	 */
 	int output_fd;
+	bool lz4;		/* compress the stream into an LZ4 frame (--lz4) */
 	const char *event;	/* "cpu-clock" */
 	uint64_t freq;		/* samples per second, or 0 with period */
 	uint64_t period;

@@ -3,6 +3,7 @@ libcommon_a_SOURCES += \
 	libcommon/stream/stream.h libcommon/stream/protocols.h libcommon/stream/records.h \
 	libcommon/stream/fastpack.h libcommon/stream/cursor.h libcommon/stream/cursor.c \
 	libcommon/stream/schema.h libcommon/stream/schema.c libcommon/stream/fastrec.c \
+	libcommon/stream/compress.h libcommon/stream/compress.c \
 	libcommon/stream/reader.c libcommon/stream/writer.c libcommon/stream/records.c \
 	libcommon/stream/stackfile.h libcommon/stream/stackfile.c \
 	libcommon/stream/stage.h libcommon/stream/stage.c

@@ -84,6 +84,11 @@ enum ms_writer_flags {
 	 * returns false) and the caller counts them as lost.
 	 */
 	MS_WRITER_NONBLOCK = 1 << 0,
+	/*
+	 * Compress the stream into one LZ4 frame (stream/compress.h): what
+	 * is written goes out compressed, waiting for the descriptor.
+	 */
+	MS_WRITER_LZ4 = 1 << 1,
 };
 
 /*

@@ -10,6 +10,7 @@
  * stage reads first are in the cache when it gets there.
  */
 #include "stream/stream.h"
+#include "stream/compress.h"
 #include "stream/cursor.h"
 #include "stream/fastpack.h"
 #include "stream/protocols.h"
@@ -67,6 +68,7 @@ struct ms_reader {
 	void *map;		/* a regular file's mapping (buf points into it), or NULL */
 	size_t map_len;
 	struct ms_prefault *prefault;	/* faulting map in */
+	struct ms_lz4_in *lz4;		/* a compressed input (stream/compress.h), or NULL */
 	int guard;			/* the map's SIGBUS guard (util/mapguard.h), or -1 */
 	bool cut_said;
 	uint32_t fast_kind;	/* the last framed record's kind when a fast path framed it */
@@ -397,6 +399,17 @@ static int fill(struct ms_reader *r)
 
 		if (poll(&p, 1, 0) == 0)
 			ms_writer_flush(r->flush_first);
+	}
+	if (r->lz4) {
+		bool whole;
+
+		n = ms_lz4_in_read(r->lz4, r->fd, r->buf + r->end, r->cap - r->end, &whole);
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			r->eof = true;
+		r->end += (size_t)n;
+		return 0;
 	}
 	for (;;) {
 		n = read(r->fd, r->buf + r->end, r->cap - r->end);
@@ -793,6 +806,36 @@ static void map_file(struct ms_reader *r)
 	r->cap = r->end = (size_t)(st.st_size - pos);
 }
 
+static void unmap_file(struct ms_reader *r)
+{
+	ms_prefault_wait(r->prefault);
+	r->prefault = NULL;
+	ms_mapguard_remove(r->guard);
+	r->guard = -1;
+	munmap(r->map, r->map_len);
+	r->map = NULL;
+	r->buf = NULL;
+	r->cap = r->end = 0;
+}
+
+/*
+ * The input's first bytes, read: an LZ4 frame (ms-collect --lz4) is
+ * decompressed from then on (stream/compress.h). 0, or -1 after a message.
+ */
+static int sniff_lz4(struct ms_reader *r)
+{
+	while (r->end < 4 && !r->eof)
+		if (fill(r) < 0)
+			return -1;
+	if (!ms_lz4_is_frame(r->buf, r->end))
+		return 0;
+	if (!(r->lz4 = ms_lz4_in_new(r->name, r->buf, r->end)))
+		return -1;
+	r->end = 0;
+	r->eof = false;
+	return 0;
+}
+
 const char *ms_reader_map(const struct ms_reader *r, size_t *len)
 {
 	*len = r->map ? r->map_len : 0;
@@ -817,6 +860,8 @@ struct ms_reader *ms_reader_open(int fd, const char *name)
 	 * two system calls, and malloc then kept chunks of its size off mmap.
 	 */
 	map_file(r);
+	if (r->map && ms_lz4_is_frame(r->buf, r->end))
+		unmap_file(r);		/* compressed: read and decompressed instead */
 	if (!r->map) {
 		if (!(r->buf = malloc(READER_BUF_MIN))) {
 			ms_error("out of memory opening '%s'", name);
@@ -824,6 +869,8 @@ struct ms_reader *ms_reader_open(int fd, const char *name)
 		}
 		r->cap = READER_BUF_MIN;
 		ms_populate(r->buf, r->cap);	/* reads fill it whole */
+		if (sniff_lz4(r) < 0)
+			goto fail;
 	}
 	r->limit = MS_RECORD_MAX;
 	snprintf(r->last_producer, sizeof(r->last_producer), "unknown");
@@ -831,7 +878,10 @@ struct ms_reader *ms_reader_open(int fd, const char *name)
 	fr = frame(r, &len);
 	if (fr == FRAME_EOF) {
 		/* The front command's first stage failed and said why (stream.h). */
-		if (!getenv(MS_QUIET_EMPTY_INPUT))
+		if (r->lz4)
+			ms_error("'%s' is a compressed stream cut short before its header: "
+				 "the producer did not finish", name);
+		else if (!getenv(MS_QUIET_EMPTY_INPUT))
 			ms_error("'%s' is empty: no stream header (did the producer fail?)", name);
 		ms_reader_free(r);
 		errno = ENODATA;
@@ -1062,9 +1112,10 @@ void ms_reader_free(struct ms_reader *r)
 	if (r->map) {
 		ms_mapguard_remove(r->guard);
 		munmap(r->map, r->map_len);
-	}
-	else
+	} else {
 		free(r->buf);
+	}
+	ms_lz4_in_free(r->lz4);
 	free(r->name);
 	free(r);
 }

@@ -6,6 +6,7 @@
  * whole instead of corrupting the stream.
  */
 #include "stream/stream.h"
+#include "stream/compress.h"
 #include "stream/fastpack.h"
 #include "stream/protocols.h"
 #include "stream/records.h"
@@ -62,6 +63,7 @@ struct ms_writer {
 	size_t soon;		/* write complete records once this many bytes wait (PIPE_SOON) */
 	bool failed;		/* an error was reported: refuse everything */
 	bool broken;		/* EPIPE: downstream is gone */
+	struct ms_lz4_out *lz4;	/* MS_WRITER_LZ4: compressing, else NULL */
 	uint64_t records;
 };
 
@@ -75,14 +77,17 @@ enum write_mode {
  * and keeps what was not written. Returns -1 after reporting a failure
  * (EPIPE is reported once as a closed pipe, not as an error).
  */
-static int write_out(struct ms_writer *w, size_t upto, enum write_mode mode)
+/*
+ * Write p[0, len) to fd: the bytes written (all of them, but in
+ * non-blocking mode what the pipe took). A failure is reported and sets
+ * failed (EPIPE is reported once as a closed pipe, not as an error).
+ */
+static size_t write_raw(struct ms_writer *w, const char *p, size_t len, enum write_mode mode)
 {
 	size_t done = 0;
 
-	if (w->failed)
-		return -1;
-	while (done < upto) {
-		ssize_t n = write(w->fd, w->buf + done, upto - done);
+	while (done < len) {
+		ssize_t n = write(w->fd, p + done, len - done);
 
 		if (n > 0) {
 			done += n;
@@ -91,11 +96,11 @@ static int write_out(struct ms_writer *w, size_t upto, enum write_mode mode)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			struct pollfd p = { .fd = w->fd, .events = POLLOUT };
+			struct pollfd pf = { .fd = w->fd, .events = POLLOUT };
 
 			if (mode == WRITE_NONBLOCKING)
 				break;
-			if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+			if (poll(&pf, 1, -1) < 0 && errno != EINTR) {
 				ms_error_errno("cannot wait to write to '%s'", w->name);
 				w->failed = true;
 				break;
@@ -112,6 +117,32 @@ static int write_out(struct ms_writer *w, size_t upto, enum write_mode mode)
 		}
 		w->failed = true;
 		break;
+	}
+	return done;
+}
+
+/*
+ * Write buf[0, upto) and keep the rest. Nonblocking mode stops at EAGAIN
+ * and keeps what was not written. Compressed output (MS_WRITER_LZ4) goes
+ * out whole, compressed, waiting for the descriptor. Returns -1 after
+ * reporting a failure.
+ */
+static int write_out(struct ms_writer *w, size_t upto, enum write_mode mode)
+{
+	size_t done = 0;
+
+	if (w->failed)
+		return -1;
+	if (w->lz4 && upto) {
+		const void *out;
+		size_t out_len;
+
+		if (ms_lz4_out_put(w->lz4, w->buf, upto, &out, &out_len) < 0)
+			w->failed = true;
+		else if (write_raw(w, out, out_len, WRITE_BLOCKING) == out_len)
+			done = upto;
+	} else {
+		done = write_raw(w, w->buf, upto, mode);
 	}
 	if (done) {
 		memmove(w->buf, w->buf + done, w->len - done);
@@ -245,8 +276,9 @@ struct ms_writer *ms_writer_open(int fd, const char *name, unsigned flags)
 		ms_error("out of memory opening '%s'", name);
 		return NULL;
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !(fcntl(fd, F_GETFL) & O_APPEND) &&
-	    (off = lseek(fd, 0, SEEK_CUR)) >= 0) {
+	/* (Compressed output has no block alignment to keep.) */
+	if (!(flags & MS_WRITER_LZ4) && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    !(fcntl(fd, F_GETFL) & O_APPEND) && (off = lseek(fd, 0, SEEK_CUR)) >= 0) {
 		w->block = FILE_BLOCK;
 		w->file_off = (uint64_t)off;
 	}
@@ -258,6 +290,8 @@ struct ms_writer *ms_writer_open(int fd, const char *name, unsigned flags)
 	ms_populate(w->buf, WRITER_BUF_SIZE);	/* a file's block fills as it comes */
 	w->fd = fd;
 	w->flags = flags;
+	if ((flags & MS_WRITER_LZ4) && !(w->lz4 = ms_lz4_out_new(name)))
+		goto fail;
 	if (flags & MS_WRITER_NONBLOCK) {
 		int fl = fcntl(fd, F_GETFL);
 
@@ -491,6 +525,16 @@ int ms_writer_close(struct ms_writer *w)
 	if (!w)
 		return 0;
 	ret = w->failed ? -1 : ms_writer_flush(w);
+	if (w->lz4) {
+		const void *out;
+		size_t out_len;
+
+		/* The frame's end: a reader knows the compressed stream whole. */
+		if (!ret && (ms_lz4_out_end(w->lz4, &out, &out_len) < 0 ||
+			     write_raw(w, out, out_len, WRITE_BLOCKING) != out_len))
+			ret = -1;
+		ms_lz4_out_free(w->lz4);
+	}
 	free(w->buf);
 	free(w->name);
 	free(w);
