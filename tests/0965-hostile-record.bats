@@ -112,7 +112,9 @@ capture_samples() {
 
 @test "a raw stream is private; no capture or export holds the stack's secrets" {
 	secret=microscope-secret-4f1c29
-	MS_TEST_SECRET=$secret ms-collect --stack-size 65528 -o "$PWD/raw.msr" -- "$PWD/burn" 0.5
+	# (a small environment: the secret lies within the 64 KiB copied from a sample's stack pointer)
+	env -i PATH="$PATH" MS_TEST_SECRET=$secret \
+		ms-collect --stack-size 65528 -o "$PWD/raw.msr" -- "$PWD/burn" 0.5
 	[ "$(stat -c %a raw.msr)" = 600 ]
 	# The copies of the stack reach the environment: the raw stream holds it.
 	grep -q -a "$secret" raw.msr
