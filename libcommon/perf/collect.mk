@@ -9,6 +9,7 @@ libcommon_a_SOURCES += \
 	libcommon/perf/vdso.c libcommon/perf/vdso.h \
 	libcommon/perf/trim.c libcommon/perf/trim.h \
 	libcommon/perf/ratewatch.c libcommon/perf/ratewatch.h \
+	libcommon/perf/budget.c libcommon/perf/budget.h \
 	libcommon/perf/kernel.c libcommon/perf/kernel.h
 
 bin_PROGRAMS += ms-collect
@@ -25,3 +26,8 @@ UNIT_TESTS += tests/unit/ratewatch-test
 tests_unit_ratewatch_test_SOURCES = tests/unit/ratewatch-test.c
 tests_unit_ratewatch_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_ratewatch_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/budget-test
+tests_unit_budget_test_SOURCES = tests/unit/budget-test.c
+tests_unit_budget_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_budget_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
