@@ -191,6 +191,7 @@ static unsigned char *seal(const unsigned char *in, size_t len, bool keep_raw_si
 static void check_invariants(const struct ms_capture *cap)
 {
 	uint32_t i, k;
+	uint64_t sum = 0;
 
 	CHECK(cap->major == MS_CAPTURE_MAJOR);
 	CHECK(cap->n_strings >= 1 && cap->strings[0][0] == '\0');
@@ -265,11 +266,15 @@ static void check_invariants(const struct ms_capture *cap)
 		if (i)
 			CHECK(t[-1].pid < t->pid || (t[-1].pid == t->pid && t[-1].tid < t->tid));
 	}
-	for (i = 0; i < cap->n_samples; i++) {
+	for (i = 0, k = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *s = &cap->samples[i], *p = s - 1;
 
 		CHECK(s->thread < cap->n_threads);
 		CHECK(s->stack == MS_NONE || s->stack < cap->n_stacks);
+		/* counts: at least 1, and their sum fits (capture.h) */
+		CHECK(s->count >= 1);
+		k += s->count != 1;
+		CHECK(!__builtin_add_overflow(sum, s->count, &sum));
 		if (i)
 			CHECK(p->time < s->time ||
 			      (p->time == s->time &&
@@ -285,6 +290,8 @@ static void check_invariants(const struct ms_capture *cap)
 		      p->detail < cap->n_strings);
 	}
 	CHECK(cap->start_time <= cap->end_time);
+	/* counts other than 1 come only with the flag that needs a 1.2 reader */
+	CHECK(!k || ((cap->flags & MS_CAPTURE_WEIGHTED) && cap->minor >= 2));
 
 	/* The accessors consumers call per row. */
 	for (i = 0; i < cap->n_modules; i++) {
@@ -515,7 +522,7 @@ static bool same_tables(const struct ms_capture *a, const struct ms_capture *b)
 	END
 	EACH(n_samples, samples)
 		if (!SAME(time) || !SAME(thread) || !SAME(cpu) || !SAME(stack) || !SAME(end) ||
-		    !SAME(period))
+		    !SAME(period) || !SAME(count))
 			return false;
 	END
 	EACH(n_problems, problems)
@@ -540,7 +547,10 @@ static void check_encode(const struct ms_capture *cap, unsigned char **out, size
 	CHECK(ms_capture_encode(cap, &buf, &len) == 0);
 	back = ms_capture_load_buffer(buf, len, "fuzz encoded");
 	CHECK(back);
-	CHECK(back->major == MS_CAPTURE_MAJOR && back->minor == MS_CAPTURE_MINOR);
+	/* the oldest minor that holds it: 1.2 only with counts */
+	CHECK(back->major == MS_CAPTURE_MAJOR &&
+	      back->minor == (back->flags & MS_CAPTURE_WEIGHTED ? MS_CAPTURE_MINOR :
+			      MS_CAPTURE_MINOR_UNWEIGHTED));
 	CHECK(same_tables(cap, back));
 	CHECK(ms_capture_encode(back, &again, &again_len) == 0);
 	CHECK(again_len == len && !memcmp(again, buf, len));
@@ -594,7 +604,8 @@ static void check_dump(const struct ms_capture *cap)
 	struct ms_capture *once, *again;
 	unsigned char *a, *b;
 	size_t a_len, b_len;
-	uint64_t period_cap = 0, period_once = 0, unsym_once, unsym_again;
+	uint64_t period_cap = 0, period_once = 0, count_cap = 0, count_once = 0;
+	uint64_t unsym_once, unsym_again;
 	uint32_t i;
 
 	/* microscope symbolize with nothing new to find: */
@@ -606,8 +617,11 @@ static void check_dump(const struct ms_capture *cap)
 	for (i = 0; i < cap->n_samples; i++) {
 		period_cap += cap->samples[i].period;
 		period_once += once->samples[i].period;
+		count_cap += cap->samples[i].count;
+		count_once += once->samples[i].count;
 	}
 	CHECK(period_once == period_cap);
+	CHECK(count_once == count_cap);
 	CHECK(once->lost_kernel == cap->lost_kernel && once->lost_collector == cap->lost_collector &&
 	      once->throttled == cap->throttled);
 	CHECK((once->flags & MS_CAPTURE_INCOMPLETE) == (cap->flags & MS_CAPTURE_INCOMPLETE));
