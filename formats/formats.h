@@ -138,10 +138,12 @@ int ms_export_file(const char *path, const struct ms_capture *cap, enum ms_forma
  * Importers. buf holds the whole input (len bytes; not kept); name names
  * it in messages. producer ("ms-capture 0.1.0") is recorded as the
  * capture's producer. Limits: see MS_IMPORT_*.
+ *
+ * A sample's count becomes the count of one sample row (capture.h), never
+ * that many rows: what an import holds is bounded by its input's size
+ * (a row per folded line or pprof sample), whatever the counts claim.
+ * Counts may be anything whose sum fits in 64 bits.
  */
-#ifndef MS_IMPORT_SAMPLES_MAX	/* the fuzz build lowers it to keep inputs fast */
-#define MS_IMPORT_SAMPLES_MAX (1u << 26)	/* sample rows one import makes */
-#endif
 #define MS_IMPORT_PPROF_MAX (1u << 30)		/* bytes of a profile, unzipped */
 #define MS_IMPORT_LINE_MAX (1u << 20)		/* bytes of one folded line */
 struct ms_capture *ms_pprof_import(const void *buf, size_t len, const char *name,

@@ -109,7 +109,7 @@ shares_by_name() {
 @test "imports: bad folded lines are errors naming the line, and no capture" {
 	printf 'main;a 2\nmain;b\n' > nocount.folded
 	printf 'main;a 2\nmain;b -1\n' > negative.folded
-	printf 'main;a 99999999999\n' > huge.folded
+	printf 'main;a 18446744073709551616\n' > huge.folded
 	printf 'main;;a 1\n' > empty.folded
 	for f in nocount negative huge empty; do
 		run --separate-stderr ms-capture -o out.msc --import folded $f.folded

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,19 +55,21 @@ static const char usage_symbolize[] =
 static int report_symbolized(const char *output)
 {
 	struct ms_capture *cap = ms_capture_load(output);
-	uint64_t bare = 0;
+	uint64_t bare = 0, samples;
 
 	if (!cap || ms_unsymbolized_samples(cap, &bare)) {
 		ms_capture_free(cap);
 		return -1;
 	}
+	/* samples, not rows: an imported row may stand for many */
+	samples = ms_capture_sample_count(cap);
 	if (bare)
-		fprintf(stderr, "microscope: wrote '%s': %u samples, %.1f%% with a frame still "
-			"without a name (see ms-analyze problems)\n", output, cap->n_samples,
-			ms_percent(bare, cap->n_samples));
+		fprintf(stderr, "microscope: wrote '%s': %" PRIu64 " samples, %.1f%% with a frame "
+			"still without a name (see ms-analyze problems)\n", output, samples,
+			ms_percent(bare, samples));
 	else
-		fprintf(stderr, "microscope: wrote '%s': %u samples, every frame named\n", output,
-			cap->n_samples);
+		fprintf(stderr, "microscope: wrote '%s': %" PRIu64 " samples, every frame named\n",
+			output, samples);
 	ms_capture_free(cap);
 	return 0;
 }

@@ -10,11 +10,16 @@
  *  - events (the default): each thread's samples become "X" (complete)
  *    events, one per function per run of samples that share the path to
  *    it, nested as the calls were: a flame chart on the thread's time line.
- *    A frame ends at the next sample that leaves it, or one period after
- *    the thread's last sample before a gap.
+ *    A frame ends at the next sample that leaves it, or one span after
+ *    the thread's last sample before a gap. A sample row's span is its
+ *    period (the sum of its samples'), or when that is 0 its count of
+ *    DEFAULT_SPAN_NS: a row that stands for many samples is one longer
+ *    span, never that many events.
  *  - samples: "stackFrames" holds one entry per unique path of functions
  *    (its parent the path one shorter) and "samples" one entry per sample
- *    (cpu, tid, ts, the event name, its stack frame, weight 1).
+ *    row (cpu, tid, ts, the event name, its stack frame, and as weight the
+ *    row's count): the format's own weight, so a row of 67108864 samples
+ *    is one entry.
  * Memory: one open path per thread, and the stack frames; samples are
  * written as they are read.
  */
@@ -144,6 +149,16 @@ static void close_to(struct cx *c, struct open_path *op, uint32_t thread, uint32
 	}
 }
 
+/* When sample row s's span ends (saturating: a hostile row may claim any period or count). */
+static uint64_t span_end(const struct ms_cap_sample *s)
+{
+	uint64_t span = s->period, end;
+
+	if (!span && __builtin_mul_overflow(s->count, DEFAULT_SPAN_NS, &span))
+		return UINT64_MAX;
+	return __builtin_add_overflow(s->time, span, &end) ? UINT64_MAX : end;
+}
+
 static int write_complete_events(struct cx *c)
 {
 	const struct ms_capture *cap = c->cap;
@@ -188,7 +203,7 @@ static int write_complete_events(struct cx *c)
 			op->start[k] = s->time;
 		}
 		op->depth = n;
-		op->end = s->time + (s->period ? s->period : DEFAULT_SPAN_NS);
+		op->end = span_end(s);
 	}
 	for (i = 0; i < cap->n_threads; i++)
 		close_to(c, &open[i], i, 0, open[i].end);
@@ -288,7 +303,7 @@ static int write_samples_form(struct cx *c)
 			 (s->stack == MS_NONE ? no_frames : sf[s->stack]) + 1);
 		ms_json_string(j, id);
 		ms_json_key(j, "weight");
-		ms_json_uint(j, 1);
+		ms_json_uint(j, s->count);
 		ms_json_object_end(j);
 	}
 	ms_json_array_end(j);

@@ -168,7 +168,7 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 				goto out;
 			row_weight[r] = 0;
 		}
-		row_weight[r] += by_time ? s->period : 1;
+		row_weight[r] += by_time ? s->period : s->count;
 	}
 	/* each row's path of functions, merged into the fold tree */
 	for (i = 0; i < rows.n; i++) {

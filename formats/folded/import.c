@@ -3,10 +3,18 @@
  *
  * A folded file says only names and counts, so each distinct name becomes
  * one frame in no module, flagged MS_FRAME_NO_ADDRESS, keyed by the order
- * its name first appears; each line becomes COUNT samples of one thread
- * (pid 0, tid 0) at time 0 with period 0. The line "[no frames] COUNT"
- * (what ms-export writes for samples without frames) gives samples without
+ * its name first appears; each line becomes one sample row of count
+ * COUNT (capture.h), of one thread (pid 0, tid 0) at time 0 with period 0;
+ * a line of count 0 makes none. The line "[no frames] COUNT" (what
+ * ms-export writes for samples without frames) gives samples without
  * frames.
+ *
+ * A row per line, never a row per sample: what the import holds is
+ * bounded by the file's size, whatever the counts say. So a count may be
+ * anything up to UINT64_MAX, as folded files weighted by period
+ * (`perf script | stackcollapse-perf.pl` with periods, 111500000 a line)
+ * have; only the counts of the whole file must add up to at most that,
+ * so that every view's sum fits in 64 bits.
  *
  * Every line is checked before it counts: a count that is missing, signed,
  * not a whole number or too large, an empty frame name, a NUL byte, a line
@@ -124,12 +132,12 @@ static int parse_line(struct fi *fi, struct ms_capture_builder *b, const char *p
 		if (*q < '0' || *q > '9')
 			return line_error(fi, lineno, "the count '%.*s' is not a whole number",
 					  (int)(end - sp - 1 > 32 ? 32 : end - sp - 1), sp + 1);
-		c = c * 10 + (uint64_t)(*q - '0');
-		if (c > MS_IMPORT_SAMPLES_MAX)
+		if (c > (UINT64_MAX - (uint64_t)(*q - '0')) / 10)
 			return line_error(fi, lineno,
-					  "the count '%.*s' is over %u, the most samples one import makes",
+					  "the count '%.*s' is over %" PRIu64 ", the most a count can be",
 					  (int)(end - sp - 1 > 32 ? 32 : end - sp - 1), sp + 1,
-					  MS_IMPORT_SAMPLES_MAX);
+					  UINT64_MAX);
+		c = c * 10 + (uint64_t)(*q - '0');
 	}
 	if (sp == p)
 		return line_error(fi, lineno, "no frames before the count");
@@ -197,17 +205,16 @@ struct ms_capture *ms_folded_import(const void *buf, size_t len, const char *nam
 		rc = parse_line(&fi, b, p, n, lineno, st, &count);
 		if (rc < 0)
 			goto out;
-		if (rc == 0) {
-			if (total + count > MS_IMPORT_SAMPLES_MAX) {
-				line_error(&fi, lineno, "the counts add up past %u, the most samples one import makes",
-					   MS_IMPORT_SAMPLES_MAX);
+		if (rc == 0 && count) {
+			if (count > UINT64_MAX - total) {
+				line_error(&fi, lineno, "the counts add up past %" PRIu64 ", the most "
+					   "samples a capture counts: scale the counts down", UINT64_MAX);
 				goto out;
 			}
 			total += count;
 			st->reason = MS_END_UNKNOWN;
-			for (uint64_t r = 0; r < count; r++)
-				if (ms_capture_builder_stack(b, st) < 0)
-					goto out;
+			if (ms_capture_builder_stack_count(b, st, count) < 0)
+				goto out;
 		}
 		p = nl ? nl + 1 : end;
 	}

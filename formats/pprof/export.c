@@ -454,7 +454,7 @@ static void write_samples(struct pw *w, bool with_period)
 				goto fail;
 			count[r] = period[r] = 0;
 		}
-		count[r]++;
+		count[r] += s->count;
 		period[r] += s->period;
 	}
 	for (i = 0; i < rows.n && !w->failed; i++) {
@@ -464,6 +464,16 @@ static void write_samples(struct pw *w, bool with_period)
 		Perftools__Profiles__Label lab[3], *labp[3];
 		int64_t values[2];
 
+		/*
+		 * pprof's values are int64: the rows of an import weighted by
+		 * period can count past them, and a negative count is nonsense.
+		 */
+		if (count[i] > INT64_MAX) {
+			ms_error("cannot write pprof: one stack counts %" PRIu64 " samples, more "
+				 "than pprof's values hold (%" PRId64 "); export it as folded or "
+				 "speedscope instead", count[i], INT64_MAX);
+			goto fail;
+		}
 		n = ms_stack_nodes(cap, stack, nodes);
 		/* pprof lists the leaf first */
 		for (k = 0; k < n; k++)
@@ -552,7 +562,7 @@ int ms_pprof_export(FILE *out, const struct ms_capture *cap, const struct ms_exp
 	    ms_capture_info_number(cap, "frequency", &freq) && freq && time_event)
 		period = 1000000000ull / freq;
 	if (!period && cap->n_samples)
-		period = total / cap->n_samples;
+		period = total / ms_capture_sample_count(cap);
 	write_value_type(w, F_PERIOD_TYPE, type, unit);
 	put_int(w, F_PERIOD, (int64_t)period);
 	if (ms_capture_info_number(cap, "start-wall-time", &wall))

@@ -13,10 +13,14 @@
  *  4. every reference is checked: string indexes inside the table, ids
  *     non-zero and unique, every location, mapping and function a row
  *     names defined, one value per sample type, counts not negative and
- *     their sum under MS_IMPORT_SAMPLES_MAX (no reference can cycle: a
- *     sample lists locations, a location names a mapping and functions;
- *     a repeated id, which would make a reference ambiguous, is refused);
- *  5. only then is the capture built.
+ *     their sum at most UINT64_MAX (no reference can cycle: a sample
+ *     lists locations, a location names a mapping and functions; a
+ *     repeated id, which would make a reference ambiguous, is refused);
+ *  5. only then is the capture built: each pprof sample is one sample
+ *     row whose count is its number of samples and whose period is its
+ *     time (capture.h), never a row per sample, so memory follows the
+ *     file's size and not the counts it claims (a sample of value 2^62
+ *     is one row).
  * A failure at any step prints one message with the position and
  * returns NULL.
  */
@@ -425,8 +429,8 @@ static void choose_columns(struct pi *pi)
 		pi->loss |= LOSS_COLUMNS;
 }
 
-/* How many capture samples pprof sample i stands for. */
-static uint64_t sample_rows(const struct pi *pi, const Sample *s)
+/* How many samples pprof sample s stands for: its row's count (0: no row). */
+static uint64_t sample_count(const struct pi *pi, const Sample *s)
 {
 	if (pi->count_col >= 0)
 		return (uint64_t)s->value[pi->count_col];
@@ -435,6 +439,21 @@ static uint64_t sample_rows(const struct pi *pi, const Sample *s)
 		return ((uint64_t)s->value[pi->time_col] + (uint64_t)pi->p->period / 2) /
 		       (uint64_t)pi->p->period;
 	return (uint64_t)s->value[pi->time_col];
+}
+
+/*
+ * The period of the row of s, which stands for count samples: the sum of
+ * theirs, its time value, or count periods when only the profile's
+ * period (in nanoseconds) says. false when that product overflows.
+ */
+static bool sample_period(const struct pi *pi, const Sample *s, uint64_t count, uint64_t *out)
+{
+	*out = 0;
+	if (pi->time_col >= 0)
+		*out = (uint64_t)s->value[pi->time_col];
+	else if (pi->period_ns)
+		return !__builtin_mul_overflow(count, (uint64_t)pi->p->period, out);
+	return true;
 }
 
 static int check_refs(struct pi *pi)
@@ -523,7 +542,7 @@ static int check_refs(struct pi *pi)
 	choose_columns(pi);
 	for (i = 0; i < p->n_sample; i++) {
 		const Sample *s = p->sample[i];
-		uint64_t rows;
+		uint64_t count, period;
 
 		if (s->n_value != p->n_sample_type)
 			return ms_error("'%s': sample %zu%s has %zu values for %zu sample types",
@@ -553,11 +572,15 @@ static int check_refs(struct pi *pi)
 			if (strcmp(key, "pid") && strcmp(key, "tid") && strcmp(key, "thread"))
 				pi->loss |= LOSS_LABELS;
 		}
-		rows = sample_rows(pi, s);
-		if (rows > MS_IMPORT_SAMPLES_MAX || total + rows > MS_IMPORT_SAMPLES_MAX)
-			return ms_error("'%s': sample %zu%s brings the count of samples past %u, the most one import makes",
-					pi->name, i, at_row(pi, F_SAMPLE, i), MS_IMPORT_SAMPLES_MAX);
-		total += rows;
+		count = sample_count(pi, s);
+		/* every view adds counts up: their sum must fit in 64 bits */
+		if (count > UINT64_MAX - total)
+			return ms_error("'%s': sample %zu%s brings the count of samples past %" PRIu64 ", the most a capture counts",
+					pi->name, i, at_row(pi, F_SAMPLE, i), UINT64_MAX);
+		total += count;
+		if (!sample_period(pi, s, count, &period))
+			return ms_error("'%s': sample %zu%s: %" PRIu64 " samples of period %" PRId64 " ns add up past %" PRIu64 " ns",
+					pi->name, i, at_row(pi, F_SAMPLE, i), count, p->period, UINT64_MAX);
 	}
 	return 0;
 }
@@ -698,16 +721,12 @@ static int build_samples(struct pi *pi, struct ms_capture_builder *b,
 		return ms_error("out of memory");
 	for (size_t i = 0; i < p->n_sample; i++) {
 		const Sample *s = p->sample[i];
-		uint64_t rows = sample_rows(pi, s), time = 0, extra = 0, r;
+		uint64_t count = sample_count(pi, s);
 		size_t n = s->n_location_id, k;
 
 		memset(st, 0, offsetof(struct ms_stack, frames));
-		if (pi->time_col >= 0 && rows) {
-			time = (uint64_t)s->value[pi->time_col] / rows;
-			extra = (uint64_t)s->value[pi->time_col] % rows;
-		} else if (pi->period_ns) {
-			time = (uint64_t)p->period;
-		}
+		/* checked by check_refs() */
+		(void)sample_period(pi, s, count, &st->period);
 		for (k = 0; k < s->n_label; k++) {
 			const Perftools__Profiles__Label *lb = s->label[k];
 			const char *key = str(pi, lb->key);
@@ -735,17 +754,14 @@ static int build_samples(struct pi *pi, struct ms_capture_builder *b,
 			/* keep the innermost frames, as an unwinder that hit its depth does */
 			n = MS_FRAMES_MAX;
 			st->reason = MS_END_DEPTH;
-			too_deep += rows;
+			too_deep += count;
 		}
 		for (k = 0; k < n; k++)
 			st->frames[k] = frames[find_id(pi->locations, p->n_location, s->location_id[k])];
 		st->n_frames = (uint32_t)n;
-		/* the sum of the periods stays the sample's time value */
-		for (r = 0; r < rows; r++) {
-			st->period = time + (r < extra);
-			if (ms_capture_builder_stack(b, st) < 0)
-				goto out;
-		}
+		/* count 0: no samples, no row (its time, if any, is lost, as before) */
+		if (count && ms_capture_builder_stack_count(b, st, count) < 0)
+			goto out;
 	}
 	if (too_deep) {
 		char detail[128];

@@ -74,7 +74,7 @@ static bool next_run(struct run_walk *w, uint32_t *stack, uint64_t *weight)
 			break;
 		have = true;
 		*stack = s->stack;
-		*weight += w->by_time ? s->period : 1;
+		*weight += w->by_time ? s->period : s->count;
 	}
 	return have;
 }

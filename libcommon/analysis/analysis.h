@@ -7,7 +7,9 @@
  * file, no process. Output is deterministic: every list is sorted with a
  * total order (explicit tie-breaks down to a dense id), never hash order.
  *
- * Counts are in samples. Percentages are of all samples in the capture,
+ * Counts are in samples: a sample row counts its count (capture.h), so an
+ * imported row that stands for 67108864 samples weighs that much without
+ * being expanded. Percentages are of all samples in the capture,
  * including samples without frames, so they are comparable between views.
  *
  * Every function returns 0, or -1 after one message (out of memory).
@@ -45,7 +47,7 @@ struct ms_summary {
 	bool incomplete;
 	uint64_t lost_kernel, lost_collector;	/* records lost (the capture's counts) */
 	uint64_t samples;
-	uint64_t period;	/* sum of the samples' periods */
+	uint64_t period;	/* sum of the sample rows' periods */
 	uint64_t first_time, last_time;	/* of the samples; 0 when none */
 	uint64_t start_time, end_time;	/* of the recording; 0 when unknown */
 	uint32_t n_threads;

@@ -50,7 +50,7 @@ int ms_unsymbolized_samples(const struct ms_capture *cap, uint64_t *out)
 	}
 	for (i = 0; i < cap->n_samples; i++)
 		if (cap->samples[i].stack < cap->n_stacks && bad[cap->samples[i].stack])
-			(*out)++;
+			*out += cap->samples[i].count;
 	free(bad);
 	return 0;
 }
@@ -126,7 +126,7 @@ int ms_sym_problems_compute(struct ms_sym_problems *v, const struct ms_capture *
 	struct work w = { 0 };
 
 	memset(v, 0, sizeof(*v));
-	v->samples = cap->n_samples;
+	v->samples = ms_capture_sample_count(cap);
 	if (ms_unsymbolized_samples(cap, &v->unsymbolized) ||
 	    ms_stack_samples(&w.node_samples, cap))
 		goto fail;

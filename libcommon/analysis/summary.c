@@ -29,13 +29,13 @@ static int cmp_end(const void *a, const void *b)
 }
 
 /* A capture has a handful of distinct reasons: a linear search is enough. */
-static int count_end(struct ms_summary *s, uint32_t reason, uint32_t *alloc)
+static int count_end(struct ms_summary *s, uint32_t reason, uint64_t count, uint32_t *alloc)
 {
 	uint32_t i;
 
 	for (i = 0; i < s->n_ends; i++)
 		if (s->ends[i].reason == reason) {
-			s->ends[i].samples++;
+			s->ends[i].samples += count;
 			return 0;
 		}
 	if (s->n_ends == *alloc) {
@@ -48,7 +48,7 @@ static int count_end(struct ms_summary *s, uint32_t reason, uint32_t *alloc)
 		*alloc = grow;
 	}
 	s->ends[s->n_ends].reason = reason;
-	s->ends[s->n_ends++].samples = 1;
+	s->ends[s->n_ends++].samples = count;
 	return 0;
 }
 
@@ -70,7 +70,7 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 	s->incomplete = cap->flags & MS_CAPTURE_INCOMPLETE;
 	s->lost_kernel = cap->lost_kernel;
 	s->lost_collector = cap->lost_collector;
-	s->samples = cap->n_samples;
+	s->samples = ms_capture_sample_count(cap);
 	s->start_time = cap->start_time;
 	s->end_time = cap->end_time;
 	s->exit_code = cap->target_exit_code;
@@ -92,8 +92,8 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 
 		s->period += sa->period;
 		if (sa->thread < cap->n_threads)
-			s->threads[sa->thread].samples++;
-		if (count_end(s, sa->end, &ends_alloc))
+			s->threads[sa->thread].samples += sa->count;
+		if (count_end(s, sa->end, sa->count, &ends_alloc))
 			goto oom;
 	}
 	if (s->n_ends)
@@ -113,7 +113,7 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 	return 0;
 oom:
 	ms_summary_release(s);
-	return ms_error("out of memory summarizing %" PRIu32 " samples", cap->n_samples);
+	return ms_error("out of memory summarizing %" PRIu32 " sample rows", cap->n_samples);
 }
 
 void ms_summary_release(struct ms_summary *s)

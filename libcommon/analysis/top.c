@@ -78,7 +78,7 @@ int ms_stack_samples(uint64_t **out, const struct ms_capture *cap)
 		return ms_error("out of memory counting %" PRIu32 " stacks", cap->n_stacks);
 	for (i = 0; i < cap->n_samples; i++)
 		if (cap->samples[i].stack < cap->n_stacks)
-			counts[cap->samples[i].stack]++;
+			counts[cap->samples[i].stack] += cap->samples[i].count;
 	*out = counts;
 	return 0;
 }
@@ -91,7 +91,7 @@ int ms_top_compute(struct ms_top *t, const struct ms_capture *cap, enum ms_top_s
 	uint32_t i, nf;
 
 	memset(t, 0, sizeof(*t));
-	t->samples = cap->n_samples;
+	t->samples = ms_capture_sample_count(cap);
 	if (ms_funcs_build(&t->funcs, cap))
 		return -1;
 	if (ms_stack_samples(&node_samples, cap))

@@ -81,7 +81,7 @@ int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap)
 	uint32_t i, n_children = 0;
 
 	memset(t, 0, sizeof(*t));
-	t->samples = cap->n_samples;
+	t->samples = ms_capture_sample_count(cap);
 	if (ms_funcs_build(&t->funcs, cap))
 		return -1;
 	if (ms_stack_samples(&node_samples, cap))
@@ -99,7 +99,7 @@ int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap)
 	t->n = 1;
 	for (i = 0; i < cap->n_samples; i++)
 		if (cap->samples[i].stack >= cap->n_stacks)
-			t->nodes[0].self++;	/* a sample without frames */
+			t->nodes[0].self += cap->samples[i].count;	/* samples without frames */
 
 	if (cap->n_stacks) {
 		tmap = malloc(cap->n_stacks * sizeof(*tmap));

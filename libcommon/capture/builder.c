@@ -42,6 +42,8 @@ enum own_code {
 	OWN_MODULE_REDEFINED,
 	OWN_FACT_REDEFINED,
 	OWN_LOST_SOURCE,
+	OWN_BAD_SAMPLE_COUNT,
+	OWN_UNUSED_SAMPLE_COUNT,
 	OWN_COUNT,
 };
 static const char *const own_codes[OWN_COUNT] = {
@@ -50,6 +52,8 @@ static const char *const own_codes[OWN_COUNT] = {
 	[OWN_MODULE_REDEFINED] = "module-redefined",
 	[OWN_FACT_REDEFINED] = "frame-fact-redefined",
 	[OWN_LOST_SOURCE] = "unknown-lost-source",
+	[OWN_BAD_SAMPLE_COUNT] = "bad-sample-count",
+	[OWN_UNUSED_SAMPLE_COUNT] = "unused-sample-count",
 };
 
 struct ms_capture_builder {
@@ -95,6 +99,12 @@ struct ms_capture_builder {
 
 	struct ms_cap_sample *samples;
 	uint32_t n_samples, alloc_samples;
+	uint64_t sample_count;	/* the rows' counts added up */
+	/*
+	 * The count an info "sample-count" gave the next stack or stack-ref
+	 * (builder.h); 0 when none is pending.
+	 */
+	uint64_t next_count;
 
 	/* The stream's STACK_DEFs: id -> (stack node, end reason). */
 	struct stack_def {
@@ -356,12 +366,36 @@ static int info_set(struct ms_capture_builder *b, const char *key, uint32_t text
 	return 0;
 }
 
+/*
+ * Info "sample-count": not a fact of the recording but the count of the
+ * sample row the next stack record makes (a dump's way of passing a
+ * weighted row through a stream: capture/convert.h).
+ */
+static int next_sample_count(struct ms_capture_builder *b, const struct ms_info *i)
+{
+	if (b->next_count)
+		own(b, OWN_UNUSED_SAMPLE_COUNT, "a sample count of %" PRIu64 " was followed by "
+		    "another before any stack", b->next_count);
+	b->next_count = 0;
+	if (i->is_text || !i->number) {
+		own(b, OWN_BAD_SAMPLE_COUNT, "info %s holds %s, not a count of at least 1: "
+		    "the next stack counts once", MS_CAPTURE_INFO_SAMPLE_COUNT,
+		    i->is_text ? "text" : "0");
+		return 0;
+	}
+	b->next_count = i->number;
+	return 0;
+}
+
 int ms_capture_builder_info(struct ms_capture_builder *b, const struct ms_info *i)
 {
 	uint32_t k, e, text = 0;
 
 	if (b->failed)
 		return -1;
+	if (i->key.len == strlen(MS_CAPTURE_INFO_SAMPLE_COUNT) &&
+	    !memcmp(i->key.ptr, MS_CAPTURE_INFO_SAMPLE_COUNT, i->key.len))
+		return next_sample_count(b, i);
 	k = intern_str(b, i->key);
 	if (k == MS_NONE)
 		return -1;
@@ -869,16 +903,31 @@ static int stack_node(struct ms_capture_builder *b, const struct ms_stack *s, ui
 	return 0;
 }
 
-static int add_sample(struct ms_capture_builder *b, uint32_t pid, uint32_t tid, uint64_t time,
-		      uint32_t cpu, uint64_t period, uint32_t node, uint32_t reason)
+/* The count of the next sample row: what an info "sample-count" said, else 1. */
+static uint64_t take_count(struct ms_capture_builder *b)
 {
-	uint32_t thread = thread_get(b, pid, tid);
+	uint64_t c = b->next_count ? b->next_count : 1;
+
+	b->next_count = 0;
+	return c;
+}
+
+static int add_sample(struct ms_capture_builder *b, uint32_t pid, uint32_t tid, uint64_t time,
+		      uint32_t cpu, uint64_t period, uint32_t node, uint32_t reason,
+		      uint64_t count)
+{
+	uint32_t thread;
 	struct ms_cap_sample *sample;
 
+	/* What views add up must fit in 64 bits (capture.h), as the reader checks. */
+	if (count > UINT64_MAX - b->sample_count)
+		return fail(b, "the samples' counts add up past 2^64-1");
+	thread = thread_get(b, pid, tid);
 	if (thread == MS_NONE)
 		return -1;
 	if (GROW(b, b->samples, b->n_samples, b->alloc_samples) < 0)
 		return -1;
+	b->sample_count += count;
 	sample = &b->samples[b->n_samples++];
 	sample->time = time;
 	sample->thread = thread;
@@ -886,16 +935,29 @@ static int add_sample(struct ms_capture_builder *b, uint32_t pid, uint32_t tid, 
 	sample->stack = node;
 	sample->end = reason;
 	sample->period = period;
+	sample->count = count;
 	return 0;
+}
+
+int ms_capture_builder_stack_count(struct ms_capture_builder *b, const struct ms_stack *s,
+				   uint64_t count)
+{
+	uint32_t node;
+
+	if (b->failed)
+		return -1;
+	if (!count)
+		return fail(b, "a sample row of count 0 (a row stands for at least one sample)");
+	if (stack_node(b, s, &node) < 0)
+		return -1;
+	return add_sample(b, s->pid, s->tid, s->time, s->cpu, s->period, node, s->reason, count);
 }
 
 int ms_capture_builder_stack(struct ms_capture_builder *b, const struct ms_stack *s)
 {
-	uint32_t node;
-
-	if (b->failed || stack_node(b, s, &node) < 0)
+	if (b->failed)
 		return -1;
-	return add_sample(b, s->pid, s->tid, s->time, s->cpu, s->period, node, s->reason);
+	return ms_capture_builder_stack_count(b, s, take_count(b));
 }
 
 int ms_capture_builder_stack_def(struct ms_capture_builder *b, uint32_t id,
@@ -931,7 +993,7 @@ int ms_capture_builder_stack_ref(struct ms_capture_builder *b, const struct ms_s
 		return fail(b, what);
 	}
 	return add_sample(b, r->pid, r->tid, r->time, r->cpu, r->period, b->defs[r->id].node,
-			  b->defs[r->id].reason);
+			  b->defs[r->id].reason, take_count(b));
 }
 
 /* ---- totals and problems ---- */
@@ -1102,6 +1164,7 @@ static int cmp_samples(const void *x, const void *y)
 	/* Beyond the documented order, so equal keys still sort one way. */
 	CMP_FIELD(a, c, end);
 	CMP_FIELD(a, c, period);
+	CMP_FIELD(a, c, count);
 	return 0;
 }
 
@@ -1399,6 +1462,13 @@ static int seal_threads_samples(struct ms_capture_builder *b, struct ms_capture 
 	cap->samples = ms_capture_keep(cap, b->samples);
 	cap->n_samples = b->n_samples;
 	b->samples = NULL;
+	/* Counts need a 1.2 reader; without them the file is the 1.1 one it was. */
+	for (i = 0; i < cap->n_samples; i++)
+		if (cap->samples[i].count != 1) {
+			cap->flags |= MS_CAPTURE_WEIGHTED;
+			cap->minor = MS_CAPTURE_MINOR;
+			break;
+		}
 	return 0;
 }
 
@@ -1632,6 +1702,9 @@ static int seal_own_problems(struct ms_capture_builder *b)
 			own(b, OWN_UNDEFINED_MODULE,
 			    "frames used module id %u but no module record described it",
 			    b->modules[i].sid);
+	if (b->next_count)
+		own(b, OWN_UNUSED_SAMPLE_COUNT, "a sample count of %" PRIu64 " was given after "
+		    "the last stack", b->next_count);
 	for (i = 0; i < OWN_COUNT; i++)
 		if (b->own[i].count &&
 		    own_problem(b, own_codes[i], b->own[i].detail, b->own[i].count) < 0)

@@ -10,14 +10,19 @@
  *  - frames are sorted by (module, address, flags);
  *  - stack nodes are numbered depth by depth, each depth sorted by
  *    (parent, frame), so a parent always precedes its children;
- *  - threads are sorted by (pid, tid), samples by every field, info by key,
+ *  - threads are sorted by (pid, tid), samples by every field (the count
+ *    last), info by key,
  *    problems by (stage, code);
  *  - modules keep the order in which their stream ids were first seen.
  * So the same stream gives the same capture, and a capture dumped as a
  * stream (ms_capture_dump) and built again gives the same capture.
  *
  * What a fact does:
- *  - info: sets key to value (the last value of a key wins);
+ *  - info: sets key to value (the last value of a key wins); but info
+ *    MS_CAPTURE_INFO_SAMPLE_COUNT is no fact of the recording: its number
+ *    is the count of the sample row the next stack or stack-ref makes
+ *    (capture/convert.h says why); text or 0 there, or a count no stack
+ *    takes, is a problem, and the row counts 1;
  *  - target: info "command" (argv joined by spaces), "pid", "launched";
  *  - target_exit: the capture's target_exit_code;
  *  - comm: names the thread (pid, tid): the last name wins; a thread made
@@ -30,7 +35,10 @@
  *  - frame fallback: a fact that stands in where the stream's own fact for
  *    the address names less (a name beats none, lines beat a name alone),
  *    so that symbolizing again never loses what an earlier run found;
- *  - stack: a sample; frames come innermost first as in the stream;
+ *  - stack: a sample row of count 1 (or the count an info gave it);
+ *    frames come innermost first as in the stream. stack_count: a row
+ *    standing for count samples (an importer's "this stack, N times"),
+ *    so that nothing grows with N;
  *  - lost, throttle: the capture's totals;
  *  - problem: a problems row; rows of the same (stage, code) are merged
  *    (counts added, the first detail kept);
@@ -59,6 +67,9 @@ struct ms_capture_builder *ms_capture_builder_new(void);
 /* Frees a builder that was not sealed. NULL is a no-op. */
 void ms_capture_builder_free(struct ms_capture_builder *b);
 
+/* The info key that gives the next stack record's count (see above). */
+#define MS_CAPTURE_INFO_SAMPLE_COUNT "sample-count"
+
 /* Info "producers": the header's producer chain, "NAME VERSION | ...". */
 int ms_capture_builder_producers(struct ms_capture_builder *b, const struct ms_header *h);
 int ms_capture_builder_info(struct ms_capture_builder *b, const struct ms_info *i);
@@ -72,6 +83,13 @@ int ms_capture_builder_frame(struct ms_capture_builder *b, const struct ms_frame
 /* Give after every frame fact of the stream: see "frame fallback" above. */
 int ms_capture_builder_frame_fallback(struct ms_capture_builder *b, const struct ms_frame *f);
 int ms_capture_builder_stack(struct ms_capture_builder *b, const struct ms_stack *s);
+/*
+ * A sample row standing for count samples of s (count >= 1; 0 fails the
+ * builder). s->period is the sum of their periods. The counts of all rows
+ * must add up to at most UINT64_MAX, or the builder fails with a message.
+ */
+int ms_capture_builder_stack_count(struct ms_capture_builder *b, const struct ms_stack *s,
+				   uint64_t count);
 /*
  * A stream's STACK_DEF (ids dense from 0, in order) and the samples that
  * refer to it; an id out of order or a reference to one not defined fails

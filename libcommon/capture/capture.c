@@ -18,7 +18,8 @@ struct ms_capture *ms_capture_new(void)
 		return NULL;
 	}
 	cap->major = MS_CAPTURE_MAJOR;
-	cap->minor = MS_CAPTURE_MINOR;
+	/* the builder raises it when it seals a capture with counts */
+	cap->minor = MS_CAPTURE_MINOR_UNWEIGHTED;
 	cap->target_exit_code = -1;
 	cap->storage = st;
 	return cap;
@@ -47,6 +48,15 @@ void ms_capture_free(struct ms_capture *cap)
 		free(st);
 	}
 	free(cap);
+}
+
+uint64_t ms_capture_sample_count(const struct ms_capture *cap)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < cap->n_samples; i++)
+		n += cap->samples[i].count;
+	return n;
 }
 
 static const struct ms_cap_info *find_info(const struct ms_capture *cap, const char *key)
@@ -99,6 +109,7 @@ const char *ms_capf_section_name(uint32_t id)
 		[MS_CAPF_TOTALS] = "totals",
 		[MS_CAPF_FUNCTIONS] = "functions",
 		[MS_CAPF_LINES] = "lines",
+		[MS_CAPF_COUNTS] = "counts",
 	};
 
 	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;

@@ -16,6 +16,9 @@
  *    outermost frame's node has parent MS_NONE), at most MS_FRAMES_MAX
  *    deep (checked by the reader: views built in memory may go deeper);
  *  - samples are sorted by (time, thread, cpu, stack);
+ *  - every sample's count is at least 1, and the counts of all samples
+ *    add up to at most UINT64_MAX, so any sum of them a view makes fits
+ *    a uint64_t (ms_capture_sample_count());
  *  - tables are in deterministic order: the same stream gives the same
  *    tables and the same file bytes.
  *
@@ -31,11 +34,26 @@
 
 #define MS_CAPTURE_MAGIC "MSCAPT\r\n"	/* 8 bytes */
 #define MS_CAPTURE_MAJOR 1
-#define MS_CAPTURE_MINOR 1
+/*
+ * The newest minor this code reads and writes. A capture is written as
+ * the oldest minor that holds it: 1.2 only when a sample's count is not 1
+ * (MS_CAPTURE_WEIGHTED), else 1.1, so a recording stays readable by a
+ * 1.1 reader and byte for byte what it was before counts existed.
+ */
+#define MS_CAPTURE_MINOR 2
+#define MS_CAPTURE_MINOR_UNWEIGHTED 1
 #define MS_NONE UINT32_MAX
 
 enum ms_capture_flags {
 	MS_CAPTURE_INCOMPLETE = 1 << 0,	/* salvaged from a stream cut short */
+	/*
+	 * Minor 2, a required flag: some sample row stands for more than one
+	 * sample (its count). A reader that ignored counts would show such a
+	 * capture as one sample per row, so one that does not know the flag
+	 * refuses the file. The builder sets it when it seals a capture with
+	 * a count other than 1; the writer writes it the same way.
+	 */
+	MS_CAPTURE_WEIGHTED = 1 << 16,
 };
 
 /*
@@ -158,13 +176,23 @@ struct ms_cap_thread {
 	uint64_t first_time, last_time;	/* of its samples; 0 when none */
 };
 
+/*
+ * A sample row: count samples of one thread, stack and end reason at one
+ * time and CPU. A recording has one row per sample (count 1); an import
+ * whose input says "this stack, 67108864 times" makes one row with that
+ * count, so nothing a reader holds grows with the number of samples a
+ * file claims. Views count a row count times.
+ */
 struct ms_cap_sample {
 	uint64_t time;
 	uint32_t thread;
 	uint32_t cpu;
 	uint32_t stack;		/* innermost frame's node; MS_NONE if no frames */
 	uint32_t end;		/* enum ms_stack_end */
-	uint64_t period;	/* weight: nanoseconds for cpu-clock */
+	uint64_t period;	/* weight: the sum of the periods of the row's
+				   samples (nanoseconds for cpu-clock) */
+	uint64_t count;		/* samples the row stands for, at least 1;
+				   1 in captures of minor 0 and 1 */
 };
 
 struct ms_cap_problem {
@@ -236,6 +264,11 @@ int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t 
  * untouched. Returns 0 or -1.
  */
 int ms_capture_write(const struct ms_capture *cap, const char *path);
+/*
+ * The number of samples: the sum of the rows' counts (no overflow: the
+ * reader and the builder refuse more than UINT64_MAX).
+ */
+uint64_t ms_capture_sample_count(const struct ms_capture *cap);
 /* Info value by key, or NULL / false when absent. */
 const char *ms_capture_info_text(const struct ms_capture *cap, const char *key);
 bool ms_capture_info_number(const struct ms_capture *cap, const char *key, uint64_t *out);

@@ -15,8 +15,22 @@
  * numeric "pid"; argv is "command" split at each space), TARGET_EXIT,
  * MODULE per module (id = its index), FRAME per symbolized (module,
  * address) with its inline chain as lines, COMM per thread, STACK per
- * sample, LOST and THROTTLE for the totals, PROBLEM per row, and a trailer
- * whose "complete" is false for an incomplete capture.
+ * sample row, LOST and THROTTLE for the totals, PROBLEM per row, and a
+ * trailer whose "complete" is false for an incomplete capture.
+ *
+ * A stack record is one sample, and the stream has no field for more: a
+ * sample row of count N (an imported "this stack, 67108864 times") is
+ * dumped as INFO "sample-count" N (MS_CAPTURE_INFO_SAMPLE_COUNT) right
+ * before its STACK, whose period is the row's. The builder gives that
+ * count to the next stack it reads (builder.h). Stages between pass INFO
+ * records on in order, and what they add (the FRAME records ms-symbolize
+ * writes before a stack) takes no count, so the round trip keeps the row,
+ * and a dump is one or two records per row, never N. Rows of count 1 get
+ * no INFO: a recording's dump is what it always was. A reader that does
+ * not know the convention (an ms-capture older than capture format 1.2)
+ * keeps the INFO as a fact and counts each such row once. The dump leaves
+ * out an info row of that key, which no builder keeps: a file holding one
+ * would give its number to the first sample.
  *
  * A frame without a frame fact (MS_CAP_UNSYMBOLIZED: recorded with
  * symbolization deferred) gets no FRAME record, so that an ms-symbolize

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/builder.h"
 #include "capture/convert.h"
 #include "stream/records.h"
 #include "stream/stage.h"
@@ -101,6 +102,21 @@ static int dump_frame(const struct ms_capture *cap, struct ms_writer *w, uint32_
 	return ms_capture_frame_fact(cap, i, out) < 0 ? -1 : ms_frame_pack(w, out);
 }
 
+/*
+ * A stack record is one sample: a row of count N goes out as an info
+ * "sample-count" N just before its stack, one record whatever N is (see
+ * capture/convert.h). A row of count 1 needs none, so a recording dumps
+ * as it always did. (Its own record: the stack fills the union.)
+ */
+static int dump_count(struct ms_writer *w, uint64_t count)
+{
+	struct ms_info info = { { MS_CAPTURE_INFO_SAMPLE_COUNT,
+				  sizeof(MS_CAPTURE_INFO_SAMPLE_COUNT) - 1 },
+				false, { "", 0 }, count };
+
+	return count == 1 ? 0 : ms_info_pack(w, &info);
+}
+
 static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union any_record *u,
 		       unsigned flags)
 {
@@ -110,6 +126,13 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 	for (i = 0; i < cap->n_info; i++) {
 		const struct ms_cap_info *r = &cap->info[i];
 
+		/*
+		 * The key that counts the next stack is no fact a builder keeps:
+		 * a file that holds it anyway would give its number to the first
+		 * sample of the dump.
+		 */
+		if (!strcmp(cap->strings[r->key], MS_CAPTURE_INFO_SAMPLE_COUNT))
+			continue;
 		u->info.key = str(cap, r->key);
 		u->info.is_text = r->value_text != 0;
 		u->info.text = str(cap, r->value_text);
@@ -195,7 +218,7 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 			n++;
 		}
 		u->stack.n_frames = n;
-		if (ms_stack_pack(w, &u->stack) < 0)
+		if (dump_count(w, s->count) < 0 || ms_stack_pack(w, &u->stack) < 0)
 			return -1;
 	}
 	memset(&u->lost, 0, sizeof(u->lost));

@@ -214,9 +214,21 @@ static int load_sections(struct load *l, uint32_t n_sections)
 			return -1;
 	}
 	/* Sections added by minor 1 are absent from a 1.0 file: empty tables. */
-	for (id = 1; id <= MS_CAPF_SECTION_LAST; id++)
+	for (id = 1; id <= MS_CAPF_SECTION_LAST_1_1; id++)
 		if (!l->raw[id] && (l->cap->minor >= 1 || id <= MS_CAPF_SECTION_LAST_1_0))
 			return bad(l, section_label(id), "the section is missing");
+	/*
+	 * Counts come with the required flag that makes an older reader
+	 * refuse the file; counts without it would be read as 1 by one.
+	 */
+	if ((l->cap->flags & MS_CAPTURE_WEIGHTED) && l->cap->minor < 2)
+		return bad(l, "header", "the weighted flag (0x%08x) in a file of format 1.%u: "
+			   "it came with 1.2", (unsigned)MS_CAPTURE_WEIGHTED, l->cap->minor);
+	if ((l->cap->flags & MS_CAPTURE_WEIGHTED) && !l->raw[MS_CAPF_COUNTS])
+		return bad(l, "counts", "the section is missing (the header sets the weighted flag)");
+	if (!(l->cap->flags & MS_CAPTURE_WEIGHTED) && l->raw[MS_CAPF_COUNTS])
+		return bad(l, "counts", "the header does not set the weighted flag (0x%08x) that "
+			   "the section needs", (unsigned)MS_CAPTURE_WEIGHTED);
 	return 0;
 }
 
@@ -557,6 +569,7 @@ static int decode_samples(struct load *l)
 		s->stack = ms_get_u32(p + 16);
 		s->end = ms_get_u32(p + 20);
 		s->period = ms_get_u64(p + 24);
+		s->count = 1;	/* unless the counts section says otherwise */
 		if (s->thread >= cap->n_threads)
 			return bad(l, "samples", "row %u: thread %u of %u", i, s->thread,
 				   cap->n_threads);
@@ -570,6 +583,35 @@ static int decode_samples(struct load *l)
 			     (prev->cpu > s->cpu ||
 			      (prev->cpu == s->cpu && prev->stack > s->stack)))))))
 			return bad(l, "samples", "row %u is out of order (by time, thread, cpu, stack)", i);
+	}
+	return 0;
+}
+
+/* The samples' counts (minor 2, weighted files only): every other file's are 1. */
+static int decode_counts(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	uint64_t sum = 0;
+	const unsigned char *p;
+
+	if (!l->raw[MS_CAPF_COUNTS])
+		return 0;
+	p = rows(l, MS_CAPF_COUNTS, MS_CAPF_ROW_COUNTS, &n, &size);
+	if (!p)
+		return -1;
+	if (n != cap->n_samples)
+		return bad(l, "counts", "%u rows for %u samples", n, cap->n_samples);
+	for (i = 0; i < n; i++, p += size) {
+		uint64_t c = ms_get_u64(p);
+
+		if (!c)
+			return bad(l, "counts", "row %u: count 0 (a row stands for at least one sample)", i);
+		/* Views add counts up: their sum must fit in 64 bits. */
+		if (c > UINT64_MAX - sum)
+			return bad(l, "counts", "row %u: the counts add up past %" PRIu64, i, UINT64_MAX);
+		sum += c;
+		cap->samples[i].count = c;
 	}
 	return 0;
 }
@@ -632,7 +674,8 @@ struct ms_capture *ms_capture_load_buffer(const void *buf, size_t len, const cha
 	if (check_header(&l, &n_sections) == 0 && load_sections(&l, n_sections) == 0 &&
 	    decode_strings(&l) == 0 && decode_info(&l) == 0 && decode_modules(&l) == 0 &&
 	    decode_functions(&l) == 0 && decode_lines(&l) == 0 && decode_frames(&l) == 0 && decode_stacks(&l) == 0 && decode_threads(&l) == 0 &&
-	    decode_samples(&l) == 0 && decode_problems(&l) == 0 && decode_totals(&l) == 0)
+	    decode_samples(&l) == 0 && decode_counts(&l) == 0 && decode_problems(&l) == 0 &&
+	    decode_totals(&l) == 0)
 		ret = 0;
 	for (i = 0; i <= MS_CAPF_SECTION_LAST; i++)
 		free(l.raw[i]);

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,34 @@ static int put_samples(struct section *s, const struct ms_capture *cap)
 	return 0;
 }
 
+/* Whether some sample row stands for other than one sample. */
+static bool weighted(const struct ms_capture *cap)
+{
+	for (uint32_t i = 0; i < cap->n_samples; i++)
+		if (cap->samples[i].count != 1)
+			return true;
+	return false;
+}
+
+/*
+ * The counts section, only in a weighted capture (1 when absent): a
+ * recording, every count 1, keeps the bytes of a 1.1 file.
+ */
+static int put_counts(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p;
+	uint32_t i;
+
+	if (!weighted(cap))
+		return 1;
+	p = table(s, MS_CAPF_COUNTS, cap->n_samples, MS_CAPF_ROW_COUNTS);
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_samples; i++, p += MS_CAPF_ROW_COUNTS)
+		ms_put_u64(p, cap->samples[i].count);
+	return 0;
+}
+
 static int put_problems(struct section *s, const struct ms_capture *cap)
 {
 	unsigned char *p = table(s, MS_CAPF_PROBLEMS, cap->n_problems, MS_CAPF_ROW_PROBLEMS);
@@ -241,9 +270,11 @@ static int put_totals(struct section *s, const struct ms_capture *cap)
 	return 0;
 }
 
+/* In the order of their ids. Each returns 0, 1 when the section is absent, or -1. */
 static int (*const put_section[])(struct section *, const struct ms_capture *) = {
 	put_strings, put_info, put_modules, put_frames, put_stacks,
 	put_threads, put_samples, put_problems, put_totals, put_functions, put_lines,
+	put_counts,
 };
 #define N_SECTIONS (sizeof(put_section) / sizeof(put_section[0]))
 
@@ -274,23 +305,31 @@ static int compress_section(struct section *s)
 int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t *len)
 {
 	struct section sections[N_SECTIONS];
-	size_t dir_len = N_SECTIONS * MS_CAPF_DIR_SIZE_BYTES;
-	size_t total = MS_CAPF_HEADER_SIZE + dir_len, at;
+	bool counts = weighted(cap);
+	uint32_t flags = (cap->flags & ~(uint32_t)MS_CAPTURE_WEIGHTED) |
+			 (counts ? (uint32_t)MS_CAPTURE_WEIGHTED : 0);
+	size_t dir_len, total, at;
 	unsigned char *out = NULL, *d;
-	unsigned i;
-	int ret = -1;
+	unsigned i, n = 0;
+	int ret = -1, r;
 	uint32_t crc;
 
 	memset(sections, 0, sizeof(sections));
 	for (i = 0; i < N_SECTIONS; i++) {
-		if (put_section[i](&sections[i], cap) < 0) {
+		r = put_section[i](&sections[n], cap);
+		if (r < 0) {
 			ms_error("out of memory writing the capture");
 			goto out;
 		}
-		if (compress_section(&sections[i]) < 0)
+		if (r > 0)
+			continue;
+		if (compress_section(&sections[n++]) < 0)
 			goto out;
-		total += sections[i].stored_len;
 	}
+	dir_len = n * MS_CAPF_DIR_SIZE_BYTES;
+	total = MS_CAPF_HEADER_SIZE + dir_len;
+	for (i = 0; i < n; i++)
+		total += sections[i].stored_len;
 	out = calloc(1, total);
 	if (!out) {
 		ms_error("out of memory writing the capture");
@@ -298,12 +337,12 @@ int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t 
 	}
 	memcpy(out + MS_CAPF_MAGIC, MS_CAPTURE_MAGIC, 8);
 	ms_put_u32(out + MS_CAPF_MAJOR, MS_CAPTURE_MAJOR);
-	ms_put_u32(out + MS_CAPF_MINOR, MS_CAPTURE_MINOR);
-	ms_put_u32(out + MS_CAPF_FLAGS, cap->flags);
-	ms_put_u32(out + MS_CAPF_N_SECTIONS, N_SECTIONS);
+	ms_put_u32(out + MS_CAPF_MINOR, counts ? MS_CAPTURE_MINOR : MS_CAPTURE_MINOR_UNWEIGHTED);
+	ms_put_u32(out + MS_CAPF_FLAGS, flags);
+	ms_put_u32(out + MS_CAPF_N_SECTIONS, n);
 	ms_put_u64(out + MS_CAPF_FILE_SIZE, total);
 	at = MS_CAPF_HEADER_SIZE + dir_len;
-	for (i = 0; i < N_SECTIONS; i++) {
+	for (i = 0; i < n; i++) {
 		d = out + MS_CAPF_HEADER_SIZE + i * MS_CAPF_DIR_SIZE_BYTES;
 		ms_put_u32(d + MS_CAPF_DIR_ID, sections[i].id);
 		ms_put_u32(d + MS_CAPF_DIR_CODEC, MS_CAPF_CODEC_LZ4F);

@@ -191,6 +191,7 @@ static unsigned char *seal(const unsigned char *in, size_t len, bool keep_raw_si
 static void check_invariants(const struct ms_capture *cap)
 {
 	uint32_t i, k;
+	uint64_t sum = 0;
 
 	CHECK(cap->major == MS_CAPTURE_MAJOR);
 	CHECK(cap->n_strings >= 1 && cap->strings[0][0] == '\0');
@@ -265,11 +266,15 @@ static void check_invariants(const struct ms_capture *cap)
 		if (i)
 			CHECK(t[-1].pid < t->pid || (t[-1].pid == t->pid && t[-1].tid < t->tid));
 	}
-	for (i = 0; i < cap->n_samples; i++) {
+	for (i = 0, k = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *s = &cap->samples[i], *p = s - 1;
 
 		CHECK(s->thread < cap->n_threads);
 		CHECK(s->stack == MS_NONE || s->stack < cap->n_stacks);
+		/* counts: at least 1, and their sum fits (capture.h) */
+		CHECK(s->count >= 1);
+		k += s->count != 1;
+		CHECK(!__builtin_add_overflow(sum, s->count, &sum));
 		if (i)
 			CHECK(p->time < s->time ||
 			      (p->time == s->time &&
@@ -285,6 +290,8 @@ static void check_invariants(const struct ms_capture *cap)
 		      p->detail < cap->n_strings);
 	}
 	CHECK(cap->start_time <= cap->end_time);
+	/* counts other than 1 come only with the flag that needs a 1.2 reader */
+	CHECK(!k || ((cap->flags & MS_CAPTURE_WEIGHTED) && cap->minor >= 2));
 
 	/* The accessors consumers call per row. */
 	for (i = 0; i < cap->n_modules; i++) {
@@ -341,19 +348,20 @@ static void check_views(const struct ms_capture *cap)
 	struct ms_top top;
 	struct ms_tree tree;
 	struct ms_sym_problems pr;
-	uint64_t sum, framed = 0, unsym;
+	uint64_t sum, framed = 0, unsym, samples = ms_capture_sample_count(cap);
 	uint32_t i, k;
 
+	/* every view counts a row count times */
 	for (i = 0; i < cap->n_samples; i++)
 		if (cap->samples[i].stack != MS_NONE)
-			framed++;
+			framed += cap->samples[i].count;
 
 	CHECK(ms_summary_compute(&s, cap) == 0);
-	CHECK(s.samples == cap->n_samples && s.n_threads == cap->n_threads);
+	CHECK(s.samples == samples && s.n_threads == cap->n_threads);
 	CHECK(s.unsymbolized <= framed);
 	for (i = 0, sum = 0; i < s.n_threads; i++)
 		sum += s.threads[i].samples;
-	CHECK(sum == cap->n_samples);
+	CHECK(sum == samples);
 	for (i = 0, sum = 0; i < s.n_ends; i++) {
 		sum += s.ends[i].samples;
 		if (i)
@@ -361,14 +369,14 @@ static void check_views(const struct ms_capture *cap)
 			      (s.ends[i - 1].samples == s.ends[i].samples &&
 			       s.ends[i - 1].reason < s.ends[i].reason));
 	}
-	CHECK(sum == cap->n_samples);
+	CHECK(sum == samples);
 	CHECK(ms_unsymbolized_samples(cap, &unsym) == 0 && unsym == s.unsymbolized);
 	ms_summary_release(&s);
 
 	for (int sort = MS_TOP_SORT_SELF; sort <= MS_TOP_SORT_TOTAL; sort++) {
 		CHECK(ms_top_compute(&top, cap, sort) == 0);
 		check_funcs(&top.funcs, cap);
-		CHECK(top.samples == cap->n_samples && top.n <= top.funcs.n);
+		CHECK(top.samples == samples && top.n <= top.funcs.n);
 		for (i = 0, sum = 0; i < top.n; i++) {
 			const struct ms_top_entry *e = &top.entries[i], *p = e - 1;
 
@@ -388,9 +396,9 @@ static void check_views(const struct ms_capture *cap)
 
 	CHECK(ms_tree_build(&tree, cap) == 0);
 	check_funcs(&tree.funcs, cap);
-	CHECK(tree.n >= 1 && tree.samples == cap->n_samples);
-	CHECK(tree.nodes[0].total == cap->n_samples);
-	CHECK(tree.nodes[0].self == cap->n_samples - framed);
+	CHECK(tree.n >= 1 && tree.samples == samples);
+	CHECK(tree.nodes[0].total == samples);
+	CHECK(tree.nodes[0].self == samples - framed);
 	for (i = 0; i < tree.n; i++) {
 		const struct ms_tree_node *nd = &tree.nodes[i];
 
@@ -411,7 +419,7 @@ static void check_views(const struct ms_capture *cap)
 	ms_tree_release(&tree);
 
 	CHECK(ms_sym_problems_compute(&pr, cap) == 0);
-	CHECK(pr.samples == cap->n_samples && pr.unsymbolized == unsym);
+	CHECK(pr.samples == samples && pr.unsymbolized == unsym);
 	for (i = 0, sum = 0; i < pr.n_modules; i++) {
 		const struct ms_sym_problem_module *m = &pr.modules[i];
 
@@ -448,9 +456,11 @@ static void write_views(const struct ms_capture *cap)
 static void export_all(const struct ms_capture *cap)
 {
 	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
+	/* pprof's values are int64: a capture counting more may be refused */
+	bool pprof_fits = ms_capture_sample_count(cap) <= INT64_MAX;
 
 	for (enum ms_format f = MS_FORMAT_PPROF; f <= MS_FORMAT_SPEEDSCOPE; f++)
-		CHECK(ms_export(null_out, cap, f, &o) == 0);
+		CHECK(ms_export(null_out, cap, f, &o) == 0 || (f == MS_FORMAT_PPROF && !pprof_fits));
 	o.weight = MS_WEIGHT_TIME;
 	o.thread_root = true;
 	o.chrome_form = MS_CHROME_SAMPLES;
@@ -515,7 +525,7 @@ static bool same_tables(const struct ms_capture *a, const struct ms_capture *b)
 	END
 	EACH(n_samples, samples)
 		if (!SAME(time) || !SAME(thread) || !SAME(cpu) || !SAME(stack) || !SAME(end) ||
-		    !SAME(period))
+		    !SAME(period) || !SAME(count))
 			return false;
 	END
 	EACH(n_problems, problems)
@@ -540,7 +550,10 @@ static void check_encode(const struct ms_capture *cap, unsigned char **out, size
 	CHECK(ms_capture_encode(cap, &buf, &len) == 0);
 	back = ms_capture_load_buffer(buf, len, "fuzz encoded");
 	CHECK(back);
-	CHECK(back->major == MS_CAPTURE_MAJOR && back->minor == MS_CAPTURE_MINOR);
+	/* the oldest minor that holds it: 1.2 only with counts */
+	CHECK(back->major == MS_CAPTURE_MAJOR &&
+	      back->minor == (back->flags & MS_CAPTURE_WEIGHTED ? MS_CAPTURE_MINOR :
+			      MS_CAPTURE_MINOR_UNWEIGHTED));
 	CHECK(same_tables(cap, back));
 	CHECK(ms_capture_encode(back, &again, &again_len) == 0);
 	CHECK(again_len == len && !memcmp(again, buf, len));
@@ -594,7 +607,8 @@ static void check_dump(const struct ms_capture *cap)
 	struct ms_capture *once, *again;
 	unsigned char *a, *b;
 	size_t a_len, b_len;
-	uint64_t period_cap = 0, period_once = 0, unsym_once, unsym_again;
+	uint64_t period_cap = 0, period_once = 0, count_cap = 0, count_once = 0;
+	uint64_t unsym_once, unsym_again;
 	uint32_t i;
 
 	/* microscope symbolize with nothing new to find: */
@@ -606,8 +620,11 @@ static void check_dump(const struct ms_capture *cap)
 	for (i = 0; i < cap->n_samples; i++) {
 		period_cap += cap->samples[i].period;
 		period_once += once->samples[i].period;
+		count_cap += cap->samples[i].count;
+		count_once += once->samples[i].count;
 	}
 	CHECK(period_once == period_cap);
+	CHECK(count_once == count_cap);
 	CHECK(once->lost_kernel == cap->lost_kernel && once->lost_collector == cap->lost_collector &&
 	      once->throttled == cap->throttled);
 	CHECK((once->flags & MS_CAPTURE_INCOMPLETE) == (cap->flags & MS_CAPTURE_INCOMPLETE));

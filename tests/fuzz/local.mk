@@ -9,10 +9,9 @@ FUZZ_TARGETS += tests/fuzz/fuzz-decode tests/fuzz/fuzz-stream
 FUZZ_TARGETS += tests/fuzz/fuzz-unwind tests/fuzz/fuzz-cfirows
 FUZZ_TARGETS += tests/fuzz/fuzz-capture
 FUZZ_CC = clang
-# A lower sample limit keeps each input fast; the limit itself is unit-tested.
 # UBSan's findings abort as ASan's do: printed only, -close_fd_mask=2 hid them.
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-	-fno-sanitize-recover=undefined -DMS_IMPORT_SAMPLES_MAX=65536
+	-fno-sanitize-recover=undefined
 FUZZ_OBJDIR = tests/fuzz/obj
 FUZZ_OBJS = $(patsubst %.c,$(FUZZ_OBJDIR)/%.o,$(filter %.c,$(libcommon_a_SOURCES))) \
 	$(FUZZ_OBJDIR)/formats/pprof/profile.pb-c.o $(FUZZ_OBJDIR)/tests/fuzz/fuzz-common.o \

@@ -133,6 +133,7 @@ static void samples(struct tcap *t, uint32_t n, uint32_t thr, uint32_t stack, ui
 			.stack = stack,
 			.end = end,
 			.period = 1000000,
+			.count = 1,
 		};
 		t->cap.n_samples++;
 	}
@@ -628,7 +629,7 @@ static void test_tree_deep(void **state)
 	struct ms_cap_module mod = { .path = 1 };
 	struct ms_cap_frame fr = { .module = 0, .address = 0x10, .name = 2 };
 	struct ms_cap_thread thr = { .pid = 1, .tid = 1, .name = 2 };
-	struct ms_cap_sample sa = { .time = 1, .stack = DEPTH - 1, .period = 1 };
+	struct ms_cap_sample sa = { .time = 1, .stack = DEPTH - 1, .period = 1, .count = 1 };
 	struct ms_cap_stack *stacks = calloc(DEPTH, sizeof(*stacks));
 	struct ms_tree_options o = { .json = true };
 	struct ms_top top;
@@ -1292,6 +1293,154 @@ static void test_summary_deferred(void **state)
 	free(t);
 }
 
+/* ---- weighted sample rows ---- */
+
+/*
+ * The capture t with each run of rows of one thread, stack and end merged
+ * into one row whose count and period are the run's: what an importer
+ * makes of "this stack, N times".
+ */
+static struct tcap *weighed(const struct tcap *t)
+{
+	struct tcap *w = malloc(sizeof(*w));
+	uint32_t i, n = 0;
+
+	assert_non_null(w);
+	*w = *t;
+	w->cap.strings = w->strings;
+	w->cap.info = w->info;
+	w->cap.modules = w->modules;
+	w->cap.frames = w->frames;
+	w->cap.stacks = w->stacks;
+	w->cap.threads = w->threads;
+	w->cap.samples = w->samples;
+	w->cap.problems = w->problems;
+	w->cap.functions = w->functions;
+	w->cap.lines = w->lines;
+	for (i = 0; i < t->cap.n_samples; i++) {
+		const struct ms_cap_sample *s = &t->samples[i];
+		struct ms_cap_sample *last = n ? &w->samples[n - 1] : NULL;
+
+		if (last && last->thread == s->thread && last->stack == s->stack &&
+		    last->end == s->end) {
+			last->count += s->count;
+			last->period += s->period;
+			continue;
+		}
+		w->samples[n++] = *s;
+	}
+	w->cap.n_samples = n;
+	w->cap.flags |= MS_CAPTURE_WEIGHTED;
+	return w;
+}
+
+/* Every view of a weighted capture says what the capture of its expanded rows says. */
+static void expect_same_views(const struct tcap *t, uint32_t rows)
+{
+	struct tcap *w = weighed(t);
+	struct ms_summary a, b;
+	char *x, *y;
+	int json;
+
+	assert_int_equal(w->cap.n_samples, rows);
+	assert_true(rows < t->cap.n_samples);
+	assert_int_equal(ms_capture_sample_count(&w->cap), t->cap.n_samples);
+	for (json = 0; json <= 1; json++) {
+		struct ms_top_options to = { .json = json, .sort = MS_TOP_SORT_SELF };
+		struct ms_tree_options tr = { .json = json };
+
+		x = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &to));
+		y = CAPTURE_OUTPUT(ms_top_write(out, &w->cap, &to));
+		assert_string_equal(x, y);
+		free(x);
+		free(y);
+		to.sort = MS_TOP_SORT_TOTAL;
+		x = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &to));
+		y = CAPTURE_OUTPUT(ms_top_write(out, &w->cap, &to));
+		assert_string_equal(x, y);
+		free(x);
+		free(y);
+		x = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &tr));
+		y = CAPTURE_OUTPUT(ms_tree_write(out, &w->cap, &tr));
+		assert_string_equal(x, y);
+		free(x);
+		free(y);
+		x = CAPTURE_OUTPUT(ms_sym_problems_write(out, &t->cap, json));
+		y = CAPTURE_OUTPUT(ms_sym_problems_write(out, &w->cap, json));
+		assert_string_equal(x, y);
+		free(x);
+		free(y);
+	}
+	/* the summary's sums (its times are the rows' own) */
+	assert_int_equal(ms_summary_compute(&a, &t->cap), 0);
+	assert_int_equal(ms_summary_compute(&b, &w->cap), 0);
+	assert_int_equal(a.samples, b.samples);
+	assert_int_equal(a.period, b.period);
+	assert_int_equal(a.unsymbolized, b.unsymbolized);
+	assert_int_equal(a.n_threads, b.n_threads);
+	for (uint32_t i = 0; i < a.n_threads; i++)
+		assert_int_equal(a.threads[i].samples, b.threads[i].samples);
+	assert_int_equal(a.n_ends, b.n_ends);
+	for (uint32_t i = 0; i < a.n_ends; i++) {
+		assert_int_equal(a.ends[i].reason, b.ends[i].reason);
+		assert_int_equal(a.ends[i].samples, b.ends[i].samples);
+	}
+	ms_summary_release(&a);
+	ms_summary_release(&b);
+	free(w);
+}
+
+static void test_weighted_views(void **state)
+{
+	struct tcap *t = main_capture();
+
+	/* 11 samples in 7 runs */
+	expect_same_views(t, 7);
+	free(t);
+	t = problems_capture();
+	/* 10 samples in 5 runs */
+	expect_same_views(t, 5);
+	free(t);
+}
+
+/* A row that stands for 2^40 samples is counted so, in every sum. */
+static void test_weighted_huge(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_top top;
+	struct ms_tree tree;
+	struct ms_summary s;
+	uint64_t n;
+	char *text;
+
+	/* the first row (burn_60 on thread 1) stands for 2^40 samples, not 1 */
+	t->samples[0].count = 1ull << 40;
+	t->cap.flags |= MS_CAPTURE_WEIGHTED;
+	n = (1ull << 40) + 10;
+	assert_int_equal(ms_capture_sample_count(&t->cap), n);
+	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
+	assert_int_equal(top.samples, n);
+	assert_string_equal(top.funcs.funcs[top.entries[0].func].label, "burn_60");
+	assert_int_equal(top.entries[0].self, (1ull << 40) + 3);
+	ms_top_release(&top);
+	assert_int_equal(ms_tree_build(&tree, &t->cap), 0);
+	assert_int_equal(tree.samples, n);
+	assert_int_equal(tree.nodes[0].total, n);
+	assert_int_equal(tree.nodes[0].self, 1);	/* the row without frames */
+	ms_tree_release(&tree);
+	assert_int_equal(ms_summary_compute(&s, &t->cap), 0);
+	assert_int_equal(s.samples, n);
+	assert_int_equal(s.threads[0].samples, (1ull << 40) + 7);
+	assert_int_equal(s.ends[0].reason, MS_END_FP_CHAIN);
+	assert_int_equal(s.ends[0].samples, (1ull << 40) + 5);
+	ms_summary_release(&s);
+	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &(struct ms_top_options){ .limit = 1 }));
+	assert_true(starts_with(text, "1099511627786 samples"));
+	assert_non_null(strstr(text, "1099511627779"));	/* burn_60's self */
+	free(text);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1328,6 +1477,8 @@ int main(void)
 		cmocka_unit_test(test_summary_deferred),
 		cmocka_unit_test(test_json_strings),
 		cmocka_unit_test(test_json_values),
+		cmocka_unit_test(test_weighted_views),
+		cmocka_unit_test(test_weighted_huge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -599,6 +599,7 @@ static void assert_invariants(const struct ms_capture *cap)
 
 		assert_true(x->thread < cap->n_threads);
 		assert_true(x->stack == MS_NONE || x->stack < cap->n_stacks);
+		assert_true(x->count >= 1);
 		if (i)
 			assert_true(p->time < x->time || (p->time == x->time &&
 				    (p->thread < x->thread || (p->thread == x->thread &&
@@ -695,6 +696,7 @@ static void assert_same_capture(const struct ms_capture *a, const struct ms_capt
 		assert_int_equal(x->stack, y->stack);
 		assert_int_equal(x->end, y->end);
 		assert_int_equal(x->period, y->period);
+		assert_int_equal(x->count, y->count);
 	}
 	assert_int_equal(a->n_problems, b->n_problems);
 	for (i = 0; i < a->n_problems; i++) {
@@ -1364,9 +1366,10 @@ static struct ms_capture *through_stream(const struct ms_capture *cap, unsigned 
 	return back;
 }
 
-static void test_dump_round_trip(void **state)
+/* cap dumped as a stream and captured again: the same tables, the same file. */
+static void assert_dump_round_trip(const struct ms_capture *cap)
 {
-	struct ms_capture *cap = make_capture(FEED_LISTED), *back;
+	struct ms_capture *back;
 	unsigned char *a, *b;
 	size_t la, lb;
 	int rc;
@@ -1383,6 +1386,13 @@ static void test_dump_round_trip(void **state)
 	free(a);
 	free(b);
 	ms_capture_free(back);
+}
+
+static void test_dump_round_trip(void **state)
+{
+	struct ms_capture *cap = make_capture(FEED_LISTED);
+
+	assert_dump_round_trip(cap);
 	ms_capture_free(cap);
 }
 
@@ -1756,6 +1766,10 @@ static void test_reads_version_1_0(void **state)
 	}
 	for (i = 0; i < back->n_modules; i++)
 		assert_int_equal(back->modules[i].status, MS_CAP_MODULE_OK);
+	/* no counts before 1.2: each row is one sample */
+	assert_int_equal(back->n_samples, cap->n_samples);
+	for (i = 0; i < back->n_samples; i++)
+		assert_int_equal(back->samples[i].count, 1);
 	assert_invariants(back);
 	ms_capture_free(back);
 	free(old);
@@ -2037,6 +2051,296 @@ static void test_from_stream_info(void **state)
 	ms_capture_free(cap);
 }
 
+/* ---- sample counts (format 1.2) ---- */
+
+/* A row of count samples at time 0 of thread 7, one frame at (module 0, address). */
+static void feed_counted(struct ms_capture_builder *b, uint64_t address, uint64_t period,
+			 uint64_t count, int expect)
+{
+	struct ms_stack *s = calloc(1, sizeof(*s));
+
+	s->pid = s->tid = 7;
+	s->period = period;
+	s->reason = MS_END_UNKNOWN;
+	s->n_frames = 1;
+	s->frames[0].address = address;
+	stderr_begin();
+	assert_int_equal(ms_capture_builder_stack_count(b, s, count), expect);
+	stderr_end();
+	free(s);
+}
+
+/*
+ * What an import of "a;b 67108864" and of a file weighted by period makes:
+ * rows that stand for many samples, their counts adding up to UINT64_MAX
+ * exactly (the most a capture holds).
+ */
+#define BIG_COUNT (UINT64_MAX - (1ull << 26) - 1)
+static struct ms_capture *make_counted_capture(void)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap;
+
+	assert_non_null(b);
+	feed_header(b);
+	feed_module(b, 0, MS_MODULE_FILE, S("/bin/prog"));
+	feed_frame(b, 0, 0x10, S("a"), 0x10);
+	feed_frame(b, 0, 0x20, S("b"), 0x20);
+	feed_counted(b, 0x10, 0, 1ull << 26, 0);
+	feed_counted(b, 0x20, 111500000, 1, 0);
+	feed_counted(b, 0x10, 7, BIG_COUNT, 0);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	return cap;
+}
+
+static void test_counts_round_trip(void **state)
+{
+	struct ms_capture *cap = make_counted_capture(), *back;
+	unsigned char *buf;
+	size_t len;
+	struct tfile f;
+
+	/* one row per fact, however many samples it stands for */
+	assert_int_equal(cap->n_samples, 3);
+	assert_int_equal(ms_capture_sample_count(cap), UINT64_MAX);
+	assert_true(cap->flags & MS_CAPTURE_WEIGHTED);
+	assert_int_equal(cap->minor, 2);
+	/* sorted by stack, then (a tie) period: a's rows, then b's */
+	assert_int_equal(cap->samples[0].count, 1ull << 26);
+	assert_int_equal(cap->samples[1].count, BIG_COUNT);
+	assert_int_equal(cap->samples[1].period, 7);
+	assert_int_equal(cap->samples[2].count, 1);
+	assert_int_equal(cap->samples[2].period, 111500000);
+	assert_invariants(cap);
+
+	/* a 1.2 file with the required flag and the counts section */
+	encode(cap, &buf, &len);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_MINOR), 2);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_FLAGS), MS_CAPTURE_WEIGHTED);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.n, N_SECTIONS + 1);
+	assert_int_equal(f.s[f.n - 1].id, MS_CAPF_COUNTS);
+	assert_int_equal(f.s[f.n - 1].raw_len, MS_CAPF_TABLE_HEADER + 3 * MS_CAPF_ROW_COUNTS);
+	release_file(&f);
+	back = ms_capture_load_buffer(buf, len, "t.msc");
+	assert_non_null(back);
+	assert_same_capture(cap, back);
+	ms_capture_free(back);
+
+	/* through a stream (ms-capture --dump, then ms-capture): the same file */
+	assert_dump_round_trip(cap);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/* Without counts a capture is the 1.1 file it was: no section, no flag. */
+static void test_counts_absent_in_recordings(void **state)
+{
+	struct ms_capture *cap = make_capture(FEED_LISTED), *back;
+	unsigned char *buf;
+	size_t len;
+	struct tfile f;
+	uint32_t i;
+
+	assert_int_equal(cap->minor, 1);
+	assert_false(cap->flags & MS_CAPTURE_WEIGHTED);
+	encode(cap, &buf, &len);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_MINOR), 1);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_FLAGS), 0);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.n, N_SECTIONS);
+	for (i = 0; i < f.n; i++)
+		assert_int_not_equal(f.s[i].id, MS_CAPF_COUNTS);
+	release_file(&f);
+	back = ms_capture_load_buffer(buf, len, "t.msc");
+	assert_non_null(back);
+	assert_int_equal(back->minor, 1);
+	for (i = 0; i < back->n_samples; i++)
+		assert_int_equal(back->samples[i].count, 1);
+	assert_int_equal(ms_capture_sample_count(back), back->n_samples);
+	ms_capture_free(back);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/* The records of a dump of cap: how many info "sample-count" it holds, and their sum. */
+static void dumped_counts(const struct ms_capture *cap, uint64_t *n, uint64_t *sum)
+{
+	FILE *f = tmpfile();
+	struct ms_writer *w = ms_writer_open(fileno(f), "tmp", 0);
+	struct ms_reader *r;
+	struct ms_record rec;
+	struct ms_info info;
+	uint64_t records = 0;
+
+	assert_int_equal(ms_capture_dump(cap, w, "ms-capture", "test", 0), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	lseek(fileno(f), 0, SEEK_SET);
+	r = ms_reader_open(fileno(f), "tmp");
+	assert_non_null(r);
+	*n = *sum = 0;
+	while (ms_reader_next(r, &rec) == MS_READ_RECORD) {
+		records++;
+		if (rec.kind != MS_REC_INFO)
+			continue;
+		assert_int_equal(ms_info_unpack(&rec, &info), 0);
+		if (info.key.len == strlen(MS_CAPTURE_INFO_SAMPLE_COUNT) &&
+		    !memcmp(info.key.ptr, MS_CAPTURE_INFO_SAMPLE_COUNT, info.key.len)) {
+			++*n;
+			*sum += info.number;
+		}
+	}
+	/* bounded by the rows, not by the samples they stand for */
+	assert_true(records < 64);
+	ms_reader_free(r);
+	fclose(f);
+}
+
+static void test_counts_dump(void **state)
+{
+	struct ms_capture *cap = make_counted_capture(), *plain = make_capture(FEED_LISTED);
+	uint64_t n, sum;
+
+	/* one info before each row of a count other than 1 */
+	dumped_counts(cap, &n, &sum);
+	assert_int_equal(n, 2);
+	assert_int_equal(sum, (1ull << 26) + BIG_COUNT);
+	/* a recording dumps as it always did */
+	dumped_counts(plain, &n, &sum);
+	assert_int_equal(n, 0);
+	ms_capture_free(plain);
+	ms_capture_free(cap);
+}
+
+static void feed_count_info(struct ms_capture_builder *b, bool is_text, uint64_t number)
+{
+	struct ms_info i = { S(MS_CAPTURE_INFO_SAMPLE_COUNT), is_text, S("many"), number };
+
+	assert_int_equal(ms_capture_builder_info(b, &i), 0);
+}
+
+static const struct ms_cap_problem *find_problem(const struct ms_capture *cap, const char *code)
+{
+	for (uint32_t i = 0; i < cap->n_problems; i++)
+		if (!strcmp(cap->strings[cap->problems[i].code], code))
+			return &cap->problems[i];
+	return NULL;
+}
+
+/* The stream's way to a count: an info right before the stack; misuse is a problem. */
+static void test_counts_from_info(void **state)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap;
+	const struct ms_cap_problem *p;
+
+	feed_header(b);
+	feed_module(b, 0, MS_MODULE_FILE, S("/bin/prog"));
+	feed_count_info(b, false, 5);
+	feed_stack(b, 100, 1000, 0, 1, 0u, (uint64_t)0x10);	/* count 5 */
+	feed_stack(b, 100, 2000, 0, 1, 0u, (uint64_t)0x10);	/* 1: the count was taken */
+	feed_count_info(b, false, 0);
+	feed_stack(b, 100, 3000, 0, 1, 0u, (uint64_t)0x10);	/* 1: 0 is no count */
+	feed_count_info(b, true, 0);
+	feed_stack(b, 100, 4000, 0, 1, 0u, (uint64_t)0x10);	/* 1: text is no count */
+	feed_count_info(b, false, 9);
+	feed_count_info(b, false, 3);
+	feed_stack(b, 100, 5000, 0, 1, 0u, (uint64_t)0x10);	/* 3: the 9 was never used */
+	feed_count_info(b, false, 4);				/* no stack after it */
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	assert_int_equal(cap->n_samples, 5);
+	assert_int_equal(cap->samples[0].count, 5);
+	assert_int_equal(cap->samples[1].count, 1);
+	assert_int_equal(cap->samples[2].count, 1);
+	assert_int_equal(cap->samples[3].count, 1);
+	assert_int_equal(cap->samples[4].count, 3);
+	assert_int_equal(ms_capture_sample_count(cap), 11);
+	/* never a fact of the capture */
+	assert_null(ms_capture_info_text(cap, MS_CAPTURE_INFO_SAMPLE_COUNT));
+	for (uint32_t i = 0; i < cap->n_info; i++)
+		assert_string_not_equal(cap->strings[cap->info[i].key], MS_CAPTURE_INFO_SAMPLE_COUNT);
+	p = find_problem(cap, "bad-sample-count");
+	assert_non_null(p);
+	assert_int_equal(p->count, 2);
+	p = find_problem(cap, "unused-sample-count");
+	assert_non_null(p);
+	assert_int_equal(p->count, 2);
+	ms_capture_free(cap);
+}
+
+/* Count 0 and a sum past UINT64_MAX fail the builder, with a message. */
+static void test_counts_builder_limits(void **state)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+
+	feed_module(b, 0, MS_MODULE_FILE, S("/bin/prog"));
+	feed_counted(b, 0x10, 0, UINT64_MAX - 1, 0);
+	feed_counted(b, 0x10, 0, 1, 0);
+	feed_counted(b, 0x10, 0, 1, -1);
+	assert_non_null(strstr(errbuf, "add up past 2^64-1"));
+	assert_null(ms_capture_builder_seal(b));
+
+	b = ms_capture_builder_new();
+	feed_counted(b, 0x10, 0, 0, -1);
+	assert_non_null(strstr(errbuf, "count 0"));
+	ms_capture_builder_free(b);
+}
+
+/* Damage to a weighted file (make_counted_capture()'s), for test_counts_refused. */
+static void drop_counts(struct tfile *f) { free(f->s[--f->n].raw); }
+static void clear_weighted(struct tfile *f) { f->flags &= ~(uint32_t)MS_CAPTURE_WEIGHTED; }
+static void say_1_1(struct tfile *f) { f->minor = 1; }
+static void short_counts(struct tfile *f)
+{
+	struct tsec *s = section(f, MS_CAPF_COUNTS);
+
+	ms_put_u32(s->raw, 2);
+	s->raw_len -= MS_CAPF_ROW_COUNTS;
+}
+static void last_count(struct tfile *f, uint64_t v)
+{
+	ms_put_u64(section(f, MS_CAPF_COUNTS)->raw + MS_CAPF_TABLE_HEADER + 2 * MS_CAPF_ROW_COUNTS, v);
+}
+static void zero_count(struct tfile *f) { last_count(f, 0); }
+/* the other two add up to UINT64_MAX - 1 */
+static void overflow_count(struct tfile *f) { last_count(f, 2); }
+
+/* Damaged counts: each refused with one message naming the section. */
+static void test_counts_refused(void **state)
+{
+	static const struct {
+		void (*damage)(struct tfile *);
+		const char *section, *what;
+	} cases[] = {
+		{ drop_counts, "section 'counts'", "missing" },
+		/* an older reader would count each row once */
+		{ clear_weighted, "section 'counts'", "weighted flag" },
+		{ say_1_1, "section 'header'", "weighted flag (0x00010000) in a file of format 1.1" },
+		{ short_counts, "section 'counts'", "2 rows for 3 samples" },
+		{ zero_count, "section 'counts'", "row 2: count 0" },
+		/* past what a view can add up */
+		{ overflow_count, "section 'counts'", "row 2: the counts add up past" },
+	};
+	struct ms_capture *cap = make_counted_capture();
+	unsigned char *buf, *bad;
+	size_t len, blen;
+	struct tfile f;
+
+	encode(cap, &buf, &len);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		parse_file(buf, len, &f);
+		cases[i].damage(&f);
+		bad = assemble(&f, &blen);
+		expect_refused(bad, blen, cases[i].section, cases[i].what, NULL);
+		free(bad);
+		release_file(&f);
+	}
+	free(buf);
+	ms_capture_free(cap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2065,6 +2369,12 @@ int main(void)
 		cmocka_unit_test(test_dump_omit_failed),
 		cmocka_unit_test(test_from_stream_info),
 		cmocka_unit_test(test_frame_fallback),
+		cmocka_unit_test(test_counts_round_trip),
+		cmocka_unit_test(test_counts_absent_in_recordings),
+		cmocka_unit_test(test_counts_dump),
+		cmocka_unit_test(test_counts_from_info),
+		cmocka_unit_test(test_counts_builder_limits),
+		cmocka_unit_test(test_counts_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -478,7 +478,8 @@ static void test_folded_round_trip(void **state)
 	/* the same lines come out again, so the same shares */
 	text2 = export_mem(back, MS_FORMAT_FOLDED, NULL, NULL);
 	assert_string_equal(text, text2);
-	assert_int_equal(back->n_samples, 5);
+	assert_int_equal(back->n_samples, 4);	/* a row per line */
+	assert_int_equal(ms_capture_sample_count(back), 5);
 	/* frames known by name only, in no module */
 	for (uint32_t i = 0; i < back->n_frames; i++) {
 		assert_int_equal(back->frames[i].module, MS_NONE);
@@ -799,11 +800,13 @@ static void test_pprof_import(void **state)
 	cap = ms_pprof_import(gz, zlen, "ok.pb.gz", "test 1");
 	assert_non_null(cap);
 	assert_loadable(cap);
-	assert_int_equal(cap->n_samples, 4);
+	/* a row per pprof sample, counting its samples, its period their time */
+	assert_int_equal(cap->n_samples, 2);
+	assert_int_equal(ms_capture_sample_count(cap), 4);
 	assert_int_equal(cap->n_threads, 2);	/* 1/10 "prog" and 0/0 (no labels) */
 	assert_string_equal(cap->strings[cap->threads[1].name], "prog");
 	for (uint32_t i = 0; i < cap->n_samples; i++) {
-		assert_int_equal(cap->samples[i].period, 1000);
+		assert_int_equal(cap->samples[i].period, 1000 * cap->samples[i].count);
 		assert_int_equal(cap->samples[i].end, MS_END_UNKNOWN);
 	}
 	for (uint32_t i = 0; i < cap->n_frames; i++) {
@@ -828,7 +831,7 @@ static void test_pprof_import(void **state)
 	ms_capture_free(cap);
 	cap = ms_pprof_import(raw, len, "ok.pb", "test 1");
 	assert_non_null(cap);
-	assert_int_equal(cap->n_samples, 4);
+	assert_int_equal(ms_capture_sample_count(cap), 4);
 	ms_capture_free(cap);
 	free(raw);
 	free(gz);
@@ -927,7 +930,13 @@ static void m_missing_mapping(struct pb *b) { b->loc[1].mapping_id = 5; }
 static void m_first_string(struct pb *b) { (void)b; strtab[0] = "x"; }
 static void m_value_count(struct pb *b) { b->smp[1].n_value = 1; }
 static void m_negative_value(struct pb *b) { b->values[0][0] = -3; }
-static void m_huge_count(struct pb *b) { b->values[1][0] = (int64_t)MS_IMPORT_SAMPLES_MAX; }
+/* count only: the period times INT64_MAX samples is past 64 bits of nanoseconds */
+static void m_period_overflow(struct pb *b)
+{
+	b->p.n_sample_type = 1;
+	b->smp[0].n_value = b->smp[1].n_value = 1;
+	b->values[0][0] = INT64_MAX;
+}
 static void m_no_sample_types(struct pb *b) { b->p.n_sample_type = 0; b->smp[0].n_value = b->smp[1].n_value = 0; }
 static void m_negative_period(struct pb *b) { b->p.period = -5; }
 
@@ -952,7 +961,7 @@ static void test_pprof_bad_refs(void **state)
 	strtab[0] = "";
 	refused_after(m_value_count, "sample 1", "has 1 values for 2 sample types", NULL);
 	refused_after(m_negative_value, "sample 0", "negative value (-3) of type 'samples'", NULL);
-	refused_after(m_huge_count, "sample 1", "past 67108864", NULL);
+	refused_after(m_period_overflow, "sample 0", "samples of period 1000 ns add up past", NULL);
 	refused_after(m_no_sample_types, "no sample types", NULL);
 	refused_after(m_negative_period, "period is negative", NULL);
 }
@@ -1047,9 +1056,12 @@ static void test_folded_import(void **state)
 	cap = ms_folded_import(text, sizeof(text) - 1, "ok.folded", "test 1");
 	assert_non_null(cap);
 	assert_loadable(cap);
-	assert_int_equal(cap->n_samples, 7);
+	/* a row per line that counts something */
+	assert_int_equal(cap->n_samples, 4);
+	assert_int_equal(ms_capture_sample_count(cap), 7);
 	for (uint32_t i = 0; i < cap->n_samples; i++)
-		no_frames += cap->samples[i].stack == MS_NONE;
+		if (cap->samples[i].stack == MS_NONE)
+			no_frames += cap->samples[i].count;
 	assert_int_equal(no_frames, 3);
 	/* names: main, work, "deep frame", other */
 	assert_int_equal(cap->n_frames, 4);
@@ -1069,8 +1081,9 @@ static void test_folded_bad(void **state)
 	REFUSED("main;a -4\n", "line 1", "'-4' is negative");
 	REFUSED("main;a 1.5\n", "line 1", "'1.5' is not a whole number");
 	REFUSED("main;a 0x10\n", "'0x10' is not a whole number");
-	REFUSED("main;a 99999999999999999999999\n", "line 1", "is over 67108864");
-	REFUSED("a 67108864\nb 1\n", "line 2", "add up past 67108864");
+	REFUSED("main;a 18446744073709551616\n", "line 1", "is over 18446744073709551615");
+	REFUSED("main;a 99999999999999999999999\n", "line 1", "is over 18446744073709551615");
+	REFUSED("a 18446744073709551615\nb 1\n", "line 2", "add up past 18446744073709551615");
 	REFUSED("main;;a 1\n", "line 1", "column 6: an empty frame name");
 	REFUSED("main;a; 1\n", "column 8: an empty frame name");
 	REFUSED(" 5\n", "line 1", "no frames before the count");
@@ -1116,6 +1129,158 @@ static void test_import_write(void **state)
 	rmdir(dir);
 }
 
+/* ---- weighted rows: imports that say "this stack, N times" ---- */
+
+/* The bomb of issue 15: 13 bytes that claim 2^26 samples make one row. */
+static void test_folded_import_bomb(void **state)
+{
+	static const char text[] = "a;b 67108864";
+	struct ms_capture *cap;
+	char *top;
+
+	(void)state;
+	cap = ms_folded_import(text, sizeof(text) - 1, "bomb.folded", "test 1");
+	assert_non_null(cap);
+	assert_int_equal(cap->n_samples, 1);
+	top = top_text(cap);
+	assert_string_equal(top, "a 0 67108864\nb 67108864 67108864\nsamples 67108864\n");
+	free(top);
+	ms_capture_free(cap);
+}
+
+/*
+ * A folded file weighted by period (perf script | stackcollapse-perf.pl
+ * with periods): counts like 111500000 import as they are, up to the most
+ * a count can be.
+ */
+static void test_folded_import_periods(void **state)
+{
+	static const char text[] = "perf;main;work 111500000\n"
+				   "perf;main;idle 2230000000\n"
+				   "perf;main;work 111500000\n"
+				   "perf;spin 18446744071256551615\n";
+	struct ms_capture *cap;
+	char *top, *folded;
+
+	(void)state;
+	cap = ms_folded_import(text, sizeof(text) - 1, "periods.folded", "test 1");
+	assert_non_null(cap);
+	assert_int_equal(cap->n_samples, 4);
+	top = top_text(cap);
+	assert_string_equal(top, "idle 2230000000 2230000000\n"
+				 "main 0 2453000000\n"
+				 "perf 0 18446744073709551615\n"
+				 "spin 18446744071256551615 18446744071256551615\n"
+				 "work 223000000 223000000\n"
+				 "samples 18446744073709551615\n");
+	free(top);
+	/* and out again as the same counts, one line per stack */
+	folded = export_mem(cap, MS_FORMAT_FOLDED, NULL, NULL);
+	assert_string_equal(folded, "perf;main;idle 2230000000\n"
+				    "perf;main;work 223000000\n"
+				    "perf;spin 18446744071256551615\n");
+	free(folded);
+	ms_capture_free(cap);
+}
+
+/* cap exported as f with options o: a few bytes, holding every fragment given. */
+static void expect_small_export(const struct ms_capture *cap, enum ms_format f,
+				const struct ms_export_options *o, ...)
+{
+	const char *frag;
+	size_t len;
+	char *out = export_mem(cap, f, o, &len);
+	va_list ap;
+
+	assert_true(len < 4096);
+	va_start(ap, o);
+	while ((frag = va_arg(ap, const char *)))
+		if (!strstr(out, frag))
+			fail_msg("%s output lacks '%s': %s", ms_format_name(f), frag, out);
+	va_end(ap);
+	free(out);
+}
+
+/* Every exporter writes a weighted row's count as the format's weight, never as N entries. */
+static void test_export_weighted(void **state)
+{
+	static const char text[] = "main;work 67108864\nmain 3\n";
+	struct ms_capture *cap = ms_folded_import(text, sizeof(text) - 1, "w.folded", "test 1");
+	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
+	size_t len, rlen;
+	char *gz;
+	unsigned char *raw;
+	Profile *p;
+	int64_t sum = 0;
+
+	(void)state;
+	assert_non_null(cap);
+	expect_small_export(cap, MS_FORMAT_SPEEDSCOPE, &o, "\"endValue\":67108867,",
+			    "\"weights\":[3,67108864]", NULL);
+	o.chrome_form = MS_CHROME_SAMPLES;
+	expect_small_export(cap, MS_FORMAT_CHROME, &o, "\"weight\":67108864}", "\"weight\":3}",
+			    NULL);
+	/* a row without a period spans its count of the default 1 ms */
+	o.chrome_form = MS_CHROME_EVENTS;
+	expect_small_export(cap, MS_FORMAT_CHROME, &o, "\"dur\":67108864000.000", NULL);
+	gz = export_mem(cap, MS_FORMAT_PPROF, NULL, &len);
+	raw = gunzip_mem((unsigned char *)gz, len, &rlen);
+	p = perftools__profiles__profile__unpack(NULL, rlen, raw);
+	assert_non_null(p);
+	assert_int_equal(p->n_sample, 2);
+	for (size_t i = 0; i < p->n_sample; i++)
+		sum += p->sample[i]->value[0];
+	assert_int_equal(sum, 67108867);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+	ms_capture_free(cap);
+}
+
+/* pprof's values are int64: a count past them is refused with a message, not wrapped. */
+static void test_pprof_export_count_too_large(void **state)
+{
+	static const char text[] = "a 18446744073709551615\n";
+	struct ms_capture *cap = ms_folded_import(text, sizeof(text) - 1, "big.folded", "test 1");
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *out = open_memstream(&buf, &n);
+	const char *msg;
+
+	(void)state;
+	assert_non_null(cap);
+	stderr_begin();
+	assert_int_equal(ms_export(out, cap, MS_FORMAT_PPROF, NULL), -1);
+	msg = stderr_end();
+	fclose(out);
+	free(buf);
+	assert_int_equal(count_lines(msg), 1);
+	assert_non_null(strstr(msg, "18446744073709551615 samples"));
+	assert_non_null(strstr(msg, "folded or speedscope"));
+	ms_capture_free(cap);
+}
+
+/* A pprof sample of 2^62 samples is one row (the old importer made one per sample). */
+static void test_pprof_import_huge_count(void **state)
+{
+	struct pb b;
+	size_t len;
+	unsigned char *raw;
+	struct ms_capture *cap;
+
+	(void)state;
+	pb_init(&b);
+	b.values[1][0] = INT64_C(1) << 62;
+	raw = pb_pack(&b, &len);
+	cap = ms_pprof_import(raw, len, "huge.pb", "test 1");
+	assert_non_null(cap);
+	assert_int_equal(cap->n_samples, 2);
+	assert_int_equal(ms_capture_sample_count(cap), (UINT64_C(1) << 62) + 3);
+	assert_loadable(cap);
+	ms_capture_free(cap);
+	free(raw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1137,6 +1302,11 @@ int main(void)
 		cmocka_unit_test(test_folded_import),
 		cmocka_unit_test(test_folded_bad),
 		cmocka_unit_test(test_import_write),
+		cmocka_unit_test(test_folded_import_bomb),
+		cmocka_unit_test(test_folded_import_periods),
+		cmocka_unit_test(test_export_weighted),
+		cmocka_unit_test(test_pprof_export_count_too_large),
+		cmocka_unit_test(test_pprof_import_huge_count),
 	};
 
 	ms_set_progname("formats-test");
