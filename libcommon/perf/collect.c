@@ -706,7 +706,8 @@ static void arm_timer(struct collector *c, uint64_t ns)
 /* Ask a launched target to end, and give it MS_COLLECT_GRACE_MS to do so. */
 static void terminate_target(struct collector *c, int sig)
 {
-	if (c->reaped)
+	/* (never kill(0, ...): that is our whole process group) */
+	if (c->reaped || c->pid <= 0)
 		return;
 	if (c->terminating) {
 		kill(c->pid, SIGKILL);
@@ -786,7 +787,8 @@ static void handle_timer(struct collector *c)
 		return;
 	if (c->terminating) {
 		/* The grace period is over. */
-		kill(c->pid, SIGKILL);
+		if (c->pid > 0)
+			kill(c->pid, SIGKILL);
 		return;
 	}
 	c->duration_done = true;
