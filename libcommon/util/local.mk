@@ -1,13 +1,15 @@
 # libcommon/util: the lowest layer, generic blocks every other layer may
 # use: messages and exit codes, banned functions, growth, a hash index,
 # CRCs, a radix sort, a string pool, text and JSON writers, demangling,
-# output publication, the cache folder and the header every cache file
-# starts with, and running stages as a pipeline.
+# output publication, opening files others named (safeopen), the cache
+# folder and the header every cache file starts with, and running stages
+# as a pipeline.
 libcommon_a_SOURCES += \
 	libcommon/util/banned.h \
 	libcommon/util/bits.h \
 	libcommon/util/error.c libcommon/util/error.h \
 	libcommon/util/input.c libcommon/util/input.h \
+	libcommon/util/safeopen.c libcommon/util/safeopen.h \
 	libcommon/util/publish.c libcommon/util/publish.h \
 	libcommon/util/cachedir.c libcommon/util/cachedir.h \
 	libcommon/util/cacheclean.c \
@@ -29,6 +31,11 @@ UNIT_TESTS += tests/unit/util-test
 tests_unit_util_test_SOURCES = tests/unit/util-test.c
 tests_unit_util_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_util_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/safeopen-test
+tests_unit_safeopen_test_SOURCES = tests/unit/safeopen-test.c tests/unit/tmpdir.h
+tests_unit_safeopen_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_safeopen_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 UNIT_TESTS += tests/unit/cacheclean-test
 tests_unit_cacheclean_test_SOURCES = tests/unit/cacheclean-test.c tests/unit/tmpdir.h
