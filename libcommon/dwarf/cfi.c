@@ -13,6 +13,7 @@
 #include "elf/elffile.h"
 #include "util/cachedir.h"
 #include "util/cachefile.h"
+#include "util/cachelayout.h"
 #include "util/error.h"
 #include "util/grow.h"
 #include "util/publish.h"
@@ -708,18 +709,7 @@ static bool cache_usable(const struct ms_cfi *c)
 
 static char *cache_path(const struct ms_cfi *c)
 {
-	static const char hex[] = "0123456789abcdef";
-	char name[4 + 2 * MS_BUILD_ID_MAX + 6];
-	size_t o = 0;
-
-	memcpy(name, "cfi/", 4);
-	o = 4;
-	for (uint32_t i = 0; i < c->mod.build_id_len; i++) {
-		name[o++] = hex[c->mod.build_id[i] >> 4];
-		name[o++] = hex[c->mod.build_id[i] & 15];
-	}
-	memcpy(name + o, ".rows", 6);
-	return ms_cache_file(name);
+	return ms_cache_path(MS_CACHE_CFI_ROWS, c->mod.build_id, c->mod.build_id_len);
 }
 
 static void cache_header_of(const struct ms_cfi *c, struct cache_header *h, uint32_t n_rules,
@@ -896,7 +886,7 @@ static void cache_store(struct ms_cfi *c)
 	for (i = 0; i < c->n_rules; i++)
 		if (idx[i] != UINT32_MAX)
 			idx[i] = n_rules++;
-	if (!n_rows || ms_cache_mkdir(path) < 0 || (o->fd = ms_publish_open(&pub, path)) < 0)
+	if (!n_rows || (o->fd = ms_cache_publish(&pub, path)) < 0)
 		goto out;
 	o->err = false;
 	o->n = 0;

@@ -690,13 +690,11 @@ static int load_units(struct ms_dwarfidx *d, const char *path, const struct unit
 	struct stat st;
 	const struct units_header *h;
 	void *map;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ms_cache_open(path, (uint64_t)1 << 32, &st);
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < sizeof(struct units_header) ||
-	    (uint64_t)st.st_size > (uint64_t)1 << 32) {
+	if ((uint64_t)st.st_size < sizeof(struct units_header)) {
 		close(fd);
 		return -1;
 	}
@@ -730,12 +728,12 @@ static void store_units(const struct ms_dwarfidx *d, const char *path, struct un
 	struct ms_publish pub;
 	int fd;
 
-	if (!d->n_units || ms_cache_mkdir(path) < 0)
+	if (!d->n_units)
 		return;
 	key->n_units = d->n_units;
 	key->n_ar = d->n_ar;
 	key->n_uranges = d->n_uranges;
-	if ((fd = ms_publish_open(&pub, path)) < 0)
+	if ((fd = ms_cache_publish(&pub, path)) < 0)
 		return;
 	if (ms_write_all(fd, key, sizeof(*key)) < 0 ||
 	    ms_write_all(fd, d->units, d->n_units * sizeof(*d->units)) < 0 ||

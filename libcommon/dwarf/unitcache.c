@@ -175,9 +175,8 @@ void ms_dwarfidx_index_cache(struct ms_dwarfidx *d, const char *path, const uint
 {
 	const struct ic_header *h;
 	struct ic_header key;
-	struct stat st;
+	size_t len;
 	void *map;
-	int fd;
 
 	if (!path || !bid_len || bid_len > MS_BUILD_ID_MAX || !d->dsec.info || d->ic_path ||
 	    !(d->ic_path = strdup(path)))
@@ -185,25 +184,15 @@ void ms_dwarfidx_index_cache(struct ms_dwarfidx *d, const char *path, const uint
 	memcpy(d->ic_bid, bid, bid_len);
 	d->ic_bid_len = bid_len;
 	ic_key(d, bid, bid_len, &key);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (!(map = ms_cache_map(path, IC_DIR_AT, ic_max, &len)))
 		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < IC_DIR_AT ||
-	    (uint64_t)st.st_size > ic_max) {
-		close(fd);
-		return;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return;
-	if (!(h = ic_dir_valid(map, (size_t)st.st_size, &key)) ||
-	    !(d->ic_state = calloc(h->n_entries + 1, 1))) {
-		munmap(map, (size_t)st.st_size);
+	if (!(h = ic_dir_valid(map, len, &key)) || !(d->ic_state = calloc(h->n_entries + 1, 1))) {
+		munmap(map, len);
 		d->ic_bad = true;
 		return;
 	}
 	d->ic_map = map;
-	d->ic_len = (size_t)st.st_size;
+	d->ic_len = len;
 	d->ic_n = (uint32_t)h->n_entries;
 	d->ic_dir = (const void *)((uint8_t *)map + IC_DIR_AT);
 }
@@ -739,7 +728,7 @@ static void ic_write(struct ms_dwarfidx *d, const struct ic_out *out, uint32_t n
 	h.dir_crc = ms_crc32c(0, dir, (size_t)n_keep * sizeof(*dir));
 	/* pos: past the last entry, the file's length. */
 	ms_cachefile_init(&common, IC_MAGIC, IC_VERSION, sizeof(h), pos);
-	if (ms_cache_mkdir(d->ic_path) < 0 || (fd = ms_publish_open(&pub, d->ic_path)) < 0) {
+	if ((fd = ms_cache_publish(&pub, d->ic_path)) < 0) {
 		free(dir);
 		return;
 	}

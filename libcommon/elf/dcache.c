@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "util/cachedir.h"
+#include "util/cachelayout.h"
 #include "util/publish.h"
 
 bool ms_elf_debug_compressed(Elf *elf)
@@ -137,8 +138,14 @@ static bool whole(Elf *elf, uint64_t size)
 static int open_copy(struct ms_elf_file *f, const char *path, const uint8_t *bid, uint32_t bid_len)
 {
 	GElf_Shdr sh;
+	int fd = ms_cache_open(path, MS_ELF_FILE_MAX, NULL);
 
-	if (ms_elf_file_open(f, path) != MS_SYM_OK)
+	if (fd < 0) {
+		memset(f, 0, sizeof(*f));
+		f->fd = -1;
+		return -1;
+	}
+	if (ms_elf_file_open_fd(f, fd) != MS_SYM_OK)
 		return -1;
 	if (f->build_id_len != bid_len || memcmp(f->build_id, bid, bid_len) ||
 	    !whole(f->elf, (uint64_t)f->st.st_size) || !ms_elf_section(f->elf, ".debug_info", &sh) ||
@@ -149,36 +156,19 @@ static int open_copy(struct ms_elf_file *f, const char *path, const uint8_t *bid
 	return 0;
 }
 
-char *ms_dcache_path(const uint8_t *bid, uint32_t bid_len, const char *suffix)
-{
-	static const char hex[] = "0123456789abcdef";
-	char name[sizeof("debug/") + 2 * MS_BUILD_ID_MAX + 16];
-	size_t o;
-
-	if (!bid_len || bid_len > MS_BUILD_ID_MAX || strlen(suffix) >= 16)
-		return NULL;
-	o = (size_t)snprintf(name, sizeof(name), "debug/");
-	for (uint32_t i = 0; i < bid_len; i++) {
-		name[o++] = hex[bid[i] >> 4];
-		name[o++] = hex[bid[i] & 15];
-	}
-	snprintf(name + o, sizeof(name) - o, "%s", suffix);
-	return ms_cache_file(name);
-}
-
 int ms_dcache_open(struct ms_elf_file *f, Elf *elf, const uint8_t *bid, uint32_t bid_len)
 {
 	struct ms_publish pub;
 	char *path;
 	int fd, ret = -1;
 
-	if (!(path = ms_dcache_path(bid, bid_len, ".debug")))
+	if (!(path = ms_cache_path(MS_CACHE_DEBUG_COPY, bid, bid_len)))
 		return -1;
 	if (open_copy(f, path, bid, bid_len) == 0) {
 		free(path);
 		return 0;
 	}
-	if (ms_cache_mkdir(path) < 0 || (fd = ms_publish_open(&pub, path)) < 0) {
+	if ((fd = ms_cache_publish(&pub, path)) < 0) {
 		free(path);
 		return -1;
 	}

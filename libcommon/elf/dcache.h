@@ -31,12 +31,6 @@
 
 #include "elf/elffile.h"
 
-/*
- * The path (malloc'd) of the cache file "debug/BUILDID" + suffix, or NULL
- * (no cache directory, no build id).
- */
-char *ms_dcache_path(const uint8_t *bid, uint32_t bid_len, const char *suffix);
-
 /* Whether elf's .debug_info is compressed (SHF_COMPRESSED). */
 bool ms_elf_debug_compressed(Elf *elf);
 

@@ -11,6 +11,7 @@
 
 #include "perf/kernel.h"
 #include "util/cachefile.h"
+#include "util/cachelayout.h"
 #include "util/publish.h"
 
 /* 3: the common header of util/cachefile.h. */
@@ -135,7 +136,7 @@ int ms_kcache_key(struct ms_kcache_key *k, const char *notes, const char *boot_i
 
 char *ms_kcache_path(void)
 {
-	return ms_cache_file("kallsyms");
+	return ms_cache_path(MS_CACHE_KALLSYMS, NULL, 0);
 }
 
 /*
@@ -211,7 +212,7 @@ int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms
 	uint32_t i, n_fences;
 	int fd;
 
-	if (!l->n || t->tier[1].n || t->tier[2].n || !t->names_len || ms_cache_mkdir(path) < 0)
+	if (!l->n || t->tier[1].n || t->tier[2].n || !t->names_len)
 		return -1;
 	h.sym_size = sizeof(struct ms_sym);
 	memcpy(h.key, k->bytes, MS_KCACHE_KEY);
@@ -221,7 +222,7 @@ int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms
 	ms_cachefile_init(&c, KCACHE_MAGIC, KCACHE_VERSION, sizeof(h),
 			  KCACHE_SYMS_OFF + h.n_syms * sizeof(struct ms_sym) +
 			  h.n_fences * sizeof(uint64_t) + h.names_len);
-	if ((fd = ms_publish_open(&pub, path)) < 0)
+	if ((fd = ms_cache_publish(&pub, path)) < 0)
 		return -1;
 	/* The headers, zeros up to the symbols' page. */
 	memset(buf.head, 0, sizeof(buf.head));

@@ -9,9 +9,10 @@
 #include <unistd.h>
 
 #include "util/crc32c.h"
-#include "elf/dcache.h"
 #include "symbols/kcache.h"
+#include "util/cachedir.h"
 #include "util/cachefile.h"
+#include "util/cachelayout.h"
 #include "util/error.h"
 #include "util/publish.h"
 
@@ -72,7 +73,7 @@ int ms_symcache_key(struct ms_symcache_key *k, const struct ms_symcache_src *deb
 
 char *ms_symcache_path(const uint8_t *bid, uint32_t bid_len)
 {
-	return ms_dcache_path(bid, bid_len, ".syms");
+	return ms_cache_path(MS_CACHE_SYMS, bid, bid_len);
 }
 
 /*
@@ -222,7 +223,7 @@ int ms_symcache_store(const struct ms_symtab *t, const char *path, const struct 
 	size_t fill = 0;
 	int fd, i;
 
-	if (t->map || !ms_symtab_count(t) || ms_cache_mkdir(path) < 0)
+	if (t->map || !ms_symtab_count(t))
 		return -1;
 	for (i = 0; i < MS_SYMS_TIERS; i++)
 		n_fences += fences_of(t->tier[i].n);
@@ -254,7 +255,7 @@ int ms_symcache_store(const struct ms_symtab *t, const char *path, const struct 
 	h.names_len = names;
 	len += n_fences * (sizeof(uint64_t) + sizeof(struct ms_span_check)) + names;
 	ms_cachefile_init(&common, SYMCACHE_MAGIC, SYMCACHE_VERSION, sizeof(h), len);
-	if ((fd = ms_publish_open(&pub, path)) < 0) {
+	if ((fd = ms_cache_publish(&pub, path)) < 0) {
 		free(checks);
 		return -1;
 	}

@@ -2,8 +2,8 @@
 # use: messages and exit codes, banned functions, growth, a hash index,
 # CRCs, a radix sort, a string pool, text and JSON writers, demangling,
 # output publication, opening files others named (safeopen), the cache
-# folder and the header every cache file starts with, and running stages
-# as a pipeline.
+# folder, its layout and the header every cache file starts with, and
+# running stages as a pipeline.
 libcommon_a_SOURCES += \
 	libcommon/util/banned.h \
 	libcommon/util/bits.h \
@@ -13,6 +13,7 @@ libcommon_a_SOURCES += \
 	libcommon/util/publish.c libcommon/util/publish.h \
 	libcommon/util/cachedir.c libcommon/util/cachedir.h \
 	libcommon/util/cacheclean.c \
+	libcommon/util/cachelayout.c libcommon/util/cachelayout.h \
 	libcommon/util/cachefile.c libcommon/util/cachefile.h \
 	libcommon/util/prefault.c libcommon/util/prefault.h \
 	libcommon/util/mapguard.c libcommon/util/mapguard.h \
@@ -38,7 +39,8 @@ tests_unit_safeopen_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_safeopen_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 UNIT_TESTS += tests/unit/cacheclean-test
-tests_unit_cacheclean_test_SOURCES = tests/unit/cacheclean-test.c tests/unit/tmpdir.h
+tests_unit_cacheclean_test_SOURCES = tests/unit/cacheclean-test.c tests/unit/tmpdir.h \
+	tests/unit/stderr-capture.h
 tests_unit_cacheclean_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_cacheclean_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
