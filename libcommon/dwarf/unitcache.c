@@ -62,8 +62,12 @@
  * ic_name), rows (struct ms_rkey), files (uint32_t string offsets; NONE
  * for ms_linetab_unknown), strings (NUL-terminated), zeros to 8 bytes.
  */
-/* 2: the common header of util/cachefile.h. */
-#define IC_VERSION 2
+/*
+ * 3: the common header's producer and CRCs (util/cachefile.h). The file is
+ * checked by parts: its own header against the common header's CRC, the
+ * directory against dir_crc, each entry against its crc on first use.
+ */
+#define IC_VERSION 3
 #define IC_MAGIC "MSUNIDX"
 
 /* The cache's own header, after the common one. */
@@ -150,7 +154,7 @@ static const struct ic_header *ic_dir_valid(const uint8_t *map, size_t len,
 	uint64_t n, end, i;
 
 	if (len < IC_DIR_AT || len % 8 ||
-	    !(h = ms_cachefile_check(map, len, IC_MAGIC, IC_VERSION, sizeof(*h), NULL)) ||
+	    !(h = ms_cachefile_check_head(map, len, IC_MAGIC, IC_VERSION, sizeof(*h), NULL)) ||
 	    memcmp(h, key, offsetof(struct ic_header, n_entries)))
 		return NULL;
 	n = h->n_entries;
@@ -708,7 +712,7 @@ void ms_dwi_ic_keep(struct ms_dwarfidx *d)
 static void ic_write(struct ms_dwarfidx *d, const struct ic_out *out, uint32_t n, uint32_t n_keep,
 		     const struct obuf *made)
 {
-	struct ms_cachefile common;
+	struct ms_cachefile_out o;
 	struct ic_header h;
 	struct ic_entry *dir = calloc((size_t)n_keep + 1, sizeof(*dir));
 	struct ms_publish pub;
@@ -726,20 +730,23 @@ static void ic_write(struct ms_dwarfidx *d, const struct ic_out *out, uint32_t n
 	ic_key(d, d->ic_bid, d->ic_bid_len, &h);
 	h.n_entries = n_keep;
 	h.dir_crc = ms_crc32c(0, dir, (size_t)n_keep * sizeof(*dir));
-	/* pos: past the last entry, the file's length. */
-	ms_cachefile_init(&common, IC_MAGIC, IC_VERSION, sizeof(h), pos);
 	if ((fd = ms_cache_publish(&pub, d->ic_path)) < 0) {
 		free(dir);
 		return;
 	}
-	if (ms_write_all(fd, &common, sizeof(common)) < 0 || ms_write_all(fd, &h, sizeof(h)) < 0 ||
-	    ms_write_all(fd, dir, (size_t)n_keep * sizeof(*dir)) < 0)
+	if (ms_cachefile_begin(&o, fd, IC_MAGIC, IC_VERSION, sizeof(h)) < 0 ||
+	    ms_cachefile_put(&o, &h, sizeof(h)) < 0 ||
+	    ms_cachefile_put(&o, dir, (size_t)n_keep * sizeof(*dir)) < 0)
 		goto fail;
 	for (i = 0; i < n; i++)
 		if (out[i].keep &&
-		    ms_write_all(fd, (out[i].from == FROM_MAP ? d->ic_map : out[i].from == FROM_MADE ?
-				   made->p : d->ic_kept->p) + out[i].pos, (size_t)out[i].len) < 0)
+		    ms_cachefile_put(&o, (out[i].from == FROM_MAP ? d->ic_map :
+					  out[i].from == FROM_MADE ? made->p : d->ic_kept->p) +
+					 out[i].pos, (size_t)out[i].len) < 0)
 			goto fail;
+	/* pos: past the last entry, the file's length, as written. */
+	if (ms_cachefile_end(&o) < 0 || o.len != pos)
+		goto fail;
 	free(dir);
 	pub.cache = true;	/* checked before use: see publish.h */
 	ms_publish_commit(&pub);

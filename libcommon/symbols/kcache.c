@@ -14,8 +14,8 @@
 #include "util/cachelayout.h"
 #include "util/publish.h"
 
-/* 3: the common header of util/cachefile.h. */
-#define KCACHE_VERSION 3
+/* 4: the common header's producer and CRCs (util/cachefile.h). */
+#define KCACHE_VERSION 4
 #define KCACHE_MAGIC "MSKSYMS"
 #define KEY_BOOT_OFF 24		/* key: [0] build id length, [1..] build id */
 #define KEY_BOOT_LEN 40
@@ -202,7 +202,7 @@ int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms
 {
 	const struct ms_symlist *l = &t->tier[0];
 	struct kcache_header h = { 0 };
-	struct ms_cachefile c;
+	struct ms_cachefile_out out;
 	union {
 		uint8_t head[KCACHE_SYMS_OFF];
 		struct ms_sym syms[512];
@@ -219,16 +219,13 @@ int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms
 	h.n_syms = l->n;
 	h.names_len = t->names_len;
 	h.n_fences = n_fences = (uint32_t)n_fences_of(l->n);
-	ms_cachefile_init(&c, KCACHE_MAGIC, KCACHE_VERSION, sizeof(h),
-			  KCACHE_SYMS_OFF + h.n_syms * sizeof(struct ms_sym) +
-			  h.n_fences * sizeof(uint64_t) + h.names_len);
 	if ((fd = ms_cache_publish(&pub, path)) < 0)
 		return -1;
 	/* The headers, zeros up to the symbols' page. */
 	memset(buf.head, 0, sizeof(buf.head));
-	memcpy(buf.head, &c, sizeof(c));
-	memcpy(buf.head + sizeof(c), &h, sizeof(h));
-	if (ms_write_all(fd, buf.head, sizeof(buf.head)) < 0)
+	memcpy(buf.head, &h, sizeof(h));
+	if (ms_cachefile_begin(&out, fd, KCACHE_MAGIC, KCACHE_VERSION, sizeof(h)) < 0 ||
+	    ms_cachefile_put(&out, buf.head, KCACHE_SYMS_OFF - sizeof(struct ms_cachefile)) < 0)
 		goto fail;
 	for (i = 0; i < l->n; i += 512) {
 		uint32_t j, m = l->n - i < 512 ? l->n - i : 512;
@@ -236,7 +233,7 @@ int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms
 		memcpy(buf.syms, l->syms + i, m * sizeof(*buf.syms));
 		for (j = 0; j < m; j++)
 			buf.syms[j].display = NULL;	/* pointers of this process */
-		if (ms_write_all(fd, buf.syms, m * sizeof(*buf.syms)) < 0)
+		if (ms_cachefile_put(&out, buf.syms, m * sizeof(*buf.syms)) < 0)
 			goto fail;
 	}
 	for (i = 0; i < n_fences; i += 512) {
@@ -244,10 +241,10 @@ int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms
 
 		for (j = 0; j < m; j++)
 			buf.fences[j] = l->syms[(i + j) * MS_SYMS_SPAN].start;
-		if (ms_write_all(fd, buf.fences, m * sizeof(*buf.fences)) < 0)
+		if (ms_cachefile_put(&out, buf.fences, m * sizeof(*buf.fences)) < 0)
 			goto fail;
 	}
-	if (ms_write_all(fd, t->names, t->names_len) < 0)
+	if (ms_cachefile_put(&out, t->names, t->names_len) < 0 || ms_cachefile_end(&out) < 0)
 		goto fail;
 	/* A cache (checked before use), mapped by every later run: see publish.h. */
 	pub.cache = true;

@@ -16,8 +16,8 @@
 #include "util/error.h"
 #include "util/publish.h"
 
-/* 2: the common header of util/cachefile.h. */
-#define SYMCACHE_VERSION 2
+/* 3: the common header's producer and CRCs (util/cachefile.h). */
+#define SYMCACHE_VERSION 3
 #define SYMCACHE_MAGIC "MSSYMS"
 #define SYMCACHE_PAGE 4096
 #define SYMCACHE_SYMS_OFF SYMCACHE_PAGE
@@ -77,8 +77,9 @@ char *ms_symcache_path(const uint8_t *bid, uint32_t bid_len)
 }
 
 /*
- * The checks of the whole file: header, key and sizes. Each fence and
- * span is checked when a lookup meets it (symtab.c), as the kernel's are.
+ * The checks of the whole file: header (its CRC, not the body's: the
+ * file is checked by parts), key and sizes. Each fence and span is
+ * checked when a lookup meets it (symtab.c): a span against its CRC.
  */
 static int valid(const uint8_t *map, size_t len, const struct ms_symcache_key *k,
 		 const struct symcache_header **out)
@@ -88,8 +89,8 @@ static int valid(const uint8_t *map, size_t len, const struct ms_symcache_key *k
 	int i;
 
 	if (len < SYMCACHE_SYMS_OFF ||
-	    !(h = ms_cachefile_check(map, len, SYMCACHE_MAGIC, SYMCACHE_VERSION, sizeof(*h),
-				     NULL)) ||
+	    !(h = ms_cachefile_check_head(map, len, SYMCACHE_MAGIC, SYMCACHE_VERSION, sizeof(*h),
+					  NULL)) ||
 	    h->sym_size != sizeof(struct ms_sym) || h->span != MS_SYMS_SPAN ||
 	    memcmp(&h->key, k, sizeof(*k)))
 		return -1;
@@ -182,8 +183,8 @@ static void span_records(const struct ms_symtab *t, const struct ms_symlist *l, 
 }
 
 /* Write the names of l in the symbols' order through buf (cap bytes, *fill used). */
-static int write_names(int fd, const struct ms_symtab *t, const struct ms_symlist *l, char *buf,
-		       size_t cap, size_t *fill)
+static int write_names(struct ms_cachefile_out *o, const struct ms_symtab *t,
+		       const struct ms_symlist *l, char *buf, size_t cap, size_t *fill)
 {
 	uint32_t i;
 
@@ -192,12 +193,12 @@ static int write_names(int fd, const struct ms_symtab *t, const struct ms_symlis
 		size_t len = strlen(name) + 1;
 
 		if (*fill + len > cap) {
-			if (ms_write_all(fd, buf, *fill) < 0)
+			if (ms_cachefile_put(o, buf, *fill) < 0)
 				return -1;
 			*fill = 0;
 		}
 		if (len > cap) {
-			if (ms_write_all(fd, name, len) < 0)
+			if (ms_cachefile_put(o, name, len) < 0)
 				return -1;
 			continue;
 		}
@@ -210,7 +211,7 @@ static int write_names(int fd, const struct ms_symtab *t, const struct ms_symlis
 int ms_symcache_store(const struct ms_symtab *t, const char *path, const struct ms_symcache_key *k)
 {
 	struct symcache_header h = { 0 };
-	struct ms_cachefile common;
+	struct ms_cachefile_out out;
 	union {
 		uint8_t page[SYMCACHE_PAGE];
 		struct ms_sym syms[MS_SYMS_SPAN];
@@ -218,7 +219,7 @@ int ms_symcache_store(const struct ms_symtab *t, const char *path, const struct 
 	} buf;
 	struct ms_span_check *checks = NULL;
 	struct ms_publish pub;
-	uint64_t names = 0, n_fences = 0, len = SYMCACHE_SYMS_OFF;
+	uint64_t names = 0, n_fences = 0;
 	uint32_t c, f;
 	size_t fill = 0;
 	int fd, i;
@@ -247,23 +248,19 @@ int ms_symcache_store(const struct ms_symtab *t, const char *path, const struct 
 	h.sym_size = sizeof(struct ms_sym);
 	h.span = MS_SYMS_SPAN;
 	h.key = *k;
-	for (i = 0; i < MS_SYMS_TIERS; i++) {
+	for (i = 0; i < MS_SYMS_TIERS; i++)
 		h.n[i] = t->tier[i].n;
-		len += tier_bytes(h.n[i]);
-	}
 	h.n_fences = n_fences;
 	h.names_len = names;
-	len += n_fences * (sizeof(uint64_t) + sizeof(struct ms_span_check)) + names;
-	ms_cachefile_init(&common, SYMCACHE_MAGIC, SYMCACHE_VERSION, sizeof(h), len);
 	if ((fd = ms_cache_publish(&pub, path)) < 0) {
 		free(checks);
 		return -1;
 	}
 	/* The headers, zeros up to the symbols' page. */
 	memset(buf.page, 0, sizeof(buf.page));
-	memcpy(buf.page, &common, sizeof(common));
-	memcpy(buf.page + sizeof(common), &h, sizeof(h));
-	if (ms_write_all(fd, buf.page, sizeof(buf.page)) < 0)
+	memcpy(buf.page, &h, sizeof(h));
+	if (ms_cachefile_begin(&out, fd, SYMCACHE_MAGIC, SYMCACHE_VERSION, sizeof(h)) < 0 ||
+	    ms_cachefile_put(&out, buf.page, SYMCACHE_SYMS_OFF - sizeof(struct ms_cachefile)) < 0)
 		goto fail;
 	names = 0;
 	for (i = 0; i < MS_SYMS_TIERS; i++) {
@@ -276,7 +273,7 @@ int ms_symcache_store(const struct ms_symtab *t, const char *path, const struct 
 			/* A short last span is padded to its page: the next tier starts on one. */
 			memset(buf.page, 0, sizeof(buf.page));
 			span_records(t, l, first, m, buf.syms, &names, &crc);
-			if (ms_write_all(fd, buf.page, m == MS_SYMS_SPAN ? sizeof(buf.page) :
+			if (ms_cachefile_put(&out, buf.page, m == MS_SYMS_SPAN ? sizeof(buf.page) :
 					 tier_bytes(m)) < 0)
 				goto fail;
 		}
@@ -289,21 +286,21 @@ int ms_symcache_store(const struct ms_symtab *t, const char *path, const struct 
 		for (f = 0; f < n; f++) {
 			buf.fences[fill++] = l->syms[f * MS_SYMS_SPAN].start;
 			if (fill == sizeof(buf.fences) / sizeof(*buf.fences)) {
-				if (ms_write_all(fd, buf.fences, sizeof(buf.fences)) < 0)
+				if (ms_cachefile_put(&out, buf.fences, sizeof(buf.fences)) < 0)
 					goto fail;
 				fill = 0;
 			}
 		}
 	}
-	if (fill && ms_write_all(fd, buf.fences, fill * sizeof(*buf.fences)) < 0)
+	if (fill && ms_cachefile_put(&out, buf.fences, fill * sizeof(*buf.fences)) < 0)
 		goto fail;
-	if (ms_write_all(fd, checks, n_fences * sizeof(*checks)) < 0)
+	if (ms_cachefile_put(&out, checks, n_fences * sizeof(*checks)) < 0)
 		goto fail;
 	fill = 0;
 	for (i = 0; i < MS_SYMS_TIERS; i++)
-		if (write_names(fd, t, &t->tier[i], (char *)buf.page, sizeof(buf.page), &fill) < 0)
+		if (write_names(&out, t, &t->tier[i], (char *)buf.page, sizeof(buf.page), &fill) < 0)
 			goto fail;
-	if (fill && ms_write_all(fd, buf.page, fill) < 0)
+	if ((fill && ms_cachefile_put(&out, buf.page, fill) < 0) || ms_cachefile_end(&out) < 0)
 		goto fail;
 	free(checks);
 	/* A cache (checked before use), mapped by every later run: see publish.h. */

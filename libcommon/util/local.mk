@@ -2,14 +2,15 @@
 # use: messages and exit codes, banned functions, growth, a hash index,
 # CRCs, a radix sort, a string pool, text and JSON writers, demangling,
 # output publication, opening files others named (safeopen), the cache
-# folder, its layout and the header every cache file starts with, and
-# running stages as a pipeline.
+# folder, its layout and the header every cache file starts with, the
+# running program's build id, and running stages as a pipeline.
 libcommon_a_SOURCES += \
 	libcommon/util/banned.h \
 	libcommon/util/bits.h \
 	libcommon/util/error.c libcommon/util/error.h \
 	libcommon/util/input.c libcommon/util/input.h \
 	libcommon/util/safeopen.c libcommon/util/safeopen.h \
+	libcommon/util/selfid.c libcommon/util/selfid.h \
 	libcommon/util/publish.c libcommon/util/publish.h \
 	libcommon/util/cachedir.c libcommon/util/cachedir.h \
 	libcommon/util/cacheclean.c \

@@ -50,7 +50,7 @@
 #define OFF_N_FENCES (COMMON + 104)
 #define HDR (COMMON + 112)
 #define SYMS 4096
-#define VERSION 3
+#define VERSION 4
 
 static char dir[256];
 
@@ -234,6 +234,12 @@ static void write_patched(const char *good, size_t off, const void *bytes, size_
 
 	if (len)
 		memcpy(buf + off, bytes, len);
+	/*
+	 * Sealed again (util/cachefile.h): the checks past the CRCs must meet
+	 * the damage (test_corrupt() shows the CRC refuses it unsealed).
+	 */
+	if ((cut >= 0 ? cut : n) >= (long)COMMON && off >= COMMON)
+		ms_cachefile_seal(buf, (size_t)(cut >= 0 ? cut : n));
 	write_file("bad-kallsyms", buf, (size_t)(cut >= 0 ? cut : n));
 	free(buf);
 }
@@ -308,6 +314,19 @@ static void test_corrupt(void **state)
 
 	/* What holds for the whole file is checked at load. */
 	assert_int_equal(load_patched(&k, 0, NULL, 0, -1), 0);		/* the copy is good */
+	/* A count patched and not sealed again: the CRC refuses it. */
+	{
+		long got;
+		char *buf = read_file("cache/sub/kallsyms", 0, &got), bad[512];
+		struct ms_symtab m;
+
+		buf[OFF_NAMES_LEN] ^= 1;
+		write_file("bad-kallsyms", buf, (size_t)got);
+		free(buf);
+		path_of(bad, sizeof(bad), "bad-kallsyms");
+		ms_symtab_init(&m);
+		assert_int_equal(ms_kcache_load(&m, bad, &k), -1);
+	}
 	assert_int_equal(load_patched(&k, 0, "MSKSYMX", 8, -1), -1);	/* magic */
 	u32 = VERSION - 1;
 	assert_int_equal(load_patched(&k, OFF_VERSION, &u32, 4, -1), -1);	/* version (the old one) */

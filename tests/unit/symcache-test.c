@@ -467,6 +467,8 @@ static void test_sizes(void **state)
 			memcpy(&v, c + off, 8);
 			v += (uint64_t)(int64_t)d;
 			memcpy(c + off, &v, 8);
+			/* Sealed again: the header's CRC must not be what refuses it. */
+			ms_cachefile_seal(c, len);
 			put_file(cut, c, len);
 			if (ms_symcache_load(&m, cut, &k) == 0) {
 				assert_true(off < OFF_N_FENCES);
@@ -475,6 +477,16 @@ static void test_sizes(void **state)
 			}
 			free(c);
 		}
+	}
+	/* A count off by one, not sealed again: the header's CRC refuses it. */
+	{
+		uint8_t *c = malloc(len);
+
+		memcpy(c, buf, len);
+		c[OFF_NAMES_LEN] ^= 1;
+		put_file(cut, c, len);
+		assert_int_equal(ms_symcache_load(&m, cut, &k), -1);
+		free(c);
 	}
 	/* The version, the record's size, the span. */
 	buf[OFF_VERSION] ^= 0x40;
