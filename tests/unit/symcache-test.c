@@ -33,6 +33,7 @@
 #include "stream/records.h"
 #include "symbols/symbolize.h"
 #include "symbols/symcache.h"
+#include "symbols/symfile.h"
 #include "symbols/symtab.h"
 #include "util/cachefile.h"
 #include "elf/elffile.h"
@@ -405,14 +406,15 @@ static void put_file(const char *path, const uint8_t *buf, size_t len)
 }
 
 /*
- * The common header's version (util/cachefile.h); the fields of struct
- * symcache_header (symcache.c), which follows it.
+ * The common header's version (util/cachefile.h); the fields of the own
+ * header of symbols/symfile.h, which follows it (u32 sym_size, span,
+ * key_len, 0, the key in MS_SYMFILE_KEY_MAX bytes, the counts).
  */
 #define COMMON ((int)sizeof(struct ms_cachefile))
 #define OFF_VERSION offsetof(struct ms_cachefile, version)
 #define OFF_SYM_SIZE (COMMON + 0)
 #define OFF_SPAN (COMMON + 4)
-#define OFF_N (COMMON + 8 + (int)sizeof(struct ms_symcache_key))
+#define OFF_N (COMMON + 16 + MS_SYMFILE_KEY_MAX)
 #define OFF_N_FENCES (OFF_N + 8 * MS_SYMS_TIERS)
 #define OFF_NAMES_LEN (OFF_N_FENCES + 8)
 
