@@ -82,9 +82,10 @@ named() {
 	cmp none.txt cold.txt
 	cmp none.txt warm.txt
 	# The cache of another boot (its key differs) is refused and rewritten:
-	# the boot id is at 24 in the key, which follows the common header (32
-	# bytes, util/cachefile.h) and two u32 (kcache.c).
-	printf 'x' | dd of=cache/microscope/kallsyms bs=1 seek=64 conv=notrunc 2>/dev/null
+	# the boot id is at 24 in the key, which follows the common header (64
+	# bytes, util/cachefile.h) and four u32 (symbols/symfile.h). (The CRC of
+	# that header refuses the patched file first.)
+	printf 'x' | dd of=cache/microscope/kallsyms bs=1 seek=104 conv=notrunc 2>/dev/null
 	named "$PWD/cache" > stale.txt
 	cmp none.txt stale.txt
 	# Another kallsyms file (--kallsyms) is neither cached nor read from the cache.

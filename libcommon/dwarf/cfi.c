@@ -13,6 +13,7 @@
 #include "elf/elffile.h"
 #include "util/cachedir.h"
 #include "util/cachefile.h"
+#include "util/cachelayout.h"
 #include "util/error.h"
 #include "util/grow.h"
 #include "util/publish.h"
@@ -657,8 +658,12 @@ int ms_cfi_find(struct ms_cfi *c, uint64_t addr, uint32_t *rule)
  * the rules. The file is exactly that long.
  */
 #define CACHE_MAGIC "MSCFIRW"
-/* 2: the common header of util/cachefile.h. */
-#define CACHE_VERSION 2
+/*
+ * 3: the common header's producer and CRCs (util/cachefile.h). The file is
+ * small and read whole, so it is checked whole: a damaged byte that
+ * passed the checks below changed stacks silently (issue 15).
+ */
+#define CACHE_VERSION 3
 #define CACHE_MAX_ROWS (1u << 20)
 
 /* The cache's own header, after the common one. */
@@ -708,18 +713,7 @@ static bool cache_usable(const struct ms_cfi *c)
 
 static char *cache_path(const struct ms_cfi *c)
 {
-	static const char hex[] = "0123456789abcdef";
-	char name[4 + 2 * MS_BUILD_ID_MAX + 6];
-	size_t o = 0;
-
-	memcpy(name, "cfi/", 4);
-	o = 4;
-	for (uint32_t i = 0; i < c->mod.build_id_len; i++) {
-		name[o++] = hex[c->mod.build_id[i] >> 4];
-		name[o++] = hex[c->mod.build_id[i] & 15];
-	}
-	memcpy(name + o, ".rows", 6);
-	return ms_cache_file(name);
+	return ms_cache_path(MS_CACHE_CFI_ROWS, c->mod.build_id, c->mod.build_id_len);
 }
 
 static void cache_header_of(const struct ms_cfi *c, struct cache_header *h, uint32_t n_rules,
@@ -844,10 +838,9 @@ out:
 	munmap(map, len);
 }
 
-/* A buffered writer of the cache file; err is set once a write failed. */
+/* A buffered writer of the cache file (a failed write fails ms_cachefile_end()). */
 struct cache_out {
-	int fd;
-	bool err;
+	struct ms_cachefile_out file;
 	size_t n;
 	uint8_t buf[1 << 16];
 };
@@ -855,8 +848,7 @@ struct cache_out {
 static void cache_put(struct cache_out *o, const void *p, size_t len)
 {
 	if (o->n + len > sizeof(o->buf)) {
-		if (!o->err && ms_write_all(o->fd, o->buf, o->n) < 0)
-			o->err = true;
+		ms_cachefile_put(&o->file, o->buf, o->n);
 		o->n = 0;
 	}
 	memcpy(o->buf + o->n, p, len);
@@ -870,12 +862,12 @@ static void cache_put(struct cache_out *o, const void *p, size_t len)
  */
 static void cache_store(struct ms_cfi *c)
 {
-	struct ms_cachefile common;
 	struct cache_header h;
 	struct cache_out *o = NULL;
 	struct ms_publish pub;
 	uint32_t *idx = NULL, n_rules = 0, n_rows = 0, i;
 	char *path = NULL;
+	int fd;
 
 	if (!c->cache_dirty || !cache_usable(c) || c->n_rows > CACHE_MAX_ROWS ||
 	    !(path = cache_path(c)))
@@ -896,15 +888,11 @@ static void cache_store(struct ms_cfi *c)
 	for (i = 0; i < c->n_rules; i++)
 		if (idx[i] != UINT32_MAX)
 			idx[i] = n_rules++;
-	if (!n_rows || ms_cache_mkdir(path) < 0 || (o->fd = ms_publish_open(&pub, path)) < 0)
+	if (!n_rows || (fd = ms_cache_publish(&pub, path)) < 0)
 		goto out;
-	o->err = false;
 	o->n = 0;
 	cache_header_of(c, &h, n_rules, n_rows);
-	ms_cachefile_init(&common, CACHE_MAGIC, CACHE_VERSION, sizeof(h),
-			  CACHE_RULES_AT + (uint64_t)n_rules * sizeof(struct cache_rule) +
-			  (uint64_t)n_rows * sizeof(struct cache_row));
-	cache_put(o, &common, sizeof(common));
+	ms_cachefile_begin(&o->file, fd, CACHE_MAGIC, CACHE_VERSION, sizeof(h));
 	cache_put(o, &h, sizeof(h));
 	for (i = 0; i < c->n_rules; i++) {
 		const struct ms_cfi_rule *r = ms_cfi_rule(c, i);
@@ -932,7 +920,8 @@ static void cache_store(struct ms_cfi *c)
 		if (w.rule != UINT32_MAX)
 			cache_put(o, &w, sizeof(w));
 	}
-	if (o->err || (o->n && ms_write_all(o->fd, o->buf, o->n) < 0)) {
+	if ((o->n && ms_cachefile_put(&o->file, o->buf, o->n) < 0) ||
+	    ms_cachefile_end(&o->file) < 0) {
 		ms_publish_abort(&pub);
 		goto out;
 	}

@@ -19,6 +19,7 @@
 #include "util/demangle.h"
 #include "dwarf/dieread.h"
 #include "util/cachedir.h"
+#include "util/cachefile.h"
 #include "dwarf/lines.h"
 #include "util/radix.h"
 #include "util/strpool.h"
@@ -588,22 +589,26 @@ out:
  * above), so a list that passes these checks and is still wrong costs time,
  * never an answer.
  *
- * Layout (host byte order): struct units_header, then n_units struct
- * unit_slot, n_ar struct range, n_uranges struct unit_range, as in memory.
+ * Layout (host byte order): the common header of every cache file
+ * (util/cachefile.h, magic "MSUNITS"), struct units_header, then n_units
+ * struct unit_slot, n_ar struct range, n_uranges struct unit_range, as in
+ * memory. Small and read whole: checked whole against its CRC too.
  */
-#define UNITS_VERSION 1
-
-static const char units_magic[8] = "MSUNITS";
+/* 2: the common header of util/cachefile.h, with its producer and CRCs. */
+#define UNITS_VERSION 2
+#define UNITS_MAGIC "MSUNITS"
 
 struct units_header {
-	char magic[8];
-	uint32_t version;
 	uint32_t slot_size, range_size, urange_size;
 	uint32_t bid_len;
 	uint8_t bid[MS_BUILD_ID_MAX];
 	uint64_t info_size, abbrev_size, aranges_size;
 	uint64_t n_units, n_ar, n_uranges;
 };
+
+/* Where the slots start: after both headers. */
+#define UNITS_AT (sizeof(struct ms_cachefile) + sizeof(struct units_header))
+_Static_assert(UNITS_AT % 8 == 0, "the slots and ranges are 8-byte aligned");
 
 /* The header d's DWARF with build id bid would have (counts 0); -1 without a build id. */
 static int units_key(const struct ms_dwarfidx *d, const uint8_t *bid, uint32_t bid_len,
@@ -616,8 +621,6 @@ static int units_key(const struct ms_dwarfidx *d, const uint8_t *bid, uint32_t b
 	if (!bid_len || bid_len > MS_BUILD_ID_MAX || !info || !abbrev || !aranges)
 		return -1;
 	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, units_magic, sizeof(h->magic));
-	h->version = UNITS_VERSION;
 	h->slot_size = sizeof(struct unit_slot);
 	h->range_size = sizeof(struct range);
 	h->urange_size = sizeof(struct unit_range);
@@ -642,24 +645,25 @@ static bool unit_has_range(const struct range *ar, const struct unit_slot *sl,
 /* The checks of a mapped list (see above) against key and .debug_info's size. */
 static bool units_valid(const uint8_t *map, size_t len, const struct units_header *key)
 {
-	const struct units_header *h = (const void *)map;
+	const struct units_header *h;
 	const struct unit_slot *units;
 	const struct range *ar;
 	const struct unit_range *ur;
-	uint64_t n_units, n_ar, n_ur, sum = 0, i;
+	uint64_t n_units, n_ar, n_ur, sum = 0, i, rest;
 
-	if (len < sizeof(*h) ||
+	if (!(h = ms_cachefile_check(map, len, UNITS_MAGIC, UNITS_VERSION, sizeof(*h), NULL)) ||
 	    memcmp(h, key, offsetof(struct units_header, n_units)))
 		return false;
 	n_units = h->n_units;
 	n_ar = h->n_ar;
 	n_ur = h->n_uranges;
+	rest = len - UNITS_AT;
 	if (!n_units || n_units > UINT32_MAX || n_ar > UINT32_MAX || n_ur > UINT32_MAX ||
-	    n_units > (len - sizeof(*h)) / sizeof(*units) ||
-	    n_ar > (len - sizeof(*h) - n_units * sizeof(*units)) / sizeof(*ar) ||
-	    n_ur * sizeof(*ur) != len - sizeof(*h) - n_units * sizeof(*units) - n_ar * sizeof(*ar))
+	    n_units > rest / sizeof(*units) ||
+	    n_ar > (rest - n_units * sizeof(*units)) / sizeof(*ar) ||
+	    n_ur * sizeof(*ur) != rest - n_units * sizeof(*units) - n_ar * sizeof(*ar))
 		return false;
-	units = (const void *)(map + sizeof(*h));
+	units = (const void *)(map + UNITS_AT);
 	ar = (const void *)(units + n_units);
 	ur = (const void *)(ar + n_ar);
 	for (i = 0; i < n_units; i++) {
@@ -690,13 +694,11 @@ static int load_units(struct ms_dwarfidx *d, const char *path, const struct unit
 	struct stat st;
 	const struct units_header *h;
 	void *map;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ms_cache_open(path, (uint64_t)1 << 32, &st);
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < sizeof(struct units_header) ||
-	    (uint64_t)st.st_size > (uint64_t)1 << 32) {
+	if ((uint64_t)st.st_size < UNITS_AT) {
 		close(fd);
 		return -1;
 	}
@@ -709,13 +711,13 @@ static int load_units(struct ms_dwarfidx *d, const char *path, const struct unit
 		munmap(map, (size_t)st.st_size);
 		return -1;
 	}
-	h = map;
+	h = (const void *)((uint8_t *)map + sizeof(struct ms_cachefile));
 	d->lists_map = map;
 	d->lists_map_len = (size_t)st.st_size;
 	d->n_units = (uint32_t)h->n_units;
 	d->n_ar = (uint32_t)h->n_ar;
 	d->n_uranges = (uint32_t)h->n_uranges;
-	d->units = (struct unit_slot *)((uint8_t *)map + sizeof(*h));
+	d->units = (struct unit_slot *)((uint8_t *)map + UNITS_AT);
 	d->ar = (struct range *)(d->units + d->n_units);
 	d->uranges = (struct unit_range *)(d->ar + d->n_ar);
 	d->from_aranges = true;
@@ -727,20 +729,23 @@ static int load_units(struct ms_dwarfidx *d, const char *path, const struct unit
 /* Write d's list from aranges to path under key; one that cannot be written costs the next run time. */
 static void store_units(const struct ms_dwarfidx *d, const char *path, struct units_header *key)
 {
+	struct ms_cachefile_out o;
 	struct ms_publish pub;
 	int fd;
 
-	if (!d->n_units || ms_cache_mkdir(path) < 0)
+	if (!d->n_units)
 		return;
 	key->n_units = d->n_units;
 	key->n_ar = d->n_ar;
 	key->n_uranges = d->n_uranges;
-	if ((fd = ms_publish_open(&pub, path)) < 0)
+	if ((fd = ms_cache_publish(&pub, path)) < 0)
 		return;
-	if (ms_write_all(fd, key, sizeof(*key)) < 0 ||
-	    ms_write_all(fd, d->units, d->n_units * sizeof(*d->units)) < 0 ||
-	    ms_write_all(fd, d->ar, d->n_ar * sizeof(*d->ar)) < 0 ||
-	    ms_write_all(fd, d->uranges, d->n_uranges * sizeof(*d->uranges)) < 0) {
+	if (ms_cachefile_begin(&o, fd, UNITS_MAGIC, UNITS_VERSION, sizeof(*key)) < 0 ||
+	    ms_cachefile_put(&o, key, sizeof(*key)) < 0 ||
+	    ms_cachefile_put(&o, d->units, d->n_units * sizeof(*d->units)) < 0 ||
+	    ms_cachefile_put(&o, d->ar, d->n_ar * sizeof(*d->ar)) < 0 ||
+	    ms_cachefile_put(&o, d->uranges, d->n_uranges * sizeof(*d->uranges)) < 0 ||
+	    ms_cachefile_end(&o) < 0) {
 		ms_publish_abort(&pub);
 		return;
 	}

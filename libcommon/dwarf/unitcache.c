@@ -62,8 +62,12 @@
  * ic_name), rows (struct ms_rkey), files (uint32_t string offsets; NONE
  * for ms_linetab_unknown), strings (NUL-terminated), zeros to 8 bytes.
  */
-/* 2: the common header of util/cachefile.h. */
-#define IC_VERSION 2
+/*
+ * 3: the common header's producer and CRCs (util/cachefile.h). The file is
+ * checked by parts: its own header against the common header's CRC, the
+ * directory against dir_crc, each entry against its crc on first use.
+ */
+#define IC_VERSION 3
 #define IC_MAGIC "MSUNIDX"
 
 /* The cache's own header, after the common one. */
@@ -150,7 +154,7 @@ static const struct ic_header *ic_dir_valid(const uint8_t *map, size_t len,
 	uint64_t n, end, i;
 
 	if (len < IC_DIR_AT || len % 8 ||
-	    !(h = ms_cachefile_check(map, len, IC_MAGIC, IC_VERSION, sizeof(*h), NULL)) ||
+	    !(h = ms_cachefile_check_head(map, len, IC_MAGIC, IC_VERSION, sizeof(*h), NULL)) ||
 	    memcmp(h, key, offsetof(struct ic_header, n_entries)))
 		return NULL;
 	n = h->n_entries;
@@ -175,9 +179,8 @@ void ms_dwarfidx_index_cache(struct ms_dwarfidx *d, const char *path, const uint
 {
 	const struct ic_header *h;
 	struct ic_header key;
-	struct stat st;
+	size_t len;
 	void *map;
-	int fd;
 
 	if (!path || !bid_len || bid_len > MS_BUILD_ID_MAX || !d->dsec.info || d->ic_path ||
 	    !(d->ic_path = strdup(path)))
@@ -185,25 +188,15 @@ void ms_dwarfidx_index_cache(struct ms_dwarfidx *d, const char *path, const uint
 	memcpy(d->ic_bid, bid, bid_len);
 	d->ic_bid_len = bid_len;
 	ic_key(d, bid, bid_len, &key);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (!(map = ms_cache_map(path, IC_DIR_AT, ic_max, &len)))
 		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < IC_DIR_AT ||
-	    (uint64_t)st.st_size > ic_max) {
-		close(fd);
-		return;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return;
-	if (!(h = ic_dir_valid(map, (size_t)st.st_size, &key)) ||
-	    !(d->ic_state = calloc(h->n_entries + 1, 1))) {
-		munmap(map, (size_t)st.st_size);
+	if (!(h = ic_dir_valid(map, len, &key)) || !(d->ic_state = calloc(h->n_entries + 1, 1))) {
+		munmap(map, len);
 		d->ic_bad = true;
 		return;
 	}
 	d->ic_map = map;
-	d->ic_len = (size_t)st.st_size;
+	d->ic_len = len;
 	d->ic_n = (uint32_t)h->n_entries;
 	d->ic_dir = (const void *)((uint8_t *)map + IC_DIR_AT);
 }
@@ -719,7 +712,7 @@ void ms_dwi_ic_keep(struct ms_dwarfidx *d)
 static void ic_write(struct ms_dwarfidx *d, const struct ic_out *out, uint32_t n, uint32_t n_keep,
 		     const struct obuf *made)
 {
-	struct ms_cachefile common;
+	struct ms_cachefile_out o;
 	struct ic_header h;
 	struct ic_entry *dir = calloc((size_t)n_keep + 1, sizeof(*dir));
 	struct ms_publish pub;
@@ -737,20 +730,23 @@ static void ic_write(struct ms_dwarfidx *d, const struct ic_out *out, uint32_t n
 	ic_key(d, d->ic_bid, d->ic_bid_len, &h);
 	h.n_entries = n_keep;
 	h.dir_crc = ms_crc32c(0, dir, (size_t)n_keep * sizeof(*dir));
-	/* pos: past the last entry, the file's length. */
-	ms_cachefile_init(&common, IC_MAGIC, IC_VERSION, sizeof(h), pos);
-	if (ms_cache_mkdir(d->ic_path) < 0 || (fd = ms_publish_open(&pub, d->ic_path)) < 0) {
+	if ((fd = ms_cache_publish(&pub, d->ic_path)) < 0) {
 		free(dir);
 		return;
 	}
-	if (ms_write_all(fd, &common, sizeof(common)) < 0 || ms_write_all(fd, &h, sizeof(h)) < 0 ||
-	    ms_write_all(fd, dir, (size_t)n_keep * sizeof(*dir)) < 0)
+	if (ms_cachefile_begin(&o, fd, IC_MAGIC, IC_VERSION, sizeof(h)) < 0 ||
+	    ms_cachefile_put(&o, &h, sizeof(h)) < 0 ||
+	    ms_cachefile_put(&o, dir, (size_t)n_keep * sizeof(*dir)) < 0)
 		goto fail;
 	for (i = 0; i < n; i++)
 		if (out[i].keep &&
-		    ms_write_all(fd, (out[i].from == FROM_MAP ? d->ic_map : out[i].from == FROM_MADE ?
-				   made->p : d->ic_kept->p) + out[i].pos, (size_t)out[i].len) < 0)
+		    ms_cachefile_put(&o, (out[i].from == FROM_MAP ? d->ic_map :
+					  out[i].from == FROM_MADE ? made->p : d->ic_kept->p) +
+					 out[i].pos, (size_t)out[i].len) < 0)
 			goto fail;
+	/* pos: past the last entry, the file's length, as written. */
+	if (ms_cachefile_end(&o) < 0 || o.len != pos)
+		goto fail;
 	free(dir);
 	pub.cache = true;	/* checked before use: see publish.h */
 	ms_publish_commit(&pub);

@@ -4,10 +4,18 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/cachedir.h"
+#include "util/cachefile.h"
+#include "util/cachelayout.h"
 #include "util/publish.h"
+
+/* The copy's trailer (util/cachefile.h): 1, the first with one. */
+#define DCACHE_MAGIC "MSDEBUG"
+#define DCACHE_VERSION 1
 
 bool ms_elf_debug_compressed(Elf *elf)
 {
@@ -133,12 +141,45 @@ static bool whole(Elf *elf, uint64_t size)
 	return true;
 }
 
-/* The cached copy at path, when it is the module's, whole and inflated. */
+/*
+ * Whether the copy open as fd (st its status) is as written: its trailer
+ * (util/cachefile.h) names this build and holds the CRC of every byte
+ * before it. libdw trusts the DWARF it reads no more than the original's,
+ * but a damaged line or range in a copy would still be a wrong answer.
+ */
+static bool copy_sealed(int fd, const struct stat *st)
+{
+	bool ok;
+	void *map;
+
+	if (st->st_size <= 0)
+		return false;
+	map = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return false;
+	ok = ms_cachefile_check_trailer(map, (size_t)st->st_size, DCACHE_MAGIC, DCACHE_VERSION,
+					NULL);
+	munmap(map, (size_t)st->st_size);
+	return ok;
+}
+
+/* The cached copy at path, when it is the module's, as written, whole and inflated. */
 static int open_copy(struct ms_elf_file *f, const char *path, const uint8_t *bid, uint32_t bid_len)
 {
 	GElf_Shdr sh;
+	struct stat st;
+	int fd = ms_cache_open(path, MS_ELF_FILE_MAX, &st);
 
-	if (ms_elf_file_open(f, path) != MS_SYM_OK)
+	if (fd >= 0 && !copy_sealed(fd, &st)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		memset(f, 0, sizeof(*f));
+		f->fd = -1;
+		return -1;
+	}
+	if (ms_elf_file_open_fd(f, fd) != MS_SYM_OK)
 		return -1;
 	if (f->build_id_len != bid_len || memcmp(f->build_id, bid, bid_len) ||
 	    !whole(f->elf, (uint64_t)f->st.st_size) || !ms_elf_section(f->elf, ".debug_info", &sh) ||
@@ -149,42 +190,26 @@ static int open_copy(struct ms_elf_file *f, const char *path, const uint8_t *bid
 	return 0;
 }
 
-char *ms_dcache_path(const uint8_t *bid, uint32_t bid_len, const char *suffix)
-{
-	static const char hex[] = "0123456789abcdef";
-	char name[sizeof("debug/") + 2 * MS_BUILD_ID_MAX + 16];
-	size_t o;
-
-	if (!bid_len || bid_len > MS_BUILD_ID_MAX || strlen(suffix) >= 16)
-		return NULL;
-	o = (size_t)snprintf(name, sizeof(name), "debug/");
-	for (uint32_t i = 0; i < bid_len; i++) {
-		name[o++] = hex[bid[i] >> 4];
-		name[o++] = hex[bid[i] & 15];
-	}
-	snprintf(name + o, sizeof(name) - o, "%s", suffix);
-	return ms_cache_file(name);
-}
-
 int ms_dcache_open(struct ms_elf_file *f, Elf *elf, const uint8_t *bid, uint32_t bid_len)
 {
 	struct ms_publish pub;
 	char *path;
 	int fd, ret = -1;
 
-	if (!(path = ms_dcache_path(bid, bid_len, ".debug")))
+	if (!(path = ms_cache_path(MS_CACHE_DEBUG_COPY, bid, bid_len)))
 		return -1;
 	if (open_copy(f, path, bid, bid_len) == 0) {
 		free(path);
 		return 0;
 	}
-	if (ms_cache_mkdir(path) < 0 || (fd = ms_publish_open(&pub, path)) < 0) {
+	if ((fd = ms_cache_publish(&pub, path)) < 0) {
 		free(path);
 		return -1;
 	}
 	/* A cache (checked before use), mapped by every later run: see publish.h. */
 	pub.cache = true;
-	if (write_inflated(elf, fd) < 0) {
+	if (write_inflated(elf, fd) < 0 ||
+	    ms_cachefile_append_trailer(fd, DCACHE_MAGIC, DCACHE_VERSION) < 0) {
 		ms_publish_abort(&pub);
 	} else if (ms_publish_commit(&pub) == 0) {
 		ret = open_copy(f, path, bid, bid_len);

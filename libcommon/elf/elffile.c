@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/safeopen.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -149,16 +150,14 @@ uint64_t ms_stat_mtime_ns(const struct stat *st)
 	return (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
 }
 
-int ms_elf_file_open(struct ms_elf_file *f, const char *path)
+int ms_elf_file_open_fd(struct ms_elf_file *f, int fd)
 {
 	memset(f, 0, sizeof(*f));
-	f->fd = -1;
-	if (ms_elf_setup() < 0)
+	f->fd = fd;
+	if (ms_elf_setup() < 0) {
+		ms_elf_file_close(f);
 		return MS_SYM_BAD_ELF;
-	/* O_NONBLOCK: a FIFO put at the path must not hang the stage. */
-	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (f->fd < 0)
-		return MS_SYM_NO_FILE;
+	}
 	if (fstat(f->fd, &f->st) < 0 || !S_ISREG(f->st.st_mode)) {
 		ms_elf_file_close(f);
 		return MS_SYM_NO_FILE;
@@ -170,6 +169,23 @@ int ms_elf_file_open(struct ms_elf_file *f, const char *path)
 	}
 	f->build_id_len = ms_elf_build_id(f->elf, f->build_id);
 	return MS_SYM_OK;
+}
+
+int ms_elf_file_open(struct ms_elf_file *f, const char *path)
+{
+	/*
+	 * Paths come from streams and debug folders: a FIFO, a device or a
+	 * folder put there must neither hang nor be read. Links are followed:
+	 * /usr/lib/debug/.build-id holds links, and so may a --debug-dir.
+	 */
+	int fd = ms_open_regular(AT_FDCWD, path, 0, MS_ELF_FILE_MAX, NULL, NULL);
+
+	if (fd < 0) {
+		memset(f, 0, sizeof(*f));
+		f->fd = -1;
+		return MS_SYM_NO_FILE;
+	}
+	return ms_elf_file_open_fd(f, fd);
 }
 
 int ms_elf_memory_open(struct ms_elf_file *f, void *image, size_t len)

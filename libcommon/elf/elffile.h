@@ -82,11 +82,24 @@ struct ms_elf_file {
 };
 
 /*
- * Open path as an ELF file and read its build id. Returns MS_SYM_OK,
- * MS_SYM_NO_FILE (cannot open) or MS_SYM_BAD_ELF (not an ELF file); f is
- * usable only after MS_SYM_OK.
+ * The largest module or debug file opened: 64 GiB (the largest debug
+ * files known, a browser's, are a few GiB); anything larger is refused.
+ */
+#define MS_ELF_FILE_MAX ((uint64_t)1 << 36)
+
+/*
+ * Open path as an ELF file and read its build id. Only a regular file of
+ * at most MS_ELF_FILE_MAX bytes is opened (a link to one is followed; a
+ * FIFO or device is refused without blocking). Returns MS_SYM_OK,
+ * MS_SYM_NO_FILE (cannot open, or not such a file) or MS_SYM_BAD_ELF (not
+ * an ELF file); f is usable only after MS_SYM_OK.
  */
 int ms_elf_file_open(struct ms_elf_file *f, const char *path);
+/*
+ * The same for a file the caller opened (ms_open_regular(), util/safeopen.h):
+ * f owns fd from now on, whatever the result.
+ */
+int ms_elf_file_open_fd(struct ms_elf_file *f, int fd);
 void ms_elf_file_close(struct ms_elf_file *f);
 /*
  * Whether the open file f is module m by the identity rule above:

@@ -14,6 +14,7 @@
 
 #include "util/error.h"
 #include "util/prefault.h"
+#include "util/safeopen.h"
 
 static uint64_t mtime_ns(const struct stat *st)
 {
@@ -60,6 +61,7 @@ int ms_stack_map_open(struct ms_stack_map *m, const struct ms_stack_file *f,
 	static const char fix[] = "run ms-decode with --stack-bytes=copy to get a stream that "
 				  "carries its stack copies";
 	char path[4096];
+	const char *why;
 	struct stat st;
 	void *p;
 	int fd;
@@ -70,11 +72,16 @@ int ms_stack_map_open(struct ms_stack_map *m, const struct ms_stack_file *f,
 				in_name, fix);
 	memcpy(path, f->path.ptr, f->path.len);
 	path[f->path.len] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * The path is the stream's word: a FIFO there must not hang the stage
+	 * (non-blocking, refused), and a link is not the file ms-decode read,
+	 * whose path came from /proc/self/fd and so holds none.
+	 */
+	fd = ms_open_regular(AT_FDCWD, path, MS_OPEN_NOFOLLOW, SIZE_MAX, &st, &why);
 	if (fd < 0)
 		return ms_error("'%s': the stack copies of its samples are in '%s', which cannot "
-				"be opened here (%s): %s", in_name, path, strerror(errno), fix);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || major(st.st_dev) != f->dev_maj ||
+				"be opened here (%s): %s", in_name, path, why, fix);
+	if (major(st.st_dev) != f->dev_maj ||
 	    minor(st.st_dev) != f->dev_min || st.st_ino != f->ino ||
 	    (uint64_t)st.st_size != f->size || mtime_ns(&st) != f->mtime) {
 		close(fd);

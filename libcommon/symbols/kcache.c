@@ -5,47 +5,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "perf/kernel.h"
-#include "util/cachefile.h"
-#include "util/publish.h"
+#include "symbols/symfile.h"
+#include "util/cachelayout.h"
 
-/* 3: the common header of util/cachefile.h. */
-#define KCACHE_VERSION 3
-#define KCACHE_MAGIC "MSKSYMS"
+/*
+ * 5: the file of symfile.h (the common header's producer and CRCs,
+ * util/cachefile.h; a check per span, the names in the symbols' order).
+ */
+static const struct ms_symfile_kind kind = { "MSKSYMS", 5 };
+
 #define KEY_BOOT_OFF 24		/* key: [0] build id length, [1..] build id */
 #define KEY_BOOT_LEN 40
 #define KEY_MODS_OFF 64
 
-/* The cache's own header, after the common one. */
-struct kcache_header {
-	uint32_t sym_size;
-	uint32_t zero;
-	uint8_t key[MS_KCACHE_KEY];
-	uint64_t n_syms;
-	uint64_t names_len;
-	uint64_t n_fences;
-};
-
-/*
- * The symbols start at one page, so that each span of them (the symbols
- * one fence indexes) is one page of the map: a constant of the file, not
- * the host's page size.
- */
-#define KCACHE_SYMS_OFF 4096
-_Static_assert(sizeof(struct ms_sym) == 32, "the file's symbol record");
-_Static_assert(MS_SYMS_SPAN * sizeof(struct ms_sym) == KCACHE_SYMS_OFF, "a span is a page");
-_Static_assert(sizeof(struct ms_cachefile) + sizeof(struct kcache_header) <= KCACHE_SYMS_OFF,
-	       "the headers fit their page");
-
-/* One fence per span, the last one maybe partial. */
-static uint64_t n_fences_of(uint64_t n)
-{
-	return (n + MS_SYMS_SPAN - 1) / MS_SYMS_SPAN;
-}
+_Static_assert(MS_KCACHE_KEY <= MS_SYMFILE_KEY_MAX, "the key fits the file's");
 
 /* Read a small file whole into buf (NUL-terminated); its length or -1. */
 static ssize_t read_small(const char *path, char *buf, size_t cap)
@@ -135,123 +111,18 @@ int ms_kcache_key(struct ms_kcache_key *k, const char *notes, const char *boot_i
 
 char *ms_kcache_path(void)
 {
-	return ms_cache_file("kallsyms");
-}
-
-/*
- * The checks of the whole file: its header, key and sizes. Each symbol and
- * fence is checked when a lookup meets it (ms_symtab_lookup_checked()):
- * checking all of them here read 4 MB for the few hundred a profile names.
- */
-static int valid(const uint8_t *map, size_t len, const struct ms_kcache_key *k,
-		 uint64_t *n_out, uint64_t *names_len_out)
-{
-	const struct kcache_header *h;
-	const char *names;
-	uint64_t n, n_fences, names_len, rest;
-
-	if (len < KCACHE_SYMS_OFF ||
-	    !(h = ms_cachefile_check(map, len, KCACHE_MAGIC, KCACHE_VERSION, sizeof(*h), NULL)) ||
-	    h->sym_size != sizeof(struct ms_sym) || h->zero || memcmp(h->key, k->bytes, MS_KCACHE_KEY))
-		return -1;
-	n = h->n_syms;
-	n_fences = h->n_fences;
-	names_len = h->names_len;
-	if (!n || n > UINT32_MAX || n > (len - KCACHE_SYMS_OFF) / sizeof(struct ms_sym) ||
-	    n_fences != n_fences_of(n))
-		return -1;
-	rest = len - KCACHE_SYMS_OFF - n * sizeof(struct ms_sym);
-	if (n_fences > rest / sizeof(uint64_t) || !names_len || names_len > UINT32_MAX ||
-	    names_len != rest - n_fences * sizeof(uint64_t))
-		return -1;
-	names = (const char *)(map + len - names_len);
-	/* Every name ends inside the names: a symbol's offset is all there is to check. */
-	if (names[names_len - 1] != '\0')
-		return -1;
-	*n_out = n;
-	*names_len_out = names_len;
-	return 0;
+	return ms_cache_path(MS_CACHE_KALLSYMS, NULL, 0);
 }
 
 int ms_kcache_load(struct ms_symtab *t, const char *path, const struct ms_kcache_key *k)
 {
-	uint64_t n, names_len;
-	size_t len;
-	void *map = ms_cache_map(path, KCACHE_SYMS_OFF, (uint64_t)1 << 32, &len);
-
-	if (!map)
-		return -1;
-	if (valid(map, len, k, &n, &names_len) < 0) {
-		munmap(map, len);
-		return -1;
-	}
-	ms_symtab_init(t);
-	t->map = map;
-	t->map_len = len;
-	t->tier[0].syms = (struct ms_sym *)((uint8_t *)map + KCACHE_SYMS_OFF);
-	t->tier[0].n = t->tier[0].alloc = (uint32_t)n;
-	t->fences = (const uint64_t *)(t->tier[0].syms + n);
-	t->n_fences = (uint32_t)n_fences_of(n);
-	t->names = (char *)(t->fences + t->n_fences);
-	t->names_len = t->names_alloc = names_len;
-	return 0;
+	return ms_symfile_load(t, path, &kind, k->bytes, MS_KCACHE_KEY);
 }
 
 int ms_kcache_store(const struct ms_symtab *t, const char *path, const struct ms_kcache_key *k)
 {
-	const struct ms_symlist *l = &t->tier[0];
-	struct kcache_header h = { 0 };
-	struct ms_cachefile c;
-	union {
-		uint8_t head[KCACHE_SYMS_OFF];
-		struct ms_sym syms[512];
-		uint64_t fences[512];
-	} buf;
-	struct ms_publish pub;
-	uint32_t i, n_fences;
-	int fd;
-
-	if (!l->n || t->tier[1].n || t->tier[2].n || !t->names_len || ms_cache_mkdir(path) < 0)
+	/* The kernel's symbols are one tier (symtab.c reads them so). */
+	if (t->tier[1].n || t->tier[2].n)
 		return -1;
-	h.sym_size = sizeof(struct ms_sym);
-	memcpy(h.key, k->bytes, MS_KCACHE_KEY);
-	h.n_syms = l->n;
-	h.names_len = t->names_len;
-	h.n_fences = n_fences = (uint32_t)n_fences_of(l->n);
-	ms_cachefile_init(&c, KCACHE_MAGIC, KCACHE_VERSION, sizeof(h),
-			  KCACHE_SYMS_OFF + h.n_syms * sizeof(struct ms_sym) +
-			  h.n_fences * sizeof(uint64_t) + h.names_len);
-	if ((fd = ms_publish_open(&pub, path)) < 0)
-		return -1;
-	/* The headers, zeros up to the symbols' page. */
-	memset(buf.head, 0, sizeof(buf.head));
-	memcpy(buf.head, &c, sizeof(c));
-	memcpy(buf.head + sizeof(c), &h, sizeof(h));
-	if (ms_write_all(fd, buf.head, sizeof(buf.head)) < 0)
-		goto fail;
-	for (i = 0; i < l->n; i += 512) {
-		uint32_t j, m = l->n - i < 512 ? l->n - i : 512;
-
-		memcpy(buf.syms, l->syms + i, m * sizeof(*buf.syms));
-		for (j = 0; j < m; j++)
-			buf.syms[j].display = NULL;	/* pointers of this process */
-		if (ms_write_all(fd, buf.syms, m * sizeof(*buf.syms)) < 0)
-			goto fail;
-	}
-	for (i = 0; i < n_fences; i += 512) {
-		uint32_t j, m = n_fences - i < 512 ? n_fences - i : 512;
-
-		for (j = 0; j < m; j++)
-			buf.fences[j] = l->syms[(i + j) * MS_SYMS_SPAN].start;
-		if (ms_write_all(fd, buf.fences, m * sizeof(*buf.fences)) < 0)
-			goto fail;
-	}
-	if (ms_write_all(fd, t->names, t->names_len) < 0)
-		goto fail;
-	/* A cache (checked before use), mapped by every later run: see publish.h. */
-	pub.cache = true;
-	return ms_publish_commit(&pub);
-fail:
-	ms_publish_abort(&pub);
-	return -1;
+	return ms_symfile_store(t, path, &kind, k->bytes, MS_KCACHE_KEY);
 }

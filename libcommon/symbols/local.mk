@@ -3,6 +3,7 @@
 libcommon_a_SOURCES += \
 	libcommon/symbols/symtab.c libcommon/symbols/symtab.h \
 	libcommon/symbols/kcache.c libcommon/symbols/kcache.h \
+	libcommon/symbols/symfile.c libcommon/symbols/symfile.h \
 	libcommon/symbols/symcache.c libcommon/symbols/symcache.h \
 	libcommon/symbols/symbolize.c libcommon/symbols/symbolize.h \
 	libcommon/symbols/stage.c libcommon/symbols/batch.c

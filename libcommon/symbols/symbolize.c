@@ -18,6 +18,7 @@
 #include "symbols/symcache.h"
 #include "symbols/symtab.h"
 #include "elf/elffile.h"
+#include "util/cachelayout.h"
 #include "util/error.h"
 
 #define NONE UINT32_MAX
@@ -392,11 +393,11 @@ static void load_debug(struct ms_symbolizer *s, uint32_t id, struct smodule *mod
 		dwelf = mod->inflated.elf;
 	}
 	/* The list of units is kept beside the inflated copy (dwarfidx.h). */
-	units = ms_dcache_path(bid, bid_len, ".units");
+	units = ms_cache_path(MS_CACHE_UNITS, bid, bid_len);
 	mod->dwarf = ms_dwarfidx_new_cached(dwelf, units, bid, bid_len, &why);
 	free(units);
 	/* So are the units indexed, written back when the module is released or left. */
-	if (mod->dwarf && (units = ms_dcache_path(bid, bid_len, ".index"))) {
+	if (mod->dwarf && (units = ms_cache_path(MS_CACHE_INDEX, bid, bid_len))) {
 		ms_dwarfidx_index_cache(mod->dwarf, units, bid, bid_len);
 		free(units);
 	}

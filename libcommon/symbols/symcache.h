@@ -12,35 +12,13 @@
  * read (the debug file, then the module's file), its build id and size.
  * A table read from a file without a build id is not cached.
  *
- * As with the kernel's (kcache.h), only what holds for the whole file is
- * checked when it is loaded (headers, key, sizes, counts, the names' last
- * NUL): a file that fails is ignored and rewritten. The rest is checked
- * when a lookup meets it (ms_symtab_lookup_checked()): the fence it
- * searched from, and each span of symbols it reads against the span's
- * CRC-32C, which covers its symbols and their names (ELF symbols may nest,
- * so order alone cannot tell a damaged size from a true one), and each
- * symbol's bounds and order. One that fails makes the symbolizer drop the
- * table and read the ELF files again (and rewrite the cache). It is mapped
- * read-only: display names of its symbols are kept elsewhere. It is
- * written atomically (util/publish.h).
- *
- * Layout (host byte order, one host):
- *   header  the common header of every cache file (util/cachefile.h),
- *           magic "MSSYMS"; then this cache's own: u32 sizeof(struct
- *           ms_sym), u32 MS_SYMS_SPAN, key (struct ms_symcache_key),
- *           u64 n[MS_SYMS_TIERS], u64 n_fences, u64 names_len; then
- *           zeros up to offset 4096
- *   syms    each tier's n[k] x struct ms_sym (32 bytes, display NULL),
- *           tier 0 at offset 4096, each tier starting on a 4096 boundary
- *           (zeros between), so that each span of MS_SYMS_SPAN is a page
- *   fences  each tier's ceil(n[k] / MS_SYMS_SPAN) x u64, tier after tier:
- *           fence j is the start of the tier's symbol j * MS_SYMS_SPAN
- *   checks  one struct ms_span_check (symtab.h) per fence, in the same order
- *   names   names_len bytes of NUL-terminated strings, each symbol's own,
- *           in the order of the symbols (tier after tier), so that a
- *           span's names are one run: from its first symbol's name up to
- *           its check's names_end
- * The file's length is exactly the sum of these.
+ * The file is symfile.h's (magic "MSSYMS", the key struct
+ * ms_symcache_key's bytes), as the kernel's is (kcache.h): only what holds
+ * for the whole file is checked when it is loaded, each span of symbols
+ * against its CRC-32C when a lookup first meets it (ELF symbols may nest,
+ * so order alone cannot tell a damaged size from a true one). One that
+ * fails makes the symbolizer drop the table and read the ELF files again
+ * (and rewrite the cache).
  */
 #ifndef MS_SYMBOLS_SYMCACHE_H
 #define MS_SYMBOLS_SYMCACHE_H

@@ -534,19 +534,6 @@ static const struct ms_sym *lookup_tier(const struct ms_symlist *l, uint64_t add
 	return NULL;
 }
 
-/* Whether syms[i] of a mapped table is well formed and in order with its neighbours. */
-static bool mapped_sym_ok(const struct ms_symtab *t, const struct ms_symlist *l, uint32_t i)
-{
-	const struct ms_sym *s = &l->syms[i];
-
-	if (s->name >= t->names_len || !s->size || s->start + s->size < s->start || s->rank > 2)
-		return false;
-	if (i && (l->syms[i - 1].start + l->syms[i - 1].size < l->syms[i - 1].start ||
-		  l->syms[i - 1].start + l->syms[i - 1].size > s->start))
-		return false;
-	return i + 1 >= l->n || s->start + s->size <= l->syms[i + 1].start;
-}
-
 /* Symbols a tier's n need fences for: one per span, the last maybe partial. */
 static uint32_t tier_fences(const struct ms_symlist *l)
 {
@@ -583,7 +570,7 @@ static inline bool span_ok(const struct ms_symtab *t, const struct ms_symlist *l
 }
 
 /*
- * syms[i] of a mapped module table, in a span that passed its check, well
+ * syms[i] of a mapped table, in a span that passed its check, well
  * formed, and starting before the next (starts are unique in a tier).
  * Nesting is allowed: ELF tiers have it.
  */
@@ -606,9 +593,9 @@ static bool nested_sym_ok(const struct ms_symtab *t, const struct ms_symlist *l,
  * end are those of a search of the whole array: a fence that lies makes
  * the table bad, never the answer wrong.
  *
- * The kernel's symbols (kcache.h) do not overlap: only the last one
- * starting at or below addr can cover it. A module's may nest: then, as
- * lookup_tier() does, the 8 symbols below are tried too, each checked.
+ * A module's symbols may nest: as lookup_tier() does, the 8 symbols below
+ * are tried too, each checked (the kernel's do not overlap: for them only
+ * the last one starting at or below addr can cover it, the search alike).
  */
 static const struct ms_sym *lookup_mapped_tier(const struct ms_symtab *t,
 					       const struct ms_symlist *l, uint64_t addr,
@@ -630,22 +617,12 @@ static const struct ms_sym *lookup_mapped_tier(const struct ms_symtab *t,
 		uint32_t first = (lo - 1) * MS_SYMS_SPAN;
 
 		/* The symbol the fence copies is on the page searched next. */
-		if ((t->checks && !span_ok(t, l, lo - 1)) || fences[lo - 1] != l->syms[first].start) {
+		if (!span_ok(t, l, lo - 1) || fences[lo - 1] != l->syms[first].start) {
 			*bad = true;
 			return NULL;
 		}
 		lo = first_above(l->syms, first + 1,
 				 l->n - first > MS_SYMS_SPAN ? first + MS_SYMS_SPAN : l->n, addr);
-	}
-	if (!t->checks) {
-		if ((lo < l->n && l->syms[lo].start <= addr) ||
-		    (lo && (l->syms[lo - 1].start > addr || !mapped_sym_ok(t, l, lo - 1)))) {
-			*bad = true;
-			return NULL;
-		}
-		if (lo && addr - l->syms[lo - 1].start < l->syms[lo - 1].size)
-			return &l->syms[lo - 1];
-		return NULL;
 	}
 	/* syms[lo] may be the next span's first: its span is checked before it is believed. */
 	if ((lo < l->n && (!span_ok(t, l, lo / MS_SYMS_SPAN) || l->syms[lo].start <= addr)) ||

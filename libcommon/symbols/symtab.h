@@ -57,7 +57,7 @@ struct ms_symlist {
 };
 
 /*
- * The check of one span of a mapped module table (symcache.h): CRC-32C of
+ * The check of one span of a mapped table (symfile.h): CRC-32C of
  * its symbols, then of its names, which the file keeps in the symbols'
  * order from the first symbol's name up to names_end.
  */
@@ -90,12 +90,11 @@ struct ms_symtab {
 	const uint64_t *fences;
 	uint32_t n_fences;
 	/*
-	 * A mapped module table (symcache.h) has a check per fence, in the
-	 * mapping, and whether each span passed it yet (a byte per fence,
-	 * malloc'd): its tiers may nest (ELF symbols may), so a lookup
-	 * searches back as an unmapped one does, and order alone cannot tell
-	 * a damaged size from a true one. NULL for the kernel's cache, whose
-	 * symbols do not overlap and are checked for it.
+	 * A mapped table (symfile.h) has a check per fence, in the mapping,
+	 * and whether each span passed it yet (a byte per fence, malloc'd):
+	 * a module's tiers may nest (ELF symbols may), so a lookup searches
+	 * back as an unmapped one does, and order alone cannot tell a damaged
+	 * size or letter from a true one.
 	 */
 	const struct ms_span_check *checks;
 	uint8_t *checked;

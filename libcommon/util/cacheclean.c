@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,18 +12,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/cachelayout.h"
+#include "util/safeopen.h"
+
 #define DEFAULT_CLEAN_INTERVAL_S	86400	/* a day */
 #define DEFAULT_MAX_UNUSED_AGE_S	604800	/* a week */
 /*
- * The common path is one lstat of the stamp: the interval's file is read
+ * The common path is one fstatat of the stamp: the interval's file is read
  * only once the stamp is older than this, so no interval is shorter.
  */
 #define MIN_CLEAN_INTERVAL_S		3600
 /* A publication's temporary (util/publish.h) unused this long was left by a crash. */
 #define TMP_UNUSED_AGE_S		3600
-#define TMP_SUFFIX_LEN			(sizeof(".tmp-XXXXXX") - 1)
-/* microscope's caches lie one folder deep; nothing is looked for below this. */
-#define MAX_DEPTH			4
+/* A setting is a number of seconds: a file longer than this is not one. */
+#define SETTING_MAX			32
 
 struct clean {
 	time_t now;
@@ -35,14 +36,12 @@ struct clean {
 /* The seconds that file name in folder dirfd holds, else def (missing, unparsable, negative). */
 static time_t setting(int dirfd, const char *name, time_t def)
 {
-	char buf[32], *end;
+	char buf[SETTING_MAX + 1], *end;
 	long long v;
 	ssize_t n;
-	/* Reading a setting is no use of the cache: kept(), not the read, keeps it. */
-	int fd = openat(dirfd, name, O_RDONLY | O_NOATIME | O_CLOEXEC);
+	/* Not a FIFO (it would hang the writer that cleans), nor through a link. */
+	int fd = ms_open_regular(dirfd, name, MS_OPEN_NOFOLLOW, SETTING_MAX, NULL, NULL);
 
-	if (fd < 0 && errno == EPERM)	/* not the owner's */
-		fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return def;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -59,35 +58,29 @@ static time_t setting(int dirfd, const char *name, time_t def)
 	return *end ? def : (time_t)v;
 }
 
-/* The stamp and the settings are the cache's own, not cached files. */
-static bool kept(const char *name)
-{
-	return !strcmp(name, MS_CACHE_STAMP) || !strcmp(name, MS_CACHE_CLEAN_INTERVAL) ||
-	       !strcmp(name, MS_CACHE_MAX_UNUSED_AGE);
-}
-
 /* Unused for longer than its limit: the later of reading (relatime) and writing. */
-static bool stale(const struct clean *c, const char *name, const struct stat *st)
+static bool stale(const struct clean *c, bool tmp, const struct stat *st)
 {
 	time_t used = st->st_atime > st->st_mtime ? st->st_atime : st->st_mtime;
-	size_t len = strlen(name);
-	bool tmp = len > TMP_SUFFIX_LEN && !memcmp(name + len - TMP_SUFFIX_LEN, ".tmp-", 5);
 
 	/* A temporary younger than that may still be written, whatever the limit says. */
 	return c->now - used > (tmp ? TMP_UNUSED_AGE_S : c->max_unused_age);
 }
 
 /*
- * Remove the stale regular files in folder dirfd, depth folders below the
- * top, and then the folders left empty; closes dirfd. Symbolic links are
- * neither followed nor removed, and a file that changes between its stat
- * and its unlink is at worst rebuilt by its next reader.
+ * Remove the stale files of the layout in folder dirfd (dir its name in
+ * the layout, "" for the top), and at the top look into the layout's
+ * folders; closes dirfd. Nothing else is touched: no link is followed or
+ * removed, no folder removed, no name the layout does not make. A file
+ * that changes between its stat and its unlink is at worst rebuilt by its
+ * next reader.
  */
-static void sweep(const struct clean *c, int dirfd, int depth)
+static void sweep(const struct clean *c, int dirfd, const char *dir)
 {
 	DIR *d = fdopendir(dirfd);
 	struct dirent *e;
 	struct stat st;
+	bool tmp;
 
 	if (!d) {
 		close(dirfd);
@@ -96,47 +89,38 @@ static void sweep(const struct clean *c, int dirfd, int depth)
 	while ((e = readdir(d))) {
 		const char *name = e->d_name;
 
-		if (!strcmp(name, ".") || !strcmp(name, ".."))
-			continue;
 		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != c->dev)
 			continue;
 		if (S_ISDIR(st.st_mode)) {
 			int sub;
 
-			if (depth + 1 > MAX_DEPTH)
+			if (dir[0] || !ms_cache_dir_ours(name))
 				continue;
 			/* O_NOFOLLOW: a folder swapped for a link since the stat is not entered. */
 			sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0)
-				continue;
-			sweep(c, sub, depth + 1);
-			/* Fails (ENOTEMPTY) for a folder still holding something, as it should. */
-			unlinkat(dirfd, name, AT_REMOVEDIR);
+			if (sub >= 0)
+				sweep(c, sub, name);
 			continue;
 		}
-		if (!S_ISREG(st.st_mode) || (depth == 0 && kept(name)))
-			continue;
 		/* A reader that has it open or mapped keeps it; the next one rebuilds it. */
-		if (stale(c, name, &st))
+		if (S_ISREG(st.st_mode) && ms_cache_name_ours(dir, name, &tmp) && stale(c, tmp, &st))
 			unlinkat(dirfd, name, 0);
 	}
 	closedir(d);
 }
 
-void ms_cache_clean(const char *top)
+void ms_cache_clean(int top)
 {
-	char stamp[PATH_MAX];
 	struct clean c;
 	struct stat st;
 	time_t age, interval;
-	int saved = errno, dirfd = -1, fd;
+	int saved = errno, fd;
 
-	if ((size_t)snprintf(stamp, sizeof(stamp), "%s/%s", top, MS_CACHE_STAMP) >= sizeof(stamp))
-		return;
 	c.now = time(NULL);
-	if (lstat(stamp, &st) < 0) {
+	if (fstatat(top, MS_CACHE_STAMP, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		/* A new cache, or one from before cleaning: its clock starts now. */
-		fd = open(stamp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		fd = openat(top, MS_CACHE_STAMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
 		if (fd >= 0)
 			close(fd);
 		goto out;
@@ -144,11 +128,7 @@ void ms_cache_clean(const char *top)
 	age = c.now - st.st_mtime;
 	if (age >= 0 && age < MIN_CLEAN_INTERVAL_S)
 		goto out;
-	/* The top may be a link (a cache moved to another disk); nothing below it is followed. */
-	dirfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		goto out;
-	interval = setting(dirfd, MS_CACHE_CLEAN_INTERVAL, DEFAULT_CLEAN_INTERVAL_S);
+	interval = setting(top, MS_CACHE_CLEAN_INTERVAL, DEFAULT_CLEAN_INTERVAL_S);
 	if (interval < MIN_CLEAN_INTERVAL_S)
 		interval = MIN_CLEAN_INTERVAL_S;
 	/*
@@ -161,14 +141,14 @@ void ms_cache_clean(const char *top)
 	 * Recorded before the walk, so that concurrent writers skip it; a clean
 	 * that cannot be recorded is not done, or every write would walk.
 	 */
-	if (utimensat(dirfd, MS_CACHE_STAMP, NULL, AT_SYMLINK_NOFOLLOW) < 0 || fstat(dirfd, &st) < 0)
+	if (utimensat(top, MS_CACHE_STAMP, NULL, AT_SYMLINK_NOFOLLOW) < 0 || fstat(top, &st) < 0)
 		goto out;
 	c.dev = st.st_dev;
-	c.max_unused_age = setting(dirfd, MS_CACHE_MAX_UNUSED_AGE, DEFAULT_MAX_UNUSED_AGE_S);
-	sweep(&c, dirfd, 0);
-	dirfd = -1;
+	c.max_unused_age = setting(top, MS_CACHE_MAX_UNUSED_AGE, DEFAULT_MAX_UNUSED_AGE_S);
+	/* The walk's own descriptor: closedir() closes it, top stays the caller's. */
+	fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		sweep(&c, fd, "");
 out:
-	if (dirfd >= 0)
-		close(dirfd);
 	errno = saved;
 }

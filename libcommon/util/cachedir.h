@@ -1,36 +1,66 @@
 /*
  * microscope's cache directory ($XDG_CACHE_HOME/microscope, else
  * ~/.cache/microscope): the paths of its files, their directories, and a
- * cache file mapped read-only, and its bound by age. The caches themselves
- * (kallsyms, debug copies, symbol tables, CFI rows) each check what they
- * map before use and are written whole with util/publish.h, so any of
- * them may vanish at any time: a reader that has it mapped keeps it, the
- * next one rebuilds it.
+ * cache file opened or mapped read-only, and its bound by age. The caches
+ * themselves (kallsyms, debug copies, symbol tables, CFI rows) each check
+ * what they map before use and are written whole with util/publish.h, so
+ * any of them may vanish at any time: a reader that has it mapped keeps
+ * it, the next one rebuilds it. Their names are in util/cachelayout.h.
+ *
+ * The folder (the root) is trusted only when it is a folder of the running
+ * user's (not a link to one) that neither its group nor others may write:
+ * each use opens it with O_NOFOLLOW | O_DIRECTORY, checks that on the open
+ * folder, and works relative to that descriptor, so that nothing below it
+ * is reached through a link, even one put in the root's place meanwhile.
+ * Root running with another user's HOME or XDG_CACHE_HOME (sudo -E) so
+ * never reads, writes or cleans a folder that user controls. A root that
+ * fails is not used: one warning per process, and no caches for its run.
+ *
+ * A path given to the functions below that is not in the root (a test's or
+ * tool's own file) is used as given, but opened as safely: no FIFO, device
+ * or link as the file itself.
  */
 #ifndef MS_UTIL_CACHEDIR_H
 #define MS_UTIL_CACHEDIR_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+
+#include "util/publish.h"
 
 /*
- * The path (malloc'd) of file name in microscope's cache directory
- * ($XDG_CACHE_HOME/microscope, else ~/.cache/microscope), or NULL when
- * neither variable is set to an absolute path.
+ * The path (malloc'd) of file name in microscope's cache directory, or
+ * NULL when neither variable is set to an absolute path or the folder is
+ * refused (see above; warned once).
  */
 char *ms_cache_file(const char *name);
 /*
  * Create the directories above file path (mode 0700); 0, or -1 when
- * unwritable. Every cache writer calls it before publishing: for a path in
- * the cache directory it first runs ms_cache_clean() on the directory.
+ * unwritable. For a path in the cache directory it first runs
+ * ms_cache_clean() there, and makes the root and the folders below it
+ * without following a link.
  */
 int ms_cache_mkdir(const char *path);
 /*
- * Map the cache file at path read-only when it is a regular file of
- * min_len to max_len bytes: the mapping and its length in *len, else NULL.
- * No message: a bad cache is rebuilt, not reported.
+ * Open the cache file at path read-only when it is a regular file (never
+ * a link, a FIFO or a device) of at most max_len bytes: the fd, its status
+ * in *st, else -1. No message: a bad cache is rebuilt, not reported.
+ */
+int ms_cache_open(const char *path, uint64_t max_len, struct stat *st);
+/*
+ * Map the cache file at path read-only, as ms_cache_open() opens it, when
+ * it holds min_len to max_len bytes: the mapping and its length in *len,
+ * else NULL. No message.
  */
 void *ms_cache_map(const char *path, uint64_t min_len, uint64_t max_len, size_t *len);
+/*
+ * Start writing the cache file at path (ms_cache_mkdir(), then a
+ * temporary beside it, ms_publish_openat()): the fd to write, or -1 (a
+ * message only when the temporary cannot be made). Commit or abort with
+ * publish.h; whatever is at path is replaced, never written in place.
+ */
+int ms_cache_publish(struct ms_publish *p, const char *path);
 
 /*
  * The cache's bound, as debuginfod's client bounds its own: files in the
@@ -53,15 +83,16 @@ void *ms_cache_map(const char *path, uint64_t min_len, uint64_t max_len, size_t 
 
 /*
  * When the stamp is older than the clean interval: touch it, then remove
- * each regular file in top and the folders below it (to a small depth, on
- * top's file system) whose later of atime and mtime is older than the
- * maximum unused age, and each publication temporary ("*.tmp-XXXXXX") of
- * util/publish.h unused for over an hour; then each folder left empty.
- * Symbolic links are neither followed nor removed (top itself may be one);
- * the stamp and settings are kept. Costs one lstat while the stamp is
- * younger than an hour, then a read of the interval's file too. Silent and
- * best effort: nothing is reported, errno is kept.
+ * each regular file of the layout (util/cachelayout.h: cache files in the
+ * top and in its debug/ and cfi/ folders, on top's file system) whose later
+ * of atime and mtime is older than the maximum unused age, and each
+ * publication temporary ("*.tmp-XXXXXX") of one unused for over an hour.
+ * Any other name, link or folder is left as it is: the clean removes no
+ * folder. top is the root's descriptor, as ms_cache_mkdir() opened it.
+ * Costs one fstatat while the stamp is younger than an hour, then a read
+ * of the interval's file too. Silent and best effort: nothing is
+ * reported, errno is kept.
  */
-void ms_cache_clean(const char *top);
+void ms_cache_clean(int top);
 
 #endif

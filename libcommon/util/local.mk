@@ -1,16 +1,20 @@
 # libcommon/util: the lowest layer, generic blocks every other layer may
 # use: messages and exit codes, banned functions, growth, a hash index,
 # CRCs, a radix sort, a string pool, text and JSON writers, demangling,
-# output publication, the cache folder and the header every cache file
-# starts with, and running stages as a pipeline.
+# output publication, opening files others named (safeopen), the cache
+# folder, its layout and the header every cache file starts with, the
+# running program's build id, and running stages as a pipeline.
 libcommon_a_SOURCES += \
 	libcommon/util/banned.h \
 	libcommon/util/bits.h \
 	libcommon/util/error.c libcommon/util/error.h \
 	libcommon/util/input.c libcommon/util/input.h \
+	libcommon/util/safeopen.c libcommon/util/safeopen.h \
+	libcommon/util/selfid.c libcommon/util/selfid.h \
 	libcommon/util/publish.c libcommon/util/publish.h \
 	libcommon/util/cachedir.c libcommon/util/cachedir.h \
 	libcommon/util/cacheclean.c \
+	libcommon/util/cachelayout.c libcommon/util/cachelayout.h \
 	libcommon/util/cachefile.c libcommon/util/cachefile.h \
 	libcommon/util/prefault.c libcommon/util/prefault.h \
 	libcommon/util/mapguard.c libcommon/util/mapguard.h \
@@ -30,8 +34,14 @@ tests_unit_util_test_SOURCES = tests/unit/util-test.c
 tests_unit_util_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_util_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
+UNIT_TESTS += tests/unit/safeopen-test
+tests_unit_safeopen_test_SOURCES = tests/unit/safeopen-test.c tests/unit/tmpdir.h
+tests_unit_safeopen_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_safeopen_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
 UNIT_TESTS += tests/unit/cacheclean-test
-tests_unit_cacheclean_test_SOURCES = tests/unit/cacheclean-test.c tests/unit/tmpdir.h
+tests_unit_cacheclean_test_SOURCES = tests/unit/cacheclean-test.c tests/unit/tmpdir.h \
+	tests/unit/stderr-capture.h
 tests_unit_cacheclean_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_cacheclean_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 

@@ -5,7 +5,10 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdlib.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,10 +37,56 @@ int ms_write_all(int fd, const void *buf, size_t len)
 
 static void release(struct ms_publish *p)
 {
+	if (p->dirfd >= 0)
+		close(p->dirfd);
 	free(p->path);
+	free(p->name);
 	free(p->tmp);
-	p->path = p->tmp = NULL;
+	p->path = p->name = p->tmp = NULL;
 	p->fd = -1;
+	p->dirfd = AT_FDCWD;
+}
+
+/*
+ * Create name + ".tmp-XXXXXX" (six random letters and digits, as
+ * mkostemp makes them) in dirfd's folder, exclusively, not through a
+ * link: the fd (read and write, 0600) with the name in *tmp (malloc'd),
+ * or -1 with errno. mkostemp's own, for a folder open as a descriptor.
+ */
+static int make_temp(int dirfd, const char *name, char **tmp)
+{
+	static const char letters[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	size_t n = strlen(name) + sizeof(".tmp-XXXXXX");
+	char *t = malloc(n);
+	int fd = -1;
+
+	if (!t)
+		return -1;
+	for (int tries = 0; fd < 0 && tries < 100; tries++) {
+		uint8_t r[6];
+		struct timespec ts;
+
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			for (size_t i = 0; i < sizeof(r); i++)
+				r[i] = (uint8_t)((uint64_t)ts.tv_nsec >> (5 * i) ^ (uint64_t)getpid() >> i ^
+						 (unsigned)tries * 37u);
+		}
+		snprintf(t, n, "%s.tmp-", name);
+		for (size_t i = 0; i < sizeof(r); i++)
+			t[n - 7 + i] = letters[r[i] % (sizeof(letters) - 1)];
+		t[n - 1] = '\0';
+		fd = openat(dirfd, t, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		free(t);
+		return -1;
+	}
+	*tmp = t;
+	return fd;
 }
 
 /* A temporary of ours older than this was left by a process that was killed. */
@@ -94,8 +143,9 @@ static int publish_open(struct ms_publish *p, const char *path, bool private)
 	size_t n;
 
 	p->path = strdup(path);
-	p->tmp = NULL;
+	p->name = p->tmp = NULL;
 	p->fd = -1;
+	p->dirfd = AT_FDCWD;
 	p->cache = false;
 	if (!p->path)
 		return ms_error("out of memory opening '%s'", path);
@@ -142,6 +192,28 @@ int ms_publish_open_private(struct ms_publish *p, const char *path)
 	return publish_open(p, path, true);
 }
 
+int ms_publish_openat(struct ms_publish *p, int dirfd, const char *name, const char *path)
+{
+	p->path = strdup(path);
+	p->name = strdup(name);
+	p->tmp = NULL;
+	p->fd = -1;
+	p->dirfd = dirfd;
+	p->cache = false;
+	if (!p->path || !p->name) {
+		release(p);
+		return ms_error("out of memory opening '%s'", path);
+	}
+	/* Private to its user, as the cache's folder is (and no umask() from a thread). */
+	p->fd = make_temp(p->dirfd, p->name, &p->tmp);
+	if (p->fd < 0) {
+		ms_error_errno("cannot create a temporary file next to '%s'", path);
+		release(p);
+		return -1;
+	}
+	return p->fd;
+}
+
 void ms_sync_dir_of(const char *path)
 {
 	char *copy = strdup(path);
@@ -163,16 +235,15 @@ void ms_sync_dir_of(const char *path)
  */
 static void rewrite_in_blocks(struct ms_publish *p)
 {
-	size_t n = strlen(p->path) + sizeof(".tmp-XXXXXX");
-	char *tmp = malloc(n), *buf = NULL;
+	char *tmp = NULL, *buf = NULL;
 	struct stat st;
 	off_t off = 0;
 	int fd = -1;
 
-	if (!tmp || fstat(p->fd, &st) < 0 || st.st_size <= (off_t)MS_PAGE_BLOCK / 2)
+	if (fstat(p->fd, &st) < 0 || st.st_size <= (off_t)MS_PAGE_BLOCK / 2)
 		goto out;	/* (a small file gains nothing) */
-	snprintf(tmp, n, "%s.tmp-XXXXXX", p->path);
-	if (!(buf = malloc(MS_PAGE_BLOCK)) || (fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+	if (!(buf = malloc(MS_PAGE_BLOCK)) ||
+	    (fd = make_temp(p->dirfd, p->name ? p->name : p->path, &tmp)) < 0)
 		goto out;
 	while (off < st.st_size) {
 		ssize_t got = pread(p->fd, buf, MS_PAGE_BLOCK, off);
@@ -185,7 +256,7 @@ static void rewrite_in_blocks(struct ms_publish *p)
 		goto out;
 	/* The copy is the temporary now; the pieces go with their small folios. */
 	close(p->fd);
-	unlink(p->tmp);
+	unlinkat(p->dirfd, p->tmp, 0);
 	free(p->tmp);
 	p->fd = fd;
 	p->tmp = tmp;
@@ -194,7 +265,7 @@ static void rewrite_in_blocks(struct ms_publish *p)
 out:
 	if (fd >= 0) {
 		close(fd);
-		unlink(tmp);
+		unlinkat(p->dirfd, tmp, 0);
 	}
 	free(buf);
 	free(tmp);
@@ -224,12 +295,14 @@ int ms_publish_commit(struct ms_publish *p)
 		return -1;
 	}
 	p->fd = -1;
-	if (rename(p->tmp, p->path) < 0) {
+	if (renameat(p->dirfd, p->tmp, p->dirfd, p->name ? p->name : p->path) < 0) {
 		ms_error_errno("cannot rename '%s' to '%s'", p->tmp, p->path);
 		ms_publish_abort(p);
 		return -1;
 	}
-	if (!p->cache)
+	if (!p->cache && p->dirfd >= 0)
+		fsync(p->dirfd);
+	else if (!p->cache)
 		ms_sync_dir_of(p->path);
 	release(p);
 	return 0;
@@ -240,6 +313,6 @@ void ms_publish_abort(struct ms_publish *p)
 	if (p->fd >= 0)
 		close(p->fd);
 	if (p->tmp)
-		unlink(p->tmp);
+		unlinkat(p->dirfd, p->tmp, 0);
 	release(p);
 }

@@ -27,8 +27,10 @@
 
 struct ms_publish {
 	char *path;
-	char *tmp;		/* NULL when written in place */
+	char *name;		/* ms_publish_openat(): its name in dirfd's folder */
+	char *tmp;		/* NULL when written in place; relative to dirfd */
 	int fd;
+	int dirfd;		/* AT_FDCWD, or the folder of name and tmp (owned) */
 	/*
 	 * Set before commit for a cache: it is not synced (see above), and
 	 * since later runs map it, a file larger than half a block that the
@@ -53,6 +55,15 @@ int ms_publish_open(struct ms_publish *p, const char *path);
  * one that holds copies of a program's memory, such as a raw stream.
  */
 int ms_publish_open_private(struct ms_publish *p, const char *path);
+/*
+ * The same for the file name in the folder open as dirfd (owned by p from
+ * now on, whatever the result), path its name in messages: the temporary
+ * and the rename are relative to dirfd, so that no link in the path is
+ * followed again, and whatever is at name is replaced, never written in
+ * place; the file is private to its user, 0600 (the cache's files,
+ * util/cachedir.h, whose clean removes their stale temporaries).
+ */
+int ms_publish_openat(struct ms_publish *p, int dirfd, const char *name, const char *path);
 /* Sync, close and rename; -1 after a message (the temporary is removed). */
 int ms_publish_commit(struct ms_publish *p);
 /* Close and remove the temporary; PATH is left as it was. */

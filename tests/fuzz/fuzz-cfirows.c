@@ -6,8 +6,10 @@
  *
  * The input: a mode byte, a lookup byte, then the file's bytes.
  *   mode bits 0-1: 0, the file as it is; 1, its module identity (file
- *   size, build id) made this file's, so that a cache written for an
- *   earlier build is read; 2, every header field but the counts made a
+ *   size, build id) and producer (util/cachefile.h) made this file's and
+ *   its CRCs made its own (ms_cachefile_seal()), so that a cache written
+ *   for an earlier build is read and mutations meet the checks past the
+ *   CRCs; 2, every header field but the counts made a
  *   genuine header's (one this target writes at start), and the length in
  *   the common header (util/cachefile.h) the file's; 3, as 2 with the
  *   count of rows made what the length holds after the rules, and the file
@@ -80,6 +82,7 @@
 #define H_COMMON_SIZE offsetof(struct ms_cachefile, header_size)
 #define H_OWN_SIZE offsetof(struct ms_cachefile, specific_size)
 #define H_FILE_LEN offsetof(struct ms_cachefile, file_len)
+#define H_PRODUCER offsetof(struct ms_cachefile, producer)
 #define H_OWN sizeof(struct ms_cachefile)
 #define H_RULE_SIZE (H_OWN + 0)
 #define H_ROW_SIZE (H_OWN + 4)
@@ -477,8 +480,10 @@ static uint8_t *make_file(uint8_t mode, const uint8_t *body, size_t n, size_t *l
 		abort();
 	memcpy(f, body, n);
 	*len = n;
-	if (mode >= 1 && cap >= header_size)
+	if (mode >= 1 && cap >= header_size) {
 		memcpy(f + H_IDENTITY, genuine + H_IDENTITY, header_size - H_IDENTITY);
+		memcpy(f + H_PRODUCER, genuine + H_PRODUCER, MS_CACHEFILE_PRODUCER);
+	}
 	if (mode >= 2) {
 		uint64_t rules, rows;
 
@@ -495,6 +500,8 @@ static uint8_t *make_file(uint8_t mode, const uint8_t *body, size_t n, size_t *l
 		}
 		ms_store64(f + H_FILE_LEN, *len);
 	}
+	if (mode >= 1 && *len >= header_size)
+		ms_cachefile_seal(f, *len);
 	return f;
 }
 

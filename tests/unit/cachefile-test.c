@@ -3,7 +3,9 @@
  * header ms_cachefile_init() filled passes ms_cachefile_check() with the
  * same magic, version and specific size, read from memory or mapped from a
  * file; one with any field of the common prefix wrong, a length that is
- * not the file's, or a file cut short is refused with its own reason.
+ * not the file's, another build's producer, any byte after the header
+ * damaged, or a file cut short is refused with its own reason. A file
+ * written by parts (ms_cachefile_begin/put/end) is the one sealed whole.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,13 +14,17 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "util/cachedir.h"
 #include "util/cachefile.h"
+#include "util/crc32c.h"
+#include "util/selfid.h"
 #include "tmpdir.h"
 
 #define MAGIC "MSTEST"
@@ -49,6 +55,9 @@ static void make_good(void)
 	ms_cachefile_init(&h, MAGIC, VERSION, sizeof(s), FILE_LEN);
 	memcpy(file.b, &h, sizeof(h));
 	memcpy(file.b + sizeof(h), &s, sizeof(s));
+	for (size_t i = 0; i < PAYLOAD; i++)
+		file.b[sizeof(h) + sizeof(s) + i] = (uint8_t)(i * 7);
+	ms_cachefile_seal(file.b, FILE_LEN);
 }
 
 /* Check the first len bytes of the file: the fault, and the pointer returned in *spec. */
@@ -87,6 +96,9 @@ static void test_good(void **state)
 	assert_int_equal(h->header_size, sizeof(struct ms_cachefile));
 	assert_int_equal(h->specific_size, sizeof(struct specific));
 	assert_int_equal(h->file_len, FILE_LEN);
+	assert_memory_equal(h->producer, ms_cachefile_producer(), MS_CACHEFILE_PRODUCER);
+	assert_int_equal(h->head_crc, ms_crc32c(0, file.b + sizeof(*h), sizeof(struct specific)));
+	assert_int_equal(h->body_crc, ms_crc32c(0, file.b + sizeof(*h), FILE_LEN - sizeof(*h)));
 	assert_int_equal(check(FILE_LEN, &spec), MS_CACHEFILE_OK);
 	assert_ptr_equal(spec, file.b + sizeof(struct ms_cachefile));
 	s = spec;
@@ -100,6 +112,7 @@ static void test_good(void **state)
 		struct ms_cachefile g;
 
 		ms_cachefile_init(&g, "ABCDEFGH", 1, 0, sizeof(g));
+		ms_cachefile_seal(&g, sizeof(g));
 		assert_memory_equal(g.magic, "ABCDEFGH", 8);
 		assert_non_null(ms_cachefile_check(&g, sizeof(g), "ABCDEFGH", 1, 0, NULL));
 		assert_null(ms_cachefile_check(&g, sizeof(g), "ABCDEFG", 1, 0, NULL));
@@ -198,10 +211,116 @@ static void test_truncated(void **state)
 		assert_int_equal(check(len, &spec), MS_CACHEFILE_SHORT);
 		assert_null(spec);
 	}
-	/* Both headers whole and nothing after: the length decides. */
+	/* Both headers whole and nothing after: the body's CRC was of more. */
 	((struct ms_cachefile *)(void *)file.b)->file_len = len;
+	assert_int_equal(check(len, &spec), MS_CACHEFILE_BAD_CRC);
+	assert_null(spec);
+	/* Sealed as that: the length decides. */
+	ms_cachefile_seal(file.b, len);
 	assert_int_equal(check(len, &spec), MS_CACHEFILE_OK);
 	assert_non_null(spec);
+}
+
+/*
+ * The producer is this program's build id (it has one: the build links with
+ * --build-id), and another build's is refused, as is a file whose producer
+ * is the version string of a build without an id.
+ */
+static void test_producer(void **state)
+{
+	uint8_t id[MS_CACHEFILE_PRODUCER] = { 0 }, other[MS_CACHEFILE_PRODUCER];
+	size_t n = ms_self_build_id(id, sizeof(id));
+
+	(void)state;
+	assert_true(n >= 8);
+	assert_memory_equal(ms_cachefile_producer(), id, sizeof(id));
+	memcpy(other, id, sizeof(other));
+	other[n - 1] ^= 1;
+	assert_int_equal(patched(offsetof(struct ms_cachefile, producer), other, sizeof(other)),
+			 MS_CACHEFILE_BAD_PRODUCER);
+	memset(other, 0, sizeof(other));
+	snprintf((char *)other, sizeof(other), "v0.1.0");
+	assert_int_equal(patched(offsetof(struct ms_cachefile, producer), other, sizeof(other)),
+			 MS_CACHEFILE_BAD_PRODUCER);
+}
+
+/*
+ * Every byte after the common header, flipped: refused as damaged. Of the
+ * cache's own header by both checks; of the payload only by the whole
+ * check (a cache checked by parts checks its payload's parts itself). The
+ * CRCs themselves, flipped: refused.
+ */
+static void test_damaged(void **state)
+{
+	const size_t own = sizeof(struct ms_cachefile), body = own + sizeof(struct specific);
+	const void *spec;
+
+	(void)state;
+	for (size_t i = own; i < FILE_LEN; i++) {
+		for (int bit = 0; bit < 8; bit += 7) {
+			make_good();
+			file.b[i] ^= (uint8_t)(1u << bit);
+			assert_int_equal(check(FILE_LEN, &spec), MS_CACHEFILE_BAD_CRC);
+			assert_null(spec);
+			spec = ms_cachefile_check_head(file.b, FILE_LEN, MAGIC, VERSION,
+						       sizeof(struct specific), NULL);
+			if (i < body)
+				assert_null(spec);
+			else
+				assert_ptr_equal(spec, file.b + own);
+		}
+	}
+	for (size_t f = 0; f < 2; f++) {
+		size_t at = f ? offsetof(struct ms_cachefile, body_crc) :
+				offsetof(struct ms_cachefile, head_crc);
+
+		make_good();
+		file.b[at] ^= 0x10;
+		assert_int_equal(check(FILE_LEN, &spec), MS_CACHEFILE_BAD_CRC);
+		assert_true(!ms_cachefile_check_head(file.b, FILE_LEN, MAGIC, VERSION,
+						     sizeof(struct specific), NULL) == !f);
+	}
+}
+
+/* Written by parts, in pieces cut at every place: the same bytes as sealed whole. */
+static void test_written_by_parts(void **state)
+{
+	char dir[256], path[300];
+	uint8_t back[FILE_LEN + 8];
+
+	(void)state;
+	tmpdir_make(dir, sizeof(dir), "cachefile-test");
+	snprintf(path, sizeof(path), "%s/parts", dir);
+	make_good();
+	for (size_t cut = 0; cut <= FILE_LEN - sizeof(struct ms_cachefile); cut++) {
+		struct ms_cachefile_out o;
+		const uint8_t *body = file.b + sizeof(struct ms_cachefile);
+		size_t rest = FILE_LEN - sizeof(struct ms_cachefile) - cut;
+		int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		assert_true(fd >= 0);
+		assert_int_equal(ms_cachefile_begin(&o, fd, MAGIC, VERSION,
+						    sizeof(struct specific)), 0);
+		assert_int_equal(ms_cachefile_put(&o, body, cut), 0);
+		assert_int_equal(ms_cachefile_put(&o, body + cut, rest), 0);
+		assert_int_equal(ms_cachefile_end(&o), 0);
+		assert_int_equal(pread(fd, back, sizeof(back), 0), FILE_LEN);
+		assert_memory_equal(back, file.b, FILE_LEN);
+		close(fd);
+	}
+	/* A writer that never put its own header: never a valid file. */
+	{
+		struct ms_cachefile_out o;
+		int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		assert_true(fd >= 0);
+		assert_int_equal(ms_cachefile_begin(&o, fd, MAGIC, VERSION,
+						    sizeof(struct specific)), 0);
+		assert_int_equal(ms_cachefile_put(&o, file.b, 4), 0);
+		assert_int_equal(ms_cachefile_end(&o), -1);
+		close(fd);
+	}
+	assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 /* Written to a file and mapped as the caches map theirs (ms_cache_map()). */
@@ -240,6 +359,9 @@ int main(void)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_wrong_fields),
 		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_producer),
+		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_written_by_parts),
 		cmocka_unit_test(test_mapped),
 	};
 

@@ -553,12 +553,16 @@ static void test_aranges(void **state)
 
 /* ---- the list of units, cached (ms_dwarfidx_new_cached()) ---- */
 
-/* The file's layout, as dwarfidx.c writes it (host order). */
+/*
+ * The file's layout, as dwarfidx.c writes it (host order): the common
+ * header (util/cachefile.h), then struct units_header, then the lists.
+ */
 enum {
-	UC_VERSION = 8,		/* u32 */
-	UC_INFO_SIZE = 48,	/* u64, part of the key */
-	UC_N_UNITS = 72,	/* u64 */
-	UC_HEADER = 96,
+	UC_VERSION = offsetof(struct ms_cachefile, version),	/* u32 */
+	UC_OWN = sizeof(struct ms_cachefile),
+	UC_INFO_SIZE = UC_OWN + 40,	/* u64, part of the key */
+	UC_N_UNITS = UC_OWN + 64,	/* u64 */
+	UC_HEADER = UC_OWN + 88,
 	UC_SLOT = 32,		/* u64 off, hdr; u32 ar, n_ar, from_dies, pad */
 	UC_RANGE = 16,		/* u64 lo, hi */
 	UC_URANGE = 24,		/* u64 lo, hi; u32 unit, pad */
@@ -727,7 +731,10 @@ static void test_units_cache(void **state)
 		b = malloc(good_size + 16);
 		assert_non_null(b);
 		memcpy(b, good, good_size);
-		spill(path, b, damage(b, good_size, (enum uc_damage)how));
+		size = damage(b, good_size, (enum uc_damage)how);
+		/* Sealed again (util/cachefile.h): the list's own checks must meet the damage. */
+		ms_cachefile_seal(b, size);
+		spill(path, b, size);
 		d = cached_index(&im, path, 1);
 		if (units_cached(d))
 			fail_msg("damage %d: the file was used", how);
@@ -756,6 +763,12 @@ static void test_units_cache(void **state)
 			memcpy(b + o, &lo, 8);
 		}
 	}
+	/* Not sealed again, the CRC refuses it; sealed, it is used. */
+	spill(path, b, good_size);
+	d = cached_index(&im, path, 1);
+	assert_false(units_cached(d));
+	ms_dwarfidx_free(d);
+	ms_cachefile_seal(b, good_size);
 	spill(path, b, good_size);
 	free(b);
 	d = cached_index(&im, path, 1);
@@ -863,6 +876,8 @@ static void ic_reseal(uint8_t *f)
 		ms_store32(en + 24, ms_crc32c(0, f + ms_load64(en + 8), ms_load64(en + 16)));
 	}
 	ms_store32(f + IC_DIRCRC_AT, ms_crc32c(0, f + IC_HEADER, n * IC_ENTRY));
+	/* And the common header's (util/cachefile.h), of the length it gives. */
+	ms_cachefile_seal(f, ms_load64(f + offsetof(struct ms_cachefile, file_len)));
 }
 
 /* The entry with the most of everything: the one damage goes to. */

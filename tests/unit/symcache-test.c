@@ -33,6 +33,7 @@
 #include "stream/records.h"
 #include "symbols/symbolize.h"
 #include "symbols/symcache.h"
+#include "symbols/symfile.h"
 #include "symbols/symtab.h"
 #include "util/cachefile.h"
 #include "elf/elffile.h"
@@ -405,14 +406,15 @@ static void put_file(const char *path, const uint8_t *buf, size_t len)
 }
 
 /*
- * The common header's version (util/cachefile.h); the fields of struct
- * symcache_header (symcache.c), which follows it.
+ * The common header's version (util/cachefile.h); the fields of the own
+ * header of symbols/symfile.h, which follows it (u32 sym_size, span,
+ * key_len, 0, the key in MS_SYMFILE_KEY_MAX bytes, the counts).
  */
 #define COMMON ((int)sizeof(struct ms_cachefile))
 #define OFF_VERSION offsetof(struct ms_cachefile, version)
 #define OFF_SYM_SIZE (COMMON + 0)
 #define OFF_SPAN (COMMON + 4)
-#define OFF_N (COMMON + 8 + (int)sizeof(struct ms_symcache_key))
+#define OFF_N (COMMON + 16 + MS_SYMFILE_KEY_MAX)
 #define OFF_N_FENCES (OFF_N + 8 * MS_SYMS_TIERS)
 #define OFF_NAMES_LEN (OFF_N_FENCES + 8)
 
@@ -467,6 +469,8 @@ static void test_sizes(void **state)
 			memcpy(&v, c + off, 8);
 			v += (uint64_t)(int64_t)d;
 			memcpy(c + off, &v, 8);
+			/* Sealed again: the header's CRC must not be what refuses it. */
+			ms_cachefile_seal(c, len);
 			put_file(cut, c, len);
 			if (ms_symcache_load(&m, cut, &k) == 0) {
 				assert_true(off < OFF_N_FENCES);
@@ -475,6 +479,16 @@ static void test_sizes(void **state)
 			}
 			free(c);
 		}
+	}
+	/* A count off by one, not sealed again: the header's CRC refuses it. */
+	{
+		uint8_t *c = malloc(len);
+
+		memcpy(c, buf, len);
+		c[OFF_NAMES_LEN] ^= 1;
+		put_file(cut, c, len);
+		assert_int_equal(ms_symcache_load(&m, cut, &k), -1);
+		free(c);
 	}
 	/* The version, the record's size, the span. */
 	buf[OFF_VERSION] ^= 0x40;
