@@ -129,14 +129,27 @@ struct ms_capture_builder {
 	size_t scratch_alloc;
 
 	bool *function_used;	/* at seal: functions some kept line names */
+
+	/* the record being added, for messages (ms_capture_builder_at()) */
+	const char *at_input;
+	uint64_t at_offset;
 };
 
 static int fail(struct ms_capture_builder *b, const char *what)
 {
-	if (!b->failed)
+	if (!b->failed && b->at_input)
+		ms_error("cannot build the capture: %s (the record at byte %" PRIu64 " of '%s')",
+			 what, b->at_offset, b->at_input);
+	else if (!b->failed)
 		ms_error("cannot build the capture: %s", what);
 	b->failed = true;
 	return -1;
+}
+
+void ms_capture_builder_at(struct ms_capture_builder *b, const char *input, uint64_t offset)
+{
+	b->at_input = input;
+	b->at_offset = offset;
 }
 
 static void *grow_array(struct ms_capture_builder *b, void *arr, uint32_t *alloc, size_t size)

@@ -98,6 +98,11 @@ int ms_capture_builder_stack_count(struct ms_capture_builder *b, const struct ms
 int ms_capture_builder_stack_def(struct ms_capture_builder *b, uint32_t id,
 				 const struct ms_stack *s);
 int ms_capture_builder_stack_ref(struct ms_capture_builder *b, const struct ms_stack_ref *r);
+/*
+ * The record the next calls add: input's name and the record's byte
+ * offset, named in a message when they refuse it (NULL: none).
+ */
+void ms_capture_builder_at(struct ms_capture_builder *b, const char *input, uint64_t offset);
 int ms_capture_builder_lost(struct ms_capture_builder *b, const struct ms_lost *l);
 int ms_capture_builder_throttle(struct ms_capture_builder *b, const struct ms_throttle *t);
 int ms_capture_builder_problem(struct ms_capture_builder *b, const struct ms_problem *p);

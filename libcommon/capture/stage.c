@@ -139,7 +139,7 @@ static int on_stack_def(void *ctx, struct ms_stage_io *io, const struct ms_recor
 	struct ingest *g = ctx;
 	uint32_t id;
 
-	(void)io;
+	ms_capture_builder_at(g->b, ms_reader_name(io->reader), rec->offset);
 	return ms_stack_def_unpack(rec, &id, &g->u.stack) < 0 ? -1 :
 	       ms_capture_builder_stack_def(g->b, id, &g->u.stack);
 }
@@ -148,7 +148,7 @@ static int on_stack_ref(void *ctx, struct ms_stage_io *io, const struct ms_recor
 {
 	struct ingest *g = ctx;
 
-	(void)io;
+	ms_capture_builder_at(g->b, ms_reader_name(io->reader), rec->offset);
 	return ms_stack_ref_unpack(rec, &g->u.ref) < 0 ? -1 :
 	       ms_capture_builder_stack_ref(g->b, &g->u.ref);
 }

@@ -1,5 +1,6 @@
 /* The file STACK_FILE records name: see stackfile.h. */
 #include "stream/stackfile.h"
+#include "util/mapguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,6 +68,8 @@ int ms_stack_map_open(struct ms_stack_map *m, const struct ms_stack_file *f,
 	int fd;
 
 	ms_stack_map_close(m);
+	m->guard = -1;
+	m->cut_said = false;
 	if (!f->path.len || f->path.len >= sizeof(path) || memchr(f->path.ptr, 0, f->path.len))
 		return ms_error("'%s': the stack-file record names no usable path: %s",
 				in_name, fix);
@@ -102,17 +105,35 @@ int ms_stack_map_open(struct ms_stack_map *m, const struct ms_stack_file *f,
 				"of its samples are: %s", in_name, path, f->size, strerror(errno));
 	m->bytes = p;
 	m->len = (size_t)f->size;
+	/* Guarded before anything reads it: a truncation is an error, not SIGBUS. */
+	m->guard = ms_mapguard_add(p, m->len);
 	/* ahead of the walk: a fault per 64 KiB as it reaches each copy cost more */
 	m->prefault = ms_prefault_start(m->bytes, m->len);
 	return 0;
+}
+
+bool ms_stack_map_cut(struct ms_stack_map *m, const char *in_name)
+{
+	size_t at;
+
+	if (!m->bytes || !m->len || !ms_mapguard_cut(m->guard, &at))
+		return false;
+	if (!m->cut_said)
+		ms_error("'%s': its stack file was cut short while being read: it ends before "
+			 "byte %zu now (another process truncated or rewrote it); run ms-decode "
+			 "again with --stack-bytes=copy", in_name, at);
+	m->cut_said = true;
+	return true;
 }
 
 void ms_stack_map_close(struct ms_stack_map *m)
 {
 	ms_prefault_wait(m->prefault);
 	m->prefault = NULL;
-	if (m->bytes && m->len)
+	if (m->bytes && m->len) {
+		ms_mapguard_remove(m->guard);
 		munmap((void *)m->bytes, m->len);
+	}
 	m->bytes = NULL;
 	m->len = 0;
 }

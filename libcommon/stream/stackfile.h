@@ -11,6 +11,7 @@
 #define MS_STREAM_STACKFILE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "stream/records.h"
@@ -27,6 +28,8 @@ struct ms_stack_map {
 	const uint8_t *bytes;	/* the whole file, read-only; NULL when none */
 	size_t len;
 	struct ms_prefault *prefault;	/* faulting it in (util/prefault.h) */
+	int guard;		/* its SIGBUS guard (util/mapguard.h), or -1 */
+	bool cut_said;
 };
 
 /*
@@ -47,6 +50,12 @@ static inline const uint8_t *ms_stack_map_at(const struct ms_stack_map *m, uint6
 		return NULL;
 	return m->bytes + offset;
 }
+/*
+ * Whether the file was cut short under us (another process truncated it):
+ * the bytes read past the cut were zeros. Says so once, naming in_name's
+ * stack file; then true.
+ */
+bool ms_stack_map_cut(struct ms_stack_map *m, const char *in_name);
 void ms_stack_map_close(struct ms_stack_map *m);
 
 #endif

@@ -154,6 +154,9 @@ static int on_sample(void *ctx, struct ms_stage_io *io, const struct ms_record *
 	/* A stack numbered before: its id, without its frames. */
 	if ((r = ms_unwinder_sample_tagged(u, s, &b->stack, &id)) < 0)
 		return -1;
+	/* What was unwound from zeros read past a cut stack file is not written. */
+	if (s->stack_in_file && ms_stack_map_cut(&b->stack_map, b->in_name))
+		return -1;
 	while (ms_unwinder_next_module(u, &b->module))
 		if (ms_module_pack(w, &b->module) < 0)
 			return -1;
@@ -301,7 +304,7 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 	b->u = NULL;
 	b->opts = opts;
 	b->settled = b->attr_seen = b->attr_stacks = false;
-	b->stack_map = (struct ms_stack_map){ 0 };
+	b->stack_map = (struct ms_stack_map){ .guard = -1 };
 	b->in_name = in_name;
 	b->reader = NULL;
 	b->stacks = NULL;

@@ -520,10 +520,13 @@ static void test_builder_stack_defs(void **state)
 	refs = ms_capture_builder_new();
 	assert_int_equal(ms_capture_builder_stack_def(refs, 0, &s[0]), 0);
 	r.id = 1;
+	/* the record is named: its input and byte (ms-capture says where) */
+	ms_capture_builder_at(refs, "stdin", 4242);
 	stderr_begin();
 	assert_int_equal(ms_capture_builder_stack_ref(refs, &r), -1);
 	err = stderr_end();
-	assert_non_null(strstr(err, "a stack-ref refers to stack 1, which no stack-def before it defines"));
+	assert_non_null(strstr(err, "a stack-ref refers to stack 1, which no stack-def before it "
+				    "defines (the record at byte 4242 of 'stdin')"));
 	ms_capture_builder_free(refs);
 	free(s);
 }

@@ -3322,6 +3322,49 @@ static void test_truncated_while_mapped(void **state)
 	close(fd);
 }
 
+/* A stack file cut short while mapped: said once, never SIGBUS. */
+static void test_stack_file_cut(void **state)
+{
+	static char page[4096];
+	struct ms_stack_file f;
+	struct ms_stack_map m = { .guard = -1 };
+	char dir[512], file[600], path[4096];
+	const char *why, *err;
+	const uint8_t *p;
+	volatile uint8_t sum = 0;
+	int sfd;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/stream-test.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/run.msr", dir);
+	sfd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(sfd >= 0);
+	memset(page, 'x', sizeof(page));
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(write(sfd, page, sizeof(page)), (ssize_t)sizeof(page));
+	assert_int_equal(ms_stack_file_describe(sfd, &f, path, sizeof(path), &why), 0);
+	assert_int_equal(ms_stack_map_open(&m, &f, "test"), 0);
+	assert_false(ms_stack_map_cut(&m, "test"));
+	assert_int_equal(ftruncate(sfd, 8192), 0);
+	/* a read past the new end: zeros, and the cut is known */
+	p = ms_stack_map_at(&m, 40000, 64);
+	assert_non_null(p);
+	for (int i = 0; i < 64; i++)
+		sum += p[i];
+	assert_int_equal(sum, 0);
+	begin_capture();
+	assert_true(ms_stack_map_cut(&m, "test"));
+	assert_true(ms_stack_map_cut(&m, "test"));
+	err = end_capture();
+	assert_contains(err, "'test': its stack file was cut short while being read");
+	assert_int_equal(count_lines(err), 1);
+	ms_stack_map_close(&m);
+	close(sfd);
+	unlink(file);
+	rmdir(dir);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, restore_stderr)
 
 int main(void)
@@ -3375,6 +3418,7 @@ int main(void)
 		T(test_fastpack_sample_same_bytes),
 		T(test_stack_ref_fast_framing),
 		T(test_truncated_while_mapped),
+		T(test_stack_file_cut),
 	};
 
 	ms_set_progname("stream-test");
