@@ -5,6 +5,9 @@
 # shellcheck disable=SC2034 # for the bats files that load this helper
 FIXTURES=$MS_BUILDDIR/tests/fixtures
 PATH=$MS_BUILDDIR:$PATH
+# Caches go with the test file's folder, never into the real ~/.cache (a
+# test that sets XDG_CACHE_HOME or HOME itself keeps its own).
+export XDG_CACHE_HOME="${BATS_FILE_TMPDIR:?}/cache"
 
 # Fail unless $1 (a number) is within $3 of $2.
 assert_near() {
