@@ -112,12 +112,18 @@ capture_samples() {
 
 @test "a raw stream is private; no capture or export holds the stack's secrets" {
 	secret=microscope-secret-4f1c29
-	# (a small environment: the secret lies within the 64 KiB copied from a sample's stack pointer)
-	env -i PATH="$PATH" MS_TEST_SECRET=$secret \
-		ms-collect --stack-size 65528 -o "$PWD/raw.msr" -- "$PWD/burn" 0.5
-	[ "$(stat -c %a raw.msr)" = 600 ]
-	# The copies of the stack reach the environment: the raw stream holds it.
-	grep -q -a "$secret" raw.msr
+	# (a small environment: the secret lies within the 64 KiB copied from a
+	# sample's stack pointer). The copies reach the environment: the raw
+	# stream holds it, in one of three recordings at least (a copy the
+	# kernel could not make whole in one run may miss it).
+	found=
+	for _ in 1 2 3; do
+		env -i PATH="$PATH" MS_TEST_SECRET=$secret \
+			ms-collect --stack-size 65528 -o "$PWD/raw.msr" -- "$PWD/burn" 0.5
+		[ "$(stat -c %a raw.msr)" = 600 ]
+		if grep -q -a "$secret" raw.msr; then found=1; break; fi
+	done
+	[ -n "$found" ] || { echo "no recording held the planted secret: the test cannot see it"; false; }
 	ms-decode raw.msr | ms-unwind | ms-symbolize | ms-capture -o p.msc
 	ms-analyze summary p.msc > summary.txt
 	ms-analyze top --json p.msc > top.json
