@@ -13,10 +13,7 @@ setup() {
 }
 
 teardown() {
-	local pids
-	pids=$(leftover_processes)
-	# shellcheck disable=SC2086 # one word per process id
-	[ -z "$pids" ] || { kill -9 $pids 2>/dev/null; echo "left behind: $pids" >&2; return 1; }
+	no_leftover_processes
 }
 
 # A refused command line: exit 2, the message and the hint, no stage run, nothing written.

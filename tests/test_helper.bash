@@ -47,6 +47,14 @@ leftover_processes() {
 	pgrep -f -- "$BATS_TEST_TMPDIR" || true
 }
 
+# For teardown(): kill what a test left running under its folder, and fail naming it.
+no_leftover_processes() {
+	local pids
+	pids=$(leftover_processes)
+	# shellcheck disable=SC2086 # one word per process id
+	[ -z "$pids" ] || { kill -9 $pids 2>/dev/null; echo "left behind: $pids" >&2; return 1; }
+}
+
 # Fail (never skip) when a program or fixture the build makes is missing:
 # under make check everything is built, so a missing one is a build defect.
 require_built() {

@@ -214,10 +214,6 @@ int ms_record_options_check(const struct ms_record_options *o)
 		.duration_ns = o->duration_ns, .pid = o->pid, .argv = o->argv,
 	};
 
-	if (!o->pid && !o->argv)
-		return ms_error("nothing to record: give -p PID or a command after --");
-	if (o->pid && o->argv)
-		return ms_error("give either -p PID or a command after --, not both");
 	if (!strcmp(o->output, "-"))
 		return ms_error("-o: a capture is written to a file, not to stdout ('-'); "
 				"the launched program's stdout stays its own");

@@ -146,20 +146,34 @@ static int fit(struct ms_lz4_out *z, size_t need)
 	return 0;
 }
 
+/*
+ * Room for the frame's header and what len bytes compress to, and the
+ * header itself the first time: its length in *pos. 0, or -1 after a message.
+ */
+static int prepare(struct ms_lz4_out *z, size_t len, size_t *pos)
+{
+	size_t r;
+
+	*pos = 0;
+	if (fit(z, LZ4F_HEADER_SIZE_MAX + LZ4F_compressBound(len, NULL)) < 0)
+		return -1;
+	if (z->begun)
+		return 0;
+	r = LZ4F_compressBegin(z->cctx, z->buf, z->cap, NULL);
+	if (LZ4F_isError(r))
+		return ms_error("cannot compress '%s': %s", z->name, LZ4F_getErrorName(r));
+	*pos = r;
+	z->begun = true;
+	return 0;
+}
+
 int ms_lz4_out_put(struct ms_lz4_out *z, const void *src, size_t len, const void **out,
 		   size_t *out_len)
 {
-	size_t pos = 0, r;
+	size_t pos, r;
 
-	if (fit(z, LZ4F_HEADER_SIZE_MAX + LZ4F_compressBound(len, NULL)) < 0)
+	if (prepare(z, len, &pos) < 0)
 		return -1;
-	if (!z->begun) {
-		r = LZ4F_compressBegin(z->cctx, z->buf, z->cap, NULL);
-		if (LZ4F_isError(r))
-			return ms_error("cannot compress '%s': %s", z->name, LZ4F_getErrorName(r));
-		pos = r;
-		z->begun = true;
-	}
 	r = LZ4F_compressUpdate(z->cctx, z->buf + pos, z->cap - pos, src, len, NULL);
 	if (LZ4F_isError(r))
 		return ms_error("cannot compress '%s': %s", z->name, LZ4F_getErrorName(r));
@@ -170,17 +184,10 @@ int ms_lz4_out_put(struct ms_lz4_out *z, const void *src, size_t len, const void
 
 int ms_lz4_out_end(struct ms_lz4_out *z, const void **out, size_t *out_len)
 {
-	size_t pos = 0, r;
+	size_t pos, r;
 
-	if (fit(z, LZ4F_HEADER_SIZE_MAX + LZ4F_compressBound(0, NULL)) < 0)
+	if (prepare(z, 0, &pos) < 0)
 		return -1;
-	if (!z->begun) {
-		r = LZ4F_compressBegin(z->cctx, z->buf, z->cap, NULL);
-		if (LZ4F_isError(r))
-			return ms_error("cannot compress '%s': %s", z->name, LZ4F_getErrorName(r));
-		pos = r;
-		z->begun = true;
-	}
 	r = LZ4F_compressEnd(z->cctx, z->buf + pos, z->cap - pos, NULL);
 	if (LZ4F_isError(r))
 		return ms_error("cannot compress '%s': %s", z->name, LZ4F_getErrorName(r));

@@ -18,20 +18,28 @@
 
 #include "stderr-capture.h"
 
-/* Parse a NULL-terminated list of words after "record" (o->argv points into them). */
-static int parse(struct ms_record_options *o, const char *first, ...)
+/* Parse "record" and the NULL-terminated words ap holds (o->argv points into them). */
+static int vparse(struct ms_record_options *o, const char *first, va_list ap)
 {
 	static char *argv[64];
 	int argc = 0;
-	va_list ap;
 
 	argv[argc++] = "record";
-	va_start(ap, first);
 	for (const char *w = first; w; w = va_arg(ap, const char *))
 		argv[argc++] = (char *)w;
-	va_end(ap);
 	argv[argc] = NULL;
 	return ms_record_options_parse(o, argc, argv);
+}
+
+static int parse(struct ms_record_options *o, const char *first, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, first);
+	r = vparse(o, first, ap);
+	va_end(ap);
+	return r;
 }
 
 static const char *describe(const struct ms_record_options *o)
@@ -104,20 +112,15 @@ static void test_overrides(void **state)
 static void refused(const char *want, const char *first, ...)
 {
 	struct ms_record_options o;
-	char *argv[64];
-	int argc = 0, r;
 	const char *err;
 	va_list ap;
+	int r;
 
-	argv[argc++] = "record";
 	va_start(ap, first);
-	for (const char *w = first; w; w = va_arg(ap, const char *))
-		argv[argc++] = (char *)w;
-	va_end(ap);
-	argv[argc] = NULL;
 	stderr_begin();
-	r = ms_record_options_parse(&o, argc, argv);
+	r = vparse(&o, first, ap);
 	err = stderr_end();
+	va_end(ap);
 	assert_int_equal(r, -1);
 	if (!strstr(err, want))
 		fail_msg("expected \"%s\" in \"%s\"", want, err);
@@ -139,7 +142,7 @@ static void test_refusals(void **state)
 	refused("option '-F' needs a value", "-F", NULL);
 	refused("--preset: no preset 'fast'", "--preset", "fast", "--", "true", NULL);
 	refused("nothing to record", NULL);
-	refused("give either -p PID or a command after --, not both", "-p", "3", "--", "true", NULL);
+	refused("give either -p PID or a command, not both", "-p", "3", "--", "true", NULL);
 	refused("-o: a capture is written to a file, not to stdout", "-o", "-", "--", "true", NULL);
 	refused("--stack-size 100: must be a multiple of 8", "--stack-size", "100", "--", "x", NULL);
 	refused("--mmap-pages 3: must be a power of two", "--mmap-pages", "3", "--", "x", NULL);
