@@ -93,3 +93,44 @@ named() {
 	XDG_CACHE_HOME=$PWD/cache2 ms-symbolize --kallsyms "$PWD/mine" --text unwound.msr >/dev/null
 	[ ! -e cache2/microscope/kallsyms ]
 }
+
+# Replace every "$2" in file $1 with "$3" (as long) in place: its size, its
+# trailer, everything else stays.
+patch_in_place() {
+	local off
+	[ "${#2}" -eq "${#3}" ] || return 1
+	grep -obUaF -- "$2" "$1" | cut -d: -f1 > offsets
+	[ -s offsets ] || { echo "'$2' is not in $1" >&2; return 1; }
+	while read -r off; do
+		printf '%s' "$3" | dd of="$1" bs=1 seek="$off" conv=notrunc 2>/dev/null
+	done < offsets
+}
+
+@test "ms-symbolize: a debug copy damaged in place is checked when read, never when the caches answer" {
+	unwound
+	named "" > none.txt
+	grep -q '__libc_start_call_main (' none.txt ||
+		skip "libc's DWARF names no frame (libc6-dbg is not installed: run scripts/install-deps)"
+	named "$PWD/cache" > cold.txt
+	cmp none.txt cold.txt
+	copies=(cache/microscope/debug/*.debug)
+	[ "${#copies[@]}" -eq 1 ] && [ -f "${copies[0]}" ]
+	copy=${copies[0]} id=$(basename "${copies[0]}" .debug)
+	[ -s "cache/microscope/debug/$id.index" ]
+	# A name in the copy's strings changed, same length: only the CRC can tell.
+	patch_in_place "$copy" __libc_start_call_main __libc_start_CALL_main
+	cp "$copy" damaged.debug
+	# The units' cache answers every lookup: the copy is not read, so not checked.
+	named "$PWD/cache" > warm.txt
+	cmp none.txt warm.txt
+	cmp damaged.debug "$copy"
+	# Without the units' caches its DWARF is read: checked first, refused and
+	# written anew; not one name comes from the damaged bytes.
+	rm "cache/microscope/debug/$id.index" "cache/microscope/debug/$id.units"
+	named "$PWD/cache" > read.txt
+	run -1 grep -c __libc_start_CALL_main read.txt
+	cmp none.txt read.txt
+	run -1 grep -c -aF __libc_start_CALL_main "$copy"
+	named "$PWD/cache" > again.txt
+	cmp none.txt again.txt
+}

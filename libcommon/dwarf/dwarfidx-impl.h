@@ -209,6 +209,9 @@ struct ms_dwarfidx {
 	struct ic_out *ic_kept_out;
 	uint32_t n_kept, alloc_kept;
 	char problem[200];
+	/* ms_dwarfidx_gate: asked at the first read of the file (may_read()). */
+	struct ms_dwarfidx_gate gate;
+	enum { GATE_OPEN, GATE_UNASKED, GATE_SHUT } gate_state;
 };
 
 /* dwarfidx.c, for unitcache.c */

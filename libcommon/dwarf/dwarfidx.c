@@ -37,6 +37,26 @@ static void note_problem(struct ms_dwarfidx *d, const char *what, Dwarf_Off off)
 			 what, (unsigned long long)off, dwarf_errmsg(-1));
 }
 
+/*
+ * Whether the file's DWARF bytes may be read: the gate (ms_dwarfidx_gate)
+ * is asked before the first read. Every path that reads them comes
+ * through here: the lists of units (read_aranges(), ms_dwi_read_units()),
+ * open_ours(), unit_die(), scope_name() and ms_dwi_unit_lines(). Refused,
+ * the index reads nothing and ms_dwarfidx_lookup() answers MS_SYM_BAD_DWARF.
+ */
+static bool may_read(struct ms_dwarfidx *d)
+{
+	if (d->gate_state == GATE_UNASKED) {
+		d->gate_state = d->gate.check(d->gate.arg) ? GATE_OPEN : GATE_SHUT;
+		if (d->gate_state == GATE_SHUT) {
+			snprintf(d->problem, sizeof(d->problem),
+				 "the file failed its check before its DWARF was read");
+			d->incomplete = true;
+		}
+	}
+	return d->gate_state == GATE_OPEN;
+}
+
 static int cmp_urange(const void *a, const void *b)
 {
 	const struct unit_range *x = a, *y = b;
@@ -112,6 +132,8 @@ int ms_dwi_read_units(struct ms_dwarfidx *d)
 	uint32_t alloc_units = 0, alloc_uranges = 0;
 	int r;
 
+	if (!may_read(d))
+		return 0;
 	while ((r = dwarf_get_units(d->dw, cu, &next, &version, &unit_type, &cudie, &subdie)) == 0) {
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
@@ -504,7 +526,7 @@ static int read_aranges(struct ms_dwarfidx *d, Elf *elf)
 	GElf_Ehdr eh;
 	int r;
 
-	if (!aranges || !info || !gelf_getehdr(elf, &eh))
+	if (!aranges || !info || !gelf_getehdr(elf, &eh) || !may_read(d))
 		return 1;
 	/* Every unit's header: a few bytes each, no DIE read (libdw's walk when ours cannot). */
 	while ((r = next_unit(d, off, &next, &die, &version)) == 0) {
@@ -801,7 +823,7 @@ static int open_ours(struct ms_dwarfidx *d, struct unit *u)
 {
 	if (u->ours)
 		return MS_DIE_OK;
-	if (u->ours_tried || !d->dsec.info)
+	if (u->ours_tried || !d->dsec.info || !may_read(d))
 		return MS_DIE_REFUSED;
 	u->ours_tried = true;
 	if (!(u->ours = malloc(sizeof(*u->ours))))
@@ -846,7 +868,7 @@ static int check_unit_ours(struct ms_dwarfidx *d, struct unit *u)
 static Dwarf_Die *unit_die(struct ms_dwarfidx *d, struct unit *u)
 {
 	if (!u->die_read) {
-		if (!dwarf_offdie(d->dw, u->off, &u->die))
+		if (!may_read(d) || !dwarf_offdie(d->dw, u->off, &u->die))
 			return NULL;
 		u->die_read = true;
 	}
@@ -925,11 +947,12 @@ static void die_sections(struct ms_dwarfidx *d, Elf *elf)
 
 struct ms_dwarfidx *ms_dwarfidx_new(Elf *elf, const char **why)
 {
-	return ms_dwarfidx_new_cached(elf, NULL, NULL, 0, why);
+	return ms_dwarfidx_new_cached(elf, NULL, NULL, 0, NULL, why);
 }
 
 struct ms_dwarfidx *ms_dwarfidx_new_cached(Elf *elf, const char *units_path, const uint8_t *bid,
-					   uint32_t bid_len, const char **why)
+					   uint32_t bid_len, const struct ms_dwarfidx_gate *gate,
+					   const char **why)
 {
 	struct ms_dwarfidx *d = calloc(1, sizeof(*d));
 	struct units_header key;
@@ -943,6 +966,10 @@ struct ms_dwarfidx *ms_dwarfidx_new_cached(Elf *elf, const char *units_path, con
 	}
 	ms_strpool_init(&d->pool);
 	d->elf = elf;
+	if (gate && gate->check) {
+		d->gate = *gate;
+		d->gate_state = GATE_UNASKED;
+	}
 	d->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!d->dw) {
 		*why = dwarf_errmsg(-1);
@@ -1001,6 +1028,11 @@ void ms_dwarfidx_free(struct ms_dwarfidx *d)
 	free(d->ic_kept);
 	free(d->ic_kept_out);
 	free(d);
+}
+
+bool ms_dwarfidx_refused(const struct ms_dwarfidx *d)
+{
+	return d->gate_state == GATE_SHUT;
 }
 
 const char *ms_dwarfidx_problem(const struct ms_dwarfidx *d)
@@ -1522,7 +1554,7 @@ static const struct name *scope_name(struct ms_dwarfidx *d, struct unit *u, stru
 		goto names;
 	}
 	d->stats.names_libdw++;
-	if (!dwarf_offdie(d->dw, s->off, &die))
+	if (!may_read(d) || !dwarf_offdie(d->dw, s->off, &die))
 		return &unnamed;
 	link = attr_string(&die, DW_AT_linkage_name);
 	if (!link)
@@ -1745,7 +1777,7 @@ const struct ms_linetab *ms_dwi_unit_lines(struct ms_dwarfidx *d, struct unit *u
 		return u->lines;
 	}
 	comp_dir = ms_dwi_unit_comp_dir(d, u);
-	if (!(t = ms_dwi_new_tab(d, u)))
+	if (!may_read(d) || !(t = ms_dwi_new_tab(d, u)))
 		return NULL;
 	r = ms_linetab_read(&t->t, &d->lsec, off, addr_size, comp_dir, &d->pool, &d->scratch);
 	if (r)
@@ -1787,8 +1819,8 @@ static void fill_entry(struct ms_dwarfidx *d, struct unit *u, struct scope *s,
 	e->function_line = nm->decl_line;
 }
 
-int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *out,
-		       uint32_t max, uint32_t *n, uint64_t *start)
+static int lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *out, uint32_t max,
+		  uint32_t *n, uint64_t *start)
 {
 	uint32_t ui, top, cur, chain[DEPTH_MAX], k = 0, i, j, m;
 	struct unit *u;
@@ -1886,4 +1918,18 @@ int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *
 	if (!*start)
 		*start = u->ranges[u->scopes[top].range].lo;
 	return MS_SYM_OK;
+}
+
+int ms_dwarfidx_lookup(struct ms_dwarfidx *d, uint64_t addr, struct ms_srcline *out,
+		       uint32_t max, uint32_t *n, uint64_t *start)
+{
+	int r = d->gate_state == GATE_SHUT ? MS_SYM_BAD_DWARF : lookup(d, addr, out, max, n, start);
+
+	/* Refused on the way: whatever was found is not an answer. */
+	if (d->gate_state == GATE_SHUT) {
+		*n = 0;
+		*start = 0;
+		return MS_SYM_BAD_DWARF;
+	}
+	return r;
 }

@@ -64,15 +64,32 @@ struct ms_srcline {
  */
 struct ms_dwarfidx *ms_dwarfidx_new(Elf *elf, const char **why);
 /*
+ * A check the file must pass before any of its DWARF bytes are read: the
+ * CRC of a cached copy (elf/dcache.h), costly on a large file and needless
+ * while the caches below answer every lookup. Asked once, at the first
+ * read; check(arg) false refuses the file (ms_dwarfidx_refused()).
+ */
+struct ms_dwarfidx_gate {
+	bool (*check)(void *arg);
+	void *arg;
+};
+
+/*
  * The same, keeping the list of units read from .debug_aranges in the
  * cache file at units_path (NULL: none) for the next index of the DWARF
  * with build id bid (bid_len > 0): mapped when it is valid for this DWARF,
  * else read as above and the file (re)written. The file only spares the
  * reading: every answer is the same with it, without it, or with it
- * damaged (see dwarfidx.c).
+ * damaged (see dwarfidx.c). gate: NULL, or the file's check (above).
  */
 struct ms_dwarfidx *ms_dwarfidx_new_cached(Elf *elf, const char *units_path, const uint8_t *bid,
-					   uint32_t bid_len, const char **why);
+					   uint32_t bid_len, const struct ms_dwarfidx_gate *gate,
+					   const char **why);
+/*
+ * Whether the gate refused the file: nothing of its DWARF was read, and
+ * every lookup gives MS_SYM_BAD_DWARF. Open the DWARF another way.
+ */
+bool ms_dwarfidx_refused(const struct ms_dwarfidx *d);
 void ms_dwarfidx_free(struct ms_dwarfidx *d);
 
 /*

@@ -765,7 +765,8 @@ void ms_dwarfidx_save(struct ms_dwarfidx *d)
 	uint64_t size = IC_DIR_AT;
 	bool made_kept = false;
 
-	if (!d->ic_path || (!d->ic_pending && !d->ic_bad))
+	/* A file its gate refused taught nothing: the index made in its place saves. */
+	if (!d->ic_path || (!d->ic_pending && !d->ic_bad) || ms_dwarfidx_refused(d))
 		goto done;
 	cap = d->n_units + d->ic_n + d->n_kept;
 	if (!(out = calloc((size_t)cap + 1, sizeof(*out))) ||

@@ -141,26 +141,13 @@ static bool whole(Elf *elf, uint64_t size)
 	return true;
 }
 
-/*
- * Whether the copy open as fd (st its status) is as written: its trailer
- * (util/cachefile.h) names this build and holds the CRC of every byte
- * before it. libdw trusts the DWARF it reads no more than the original's,
- * but a damaged line or range in a copy would still be a wrong answer.
- */
-static bool copy_sealed(int fd, const struct stat *st)
+bool ms_dcache_sealed(Elf *copy)
 {
-	bool ok;
-	void *map;
+	size_t size = 0;
+	const char *image = copy ? elf_rawfile(copy, &size) : NULL;
 
-	if (st->st_size <= 0)
-		return false;
-	map = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED)
-		return false;
-	ok = ms_cachefile_check_trailer(map, (size_t)st->st_size, DCACHE_MAGIC, DCACHE_VERSION,
-					NULL);
-	munmap(map, (size_t)st->st_size);
-	return ok;
+	return image && size &&
+	       ms_cachefile_check_trailer(image, size, DCACHE_MAGIC, DCACHE_VERSION, NULL);
 }
 
 /* The cached copy at path, when it is the module's, as written, whole and inflated. */
@@ -170,10 +157,6 @@ static int open_copy(struct ms_elf_file *f, const char *path, const uint8_t *bid
 	struct stat st;
 	int fd = ms_cache_open(path, MS_ELF_FILE_MAX, &st);
 
-	if (fd >= 0 && !copy_sealed(fd, &st)) {
-		close(fd);
-		fd = -1;
-	}
 	if (fd < 0) {
 		memset(f, 0, sizeof(*f));
 		f->fd = -1;
@@ -190,7 +173,8 @@ static int open_copy(struct ms_elf_file *f, const char *path, const uint8_t *bid
 	return 0;
 }
 
-int ms_dcache_open(struct ms_elf_file *f, Elf *elf, const uint8_t *bid, uint32_t bid_len)
+int ms_dcache_open(struct ms_elf_file *f, Elf *elf, const uint8_t *bid, uint32_t bid_len,
+		   bool fresh)
 {
 	struct ms_publish pub;
 	char *path;
@@ -198,7 +182,7 @@ int ms_dcache_open(struct ms_elf_file *f, Elf *elf, const uint8_t *bid, uint32_t
 
 	if (!(path = ms_cache_path(MS_CACHE_DEBUG_COPY, bid, bid_len)))
 		return -1;
-	if (open_copy(f, path, bid, bid_len) == 0) {
+	if (!fresh && open_copy(f, path, bid, bid_len) == 0) {
 		free(path);
 		return 0;
 	}

@@ -14,20 +14,20 @@
  * Compressed sections the symbolizer never reads (location lists, macros)
  * are written empty (SHT_NOBITS, absent to libdw) rather than inflated.
  *
- * The copy is input like any other: it is used only when its trailer, the
- * common header of every cache file kept at the file's end
- * (util/cachefile.h), names this build and holds the CRC-32C of every byte
- * before it, and it is an ELF file whose build id note equals the
- * module's, that holds the bytes of every section its headers list, and
- * whose .debug_info is not compressed; anything else is ignored (and
- * rewritten). libelf ignores the trailer: no section covers it. Everything
- * in it is read through libelf and libdw, which treat it as untrusted as
- * they treat the original; the CRC makes a copy damaged in place a miss,
- * not wrong lines. Checking it costs its every page at each open: for
- * libc6-dbg's 9 MB copy about 3 ms of CPU, half again a warm ms-symbolize
- * run of a short profile (issue 15). A warm run reads none of the copy's
- * DWARF (the unit index answers), so a check at dwarfidx's first read of
- * it would cost those runs nothing; that gate is not built yet.
+ * The copy is input like any other: it is used only when it is an ELF
+ * file whose build id note equals the module's, that holds the bytes of
+ * every section its headers list, and whose .debug_info is not compressed;
+ * anything else is ignored (and rewritten). Everything in it is read
+ * through libelf and libdw, which treat it as untrusted as they treat the
+ * original. Its trailer, the common header of every cache file kept at the
+ * file's end (util/cachefile.h; libelf ignores it: no section covers it),
+ * names this build and holds the CRC-32C of every byte before it, so that
+ * a copy damaged in place is a miss, not wrong lines: ms_dcache_sealed().
+ * That check costs every page of the copy (libc6-dbg's 9 MB: about 3 ms,
+ * half again a warm ms-symbolize run of a short profile), and a warm run
+ * reads none of the copy's DWARF (the unit caches answer), so the caller
+ * makes it the gate of the copy's index (dwarfidx.h): asked at the first
+ * read of the copy's DWARF, never when the caches answer.
  */
 #ifndef MS_ELF_DCACHE_H
 #define MS_ELF_DCACHE_H
@@ -44,9 +44,17 @@ bool ms_elf_debug_compressed(Elf *elf);
 
 /*
  * Open the decompressed copy of elf (build id bid, bid_len > 0) into *f,
- * writing it first when the cache has none. Returns 0 with f open, or -1
- * (no message): use elf itself. May decompress elf's sections in memory.
+ * writing it first when the cache has none, or always when fresh. Returns
+ * 0 with f open, or -1 (no message): use elf itself. May decompress elf's
+ * sections in memory.
  */
-int ms_dcache_open(struct ms_elf_file *f, Elf *elf, const uint8_t *bid, uint32_t bid_len);
+int ms_dcache_open(struct ms_elf_file *f, Elf *elf, const uint8_t *bid, uint32_t bid_len,
+		   bool fresh);
+/*
+ * Whether the copy (the elf of ms_dcache_open()'s file) is as written: its trailer names
+ * this build and its CRC holds. Not checked by ms_dcache_open() (see
+ * above): a copy that fails is opened again with fresh (written anew).
+ */
+bool ms_dcache_sealed(Elf *copy);
 
 #endif

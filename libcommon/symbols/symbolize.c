@@ -37,6 +37,18 @@ struct smodule {
 	struct ms_elf_file debug;	/* its separate debug file, when found */
 	struct ms_elf_file inflated;	/* the DWARF file's cached inflated copy (dcache.h) */
 	struct ms_dwarfidx *dwarf;
+	Elf *dwelf;		/* the file dwarf reads (or whose copy it reads) */
+	bool key_from_file;	/* its caches are keyed by the file's build id, not rec's */
+	/*
+	 * Indexes of copies their check refused (replace_refused()), with the
+	 * copies: kept until the module is released, names handed out borrow
+	 * from their caches. A fresh copy, then the file itself: two at most.
+	 */
+	struct {
+		struct ms_dwarfidx *dwarf;
+		struct ms_elf_file copy;
+	} refused[2];
+	uint32_t n_refused;
 	bool bad_dwarf_told;	/* the problem was counted (once per module) */
 	struct ms_ehframe eh;	/* the file's .eh_frame: function starts */
 	struct ms_symtab syms;
@@ -153,6 +165,10 @@ static void module_release(struct smodule *m)
 	if (m->dwarf)
 		ms_dwarfidx_save(m->dwarf);
 	ms_dwarfidx_free(m->dwarf);
+	for (uint32_t i = 0; i < m->n_refused; i++) {
+		ms_dwarfidx_free(m->refused[i].dwarf);
+		ms_elf_file_close(&m->refused[i].copy);
+	}
 	ms_ehframe_release(&m->eh);
 	if (m->tried) {
 		ms_elf_file_close(&m->debug);
@@ -338,6 +354,69 @@ static void tell_bad_dwarf(struct ms_symbolizer *s, uint32_t id, struct smodule 
 			"are named from symbols, without lines", id, mod->path, what);
 }
 
+/* The gate of an index over an inflated copy: the copy's CRC, at its first DWARF read. */
+static bool copy_sealed(void *copy)
+{
+	return ms_dcache_sealed(copy);
+}
+
+enum copy_use { COPY_CACHED, COPY_FRESH, COPY_NONE };
+
+/*
+ * Index mod->dwelf's DWARF into mod->dwarf: from its inflated copy when
+ * its sections are compressed (dcache.h), the cached one or one written
+ * anew as use says, else from the file. NULL dwarf when it cannot be read
+ * (*why says why).
+ */
+static void index_dwarf(struct smodule *mod, enum copy_use use, const char **why)
+{
+	const uint8_t *bid = mod->key_from_file ? mod->file.build_id : mod->rec.build_id;
+	uint32_t bid_len = mod->key_from_file ? mod->file.build_id_len : mod->rec.build_id_len;
+	struct ms_dwarfidx_gate gate = { 0 };
+	Elf *elf = mod->dwelf;
+	char *path;
+
+	if (use != COPY_NONE && bid_len && ms_elf_debug_compressed(elf) &&
+	    ms_dcache_open(&mod->inflated, elf, bid, bid_len, use == COPY_FRESH) == 0) {
+		drop_fd(&mod->inflated);
+		elf = mod->inflated.elf;
+		gate = (struct ms_dwarfidx_gate){ copy_sealed, elf };
+	}
+	/* The list of units is kept beside the inflated copy (dwarfidx.h). */
+	path = ms_cache_path(MS_CACHE_UNITS, bid, bid_len);
+	mod->dwarf = ms_dwarfidx_new_cached(elf, path, bid, bid_len, &gate, why);
+	free(path);
+	/* So are the units indexed, written back when the module is released or left. */
+	if (mod->dwarf && (path = ms_cache_path(MS_CACHE_INDEX, bid, bid_len))) {
+		ms_dwarfidx_index_cache(mod->dwarf, path, bid, bid_len);
+		free(path);
+	}
+}
+
+/*
+ * The module's inflated copy failed its check at the first read of its
+ * DWARF (damaged in place since it was written): index the DWARF again
+ * from a copy written anew, or after a second failure from the file
+ * itself. Cache damage is mended, not reported. True when there is a new
+ * index to ask.
+ */
+static bool replace_refused(struct smodule *mod)
+{
+	const char *why;
+
+	if (mod->n_refused == 2)
+		return false;
+	mod->refused[mod->n_refused].dwarf = mod->dwarf;
+	mod->refused[mod->n_refused].copy = mod->inflated;
+	mod->n_refused++;
+	memset(&mod->inflated, 0, sizeof(mod->inflated));
+	mod->inflated.fd = -1;
+	index_dwarf(mod, mod->n_refused == 1 ? COPY_FRESH : COPY_NONE, &why);
+	if (!mod->dwarf)
+		mod->debug_reason = MS_SYM_BAD_DWARF;
+	return mod->dwarf != NULL;
+}
+
 /* Find and open the module's debug information: its own, or a proved debug file. */
 static void load_debug(struct ms_symbolizer *s, uint32_t id, struct smodule *mod, bool have_file)
 {
@@ -346,12 +425,13 @@ static void load_debug(struct ms_symbolizer *s, uint32_t id, struct smodule *mod
 	struct ms_debug_file df;
 	const char *why = NULL;
 	Elf *dwelf = NULL;
-	char hex[2 * MS_BUILD_ID_MAX + 1], *units;
+	char hex[2 * MS_BUILD_ID_MAX + 1];
 
 	/* A module proved by device and inode may still carry a build id. */
 	if (!bid_len && have_file) {
 		bid = mod->file.build_id;
 		bid_len = mod->file.build_id_len;
+		mod->key_from_file = true;
 	}
 	if (have_file && ms_elf_has_dwarf(mod->file.elf)) {
 		dwelf = mod->file.elf;
@@ -386,21 +466,11 @@ static void load_debug(struct ms_symbolizer *s, uint32_t id, struct smodule *mod
 	}
 	if (!dwelf)
 		return;
-	/* Compressed debug sections: map an inflated copy instead (dcache.h). */
-	if (bid_len && ms_elf_debug_compressed(dwelf) &&
-	    ms_dcache_open(&mod->inflated, dwelf, bid, bid_len) == 0) {
-		drop_fd(&mod->inflated);
-		dwelf = mod->inflated.elf;
-	}
-	/* The list of units is kept beside the inflated copy (dwarfidx.h). */
-	units = ms_cache_path(MS_CACHE_UNITS, bid, bid_len);
-	mod->dwarf = ms_dwarfidx_new_cached(dwelf, units, bid, bid_len, &why);
-	free(units);
-	/* So are the units indexed, written back when the module is released or left. */
-	if (mod->dwarf && (units = ms_cache_path(MS_CACHE_INDEX, bid, bid_len))) {
-		ms_dwarfidx_index_cache(mod->dwarf, units, bid, bid_len);
-		free(units);
-	}
+	mod->dwelf = dwelf;
+	index_dwarf(mod, COPY_CACHED, &why);
+	/* A copy refused as its units were read: its damage is known already. */
+	while (mod->dwarf && ms_dwarfidx_refused(mod->dwarf) && replace_refused(mod))
+		;
 	if (!mod->dwarf) {
 		mod->debug_reason = MS_SYM_BAD_DWARF;
 		mod->bad_dwarf_told = true;
@@ -889,6 +959,11 @@ static int look_up_file(struct ms_symbolizer *s, const struct ms_stack_frame *f,
 	if (mod->dwarf) {
 		r = (uint32_t)ms_dwarfidx_lookup(mod->dwarf, addr, s->chain, MS_FRAME_LINES_MAX,
 						 &n, &start);
+		/* Its copy damaged: the same lookup in an index that reads sound bytes. */
+		while (r == MS_SYM_BAD_DWARF && ms_dwarfidx_refused(mod->dwarf) &&
+		       replace_refused(mod))
+			r = (uint32_t)ms_dwarfidx_lookup(mod->dwarf, addr, s->chain,
+							 MS_FRAME_LINES_MAX, &n, &start);
 		if (r == MS_SYM_BAD_DWARF)
 			tell_bad_dwarf(s, f->module, mod);
 	}

@@ -597,7 +597,7 @@ static struct ms_dwarfidx *cached_index(struct image *im, const char *path, uint
 {
 	const uint8_t bid[8] = { bid0, 2, 3, 4, 5, 6, 7, 8 };
 	const char *why;
-	struct ms_dwarfidx *d = ms_dwarfidx_new_cached(im->elf, path, bid, sizeof(bid), &why);
+	struct ms_dwarfidx *d = ms_dwarfidx_new_cached(im->elf, path, bid, sizeof(bid), NULL, &why);
 
 	assert_non_null(d);
 	return d;
@@ -781,7 +781,7 @@ static void test_units_cache(void **state)
 
 	/* A path that cannot be written: no file, the same index. */
 	d = ms_dwarfidx_new_cached(im.elf, "/proc/no/x.units", (const uint8_t *)"12345678", 8,
-				   &why);
+				   NULL, &why);
 	assert_non_null(d);
 	assert_false(units_cached(d));
 	assert_answers(d, addrs, want, n);
@@ -1095,6 +1095,124 @@ static uint32_t ic_run(struct image *im, const char *path, const uint8_t *bid,
 	assert_answers(d, addrs, want, 1);
 	ms_dwarfidx_free(d);
 	return cached;
+}
+
+/* ---- the gate (ms_dwarfidx_gate): asked at the first read of the DWARF, never before ---- */
+
+struct gate_log {
+	int asked;
+	bool pass;
+};
+
+static bool gate_check(void *arg)
+{
+	struct gate_log *g = arg;
+
+	g->asked++;
+	return g->pass;
+}
+
+static struct ms_dwarfidx *gated_index(struct image *im, const char *units, const char *index,
+				       struct gate_log *g)
+{
+	const struct ms_dwarfidx_gate gate = { gate_check, g };
+	const char *why;
+	struct ms_dwarfidx *d = ms_dwarfidx_new_cached(im->elf, units, ic_bid, sizeof(ic_bid),
+						       &gate, &why);
+
+	assert_non_null(d);
+	ms_dwarfidx_index_cache(d, index, ic_bid, sizeof(ic_bid));
+	return d;
+}
+
+static void test_gate(void **state)
+{
+	struct image im;
+	struct ms_dwarfidx *d;
+	struct gate_log g;
+	uint64_t inside[2], size;
+	char *want[2], got[4096], dir[] = "/tmp/ms-gate-XXXXXX", units[64], index[64], refused[32];
+	uint8_t *before, *after;
+	size_t before_size, after_size;
+	const char *why;
+
+	(void)state;
+	/* MS_SYM_BAD_DWARF and no entry, as answer() prints it. */
+	snprintf(refused, sizeof(refused), "%d 0 0x0", MS_SYM_BAD_DWARF);
+	assert_int_equal(symbols_index_aux_b(1), 21);
+	image_open(&im);
+	image_symbol(&im, "test_gate", &inside[0], &size);
+	image_symbol(&im, "symbols_index_aux_a", &inside[1], &size);
+	d = ms_dwarfidx_new(im.elf, &why);
+	assert_non_null(d);
+	for (size_t i = 0; i < 2; i++) {
+		want[i] = malloc(4096);
+		assert_non_null(want[i]);
+		answer(d, inside[i], want[i], 4096);
+		assert_non_null(strstr(want[i], i ? "symbols_index_aux_a" : "test_gate"));
+	}
+	ms_dwarfidx_free(d);
+	assert_non_null(mkdtemp(dir));
+	snprintf(units, sizeof(units), "%s/x.units", dir);
+	snprintf(index, sizeof(index), "%s/x.index", dir);
+
+	/* No cache: the list of units is read from the DWARF, so asked at once; passed, the answers. */
+	g = (struct gate_log){ 0, true };
+	d = gated_index(&im, units, index, &g);
+	assert_int_equal(g.asked, 1);
+	assert_answers(d, inside, want, 2);
+	assert_int_equal(g.asked, 1);
+	assert_false(ms_dwarfidx_refused(d));
+	ms_dwarfidx_save(d);
+	ms_dwarfidx_free(d);
+
+	/* Both caches: a gate that would refuse is not asked while they answer. */
+	g = (struct gate_log){ 0, false };
+	d = gated_index(&im, units, index, &g);
+	assert_answers(d, inside, want, 2);
+	assert_int_equal(g.asked, 0);
+	assert_false(ms_dwarfidx_refused(d));
+	/* A miss sends the index to every unit's DIE: asked, refused, and no answer from then on. */
+	answer(d, 1, got, sizeof(got));
+	assert_int_equal(g.asked, 1);
+	assert_true(ms_dwarfidx_refused(d));
+	assert_string_equal(got, refused);
+	answer(d, inside[0], got, sizeof(got));
+	assert_string_equal(got, refused);
+	assert_int_equal(g.asked, 1);
+	assert_non_null(strstr(ms_dwarfidx_problem(d), "check"));
+	/* A refused file taught nothing: the index cache is left as it was. */
+	before = slurp(index, &before_size);
+	ms_dwarfidx_save(d);
+	ms_dwarfidx_free(d);
+	after = slurp(index, &after_size);
+	assert_int_equal(after_size, before_size);
+	assert_memory_equal(after, before, before_size);
+	free(after);
+	free(before);
+
+	/* The units cached but not their index: the first lookup reads DIEs, asked then. */
+	assert_int_equal(unlink(index), 0);
+	g = (struct gate_log){ 0, false };
+	d = gated_index(&im, units, index, &g);
+	assert_int_equal(g.asked, 0);
+	answer(d, inside[1], got, sizeof(got));
+	assert_int_equal(g.asked, 1);
+	assert_string_equal(got, refused);
+	ms_dwarfidx_free(d);
+	/* And passed: the answers, as without a gate. */
+	g = (struct gate_log){ 0, true };
+	d = gated_index(&im, units, index, &g);
+	assert_answers(d, inside, want, 2);
+	assert_int_equal(g.asked, 1);
+	ms_dwarfidx_free(d);
+
+	image_close(&im);
+	unlink(index);
+	unlink(units);
+	rmdir(dir);
+	free(want[0]);
+	free(want[1]);
 }
 
 static void test_crc32c(void **state)
@@ -1876,6 +1994,7 @@ int main(void)
 		cmocka_unit_test(test_units_cache),
 		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test(test_index_cache),
+		cmocka_unit_test(test_gate),
 		cmocka_unit_test(test_lines_match_libdw),
 		cmocka_unit_test(test_dieread_matches_libdw),
 		cmocka_unit_test(test_libc),
