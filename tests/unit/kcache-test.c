@@ -736,6 +736,7 @@ static void test_inflated_copy(void **state)
 	struct ms_elf_file orig, copy, again;
 	char z[512], cached[700];
 	uint8_t other[MS_BUILD_ID_MAX];
+	off_t copy_size;
 
 	(void)state;
 	make_compressed(z, sizeof(z));
@@ -744,19 +745,26 @@ static void test_inflated_copy(void **state)
 	/* elf-tiny has a build id; its debug information comes with the build's -g. */
 	if (!orig.build_id_len || !ms_elf_debug_compressed(orig.elf))
 		fail_msg("%s has no build id or no compressed .debug_info (built without -g?)", z);
-	assert_int_equal(ms_dcache_open(&copy, orig.elf, orig.build_id, orig.build_id_len), 0);
+	assert_int_equal(ms_dcache_open(&copy, orig.elf, orig.build_id, orig.build_id_len, false), 0);
 	assert_false(ms_elf_debug_compressed(copy.elf));
 	assert_int_equal(copy.build_id_len, orig.build_id_len);
 	assert_memory_equal(copy.build_id, orig.build_id, orig.build_id_len);
+	assert_true(ms_dcache_sealed(copy.elf));
 	/* The second open maps the same file. */
-	assert_int_equal(ms_dcache_open(&again, orig.elf, orig.build_id, orig.build_id_len), 0);
+	assert_int_equal(ms_dcache_open(&again, orig.elf, orig.build_id, orig.build_id_len, false), 0);
 	assert_int_equal(again.st.st_ino, copy.st.st_ino);
+	ms_elf_file_close(&again);
+	/* Fresh: written anew (another file in its place), sealed. */
+	assert_int_equal(ms_dcache_open(&again, orig.elf, orig.build_id, orig.build_id_len, true), 0);
+	assert_int_not_equal(again.st.st_ino, copy.st.st_ino);
+	assert_true(ms_dcache_sealed(again.elf));
 	ms_elf_file_close(&again);
 	/* Another build id never gets this copy. */
 	memcpy(other, orig.build_id, orig.build_id_len);
 	other[0] ^= 0xff;
-	assert_int_equal(ms_dcache_open(&again, orig.elf, other, orig.build_id_len), -1);
+	assert_int_equal(ms_dcache_open(&again, orig.elf, other, orig.build_id_len, false), -1);
 	snprintf(cached, sizeof(cached), "%s/microscope/debug", dir);
+	copy_size = copy.st.st_size;
 	ms_elf_file_close(&copy);
 	/* A copy cut short is refused and written again. */
 	{
@@ -770,9 +778,18 @@ static void test_inflated_copy(void **state)
 			name[2 * i + 1] = hex[orig.build_id[i] & 15];
 		}
 		name[2 * orig.build_id_len] = '\0';
+		/* Damaged in place, its size kept: opened (not checked), then refused by the check. */
+		snprintf(cmd, sizeof(cmd), "printf 'XXXX' | dd of='%s/%s.debug' bs=1 seek=%lld "
+			 "conv=notrunc 2>/dev/null", cached, name, (long long)copy_size / 2);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(ms_dcache_open(&again, orig.elf, orig.build_id, orig.build_id_len,
+						false), 0);
+		assert_false(ms_dcache_sealed(again.elf));
+		ms_elf_file_close(&again);
+		assert_false(ms_dcache_sealed(NULL));
 		snprintf(cmd, sizeof(cmd), "truncate -s 600 '%s/%s.debug'", cached, name);
 		assert_int_equal(system(cmd), 0);
-		assert_int_equal(ms_dcache_open(&copy, orig.elf, orig.build_id, orig.build_id_len), 0);
+		assert_int_equal(ms_dcache_open(&copy, orig.elf, orig.build_id, orig.build_id_len, false), 0);
 		assert_true(copy.st.st_size > 600);
 		ms_elf_file_close(&copy);
 		snprintf(cmd, sizeof(cmd), "%s/%s.debug", cached, name);
