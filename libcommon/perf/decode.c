@@ -1303,6 +1303,7 @@ static unsigned time_field(uint32_t kind)
 	case MS_REC_LOST:
 		return 2;
 	case MS_REC_THROTTLE:
+	case MS_REC_DUTY:
 		return 1;
 	default:
 		return 0;

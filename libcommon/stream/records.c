@@ -27,6 +27,7 @@ static const char *const kind_names[] = {
 	[MS_REC_TARGET_EXIT] = "target-exit",
 	[MS_REC_ROUND] = "round",
 	[MS_REC_VDSO] = "vdso",
+	[MS_REC_DUTY] = "duty",
 	[MS_REC_SAMPLE] = "sample",
 	[MS_REC_MMAP] = "mmap",
 	[MS_REC_COMM] = "comm",
@@ -444,6 +445,14 @@ static const struct ms_field target_exit_fields[] = {
 	U32(struct ms_target_exit, exit_code),
 };
 
+static const struct ms_field duty_fields[] = {
+	U64(struct ms_duty, time),
+	U32(struct ms_duty, duty_ppm),
+	U64(struct ms_duty, rate),
+	U32(struct ms_duty, share_ppm),
+	U32(struct ms_duty, budget_ppm),
+};
+
 static const struct ms_field vdso_fields[] = {
 	COUNTED(struct ms_vdso, MS_F_BIN, image, len, MS_VDSO_MAX, "image bytes", MS_F_NONEMPTY),
 };
@@ -572,6 +581,7 @@ static const struct ms_schema target_schema = SCHEMA(MS_REC_TARGET, target_field
 static const struct ms_schema target_exit_schema = SCHEMA(MS_REC_TARGET_EXIT, target_exit_fields);
 static const struct ms_schema round_schema = { MS_REC_ROUND, 0, NULL };
 static const struct ms_schema vdso_schema = SCHEMA(MS_REC_VDSO, vdso_fields);
+static const struct ms_schema duty_schema = SCHEMA(MS_REC_DUTY, duty_fields);
 const struct ms_schema ms_sample_schema = SCHEMA(MS_REC_SAMPLE, sample_fields);
 static const struct ms_schema stack_file_schema = SCHEMA(MS_REC_STACK_FILE, stack_file_fields);
 static const struct ms_schema mmap_schema = SCHEMA(MS_REC_MMAP, mmap_fields);
@@ -608,6 +618,7 @@ CODEC(mmap, struct ms_mmap, mmap_schema)
 CODEC(comm, struct ms_comm, comm_schema)
 CODEC(lost, struct ms_lost, lost_schema)
 CODEC(throttle, struct ms_throttle, throttle_schema)
+CODEC(duty, struct ms_duty, duty_schema)
 CODEC(module, struct ms_module, module_schema)
 CODEC(frame, struct ms_frame, frame_schema)
 

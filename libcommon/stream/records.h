@@ -38,6 +38,7 @@ enum ms_record_kind {
 	MS_REC_TARGET_EXIT = 13, /* struct ms_target_exit */
 	MS_REC_ROUND = 14,	/* [14]: every ring was drained up to here */
 	MS_REC_VDSO = 15,	/* minor 2: struct ms_vdso */
+	MS_REC_DUTY = 16,	/* minor 3: struct ms_duty */
 
 	/* written by ms-decode */
 	MS_REC_SAMPLE = 20,
@@ -148,6 +149,23 @@ struct ms_target_exit {
 	uint32_t pid;
 	uint32_t wait_status;	/* as from waitpid() */
 	uint32_t exit_code;	/* 0-255, 128+N for a signal */
+};
+
+/*
+ * Minor version 3: the sampling duty changed (perf/budget.h): from time on,
+ * the events are on for duty_ppm millionths of each slice, so that a
+ * sample stands for 1000000 / duty_ppm times its period. ms-collect writes
+ * one when --budget lowers or raises the duty, decided from share_ppm (the
+ * recording's own CPU share in the window that ended at time) against
+ * budget_ppm; rate is the sampling rate in force (requested rate x duty).
+ * [16, time, duty_ppm, rate, share_ppm, budget_ppm]
+ */
+struct ms_duty {
+	uint64_t time;		/* CLOCK_MONOTONIC ns, as samples' */
+	uint32_t duty_ppm;	/* 1 to 1000000 */
+	uint64_t rate;		/* samples per second per running thread, in force */
+	uint32_t share_ppm;	/* of one CPU, in the window that decided it */
+	uint32_t budget_ppm;	/* of one CPU */
 };
 
 /*
@@ -482,6 +500,8 @@ int ms_task_pack(struct ms_writer *w, uint32_t kind, const struct ms_task *t);
 int ms_task_unpack(const struct ms_record *rec, struct ms_task *t);
 int ms_lost_pack(struct ms_writer *w, const struct ms_lost *l);
 int ms_lost_unpack(const struct ms_record *rec, struct ms_lost *l);
+int ms_duty_pack(struct ms_writer *w, const struct ms_duty *d);
+int ms_duty_unpack(const struct ms_record *rec, struct ms_duty *d);
 int ms_throttle_pack(struct ms_writer *w, const struct ms_throttle *t);
 int ms_throttle_unpack(const struct ms_record *rec, struct ms_throttle *t);
 int ms_module_pack(struct ms_writer *w, const struct ms_module *m);

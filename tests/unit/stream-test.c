@@ -266,6 +266,7 @@ static void write_all_kinds(struct ms_writer *w)
 	struct ms_task exit_rec = { 10, 1, 11, 1, 2000 };
 	struct ms_lost lost = { MS_LOST_COLLECTOR, 5, 6, 7 };
 	struct ms_throttle throttle = { 8, 9, true };
+	struct ms_duty duty = { 10, 250000, 2500, 30000, 20000 };
 	struct ms_module module = {
 		.id = 3, .kind = MS_MODULE_FILE, .path = S("/lib/libc.so.6"),
 		.build_id_len = 4, .build_id = { 1, 2, 3, 4 }, .dev_maj = 8, .dev_min = 2,
@@ -293,12 +294,13 @@ static void write_all_kinds(struct ms_writer *w)
 	assert_int_equal(ms_task_pack(w, MS_REC_EXIT, &exit_rec), 0);
 	assert_int_equal(ms_lost_pack(w, &lost), 0);
 	assert_int_equal(ms_throttle_pack(w, &throttle), 0);
+	assert_int_equal(ms_duty_pack(w, &duty), 0);
 	assert_int_equal(ms_module_pack(w, &module), 0);
 	assert_int_equal(ms_stack_pack(w, &stack_in), 0);
 	assert_int_equal(ms_frame_pack(w, &frame), 0);
 }
 
-#define ALL_KINDS_RECORDS 18
+#define ALL_KINDS_RECORDS 19
 
 static void check_all_kinds(struct ms_reader *r)
 {
@@ -313,6 +315,7 @@ static void check_all_kinds(struct ms_reader *r)
 	struct ms_task task;
 	struct ms_lost lost;
 	struct ms_throttle throttle;
+	struct ms_duty duty;
 	struct ms_module module;
 	struct ms_frame frame;
 
@@ -450,6 +453,14 @@ static void check_all_kinds(struct ms_reader *r)
 	assert_int_equal(throttle.time, 8);
 	assert_int_equal(throttle.id, 9);
 	assert_true(throttle.unthrottle);
+
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(ms_duty_unpack(&rec, &duty), 0);
+	assert_int_equal(duty.time, 10);
+	assert_int_equal(duty.duty_ppm, 250000);
+	assert_int_equal(duty.rate, 2500);
+	assert_int_equal(duty.share_ppm, 30000);
+	assert_int_equal(duty.budget_ppm, 20000);
 
 	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
 	assert_int_equal(ms_module_unpack(&rec, &module), 0);
@@ -702,7 +713,7 @@ static void test_truncated_between_records(void **state)
 	ms_reader_free(r);
 	err = end_capture();
 	assert_int_equal(n, ALL_KINDS_RECORDS);
-	assert_contains(err, "'test': stream cut short after 18 records (byte ");
+	assert_contains(err, "'test': stream cut short after 19 records (byte ");
 	assert_contains(err, "the producer (ms-test 1.0) did not finish");
 	assert_int_equal(count_lines(err), 1);
 
@@ -792,7 +803,7 @@ static void test_newer_major_version(void **state)
 
 	write_bytes(fd, v2, sizeof(v2) - 1);
 	assert_int_equal(drain(fd, &err), 99);
-	assert_contains(err, "version 2.3 stream, newer than this build reads (1.2)");
+	assert_contains(err, "version 2.3 stream, newer than this build reads (1.3)");
 	close(fd);
 
 	fd = new_fd();
