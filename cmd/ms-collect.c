@@ -11,11 +11,13 @@
 #include <string.h>
 
 #include "perf/collect.h"
+#include "perf/cpumeter.h"
 #include "util/error.h"
 
 static const char usage_text[] =
 	"usage: ms-collect [-o FILE] [-F HZ | -c PERIOD] [-e cpu-clock|task-clock]\n"
 	"                  [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
+	"                  [--budget PCT [--budget-pid PID]...]\n"
 	"                  (-p PID | [--] CMD [ARGS...])\n"
 	"\n"
 	"Record a program launched as CMD, or the running process PID and every\n"
@@ -36,6 +38,9 @@ static const char usage_text[] =
 	"                        sent SIGTERM)\n"
 	"      --mmap-pages N    data pages per CPU ring, a power of two (default\n"
 	"                        256, or 1024 with stacks over 16 KiB)\n"
+	"      --budget PCT      keep the recording's own CPU time under PCT % of\n"
+	"                        one CPU by pausing the events part of the time\n"
+	"      --budget-pid PID  count this process too (a live stage downstream)\n"
 	"  -p, --pid PID         attach to the running process PID\n"
 	"  -h, --help            show this help\n"
 	"      --version         show the version\n"
@@ -50,6 +55,8 @@ enum {
 	OPT_LZ4,
 	OPT_DURATION,
 	OPT_MMAP_PAGES,
+	OPT_BUDGET,
+	OPT_BUDGET_PID,
 	OPT_VERSION,
 };
 
@@ -63,6 +70,8 @@ static const struct option options[] = {
 	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "mmap-pages", required_argument, NULL, OPT_MMAP_PAGES },
+	{ "budget", required_argument, NULL, OPT_BUDGET },
+	{ "budget-pid", required_argument, NULL, OPT_BUDGET_PID },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -82,6 +91,7 @@ int main(int argc, char **argv)
 		.stack_size = MS_COLLECT_STACK_DEFAULT,
 		.version = PACKAGE_VERSION,
 	};
+	pid_t budget_pids[MS_CPUMETER_PIDS_MAX];
 	bool freq_set = false;
 	uint64_t v;
 	int opt;
@@ -134,6 +144,19 @@ int main(int argc, char **argv)
 			o.data_pages = (uint32_t)v;
 			if (!o.data_pages)
 				ms_error("--mmap-pages: must be more than 0"), usage_error();
+			break;
+		case OPT_BUDGET:
+			if (ms_parse_percent(optarg, "--budget", &o.budget_ppm) < 0)
+				usage_error();
+			break;
+		case OPT_BUDGET_PID:
+			if (ms_parse_u64(optarg, "--budget-pid", INT_MAX, &v) < 0)
+				usage_error();
+			if (!v || o.n_budget_pids == MS_CPUMETER_PIDS_MAX - 1)
+				ms_error("--budget-pid: give at most %d process ids, each more than 0",
+					 MS_CPUMETER_PIDS_MAX - 1), usage_error();
+			budget_pids[o.n_budget_pids++] = (pid_t)v;
+			o.budget_pids = budget_pids;
 			break;
 		case 'p':
 			if (ms_parse_u64(optarg, "-p", INT_MAX, &v) < 0)

@@ -35,22 +35,24 @@ refused() {
 	refused "--unwind dwarf needs a stack copy, but --stack-size is 0" --unwind dwarf --stack-size 0
 	refused "unknown event 'cycels'" -e cycels
 	refused "--preset: no preset 'fastest'" --preset fastest
+	refused "option '--budget': '0' is not between 0.01 and 100" --budget 0
+	refused "option '--budget': '2x' is not a percentage" --budget 2x
 }
 
 @test "--print-options prints the value a preset and flags make, and records nothing" {
 	run --separate-stderr microscope record --preset deep -F 250 --print-options -- \
 		sh -c "touch '$PWD/ran'"
 	[ "$status" -eq 0 ]
-	[ "$output" = "preset=deep freq=250 event=cpu-clock stack-size=65528 unwind=dwarf symbolize=immediate duration=none mmap-pages=1024" ]
+	[ "$output" = "preset=deep freq=250 event=cpu-clock stack-size=65528 unwind=dwarf symbolize=immediate duration=none mmap-pages=1024 budget=off" ]
 	[ ! -e ran ]
 	[ ! -e microscope.msc ]
 }
 
 @test "the capture keeps the options it was recorded with; the summary shows them" {
 	microscope record --preset light -o "$PWD/p.msc" -- "$PWD/burn" 0.3 2>/dev/null
-	ms-analyze summary p.msc | grep -qx "options:     preset=light freq=99 event=cpu-clock stack-size=8192 unwind=dwarf+fp symbolize=immediate duration=none mmap-pages=auto"
+	ms-analyze summary p.msc | grep -qx "options:     preset=light freq=99 event=cpu-clock stack-size=8192 unwind=dwarf+fp symbolize=immediate duration=none mmap-pages=auto budget=1.00%"
 	[ "$(ms-analyze summary --json p.msc | jq -r .record_options)" = \
-	  "preset=light freq=99 event=cpu-clock stack-size=8192 unwind=dwarf+fp symbolize=immediate duration=none mmap-pages=auto" ]
+	  "preset=light freq=99 event=cpu-clock stack-size=8192 unwind=dwarf+fp symbolize=immediate duration=none mmap-pages=auto budget=1.00%" ]
 	# and ms-collect was given its rate: 0.3 s at 99 Hz is some 30 samples, not 300
 	samples=$(ms-analyze summary --json p.msc | jq .samples)
 	[ "$samples" -ge 10 ] && [ "$samples" -le 60 ] || { echo "$samples samples"; false; }

@@ -16,18 +16,19 @@
  * Why each number (microscope(1) says the same):
  *  light: 99 Hz is a tenth of the default's samples and of its cost, for
  *         a production process; frame pointers carry on where the 8 KiB
- *         copy ends, at no cost per sample.
+ *         copy ends, at no cost per sample; and a budget of 1 % of one
+ *         CPU, so that a burst of threads cannot make it cost more.
  *  default: 999 Hz, perf's own default rate (a prime, off the beat of
  *         timers); an 8 KiB copy and DWARF unwinding.
  *  deep:  the largest copy the kernel takes (65528 bytes) for the deepest
  *         stacks, with 4 MiB rings (1024 pages) to hold samples that big.
  */
 const struct ms_record_preset ms_record_presets[] = {
-	{ "light", "low rate for production: 99 Hz, 8 KiB copies, dwarf+fp",
-	  99, 8192, 0, MS_UNWIND_DWARF_FP },
-	{ "default", "999 Hz, 8 KiB copies, dwarf", 999, 8192, 0, MS_UNWIND_AUTO },
+	{ "light", "low rate for production: 99 Hz, 8 KiB copies, dwarf+fp, 1 % CPU budget",
+	  99, 8192, 0, MS_UNWIND_DWARF_FP, 10000 },
+	{ "default", "999 Hz, 8 KiB copies, dwarf", 999, 8192, 0, MS_UNWIND_AUTO, 0 },
 	{ "deep", "the deepest stacks: 999 Hz, 64 KiB copies, dwarf", 999, 65528, 1024,
-	  MS_UNWIND_DWARF },
+	  MS_UNWIND_DWARF, 0 },
 };
 const size_t ms_record_n_presets = sizeof(ms_record_presets) / sizeof(ms_record_presets[0]);
 
@@ -49,6 +50,7 @@ enum {
 	OPT_PRESET,
 	OPT_PRINT_OPTIONS,
 	OPT_DEFER,
+	OPT_BUDGET,
 };
 
 /* Which fields a flag set: the preset fills in the others. */
@@ -57,6 +59,7 @@ enum {
 	SET_STACK = 1 << 1,
 	SET_PAGES = 1 << 2,
 	SET_UNWIND = 1 << 3,
+	SET_BUDGET = 1 << 4,
 };
 
 static const struct option options[] = {
@@ -74,6 +77,7 @@ static const struct option options[] = {
 	{ "preset", required_argument, NULL, OPT_PRESET },
 	{ "print-options", no_argument, NULL, OPT_PRINT_OPTIONS },
 	{ "defer", no_argument, NULL, OPT_DEFER },
+	{ "budget", required_argument, NULL, OPT_BUDGET },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -155,6 +159,13 @@ static int parse_one(struct ms_record_options *o, int c, const char *arg, unsign
 	case OPT_DEFER:
 		o->defer = true;
 		return 0;
+	case OPT_BUDGET:
+		*set |= SET_BUDGET;
+		if (!strcmp(arg, "off")) {
+			o->budget_ppm = 0;
+			return 0;
+		}
+		return ms_parse_percent(arg, "--budget", &o->budget_ppm);
 	case 'h':
 		o->help = true;
 		return 0;
@@ -199,6 +210,8 @@ int ms_record_options_parse(struct ms_record_options *o, int argc, char **argv)
 		o->mmap_pages = o->preset->mmap_pages;
 	if (!(set & SET_UNWIND))
 		o->unwind = o->preset->unwind;
+	if (!(set & SET_BUDGET))
+		o->budget_ppm = o->preset->budget_ppm;
 	if (freq_given && o->period)
 		return ms_error("give either -F HZ or -c PERIOD, not both");
 	if (o->period)
@@ -227,7 +240,7 @@ int ms_record_options_check(const struct ms_record_options *o)
 
 int ms_record_options_describe(const struct ms_record_options *o, char *buf, size_t len)
 {
-	char rate[48], duration[48], pages[32];
+	char rate[48], duration[48], pages[32], budget[32];
 
 	if (o->period)
 		snprintf(rate, sizeof(rate), "period=%" PRIu64, o->period);
@@ -242,9 +255,14 @@ int ms_record_options_describe(const struct ms_record_options *o, char *buf, siz
 		snprintf(pages, sizeof(pages), "%" PRIu32, o->mmap_pages);
 	else
 		snprintf(pages, sizeof(pages), "auto");
+	if (o->budget_ppm)
+		snprintf(budget, sizeof(budget), "%" PRIu32 ".%02" PRIu32 "%%",
+			 o->budget_ppm / 10000, o->budget_ppm / 100 % 100);
+	else
+		snprintf(budget, sizeof(budget), "off");
 	return snprintf(buf, len, "preset=%s %s event=%s stack-size=%" PRIu32 " unwind=%s "
-			"symbolize=%s duration=%s mmap-pages=%s%s", o->preset->name, rate, o->event,
-			o->stack_size, ms_unwind_policy_name(o->unwind),
-			o->deferred ? "deferred" : "immediate", duration, pages,
+			"symbolize=%s duration=%s mmap-pages=%s budget=%s%s", o->preset->name, rate,
+			o->event, o->stack_size, ms_unwind_policy_name(o->unwind),
+			o->deferred ? "deferred" : "immediate", duration, pages, budget,
 			o->defer ? " defer" : "");
 }

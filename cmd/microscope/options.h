@@ -23,6 +23,7 @@ struct ms_record_preset {
 	uint32_t stack_size;
 	uint32_t mmap_pages;	/* 0: ms-collect's default for the copy size */
 	int unwind;		/* enum ms_unwind_policy */
+	uint32_t budget_ppm;	/* of one CPU, 0: none (perf/governor.h) */
 };
 
 struct ms_record_options {
@@ -33,6 +34,7 @@ struct ms_record_options {
 	uint32_t mmap_pages;
 	uint64_t duration_ns;	/* 0: until the program ends or a signal */
 	int unwind;		/* enum ms_unwind_policy; AUTO: dwarf with a copy, else fp */
+	uint32_t budget_ppm;	/* --budget, of one CPU; 0: none */
 	bool deferred;		/* --symbolize=deferred */
 	bool defer;		/* --defer: process after the program ends */
 	const char *output;

@@ -47,7 +47,8 @@ static const char usage_record[] =
 	"usage: microscope record [--preset NAME] [-o FILE] [-F HZ | -c PERIOD] [-e EVENT]\n"
 	"                         [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
 	"                         [--symbolize=immediate|deferred] [--unwind dwarf|fp|dwarf+fp]\n"
-	"                         [--debug-dir DIR]... [--defer] [--print-options]\n"
+	"                         [--debug-dir DIR]... [--budget PCT|off] [--defer]\n"
+	"                         [--print-options]\n"
 	"                         (-p PID | -- CMD ARGS...)\n"
 	"\n"
 	"      --preset NAME       a starting point the flags below override:\n"
@@ -71,6 +72,9 @@ static const char usage_record[] =
 	"                          ms-unwind's call-frame information and ms-symbolize's\n"
 	"                          names alike: DIR/.build-id/xx/rest.debug,\n"
 	"                          DIR/DEBUGLINK, DIR/NAME.debug, DIR/NAME\n"
+	"      --budget PCT|off    keep the recording's own CPU time under PCT %% of one\n"
+	"                          CPU by sampling part of the time (off: the preset's\n"
+	"                          budget dropped)\n"
 	"      --defer             while the program runs, only record (compressed, to a\n"
 	"                          private file beside FILE); process after it ends\n"
 	"      --print-options     print the options as they will be used, and stop\n"
@@ -273,6 +277,32 @@ static const char *num(struct argv_builder *keep, uint64_t v)
 	return s;
 }
 
+/* What ms-collect is started with once the stages after it run (ms_pipeline.before_source). */
+struct source_args {
+	struct argv_builder *head, *collect, *keep;
+	bool budget;
+};
+
+/*
+ * ms-collect's argv, now that the later stages run: under a budget each
+ * of them is named, so that their CPU time counts toward it.
+ */
+static void source_argv(struct ms_pipeline *p, void *arg)
+{
+	struct source_args *a = arg;
+
+	push(a->head, "ms-collect");
+	/* The stream leaves ms-collect on descriptor 3: the program keeps our stdout. */
+	push(a->head, "--output-fd");
+	push(a->head, "3");
+	for (unsigned i = 1; a->budget && i < p->n; i++) {
+		push(a->head, "--budget-pid");
+		push(a->head, num(a->keep, (uint64_t)p->stages[i].pid));
+	}
+	for (unsigned i = 0; i < a->collect->n; i++)
+		push(a->head, a->collect->v[i]);
+}
+
 int ms_front_record(int argc, char **argv)
 {
 	struct argv_builder collect = { 0 }, collect_head = { 0 }, decode = { 0 }, unwind = { 0 },
@@ -281,7 +311,8 @@ int ms_front_record(int argc, char **argv)
 	struct ms_pipeline p = { 0 };
 	struct ms_publish pub;
 	const char *output, *capture_path;
-	char msg[PATH_MAX + 64], desc[512], duration[48], info[600];
+	char msg[PATH_MAX + 64], desc[512], duration[48], info[600], budget[32];
+	struct source_args source = { &collect_head, &collect, &keep, false };
 	int st = 0, written, rc;
 	bool attach;
 
@@ -316,6 +347,13 @@ int ms_front_record(int argc, char **argv)
 	if (o.mmap_pages) {
 		push(&collect, "--mmap-pages");
 		push(&collect, num(&keep, o.mmap_pages));
+	}
+	if (o.budget_ppm) {
+		snprintf(budget, sizeof(budget), "%" PRIu32 ".%04" PRIu32, o.budget_ppm / 10000,
+			 o.budget_ppm % 10000);
+		push(&collect, "--budget");
+		push(&collect, budget);
+		source.budget = true;
 	}
 	if (o.duration_ns) {
 		snprintf(duration, sizeof(duration), "%" PRIu64 ".%09" PRIu64,
@@ -366,16 +404,12 @@ int ms_front_record(int argc, char **argv)
 		rc = record_then_process(&o, &collect, &decode, &unwind, &symbolize, &capture,
 					 output, &pub, &st);
 	} else {
-		/* The stream leaves ms-collect on descriptor 3: the program keeps our stdout. */
-		push(&collect_head, "ms-collect");
-		push(&collect_head, "--output-fd");
-		push(&collect_head, "3");
-		for (unsigned i = 0; i < collect.n; i++)
-			push(&collect_head, collect.v[i]);
 		p.n = 0;
 		p.stages[p.n++] = (struct ms_stage){ .name = "ms-collect", .argv = collect_head.v,
 						     .out_fd = 3 };
 		add_processing(&p, &o, &decode, &unwind, &symbolize, &capture);
+		p.before_source = source_argv;
+		p.before_source_arg = &source;
 		rc = run_stages(&p, !attach, output, &pub);
 		st = p.stages[0].status;
 	}

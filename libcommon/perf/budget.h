@@ -1,9 +1,10 @@
 /*
  * The CPU budget controller (issue 16): keeps microscope's own CPU time
- * (the collector's and every live stage's, read from /proc by the caller)
+ * (the collector's and every live stage's, read by the caller: perf/cpumeter.h)
  * within a share of one CPU, by lowering the sampling frequency when a
- * window's share is over the budget and raising it again, up to the
- * requested rate, when there is room.
+ * window's share, or the share since the start, is over the budget, and
+ * raising it again, up to the requested rate, when there is room.
+ * (ms-collect's "frequency" is the sampling duty: perf/governor.h.)
  *
  * A pure function of (state, observation) -> (state, decision): no clock,
  * no I/O, integer arithmetic only, so that the same observations give the
@@ -24,11 +25,13 @@ struct ms_budget_config {
 	uint64_t max_freq;	/* the requested rate: never above it */
 	uint64_t min_freq;	/* never below it (a profile needs some samples) */
 	uint64_t window_ns;	/* a decision at most once per window */
+	uint64_t start_freq;	/* the first window's, 0: max_freq */
 };
 
 struct ms_budget_state {
 	uint64_t freq;		/* in force */
 	uint64_t window_start_ns, window_cpu_ns;	/* where the current window began */
+	uint64_t start_ns, start_cpu_ns;	/* the first observation */
 	uint32_t calm;		/* consecutive windows well under the budget */
 	bool started;
 };

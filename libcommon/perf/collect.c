@@ -2,6 +2,7 @@
 #include "perf/kernel.h"
 #include "perf/trim.h"
 #include "perf/procfs.h"
+#include "perf/governor.h"
 #include "perf/ratewatch.h"
 #include "perf/ring.h"
 #include "perf/session.h"
@@ -94,6 +95,10 @@ struct collector {
 	/* counts */
 	uint64_t copied, kernel_lost, throttled;
 	struct ms_rate_watch watch;	/* is the rate kept? (perf/ratewatch.h) */
+	/* --budget (perf/governor.h): a change of duty waits here for room in the output. */
+	struct ms_governor *gov;
+	struct ms_duty duty;
+	bool duty_waiting;
 	bool stderr_tty;
 	uint64_t dropped, dropped_pending;
 };
@@ -114,6 +119,46 @@ int ms_parse_u64(const char *s, const char *option, uint64_t max, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+int ms_parse_percent(const char *s, const char *option, uint32_t *out_ppm)
+{
+	uint64_t whole = 0, frac = 0, scale = 10000;	/* ppm per percent */
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		goto bad;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (uint64_t)(*p - '0');
+		if (whole > 100)
+			goto range;
+	}
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			goto bad;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (scale > 1) {
+				scale /= 10;
+				frac += (uint64_t)(*p - '0') * scale;
+			}
+		}
+	}
+	if (*p == '%')
+		p++;
+	if (*p)
+		goto bad;
+	whole = whole * 10000 + frac;
+	/* 0.01 %: below that a recording takes no samples worth having. */
+	if (whole < 100 || whole > 1000000)
+		goto range;
+	*out_ppm = (uint32_t)whole;
+	return 0;
+range:
+	return ms_error("option '%s': '%s' is not between 0.01 and 100 (percent of one CPU)",
+			option, s);
+bad:
+	return ms_error("option '%s': '%s' is not a percentage (like 2 or 0.5)", option, s);
 }
 
 int ms_parse_seconds(const char *s, const char *option, uint64_t *out_ns)
@@ -172,6 +217,9 @@ int ms_collect_check(const struct ms_collect_opts *o)
 				o->data_pages, MS_COLLECT_PAGES_MAX);
 	if (!ms_event_lookup(o->event))
 		return ms_error("unknown event '%s'; known events: %s", o->event, ms_event_names());
+	if (o->n_budget_pids && !o->budget_ppm)
+		return ms_error("--budget-pid counts a process toward a budget: give --budget PCT "
+				"too");
 	return 0;
 }
 
@@ -358,6 +406,7 @@ static int write_preamble(struct collector *c)
 	    (c->o->freq ? info_number(c, "frequency", c->o->freq)
 			: info_number(c, "period", c->o->period)) < 0 ||
 	    info_number(c, "stack-size", c->o->stack_size) < 0 ||
+	    (c->o->budget_ppm && info_number(c, "budget-ppm", c->o->budget_ppm) < 0) ||
 	    info_number(c, "cpus", c->s.n_cpus) < 0 ||
 	    info_number(c, "mmap-pages", c->s.config.data_pages) < 0 ||
 	    info_text(c, "clock", c->s.clock_monotonic ? "monotonic" : "perf") < 0 ||
@@ -694,6 +743,31 @@ static uint64_t drain_pass(struct collector *c)
 	return copied;
 }
 
+/* Each change of duty is written, never dropped: it waits for room instead. */
+static void write_duty(struct collector *c)
+{
+	if (!c->duty_waiting || !room(c, 64))
+		return;
+	if (ms_duty_pack(c->w, &c->duty) < 0)
+		c->output_failed = true;
+	c->duty_waiting = false;
+}
+
+/* Hold the recording to its budget: observe, decide, turn the events off or on. */
+static void govern(struct collector *c)
+{
+	struct ms_duty d;
+
+	if (!c->gov)
+		return;
+	/* No new decision while one waits for the output: every change is in the stream. */
+	if (ms_governor_step(c->gov, now_ns(), !c->duty_waiting, &d)) {
+		c->duty = d;
+		c->duty_waiting = true;
+	}
+	write_duty(c);
+}
+
 static void arm_timer(struct collector *c, uint64_t ns)
 {
 	struct itimerspec it = {
@@ -848,16 +922,33 @@ static void end_rate_line(struct collector *c)
 	c->watch.line_shown = false;
 }
 
+/* How long the loop may sleep: POLL_MS, or less when the budget turns the events off or on. */
+static struct timespec sleep_for(const struct collector *c)
+{
+	uint64_t ns = POLL_MS * 1000000ull, now, due;
+
+	if (c->gov) {
+		now = now_ns();
+		due = ms_governor_deadline(c->gov);
+		if (due <= now)
+			ns = 0;
+		else if (due - now < ns)
+			ns = due - now;
+	}
+	return (struct timespec){ (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+}
+
 static void record_loop(struct collector *c)
 {
 	/* A launched program that ended before the loop started. */
 	reap_target(c);
 	while (c->stop == STOP_NONE || (c->terminating && !c->reaped)) {
+		struct timespec wait = sleep_for(c);
 		int n;
 
 		/* Wake when the output can take more, while records wait for it. */
 		c->pfds[PFD_OUTPUT].fd = c->output_blocked ? c->out_fd : -1;
-		n = poll(c->pfds, c->n_pfds, POLL_MS);
+		n = ppoll(c->pfds, c->n_pfds, &wait, NULL);
 
 		if (n < 0 && errno != EINTR) {
 			ms_error_errno("poll");
@@ -881,6 +972,7 @@ static void record_loop(struct collector *c)
 		if (c->poll_alive && !c->stop && !ms_proc_alive(c->pid))
 			c->stop = STOP_EXIT;
 		drain_pass(c);
+		govern(c);
 		watch_rate(c);
 		if (c->output_failed || ms_writer_drain(c->w) < 0) {
 			c->stop = STOP_OUTPUT;
@@ -898,6 +990,8 @@ static void final_drain(struct collector *c)
 	for (int pass = 0; pass < 64; pass++)
 		if (!drain_pass(c) || c->output_failed)
 			break;
+	/* A change of duty still waiting: now the output may block for it. */
+	write_duty(c);
 }
 
 static int write_epilogue(struct collector *c)
@@ -916,13 +1010,28 @@ static int write_epilogue(struct collector *c)
 	if (c->dropped_pending)
 		write_lost(c);
 	if (ms_problems_write(c->w, &c->problems) < 0 ||
+	    (c->gov && info_number(c, "budget-used-ppm",
+				   ms_governor_share(c->gov, now_ns())) < 0) ||
 	    info_number(c, "end-time", now_ns()) < 0)
 		return -1;
 	return ms_writer_trailer(c->w, true);
 }
 
-static void summary(const struct collector *c)
+static void summary(struct collector *c)
 {
+	if (c->gov) {
+		uint32_t used = ms_governor_share(c->gov, now_ns());
+
+		fprintf(stderr, "%s: budget: the recording used %u.%02u %% of one CPU (budget "
+			"%u.%02u %%); ", ms_progname(), used / 10000, used / 100 % 100,
+			c->gov->config.budget_ppm / 10000, c->gov->config.budget_ppm / 100 % 100);
+		if (c->gov->changes)
+			fprintf(stderr, "sampled as little as %u.%u %% of the time, %u changes\n",
+				c->gov->lowest_ppm / 10000, c->gov->lowest_ppm / 1000 % 10,
+				c->gov->changes);
+		else
+			fprintf(stderr, "sampled all the time\n");
+	}
 	if (c->dropped)
 		ms_warn("%llu of %llu records dropped: the output could not keep up "
 			"(counted in LOST records)",
@@ -1026,6 +1135,7 @@ static void collector_release(struct collector *c)
 	free(c->pfds);
 	free(c->tids);
 	free(c->attr);
+	free(c->gov);
 	ms_trimmer_free(c->trim);
 }
 
@@ -1073,6 +1183,21 @@ int ms_collect_run(const struct ms_collect_opts *o)
 		ms_trimmer_free(c.trim);
 		ms_error("out of memory");
 		return MS_EXIT_ERROR;
+	}
+	/* Before the target starts: a pid that cannot be measured is a usage error. */
+	if (o->budget_ppm) {
+		c.gov = malloc(sizeof(*c.gov));
+		code = !c.gov ? ms_error("out of memory"), MS_EXIT_ERROR :
+		       ms_governor_init(c.gov, o->budget_ppm, o->freq,
+					(uint32_t)sysconf(_SC_NPROCESSORS_ONLN), o->budget_pids,
+					o->n_budget_pids, now_ns()) < 0 ? MS_EXIT_USAGE : MS_EXIT_OK;
+		if (code != MS_EXIT_OK) {
+			free(c.gov);
+			free(c.attr);
+			ms_trimmer_free(c.trim);
+			return code;
+		}
+		code = MS_EXIT_ERROR;
 	}
 	if (setup_signals(&c) < 0 || output_open(&c) < 0 || ms_session_init(&c.s, &sc) < 0 ||
 	    open_target(&c) < 0) {

@@ -48,6 +48,15 @@ struct ms_collect_opts {
 	uint32_t data_pages;	/* 0: the default above */
 	uint64_t duration_ns;	/* 0: until the target ends or a signal */
 	pid_t pid;		/* attach to this process, or 0 */
+	/*
+	 * --budget: hold the recording's own CPU time (this process and
+	 * budget_pids, the live stages of its pipeline) to budget_ppm
+	 * millionths of one CPU by pausing the events (perf/governor.h); 0:
+	 * no budget.
+	 */
+	uint32_t budget_ppm;
+	const pid_t *budget_pids;
+	uint32_t n_budget_pids;
 	char **argv;		/* launch this command (NULL-terminated), or NULL */
 	const char *version;	/* for the stream header */
 };
@@ -68,5 +77,7 @@ int ms_collect_run(const struct ms_collect_opts *o);
  */
 int ms_parse_u64(const char *s, const char *option, uint64_t max, uint64_t *out);
 int ms_parse_seconds(const char *s, const char *option, uint64_t *out_ns);
+/* A percentage of one CPU, 0.01 to 100, with an optional '%' ("2", "0.5%"), in ppm. */
+int ms_parse_percent(const char *s, const char *option, uint32_t *out_ppm);
 
 #endif

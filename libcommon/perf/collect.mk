@@ -10,6 +10,9 @@ libcommon_a_SOURCES += \
 	libcommon/perf/trim.c libcommon/perf/trim.h \
 	libcommon/perf/ratewatch.c libcommon/perf/ratewatch.h \
 	libcommon/perf/budget.c libcommon/perf/budget.h \
+	libcommon/perf/duty.c libcommon/perf/duty.h \
+	libcommon/perf/cpumeter.c libcommon/perf/cpumeter.h \
+	libcommon/perf/governor.c libcommon/perf/governor.h \
 	libcommon/perf/kernel.c libcommon/perf/kernel.h
 
 bin_PROGRAMS += ms-collect

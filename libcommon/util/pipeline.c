@@ -113,8 +113,11 @@ int ms_pipeline_start(struct ms_pipeline *p)
 	sigset_t set = forwarded_signals(), old;
 	struct sigaction chld = { .sa_handler = on_sigchld };
 	char *paths[MS_PIPELINE_STAGES_MAX] = { 0 };
-	int in = -1, rc = -1;
+	int pipes[MS_PIPELINE_STAGES_MAX][2], rc = -1;
 	unsigned i;
+
+	for (i = 0; i < MS_PIPELINE_STAGES_MAX; i++)
+		pipes[i][0] = pipes[i][1] = -1;
 
 	for (i = 0; i < p->n; i++) {
 		paths[i] = ms_stage_path(p->stages[i].name);
@@ -128,23 +131,24 @@ int ms_pipeline_start(struct ms_pipeline *p)
 		p->stages[i].status = 0;
 	}
 
+	for (i = 0; i + 1 < p->n; i++) {
+		if (pipe2(pipes[i], O_CLOEXEC)) {
+			ms_error_errno("cannot create a pipe for '%s'", p->stages[i].name);
+			goto close_pipes;
+		}
+	}
 	sigaction(SIGCHLD, &chld, NULL);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	for (i = 0; i < p->n; i++) {
-		int fds[2] = { -1, -1 };
+	/* Last first: the source, started last, may be told the others' pids. */
+	for (i = p->n; i-- > 0;) {
+		int in = i ? pipes[i - 1][0] : -1, wr = i + 1 < p->n ? pipes[i][1] : -1;
 		pid_t pid;
 
-		if (i + 1 < p->n && pipe2(fds, O_CLOEXEC)) {
-			ms_error_errno("cannot create a pipe for '%s'", p->stages[i].name);
-			goto fail;
-		}
+		if (i == 0 && p->before_source)
+			p->before_source(p, p->before_source_arg);
 		pid = fork();
 		if (pid < 0) {
 			ms_error_errno("cannot start '%s'", p->stages[i].name);
-			if (fds[0] >= 0) {
-				close(fds[0]);
-				close(fds[1]);
-			}
 			goto fail;
 		}
 		if (pid == 0) {
@@ -153,25 +157,30 @@ int ms_pipeline_start(struct ms_pipeline *p)
 			if (in >= 0 && dup2(in, STDIN_FILENO) < 0)
 				_exit(127);
 			/* (dup2 onto itself would keep O_CLOEXEC) */
-			if (fds[1] >= 0 && (fds[1] == out ? fcntl(out, F_SETFD, 0) :
-					    dup2(fds[1], out)) < 0)
+			if (wr >= 0 && (wr == out ? fcntl(out, F_SETFD, 0) : dup2(wr, out)) < 0)
 				_exit(127);
 			exec_stage(&p->stages[i], paths[i], i, &old);
 		}
 		p->stages[i].pid = pid;
-		if (in >= 0)
-			close(in);
-		if (fds[1] >= 0)
-			close(fds[1]);
-		in = fds[0];
+		/* Its reader runs already: the pipe is the stages' own now. */
+		if (wr >= 0) {
+			close(pipes[i][0]);
+			close(pipes[i][1]);
+			pipes[i][0] = pipes[i][1] = -1;
+		}
 	}
 	rc = 0;
 	goto out;
 fail:
-	if (in >= 0)
-		close(in);
 	kill_started(p);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+close_pipes:
+	for (i = 0; i + 1 < p->n; i++) {
+		if (pipes[i][0] >= 0)
+			close(pipes[i][0]);
+		if (pipes[i][1] >= 0)
+			close(pipes[i][1]);
+	}
 out:
 	for (i = 0; i < p->n; i++)
 		free(paths[i]);

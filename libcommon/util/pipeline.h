@@ -40,6 +40,13 @@ struct ms_stage {
 struct ms_pipeline {
 	unsigned n;
 	struct ms_stage stages[MS_PIPELINE_STAGES_MAX];
+	/*
+	 * Stages start last first; when set, called after every other stage
+	 * started and before stage 0 does, so that stage 0's argv may name
+	 * their pids (microscope record --budget counts their CPU time).
+	 */
+	void (*before_source)(struct ms_pipeline *p, void *arg);
+	void *before_source_arg;
 };
 
 /* Find program name next to the running executable or in PATH. */

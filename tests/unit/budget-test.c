@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "perf/budget.h"
+#include "perf/duty.h"
 
 #define MS 1000000ull
 
@@ -58,36 +59,50 @@ static void test_steady(void **state)
 	replay(steps, sizeof(steps) / sizeof(steps[0]));
 }
 
-/* Over: down at once to 90 % of the budget; then kept. */
+/*
+ * Over: down at once. The first window went over, so the share since the
+ * start is over too: the budget is halved until that debt is paid, each
+ * window over the half brings the rate down again.
+ */
 static void test_over(void **state)
 {
 	static const struct step steps[] = {
 		{ 0, 0, 0, 10000 },
 		{ 100, 50000, 0, 10000 },	/* within the window: no decision */
-		{ 250, 20000, 1, 2250 },	/* 8 %: 10000 * 1.8 % / 8 % */
-		{ 500, 10000, 0, 2250 },	/* CPU time went back (a misread): ignored */
-		{ 500, 24500, 0, 2250 },	/* 1.8 %: kept */
-		{ 750, 29000, 0, 2250 },
+		{ 250, 20000, 1, 1125 },	/* 8 %, in debt: 10000 * 0.9 % / 8 % */
+		{ 500, 10000, 0, 1125 },	/* CPU time went back (a misread): ignored */
+		{ 500, 24500, 1, 562 },		/* 1.8 % over half, 4.9 % since the start */
+		{ 750, 29000, 1, 281 },		/* again: 3.9 % since the start */
+		{ 1000, 29500, 0, 281 },	/* 0.2 %: under the half, kept (in debt: never up) */
+		{ 1250, 30000, 0, 281 },
+		{ 1500, 30500, 0, 281 },	/* 2.03 % since the start: still in debt */
+		{ 1750, 31000, 0, 281 },	/* 1.77 %: out of debt, calm 1 */
+		{ 2000, 31500, 1, 562 },	/* calm 2: up, at most doubling */
 	};
 
 	(void)state;
 	replay(steps, sizeof(steps) / sizeof(steps[0]));
 }
 
-/* Under, after a decrease: up again after two calm windows, at most doubling. */
+/* Under, once the debt is paid: up again after two calm windows, at most doubling. */
 static void test_under(void **state)
 {
 	static const struct step steps[] = {
 		{ 0, 0, 0, 10000 },
-		{ 250, 20000, 1, 2250 },	/* 8 % */
-		{ 500, 20500, 0, 2250 },	/* 0.2 %: calm 1 */
-		{ 750, 21000, 1, 4500 },	/* calm 2: to 1.6 %, at most x2 */
-		{ 1000, 21500, 0, 4500 },
-		{ 1250, 22000, 1, 9000 },
-		{ 1500, 22500, 0, 9000 },
-		{ 1750, 23000, 1, 10000 },	/* the requested rate, never above */
-		{ 2000, 23500, 0, 10000 },
-		{ 2250, 24000, 0, 10000 },
+		{ 250, 20000, 1, 1125 },	/* 8 %, in debt */
+		{ 500, 20500, 0, 1125 },	/* 0.2 %: in debt, kept */
+		{ 750, 21000, 0, 1125 },
+		{ 1000, 21500, 0, 1125 },	/* 2.15 % since the start */
+		{ 1250, 22000, 0, 1125 },	/* 1.76 %: out of debt, calm 1 */
+		{ 1500, 22500, 1, 2250 },	/* calm 2: to 1.6 %, at most x2 */
+		{ 1750, 23000, 0, 2250 },
+		{ 2000, 23500, 1, 4500 },
+		{ 2250, 24000, 0, 4500 },
+		{ 2500, 24500, 1, 9000 },
+		{ 2750, 25000, 0, 9000 },
+		{ 3000, 25500, 1, 10000 },	/* the requested rate, never above */
+		{ 3250, 26000, 0, 10000 },
+		{ 3500, 26500, 0, 10000 },
 	};
 
 	(void)state;
@@ -99,13 +114,13 @@ static void test_bursty(void **state)
 {
 	static const struct step steps[] = {
 		{ 0, 0, 0, 10000 },
-		{ 250, 10000, 1, 4500 },	/* 4 %: 10000 * 1.8 / 4 */
-		{ 500, 10500, 0, 4500 },	/* 0.2 %: calm 1 */
-		{ 750, 15000, 0, 4500 },	/* 1.8 %: within, calm 0 */
-		{ 1000, 15500, 0, 4500 },	/* calm 1 */
-		{ 1250, 25500, 1, 2025 },	/* 4 %: down */
-		{ 1500, 26000, 0, 2025 },	/* calm 1 */
-		{ 1750, 26500, 1, 4050 },	/* calm 2: up */
+		{ 250, 10000, 1, 2250 },	/* 4 %, in debt: 10000 * 0.9 / 4 */
+		{ 500, 10500, 0, 2250 },	/* 0.2 %: 2.1 % since the start, in debt */
+		{ 750, 15000, 0, 2250 },	/* 1.8 %: 2 % since the start, within */
+		{ 1000, 15500, 0, 2250 },	/* calm 1 */
+		{ 1250, 25500, 1, 506 },	/* 4 %: down, in debt again */
+		{ 1500, 26000, 0, 506 },	/* out of debt: calm 1 */
+		{ 1750, 26500, 1, 1012 },	/* calm 2: up */
 	};
 
 	(void)state;
@@ -139,9 +154,58 @@ static void test_simulated(void **state)
 	assert_true(s.freq >= cfg.min_freq && s.freq < 300);
 }
 
+/* The duty's slices: on for duty_ppm of each, from the time the duty was set. */
+static void test_duty_slices(void **state)
+{
+	struct ms_duty_slicer d;
+	uint64_t next;
+	const uint64_t t0 = 1000 * MS, slice = MS_DUTY_SLICE_NS;
+
+	(void)state;
+	ms_duty_init(&d, slice, t0);
+	assert_true(ms_duty_on(&d, t0 + 7 * MS, &next));
+	assert_true(next == UINT64_MAX);
+
+	ms_duty_set(&d, 250000, t0);
+	assert_true(ms_duty_on(&d, t0, &next));
+	assert_int_equal(next, t0 + 5 * MS);
+	assert_true(ms_duty_on(&d, t0 + 5 * MS - 1, &next));
+	assert_false(ms_duty_on(&d, t0 + 5 * MS, &next));
+	assert_int_equal(next, t0 + 20 * MS);
+	assert_false(ms_duty_on(&d, t0 + 20 * MS - 1, &next));
+	assert_true(ms_duty_on(&d, t0 + 20 * MS, &next));
+	assert_int_equal(next, t0 + 25 * MS);
+	/* Many slices later, the same pattern. */
+	assert_true(ms_duty_on(&d, t0 + 1000 * slice + 4 * MS, &next));
+	assert_int_equal(next, t0 + 1000 * slice + 5 * MS);
+	assert_false(ms_duty_on(&d, t0 + 1000 * slice + 6 * MS, &next));
+
+	/* A new duty starts its slices at the time it is set. */
+	ms_duty_set(&d, 500000, t0 + 3 * MS);
+	assert_true(ms_duty_on(&d, t0 + 12 * MS, &next));
+	assert_int_equal(next, t0 + 13 * MS);
+	assert_false(ms_duty_on(&d, t0 + 13 * MS, &next));
+	assert_int_equal(next, t0 + 23 * MS);
+
+	/* Bounds: 0 is the smallest duty (on a moment each slice), above full is full. */
+	ms_duty_set(&d, 0, t0);
+	assert_int_equal(d.duty_ppm, 1);
+	assert_true(ms_duty_on(&d, t0, &next));
+	assert_int_equal(next, t0 + slice / MS_DUTY_FULL);
+	assert_false(ms_duty_on(&d, t0 + 1 * MS, &next));
+	ms_duty_set(&d, 2 * MS_DUTY_FULL, t0);
+	assert_int_equal(d.duty_ppm, MS_DUTY_FULL);
+	assert_true(ms_duty_on(&d, t0 + 11 * MS, &next));
+	assert_true(next == UINT64_MAX);
+	/* Before its origin (a caller's slip): the slice's start. */
+	ms_duty_set(&d, 100000, t0);
+	assert_true(ms_duty_on(&d, t0 - 1, &next));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_duty_slices),
 		cmocka_unit_test(test_steady),
 		cmocka_unit_test(test_over),
 		cmocka_unit_test(test_under),

@@ -92,6 +92,42 @@ static void test_stage_found_in_path(void **state)
 	assert_null(ms_stage_path("no-such-stage-program-xyz"));
 }
 
+/* The source starts last, told the pids of the stages already running. */
+static char source_cmd[128];
+
+static void name_reader(struct ms_pipeline *p, void *arg)
+{
+	(void)arg;
+	/* Both the reader and the one after it run already. */
+	assert_true(p->stages[1].pid > 0);
+	assert_true(p->stages[2].pid > 0);
+	snprintf(source_cmd, sizeof(source_cmd), "echo %d", (int)p->stages[1].pid);
+}
+
+static void test_source_started_last_knows_the_others(void **state)
+{
+	char *const source[] = { "sh", "-c", source_cmd, NULL };
+	/* Exits 0 only when the line it reads is its own pid. */
+	char *const reader[] = { "sh", "-c", "read x && [ \"$x\" = \"$$\" ] && echo same", NULL };
+	char *const last[] = { "sh", "-c", "read y && [ \"$y\" = same ]", NULL };
+	struct ms_pipeline p = {
+		.n = 3,
+		.stages = { { .name = "sh", .argv = source }, { .name = "sh", .argv = reader },
+			    { .name = "sh", .argv = last } },
+		.before_source = name_reader,
+	};
+
+	(void)state;
+	source_cmd[0] = '\0';
+	assert_int_equal(ms_pipeline_start(&p), 0);
+	ms_pipeline_wait(&p);
+	assert_non_null(strstr(source_cmd, "echo "));
+	for (unsigned i = 0; i < 3; i++)
+		if (!WIFEXITED(p.stages[i].status) || WEXITSTATUS(p.stages[i].status))
+			fail_msg("stage %u ended with status 0x%x", i, p.stages[i].status);
+	assert_int_equal(ms_pipeline_culprit(&p, false), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -101,6 +137,7 @@ int main(void)
 		cmocka_unit_test(test_broken_pipes_upstream_point_at_the_failing_stage),
 		cmocka_unit_test(test_truncation_without_other_cause_is_blamed_first),
 		cmocka_unit_test(test_stage_found_in_path),
+		cmocka_unit_test(test_source_started_last_knows_the_others),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

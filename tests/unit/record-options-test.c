@@ -63,7 +63,9 @@ static void test_default(void **state)
 	assert_int_equal(o.unwind, MS_UNWIND_AUTO);
 	assert_string_equal(o.argv[0], "true");
 	assert_string_equal(describe(&o), "preset=default freq=999 event=cpu-clock stack-size=8192 "
-			    "unwind=auto symbolize=immediate duration=none mmap-pages=auto");
+			    "unwind=auto symbolize=immediate duration=none mmap-pages=auto "
+			    "budget=off");
+	assert_int_equal(o.budget_ppm, 0);
 }
 
 static void test_presets(void **state)
@@ -75,6 +77,8 @@ static void test_presets(void **state)
 	assert_int_equal(o.freq, 99);
 	assert_int_equal(o.stack_size, 8192);
 	assert_int_equal(o.unwind, MS_UNWIND_DWARF_FP);
+	assert_int_equal(o.budget_ppm, 10000);
+	assert_true(strstr(describe(&o), " budget=1.00%") != NULL);
 	assert_int_equal(parse(&o, "--preset", "deep", "-p", "1", NULL), 0);
 	assert_int_equal(o.freq, 999);
 	assert_int_equal(o.stack_size, 65528);
@@ -82,7 +86,8 @@ static void test_presets(void **state)
 	assert_int_equal(o.unwind, MS_UNWIND_DWARF);
 	assert_int_equal(o.pid, 1);
 	assert_string_equal(describe(&o), "preset=deep freq=999 event=cpu-clock stack-size=65528 "
-			    "unwind=dwarf symbolize=immediate duration=none mmap-pages=1024");
+			    "unwind=dwarf symbolize=immediate duration=none mmap-pages=1024 "
+			    "budget=off");
 }
 
 /* Flags override the preset, wherever they stand. */
@@ -100,7 +105,20 @@ static void test_overrides(void **state)
 	assert_int_equal(o.unwind, MS_UNWIND_FP);
 	assert_true(o.deferred);
 	assert_string_equal(describe(&o), "preset=deep freq=250 event=cpu-clock stack-size=16384 "
-			    "unwind=fp symbolize=deferred duration=1.500000000s mmap-pages=64");
+			    "unwind=fp symbolize=deferred duration=1.500000000s mmap-pages=64 "
+			    "budget=off");
+	/* A budget given, or the preset's taken off. */
+	assert_int_equal(parse(&o, "--budget", "2.5%", "--", "true", NULL), 0);
+	assert_int_equal(o.budget_ppm, 25000);
+	assert_true(strstr(describe(&o), " budget=2.50%") != NULL);
+	assert_int_equal(parse(&o, "--budget", "0.25", "--preset", "light", "--", "true", NULL), 0);
+	assert_int_equal(o.budget_ppm, 2500);
+	assert_int_equal(parse(&o, "--preset", "light", "--budget", "off", "--", "true", NULL), 0);
+	assert_int_equal(o.budget_ppm, 0);
+	assert_int_equal(parse(&o, "--budget", "0", "--", "true", NULL), -1);
+	assert_int_equal(parse(&o, "--budget", "101", "--", "true", NULL), -1);
+	assert_int_equal(parse(&o, "--budget", "2x", "--", "true", NULL), -1);
+	assert_int_equal(parse(&o, "--budget", "", "--", "true", NULL), -1);
 	/* a period replaces the preset's rate */
 	assert_int_equal(parse(&o, "--preset", "light", "-c", "5000000", "--", "true", NULL), 0);
 	assert_int_equal(o.freq, 0);

@@ -1,0 +1,132 @@
+/* ms-collect's CPU budget at work: see perf/governor.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "perf/governor.h"
+#include "util/error.h"
+
+/*
+ * The duty at which rate samples a second on every CPU would cost the
+ * budget: budget / (rate * cpus * cost), in ppm; full when unknown.
+ */
+static uint64_t first_duty(uint32_t budget_ppm, uint64_t rate, uint32_t cpus)
+{
+	uint64_t per_second_ns = rate * (cpus ? cpus : 1) * MS_GOVERNOR_SAMPLE_NS;
+	uint64_t duty;
+
+	if (!rate || per_second_ns / MS_GOVERNOR_SAMPLE_NS / (cpus ? cpus : 1) != rate)
+		return MS_DUTY_FULL;
+	/* budget_ppm * 1000 ns of CPU a second are allowed: duty = allowed / needed, in ppm */
+	duty = (uint64_t)budget_ppm * 1000u * MS_DUTY_FULL / (per_second_ns ? per_second_ns : 1);
+	return duty > MS_DUTY_FULL ? MS_DUTY_FULL : duty;
+}
+
+int ms_governor_init(struct ms_governor *g, uint32_t budget_ppm, uint64_t rate, uint32_t cpus,
+		     const pid_t *pids, uint32_t n, uint64_t now_ns)
+{
+	*g = (struct ms_governor){
+		/* The controller works in duty units: its "frequency" is the duty in ppm. */
+		.config = { budget_ppm, MS_DUTY_FULL, MS_GOVERNOR_MIN_DUTY, MS_GOVERNOR_WINDOW_NS,
+			    first_duty(budget_ppm, rate, cpus) },
+		.rate = rate,
+		.on = true,
+		.next_toggle_ns = UINT64_MAX,
+		.lowest_ppm = MS_DUTY_FULL,
+		.start_ns = now_ns,
+	};
+	if (ms_cpumeter_init(&g->meter, pids, n) < 0)
+		return -1;
+	g->start_cpu_ns = ms_cpumeter_read(&g->meter);
+	ms_budget_init(&g->state, &g->config);
+	ms_duty_init(&g->slicer, MS_DUTY_SLICE_NS, now_ns);
+	g->first_ppm = (uint32_t)g->state.freq;
+	ms_duty_set(&g->slicer, g->first_ppm, now_ns);
+	if (g->first_ppm < g->lowest_ppm)
+		g->lowest_ppm = g->first_ppm;
+	return 0;
+}
+
+/* Every event this process owns, and the copies threads inherited from them. */
+static void set_events(struct ms_governor *g, bool on, uint64_t now_ns)
+{
+	if (on == g->on)
+		return;
+	if (prctl(on ? PR_TASK_PERF_EVENTS_ENABLE : PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0) < 0) {
+		if (!g->told)
+			ms_warn("cannot turn the recording's events %s for --budget (prctl: %s); "
+				"the budget is not kept", on ? "on" : "off", strerror(errno));
+		g->told = true;
+		return;
+	}
+	g->on = on;
+	if (on)
+		g->paused_ns += now_ns - g->paused_since;
+	else
+		g->paused_since = now_ns;
+}
+
+bool ms_governor_step(struct ms_governor *g, uint64_t now_ns, bool may_change,
+		       struct ms_duty *rec)
+{
+	struct ms_budget_decision d = { 0 };
+
+	/* The first duty, in force from the start: said before any other. */
+	if (!g->first_told) {
+		g->first_told = true;
+		if (g->first_ppm < MS_DUTY_FULL) {
+			*rec = (struct ms_duty){
+				.time = g->start_ns,
+				.duty_ppm = g->first_ppm,
+				.rate = g->rate * g->first_ppm / MS_DUTY_FULL,
+				.budget_ppm = g->config.budget_ppm,
+			};
+			g->changes++;
+			set_events(g, ms_duty_on(&g->slicer, now_ns, &g->next_toggle_ns), now_ns);
+			return true;
+		}
+	}
+	if (may_change) {
+		struct ms_budget_obs o = { now_ns, ms_cpumeter_read(&g->meter) };
+
+		d = ms_budget_step(&g->config, &g->state, &o);
+	}
+
+	if (d.window_ended)
+		g->last_share_ppm = d.share_ppm;
+	if (d.change) {
+		uint32_t duty = (uint32_t)d.freq;
+
+		ms_duty_set(&g->slicer, duty, now_ns);
+		g->changes++;
+		if (duty < g->lowest_ppm)
+			g->lowest_ppm = duty;
+		*rec = (struct ms_duty){
+			.time = now_ns,
+			.duty_ppm = duty,
+			.rate = g->rate * duty / MS_DUTY_FULL,
+			.share_ppm = d.share_ppm,
+			.budget_ppm = g->config.budget_ppm,
+		};
+	}
+	set_events(g, ms_duty_on(&g->slicer, now_ns, &g->next_toggle_ns), now_ns);
+	return d.change;
+}
+
+uint64_t ms_governor_deadline(const struct ms_governor *g)
+{
+	uint64_t window_end = g->state.window_start_ns + g->config.window_ns;
+
+	return g->next_toggle_ns < window_end ? g->next_toggle_ns : window_end;
+}
+
+uint32_t ms_governor_share(struct ms_governor *g, uint64_t now_ns)
+{
+	uint64_t cpu = ms_cpumeter_read(&g->meter) - g->start_cpu_ns;
+	uint64_t wall = now_ns > g->start_ns ? now_ns - g->start_ns : 1;
+	uint64_t share = cpu * 1000000u / wall;
+
+	return share > UINT32_MAX ? UINT32_MAX : (uint32_t)share;
+}
