@@ -20,6 +20,8 @@ man_MANS += man/ms-capture.1 man/microscope-capture.5
 UNIT_TESTS += tests/unit/capture-test
 tests_unit_capture_test_SOURCES = tests/unit/capture-test.c tests/unit/stderr-capture.h
 tests_unit_capture_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+# The committed captures it checks are read from the source tree.
+tests_unit_capture_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_SRCDIR='"$(abs_top_srcdir)"'
 
 # Writes synthetic streams for tests/0600-ms-capture.bats.
 check_PROGRAMS += tests/unit/mkstream
