@@ -20,7 +20,7 @@
  *    add up to at most UINT64_MAX, so any sum of them a view makes fits
  *    a uint64_t (ms_capture_sample_count());
  *  - duty rows (minor 3) are sorted by strictly increasing time, and each
- *    duty_ppm is 1 to 1000000;
+ *    duty_ppm is 1 to 1000000 (capture/weight.h turns them into time);
  *  - tables are in deterministic order: the same stream gives the same
  *    tables and the same file bytes.
  *

@@ -42,6 +42,7 @@
 #include "capture/capture.h"
 #include "capture/convert.h"
 #include "capture/format.h"
+#include "capture/weight.h"
 #include "formats/formats.h"
 #include "stream/records.h"
 #include "stream/stream.h"
@@ -298,6 +299,25 @@ static void check_invariants(const struct ms_capture *cap)
 		CHECK(cap->duty[i].duty_ppm >= 1 && cap->duty[i].duty_ppm <= 1000000);
 		if (i)
 			CHECK(cap->duty[i - 1].time < cap->duty[i].time);
+	}
+	/*
+	 * The duty in force, by binary search, is the last row at or before a
+	 * time (found here by a walk: samples are sorted by time too).
+	 */
+	for (i = 0, k = 0; i < cap->n_samples; i++) {
+		const struct ms_cap_sample *s = &cap->samples[i];
+
+		while (k < cap->n_duty && cap->duty[k].time <= s->time)
+			k++;
+		CHECK(ms_capture_duty_at(cap, s->time) ==
+		      (k ? cap->duty[k - 1].duty_ppm : MS_DUTY_FULL));
+		CHECK(ms_capture_sample_weight(cap, s) >= s->period);
+	}
+	for (i = 0; i < cap->n_duty; i++) {
+		CHECK(ms_capture_duty_at(cap, cap->duty[i].time) == cap->duty[i].duty_ppm);
+		if (cap->duty[i].time)
+			CHECK(ms_capture_duty_at(cap, cap->duty[i].time - 1) ==
+			      (i ? cap->duty[i - 1].duty_ppm : MS_DUTY_FULL));
 	}
 
 	/* The accessors consumers call per row. */
@@ -615,6 +635,17 @@ static struct ms_capture *dump_and_capture(const struct ms_capture *cap, bool bu
 	return back;
 }
 
+/* The time all samples stand for, saturating (order does not change it). */
+static uint64_t weight_sum(const struct ms_capture *cap)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < cap->n_samples; i++)
+		if (__builtin_add_overflow(sum, ms_capture_sample_weight(cap, &cap->samples[i]), &sum))
+			sum = UINT64_MAX;
+	return sum;
+}
+
 static void check_dump(const struct ms_capture *cap)
 {
 	struct ms_capture *once, *again;
@@ -638,11 +669,12 @@ static void check_dump(const struct ms_capture *cap)
 	}
 	CHECK(period_once == period_cap);
 	CHECK(count_once == count_cap);
-	/* the same duty rows */
+	/* the same duty rows, so the same time (samples of a time may change places) */
 	CHECK(once->n_duty == cap->n_duty);
 	for (i = 0; i < cap->n_duty; i++)
 		CHECK(once->duty[i].time == cap->duty[i].time &&
 		      once->duty[i].duty_ppm == cap->duty[i].duty_ppm);
+	CHECK(weight_sum(once) == weight_sum(cap));
 	CHECK(once->lost_kernel == cap->lost_kernel && once->lost_collector == cap->lost_collector &&
 	      once->throttled == cap->throttled);
 	CHECK((once->flags & MS_CAPTURE_INCOMPLETE) == (cap->flags & MS_CAPTURE_INCOMPLETE));

@@ -28,6 +28,7 @@
 #include "capture/convert.h"
 #include "capture/format.h"
 #include "capture/internal.h"
+#include "capture/weight.h"
 #include "stream/records.h"
 #include "stream/stream.h"
 
@@ -2760,6 +2761,94 @@ static void test_duty_from_stream(void **state)
 	ms_capture_free(cap);
 }
 
+/* ---- the time a sample stands for (capture/weight.h) ---- */
+
+/* A sample row of a hand-made capture: only time, period and count matter. */
+static struct ms_cap_sample at(uint64_t time, uint64_t period, uint64_t count)
+{
+	return (struct ms_cap_sample){ .time = time, .period = period, .count = count };
+}
+
+static void test_weight_without_duty(void **state)
+{
+	struct ms_capture cap;
+	struct ms_cap_sample s = at(5, 1000000, 1);
+
+	memset(&cap, 0, sizeof(cap));
+	assert_int_equal(ms_capture_duty_at(&cap, 0), MS_DUTY_FULL);
+	assert_int_equal(ms_capture_duty_at(&cap, UINT64_MAX), MS_DUTY_FULL);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 1000000);
+	s.period = UINT64_MAX;
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), UINT64_MAX);
+}
+
+static void test_weight_with_duty(void **state)
+{
+	static struct ms_cap_duty rows[] = {
+		{ .time = 1000, .duty_ppm = 500000 },
+		{ .time = 2000, .duty_ppm = 250000 },
+		{ .time = 3000, .duty_ppm = 333333 },
+		{ .time = 4000, .duty_ppm = 1000000 },
+		{ .time = 5000, .duty_ppm = 1 },
+	};
+	struct ms_capture cap;
+	struct ms_cap_sample s;
+
+	memset(&cap, 0, sizeof(cap));
+	cap.duty = rows;
+	cap.n_duty = sizeof(rows) / sizeof(rows[0]);
+
+	/* before the first row: always on */
+	s = at(999, 1000000, 1);
+	assert_int_equal(ms_capture_duty_at(&cap, 0), MS_DUTY_FULL);
+	assert_int_equal(ms_capture_duty_at(&cap, 999), MS_DUTY_FULL);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 1000000);
+	/* at a row's time its duty is in force, up to the next row's */
+	s = at(1000, 1000000, 1);
+	assert_int_equal(ms_capture_duty_at(&cap, 1000), 500000);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 2000000);
+	s = at(1999, 1000000, 1);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 2000000);
+	s = at(2000, 1000000, 1);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 4000000);
+	/* rounded down, exactly: 1000001 * 10^6 / 333333 = 3000006.000006... */
+	s = at(3500, 1000001, 1);
+	assert_int_equal(ms_capture_duty_at(&cap, 3500), 333333);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 3000006);
+	/* a row of 5 samples: its period is already their sum */
+	s = at(2500, 5000000, 5);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 20000000);
+	/* back to always on */
+	s = at(4000, 7, 1);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 7);
+	/* after the last row: its duty, and a weight past 64 bits saturates */
+	s = at(UINT64_MAX, 18446744073709ull, 1);
+	assert_int_equal(ms_capture_duty_at(&cap, UINT64_MAX), 1);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 18446744073709000000ull);
+	s.period = 18446744073710ull;
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), UINT64_MAX);
+	s.period = 0;
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 0);
+}
+
+/* Whether periods are CPU time, by the capture's info "event". */
+static void test_time_event(void **state)
+{
+	static const char *strings[] = { "", "event", "cpu-clock", "sched:sched_switch" };
+	struct ms_cap_info info = { .key = 1, .value_text = 2 };
+	struct ms_capture cap;
+
+	memset(&cap, 0, sizeof(cap));
+	cap.strings = strings;
+	cap.n_strings = 4;
+	assert_true(ms_capture_time_event(&cap));
+	cap.info = &info;
+	cap.n_info = 1;
+	assert_true(ms_capture_time_event(&cap));
+	info.value_text = 3;
+	assert_false(ms_capture_time_event(&cap));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2802,6 +2891,9 @@ int main(void)
 		cmocka_unit_test(test_duty_refused),
 		cmocka_unit_test(test_duty_wider_rows),
 		cmocka_unit_test(test_duty_from_stream),
+		cmocka_unit_test(test_weight_without_duty),
+		cmocka_unit_test(test_weight_with_duty),
+		cmocka_unit_test(test_time_event),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
