@@ -129,8 +129,7 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 		const struct ms_cap_sample *sa = &cap->samples[i];
 
 		s->period += sa->period;
-		if (__builtin_add_overflow(s->weight, ms_capture_sample_weight(cap, sa), &s->weight))
-			s->weight = UINT64_MAX;
+		s->weight = ms_weight_add(s->weight, ms_capture_sample_weight(cap, sa));
 		if (sa->thread < cap->n_threads)
 			s->threads[sa->thread].samples += sa->count;
 		if (count_end(s, sa->end, sa->count, &ends_alloc))

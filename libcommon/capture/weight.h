@@ -38,4 +38,10 @@ uint64_t ms_capture_sample_weight(const struct ms_capture *cap, const struct ms_
  */
 bool ms_capture_time_event(const struct ms_capture *cap);
 
+/* a + b, or UINT64_MAX when that does not fit: sums of weights saturate as weights do. */
+static inline uint64_t ms_weight_add(uint64_t a, uint64_t b)
+{
+	return __builtin_add_overflow(a, b, &a) ? UINT64_MAX : a;
+}
+
 #endif

@@ -641,8 +641,7 @@ static uint64_t weight_sum(const struct ms_capture *cap)
 	uint64_t sum = 0;
 
 	for (uint32_t i = 0; i < cap->n_samples; i++)
-		if (__builtin_add_overflow(sum, ms_capture_sample_weight(cap, &cap->samples[i]), &sum))
-			sum = UINT64_MAX;
+		sum = ms_weight_add(sum, ms_capture_sample_weight(cap, &cap->samples[i]));
 	return sum;
 }
 
