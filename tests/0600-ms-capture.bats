@@ -301,6 +301,20 @@ header_minor() {
 	[ "$(header_flags p.msc)" = 0 ]
 }
 
+@test "the duty rows survive microscope symbolize and convert, and so does the time they give" {
+	require_built ms-analyze
+	require_built microscope
+	"$MKSTREAM" --duty --deferred | ms-capture -o d.msc
+	microscope symbolize -o s.msc d.msc 2>/dev/null
+	microscope convert d.msc c.msc
+	cmp d.msc c.msc
+	[ "$(header_flags s.msc)" = $((1 << 17)) ]
+	ms-analyze summary --json d.msc | jq -c '[.cpu_time_ns, .budget]' >want
+	[ "$(cat want)" = '[200200000,{"budget_ppm":20000,"duty_changes":3,"lowest_duty_ppm":250000,"mean_duty_ppm":684343}]' ]
+	ms-analyze summary --json s.msc | jq -c '[.cpu_time_ns, .budget]' >got
+	cmp want got
+}
+
 @test "inline chains survive --dump: the same bytes, through a file and a pipe" {
 	"$MKSTREAM" --lines --samples 300 >s.msr
 	ms-capture -o a.msc s.msr
