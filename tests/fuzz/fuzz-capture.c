@@ -479,12 +479,23 @@ static void write_views(const struct ms_capture *cap)
 	}
 }
 
+/* The time all samples stand for, saturating (order does not change it). */
+static uint64_t weight_sum(const struct ms_capture *cap)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < cap->n_samples; i++)
+		sum = ms_weight_add(sum, ms_capture_sample_weight(cap, &cap->samples[i]));
+	return sum;
+}
+
 /* What ms-export writes. */
 static void export_all(const struct ms_capture *cap)
 {
 	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
-	/* pprof's values are int64: a capture counting more may be refused */
-	bool pprof_fits = ms_capture_sample_count(cap) <= INT64_MAX;
+	/* pprof's values are int64: a capture counting or weighing more may be refused */
+	bool pprof_fits = ms_capture_sample_count(cap) <= INT64_MAX &&
+			  weight_sum(cap) <= INT64_MAX;
 
 	for (enum ms_format f = MS_FORMAT_PPROF; f <= MS_FORMAT_SPEEDSCOPE; f++)
 		CHECK(ms_export(null_out, cap, f, &o) == 0 || (f == MS_FORMAT_PPROF && !pprof_fits));
@@ -633,16 +644,6 @@ static struct ms_capture *dump_and_capture(const struct ms_capture *cap, bool bu
 	ms_reader_free(r);
 	CHECK(rc == 0 ? back != NULL : !built);
 	return back;
-}
-
-/* The time all samples stand for, saturating (order does not change it). */
-static uint64_t weight_sum(const struct ms_capture *cap)
-{
-	uint64_t sum = 0;
-
-	for (uint32_t i = 0; i < cap->n_samples; i++)
-		sum = ms_weight_add(sum, ms_capture_sample_weight(cap, &cap->samples[i]));
-	return sum;
 }
 
 static void check_dump(const struct ms_capture *cap)
