@@ -140,7 +140,7 @@ static const char *const fact_names[] = {
 	"sample times", "CPUs", "threads", "sample counts", "periods",
 	"addresses", "modules", "return-address and kernel marks",
 	"stack end reasons", "problems and lost records", "recording info",
-	"the incomplete mark",
+	"the incomplete mark", "the sampling duty (a CPU budget)",
 };
 
 unsigned ms_capture_facts(const struct ms_capture *cap)
@@ -184,6 +184,8 @@ unsigned ms_capture_facts(const struct ms_capture *cap)
 	}
 	if (cap->flags & MS_CAPTURE_INCOMPLETE)
 		facts |= MS_FACT_INCOMPLETE;
+	if (cap->n_duty)
+		facts |= MS_FACT_DUTY;
 	return facts;
 }
 
@@ -195,17 +197,18 @@ unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o)
 	case MS_FORMAT_CAPTURE:
 		return ~0u;
 	case MS_FORMAT_PPROF:
+		/* the duty is in its time values */
 		return MS_FACT_THREADS | MS_FACT_COUNTS | MS_FACT_PERIODS |
-		       MS_FACT_ADDRESSES | MS_FACT_MODULES;
+		       MS_FACT_ADDRESSES | MS_FACT_MODULES | MS_FACT_DUTY;
 	case MS_FORMAT_FOLDED:
 		return (o && o->thread_root ? MS_FACT_THREADS : 0) |
-		       (time ? MS_FACT_PERIODS : MS_FACT_COUNTS);
+		       (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS);
 	case MS_FORMAT_CHROME:
 		if (o && o->chrome_form == MS_CHROME_SAMPLES)
 			return MS_FACT_TIMES | MS_FACT_CPUS | MS_FACT_THREADS | MS_FACT_COUNTS;
 		return MS_FACT_TIMES | MS_FACT_THREADS | MS_FACT_PERIODS;
 	case MS_FORMAT_SPEEDSCOPE:
-		return MS_FACT_THREADS | (time ? MS_FACT_PERIODS : MS_FACT_COUNTS);
+		return MS_FACT_THREADS | (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS);
 	default:
 		return 0;
 	}

@@ -59,7 +59,8 @@ enum ms_format ms_format_by_magic(const void *buf, size_t len);
 /* What a folded line or a speedscope sample weighs. */
 enum ms_weight {
 	MS_WEIGHT_SAMPLES = 0,	/* one per sample */
-	MS_WEIGHT_TIME = 1,	/* the samples' periods (nanoseconds for cpu-clock) */
+	MS_WEIGHT_TIME = 1,	/* the time the samples stand for: their periods (nanoseconds
+				   for cpu-clock), scaled by the duty in force (capture/weight.h) */
 };
 
 /* The two shapes of a Chrome trace. */
@@ -112,6 +113,8 @@ enum ms_fact {
 	MS_FACT_PROBLEMS = 1 << 9,	/* problems, lost and throttled records */
 	MS_FACT_INFO = 1 << 10,		/* recording facts: host, event, ... */
 	MS_FACT_INCOMPLETE = 1 << 11,	/* the mark of a salvaged capture */
+	MS_FACT_DUTY = 1 << 12,		/* the sampling duty under a CPU budget: kept
+					   where samples weigh their time */
 };
 unsigned ms_capture_facts(const struct ms_capture *cap);
 unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o);

@@ -277,6 +277,44 @@ header_minor() {
 	[ "$(od -An -tu4 -j20 -N4 a.msc | tr -d ' ')" = 11 ]
 }
 
+@test "duty records become the duty section: format 1.3 with its required flag, the same bytes through --dump" {
+	"$MKSTREAM" --duty >s.msr
+	"$MKSTREAM" --duty --reverse >r.msr
+	ms-capture -o a.msc s.msr
+	ms-capture -o b.msc r.msr
+	cmp a.msc b.msc
+	[ "$(header_minor a.msc)" = 3 ]
+	# flag 17, duty: a reader before 1.3 refuses the file
+	[ "$(header_flags a.msc)" = $((1 << 17)) ]
+	# 12 sections, the last of them id 13
+	[ "$(od -An -tu4 -j20 -N4 a.msc | tr -d ' ')" = 12 ]
+	[ "$(od -An -tu4 -j$((40 + 11 * 40)) -N4 a.msc | tr -d ' ')" = 13 ]
+	ms-capture --dump a.msc >d.msr
+	ms-capture -o c.msc d.msr
+	cmp a.msc c.msc
+	ms-capture --dump c.msc | ms-capture -o e.msc
+	cmp a.msc e.msc
+	# without duty records the capture is the 1.1 file it always was
+	"$MKSTREAM" >p.msr
+	ms-capture -o p.msc p.msr
+	[ "$(header_minor p.msc)" = 1 ]
+	[ "$(header_flags p.msc)" = 0 ]
+}
+
+@test "the duty rows survive microscope symbolize and convert, and so does the time they give" {
+	require_built ms-analyze
+	require_built microscope
+	"$MKSTREAM" --duty --deferred | ms-capture -o d.msc
+	microscope symbolize -o s.msc d.msc 2>/dev/null
+	microscope convert d.msc c.msc
+	cmp d.msc c.msc
+	[ "$(header_flags s.msc)" = $((1 << 17)) ]
+	ms-analyze summary --json d.msc | jq -c '[.cpu_time_ns, .budget]' >want
+	[ "$(cat want)" = '[200200000,{"budget_ppm":20000,"duty_changes":3,"lowest_duty_ppm":250000,"mean_duty_ppm":684343}]' ]
+	ms-analyze summary --json s.msc | jq -c '[.cpu_time_ns, .budget]' >got
+	cmp want got
+}
+
 @test "inline chains survive --dump: the same bytes, through a file and a pipe" {
 	"$MKSTREAM" --lines --samples 300 >s.msr
 	ms-capture -o a.msc s.msr

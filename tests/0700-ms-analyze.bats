@@ -181,7 +181,9 @@ assert_usage_error() {
 	[ "$(jq '[.stack_ends[].samples] | add' summary.json)" -eq 1000 ]
 	[ "$(jq -r '.stack_ends[0].reason' summary.json)" = "fp-chain" ]
 	[ "$(jq -r 'keys_unsorted | join(",")' summary.json)" = \
-	  "command,pid,record_options,incomplete,duration_ns,start_time_ns,end_time_ns,samples,period,threads,lost,throttled,exit_code,stack_ends,unsymbolized,problems" ]
+	  "command,pid,record_options,incomplete,duration_ns,start_time_ns,end_time_ns,samples,period,cpu_time_ns,budget,threads,lost,throttled,exit_code,stack_ends,unsymbolized,problems" ]
+	# no budget: the CPU time is the periods' sum
+	[ "$(jq '.cpu_time_ns == .period and .budget == null' summary.json)" = true ]
 
 	ms-analyze summary p.msc >summary.txt
 	# the synthetic stream lost records: said first, then the stack ends
@@ -189,6 +191,19 @@ assert_usage_error() {
 	[[ "$(sed -n 2p summary.txt)" == "warning: 2 records were lost by the collector "* ]]
 	[[ "$(sed -n 3p summary.txt)" == "stack ends: fp-chain "* ]]
 	grep -q '^samples: *1000$' summary.txt
+}
+
+@test "summary of a recording held to a budget: the duty it sampled at, and the CPU time that makes" {
+	"$MKSTREAM" --duty | ms-capture -o b.msc
+	ms-analyze summary --json b.msc >summary.json
+	# mkstream --duty: 25 samples at each of 100%, 50%, 25%, 100%, 1.001 ms apart
+	[ "$(jq -c .budget summary.json)" = \
+	  '{"budget_ppm":20000,"duty_changes":3,"lowest_duty_ppm":250000,"mean_duty_ppm":684343}' ]
+	[ "$(jq .period summary.json)" -eq 100100000 ]
+	[ "$(jq .cpu_time_ns summary.json)" -eq $((25 * 1001000 * (1 + 2 + 4 + 1))) ]
+	ms-analyze summary b.msc >summary.txt
+	grep -q '^cpu time: *200.200 ms estimated from the samples'"'"' periods, scaled up where sampling was paused$' summary.txt
+	grep -q '^budget: *2.0% of one CPU; sampling was on 68.4% of the time on average, 25.0% at the least (3 changes)$' summary.txt
 }
 
 @test "tree over a synthetic capture: the root holds every sample" {

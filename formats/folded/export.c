@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "capture/funcs.h"
+#include "capture/weight.h"
 #include "util/error.h"
 
 #define NO_FRAMES_LABEL "[no frames]"
@@ -168,7 +169,8 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 				goto out;
 			row_weight[r] = 0;
 		}
-		row_weight[r] += by_time ? s->period : s->count;
+		row_weight[r] = by_time ? ms_weight_add(row_weight[r], ms_capture_sample_weight(cap, s)) :
+					  row_weight[r] + s->count;
 	}
 	/* each row's path of functions, merged into the fold tree */
 	for (i = 0; i < rows.n; i++) {

@@ -25,6 +25,7 @@
 #include <zlib.h>
 
 #include "capture/funcs.h"
+#include "capture/weight.h"
 #include "pprof/profile.pb-c.h"
 #include "stream/records.h"
 #include "util/error.h"
@@ -419,7 +420,9 @@ out:
 }
 
 /*
- * Samples: one per unique (stack, thread), values [count, sum of periods],
+ * Samples: one per unique (stack, thread), values [count, time] where time
+ * is the sum of the periods scaled by the duty in force at each sample
+ * (capture/weight.h: what the samples stand for under a CPU budget),
  * labels pid, tid and thread (its name). Rows come in the order of their
  * first sample, so the output follows the capture's order.
  */
@@ -455,7 +458,7 @@ static void write_samples(struct pw *w, bool with_period)
 			count[r] = period[r] = 0;
 		}
 		count[r] += s->count;
-		period[r] += s->period;
+		period[r] = ms_weight_add(period[r], ms_capture_sample_weight(cap, s));
 	}
 	for (i = 0; i < rows.n && !w->failed; i++) {
 		uint32_t stack = rows.keys[i][0], thread = rows.keys[i][1], n, k;
@@ -472,6 +475,14 @@ static void write_samples(struct pw *w, bool with_period)
 			ms_error("cannot write pprof: one stack counts %" PRIu64 " samples, more "
 				 "than pprof's values hold (%" PRId64 "); export it as folded or "
 				 "speedscope instead", count[i], INT64_MAX);
+			goto fail;
+		}
+		/* scaled by a low duty, a time can pass them too */
+		if (with_period && period[i] > INT64_MAX) {
+			ms_error("cannot write pprof: one stack stands for %" PRIu64 " (its periods "
+				 "scaled by the sampling duty), more than pprof's values hold (%"
+				 PRId64 "); export it as folded or speedscope instead", period[i],
+				 INT64_MAX);
 			goto fail;
 		}
 		n = ms_stack_nodes(cap, stack, nodes);
@@ -522,8 +533,7 @@ int ms_pprof_export(FILE *out, const struct ms_capture *cap, const struct ms_exp
 {
 	struct pw *w = calloc(1, sizeof(*w));
 	const char *event = ms_capture_info_text(cap, "event");
-	bool time_event = !event || !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock") ||
-			  !strcmp(event, "cpu");	/* what a pprof import calls it */
+	bool time_event = ms_capture_time_event(cap);
 	const char *type = time_event ? "cpu" : event, *unit = time_event ? "nanoseconds" : "events";
 	uint64_t period = 0, freq, total = 0, start, end, wall;
 	bool with_period;
@@ -546,7 +556,7 @@ int ms_pprof_export(FILE *out, const struct ms_capture *cap, const struct ms_exp
 	w->z_open = true;
 
 	for (i = 0; i < cap->n_samples; i++)
-		total += cap->samples[i].period;
+		total = ms_weight_add(total, ms_capture_sample_weight(cap, &cap->samples[i]));
 	with_period = total > 0;
 	write_value_type(w, F_SAMPLE_TYPE, "samples", "count");
 	if (with_period)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "capture/funcs.h"
+#include "capture/weight.h"
 #include "util/json.h"
 #include "util/error.h"
 
@@ -74,7 +75,8 @@ static bool next_run(struct run_walk *w, uint32_t *stack, uint64_t *weight)
 			break;
 		have = true;
 		*stack = s->stack;
-		*weight += w->by_time ? s->period : s->count;
+		*weight = w->by_time ? ms_weight_add(*weight, ms_capture_sample_weight(cap, s)) :
+				       *weight + s->count;
 	}
 	return have;
 }

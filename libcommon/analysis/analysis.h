@@ -48,6 +48,22 @@ struct ms_summary {
 	uint64_t lost_kernel, lost_collector;	/* records lost (the capture's counts) */
 	uint64_t samples;
 	uint64_t period;	/* sum of the sample rows' periods */
+	/*
+	 * The time the samples stand for: the sum of ms_capture_sample_weight()
+	 * (capture/weight.h), each period scaled up by the duty in force;
+	 * UINT64_MAX when past 64 bits. CPU nanoseconds when time_event.
+	 */
+	uint64_t weight;
+	bool time_event;	/* ms_capture_time_event() */
+	/*
+	 * When sampling was paused to keep to a CPU budget (duty rows): how
+	 * often the duty changed (0: never paused, and the rest is 0), the
+	 * budget of the last change, the lowest duty, and the mean duty over
+	 * the time between the first and the last sample (the duty at the
+	 * first sample when that is no time), all in millionths.
+	 */
+	uint32_t duty_changes;
+	uint32_t budget_ppm, lowest_duty_ppm, mean_duty_ppm;
 	uint64_t first_time, last_time;	/* of the samples; 0 when none */
 	uint64_t start_time, end_time;	/* of the recording; 0 when unknown */
 	uint32_t n_threads;

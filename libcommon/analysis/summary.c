@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/weight.h"
 #include "util/text.h"
 #include "util/json.h"
 #include "stream/records.h"
@@ -52,6 +53,43 @@ static int count_end(struct ms_summary *s, uint32_t reason, uint64_t count, uint
 	return 0;
 }
 
+/*
+ * The budget facts of the duty rows (analysis.h). The mean weighs each
+ * duty by the time it was in force between the first and the last sample.
+ */
+static void summarize_duty(struct ms_summary *s, const struct ms_capture *cap)
+{
+	uint64_t t0 = s->first_time, t1 = s->last_time, at = t0;
+	uint32_t i, duty = ms_capture_duty_at(cap, t0);
+	double sum = 0;
+
+	s->duty_changes = cap->n_duty;
+	if (!cap->n_duty)
+		return;
+	s->budget_ppm = cap->duty[cap->n_duty - 1].budget_ppm;
+	s->lowest_duty_ppm = MS_DUTY_FULL;
+	for (i = 0; i < cap->n_duty; i++)
+		if (cap->duty[i].duty_ppm < s->lowest_duty_ppm)
+			s->lowest_duty_ppm = cap->duty[i].duty_ppm;
+	if (t1 <= t0) {
+		s->mean_duty_ppm = duty;
+		return;
+	}
+	for (i = 0; i < cap->n_duty; i++) {
+		const struct ms_cap_duty *d = &cap->duty[i];
+
+		if (d->time <= t0)
+			continue;
+		if (d->time >= t1)
+			break;
+		sum += (double)duty * (double)(d->time - at);
+		at = d->time;
+		duty = d->duty_ppm;
+	}
+	sum += (double)duty * (double)(t1 - at);
+	s->mean_duty_ppm = (uint32_t)(sum / (double)(t1 - t0) + 0.5);
+}
+
 int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 {
 	uint32_t i, ends_alloc = 0;
@@ -91,6 +129,7 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 		const struct ms_cap_sample *sa = &cap->samples[i];
 
 		s->period += sa->period;
+		s->weight = ms_weight_add(s->weight, ms_capture_sample_weight(cap, sa));
 		if (sa->thread < cap->n_threads)
 			s->threads[sa->thread].samples += sa->count;
 		if (count_end(s, sa->end, sa->count, &ends_alloc))
@@ -98,6 +137,8 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 	}
 	if (s->n_ends)
 		qsort(s->ends, s->n_ends, sizeof(*s->ends), cmp_end);
+	s->time_event = ms_capture_time_event(cap);
+	summarize_duty(s, cap);
 	/*
 	 * Only frames that wait for `microscope symbolize` are deferred: a
 	 * module without a build id ([vdso], say) cannot be proved later, and
@@ -220,6 +261,38 @@ static void write_problems(FILE *out, const struct ms_capture *cap)
 	}
 }
 
+/* A share in millionths as a percentage: 2.0%, or 0.25% under one percent. */
+static void put_ppm(FILE *out, uint32_t ppm)
+{
+	fprintf(out, ppm < 10000 && ppm % 1000 ? "%.2f%%" : "%.1f%%", ppm / 10000.0);
+}
+
+/*
+ * The time the samples stand for, for a time event; and when sampling was
+ * paused to keep to a budget, how much: the reason that time is more than
+ * the periods, and that sample counts are not shares of time.
+ */
+static void write_time(FILE *out, const struct ms_summary *s)
+{
+	char buf[64];
+
+	if (s->time_event) {
+		ms_format_ns(buf, sizeof(buf), s->weight);
+		fprintf(out, "cpu time:    %s estimated from the samples' periods%s\n", buf,
+			s->duty_changes ? ", scaled up where sampling was paused" : "");
+	}
+	if (!s->duty_changes)
+		return;
+	fputs("budget:      ", out);
+	put_ppm(out, s->budget_ppm);
+	fputs(" of one CPU; sampling was on ", out);
+	put_ppm(out, s->mean_duty_ppm);
+	fputs(" of the time on average, ", out);
+	put_ppm(out, s->lowest_duty_ppm);
+	fprintf(out, " at the least (%" PRIu32 " change%s)\n", s->duty_changes,
+		s->duty_changes == 1 ? "" : "s");
+}
+
 static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_summary *s)
 {
 	char buf[64];
@@ -242,6 +315,7 @@ static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_
 	}
 	fprintf(out, "samples:     %" PRIu64 "\n", s->samples);
 	fprintf(out, "period:      %" PRIu64 " in total\n", s->period);
+	write_time(out, s);
 	fprintf(out, "threads:     %" PRIu32 "\n", s->n_threads);
 	if (s->n_threads)
 		write_threads(out, s);
@@ -291,6 +365,26 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 	ms_json_uint(&j, s->samples);
 	ms_json_key(&j, "period");
 	ms_json_uint(&j, s->period);
+	ms_json_key(&j, "cpu_time_ns");
+	if (s->time_event)
+		ms_json_uint(&j, s->weight);
+	else
+		ms_json_null(&j);
+	ms_json_key(&j, "budget");
+	if (s->duty_changes) {
+		ms_json_object_begin(&j);
+		ms_json_key(&j, "budget_ppm");
+		ms_json_uint(&j, s->budget_ppm);
+		ms_json_key(&j, "duty_changes");
+		ms_json_uint(&j, s->duty_changes);
+		ms_json_key(&j, "lowest_duty_ppm");
+		ms_json_uint(&j, s->lowest_duty_ppm);
+		ms_json_key(&j, "mean_duty_ppm");
+		ms_json_uint(&j, s->mean_duty_ppm);
+		ms_json_object_end(&j);
+	} else {
+		ms_json_null(&j);
+	}
 
 	ms_json_key(&j, "threads");
 	ms_json_array_begin(&j);

@@ -44,6 +44,8 @@ enum own_code {
 	OWN_LOST_SOURCE,
 	OWN_BAD_SAMPLE_COUNT,
 	OWN_UNUSED_SAMPLE_COUNT,
+	OWN_BAD_DUTY,
+	OWN_DUTY_SAME_TIME,
 	OWN_COUNT,
 };
 static const char *const own_codes[OWN_COUNT] = {
@@ -54,6 +56,8 @@ static const char *const own_codes[OWN_COUNT] = {
 	[OWN_LOST_SOURCE] = "unknown-lost-source",
 	[OWN_BAD_SAMPLE_COUNT] = "bad-sample-count",
 	[OWN_UNUSED_SAMPLE_COUNT] = "unused-sample-count",
+	[OWN_BAD_DUTY] = "bad-duty",
+	[OWN_DUTY_SAME_TIME] = "duty-same-time",
 };
 
 struct ms_capture_builder {
@@ -115,6 +119,10 @@ struct ms_capture_builder {
 	struct ms_cap_problem *problems;
 	uint32_t n_problems, alloc_problems;
 	struct ms_index problem_ix;
+
+	/* duty changes in the order given; sorted by time at seal */
+	struct ms_cap_duty *duty;
+	uint32_t n_duty, alloc_duty;
 
 	struct {
 		uint64_t count;
@@ -332,6 +340,7 @@ void ms_capture_builder_free(struct ms_capture_builder *b)
 	free(b->defs);
 	free(b->problems);
 	ms_index_release(&b->problem_ix);
+	free(b->duty);
 	free(b->scratch);
 	free(b->function_used);
 	free(b);
@@ -1039,6 +1048,29 @@ int ms_capture_builder_throttle(struct ms_capture_builder *b, const struct ms_th
 	return 0;
 }
 
+int ms_capture_builder_duty(struct ms_capture_builder *b, const struct ms_duty *d)
+{
+	struct ms_cap_duty *r;
+
+	if (b->failed)
+		return -1;
+	/* A duty of 0 would make its samples weigh infinitely much. */
+	if (!d->duty_ppm || d->duty_ppm > 1000000) {
+		own(b, OWN_BAD_DUTY, "a duty record at time %" PRIu64 " says %" PRIu32
+		    " millionths, not 1 to 1000000: left out", d->time, d->duty_ppm);
+		return 0;
+	}
+	if (GROW(b, b->duty, b->n_duty, b->alloc_duty) < 0)
+		return -1;
+	r = &b->duty[b->n_duty++];
+	r->time = d->time;
+	r->duty_ppm = d->duty_ppm;
+	r->share_ppm = d->share_ppm;
+	r->rate = d->rate;
+	r->budget_ppm = d->budget_ppm;
+	return 0;
+}
+
 static bool problem_eq(const void *ctx, uint32_t e, const void *key)
 {
 	const struct ms_capture_builder *b = ctx;
@@ -1479,9 +1511,63 @@ static int seal_threads_samples(struct ms_capture_builder *b, struct ms_capture 
 	for (i = 0; i < cap->n_samples; i++)
 		if (cap->samples[i].count != 1) {
 			cap->flags |= MS_CAPTURE_WEIGHTED;
-			cap->minor = MS_CAPTURE_MINOR;
+			if (cap->minor < MS_CAPTURE_MINOR_WEIGHTED)
+				cap->minor = MS_CAPTURE_MINOR_WEIGHTED;
 			break;
 		}
+	return 0;
+}
+
+/* By time, then by the order given, so that the last of one time is last. */
+static int cmp_duty(const void *x, const void *y, void *ctx)
+{
+	const struct ms_cap_duty *duty = ctx;
+	uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+
+	if (duty[a].time != duty[c].time)
+		return duty[a].time < duty[c].time ? -1 : 1;
+	return a < c ? -1 : a > c;
+}
+
+/*
+ * Duty rows by time, one per time: of several at one time the last given
+ * is the one in force, the others never were (a problem says so). Rows
+ * make the capture 1.3 with the flag that an older reader refuses.
+ */
+static int seal_duty(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	uint32_t *order, i, n = 0;
+	struct ms_cap_duty *duty;
+
+	if (!b->n_duty)
+		return 0;
+	order = alloc_ids(b, b->n_duty);
+	duty = malloc((size_t)b->n_duty * sizeof(*duty));
+	if (!order || !duty) {
+		free(order);
+		free(duty);
+		return fail(b, "out of memory");
+	}
+	for (i = 0; i < b->n_duty; i++)
+		order[i] = i;
+	qsort_r(order, b->n_duty, sizeof(*order), cmp_duty, b->duty);
+	for (i = 0; i < b->n_duty; i++) {
+		const struct ms_cap_duty *d = &b->duty[order[i]];
+
+		if (n && duty[n - 1].time == d->time) {
+			own(b, OWN_DUTY_SAME_TIME, "duty records of %" PRIu32 " and %" PRIu32
+			    " millionths at one time (%" PRIu64 "): the later was kept",
+			    duty[n - 1].duty_ppm, d->duty_ppm, d->time);
+			duty[n - 1] = *d;
+			continue;
+		}
+		duty[n++] = *d;
+	}
+	free(order);
+	cap->duty = ms_capture_keep(cap, duty);
+	cap->n_duty = n;
+	cap->flags |= MS_CAPTURE_DUTY;
+	cap->minor = MS_CAPTURE_MINOR_DUTY;
 	return 0;
 }
 
@@ -1729,12 +1815,13 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 {
 	struct ms_capture *cap = NULL;
 
-	if (b->failed || seal_own_problems(b) < 0)
+	if (b->failed)
 		goto fail;
 	cap = ms_capture_new();
-	if (!cap)
+	/* Duty first: rows that share a time are a problem of their own. */
+	if (!cap || seal_duty(b, cap) < 0 || seal_own_problems(b) < 0)
 		goto fail;
-	cap->flags = b->flags;
+	cap->flags |= b->flags;
 	cap->lost_kernel = b->lost_kernel;
 	cap->lost_collector = b->lost_collector;
 	cap->throttled = b->throttled;

@@ -11,8 +11,7 @@
  *  - stack nodes are numbered depth by depth, each depth sorted by
  *    (parent, frame), so a parent always precedes its children;
  *  - threads are sorted by (pid, tid), samples by every field (the count
- *    last), info by key,
- *    problems by (stage, code);
+ *    last), info by key, problems by (stage, code), duty rows by time;
  *  - modules keep the order in which their stream ids were first seen.
  * So the same stream gives the same capture, and a capture dumped as a
  * stream (ms_capture_dump) and built again gives the same capture.
@@ -40,6 +39,11 @@
  *    standing for count samples (an importer's "this stack, N times"),
  *    so that nothing grows with N;
  *  - lost, throttle: the capture's totals;
+ *  - duty: a duty row (capture.h: ms_cap_duty); rows are sorted by time
+ *    at seal, and of rows at one time the last given is kept (the others
+ *    are a problem "duty-same-time"); a duty_ppm outside 1..1000000 is a
+ *    problem "bad-duty" and no row. Any row makes the capture 1.3 with
+ *    MS_CAPTURE_DUTY;
  *  - problem: a problems row; rows of the same (stage, code) are merged
  *    (counts added, the first detail kept);
  *  - ignored: adds count to info "ignored-records.WHAT", so records the
@@ -105,6 +109,7 @@ int ms_capture_builder_stack_ref(struct ms_capture_builder *b, const struct ms_s
 void ms_capture_builder_at(struct ms_capture_builder *b, const char *input, uint64_t offset);
 int ms_capture_builder_lost(struct ms_capture_builder *b, const struct ms_lost *l);
 int ms_capture_builder_throttle(struct ms_capture_builder *b, const struct ms_throttle *t);
+int ms_capture_builder_duty(struct ms_capture_builder *b, const struct ms_duty *d);
 int ms_capture_builder_problem(struct ms_capture_builder *b, const struct ms_problem *p);
 /* count records of kind what ("sample", "mmap", "kind-77") were not used. */
 int ms_capture_builder_ignored(struct ms_capture_builder *b, const char *what, uint64_t count);

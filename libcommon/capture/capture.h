@@ -19,6 +19,8 @@
  *  - every sample's count is at least 1, and the counts of all samples
  *    add up to at most UINT64_MAX, so any sum of them a view makes fits
  *    a uint64_t (ms_capture_sample_count());
+ *  - duty rows (minor 3) are sorted by strictly increasing time, and each
+ *    duty_ppm is 1 to 1000000 (capture/weight.h turns them into time);
  *  - tables are in deterministic order: the same stream gives the same
  *    tables and the same file bytes.
  *
@@ -36,11 +38,15 @@
 #define MS_CAPTURE_MAJOR 1
 /*
  * The newest minor this code reads and writes. A capture is written as
- * the oldest minor that holds it: 1.2 only when a sample's count is not 1
- * (MS_CAPTURE_WEIGHTED), else 1.1, so a recording stays readable by a
- * 1.1 reader and byte for byte what it was before counts existed.
+ * the oldest minor that holds it: 1.3 when it has duty rows
+ * (MS_CAPTURE_DUTY), else 1.2 when a sample's count is not 1
+ * (MS_CAPTURE_WEIGHTED), else 1.1, so a recording without a budget stays
+ * readable by a 1.1 reader and byte for byte what it was before counts
+ * and duty existed.
  */
-#define MS_CAPTURE_MINOR 2
+#define MS_CAPTURE_MINOR 3
+#define MS_CAPTURE_MINOR_DUTY 3
+#define MS_CAPTURE_MINOR_WEIGHTED 2
 #define MS_CAPTURE_MINOR_UNWEIGHTED 1
 #define MS_NONE UINT32_MAX
 
@@ -54,6 +60,15 @@ enum ms_capture_flags {
 	 * a count other than 1; the writer writes it the same way.
 	 */
 	MS_CAPTURE_WEIGHTED = 1 << 16,
+	/*
+	 * Minor 3, a required flag: the capture has duty rows (the recording
+	 * was held to a CPU budget by pausing its events), so a sample stands
+	 * for more time than its period. A reader that ignored them would
+	 * undercount time, and most where sampling was paused most, so one
+	 * that does not know the flag refuses the file. Set exactly when the
+	 * capture has duty rows.
+	 */
+	MS_CAPTURE_DUTY = 1 << 17,
 };
 
 /*
@@ -200,6 +215,20 @@ struct ms_cap_problem {
 	uint64_t count;
 };
 
+/*
+ * A change of the sampling duty (minor 3), from the stream's duty record
+ * (stream/records.h): from time on, the events were on for duty_ppm
+ * millionths of the time, so a sample taken then stands for 1000000 /
+ * duty_ppm times its period. Before the first row the duty is 1000000.
+ */
+struct ms_cap_duty {
+	uint64_t time;		/* perf clock, ns, as the samples' */
+	uint32_t duty_ppm;	/* 1 to 1000000 */
+	uint32_t share_ppm;	/* the recording's own CPU, of one CPU, that decided it */
+	uint64_t rate;		/* samples per second per running thread, in force */
+	uint32_t budget_ppm;	/* the budget, of one CPU */
+};
+
 /* key/value facts from MS_REC_INFO (value_text 0 when numeric). */
 struct ms_cap_info {
 	uint32_t key;
@@ -232,6 +261,8 @@ struct ms_capture {
 	struct ms_cap_sample *samples;
 	uint32_t n_problems;
 	struct ms_cap_problem *problems;
+	uint32_t n_duty;		/* minor 3; 0 when sampling was never paused */
+	struct ms_cap_duty *duty;	/* sorted by time, one row per time */
 
 	/* totals from the stream */
 	uint64_t lost_kernel;		/* records the kernel dropped */

@@ -24,6 +24,7 @@ union any_record {
 	struct ms_comm comm;
 	struct ms_lost lost;
 	struct ms_throttle throttle;
+	struct ms_duty duty;
 	struct ms_module module;
 	struct ms_stack stack;
 	struct ms_frame frame;
@@ -117,10 +118,33 @@ static int dump_count(struct ms_writer *w, uint64_t count)
 	return count == 1 ? 0 : ms_info_pack(w, &info);
 }
 
+/*
+ * The duty rows from *next on whose time is at most until, as records: a
+ * dump keeps them in time order among the samples, as ms-decode does, so
+ * a stage that follows the duty as it reads sees it in force from the
+ * first sample it applies to.
+ */
+static int dump_duty(const struct ms_capture *cap, struct ms_writer *w, struct ms_duty *out,
+		     uint32_t *next, uint64_t until)
+{
+	for (; *next < cap->n_duty && cap->duty[*next].time <= until; ++*next) {
+		const struct ms_cap_duty *d = &cap->duty[*next];
+
+		out->time = d->time;
+		out->duty_ppm = d->duty_ppm;
+		out->rate = d->rate;
+		out->share_ppm = d->share_ppm;
+		out->budget_ppm = d->budget_ppm;
+		if (ms_duty_pack(w, out) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union any_record *u,
 		       unsigned flags)
 {
-	uint32_t i, n;
+	uint32_t i, n, duty = 0;
 	uint64_t k;
 
 	for (i = 0; i < cap->n_info; i++) {
@@ -198,6 +222,9 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 		const struct ms_cap_sample *s = &cap->samples[i];
 		uint32_t node;
 
+		/* The duty records of its time first (they share the union with the stack). */
+		if (dump_duty(cap, w, &u->duty, &duty, s->time) < 0)
+			return -1;
 		u->stack.pid = cap->threads[s->thread].pid;
 		u->stack.tid = cap->threads[s->thread].tid;
 		u->stack.time = s->time;
@@ -221,6 +248,8 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 		if (dump_count(w, s->count) < 0 || ms_stack_pack(w, &u->stack) < 0)
 			return -1;
 	}
+	if (dump_duty(cap, w, &u->duty, &duty, UINT64_MAX) < 0)
+		return -1;
 	memset(&u->lost, 0, sizeof(u->lost));
 	if (cap->lost_kernel) {
 		u->lost.source = MS_LOST_KERNEL;

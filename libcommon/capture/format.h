@@ -1,5 +1,5 @@
 /*
- * The on-disk layout of a capture, version 1.2 (man/microscope-capture.5 is
+ * The on-disk layout of a capture, version 1.3 (man/microscope-capture.5 is
  * the normative text; keep the two in step). All integers little-endian.
  *
  *   header     40 bytes at offset 0
@@ -29,7 +29,8 @@
  * flags 16-31 are features a reader must understand or refuse the file.
  */
 #define MS_CAPF_FLAGS_REQUIRED 0xffff0000u
-#define MS_CAPF_FLAGS_KNOWN ((uint32_t)(MS_CAPTURE_INCOMPLETE | MS_CAPTURE_WEIGHTED))
+#define MS_CAPF_FLAGS_KNOWN \
+	((uint32_t)(MS_CAPTURE_INCOMPLETE | MS_CAPTURE_WEIGHTED | MS_CAPTURE_DUTY))
 
 /* Directory entry fields (offsets within the entry). */
 #define MS_CAPF_DIR_ID 0	/* u32, enum ms_capf_section */
@@ -41,7 +42,7 @@
 #define MS_CAPF_DIR_RESERVED 36	/* u32, zero */
 #define MS_CAPF_DIR_SIZE_BYTES 40
 
-/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 11 or 12). */
+/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 and 1.3 11 to 13). */
 #define MS_CAPF_SECTIONS_MAX 1024
 
 enum ms_capf_codec {
@@ -83,13 +84,20 @@ enum ms_capf_section {
 	 * (every count 1) has neither, and is the 1.1 file it always was.
 	 */
 	MS_CAPF_COUNTS = 12,
-	MS_CAPF_SECTION_LAST = MS_CAPF_COUNTS,
+	/*
+	 * Minor 3: the sampling duty's changes (a recording held to a CPU
+	 * budget), sorted by time, one per time: time u64, duty_ppm u32,
+	 * share_ppm u32, rate u64, budget_ppm u32, zero u32. In a file exactly
+	 * when its header sets MS_CAPTURE_DUTY, with at least one row.
+	 */
+	MS_CAPF_DUTY = 13,
+	MS_CAPF_SECTION_LAST = MS_CAPF_DUTY,
 };
 /* The last section a file of minor 0 has, and the last every file of minor 1 or later has. */
 #define MS_CAPF_SECTION_LAST_1_0 MS_CAPF_TOTALS
 #define MS_CAPF_SECTION_LAST_1_1 MS_CAPF_LINES
 
-/* Row sizes of 1.2; modules and frames were shorter in 1.0. */
+/* Row sizes of 1.3; modules and frames were shorter in 1.0. */
 #define MS_CAPF_TABLE_HEADER 8
 #define MS_CAPF_ROW_INFO 16
 #define MS_CAPF_ROW_MODULES 72
@@ -104,6 +112,7 @@ enum ms_capf_section {
 #define MS_CAPF_ROW_FUNCTIONS 16
 #define MS_CAPF_ROW_LINES 8
 #define MS_CAPF_ROW_COUNTS 8
+#define MS_CAPF_ROW_DUTY 32
 /* A reader refuses rows larger than this (a sanity bound, not a format limit). */
 #define MS_CAPF_ROW_MAX 4096
 

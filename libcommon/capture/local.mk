@@ -5,7 +5,8 @@ libcommon_a_SOURCES += \
 	libcommon/capture/builder.c libcommon/capture/builder.h \
 	libcommon/capture/convert.h libcommon/capture/stage.c libcommon/capture/dump.c \
 	libcommon/capture/format.h libcommon/capture/internal.h \
-	libcommon/capture/reader.c libcommon/capture/writer.c
+	libcommon/capture/reader.c libcommon/capture/writer.c \
+	libcommon/capture/weight.c libcommon/capture/weight.h
 
 # Section checksums are zlib's crc32 (liblz4 does not export its xxhash).
 AM_CFLAGS += $(ZLIB_CFLAGS)
@@ -20,6 +21,8 @@ man_MANS += man/ms-capture.1 man/microscope-capture.5
 UNIT_TESTS += tests/unit/capture-test
 tests_unit_capture_test_SOURCES = tests/unit/capture-test.c tests/unit/stderr-capture.h
 tests_unit_capture_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+# The committed captures it checks are read from the source tree.
+tests_unit_capture_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_SRCDIR='"$(abs_top_srcdir)"'
 
 # Writes synthetic streams for tests/0600-ms-capture.bats.
 check_PROGRAMS += tests/unit/mkstream

@@ -229,6 +229,15 @@ static int load_sections(struct load *l, uint32_t n_sections)
 	if (!(l->cap->flags & MS_CAPTURE_WEIGHTED) && l->raw[MS_CAPF_COUNTS])
 		return bad(l, "counts", "the header does not set the weighted flag (0x%08x) that "
 			   "the section needs", (unsigned)MS_CAPTURE_WEIGHTED);
+	/* Duty rows likewise: skipped by an older reader, time would be undercounted. */
+	if ((l->cap->flags & MS_CAPTURE_DUTY) && l->cap->minor < 3)
+		return bad(l, "header", "the duty flag (0x%08x) in a file of format 1.%u: "
+			   "it came with 1.3", (unsigned)MS_CAPTURE_DUTY, l->cap->minor);
+	if ((l->cap->flags & MS_CAPTURE_DUTY) && !l->raw[MS_CAPF_DUTY])
+		return bad(l, "duty", "the section is missing (the header sets the duty flag)");
+	if (!(l->cap->flags & MS_CAPTURE_DUTY) && l->raw[MS_CAPF_DUTY])
+		return bad(l, "duty", "the header does not set the duty flag (0x%08x) that "
+			   "the section needs", (unsigned)MS_CAPTURE_DUTY);
 	return 0;
 }
 
@@ -616,6 +625,48 @@ static int decode_counts(struct load *l)
 	return 0;
 }
 
+/*
+ * The duty rows (minor 3, only with the duty flag): each a duty of 1 to
+ * 1000000 millionths, by strictly increasing time, so that the duty in
+ * force at any time is one row, found by binary search.
+ */
+static int decode_duty(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p;
+
+	if (!l->raw[MS_CAPF_DUTY])
+		return 0;
+	p = rows(l, MS_CAPF_DUTY, MS_CAPF_ROW_DUTY, &n, &size);
+	if (!p)
+		return -1;
+	if (!n)
+		return bad(l, "duty", "no rows, though the header sets the duty flag (a capture "
+			   "without duty changes has neither)");
+	if (!(cap->duty = table(l, n, sizeof(*cap->duty))))
+		return -1;
+	cap->n_duty = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_duty *d = &cap->duty[i];
+
+		d->time = ms_get_u64(p);
+		d->duty_ppm = ms_get_u32(p + 8);
+		d->share_ppm = ms_get_u32(p + 12);
+		d->rate = ms_get_u64(p + 16);
+		d->budget_ppm = ms_get_u32(p + 24);
+		/* 0 would weigh a sample infinitely, more than 1000000 less than its period */
+		if (!d->duty_ppm || d->duty_ppm > 1000000)
+			return bad(l, "duty", "row %u: a duty of %u millionths (1 to 1000000)", i,
+				   d->duty_ppm);
+		if (i && d->time <= d[-1].time)
+			return bad(l, "duty", "row %u: time %" PRIu64 " is not after row %u's %" PRIu64
+				   " (rows are sorted by time, one per time)", i, d->time, i - 1,
+				   d[-1].time);
+	}
+	return 0;
+}
+
 static int decode_problems(struct load *l)
 {
 	struct ms_capture *cap = l->cap;
@@ -675,7 +726,7 @@ struct ms_capture *ms_capture_load_buffer(const void *buf, size_t len, const cha
 	    decode_strings(&l) == 0 && decode_info(&l) == 0 && decode_modules(&l) == 0 &&
 	    decode_functions(&l) == 0 && decode_lines(&l) == 0 && decode_frames(&l) == 0 && decode_stacks(&l) == 0 && decode_threads(&l) == 0 &&
 	    decode_samples(&l) == 0 && decode_counts(&l) == 0 && decode_problems(&l) == 0 &&
-	    decode_totals(&l) == 0)
+	    decode_totals(&l) == 0 && decode_duty(&l) == 0)
 		ret = 0;
 	for (i = 0; i <= MS_CAPF_SECTION_LAST; i++)
 		free(l.raw[i]);

@@ -37,6 +37,7 @@ struct ingest {
 		struct ms_task task;
 		struct ms_lost lost;
 		struct ms_throttle throttle;
+		struct ms_duty duty;
 		struct ms_module module;
 		struct ms_stack stack;
 		struct ms_stack_ref ref;
@@ -114,6 +115,14 @@ static int on_throttle(void *ctx, struct ms_stage_io *io, const struct ms_record
 	(void)io;
 	return ms_throttle_unpack(rec, &g->u.throttle) < 0 ? -1 :
 	       ms_capture_builder_throttle(g->b, &g->u.throttle);
+}
+
+static int on_duty(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct ingest *g = ctx;
+
+	(void)io;
+	return ms_duty_unpack(rec, &g->u.duty) < 0 ? -1 : ms_capture_builder_duty(g->b, &g->u.duty);
 }
 
 static int on_module(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
@@ -302,6 +311,7 @@ static const struct ms_stage_desc capture_stage = {
 		[MS_REC_EXIT] = on_task,
 		[MS_REC_LOST] = on_lost,
 		[MS_REC_THROTTLE] = on_throttle,
+		[MS_REC_DUTY] = on_duty,
 		[MS_REC_MODULE] = on_module,
 		[MS_REC_STACK] = on_stack,
 		[MS_REC_STACK_DEF] = on_stack_def,

@@ -239,6 +239,32 @@ static int put_counts(struct section *s, const struct ms_capture *cap)
 	return 0;
 }
 
+/*
+ * The duty section, only when sampling was paused (absent otherwise): a
+ * recording without a budget keeps the bytes it always had.
+ */
+static int put_duty(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p;
+	uint32_t i;
+
+	if (!cap->n_duty)
+		return 1;
+	p = table(s, MS_CAPF_DUTY, cap->n_duty, MS_CAPF_ROW_DUTY);
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_duty; i++, p += MS_CAPF_ROW_DUTY) {
+		const struct ms_cap_duty *d = &cap->duty[i];
+
+		ms_put_u64(p, d->time);
+		ms_put_u32(p + 8, d->duty_ppm);
+		ms_put_u32(p + 12, d->share_ppm);
+		ms_put_u64(p + 16, d->rate);
+		ms_put_u32(p + 24, d->budget_ppm);
+	}
+	return 0;
+}
+
 static int put_problems(struct section *s, const struct ms_capture *cap)
 {
 	unsigned char *p = table(s, MS_CAPF_PROBLEMS, cap->n_problems, MS_CAPF_ROW_PROBLEMS);
@@ -274,7 +300,7 @@ static int put_totals(struct section *s, const struct ms_capture *cap)
 static int (*const put_section[])(struct section *, const struct ms_capture *) = {
 	put_strings, put_info, put_modules, put_frames, put_stacks,
 	put_threads, put_samples, put_problems, put_totals, put_functions, put_lines,
-	put_counts,
+	put_counts, put_duty,
 };
 #define N_SECTIONS (sizeof(put_section) / sizeof(put_section[0]))
 
@@ -305,9 +331,14 @@ static int compress_section(struct section *s)
 int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t *len)
 {
 	struct section sections[N_SECTIONS];
-	bool counts = weighted(cap);
-	uint32_t flags = (cap->flags & ~(uint32_t)MS_CAPTURE_WEIGHTED) |
-			 (counts ? (uint32_t)MS_CAPTURE_WEIGHTED : 0);
+	bool counts = weighted(cap), duty = cap->n_duty > 0;
+	/* The required flags say what the file holds, whatever cap->flags says. */
+	uint32_t flags = (cap->flags & ~(uint32_t)(MS_CAPTURE_WEIGHTED | MS_CAPTURE_DUTY)) |
+			 (counts ? (uint32_t)MS_CAPTURE_WEIGHTED : 0) |
+			 (duty ? (uint32_t)MS_CAPTURE_DUTY : 0);
+	/* The oldest minor that holds it. */
+	uint32_t minor = duty ? MS_CAPTURE_MINOR_DUTY :
+			 counts ? MS_CAPTURE_MINOR_WEIGHTED : MS_CAPTURE_MINOR_UNWEIGHTED;
 	size_t dir_len, total, at;
 	unsigned char *out = NULL, *d;
 	unsigned i, n = 0;
@@ -337,7 +368,7 @@ int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t 
 	}
 	memcpy(out + MS_CAPF_MAGIC, MS_CAPTURE_MAGIC, 8);
 	ms_put_u32(out + MS_CAPF_MAJOR, MS_CAPTURE_MAJOR);
-	ms_put_u32(out + MS_CAPF_MINOR, counts ? MS_CAPTURE_MINOR : MS_CAPTURE_MINOR_UNWEIGHTED);
+	ms_put_u32(out + MS_CAPF_MINOR, minor);
 	ms_put_u32(out + MS_CAPF_FLAGS, flags);
 	ms_put_u32(out + MS_CAPF_N_SECTIONS, n);
 	ms_put_u64(out + MS_CAPF_FILE_SIZE, total);

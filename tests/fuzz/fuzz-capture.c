@@ -7,8 +7,8 @@
  * writers, every exporter, encoding it (the same tables, loaded back, and
  * the same bytes when encoded again), and dumping it as a stream and
  * capturing that again as microscope symbolize does (ms-capture --dump
- * --omit-failed, then ms-capture --keep-names): the same samples and
- * totals; and the capture that gives, made by the builder, must dump and
+ * --omit-failed, then ms-capture --keep-names): the same samples, duty
+ * rows and totals; and the capture that gives, made by the builder, must dump and
  * capture again to the same file byte for byte, and lose no name when
  * symbolized again. Anything else aborts.
  *
@@ -42,6 +42,7 @@
 #include "capture/capture.h"
 #include "capture/convert.h"
 #include "capture/format.h"
+#include "capture/weight.h"
 #include "formats/formats.h"
 #include "stream/records.h"
 #include "stream/stream.h"
@@ -292,6 +293,32 @@ static void check_invariants(const struct ms_capture *cap)
 	CHECK(cap->start_time <= cap->end_time);
 	/* counts other than 1 come only with the flag that needs a 1.2 reader */
 	CHECK(!k || ((cap->flags & MS_CAPTURE_WEIGHTED) && cap->minor >= 2));
+	/* duty rows only with theirs (1.3), each a duty of 1..1000000, by time */
+	CHECK(!cap->n_duty || ((cap->flags & MS_CAPTURE_DUTY) && cap->minor >= 3));
+	for (i = 0; i < cap->n_duty; i++) {
+		CHECK(cap->duty[i].duty_ppm >= 1 && cap->duty[i].duty_ppm <= 1000000);
+		if (i)
+			CHECK(cap->duty[i - 1].time < cap->duty[i].time);
+	}
+	/*
+	 * The duty in force, by binary search, is the last row at or before a
+	 * time (found here by a walk: samples are sorted by time too).
+	 */
+	for (i = 0, k = 0; i < cap->n_samples; i++) {
+		const struct ms_cap_sample *s = &cap->samples[i];
+
+		while (k < cap->n_duty && cap->duty[k].time <= s->time)
+			k++;
+		CHECK(ms_capture_duty_at(cap, s->time) ==
+		      (k ? cap->duty[k - 1].duty_ppm : MS_DUTY_FULL));
+		CHECK(ms_capture_sample_weight(cap, s) >= s->period);
+	}
+	for (i = 0; i < cap->n_duty; i++) {
+		CHECK(ms_capture_duty_at(cap, cap->duty[i].time) == cap->duty[i].duty_ppm);
+		if (cap->duty[i].time)
+			CHECK(ms_capture_duty_at(cap, cap->duty[i].time - 1) ==
+			      (i ? cap->duty[i - 1].duty_ppm : MS_DUTY_FULL));
+	}
 
 	/* The accessors consumers call per row. */
 	for (i = 0; i < cap->n_modules; i++) {
@@ -452,12 +479,23 @@ static void write_views(const struct ms_capture *cap)
 	}
 }
 
+/* The time all samples stand for, saturating (order does not change it). */
+static uint64_t weight_sum(const struct ms_capture *cap)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < cap->n_samples; i++)
+		sum = ms_weight_add(sum, ms_capture_sample_weight(cap, &cap->samples[i]));
+	return sum;
+}
+
 /* What ms-export writes. */
 static void export_all(const struct ms_capture *cap)
 {
 	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
-	/* pprof's values are int64: a capture counting more may be refused */
-	bool pprof_fits = ms_capture_sample_count(cap) <= INT64_MAX;
+	/* pprof's values are int64: a capture counting or weighing more may be refused */
+	bool pprof_fits = ms_capture_sample_count(cap) <= INT64_MAX &&
+			  weight_sum(cap) <= INT64_MAX;
 
 	for (enum ms_format f = MS_FORMAT_PPROF; f <= MS_FORMAT_SPEEDSCOPE; f++)
 		CHECK(ms_export(null_out, cap, f, &o) == 0 || (f == MS_FORMAT_PPROF && !pprof_fits));
@@ -532,6 +570,11 @@ static bool same_tables(const struct ms_capture *a, const struct ms_capture *b)
 		if (!SAME(stage) || !SAME(code) || !SAME(detail) || !SAME(count))
 			return false;
 	END
+	EACH(n_duty, duty)
+		if (!SAME(time) || !SAME(duty_ppm) || !SAME(share_ppm) || !SAME(rate) ||
+		    !SAME(budget_ppm))
+			return false;
+	END
 #undef SAME
 #undef EACH
 #undef END
@@ -550,9 +593,10 @@ static void check_encode(const struct ms_capture *cap, unsigned char **out, size
 	CHECK(ms_capture_encode(cap, &buf, &len) == 0);
 	back = ms_capture_load_buffer(buf, len, "fuzz encoded");
 	CHECK(back);
-	/* the oldest minor that holds it: 1.2 only with counts */
+	/* the oldest minor that holds it: 1.3 only with duty rows, 1.2 with counts */
 	CHECK(back->major == MS_CAPTURE_MAJOR &&
-	      back->minor == (back->flags & MS_CAPTURE_WEIGHTED ? MS_CAPTURE_MINOR :
+	      back->minor == (back->flags & MS_CAPTURE_DUTY ? MS_CAPTURE_MINOR_DUTY :
+			      back->flags & MS_CAPTURE_WEIGHTED ? MS_CAPTURE_MINOR_WEIGHTED :
 			      MS_CAPTURE_MINOR_UNWEIGHTED));
 	CHECK(same_tables(cap, back));
 	CHECK(ms_capture_encode(back, &again, &again_len) == 0);
@@ -625,6 +669,12 @@ static void check_dump(const struct ms_capture *cap)
 	}
 	CHECK(period_once == period_cap);
 	CHECK(count_once == count_cap);
+	/* the same duty rows, so the same time (samples of a time may change places) */
+	CHECK(once->n_duty == cap->n_duty);
+	for (i = 0; i < cap->n_duty; i++)
+		CHECK(once->duty[i].time == cap->duty[i].time &&
+		      once->duty[i].duty_ppm == cap->duty[i].duty_ppm);
+	CHECK(weight_sum(once) == weight_sum(cap));
 	CHECK(once->lost_kernel == cap->lost_kernel && once->lost_collector == cap->lost_collector &&
 	      once->throttled == cap->throttled);
 	CHECK((once->flags & MS_CAPTURE_INCOMPLETE) == (cap->flags & MS_CAPTURE_INCOMPLETE));

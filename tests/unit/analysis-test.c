@@ -39,6 +39,7 @@ struct tcap {
 	struct ms_cap_problem problems[4];
 	struct ms_cap_function functions[16];
 	struct ms_cap_line lines[32];
+	struct ms_cap_duty duty[8];
 };
 
 static void tcap_init(struct tcap *t)
@@ -56,6 +57,7 @@ static void tcap_init(struct tcap *t)
 	t->cap.problems = t->problems;
 	t->cap.functions = t->functions;
 	t->cap.lines = t->lines;
+	t->cap.duty = t->duty;
 	t->cap.target_exit_code = -1;
 	t->strings[t->cap.n_strings++] = "";
 }
@@ -711,7 +713,7 @@ static void test_summary_json(void **state)
 	assert_string_equal(text,
 		"{\"command\":\"./burn 1\",\"pid\":42,\"record_options\":null,\"incomplete\":false,\"duration_ns\":10000000,"
 		"\"start_time_ns\":500,\"end_time_ns\":2000000500,"
-		"\"samples\":11,\"period\":11000000,"
+		"\"samples\":11,\"period\":11000000,\"cpu_time_ns\":11000000,\"budget\":null,"
 		"\"threads\":[{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"samples\":8},"
 		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"samples\":3}],"
 		"\"lost\":{\"kernel\":5,\"collector\":1},\"throttled\":2,\"exit_code\":0,"
@@ -749,6 +751,7 @@ static void test_summary_text(void **state)
 		"recorded:    2.000 s (clock 500 to 2000000500 ns)\n"
 		"samples:     11\n"
 		"period:      11000000 in total\n"
+		"cpu time:    11.000 ms estimated from the samples' periods\n"
 		"threads:     2\n"
 		"  pid  tid  samples   share  name\n"
 		"   42   42        8   72.7%  burn\n"
@@ -796,6 +799,7 @@ static void test_summary_empty(void **state)
 	assert_string_equal(text,
 		"{\"command\":\"\",\"pid\":0,\"record_options\":null,\"incomplete\":false,\"duration_ns\":0,"
 		"\"start_time_ns\":null,\"end_time_ns\":null,\"samples\":0,\"period\":0,"
+		"\"cpu_time_ns\":0,\"budget\":null,"
 		"\"threads\":[],\"lost\":{\"kernel\":0,\"collector\":0},\"throttled\":0,"
 		"\"exit_code\":null,\"stack_ends\":[],"
 		"\"unsymbolized\":{\"samples\":0,\"percent\":0,\"deferred\":false},\"problems\":[]}\n");
@@ -1441,6 +1445,121 @@ static void test_weighted_huge(void **state)
 	free(t);
 }
 
+/* ---- summary of a recording held to a CPU budget ---- */
+
+static void duty(struct tcap *t, uint64_t time, uint32_t duty_ppm, uint32_t budget_ppm)
+{
+	assert_true(t->cap.n_duty < sizeof(t->duty) / sizeof(t->duty[0]));
+	t->duty[t->cap.n_duty++] = (struct ms_cap_duty){ .time = time, .duty_ppm = duty_ppm,
+							  .share_ppm = 30000, .rate = 500,
+							  .budget_ppm = budget_ppm };
+	t->cap.flags |= MS_CAPTURE_DUTY;
+}
+
+/* Info "event" (info is sorted by key: between "command" and "pid"). */
+static void set_event(struct tcap *t, const char *event)
+{
+	t->info[2] = t->info[1];
+	t->info[1] = (struct ms_cap_info){ .key = str(t, "event"), .value_text = str(t, event) };
+	t->cap.n_info = 3;
+}
+
+/*
+ * main_capture()'s 11 samples (1 ms apart from 1000 ns, 1 ms periods)
+ * taken at a duty of 80% (from before the first), 50% (samples 2-4), 25%
+ * (5-7), then 100%: they stand for 2 x 1.25 + 3 x 2 + 3 x 4 + 3 x 1 =
+ * 23.5 ms, and over the 10 ms between the first and the last sample
+ * sampling was on (2 x 0.8 + 3 x 0.5 + 3 x 0.25 + 2 x 1) / 10 = 58.5%.
+ */
+static struct tcap *budget_capture(void)
+{
+	struct tcap *t = main_capture();
+
+	duty(t, 500, 800000, 20000);
+	duty(t, 1000 + 2000000, 500000, 20000);
+	duty(t, 1000 + 5000000, 250000, 20000);
+	duty(t, 1000 + 8000000, 1000000, 20000);
+	return t;
+}
+
+static void test_summary_duty_numbers(void **state)
+{
+	struct tcap *t = budget_capture();
+	struct ms_summary s;
+
+	assert_int_equal(ms_summary_compute(&s, &t->cap), 0);
+	assert_int_equal(s.period, 11000000);
+	assert_int_equal(s.weight, 23500000);
+	assert_true(s.time_event);
+	assert_int_equal(s.duty_changes, 4);
+	assert_int_equal(s.budget_ppm, 20000);
+	assert_int_equal(s.lowest_duty_ppm, 250000);
+	assert_int_equal(s.mean_duty_ppm, 585000);
+	/* counts are still samples */
+	assert_int_equal(s.samples, 11);
+	ms_summary_release(&s);
+
+	/* one sample: no time between first and last, the duty at it */
+	t->cap.n_samples = 1;
+	t->samples[0].time = 3000000;
+	t->samples[0].count = 3;
+	t->samples[0].period = 3000000;
+	assert_int_equal(ms_summary_compute(&s, &t->cap), 0);
+	assert_int_equal(s.mean_duty_ppm, 500000);
+	/* a row standing for 3 samples: its period is their sum, scaled once */
+	assert_int_equal(s.weight, 6000000);
+	ms_summary_release(&s);
+	free(t);
+}
+
+static void test_summary_duty_text(void **state)
+{
+	struct tcap *t = budget_capture();
+	char *text;
+
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
+	assert_non_null(strstr(text,
+		"samples:     11\n"
+		"period:      11000000 in total\n"
+		"cpu time:    23.500 ms estimated from the samples' periods, scaled up where "
+		"sampling was paused\n"
+		"budget:      2.0% of one CPU; sampling was on 58.5% of the time on average, "
+		"25.0% at the least (4 changes)\n"
+		"threads:     2\n"));
+	free(text);
+
+	/* a budget under 1%, one change; periods that are not time get no cpu time */
+	t->cap.n_duty = 1;
+	t->duty[0].budget_ppm = 2500;
+	set_event(t, "sched:sched_switch");
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
+	assert_non_null(strstr(text,
+		"period:      11000000 in total\n"
+		"budget:      0.25% of one CPU; sampling was on 80.0% of the time on average, "
+		"80.0% at the least (1 change)\n"));
+	assert_null(strstr(text, "cpu time:"));
+	free(text);
+	free(t);
+}
+
+static void test_summary_duty_json(void **state)
+{
+	struct tcap *t = budget_capture();
+	char *text;
+
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
+	assert_non_null(strstr(text,
+		"\"samples\":11,\"period\":11000000,\"cpu_time_ns\":23500000,"
+		"\"budget\":{\"budget_ppm\":20000,\"duty_changes\":4,\"lowest_duty_ppm\":250000,"
+		"\"mean_duty_ppm\":585000},\"threads\":"));
+	free(text);
+	set_event(t, "sched:sched_switch");
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
+	assert_non_null(strstr(text, "\"period\":11000000,\"cpu_time_ns\":null,\"budget\":{"));
+	free(text);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1465,6 +1584,9 @@ int main(void)
 		cmocka_unit_test(test_summary_incomplete),
 		cmocka_unit_test(test_summary_empty),
 		cmocka_unit_test(test_summary_pid_from_threads),
+		cmocka_unit_test(test_summary_duty_numbers),
+		cmocka_unit_test(test_summary_duty_text),
+		cmocka_unit_test(test_summary_duty_json),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_inline_keys),
 		cmocka_unit_test(test_inline_top),

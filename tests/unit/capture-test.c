@@ -28,6 +28,7 @@
 #include "capture/convert.h"
 #include "capture/format.h"
 #include "capture/internal.h"
+#include "capture/weight.h"
 #include "stream/records.h"
 #include "stream/stream.h"
 
@@ -178,8 +179,11 @@ static void feed_stacks(struct ms_capture_builder *b, enum feed how)
 	}
 }
 
-/* The same facts in two orders must give the same capture. */
-static struct ms_capture *make_capture(enum feed how)
+/*
+ * The same facts in two orders must give the same capture. extra, when
+ * not NULL, feeds more facts after the stacks.
+ */
+static struct ms_capture *make_capture_with(enum feed how, void (*extra)(struct ms_capture_builder *))
 {
 	struct ms_capture_builder *b = ms_capture_builder_new();
 	struct ms_info info;
@@ -235,6 +239,8 @@ static struct ms_capture *make_capture(enum feed how)
 	feed_frame(b, 0, 0x9999, S("unused"), 0x9990);
 
 	feed_stacks(b, how);
+	if (extra)
+		extra(b);
 
 	lost = (struct ms_lost){ MS_LOST_KERNEL, 5, 1, 7 };
 	assert_int_equal(ms_capture_builder_lost(b, &lost), 0);
@@ -259,6 +265,11 @@ static struct ms_capture *make_capture(enum feed how)
 	cap = ms_capture_builder_seal(b);
 	assert_non_null(cap);
 	return cap;
+}
+
+static struct ms_capture *make_capture(enum feed how)
+{
+	return make_capture_with(how, NULL);
 }
 
 static const char *frame_name(const struct ms_capture *cap, uint32_t frame)
@@ -613,6 +624,12 @@ static void assert_invariants(const struct ms_capture *cap)
 		assert_true(cap->problems[i].code < cap->n_strings);
 		assert_true(cap->problems[i].detail < cap->n_strings);
 	}
+	assert_int_equal(!!cap->n_duty, !!(cap->flags & MS_CAPTURE_DUTY));
+	for (i = 0; i < cap->n_duty; i++) {
+		assert_true(cap->duty[i].duty_ppm >= 1 && cap->duty[i].duty_ppm <= 1000000);
+		if (i)
+			assert_true(cap->duty[i - 1].time < cap->duty[i].time);
+	}
 	assert_true(cap->start_time <= cap->end_time);
 }
 
@@ -707,6 +724,14 @@ static void assert_same_capture(const struct ms_capture *a, const struct ms_capt
 		assert_int_equal(a->problems[i].code, b->problems[i].code);
 		assert_int_equal(a->problems[i].detail, b->problems[i].detail);
 		assert_int_equal(a->problems[i].count, b->problems[i].count);
+	}
+	assert_int_equal(a->n_duty, b->n_duty);
+	for (i = 0; i < a->n_duty; i++) {
+		assert_int_equal(a->duty[i].time, b->duty[i].time);
+		assert_int_equal(a->duty[i].duty_ppm, b->duty[i].duty_ppm);
+		assert_int_equal(a->duty[i].share_ppm, b->duty[i].share_ppm);
+		assert_int_equal(a->duty[i].rate, b->duty[i].rate);
+		assert_int_equal(a->duty[i].budget_ppm, b->duty[i].budget_ppm);
 	}
 	assert_int_equal(a->lost_kernel, b->lost_kernel);
 	assert_int_equal(a->lost_collector, b->lost_collector);
@@ -1246,7 +1271,7 @@ static void test_bad_sections(void **state)
 	 * skips both and sees the same capture.
 	 */
 	parse_file(buf, len, &f);
-	f.minor = 3;
+	f.minor = 9;
 	f.s[f.n].id = 50;
 	f.s[f.n].codec = 77;
 	f.s[f.n].raw = (unsigned char *)strdup("data of a section from the future");
@@ -1274,7 +1299,7 @@ static void test_bad_sections(void **state)
 	bad = assemble(&f, &blen);
 	back = ms_capture_load_buffer(bad, blen, "t.msc");
 	assert_non_null(back);
-	assert_int_equal(back->minor, 3);
+	assert_int_equal(back->minor, 9);
 	back->minor = cap->minor;
 	assert_same_capture(cap, back);
 	ms_capture_free(back);
@@ -2344,6 +2369,486 @@ static void test_counts_refused(void **state)
 	ms_capture_free(cap);
 }
 
+/* ---- duty rows (format 1.3) ---- */
+
+static void feed_duty(struct ms_capture_builder *b, uint64_t time, uint32_t duty_ppm)
+{
+	struct ms_duty d = { time, duty_ppm, 2500 * (uint64_t)duty_ppm / 1000000, 30000 + duty_ppm / 100,
+			     20000 };
+
+	assert_int_equal(ms_capture_builder_duty(b, &d), 0);
+}
+
+/*
+ * A recording held to a budget (the samples run from 1000 to 3500): out of
+ * time order, two records at one time, two duties no recording can have.
+ */
+static void feed_duty_changes(struct ms_capture_builder *b)
+{
+	feed_duty(b, 2000, 250000);
+	feed_duty(b, 1500, 500000);
+	feed_duty(b, 3000, 1000000);
+	feed_duty(b, 2200, 0);
+	feed_duty(b, 2300, 1000001);
+	feed_duty(b, 3000, 800000);	/* the later of one time: in force */
+}
+
+static struct ms_capture *make_duty_capture(void)
+{
+	return make_capture_with(FEED_LISTED, feed_duty_changes);
+}
+
+static void test_duty_builder(void **state)
+{
+	struct ms_capture *cap = make_duty_capture(), *plain = make_capture(FEED_LISTED);
+	const struct ms_cap_problem *p;
+	uint32_t i;
+
+	assert_int_equal(cap->n_duty, 3);
+	assert_int_equal(cap->duty[0].time, 1500);
+	assert_int_equal(cap->duty[0].duty_ppm, 500000);
+	assert_int_equal(cap->duty[0].rate, 1250);
+	assert_int_equal(cap->duty[0].share_ppm, 35000);
+	assert_int_equal(cap->duty[0].budget_ppm, 20000);
+	assert_int_equal(cap->duty[1].time, 2000);
+	assert_int_equal(cap->duty[1].duty_ppm, 250000);
+	assert_int_equal(cap->duty[2].time, 3000);
+	assert_int_equal(cap->duty[2].duty_ppm, 800000);
+	assert_int_equal(cap->duty[2].share_ppm, 38000);
+	assert_true(cap->flags & MS_CAPTURE_DUTY);
+	assert_false(cap->flags & MS_CAPTURE_WEIGHTED);
+	assert_int_equal(cap->minor, 3);
+	p = find_problem(cap, "bad-duty");
+	assert_non_null(p);
+	assert_int_equal(p->count, 2);
+	assert_string_equal(cap->strings[p->stage], "ms-capture");
+	assert_non_null(strstr(cap->strings[p->detail], "at time 2200 says 0 millionths"));
+	p = find_problem(cap, "duty-same-time");
+	assert_non_null(p);
+	assert_int_equal(p->count, 1);
+	assert_non_null(strstr(cap->strings[p->detail], "1000000 and 800000 millionths at one time (3000)"));
+	assert_invariants(cap);
+	/* the rest is the capture it would be without them, but for those problems */
+	assert_int_equal(cap->n_samples, plain->n_samples);
+	for (i = 0; i < cap->n_samples; i++)
+		assert_memory_equal(&cap->samples[i], &plain->samples[i], sizeof(cap->samples[i]));
+	assert_int_equal(cap->n_problems, plain->n_problems + 2);
+	ms_capture_free(plain);
+	ms_capture_free(cap);
+}
+
+static void test_duty_round_trip(void **state)
+{
+	struct ms_capture *cap = make_duty_capture(), *back, *again;
+	unsigned char *buf, *buf2;
+	size_t len, len2;
+	struct tfile f;
+	struct tsec *d;
+
+	/* a 1.3 file with the required flag and the duty section, last */
+	encode(cap, &buf, &len);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_MINOR), 3);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_FLAGS), MS_CAPTURE_DUTY);
+	assert_true(MS_CAPTURE_DUTY & MS_CAPF_FLAGS_REQUIRED);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.n, N_SECTIONS + 1);
+	d = &f.s[f.n - 1];
+	assert_int_equal(d->id, MS_CAPF_DUTY);
+	assert_int_equal(d->raw_len, MS_CAPF_TABLE_HEADER + 3 * MS_CAPF_ROW_DUTY);
+	/* the row layout of the man page: time, duty, share, rate, budget, zero */
+	{
+		const unsigned char *row = d->raw + MS_CAPF_TABLE_HEADER + MS_CAPF_ROW_DUTY;
+
+		assert_int_equal(ms_get_u32(d->raw), 3);
+		assert_int_equal(ms_get_u32(d->raw + 4), MS_CAPF_ROW_DUTY);
+		assert_int_equal(ms_get_u64(row), 2000);
+		assert_int_equal(ms_get_u32(row + 8), 250000);
+		assert_int_equal(ms_get_u32(row + 12), 32500);
+		assert_int_equal(ms_get_u64(row + 16), 625);
+		assert_int_equal(ms_get_u32(row + 24), 20000);
+		assert_int_equal(ms_get_u32(row + 28), 0);
+	}
+	release_file(&f);
+	back = ms_capture_load_buffer(buf, len, "t.msc");
+	assert_non_null(back);
+	assert_same_capture(cap, back);
+	assert_invariants(back);
+
+	/* the same facts, the stacks in another order: the same bytes */
+	again = make_capture_with(FEED_REVERSED, feed_duty_changes);
+	encode(again, &buf2, &len2);
+	assert_int_equal(len, len2);
+	assert_memory_equal(buf, buf2, len);
+	free(buf2);
+	ms_capture_free(again);
+
+	/* through a stream (ms-capture --dump, then ms-capture): the same file */
+	assert_dump_round_trip(cap);
+	ms_capture_free(back);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/* Weighted and held to a budget: 1.3, both flags, both sections. */
+static void feed_one_duty(struct ms_capture_builder *b) { feed_duty(b, 5, 100000); }
+
+static void test_duty_with_counts(void **state)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap, *back;
+	unsigned char *buf;
+	size_t len;
+	struct tfile f;
+
+	feed_header(b);
+	feed_module(b, 0, MS_MODULE_FILE, S("/bin/prog"));
+	feed_counted(b, 0x10, 7000, 7, 0);
+	feed_one_duty(b);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	assert_int_equal(cap->minor, 3);
+	assert_int_equal(cap->flags, MS_CAPTURE_WEIGHTED | MS_CAPTURE_DUTY);
+	encode(cap, &buf, &len);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_MINOR), 3);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_FLAGS), MS_CAPTURE_WEIGHTED | MS_CAPTURE_DUTY);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.n, N_SECTIONS + 2);
+	assert_int_equal(f.s[f.n - 2].id, MS_CAPF_COUNTS);
+	assert_int_equal(f.s[f.n - 1].id, MS_CAPF_DUTY);
+	release_file(&f);
+	back = ms_capture_load_buffer(buf, len, "t.msc");
+	assert_non_null(back);
+	assert_same_capture(cap, back);
+	assert_dump_round_trip(cap);
+	ms_capture_free(back);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/* Without duty rows a capture is the file it was: no section, no flag, no 1.3. */
+static void test_duty_absent(void **state)
+{
+	struct ms_capture *cap = make_capture(FEED_LISTED), *counted = make_counted_capture();
+	unsigned char *buf;
+	size_t len;
+	struct tfile f;
+
+	assert_int_equal(cap->n_duty, 0);
+	encode(cap, &buf, &len);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_MINOR), 1);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_FLAGS), 0);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.n, N_SECTIONS);
+	for (uint32_t i = 0; i < f.n; i++)
+		assert_int_not_equal(f.s[i].id, MS_CAPF_DUTY);
+	release_file(&f);
+	free(buf);
+	/* counts alone stay 1.2 */
+	encode(counted, &buf, &len);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_MINOR), 2);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_FLAGS), MS_CAPTURE_WEIGHTED);
+	free(buf);
+	ms_capture_free(counted);
+	ms_capture_free(cap);
+}
+
+/*
+ * Captures written before duty rows existed (the golden recordings, an
+ * import with counts) load and encode to their own bytes: the writer
+ * still writes what it wrote.
+ */
+static void test_committed_captures_unchanged(void **state)
+{
+	static const char *const files[] = {
+		"tests/golden/expected/spin.msc",
+		"tests/golden/expected/spin-fp.msc",
+		"tests/fuzz/corpus/capture/weighted-periods.msc",
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[4096];
+		struct ms_capture *cap;
+		unsigned char *want, *got;
+		size_t want_len, got_len;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", MS_SRCDIR, files[i]);
+		f = fopen(path, "rb");
+		assert_non_null(f);
+		assert_int_equal(fseek(f, 0, SEEK_END), 0);
+		want_len = ftell(f);
+		rewind(f);
+		want = malloc(want_len);
+		assert_int_equal(fread(want, 1, want_len, f), want_len);
+		fclose(f);
+		cap = ms_capture_load(path);
+		assert_non_null(cap);
+		assert_int_equal(cap->n_duty, 0);
+		encode(cap, &got, &got_len);
+		if (got_len != want_len || memcmp(got, want, want_len))
+			fail_msg("'%s' encodes to other bytes than it holds", files[i]);
+		free(got);
+		free(want);
+		ms_capture_free(cap);
+	}
+}
+
+/* Damage to make_duty_capture()'s file, for test_duty_refused. */
+static unsigned char *duty_row(struct tfile *f, uint32_t row)
+{
+	return section(f, MS_CAPF_DUTY)->raw + MS_CAPF_TABLE_HEADER + row * MS_CAPF_ROW_DUTY;
+}
+static void drop_duty(struct tfile *f) { free(f->s[--f->n].raw); }
+static void clear_duty_flag(struct tfile *f) { f->flags &= ~(uint32_t)MS_CAPTURE_DUTY; }
+static void say_1_2(struct tfile *f) { f->minor = 2; }
+static void duty_unsorted(struct tfile *f) { ms_put_u64(duty_row(f, 1), 1000); }
+static void duty_same_time(struct tfile *f) { ms_put_u64(duty_row(f, 2), 2000); }
+static void duty_zero(struct tfile *f) { ms_put_u32(duty_row(f, 1) + 8, 0); }
+static void duty_over(struct tfile *f) { ms_put_u32(duty_row(f, 2) + 8, 1000001); }
+static void duty_no_rows(struct tfile *f)
+{
+	struct tsec *s = section(f, MS_CAPF_DUTY);
+
+	ms_put_u32(s->raw, 0);
+	s->raw_len = MS_CAPF_TABLE_HEADER;
+}
+static void duty_count_off(struct tfile *f) { ms_put_u32(section(f, MS_CAPF_DUTY)->raw, 4); }
+/* Rows of 24 bytes: the layout cut before budget_ppm. */
+static void duty_short_rows(struct tfile *f)
+{
+	struct tsec *s = section(f, MS_CAPF_DUTY);
+	uint32_t n = ms_get_u32(s->raw);
+
+	for (uint32_t i = 0; i < n; i++)
+		memmove(s->raw + MS_CAPF_TABLE_HEADER + i * 24,
+			s->raw + MS_CAPF_TABLE_HEADER + i * MS_CAPF_ROW_DUTY, 24);
+	ms_put_u32(s->raw + 4, 24);
+	s->raw_len = MS_CAPF_TABLE_HEADER + n * 24;
+}
+
+/* Damaged duty rows: each refused with one message naming the section. */
+static void test_duty_refused(void **state)
+{
+	static const struct {
+		void (*damage)(struct tfile *);
+		const char *section, *what;
+	} cases[] = {
+		{ drop_duty, "section 'duty'", "missing (the header sets the duty flag)" },
+		/* an older reader would take the periods for the time */
+		{ clear_duty_flag, "section 'duty'", "does not set the duty flag (0x00020000)" },
+		{ say_1_2, "section 'header'", "duty flag (0x00020000) in a file of format 1.2" },
+		{ duty_unsorted, "section 'duty'", "row 1: time 1000 is not after row 0's 1500" },
+		{ duty_same_time, "section 'duty'", "row 2: time 2000 is not after row 1's 2000" },
+		{ duty_zero, "section 'duty'", "row 1: a duty of 0 millionths (1 to 1000000)" },
+		{ duty_over, "section 'duty'", "row 2: a duty of 1000001 millionths" },
+		{ duty_no_rows, "section 'duty'", "no rows" },
+		{ duty_count_off, "section 'duty'", "4 rows of 32 bytes do not fill" },
+		{ duty_short_rows, "section 'duty'", "rows of 24 bytes (this version needs 32" },
+	};
+	struct ms_capture *cap = make_duty_capture();
+	unsigned char *buf, *bad;
+	size_t len, blen;
+	struct tfile f;
+
+	encode(cap, &buf, &len);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		parse_file(buf, len, &f);
+		cases[i].damage(&f);
+		bad = assemble(&f, &blen);
+		expect_refused(bad, blen, cases[i].section, cases[i].what, NULL);
+		free(bad);
+		release_file(&f);
+	}
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/* A later minor may append fields to duty rows: they are skipped. */
+static void test_duty_wider_rows(void **state)
+{
+	struct ms_capture *cap = make_duty_capture(), *back;
+	unsigned char *buf, *bad, *raw;
+	size_t len, blen;
+	struct tfile f;
+	struct tsec *s;
+	uint32_t n, i;
+
+	encode(cap, &buf, &len);
+	parse_file(buf, len, &f);
+	f.minor = 9;
+	s = section(&f, MS_CAPF_DUTY);
+	n = ms_get_u32(s->raw);
+	raw = calloc(1, MS_CAPF_TABLE_HEADER + n * (MS_CAPF_ROW_DUTY + 8));
+	ms_put_u32(raw, n);
+	ms_put_u32(raw + 4, MS_CAPF_ROW_DUTY + 8);
+	for (i = 0; i < n; i++) {
+		unsigned char *row = raw + MS_CAPF_TABLE_HEADER + i * (MS_CAPF_ROW_DUTY + 8);
+
+		memcpy(row, s->raw + MS_CAPF_TABLE_HEADER + i * MS_CAPF_ROW_DUTY, MS_CAPF_ROW_DUTY);
+		memset(row + MS_CAPF_ROW_DUTY, 0xee, 8);
+	}
+	free(s->raw);
+	s->raw = raw;
+	s->raw_len = MS_CAPF_TABLE_HEADER + n * (MS_CAPF_ROW_DUTY + 8);
+	bad = assemble(&f, &blen);
+	back = ms_capture_load_buffer(bad, blen, "t.msc");
+	assert_non_null(back);
+	back->minor = cap->minor;
+	assert_same_capture(cap, back);
+	ms_capture_free(back);
+	free(bad);
+	release_file(&f);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/*
+ * A stream as ms-collect | ... | ms-symbolize makes it under --budget: duty
+ * records among the stacks, in time order. ms-capture keeps each as a row,
+ * and no longer counts them as ignored records.
+ */
+static void test_duty_from_stream(void **state)
+{
+	static const struct ms_duty duty[] = {
+		{ 1500, 500000, 1250, 35000, 20000 },
+		{ 2500, 125000, 312, 41000, 20000 },
+		{ 9000, 1000000, 2500, 9000, 20000 },
+	};
+	FILE *f = tmpfile();
+	struct ms_writer *w = ms_writer_open(fileno(f), "tmp", 0);
+	struct ms_reader *r;
+	struct ms_capture *cap;
+	struct ms_stack *st = calloc(1, sizeof(*st));
+	uint64_t ignored;
+	uint32_t i, k = 0;
+
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
+	for (i = 0; i < 6; i++) {
+		st->pid = st->tid = 7;
+		st->time = 1000 + 500 * i;
+		st->period = 1000000;
+		st->reason = MS_END_KERNEL_ONLY;
+		for (; k < 3 && duty[k].time <= st->time; k++)
+			assert_int_equal(ms_duty_pack(w, &duty[k]), 0);
+		assert_int_equal(ms_stack_pack(w, st), 0);
+	}
+	for (; k < 3; k++)
+		assert_int_equal(ms_duty_pack(w, &duty[k]), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	lseek(fileno(f), 0, SEEK_SET);
+	r = ms_reader_open(fileno(f), "tmp");
+	assert_non_null(r);
+	assert_int_equal(ms_capture_from_stream(r, NULL, &cap), 0);
+	ms_reader_free(r);
+	fclose(f);
+	free(st);
+
+	assert_int_equal(cap->n_samples, 6);
+	assert_int_equal(cap->n_duty, 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(cap->duty[i].time, duty[i].time);
+		assert_int_equal(cap->duty[i].duty_ppm, duty[i].duty_ppm);
+		assert_int_equal(cap->duty[i].rate, duty[i].rate);
+		assert_int_equal(cap->duty[i].share_ppm, duty[i].share_ppm);
+		assert_int_equal(cap->duty[i].budget_ppm, duty[i].budget_ppm);
+	}
+	assert_true(cap->flags & MS_CAPTURE_DUTY);
+	assert_false(ms_capture_info_number(cap, "ignored-records.duty", &ignored));
+	assert_int_equal(cap->n_problems, 0);
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
+/* ---- the time a sample stands for (capture/weight.h) ---- */
+
+/* A sample row of a hand-made capture: only time, period and count matter. */
+static struct ms_cap_sample at(uint64_t time, uint64_t period, uint64_t count)
+{
+	return (struct ms_cap_sample){ .time = time, .period = period, .count = count };
+}
+
+static void test_weight_without_duty(void **state)
+{
+	struct ms_capture cap;
+	struct ms_cap_sample s = at(5, 1000000, 1);
+
+	memset(&cap, 0, sizeof(cap));
+	assert_int_equal(ms_capture_duty_at(&cap, 0), MS_DUTY_FULL);
+	assert_int_equal(ms_capture_duty_at(&cap, UINT64_MAX), MS_DUTY_FULL);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 1000000);
+	s.period = UINT64_MAX;
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), UINT64_MAX);
+}
+
+static void test_weight_with_duty(void **state)
+{
+	static struct ms_cap_duty rows[] = {
+		{ .time = 1000, .duty_ppm = 500000 },
+		{ .time = 2000, .duty_ppm = 250000 },
+		{ .time = 3000, .duty_ppm = 333333 },
+		{ .time = 4000, .duty_ppm = 1000000 },
+		{ .time = 5000, .duty_ppm = 1 },
+	};
+	struct ms_capture cap;
+	struct ms_cap_sample s;
+
+	memset(&cap, 0, sizeof(cap));
+	cap.duty = rows;
+	cap.n_duty = sizeof(rows) / sizeof(rows[0]);
+
+	/* before the first row: always on */
+	s = at(999, 1000000, 1);
+	assert_int_equal(ms_capture_duty_at(&cap, 0), MS_DUTY_FULL);
+	assert_int_equal(ms_capture_duty_at(&cap, 999), MS_DUTY_FULL);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 1000000);
+	/* at a row's time its duty is in force, up to the next row's */
+	s = at(1000, 1000000, 1);
+	assert_int_equal(ms_capture_duty_at(&cap, 1000), 500000);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 2000000);
+	s = at(1999, 1000000, 1);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 2000000);
+	s = at(2000, 1000000, 1);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 4000000);
+	/* rounded down, exactly: 1000001 * 10^6 / 333333 = 3000006.000006... */
+	s = at(3500, 1000001, 1);
+	assert_int_equal(ms_capture_duty_at(&cap, 3500), 333333);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 3000006);
+	/* a row of 5 samples: its period is already their sum */
+	s = at(2500, 5000000, 5);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 20000000);
+	/* back to always on */
+	s = at(4000, 7, 1);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 7);
+	/* after the last row: its duty, and a weight past 64 bits saturates */
+	s = at(UINT64_MAX, 18446744073709ull, 1);
+	assert_int_equal(ms_capture_duty_at(&cap, UINT64_MAX), 1);
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 18446744073709000000ull);
+	s.period = 18446744073710ull;
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), UINT64_MAX);
+	s.period = 0;
+	assert_int_equal(ms_capture_sample_weight(&cap, &s), 0);
+}
+
+/* Whether periods are CPU time, by the capture's info "event". */
+static void test_time_event(void **state)
+{
+	static const char *strings[] = { "", "event", "cpu-clock", "sched:sched_switch" };
+	struct ms_cap_info info = { .key = 1, .value_text = 2 };
+	struct ms_capture cap;
+
+	memset(&cap, 0, sizeof(cap));
+	cap.strings = strings;
+	cap.n_strings = 4;
+	assert_true(ms_capture_time_event(&cap));
+	cap.info = &info;
+	cap.n_info = 1;
+	assert_true(ms_capture_time_event(&cap));
+	info.value_text = 3;
+	assert_false(ms_capture_time_event(&cap));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2378,6 +2883,17 @@ int main(void)
 		cmocka_unit_test(test_counts_from_info),
 		cmocka_unit_test(test_counts_builder_limits),
 		cmocka_unit_test(test_counts_refused),
+		cmocka_unit_test(test_duty_builder),
+		cmocka_unit_test(test_duty_round_trip),
+		cmocka_unit_test(test_duty_with_counts),
+		cmocka_unit_test(test_duty_absent),
+		cmocka_unit_test(test_committed_captures_unchanged),
+		cmocka_unit_test(test_duty_refused),
+		cmocka_unit_test(test_duty_wider_rows),
+		cmocka_unit_test(test_duty_from_stream),
+		cmocka_unit_test(test_weight_without_duty),
+		cmocka_unit_test(test_weight_with_duty),
+		cmocka_unit_test(test_time_event),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

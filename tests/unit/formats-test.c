@@ -66,9 +66,11 @@ static void sample(struct ms_capture_builder *b, uint32_t tid, uint64_t time, ui
 
 /*
  * Thread 1/10 "prog": work<-main twice, then a sample without frames;
- * thread 1/11 "worker": "a;b"<-main, then sys<-work<-main.
+ * thread 1/11 "worker": "a;b"<-main, then sys<-work<-main. With duty,
+ * recorded under a budget: sampling on half the time from 2000 ns, a
+ * quarter from 4000, all of it from 5000.
  */
-static struct ms_capture *small_capture(void)
+static struct ms_capture *small_capture_duty(bool duty)
 {
 	struct ms_capture_builder *b = ms_capture_builder_new();
 	struct ms_module m;
@@ -116,9 +118,24 @@ static struct ms_capture *small_capture(void)
 	sample(b, 11, 3000, 2000, 2, ab);
 	sample(b, 11, 4000, 1000, 3, sys);
 	sample(b, 10, 5000, 1000, 0, NULL);
+	if (duty) {
+		static const struct ms_duty changes[] = {
+			{ 2000, 500000, 500, 30000, 20000 },
+			{ 4000, 250000, 250, 40000, 20000 },
+			{ 5000, 1000000, 1000, 5000, 20000 },
+		};
+
+		for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++)
+			assert_int_equal(ms_capture_builder_duty(b, &changes[i]), 0);
+	}
 	cap = ms_capture_builder_seal(b);
 	assert_non_null(cap);
 	return cap;
+}
+
+static struct ms_capture *small_capture(void)
+{
+	return small_capture_duty(false);
 }
 
 /* Run an exporter into memory (NUL-terminated). */
@@ -1281,6 +1298,107 @@ static void test_pprof_import_huge_count(void **state)
 	free(raw);
 }
 
+/* ---- time under a CPU budget ---- */
+
+/*
+ * small_capture_duty(true)'s samples stand for 1000 (work, at 1000 ns),
+ * 2000 (work, 2000), 4000 (a;b: 2000 at half), 4000 (sys: 1000 at a
+ * quarter) and 1000 ns (no frames, at 5000, all on again): the formats
+ * that weigh by time give those, so a pprof read back has the time right.
+ */
+static void test_export_duty_time(void **state)
+{
+	struct ms_capture *cap = small_capture_duty(true), *back;
+	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
+	struct ms_summary sum;
+	size_t len, plen;
+	char *out;
+	unsigned char *raw;
+	Profile *p;
+	int64_t cpu = 0, work = 0;
+
+	(void)state;
+	out = export_mem(cap, MS_FORMAT_PPROF, NULL, &len);
+	raw = gunzip_mem((unsigned char *)out, len, &plen);
+	p = perftools__profiles__profile__unpack(NULL, plen, raw);
+	assert_non_null(p);
+	assert_string_equal(pstr(p, p->sample_type[1]->unit), "nanoseconds");
+	for (size_t i = 0; i < p->n_sample; i++) {
+		cpu += p->sample[i]->value[1];
+		if (p->sample[i]->n_location_id == 2 &&
+		    !strcmp(pstr(p, pfunc(p, ploc(p, p->sample[i]->location_id[0])->line[0]->function_id)->name),
+			    "work"))
+			work = p->sample[i]->value[1];
+	}
+	assert_int_equal(cpu, 12000);
+	assert_int_equal(work, 3000);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+
+	/* read back: no duty rows, the time in its periods */
+	stderr_begin();
+	back = ms_pprof_import(out, len, "duty.pb.gz", "test 1");
+	stderr_end();
+	assert_non_null(back);
+	assert_int_equal(back->n_duty, 0);
+	assert_int_equal(ms_summary_compute(&sum, back), 0);
+	assert_int_equal(sum.weight, 12000);
+	ms_summary_release(&sum);
+	ms_capture_free(back);
+	free(out);
+
+	o.weight = MS_WEIGHT_TIME;
+	out = export_mem(cap, MS_FORMAT_FOLDED, &o, NULL);
+	assert_string_equal(out,
+			    "[no frames] 1000\n"
+			    "main;a:b 4000\n"
+			    "main;work 3000\n"
+			    "main;work;sys 4000\n");
+	free(out);
+	out = export_mem(cap, MS_FORMAT_SPEEDSCOPE, &o, NULL);
+	assert_non_null(strstr(out, "\"name\":\"prog (1/10)\",\"unit\":\"nanoseconds\",\"startValue\":0,"
+				    "\"endValue\":4000,\"samples\":[[1,2],[]],\"weights\":[3000,1000]}"));
+	assert_non_null(strstr(out, "\"name\":\"worker (1/11)\",\"unit\":\"nanoseconds\",\"startValue\":0,"
+				    "\"endValue\":8000,\"samples\":[[1,0],[1,2,3]],\"weights\":[4000,4000]}"));
+	free(out);
+	/* counted in samples, a folded file is what it was */
+	o.weight = MS_WEIGHT_SAMPLES;
+	out = export_mem(cap, MS_FORMAT_FOLDED, &o, NULL);
+	assert_string_equal(out, "[no frames] 1\nmain;a:b 1\nmain;work 2\nmain;work;sys 1\n");
+	free(out);
+	ms_capture_free(cap);
+}
+
+/* The duty is a fact: kept where samples weigh their time, said dropped elsewhere. */
+static void test_loss_duty(void **state)
+{
+	struct ms_capture *cap = small_capture_duty(true), *plain = small_capture();
+	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
+	unsigned dropped;
+	const char *msg;
+
+	(void)state;
+	assert_true(ms_capture_facts(cap) & MS_FACT_DUTY);
+	assert_false(ms_capture_facts(plain) & MS_FACT_DUTY);
+	stderr_begin();
+	dropped = ms_export_note_loss(cap, MS_FORMAT_FOLDED, &o, "duty.msc");
+	msg = stderr_end();
+	assert_true(dropped & MS_FACT_DUTY);
+	assert_non_null(strstr(msg, "the sampling duty (a CPU budget)"));
+	stderr_begin();
+	dropped = ms_export_note_loss(cap, MS_FORMAT_CHROME, &o, "duty.msc");
+	stderr_end();
+	assert_true(dropped & MS_FACT_DUTY);
+	o.weight = MS_WEIGHT_TIME;
+	stderr_begin();
+	assert_false(ms_export_note_loss(cap, MS_FORMAT_FOLDED, &o, "duty.msc") & MS_FACT_DUTY);
+	assert_false(ms_export_note_loss(cap, MS_FORMAT_SPEEDSCOPE, &o, "duty.msc") & MS_FACT_DUTY);
+	assert_false(ms_export_note_loss(cap, MS_FORMAT_PPROF, &o, "duty.msc") & MS_FACT_DUTY);
+	stderr_end();
+	ms_capture_free(plain);
+	ms_capture_free(cap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1292,6 +1410,8 @@ int main(void)
 		cmocka_unit_test(test_chrome_events),
 		cmocka_unit_test(test_speedscope),
 		cmocka_unit_test(test_loss),
+		cmocka_unit_test(test_export_duty_time),
+		cmocka_unit_test(test_loss_duty),
 		cmocka_unit_test(test_format_names),
 		cmocka_unit_test(test_pprof_import),
 		cmocka_unit_test(test_pprof_bad_gzip),

@@ -3,7 +3,7 @@
  * tests (the stages that make real streams are tested on their own).
  *
  *   mkstream [--samples N] [--reverse] [--no-trailer] [--incomplete]
- *            [--major N] [--oversize] [--lines] [--deferred]
+ *            [--major N] [--oversize] [--lines] [--deferred] [--duty]
  *
  * The stream holds every kind ms-capture uses (info, target, comm, fork,
  * exit, module, frame, stack, lost, throttle, problem, target exit) and
@@ -15,7 +15,9 @@
  * record larger than any reader takes. --lines gives burn_60's frames and
  * main's an inline chain (burn_60 inlines burn_inner); --deferred writes no
  * frame facts and the info symbolize=deferred, as
- * `microscope record --symbolize=deferred` does.
+ * `microscope record --symbolize=deferred` does. --duty writes the duty
+ * records of a recording held to a budget of 2% of one CPU (DUTY below),
+ * each right before the stack at its time, as ms-decode orders them.
  */
 #include "config.h"
 
@@ -211,6 +213,35 @@ static void make_stack(struct ms_stack *s, uint32_t i)
 	s->n_frames = n;
 }
 
+/*
+ * --duty: at these sample indexes (when there are that many) the duty
+ * changes to duty_ppm: halved, quartered, then back to always on.
+ */
+static const struct {
+	uint32_t at;
+	uint32_t duty_ppm, share_ppm;
+} duty_changes[] = {
+	{ 25, 500000, 31000 }, { 50, 250000, 24000 }, { 75, 1000000, 9000 },
+};
+#define N_DUTY (sizeof(duty_changes) / sizeof(duty_changes[0]))
+
+/* The duty records due right before stack i (times as make_stack's). */
+static void duty_before(uint32_t i)
+{
+	for (uint32_t k = 0; k < N_DUTY; k++)
+		if (duty_changes[k].at == i) {
+			struct ms_duty d = {
+				.time = 5000000000ull + (uint64_t)i * 1001000,
+				.duty_ppm = duty_changes[k].duty_ppm,
+				.rate = 999ull * duty_changes[k].duty_ppm / 1000000,
+				.share_ppm = duty_changes[k].share_ppm,
+				.budget_ppm = 20000,
+			};
+
+			check(ms_duty_pack(w, &d));
+		}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -222,9 +253,11 @@ int main(int argc, char **argv)
 		{ "oversize", no_argument, NULL, 'O' },
 		{ "lines", no_argument, NULL, 'l' },
 		{ "deferred", no_argument, NULL, 'd' },
+		{ "duty", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool reverse = false, trailer = true, complete = true, big = false, deferred = false;
+	bool duty = false;
 	uint32_t n_samples = 100, i;
 	int major = -1, c;
 	struct ms_stack *stacks;
@@ -248,6 +281,7 @@ int main(int argc, char **argv)
 		case 'O': big = true; break;
 		case 'l': with_lines = true; break;
 		case 'd': deferred = true; break;
+		case 'D': duty = true; break;
 		default: return 2;
 		}
 	}
@@ -320,8 +354,13 @@ int main(int argc, char **argv)
 	stacks = calloc(n_samples ? n_samples : 1, sizeof(*stacks));
 	for (i = 0; i < n_samples; i++)
 		make_stack(&stacks[i], i);
-	for (i = 0; i < n_samples; i++)
-		check(ms_stack_pack(w, &stacks[reverse ? n_samples - 1 - i : i]));
+	for (i = 0; i < n_samples; i++) {
+		uint32_t k = reverse ? n_samples - 1 - i : i;
+
+		if (duty)
+			duty_before(k);
+		check(ms_stack_pack(w, &stacks[k]));
+	}
 	free(stacks);
 
 	lost = (struct ms_lost){ MS_LOST_KERNEL, 6000000000ull, 1, 3 };
