@@ -43,7 +43,6 @@ int ms_governor_init(struct ms_governor *g, uint32_t budget_ppm, uint64_t rate, 
 	ms_budget_init(&g->state, &g->config);
 	ms_duty_init(&g->slicer, MS_DUTY_SLICE_NS, now_ns);
 	g->first_ppm = (uint32_t)g->state.freq;
-	ms_duty_set(&g->slicer, g->first_ppm, now_ns);
 	if (g->first_ppm < g->lowest_ppm)
 		g->lowest_ppm = g->first_ppm;
 	return 0;
@@ -62,10 +61,7 @@ static void set_events(struct ms_governor *g, bool on, uint64_t now_ns)
 		return;
 	}
 	g->on = on;
-	if (on)
-		g->paused_ns += now_ns - g->paused_since;
-	else
-		g->paused_since = now_ns;
+	ms_duty_switched(&g->slicer, on, now_ns);
 }
 
 bool ms_governor_step(struct ms_governor *g, uint64_t now_ns, bool may_change,
@@ -73,12 +69,16 @@ bool ms_governor_step(struct ms_governor *g, uint64_t now_ns, bool may_change,
 {
 	struct ms_budget_decision d = { 0 };
 
-	/* The first duty, in force from the start: said before any other. */
+	/*
+	 * The first duty, from the loop's first turn: until then the events
+	 * were on (the program started or was attached at the full rate).
+	 */
 	if (!g->first_told) {
 		g->first_told = true;
 		if (g->first_ppm < MS_DUTY_FULL) {
+			ms_duty_set(&g->slicer, g->first_ppm, now_ns);
 			*rec = (struct ms_duty){
-				.time = g->start_ns,
+				.time = now_ns,
 				.duty_ppm = g->first_ppm,
 				.rate = g->rate * g->first_ppm / MS_DUTY_FULL,
 				.budget_ppm = g->config.budget_ppm,

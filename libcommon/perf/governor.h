@@ -44,7 +44,7 @@ struct ms_governor {
 	uint32_t first_ppm;	/* the duty from the start: a record at the first step */
 	bool first_told;
 	uint32_t changes, lowest_ppm, last_share_ppm;
-	uint64_t start_ns, start_cpu_ns, paused_ns, paused_since;
+	uint64_t start_ns, start_cpu_ns;
 };
 
 /*
