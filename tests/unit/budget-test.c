@@ -182,13 +182,17 @@ static void test_duty_account(void **state)
 	/* 27 ms in, on for 7: 25.9 %. */
 	assert_int_equal(ms_duty_kept(&d, t0 + 27 * MS), 259259);
 
-	/* A late switch on is made up: the longer it waited, the longer it stays on. */
+	/*
+	 * 10 %: a stretch on lasts at least MS_DUTY_MIN_ON_NS (5 ms, owed after
+	 * 50 ms). A late switch on is made up: the longer it waited, the longer
+	 * it stays on.
+	 */
 	ms_duty_set(&d, 100000, t0);
 	ms_duty_switched(&d, false, t0);
-	assert_false(ms_duty_on(&d, t0 + 19 * MS, &next));
-	assert_int_equal(next, t0 + 20 * MS);
-	assert_true(ms_duty_on(&d, t0 + 50 * MS, &next));	/* woke 30 ms late: 5 ms owed */
-	assert_int_equal(next, t0 + 50 * MS + 5 * MS * 10 / 9 + 1);
+	assert_false(ms_duty_on(&d, t0 + 49 * MS, &next));
+	assert_int_equal(next, t0 + 50 * MS);
+	assert_true(ms_duty_on(&d, t0 + 80 * MS, &next));	/* woke 30 ms late: 8 ms owed */
+	assert_int_equal(next, t0 + 80 * MS + 8 * MS * 10 / 9 + 1);
 
 	/* Bounds: 0 is the smallest duty, above full is full. */
 	ms_duty_set(&d, 0, t0);
