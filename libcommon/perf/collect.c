@@ -121,22 +121,28 @@ int ms_parse_u64(const char *s, const char *option, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-int ms_parse_percent(const char *s, const char *option, uint32_t *out_ppm)
+/*
+ * A decimal with an optional fraction ("2", "0.5") at its start, in units
+ * of 1/unit (digits past that are dropped), into *out; *end after it.
+ * 0, -1 when it is not one, -2 when its whole part is above max.
+ */
+static int parse_decimal(const char *s, uint64_t max, uint64_t unit, uint64_t *out,
+			 const char **end)
 {
-	uint64_t whole = 0, frac = 0, scale = 10000;	/* ppm per percent */
+	uint64_t whole = 0, frac = 0, scale = unit;
 	const char *p = s;
 
 	if (*p < '0' || *p > '9')
-		goto bad;
+		return -1;
 	for (; *p >= '0' && *p <= '9'; p++) {
 		whole = whole * 10 + (uint64_t)(*p - '0');
-		if (whole > 100)
-			goto range;
+		if (whole > max)
+			return -2;
 	}
 	if (*p == '.') {
 		p++;
 		if (*p < '0' || *p > '9')
-			goto bad;
+			return -1;
 		for (; *p >= '0' && *p <= '9'; p++) {
 			if (scale > 1) {
 				scale /= 10;
@@ -144,56 +150,42 @@ int ms_parse_percent(const char *s, const char *option, uint32_t *out_ppm)
 			}
 		}
 	}
-	if (*p == '%')
-		p++;
-	if (*p)
-		goto bad;
-	whole = whole * 10000 + frac;
-	/* 0.01 %: below that a recording takes no samples worth having. */
-	if (whole < 100 || whole > 1000000)
-		goto range;
-	*out_ppm = (uint32_t)whole;
+	*out = whole * unit + frac;
+	*end = p;
 	return 0;
-range:
-	return ms_error("option '%s': '%s' is not between 0.01 and 100 (percent of one CPU)",
-			option, s);
-bad:
-	return ms_error("option '%s': '%s' is not a percentage (like 2 or 0.5)", option, s);
+}
+
+int ms_parse_percent(const char *s, const char *option, uint32_t *out_ppm)
+{
+	const char *end;
+	uint64_t ppm;
+	int r = parse_decimal(s, 100, 10000, &ppm, &end);
+
+	if (r == 0 && *end == '%')
+		end++;
+	if (r == -1 || (r == 0 && *end))
+		return ms_error("option '%s': '%s' is not a percentage (like 2 or 0.5)", option, s);
+	/* 0.01 %: below that a recording takes no samples worth having. */
+	if (r == -2 || ppm < 100 || ppm > 1000000)
+		return ms_error("option '%s': '%s' is not between 0.01 and 100 (percent of one "
+				"CPU)", option, s);
+	*out_ppm = (uint32_t)ppm;
+	return 0;
 }
 
 int ms_parse_seconds(const char *s, const char *option, uint64_t *out_ns)
 {
-	uint64_t whole = 0, frac = 0, scale = 1000000000ull;
-	const char *p = s;
+	const char *end;
+	int r = parse_decimal(s, 1000000, 1000000000ull, out_ns, &end);
 
-	if (*p < '0' || *p > '9')
-		goto bad;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		whole = whole * 10 + (uint64_t)(*p - '0');
-		if (whole > 1000000)
-			return ms_error("option '%s': '%s' is more than 1000000 seconds", option, s);
-	}
-	if (*p == '.') {
-		p++;
-		if (*p < '0' || *p > '9')
-			goto bad;
-		for (; *p >= '0' && *p <= '9'; p++) {
-			if (scale > 1) {
-				scale /= 10;
-				frac += (uint64_t)(*p - '0') * scale;
-			}
-		}
-	}
-	if (*p)
-		goto bad;
-	*out_ns = whole * 1000000000ull + frac;
+	if (r == -1 || (r == 0 && *end))
+		return ms_error("option '%s': '%s' is not a number of seconds (like 2 or 0.5)",
+				option, s);
+	if (r == -2 || *out_ns > 1000000ull * 1000000000ull)
+		return ms_error("option '%s': '%s' is more than 1000000 seconds", option, s);
 	if (!*out_ns)
 		return ms_error("option '%s': the duration must be more than 0", option);
-	if (*out_ns > 1000000ull * 1000000000ull)
-		return ms_error("option '%s': '%s' is more than 1000000 seconds", option, s);
 	return 0;
-bad:
-	return ms_error("option '%s': '%s' is not a number of seconds (like 2 or 0.5)", option, s);
 }
 
 int ms_collect_check(const struct ms_collect_opts *o)
