@@ -372,3 +372,17 @@ lacks() {
 	run --separate-stderr -2 ms-collect --duration soon -- true
 	run --separate-stderr -2 ms-collect --no-such-option
 }
+
+@test "losses are shown while recording: a status line on a terminal, none elsewhere" {
+	command -v script >/dev/null || skip "script(1) (util-linux) is not installed"
+	# 64 KiB copies into 64 KiB rings: most samples cannot be kept.
+	script -qec "ms-collect --mmap-pages 16 -F 4000 --stack-size 65528 -o '$T/tty.msr' -- \
+		'$FIX/threads' 2 1.5 >/dev/null" /dev/null > "$T/tty.out" 2>&1
+	# Rewritten in place: carriage return, the line, clear to its end.
+	grep -a -q "$(printf '\r')ms-collect: recording: [0-9]* records, [1-9][0-9]* lost by the kernel" \
+		"$T/tty.out" || { cat -v "$T/tty.out"; false; }
+	ms-collect --mmap-pages 16 -F 4000 --stack-size 65528 -o "$T/pipe.msr" -- \
+		"$FIX/threads" 2 1.5 > /dev/null 2> "$T/pipe.err"
+	grep -q "the kernel lost [0-9]* records because a ring was full" "$T/pipe.err"
+	run -1 grep -q "recording: " "$T/pipe.err"
+}
