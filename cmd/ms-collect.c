@@ -33,7 +33,7 @@ static const char usage_text[] =
 	"  -c, --period N        one sample every N events (ns for the clocks)\n"
 	"  -e, --event NAME      cpu-clock (default) or task-clock\n"
 	"      --stack-size N    bytes of user stack copied per sample: a multiple\n"
-	"                        of 8, at most 65528, 0 for none (default 8192)\n"
+	"                        of 8, at most 65528, 0 for none (default 32768)\n"
 	"      --duration SECS   stop after SECS seconds (a launched program is\n"
 	"                        sent SIGTERM)\n"
 	"      --mmap-pages N    data pages per CPU ring, a power of two (default\n"

@@ -386,3 +386,36 @@ lacks() {
 	grep -q "the kernel lost [0-9]* records because a ring was full" "$T/pipe.err"
 	run -1 grep -q "recording: " "$T/pipe.err"
 }
+
+@test "an unprivileged user's default rings shrink to what it may lock, and say so" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root, to run ms-collect as the user nobody"
+	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+	[ "$paranoid" -ge 0 ] && [ "$paranoid" -le 2 ] ||
+		skip "kernel.perf_event_paranoid is $paranoid: an unprivileged user records nothing, or locks without limit"
+	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$MS_BUILDDIR/ms-collect" -a -x "$FIX/burn" ||
+		skip "the user nobody cannot run programs in $MS_BUILDDIR"
+	mlock_kb=$(cat /proc/sys/kernel/perf_event_mlock_kb)
+	cpus=$(getconf _NPROCESSORS_ONLN)
+	page_kb=$(($(getconf PAGESIZE) / 1024))
+	# 300 pages a CPU in all (perf_event_mlock_kb's, then ulimit -l): rings
+	# of 256 data pages fit (257 pages each), of 512 (the default's half) not.
+	limit_kb=$((cpus * (300 * page_kb - mlock_kb)))
+	[ "$limit_kb" -gt 0 ] ||
+		skip "kernel.perf_event_mlock_kb is $mlock_kb: the default rings fit whatever ulimit -l says"
+	record() {
+		bash -c 'ulimit -l "$1" && shift && exec "$@"' _ "$limit_kb" "$@" \
+			"$MS_BUILDDIR/ms-collect" -F 99 -- "$FIX/burn" 0.1 > "$T/run.msr"
+	}
+	run --separate-stderr record setpriv --reuid=65534 --regid=65534 --clear-groups
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[[ "$stderr" == *"rings of $((256 * page_kb)) KiB per CPU instead of $((1024 * page_kb)) KiB"* ]]
+	stats "$T/run.msr"
+	grep -qx 'info mmap-pages 256' "$T/stats"
+	grep -q '^samples tid ' "$T/stats"
+	# Root (CAP_IPC_LOCK) locks what it asks for: the default's rings, said nothing.
+	run --separate-stderr record env
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *"rings of"* ]]
+	stats "$T/run.msr"
+	grep -qx 'info mmap-pages 1024' "$T/stats"
+}

@@ -1149,6 +1149,7 @@ int ms_collect_run(const struct ms_collect_opts *o)
 		.data_pages = o->data_pages ? o->data_pages :
 			      o->stack_size > 16384 ? MS_COLLECT_PAGES_BIG_STACK :
 						      MS_COLLECT_PAGES_DEFAULT,
+		.data_pages_min = o->data_pages ? 0 : MS_COLLECT_PAGES_DEFAULT,
 		.enable_on_exec = !o->pid,
 	};
 	int code = MS_EXIT_ERROR;

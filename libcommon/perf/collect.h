@@ -24,7 +24,8 @@
 #include <sys/types.h>
 
 #define MS_COLLECT_FREQ_DEFAULT 999
-#define MS_COLLECT_STACK_DEFAULT 8192
+/* microscope record's default preset's copy: see cmd/microscope/options.c. */
+#define MS_COLLECT_STACK_DEFAULT 32768
 #define MS_COLLECT_STACK_MAX 65528
 /* Data pages per ring: 1 MiB, or 4 MiB for stack copies above 16 KiB. */
 #define MS_COLLECT_PAGES_DEFAULT 256

@@ -43,6 +43,13 @@ int ms_ring_mmap(struct ms_ring *r, int fd, uint32_t data_pages, uint8_t *bounce
 	return 0;
 }
 
+uint32_t ms_ring_pages_fit(uint32_t want, uint32_t floor, uint32_t n_rings, uint64_t lockable)
+{
+	while (want > floor && (uint64_t)n_rings * (want + 1u) > lockable)
+		want /= 2;
+	return want;
+}
+
 void ms_ring_init_mem(struct ms_ring *r, struct perf_event_mmap_page *meta,
 		      const uint8_t *data, uint64_t size, uint8_t *bounce)
 {

@@ -51,6 +51,13 @@ struct ms_ring {
  * two. Returns 0, or -1 after a message naming cpu.
  */
 int ms_ring_mmap(struct ms_ring *r, int fd, uint32_t data_pages, uint8_t *bounce, int cpu);
+/*
+ * The data pages per ring for n_rings rings when want is a default: want
+ * halved until the rings (their data pages and one more each) fit in
+ * lockable pages, but never below floor (a power of two, at most want):
+ * under floor, the mapping is left to fail and say so.
+ */
+uint32_t ms_ring_pages_fit(uint32_t want, uint32_t floor, uint32_t n_rings, uint64_t lockable);
 /* A ring over memory the caller owns (tests). size must be a power of two. */
 void ms_ring_init_mem(struct ms_ring *r, struct perf_event_mmap_page *meta,
 		      const uint8_t *data, uint64_t size, uint8_t *bounce);

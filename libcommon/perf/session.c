@@ -4,9 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,6 +62,45 @@ static long read_sysctl(const char *path)
 	return strtol(buf, NULL, 10);
 }
 
+/* Whether this process may lock memory at will (CAP_IPC_LOCK in CapEff). */
+static bool has_ipc_lock(void)
+{
+	char line[256];
+	unsigned long long caps;
+	bool yes = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			yes = caps & (1ull << 14);
+			break;
+		}
+	fclose(f);
+	return yes;
+}
+
+/*
+ * The pages this user may lock for n_cpus rings, as perf_mmap() counts
+ * them: kernel.perf_event_mlock_kb per online CPU, then RLIMIT_MEMLOCK;
+ * no limit with CAP_IPC_LOCK or kernel.perf_event_paranoid -1. Unknown
+ * (unreadable) is no limit: the mapping then says what failed. Rings the
+ * user holds in other processes are not counted.
+ */
+static uint64_t lockable_pages(uint32_t n_cpus)
+{
+	long kb = read_sysctl("/proc/sys/kernel/perf_event_mlock_kb");
+	long page = sysconf(_SC_PAGESIZE);
+	struct rlimit rl;
+
+	if (read_sysctl("/proc/sys/kernel/perf_event_paranoid") == -1 || has_ipc_lock() ||
+	    kb < 0 || page <= 0 || getrlimit(RLIMIT_MEMLOCK, &rl) < 0 ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	return (uint64_t)kb * 1024 / (uint64_t)page * n_cpus + rl.rlim_cur / (uint64_t)page;
+}
+
 long ms_perf_max_sample_rate(void)
 {
 	return read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate");
@@ -95,6 +136,21 @@ int ms_session_init(struct ms_session *s, const struct ms_session_config *c)
 	}
 	for (uint32_t i = 0; i < s->n_cpus; i++)
 		s->ring_owner[i] = -1;
+	/* A default ring an unprivileged user may not lock would fail the recording. */
+	if (c->data_pages_min && c->data_pages_min < c->data_pages) {
+		uint64_t lockable = lockable_pages(s->n_cpus);
+		uint32_t fit = ms_ring_pages_fit(c->data_pages, c->data_pages_min, s->n_cpus,
+						 lockable);
+		long page = sysconf(_SC_PAGESIZE);
+
+		/* (When not even the floor fits, the mapping says so.) */
+		if (fit < c->data_pages && (uint64_t)s->n_cpus * (fit + 1u) <= lockable)
+			ms_warn("rings of %ld KiB per CPU instead of %ld KiB: this user may lock no "
+				"more for %u CPUs, and more records may be lost under load; raise "
+				"kernel.perf_event_mlock_kb or ulimit -l, or give --mmap-pages",
+				(long)fit * page / 1024, (long)c->data_pages * page / 1024, s->n_cpus);
+		s->config.data_pages = fit;
+	}
 
 	a->size = sizeof(*a);
 	a->type = c->event->type;
@@ -129,7 +185,8 @@ int ms_session_init(struct ms_session *s, const struct ms_session_config *c)
 	a->clockid = CLOCK_MONOTONIC;
 	/* Wake the reader when a quarter of the ring is full. */
 	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)((uint64_t)c->data_pages * (uint64_t)sysconf(_SC_PAGESIZE) / 4);
+	a->wakeup_watermark = (uint32_t)((uint64_t)s->config.data_pages *
+					 (uint64_t)sysconf(_SC_PAGESIZE) / 4);
 	s->build_id = true;
 	s->clock_monotonic = true;
 	return 0;

@@ -59,6 +59,11 @@ struct ms_session_config {
 	uint64_t period;	/* events per sample, or 0 when freq is set */
 	uint32_t stack_size;	/* bytes of user stack per sample; 0: none */
 	uint32_t data_pages;	/* per ring, a power of two */
+	/*
+	 * Non-zero: data_pages is a default, which shrinks (down to this, a
+	 * power of two) to rings this user may lock, with a warning.
+	 */
+	uint32_t data_pages_min;
 	/* Launch mode: events start disabled and turn on when the task execs. */
 	bool enable_on_exec;
 };

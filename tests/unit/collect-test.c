@@ -244,6 +244,30 @@ static void check_path(const struct ms_maps_entry *e, const char *want)
 	assert_memory_equal(e->path, want, e->path_len);
 }
 
+/*
+ * A default ring shrinks to what may be locked: figures of this machine's
+ * kernel for an unprivileged user (perf_event_mlock_kb 516 = 129 pages a
+ * CPU, ulimit -l 8 MiB = 2048 pages), never under the floor.
+ */
+static void test_ring_pages_fit(void **state)
+{
+	(void)state;
+	/* 2 CPUs: 2 x 1025 <= 2 x 129 + 2048. */
+	assert_int_equal(ms_ring_pages_fit(1024, 256, 2, 2 * 129 + 2048), 1024);
+	/* 4 CPUs: 4 x 1025 > 4 x 129 + 2048, 4 x 513 fits. */
+	assert_int_equal(ms_ring_pages_fit(1024, 256, 4, 4 * 129 + 2048), 512);
+	/* 16 CPUs: 16 x 257 is exactly 16 x 129 + 2048 ... */
+	assert_int_equal(ms_ring_pages_fit(1024, 256, 16, 16 * 129 + 2048), 256);
+	/* ... 64 CPUs: not even the floor fits: the floor, for the mapping to refuse. */
+	assert_int_equal(ms_ring_pages_fit(1024, 256, 64, 64 * 129 + 2048), 256);
+	/* No limit, or a want at the floor: as wanted. */
+	assert_int_equal(ms_ring_pages_fit(1024, 256, 1024, UINT64_MAX), 1024);
+	assert_int_equal(ms_ring_pages_fit(256, 256, 64, 1), 256);
+	/* The bound itself fits. */
+	assert_int_equal(ms_ring_pages_fit(1024, 16, 3, 3 * 1025), 1024);
+	assert_int_equal(ms_ring_pages_fit(1024, 16, 3, 3 * 1025 - 1), 512);
+}
+
 static void test_maps_file(void **state)
 {
 	static const char line[] =
@@ -768,6 +792,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_ring_snapshot_bounds_pass),
 		cmocka_unit_test(test_ring_bad_sizes),
 		cmocka_unit_test(test_ring_head_beyond_size),
+		cmocka_unit_test(test_ring_pages_fit),
 		cmocka_unit_test(test_maps_file),
 		cmocka_unit_test(test_maps_anonymous),
 		cmocka_unit_test(test_maps_named_regions),

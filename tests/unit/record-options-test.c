@@ -59,10 +59,10 @@ static void test_default(void **state)
 	assert_string_equal(o.preset->name, "default");
 	assert_int_equal(o.freq, 999);
 	assert_int_equal(o.period, 0);
-	assert_int_equal(o.stack_size, 8192);
+	assert_int_equal(o.stack_size, 32768);
 	assert_int_equal(o.unwind, MS_UNWIND_AUTO);
 	assert_string_equal(o.argv[0], "true");
-	assert_string_equal(describe(&o), "preset=default freq=999 event=cpu-clock stack-size=8192 "
+	assert_string_equal(describe(&o), "preset=default freq=999 event=cpu-clock stack-size=32768 "
 			    "unwind=auto symbolize=immediate duration=none mmap-pages=auto "
 			    "budget=off");
 	assert_int_equal(o.budget_ppm, 0);
