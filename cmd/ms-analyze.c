@@ -80,17 +80,10 @@ static double parse_percent(const char *arg)
 	return v;
 }
 
-/* Flush stdout and say once why it failed; a closed pipe has its own code. */
+/* A reader that went away (| head) is no error (ms_finish_stdout()). */
 static int finish_output(void)
 {
-	if (fflush(stdout) == 0 && !ferror(stdout) && fclose(stdout) == 0)
-		return MS_EXIT_OK;
-	if (errno == EPIPE) {
-		ms_error("downstream closed the pipe");
-		return MS_EXIT_PIPE;
-	}
-	ms_error_errno("cannot write to stdout");
-	return MS_EXIT_ERROR;
+	return ms_finish_stdout("the view");
 }
 
 int main(int argc, char **argv)

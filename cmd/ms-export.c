@@ -64,7 +64,6 @@ int main(int argc, char **argv)
 	bool quiet = false, weight_set = false, form_set = false;
 	struct ms_capture *cap;
 	int c, rc;
-	bool pipe_closed;
 
 	ms_set_progname(argv[0]);
 	signal(SIGPIPE, SIG_IGN);
@@ -134,7 +133,7 @@ int main(int argc, char **argv)
 	if (!quiet)
 		ms_export_note_loss(cap, f, &o, argv[optind]);
 	rc = ms_export_file(output, cap, f, &o);
-	pipe_closed = rc < 0 && errno == EPIPE;
+
 	ms_capture_free(cap);
-	return pipe_closed ? MS_EXIT_PIPE : rc < 0 ? MS_EXIT_ERROR : MS_EXIT_OK;
+	return rc < 0 ? MS_EXIT_ERROR : MS_EXIT_OK;
 }

@@ -251,14 +251,9 @@ int ms_export_file(const char *path, const struct ms_capture *cap, enum ms_forma
 
 	if (!path || !strcmp(path, "-")) {
 		rc = ms_export(stdout, cap, f, o);
-		if (fflush(stdout) || ferror(stdout)) {
-			if (errno == EPIPE) {
-				ms_error("downstream closed the pipe: output stopped");
-				errno = EPIPE;	/* the caller's exit status says so too */
-				return -1;
-			}
-			return ms_error_errno("cannot write to stdout");
-		}
+		/* A reader that went away (| head) is no error, as git has it. */
+		if (ms_finish_stdout("the export") != MS_EXIT_OK)
+			return -1;
 		return rc;
 	}
 	/* A device or FIFO is written in place; a file is published whole. */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,7 +114,6 @@ int ms_front_convert(int argc, char **argv)
 	bool quiet = false;
 	struct ms_capture *cap;
 	int c, rc;
-	bool pipe_closed = false;
 
 	o.producer = "microscope " PACKAGE_VERSION;
 	opterr = 0;
@@ -168,6 +168,8 @@ int ms_front_convert(int argc, char **argv)
 	    from == to)
 		return usage("'%s' is already in that format", in);
 
+	/* A reader of stdout that went away is told by EPIPE, and is no error. */
+	signal(SIGPIPE, SIG_IGN);
 	cap = read_input(in, from);
 	if (!cap) {
 		if (to == MS_FORMAT_CAPTURE)
@@ -180,8 +182,8 @@ int ms_front_convert(int argc, char **argv)
 		if (!quiet)
 			ms_export_note_loss(cap, to, &o, in);
 		rc = ms_export_file(out, cap, to, &o);
-		pipe_closed = rc < 0 && errno == EPIPE;
+
 	}
 	ms_capture_free(cap);
-	return pipe_closed ? MS_EXIT_PIPE : rc < 0 ? MS_EXIT_ERROR : MS_EXIT_OK;
+	return rc < 0 ? MS_EXIT_ERROR : MS_EXIT_OK;
 }

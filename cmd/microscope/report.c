@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "analysis/analysis.h"
@@ -41,10 +42,12 @@ int ms_front_report(int argc, char **argv)
 	cap = ms_capture_load(argv[optind]);
 	if (!cap)
 		return MS_EXIT_ERROR;
+	/* A closed stdout (| head) ends the report quietly: see finish below. */
+	signal(SIGPIPE, SIG_IGN);
 	rc = ms_report_write(stdout, cap, NULL) ? MS_EXIT_ERROR : MS_EXIT_OK;
 	ms_capture_free(cap);
-	if (fflush(stdout) || ferror(stdout))
-		return ms_error_errno("cannot write the report to stdout"), MS_EXIT_ERROR;
+	if (ms_finish_stdout("the report") != MS_EXIT_OK)
+		return MS_EXIT_ERROR;
 	return rc;
 }
 

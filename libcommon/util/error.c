@@ -1,6 +1,8 @@
 #include "util/error.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,34 @@ int ms_error_errno(const char *fmt, ...)
 	va_end(ap);
 	errno = saved;
 	return -1;
+}
+
+/* Whether fd is a pipe or socket nobody reads any more (Linux: POLLERR on a pipe's writer). */
+static bool reader_gone(int fd)
+{
+	struct pollfd p = { .fd = fd };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
+}
+
+int ms_finish_stdout(const char *what)
+{
+	int fd = fileno(stdout), err;
+	bool failed = fflush(stdout) != 0 || ferror(stdout), gone;
+
+	/* An earlier write may have failed: stdio keeps the error, not errno. */
+	err = errno;
+	gone = failed && (err == EPIPE || reader_gone(fd));
+	if (fclose(stdout) != 0 && !failed) {
+		failed = true;
+		err = errno;
+		gone = err == EPIPE;
+	}
+	if (!failed || gone)
+		return MS_EXIT_OK;
+	errno = err;
+	ms_error_errno("cannot write %s to stdout", what);
+	return MS_EXIT_ERROR;
 }
 
 void ms_warn(const char *fmt, ...)

@@ -48,6 +48,14 @@ void ms_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * stderr, exit MS_EXIT_USAGE. Only for cmd/.
  */
 noreturn void ms_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * End a command whose stdout is read by a person or a viewer (a report, a
+ * view, an export): flush and close it. A reader that went away (| head)
+ * is no error: MS_EXIT_OK, quietly, as git does; stages of a pipeline,
+ * whose output must be whole, say MS_EXIT_PIPE instead. Any other failure:
+ * a message naming what was written, MS_EXIT_ERROR.
+ */
+int ms_finish_stdout(const char *what);
 /* Print the message and exit with code. Only for cmd/. */
 noreturn void ms_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
