@@ -102,11 +102,15 @@ struct key_ctx {
 	const struct item *items;
 };
 
-/* Total order of keys: module, named first, name, file, line, or address. */
-static int cmp_item(const void *a, const void *b, void *data)
+/*
+ * Whether two entries are one function: the same module and, named, the
+ * same name and start line, or, unnamed, the same address. Not the file:
+ * a function whose inlined lines come from several files (glibc's
+ * __vfprintf_internal, from vfprintf-internal.c and vfprintf-process-arg.c)
+ * is one function, as pprof counts it. 0 when they are; else the order.
+ */
+static int cmp_func(const struct key_ctx *k, const struct item *x, const struct item *y)
 {
-	const struct key_ctx *k = data;
-	const struct item *x = &k->items[*(const uint32_t *)a], *y = &k->items[*(const uint32_t *)b];
 	int c;
 
 	if (x->module != y->module)
@@ -116,8 +120,6 @@ static int cmp_item(const void *a, const void *b, void *data)
 	if (x->name) {
 		if ((c = strcmp(k->cap->strings[x->name], k->cap->strings[y->name])))
 			return c;
-		if ((c = strcmp(k->cap->strings[x->file], k->cap->strings[y->file])))
-			return c;
 		if (x->line != y->line)
 			return x->line < y->line ? -1 : 1;
 		return 0;
@@ -125,6 +127,18 @@ static int cmp_item(const void *a, const void *b, void *data)
 	if (x->address != y->address)
 		return x->address < y->address ? -1 : 1;
 	return 0;
+}
+
+/* Total order: by function, then file, so that a function's first entry (the file it shows) is always the same. */
+static int cmp_item(const void *a, const void *b, void *data)
+{
+	const struct key_ctx *k = data;
+	const struct item *x = &k->items[*(const uint32_t *)a], *y = &k->items[*(const uint32_t *)b];
+	int c = cmp_func(k, x, y);
+
+	if (c || !x->name)
+		return c;
+	return strcmp(k->cap->strings[x->file], k->cap->strings[y->file]);
 }
 
 static int label_of(char *buf, size_t size, const struct ms_capture *cap, uint32_t module,
@@ -192,7 +206,7 @@ int ms_funcs_build(struct ms_funcs *f, const struct ms_capture *cap)
 		const struct item *it = &items[order[i]];
 		struct ms_func *fn;
 
-		if (i && !cmp_item(&order[i - 1], &order[i], &k)) {
+		if (i && !cmp_func(&k, &items[order[i - 1]], it)) {
 			f->chain[order[i]] = n - 1;
 			continue;
 		}

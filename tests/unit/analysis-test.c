@@ -1010,6 +1010,60 @@ static void test_inline_keys(void **state)
 	free(t);
 }
 
+/*
+ * A function is one key whatever file its inlined lines come from (glibc's
+ * __vfprintf_internal, split by file before); a function of the same name
+ * that starts elsewhere stays another.
+ */
+static void test_function_one_key_across_files(void **state)
+{
+	static const struct expect_top expect[] = {
+		{ "fmt", 7, 7 },
+		{ "fmt", 2, 2 },
+		{ "main", 0, 9 },
+	};
+	struct tcap *t = malloc(sizeof(*t));
+	struct ms_funcs f;
+	struct ms_top top;
+	uint32_t mod, a, b, other, mainf, f1, f2, f3, f4;
+
+	(void)state;
+	assert_non_null(t);
+	tcap_init(t);
+	mod = module(t, "/lib/libc.so.6", MS_MODULE_FILE);
+	a = function(t, "fmt", "/src/fmt-internal.c", 683);
+	b = function(t, "fmt", "/src/fmt-process-arg.c", 683);
+	other = function(t, "fmt", "/src/other.c", 10);
+	mainf = function(t, "main", "/src/main.c", 5);
+	f1 = frame(t, mod, 0x100, "fmt");
+	chain(t, f1, 1, a, 690u);
+	f2 = frame(t, mod, 0x200, "fmt");
+	chain(t, f2, 1, b, 700u);
+	f3 = frame(t, mod, 0x300, "fmt");
+	chain(t, f3, 1, other, 12u);
+	f4 = frame(t, mod, 0x400, "main");
+	chain(t, f4, 1, mainf, 6u);
+	thread(t, 1, 1, "t");
+	samples(t, 3, 0, path(t, f4, f1, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 4, 0, path(t, f4, f2, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 2, 0, path(t, f4, f3, MS_NONE), MS_END_OUTERMOST);
+
+	assert_int_equal(ms_funcs_build(&f, &t->cap), 0);
+	assert_int_equal(f.n, 3);
+	assert_int_equal(f.frame_func[f1], f.frame_func[f2]);
+	assert_int_not_equal(f.frame_func[f1], f.frame_func[f3]);
+	/* the file it shows is the first by name, whichever frame came first */
+	assert_string_equal(f.funcs[f.frame_func[f2]].file_name, "fmt-internal.c");
+	assert_int_equal(f.funcs[f.frame_func[f2]].line, 683);
+	assert_int_equal(f.funcs[f.frame_func[f3]].line, 10);
+	ms_funcs_release(&f);
+
+	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
+	check_top(&top, expect, 3);
+	ms_top_release(&top);
+	free(t);
+}
+
 static void test_inline_top(void **state)
 {
 	static const struct expect_top expect[] = {
@@ -1590,6 +1644,7 @@ int main(void)
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_inline_keys),
 		cmocka_unit_test(test_inline_top),
+		cmocka_unit_test(test_function_one_key_across_files),
 		cmocka_unit_test(test_inline_tree),
 		cmocka_unit_test(test_inline_recursion),
 		cmocka_unit_test(test_problems_numbers),
