@@ -341,3 +341,19 @@ assert_usage_error() {
 	ms-analyze tree --json l.msc | jq -e '[.. | objects | select(.name? == "burn_60") |
 		.children[0].name] == ["burn_inner"]' >/dev/null
 }
+
+@test "a stream given for a capture gets a hint, not only 'not a capture'" {
+	ms-collect -F 99 -o s.msr -- true
+	ms-collect --lz4 -F 99 -o z.msr -- true
+	for f in s.msr z.msr; do
+		run --separate-stderr ms-analyze summary "$f"
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == *"'$f' is a microscope stream"*"not a capture: make one with 'ms-decode $f | ms-unwind | ms-symbolize | ms-capture -o p.msc'" ]]
+		run --separate-stderr microscope report "$f"
+		[ "$status" -eq 1 ]
+		[[ "$stderr" == *"is a microscope stream"* ]]
+	done
+	printf 'hello' > text
+	run --separate-stderr ms-analyze summary text
+	[[ "$stderr" == *"'text' is not a microscope capture (no capture magic at byte 0)" ]]
+}

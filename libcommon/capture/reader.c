@@ -74,6 +74,26 @@ static const char *where(const struct load *l, uint64_t at, uint32_t n_sections)
 /* Majors a later microscope may plausibly have reached; beyond is damage. */
 #define MAJORS_AHEAD 64
 
+/*
+ * Whether b starts as a stream does: an LZ4 frame (ms-collect --lz4), or
+ * the header record, an array whose kind 0 is followed by the stream's
+ * name (microscope-stream(5)). For a hint only: nothing is read as one.
+ */
+static bool stream_bytes(const unsigned char *b, size_t len)
+{
+	static const unsigned char lz4[4] = { 0x04, 0x22, 0x4d, 0x18 };
+	static const char name[] = "\xb1" "microscope-stream";
+
+	if (len >= 4 && !memcmp(b, lz4, 4))
+		return true;
+	/* fixarray or array16, then 0, then the name as a fixstr of 17 bytes */
+	for (size_t at = 2; at <= 4; at++)
+		if (len >= at + sizeof(name) - 1 && b[at - 1] == 0 &&
+		    !memcmp(b + at, name, sizeof(name) - 1))
+			return true;
+	return false;
+}
+
 static int check_header(struct load *l, uint32_t *n_sections)
 {
 	const unsigned char *b = l->buf;
@@ -84,6 +104,11 @@ static int check_header(struct load *l, uint32_t *n_sections)
 		if (l->len < 8 && !memcmp(b, MS_CAPTURE_MAGIC, l->len))
 			return ms_error("capture '%s' is truncated: %zu bytes, in section 'header'",
 					l->name, l->len);
+		if (stream_bytes(b, l->len))
+			return ms_error("'%s' is a microscope stream (what ms-collect and the other "
+					"stages write), not a capture: make one with 'ms-decode %s | "
+					"ms-unwind | ms-symbolize | ms-capture -o p.msc'", l->name,
+					l->name);
 		return ms_error("'%s' is not a microscope capture (no capture magic at byte 0)",
 				l->name);
 	}
