@@ -202,6 +202,7 @@ void ms_summary_write_header(FILE *out, const struct ms_summary *s)
 			      "ms-analyze problems lists them");
 }
 
+/* The threads with samples: one without any tells nothing (--json lists them all). */
 static void write_threads(FILE *out, const struct ms_summary *s)
 {
 	size_t wpid = 3, wtid = 3, wsamples = 7;
@@ -210,6 +211,8 @@ static void write_threads(FILE *out, const struct ms_summary *s)
 	for (i = 0; i < s->n_threads; i++) {
 		const struct ms_summary_thread *t = &s->threads[i];
 
+		if (!t->samples)
+			continue;
 		if (ms_digits(t->pid) > wpid)
 			wpid = ms_digits(t->pid);
 		if (ms_digits(t->tid) > wtid)
@@ -222,6 +225,8 @@ static void write_threads(FILE *out, const struct ms_summary *s)
 	for (i = 0; i < s->n_threads; i++) {
 		const struct ms_summary_thread *t = &s->threads[i];
 
+		if (!t->samples)
+			continue;
 		fprintf(out, "  %*" PRIu32 "  %*" PRIu32 "  %*" PRIu64 "  %5.1f%%  ",
 			(int)wpid, t->pid, (int)wtid, t->tid, (int)wsamples, t->samples,
 			ms_percent(t->samples, s->samples));
@@ -296,6 +301,7 @@ static void write_time(FILE *out, const struct ms_summary *s)
 static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_summary *s)
 {
 	char buf[64];
+	uint32_t i, idle;
 
 	ms_summary_write_header(out, s);
 	fputs("command:     ", out);
@@ -316,8 +322,13 @@ static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_
 	fprintf(out, "samples:     %" PRIu64 "\n", s->samples);
 	fprintf(out, "period:      %" PRIu64 " in total\n", s->period);
 	write_time(out, s);
-	fprintf(out, "threads:     %" PRIu32 "\n", s->n_threads);
-	if (s->n_threads)
+	for (i = 0, idle = 0; i < s->n_threads; i++)
+		idle += !s->threads[i].samples;
+	fprintf(out, "threads:     %" PRIu32, s->n_threads);
+	if (idle)
+		fprintf(out, " (%" PRIu32 " without samples, not listed)", idle);
+	fputc('\n', out);
+	if (idle < s->n_threads)
 		write_threads(out, s);
 	fprintf(out, "lost:        %" PRIu64 " records by the kernel, %" PRIu64
 		" by the collector\n", cap->lost_kernel, cap->lost_collector);

@@ -766,6 +766,31 @@ static void test_summary_text(void **state)
 	free(t);
 }
 
+/* Threads without samples are counted, not listed, in text; --json lists them all. */
+static void test_summary_idle_threads(void **state)
+{
+	struct tcap *t = main_capture();
+	char *text;
+
+	(void)state;
+	thread(t, 42, 44, "idle-a");
+	thread(t, 42, 45, "idle-b");
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
+	assert_non_null(strstr(text,
+		"threads:     4 (2 without samples, not listed)\n"
+		"  pid  tid  samples   share  name\n"
+		"   42   42        8   72.7%  burn\n"
+		"   42   43        3   27.3%  worker\n"
+		"lost:"));
+	assert_null(strstr(text, "idle-a"));
+	free(text);
+	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
+	assert_non_null(strstr(text, "\"idle-a\""));
+	assert_non_null(strstr(text, "\"idle-b\""));
+	free(text);
+	free(t);
+}
+
 static void test_summary_incomplete(void **state)
 {
 	struct tcap *t = main_capture();
@@ -1635,6 +1660,7 @@ int main(void)
 		cmocka_unit_test(test_summary_numbers),
 		cmocka_unit_test(test_summary_json),
 		cmocka_unit_test(test_summary_text),
+		cmocka_unit_test(test_summary_idle_threads),
 		cmocka_unit_test(test_summary_incomplete),
 		cmocka_unit_test(test_summary_empty),
 		cmocka_unit_test(test_summary_pid_from_threads),
