@@ -138,15 +138,20 @@ static void complete_event(struct cx *c, uint32_t thread, uint32_t func, uint64_
 	ms_json_object_end(j);
 }
 
-/* Close thread's open frames down to depth keep, at time end. */
+/*
+ * Close thread's open frames down to depth keep, at time end: outermost
+ * first, since where a caller and its callee share start and end, viewers
+ * (speedscope, Chrome's trace engine) take the event written first for the
+ * caller, and a leaf written first became the root of the drawing.
+ */
 static void close_to(struct cx *c, struct open_path *op, uint32_t thread, uint32_t keep,
 		     uint64_t end)
 {
-	while (op->depth > keep) {
-		op->depth--;
-		complete_event(c, thread, op->funcs[op->depth], op->start[op->depth],
-			       end > op->start[op->depth] ? end : op->start[op->depth]);
-	}
+	for (uint32_t d = keep; d < op->depth; d++)
+		complete_event(c, thread, op->funcs[d], op->start[d],
+			       end > op->start[d] ? end : op->start[d]);
+	if (op->depth > keep)
+		op->depth = keep;
 }
 
 /* When sample row s's span ends (saturating: a hostile row may claim any period or count). */
