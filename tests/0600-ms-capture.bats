@@ -247,7 +247,7 @@ assert_no_output() {
 	[[ "$stderr" == "ms-capture: capture 'new.msc' is format 2.x; this microscope reads 1.x"* ]]
 	run --separate-stderr ms-capture --dump s.msr
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == "ms-capture: 's.msr' is not a microscope capture"* ]]
+	[[ "$stderr" == "ms-capture: 's.msr' is a microscope stream"*"not a capture: make one with"* ]]
 	run --separate-stderr ms-capture --dump missing.msc
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == "ms-capture: cannot open capture 'missing.msc': "* ]]
