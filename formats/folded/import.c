@@ -190,6 +190,11 @@ struct ms_capture *ms_folded_import(const void *buf, size_t len, const char *nam
 	ms_import_header(&h, producer, "folded");
 	if (ms_capture_builder_producers(b, &h) < 0 || ms_capture_builder_info(b, &info) < 0)
 		goto out;
+	/* where it came from, for the report */
+	info.key = ms_str_of("import-file");
+	info.text = ms_str_of(name ? name : "");
+	if (name && *name && ms_capture_builder_info(b, &info) < 0)
+		goto out;
 	/* a UTF-8 byte order mark is not part of the first frame's name */
 	if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
 		p += 3;

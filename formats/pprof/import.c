@@ -800,7 +800,8 @@ static int build_info(struct pi *pi, struct ms_capture_builder *b, const char *p
 	struct ms_header h;
 
 	ms_import_header(&h, producer, "pprof");
-	if (ms_capture_builder_producers(b, &h) < 0 || info_text(b, "import", "pprof") < 0)
+	if (ms_capture_builder_producers(b, &h) < 0 || info_text(b, "import", "pprof") < 0 ||
+	    (pi->name && *pi->name && info_text(b, "import-file", pi->name) < 0))
 		return -1;
 	if (p->period_type && *str(pi, p->period_type->type) &&
 	    info_text(b, "event", str(pi, p->period_type->type)) < 0)

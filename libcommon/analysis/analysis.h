@@ -44,6 +44,9 @@ struct ms_summary {
 	const char *command;	/* info "command", "" when absent */
 	uint32_t pid;		/* info "pid", else the lowest pid sampled */
 	const char *record_options;	/* info "record-options", NULL when absent */
+	/* info "import": the format a profile was imported from ("pprof"), NULL: recorded */
+	const char *import;
+	const char *import_file;	/* info "import-file": the file it was read from, or NULL */
 	bool incomplete;
 	uint64_t lost_kernel, lost_collector;	/* records lost (the capture's counts) */
 	uint64_t samples;

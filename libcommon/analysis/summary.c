@@ -101,6 +101,8 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 	s->command = command ? command : "";
 	/* microscope record's options as used (cmd/microscope/options.h) */
 	s->record_options = ms_capture_info_text(cap, "record-options");
+	s->import = ms_capture_info_text(cap, "import");
+	s->import_file = ms_capture_info_text(cap, "import-file");
 	if (ms_capture_info_number(cap, "pid", &pid))
 		s->pid = (uint32_t)pid;
 	else if (cap->n_threads)	/* sorted by pid: the first process seen */
@@ -186,11 +188,17 @@ void ms_summary_write_header(FILE *out, const struct ms_summary *s)
 	fputs("stack ends:", out);
 	if (!s->n_ends)
 		fputs(" none (no samples)", out);
+	/* A profile imported from a format that keeps no end reasons: not "unknown 100 %". */
+	if (s->import && s->n_ends == 1 && s->ends[0].reason == MS_END_UNKNOWN) {
+		fprintf(out, " not known (%s keeps none)\n", s->import);
+		goto symbols;
+	}
 	for (i = 0; i < s->n_ends; i++)
 		fprintf(out, "%s %s %.1f%%", i ? "," : "",
 			ms_stack_end_name(s->ends[i].reason),
 			ms_percent(s->ends[i].samples, s->samples));
 	fputc('\n', out);
+symbols:
 	if (!s->unsymbolized) {
 		fputs("unsymbolized: none\n", out);
 		return;
@@ -281,7 +289,10 @@ static void write_time(FILE *out, const struct ms_summary *s)
 {
 	char buf[64];
 
-	if (s->time_event) {
+	if (s->time_event && s->samples && !s->period) {
+		/* a folded profile: counts, no periods; 0 ns would be a wrong answer */
+		fputs("cpu time:    not known (the samples carry no periods)\n", out);
+	} else if (s->time_event) {
 		ms_format_ns(buf, sizeof(buf), s->weight);
 		fprintf(out, "cpu time:    %s estimated from the samples' periods%s\n", buf,
 			s->duty_changes ? ", scaled up where sampling was paused" : "");
@@ -306,15 +317,34 @@ static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_
 	ms_summary_write_header(out, s);
 	fputs("command:     ", out);
 	ms_text_put(out, *s->command ? s->command : "(unknown)");
-	fprintf(out, "\npid:         %" PRIu32 "\n", s->pid);
+	if (s->pid)
+		fprintf(out, "\npid:         %" PRIu32 "\n", s->pid);
+	else
+		fputs("\npid:         (unknown)\n", out);
+	if (s->import) {
+		fprintf(out, "source:      imported from %s", s->import);
+		if (s->import_file) {
+			fputs(" ('", out);
+			ms_text_put(out, s->import_file);
+			fputs("')", out);
+		}
+		fputc('\n', out);
+	}
 	if (s->record_options) {
 		fputs("options:     ", out);
 		ms_text_put(out, s->record_options);
 		fputc('\n', out);
 	}
 	ms_format_ns(buf, sizeof(buf), ms_summary_duration(s));
-	fprintf(out, "duration:    %s between the first and last sample\n", buf);
-	if (s->start_time && s->end_time >= s->start_time) {
+	if (s->import && !s->first_time && !s->last_time)
+		fputs("duration:    not known from the samples (they carry no times)\n", out);
+	else
+		fprintf(out, "duration:    %s between the first and last sample\n", buf);
+	if (s->import && !s->start_time && s->end_time) {
+		/* an imported profile's duration: its start and end are no clock's */
+		ms_format_ns(buf, sizeof(buf), s->end_time);
+		fprintf(out, "recorded:    %s (the profile's duration)\n", buf);
+	} else if (s->start_time && s->end_time >= s->start_time) {
 		ms_format_ns(buf, sizeof(buf), s->end_time - s->start_time);
 		fprintf(out, "recorded:    %s (clock %" PRIu64 " to %" PRIu64 " ns)\n",
 			buf, s->start_time, s->end_time);
