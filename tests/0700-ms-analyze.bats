@@ -357,3 +357,24 @@ assert_usage_error() {
 	run --separate-stderr ms-analyze summary text
 	[[ "$stderr" == *"'text' is not a microscope capture (no capture magic at byte 0)" ]]
 }
+
+@test "'-' reads the capture from stdin: ms-analyze, microscope report, ms-export" {
+	make_capture p.msc
+	ms-analyze top p.msc > from-file.txt
+	ms-analyze top - < p.msc > from-stdin.txt
+	cmp from-file.txt from-stdin.txt
+	microscope report p.msc > report-file.txt
+	microscope report - < p.msc > report-stdin.txt
+	cmp report-file.txt report-stdin.txt
+	ms-export -q --folded p.msc > f1
+	ms-export -q --folded - < p.msc > f2
+	cmp f1 f2
+	# damaged input on stdin is named as such
+	run --separate-stderr ms-analyze summary - < /dev/null
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "ms-analyze: capture 'stdin' is truncated"* ]]
+	# symbolize replaces a file: '-' is refused as a usage error
+	run --separate-stderr microscope symbolize - < p.msc
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"'-' (stdin or stdout) is not taken"* ]]
+}

@@ -14,7 +14,8 @@ static const char usage_report[] =
 	"usage: microscope report FILE\n"
 	"\n"
 	"Prints the capture's summary (warnings first), the hottest functions and\n"
-	"the call tree. ms-analyze gives each part alone, and --json.\n"
+	"the call tree; FILE '-' reads it from stdin. ms-analyze gives each part\n"
+	"alone, and --json.\n"
 	MS_EXIT_CODES_HELP;
 
 int ms_front_report(int argc, char **argv)

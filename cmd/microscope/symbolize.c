@@ -131,6 +131,13 @@ int ms_front_symbolize(int argc, char **argv)
 		return MS_EXIT_USAGE;
 	}
 	input = argv[optind];
+	/* Its stages read the input by name, and the output replaces a file. */
+	if (!strcmp(input, "-") || (output && !strcmp(output, "-"))) {
+		ms_error("symbolize reads a capture file and writes one: '-' (stdin or stdout) is "
+			 "not taken; give file names");
+		fputs("Try 'microscope symbolize --help'.\n", stderr);
+		return MS_EXIT_USAGE;
+	}
 	if (!output)
 		output = input;
 

@@ -274,7 +274,7 @@ struct ms_capture {
 	void *storage;		/* owned backing memory */
 };
 
-/* Load and validate; NULL after one message naming the file and section. */
+/* Load and validate (path "-": standard input); NULL after one message naming the file and section. */
 struct ms_capture *ms_capture_load(const char *path);
 /* The same over bytes in memory (not kept); name names them in messages. */
 struct ms_capture *ms_capture_load_buffer(const void *buf, size_t len, const char *name);

@@ -762,13 +762,53 @@ struct ms_capture *ms_capture_load_buffer(const void *buf, size_t len, const cha
 	return l.cap;
 }
 
+/* A capture read whole from standard input ("-"): a pipe has no size to read up to. */
+static struct ms_capture *load_stdin(void)
+{
+	struct ms_capture *cap = NULL;
+	unsigned char *buf = NULL, *more;
+	size_t len = 0, cap_len = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap_len) {
+			cap_len = cap_len ? cap_len * 2 : 1 << 16;
+			if (!(more = realloc(buf, cap_len))) {
+				ms_error("out of memory reading a capture from stdin (%zu bytes so far)",
+					 len);
+				goto out;
+			}
+			buf = more;
+		}
+		n = read(STDIN_FILENO, buf + len, cap_len - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ms_error_errno("cannot read a capture from stdin");
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	cap = ms_capture_load_buffer(buf, len, "stdin");
+out:
+	free(buf);
+	return cap;
+}
+
 struct ms_capture *ms_capture_load(const char *path)
 {
 	struct ms_capture *cap = NULL;
 	unsigned char *buf = NULL;
 	struct stat st;
 	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd;
+
+	if (!strcmp(path, "-"))
+		return load_stdin();
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
 		ms_error_errno("cannot open capture '%s'", path);
