@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "capture/capture.h"
+#include "util/input.h"
 
 enum ms_format {
 	MS_FORMAT_NONE = 0,
@@ -167,10 +168,6 @@ struct ms_capture *ms_import_file(const char *path, enum ms_format f, const char
 int ms_import_write(const char *input, enum ms_format f, const char *output,
 		    const char *producer);
 
-/*
- * Read path whole into *buf (malloc'd; the caller frees), at most max
- * bytes; "-" or NULL reads stdin. Returns 0 or -1 after a message.
- */
-int ms_read_file(const char *path, size_t max, unsigned char **buf, size_t *len);
+/* ms_read_file() is util/input.h's, declared there. */
 
 #endif

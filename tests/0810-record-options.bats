@@ -50,9 +50,9 @@ refused() {
 
 @test "the capture keeps the options it was recorded with; the summary shows them" {
 	microscope record --preset light -o "$PWD/p.msc" -- "$PWD/burn" 0.3 2>/dev/null
-	ms-analyze summary p.msc | grep -qx "options:     preset=light freq=99 event=cpu-clock stack-size=8192 unwind=dwarf+fp symbolize=immediate duration=none mmap-pages=auto budget=1.00%"
+	ms-analyze summary p.msc | grep -qx "options:     preset=light freq=99 event=cpu-clock stack-size=8192 unwind=dwarf+fp symbolize=immediate duration=none mmap-pages=auto budget=1.0%"
 	[ "$(ms-analyze summary --json p.msc | jq -r .record_options)" = \
-	  "preset=light freq=99 event=cpu-clock stack-size=8192 unwind=dwarf+fp symbolize=immediate duration=none mmap-pages=auto budget=1.00%" ]
+	  "preset=light freq=99 event=cpu-clock stack-size=8192 unwind=dwarf+fp symbolize=immediate duration=none mmap-pages=auto budget=1.0%" ]
 	# and ms-collect was given its rate: 0.3 s at 99 Hz is some 30 samples, not 300
 	samples=$(ms-analyze summary --json p.msc | jq .samples)
 	[ "$samples" -ge 10 ] && [ "$samples" -le 60 ] || { echo "$samples samples"; false; }

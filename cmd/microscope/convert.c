@@ -77,8 +77,8 @@ static struct ms_capture *read_input(const char *path, enum ms_format f)
 	size_t len;
 	struct ms_capture *cap;
 
-	if (f == MS_FORMAT_CAPTURE && strcmp(path, "-"))
-		return ms_capture_load(path);
+	if (f == MS_FORMAT_CAPTURE)
+		return ms_capture_load(path);	/* "-" too: it reads stdin whole */
 	if (f != MS_FORMAT_NONE && f != MS_FORMAT_CAPTURE)
 		return ms_import_file(path, f, "microscope " PACKAGE_VERSION);
 	/* stdin without --from: read it whole and look at it */

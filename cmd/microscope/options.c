@@ -11,6 +11,7 @@
 #include "perf/collect.h"
 #include "unwind/unwind.h"
 #include "util/error.h"
+#include "util/text.h"
 
 /*
  * Why each number (microscope(1) says the same):
@@ -263,8 +264,7 @@ int ms_record_options_describe(const struct ms_record_options *o, char *buf, siz
 	else
 		snprintf(pages, sizeof(pages), "auto");
 	if (o->budget_ppm)
-		snprintf(budget, sizeof(budget), "%" PRIu32 ".%02" PRIu32 "%%",
-			 o->budget_ppm / 10000, o->budget_ppm / 100 % 100);
+		ms_format_ppm(budget, sizeof(budget), o->budget_ppm);
 	else
 		snprintf(budget, sizeof(budget), "off");
 	return snprintf(buf, len, "preset=%s %s event=%s stack-size=%" PRIu32 " unwind=%s "

@@ -277,7 +277,10 @@ static void write_problems(FILE *out, const struct ms_capture *cap)
 /* A share in millionths as a percentage: 2.0%, or 0.25% under one percent. */
 static void put_ppm(FILE *out, uint32_t ppm)
 {
-	fprintf(out, ppm < 10000 && ppm % 1000 ? "%.2f%%" : "%.1f%%", ppm / 10000.0);
+	char buf[32];
+
+	ms_format_ppm(buf, sizeof(buf), ppm);
+	fputs(buf, out);
 }
 
 /*

@@ -20,6 +20,7 @@
 #include "capture/internal.h"
 #include "stream/records.h"
 #include "util/error.h"
+#include "util/input.h"
 
 struct load {
 	const char *name;
@@ -765,35 +766,13 @@ struct ms_capture *ms_capture_load_buffer(const void *buf, size_t len, const cha
 /* A capture read whole from standard input ("-"): a pipe has no size to read up to. */
 static struct ms_capture *load_stdin(void)
 {
-	struct ms_capture *cap = NULL;
-	unsigned char *buf = NULL, *more;
-	size_t len = 0, cap_len = 0;
+	struct ms_capture *cap;
+	unsigned char *buf;
+	size_t len;
 
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap_len) {
-			cap_len = cap_len ? cap_len * 2 : 1 << 16;
-			if (!(more = realloc(buf, cap_len))) {
-				ms_error("out of memory reading a capture from stdin (%zu bytes so far)",
-					 len);
-				goto out;
-			}
-			buf = more;
-		}
-		n = read(STDIN_FILENO, buf + len, cap_len - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ms_error_errno("cannot read a capture from stdin");
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	if (ms_read_file("-", SIZE_MAX / 2, &buf, &len) < 0)
+		return NULL;
 	cap = ms_capture_load_buffer(buf, len, "stdin");
-out:
 	free(buf);
 	return cap;
 }

@@ -13,6 +13,7 @@
 #include "stream/stream.h"
 #include "util/error.h"
 #include "util/publish.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1012,15 +1013,16 @@ static int write_epilogue(struct collector *c)
 static void summary(struct collector *c)
 {
 	if (c->gov) {
-		uint32_t used = ms_governor_share(c->gov, now_ns());
+		char used[32], budget[32], lowest[32];
 
-		fprintf(stderr, "%s: budget: the recording used %u.%02u %% of one CPU (budget "
-			"%u.%02u %%); ", ms_progname(), used / 10000, used / 100 % 100,
-			c->gov->config.budget_ppm / 10000, c->gov->config.budget_ppm / 100 % 100);
+		ms_format_ppm(used, sizeof(used), ms_governor_share(c->gov, now_ns()));
+		ms_format_ppm(budget, sizeof(budget), c->gov->config.budget_ppm);
+		ms_format_ppm(lowest, sizeof(lowest), c->gov->lowest_ppm);
+		fprintf(stderr, "%s: budget: the recording used %s of one CPU (budget %s); ",
+			ms_progname(), used, budget);
 		if (c->gov->changes)
-			fprintf(stderr, "sampled as little as %u.%u %% of the time, %u changes\n",
-				c->gov->lowest_ppm / 10000, c->gov->lowest_ppm / 1000 % 10,
-				c->gov->changes);
+			fprintf(stderr, "sampled as little as %s of the time, %u change%s\n", lowest,
+				c->gov->changes, c->gov->changes == 1 ? "" : "s");
 		else
 			fprintf(stderr, "sampled all the time\n");
 	}

@@ -14,13 +14,14 @@
  */
 static uint64_t first_duty(uint32_t budget_ppm, uint64_t rate, uint32_t cpus)
 {
-	uint64_t per_second_ns = rate * (cpus ? cpus : 1) * MS_GOVERNOR_SAMPLE_NS;
-	uint64_t duty;
+	uint64_t need, duty;
 
-	if (!rate || per_second_ns / MS_GOVERNOR_SAMPLE_NS / (cpus ? cpus : 1) != rate)
+	/* ns of CPU a second the full rate would cost; unknown (a period) or absurd: full */
+	if (!rate || __builtin_mul_overflow(rate, (uint64_t)(cpus ? cpus : 1) * MS_GOVERNOR_SAMPLE_NS,
+					    &need))
 		return MS_DUTY_FULL;
 	/* budget_ppm * 1000 ns of CPU a second are allowed: duty = allowed / needed, in ppm */
-	duty = (uint64_t)budget_ppm * 1000u * MS_DUTY_FULL / (per_second_ns ? per_second_ns : 1);
+	duty = (uint64_t)budget_ppm * 1000u * MS_DUTY_FULL / need;
 	return duty > MS_DUTY_FULL ? MS_DUTY_FULL : duty;
 }
 
@@ -32,7 +33,6 @@ int ms_governor_init(struct ms_governor *g, uint32_t budget_ppm, uint64_t rate, 
 		.config = { budget_ppm, MS_DUTY_FULL, MS_GOVERNOR_MIN_DUTY, MS_GOVERNOR_WINDOW_NS,
 			    first_duty(budget_ppm, rate, cpus) },
 		.rate = rate,
-		.on = true,
 		.next_toggle_ns = UINT64_MAX,
 		.lowest_ppm = MS_DUTY_FULL,
 		.start_ns = now_ns,
@@ -43,15 +43,13 @@ int ms_governor_init(struct ms_governor *g, uint32_t budget_ppm, uint64_t rate, 
 	ms_budget_init(&g->state, &g->config);
 	ms_duty_init(&g->slicer, MS_DUTY_SLICE_NS, now_ns);
 	g->first_ppm = (uint32_t)g->state.freq;
-	if (g->first_ppm < g->lowest_ppm)
-		g->lowest_ppm = g->first_ppm;
 	return 0;
 }
 
 /* Every event this process owns, and the copies threads inherited from them. */
 static void set_events(struct ms_governor *g, bool on, uint64_t now_ns)
 {
-	if (on == g->on)
+	if (on == g->slicer.on)
 		return;
 	if (prctl(on ? PR_TASK_PERF_EVENTS_ENABLE : PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0) < 0) {
 		if (!g->told)
@@ -60,8 +58,24 @@ static void set_events(struct ms_governor *g, bool on, uint64_t now_ns)
 		g->told = true;
 		return;
 	}
-	g->on = on;
 	ms_duty_switched(&g->slicer, on, now_ns);
+}
+
+/* A new duty from now on: the slicer's account starts again, and *rec says so in the stream. */
+static void change_duty(struct ms_governor *g, uint32_t duty, uint32_t share_ppm, uint64_t now_ns,
+			struct ms_duty *rec)
+{
+	ms_duty_set(&g->slicer, duty, now_ns);
+	g->changes++;
+	if (duty < g->lowest_ppm)
+		g->lowest_ppm = duty;
+	*rec = (struct ms_duty){
+		.time = now_ns,
+		.duty_ppm = duty,
+		.rate = g->rate * duty / MS_DUTY_FULL,
+		.share_ppm = share_ppm,
+		.budget_ppm = g->config.budget_ppm,
+	};
 }
 
 bool ms_governor_step(struct ms_governor *g, uint64_t now_ns, bool may_change,
@@ -69,47 +83,25 @@ bool ms_governor_step(struct ms_governor *g, uint64_t now_ns, bool may_change,
 {
 	struct ms_budget_decision d = { 0 };
 
-	/*
-	 * The first duty, from the loop's first turn: until then the events
-	 * were on (the program started or was attached at the full rate).
-	 */
 	if (!g->first_told) {
+		/*
+		 * The first duty, from the loop's first turn: until then the
+		 * events were on (the program started or was attached at the
+		 * full rate).
+		 */
 		g->first_told = true;
 		if (g->first_ppm < MS_DUTY_FULL) {
-			ms_duty_set(&g->slicer, g->first_ppm, now_ns);
-			*rec = (struct ms_duty){
-				.time = now_ns,
-				.duty_ppm = g->first_ppm,
-				.rate = g->rate * g->first_ppm / MS_DUTY_FULL,
-				.budget_ppm = g->config.budget_ppm,
-			};
-			g->changes++;
-			set_events(g, ms_duty_on(&g->slicer, now_ns, &g->next_toggle_ns), now_ns);
-			return true;
+			change_duty(g, g->first_ppm, 0, now_ns, rec);
+			d.change = true;
 		}
-	}
-	if (may_change) {
+	} else if (may_change && (!g->state.started ||
+				  now_ns >= g->state.window_start_ns + g->config.window_ns)) {
+		/* The clocks are read only when a window ends: the loop turns far more often. */
 		struct ms_budget_obs o = { now_ns, ms_cpumeter_read(&g->meter) };
 
 		d = ms_budget_step(&g->config, &g->state, &o);
-	}
-
-	if (d.window_ended)
-		g->last_share_ppm = d.share_ppm;
-	if (d.change) {
-		uint32_t duty = (uint32_t)d.freq;
-
-		ms_duty_set(&g->slicer, duty, now_ns);
-		g->changes++;
-		if (duty < g->lowest_ppm)
-			g->lowest_ppm = duty;
-		*rec = (struct ms_duty){
-			.time = now_ns,
-			.duty_ppm = duty,
-			.rate = g->rate * duty / MS_DUTY_FULL,
-			.share_ppm = d.share_ppm,
-			.budget_ppm = g->config.budget_ppm,
-		};
+		if (d.change)
+			change_duty(g, (uint32_t)d.freq, d.share_ppm, now_ns, rec);
 	}
 	set_events(g, ms_duty_on(&g->slicer, now_ns, &g->next_toggle_ns), now_ns);
 	return d.change;

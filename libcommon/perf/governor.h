@@ -37,13 +37,12 @@ struct ms_governor {
 	struct ms_cpumeter meter;
 	struct ms_duty_slicer slicer;
 	uint64_t rate;		/* the requested rate (0 in period mode) */
-	bool on;		/* the events' state as last set */
-	bool told;		/* a failure to set it was said */
+	bool told;		/* a failure to switch the events was said (slicer.on: their state) */
 	uint64_t next_toggle_ns;
 	/* for the summary */
 	uint32_t first_ppm;	/* the duty from the start: a record at the first step */
 	bool first_told;
-	uint32_t changes, lowest_ppm, last_share_ppm;
+	uint32_t changes, lowest_ppm;
 	uint64_t start_ns, start_cpu_ns;
 };
 

@@ -97,3 +97,8 @@ void ms_format_ns(char *buf, size_t size, uint64_t ns)
 	else
 		snprintf(buf, size, "%u ns", (unsigned)ns);
 }
+
+void ms_format_ppm(char *buf, size_t size, uint32_t ppm)
+{
+	snprintf(buf, size, ppm < 10000 && ppm % 1000 ? "%.2f%%" : "%.1f%%", ppm / 10000.0);
+}

@@ -27,5 +27,7 @@ void ms_text_pad(FILE *out, const char *s, size_t width, int right_align);
 size_t ms_digits(uint64_t v);
 /* "1.234 s", "12.345 ms", "850 us" or "120 ns" into buf. */
 void ms_format_ns(char *buf, size_t size, uint64_t ns);
+/* Millionths as a percentage: "2.0%", "61.3%", "0.25%" under 1 % into buf. */
+void ms_format_ppm(char *buf, size_t size, uint32_t ppm);
 
 #endif

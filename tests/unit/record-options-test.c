@@ -78,7 +78,7 @@ static void test_presets(void **state)
 	assert_int_equal(o.stack_size, 8192);
 	assert_int_equal(o.unwind, MS_UNWIND_DWARF_FP);
 	assert_int_equal(o.budget_ppm, 10000);
-	assert_true(strstr(describe(&o), " budget=1.00%") != NULL);
+	assert_true(strstr(describe(&o), " budget=1.0%") != NULL);
 	assert_int_equal(parse(&o, "--preset", "deep", "-p", "1", NULL), 0);
 	assert_int_equal(o.freq, 999);
 	assert_int_equal(o.stack_size, 65528);
@@ -110,7 +110,7 @@ static void test_overrides(void **state)
 	/* A budget given, or the preset's taken off. */
 	assert_int_equal(parse(&o, "--budget", "2.5%", "--", "true", NULL), 0);
 	assert_int_equal(o.budget_ppm, 25000);
-	assert_true(strstr(describe(&o), " budget=2.50%") != NULL);
+	assert_true(strstr(describe(&o), " budget=2.5%") != NULL);
 	assert_int_equal(parse(&o, "--budget", "0.25", "--preset", "light", "--", "true", NULL), 0);
 	assert_int_equal(o.budget_ppm, 2500);
 	assert_int_equal(parse(&o, "--preset", "light", "--budget", "off", "--", "true", NULL), 0);
