@@ -2335,29 +2335,21 @@ static void zero_count(struct tfile *f) { last_count(f, 0); }
 /* the other two add up to UINT64_MAX - 1 */
 static void overflow_count(struct tfile *f) { last_count(f, 2); }
 
-/* Damaged counts: each refused with one message naming the section. */
-static void test_counts_refused(void **state)
+/* One way to damage an encoded file, and what the refusal must name. */
+struct damage_case {
+	void (*damage)(struct tfile *);
+	const char *section, *what;
+};
+
+/* Encode cap (freed), then each damage alone: every one refused with its message. */
+static void refuse_each(struct ms_capture *cap, const struct damage_case *cases, size_t n)
 {
-	static const struct {
-		void (*damage)(struct tfile *);
-		const char *section, *what;
-	} cases[] = {
-		{ drop_counts, "section 'counts'", "missing" },
-		/* an older reader would count each row once */
-		{ clear_weighted, "section 'counts'", "weighted flag" },
-		{ say_1_1, "section 'header'", "weighted flag (0x00010000) in a file of format 1.1" },
-		{ short_counts, "section 'counts'", "2 rows for 3 samples" },
-		{ zero_count, "section 'counts'", "row 2: count 0" },
-		/* past what a view can add up */
-		{ overflow_count, "section 'counts'", "row 2: the counts add up past" },
-	};
-	struct ms_capture *cap = make_counted_capture();
 	unsigned char *buf, *bad;
 	size_t len, blen;
 	struct tfile f;
 
 	encode(cap, &buf, &len);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		parse_file(buf, len, &f);
 		cases[i].damage(&f);
 		bad = assemble(&f, &blen);
@@ -2367,6 +2359,22 @@ static void test_counts_refused(void **state)
 	}
 	free(buf);
 	ms_capture_free(cap);
+}
+
+/* Damaged counts: each refused with one message naming the section. */
+static void test_counts_refused(void **state)
+{
+	static const struct damage_case cases[] = {
+		{ drop_counts, "section 'counts'", "missing" },
+		/* an older reader would count each row once */
+		{ clear_weighted, "section 'counts'", "weighted flag" },
+		{ say_1_1, "section 'header'", "weighted flag (0x00010000) in a file of format 1.1" },
+		{ short_counts, "section 'counts'", "2 rows for 3 samples" },
+		{ zero_count, "section 'counts'", "row 2: count 0" },
+		/* past what a view can add up */
+		{ overflow_count, "section 'counts'", "row 2: the counts add up past" },
+	};
+	refuse_each(make_counted_capture(), cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* ---- duty rows (format 1.3) ---- */
@@ -2629,10 +2637,7 @@ static void duty_short_rows(struct tfile *f)
 /* Damaged duty rows: each refused with one message naming the section. */
 static void test_duty_refused(void **state)
 {
-	static const struct {
-		void (*damage)(struct tfile *);
-		const char *section, *what;
-	} cases[] = {
+	static const struct damage_case cases[] = {
 		{ drop_duty, "section 'duty'", "missing (the header sets the duty flag)" },
 		/* an older reader would take the periods for the time */
 		{ clear_duty_flag, "section 'duty'", "does not set the duty flag (0x00020000)" },
@@ -2645,22 +2650,7 @@ static void test_duty_refused(void **state)
 		{ duty_count_off, "section 'duty'", "4 rows of 32 bytes do not fill" },
 		{ duty_short_rows, "section 'duty'", "rows of 24 bytes (this version needs 32" },
 	};
-	struct ms_capture *cap = make_duty_capture();
-	unsigned char *buf, *bad;
-	size_t len, blen;
-	struct tfile f;
-
-	encode(cap, &buf, &len);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		parse_file(buf, len, &f);
-		cases[i].damage(&f);
-		bad = assemble(&f, &blen);
-		expect_refused(bad, blen, cases[i].section, cases[i].what, NULL);
-		free(bad);
-		release_file(&f);
-	}
-	free(buf);
-	ms_capture_free(cap);
+	refuse_each(make_duty_capture(), cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* A later minor may append fields to duty rows: they are skipped. */
