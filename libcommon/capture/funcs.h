@@ -87,6 +87,19 @@ const char *ms_module_label(const struct ms_capture *cap, uint32_t m);
 int ms_frame_label(char *buf, size_t size, const struct ms_capture *cap,
 		   const struct ms_cap_frame *fr);
 
+/*
+ * Whether a stack that ended with end (enum ms_stack_end) was cut short:
+ * every reason but outermost (the thread's entry was reached),
+ * kernel-only (a kernel thread has no user frames) and unknown (an
+ * import that kept no reason). fp-chain counts as cut: a frame-pointer
+ * chain that stopped proves nothing about reaching the entry. Every view
+ * and export puts ms_truncated_label() outermost on such a stack, so no
+ * viewer shows a cut stack's outermost frame as a root.
+ */
+bool ms_stack_end_truncated(uint32_t end);
+/* "[truncated: stack-copy]": the synthetic frame's name. */
+const char *ms_truncated_label(uint32_t end);
+
 /* The deepest stack in cap (0 when it has none). */
 uint32_t ms_stacks_max_depth(const struct ms_capture *cap);
 /*
