@@ -158,13 +158,13 @@ int ms_frame_label(char *buf, size_t size, const struct ms_capture *cap,
 
 bool ms_stack_end_truncated(uint32_t end)
 {
-	return end != MS_END_OUTERMOST && end != MS_END_KERNEL_ONLY && end != MS_END_UNKNOWN;
+	return end != MS_END_OUTERMOST && end != MS_END_KERNEL_ONLY && end != MS_END_FP_CHAIN &&
+	       end != MS_END_UNKNOWN;
 }
 
 const char *ms_truncated_label(uint32_t end)
 {
 	switch (end) {
-	case MS_END_FP_CHAIN: return "[truncated: fp-chain]";
 	case MS_END_NO_CFI: return "[truncated: no-cfi]";
 	case MS_END_MISSING_REGISTER: return "[truncated: missing-register]";
 	case MS_END_STACK_COPY: return "[truncated: stack-copy]";

@@ -88,13 +88,14 @@ int ms_frame_label(char *buf, size_t size, const struct ms_capture *cap,
 		   const struct ms_cap_frame *fr);
 
 /*
- * Whether a stack that ended with end (enum ms_stack_end) was cut short:
- * every reason but outermost (the thread's entry was reached),
- * kernel-only (a kernel thread has no user frames) and unknown (an
- * import that kept no reason). fp-chain counts as cut: a frame-pointer
- * chain that stopped proves nothing about reaching the entry. Every view
- * and export puts ms_truncated_label() outermost on such a stack, so no
- * viewer shows a cut stack's outermost frame as a root.
+ * Whether a stack that ended with end (enum ms_stack_end) is known to be
+ * cut short: every reason but outermost (the thread's entry was reached),
+ * kernel-only (a kernel thread has no user frames), fp-chain and unknown.
+ * fp-chain and unknown say nothing either way (a frame-pointer chain
+ * ends at the entry in a program built with frame pointers, and early in
+ * one without; an import kept no reason), so no frame claims a cut there.
+ * Every view and export puts ms_truncated_label() outermost on a stack
+ * known to be cut, so no viewer shows its outermost frame as a root.
  */
 bool ms_stack_end_truncated(uint32_t end);
 /* "[truncated: stack-copy]": the synthetic frame's name. */
