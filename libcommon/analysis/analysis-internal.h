@@ -5,16 +5,28 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
+#include "analysis/select.h"
 #include "util/json.h"
 
-/* Order of two functions by label, then module label, then id. */
-int ms_func_cmp_label(const struct ms_funcs *f, uint32_t a, uint32_t b);
-/* "file.c:12" (the basename, and the start line when known) for text. */
-void ms_func_put_location(FILE *out, const struct ms_func *fn);
-/* The keys "file" (the whole path, "" unknown) and "line" (0 unknown). */
-void ms_func_json_location(struct ms_json *j, const struct ms_capture *cap,
-			   const struct ms_func *fn);
 /* Samples ending at each stack node (*out has n_stacks entries, or NULL). */
 int ms_stack_samples(uint64_t **out, const struct ms_capture *cap);
+
+/* A weight as text: "1234" samples, or "12.345 ms" of time. */
+void ms_view_value(char *buf, size_t size, const struct ms_select *s, uint64_t w);
+/*
+ * The line under a view's title when the query narrows the capture:
+ * "selected 1200 of 2001 samples: tid 43, time 1s..2s, focus 'x'";
+ * nothing when it does not.
+ */
+void ms_view_selection_line(FILE *out, const struct ms_select *s);
+/* The first keys of a stack view's JSON: source, unit, by, look, samples, total, capture_total. */
+void ms_view_json_head(struct ms_json *j, const struct ms_select *s);
+/*
+ * A key's name and place for text: "burn_60 (burn.c:12)", with the module
+ * "(burn.c:12, burn)" when with_module; the name shortened so the whole
+ * fits width columns (0: no limit).
+ */
+void ms_view_put_key(const struct ms_view_out *o, const struct ms_select *s, uint32_t key,
+		     size_t width, bool with_module);
 
 #endif

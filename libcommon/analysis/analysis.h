@@ -27,6 +27,8 @@
 
 #include "capture/capture.h"
 #include "capture/funcs.h"
+#include "analysis/query.h"
+#include "analysis/select.h"
 
 /*
  * Summary: the facts of the recording and how much of it can be trusted.
@@ -95,76 +97,115 @@ void ms_summary_write_header(FILE *out, const struct ms_summary *s);
 int ms_summary_write(FILE *out, const struct ms_capture *cap, bool json);
 
 /*
- * Flat profile. self: samples whose innermost frame is the function;
- * total: samples with the function anywhere on the stack, counted once per
- * sample however often it recurses.
+ * Where and how a view writes: text for people (colour and a width when
+ * the command decided so), or JSON for programs.
  */
-enum ms_top_sort {
-	MS_TOP_SORT_SELF = 0,	/* self desc, total desc, label, id */
-	MS_TOP_SORT_TOTAL = 1,	/* total desc, self desc, label, id */
+struct ms_view_out {
+	FILE *f;
+	bool json;
+	bool color;		/* SGR sequences in text */
+	uint32_t width;		/* columns of the terminal; 0: no limit */
 };
+
+/*
+ * Flat profile, per key at the query's granularity. self: the weight of
+ * samples whose innermost key it is; total: of samples with the key
+ * anywhere on the stack, counted once per sample however often it
+ * recurses. Truncated keys are not rows (the summary gives their shares).
+ */
 struct ms_top_entry {
-	uint32_t func;
+	uint32_t key;
 	uint64_t self, total;
 };
 struct ms_top {
-	uint64_t samples;
-	struct ms_funcs funcs;
-	uint32_t n;		/* functions seen in at least one sample */
-	struct ms_top_entry *entries;	/* sorted */
+	struct ms_select sel;
+	uint32_t n;		/* keys seen in at least one selected sample */
+	struct ms_top_entry *entries;	/* sorted by q->sort, then ms_key_cmp() */
 };
-int ms_top_compute(struct ms_top *t, const struct ms_capture *cap, enum ms_top_sort sort);
+int ms_top_compute(struct ms_top *t, const struct ms_capture *cap, const struct ms_query *q);
 void ms_top_release(struct ms_top *t);
-
-struct ms_top_options {
-	bool json;
-	enum ms_top_sort sort;
-	uint32_t limit;		/* rows to print; 0 = all */
-};
-int ms_top_write(FILE *out, const struct ms_capture *cap, const struct ms_top_options *o);
+/* q->limit rows (0: all); rows under q->hide_below percent of total are left out. */
+int ms_top_write(const struct ms_view_out *o, const struct ms_capture *cap, const struct ms_query *q);
 
 /*
- * Call tree from the outermost frame in. Paths are merged by function key:
- * a child is (parent node, function). Node 0 is the root "[root]", whose
- * self counts the samples without any frame. Children are sorted by total
- * desc, then label, then function id.
+ * Call tree from the outermost key in, paths merged by key: a child is
+ * (parent node, key). Node 0 is the root, whose self is the weight of
+ * selected samples without any key. A truncated stack starts with its
+ * truncated key. Children are sorted by total desc, then ms_key_cmp().
+ * callers and callees are trees of the same shape rooted at one key.
  */
 struct ms_tree_node {
-	uint32_t func;		/* MS_NONE for the root */
+	uint32_t key;		/* MS_NONE for the root */
 	uint32_t parent;	/* MS_NONE for the root */
 	uint32_t depth;		/* 0 for the root */
 	uint64_t self, total;
 	uint32_t first_child, n_children;	/* range in struct ms_tree.children */
 };
 struct ms_tree {
-	uint64_t samples;
-	struct ms_funcs funcs;
+	struct ms_select sel;
 	uint32_t n;
 	struct ms_tree_node *nodes;
 	uint32_t *children;	/* node ids, grouped by parent, sorted */
+	uint32_t alloc;
+	const char *root_label;	/* "[root]", or the key callers/callees start from */
 };
-int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap);
+int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap, const struct ms_query *q);
+/*
+ * callers (bottom-up: the key, then who called it, outwards) or callees
+ * (top-down: the key, then what it called). Each selected sample through
+ * the key counts once: callers from the key's innermost activation,
+ * callees from its outermost, so the root's total is the key's total in
+ * top. q->function names the key: exactly, else by a regex matching one
+ * key; -1 after a message when it names none or several.
+ */
+int ms_tree_build_from(struct ms_tree *t, const struct ms_capture *cap, const struct ms_query *q);
 void ms_tree_release(struct ms_tree *t);
+/* Nodes under q->hide_below percent of the selection are left out. */
+int ms_tree_write(const struct ms_view_out *o, const struct ms_capture *cap, const struct ms_query *q);
 
-struct ms_tree_options {
-	bool json;
-	/* Leave out nodes under this share of all samples (0: print all). */
-	double min_percent;
-};
-int ms_tree_write(FILE *out, const struct ms_capture *cap, const struct ms_tree_options *o);
+/*
+ * Threads: the selected weight per thread (pid, tid, name), sorted by
+ * weight desc then (pid, tid); threads without selected samples are
+ * counted, not listed, in text.
+ */
+int ms_threads_write(const struct ms_view_out *o, const struct ms_capture *cap,
+		     const struct ms_query *q);
+
+/*
+ * Timeline: density lanes, the selected weight per thread per time
+ * bucket from the recording's start (or --time's start) to its end.
+ * q->buckets buckets (0: fit the width, or MS_TIMELINE_BUCKETS).
+ */
+#define MS_TIMELINE_BUCKETS 60
+#define MS_TIMELINE_MAX_BUCKETS 10000
+int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
+		      const struct ms_query *q);
+
+/*
+ * Diff of two captures under one query: per key (matched by identity
+ * across the captures: module file name, name, file, line), the self
+ * and total of each, the absolute change (b - a) and the normalized one
+ * (the change of share of each capture's selection, in points), sorted
+ * by the magnitude of the normalized change of q->sort's measure, then
+ * the absolute one, then the key. Keys only in b are new; only in a,
+ * gone. Captures whose units differ are refused with the reason.
+ */
+int ms_diff_write(const struct ms_view_out *o, const struct ms_capture *a, const char *a_name,
+		  const struct ms_capture *b, const char *b_name, const struct ms_query *q);
 
 /*
  * The report of `microscope report FILE`: the summary (starting with the
- * incomplete warning and the stack end shares), the top functions, then the
- * call tree. opts NULL means the defaults below.
+ * incomplete warning and the stack end shares), the top keys, then the
+ * call tree, under one query (its filters apply to all three).
  */
 #define MS_REPORT_TOP_LIMIT 20
-#define MS_REPORT_TREE_MIN_PERCENT 1.0
-struct ms_report_options {
-	uint32_t top_limit;
-	double tree_min_percent;
-};
-int ms_report_write(FILE *out, const struct ms_capture *cap, const struct ms_report_options *opts);
+#define MS_REPORT_TREE_HIDE_BELOW 1.0
+int ms_report_write(const struct ms_view_out *o, const struct ms_capture *cap,
+		    const struct ms_query *q);
+
+/* The view q names (not diff), written to o. */
+int ms_view_write(const struct ms_view_out *o, const struct ms_capture *cap,
+		  const struct ms_query *q);
 
 /*
  * Symbolization problems: the modules and addresses that could not be

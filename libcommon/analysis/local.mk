@@ -2,10 +2,17 @@
 # problems, the report) and ms-analyze, which prints them.
 libcommon_a_SOURCES += \
 	libcommon/analysis/analysis.h libcommon/analysis/analysis-internal.h \
+	libcommon/analysis/query.h libcommon/analysis/query.c \
+	libcommon/analysis/keys.h libcommon/analysis/keys.c \
+	libcommon/analysis/select.h libcommon/analysis/select.c \
+	libcommon/analysis/view.c \
 	libcommon/analysis/summary.c \
 	libcommon/analysis/problems.c \
 	libcommon/analysis/top.c \
 	libcommon/analysis/tree.c \
+	libcommon/analysis/threads.c \
+	libcommon/analysis/timeline.c \
+	libcommon/analysis/diff.c \
 	libcommon/analysis/report.c
 
 UNIT_TESTS += tests/unit/analysis-test
@@ -14,7 +21,7 @@ tests_unit_analysis_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_analysis_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 bin_PROGRAMS += ms-analyze
-ms_analyze_SOURCES = cmd/ms-analyze.c
+ms_analyze_SOURCES = cmd/ms-analyze.c cmd/analyze/cli.c cmd/analyze/cli.h
 ms_analyze_LDADD = $(STAGE_LIBS)
 ms_analyze_LDFLAGS = $(STAGE_LINK)
 man_MANS += man/ms-analyze.1

@@ -1,5 +1,5 @@
 /*
- * top: the flat profile, self and total samples per function.
+ * top: the flat profile, self and total per key.
  */
 #include "analysis/analysis.h"
 
@@ -8,62 +8,10 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
-#include "util/text.h"
-#include "util/json.h"
+#include "capture/weight.h"
 #include "util/error.h"
-
-void ms_func_put_location(FILE *out, const struct ms_func *fn)
-{
-	ms_text_put(out, fn->file_name);
-	if (fn->line)
-		fprintf(out, ":%" PRIu32, fn->line);
-}
-
-void ms_func_json_location(struct ms_json *j, const struct ms_capture *cap,
-			   const struct ms_func *fn)
-{
-	ms_json_key(j, "file");
-	ms_json_string(j, cap->strings[fn->file]);
-	ms_json_key(j, "line");
-	ms_json_uint(j, fn->line);
-}
-
-int ms_func_cmp_label(const struct ms_funcs *f, uint32_t a, uint32_t b)
-{
-	int c = strcmp(f->funcs[a].label, f->funcs[b].label);
-
-	if (!c)
-		c = strcmp(f->funcs[a].module_label, f->funcs[b].module_label);
-	if (!c && a != b)
-		c = a < b ? -1 : 1;
-	return c;
-}
-
-struct sort_ctx {
-	const struct ms_funcs *funcs;
-	enum ms_top_sort sort;
-};
-
-static int cmp_u64_desc(uint64_t a, uint64_t b)
-{
-	return a == b ? 0 : a > b ? -1 : 1;
-}
-
-static int cmp_entry(const void *pa, const void *pb, void *data)
-{
-	const struct sort_ctx *ctx = data;
-	const struct ms_top_entry *a = pa, *b = pb;
-	int c;
-
-	if (ctx->sort == MS_TOP_SORT_TOTAL) {
-		if (!(c = cmp_u64_desc(a->total, b->total)))
-			c = cmp_u64_desc(a->self, b->self);
-	} else {
-		if (!(c = cmp_u64_desc(a->self, b->self)))
-			c = cmp_u64_desc(a->total, b->total);
-	}
-	return c ? c : ms_func_cmp_label(ctx->funcs, a->func, b->func);
-}
+#include "util/json.h"
+#include "util/text.h"
 
 int ms_stack_samples(uint64_t **out, const struct ms_capture *cap)
 {
@@ -83,79 +31,113 @@ int ms_stack_samples(uint64_t **out, const struct ms_capture *cap)
 	return 0;
 }
 
-int ms_top_compute(struct ms_top *t, const struct ms_capture *cap, enum ms_top_sort sort)
+struct sort_ctx {
+	const struct ms_keys *keys;
+	enum ms_sort sort;
+};
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
 {
-	uint64_t *node_samples = NULL, *self = NULL, *total = NULL;
-	uint32_t *seen = NULL;
-	struct sort_ctx ctx;
-	uint32_t i, nf;
+	return a == b ? 0 : a > b ? -1 : 1;
+}
 
-	memset(t, 0, sizeof(*t));
-	t->samples = ms_capture_sample_count(cap);
-	if (ms_funcs_build(&t->funcs, cap))
-		return -1;
-	if (ms_stack_samples(&node_samples, cap))
-		goto fail;
-	nf = t->funcs.n;
-	if (!nf)
-		goto done;
-	self = calloc(nf, sizeof(*self));
-	total = calloc(nf, sizeof(*total));
-	seen = malloc(nf * sizeof(*seen));
-	if (!self || !total || !seen)
-		goto oom;
-	memset(seen, 0xff, nf * sizeof(*seen));
+static int cmp_entry(const void *pa, const void *pb, void *data)
+{
+	const struct sort_ctx *ctx = data;
+	const struct ms_top_entry *a = pa, *b = pb;
+	int c;
 
-	/*
-	 * Per stack node rather than per sample: every sample ending at a node
-	 * has the same path. seen[] marks the functions already counted on the
-	 * current path, so recursion counts once. Each frame counts every
-	 * function of its inline chain; self goes to the innermost.
-	 */
-	for (i = 0; i < cap->n_stacks; i++) {
-		uint64_t n = node_samples[i];
-		uint32_t node, k;
+	if (ctx->sort == MS_SORT_TOTAL) {
+		if (!(c = cmp_u64_desc(a->total, b->total)))
+			c = cmp_u64_desc(a->self, b->self);
+	} else {
+		if (!(c = cmp_u64_desc(a->self, b->self)))
+			c = cmp_u64_desc(a->total, b->total);
+	}
+	return c ? c : ms_key_cmp(ctx->keys, a->key, b->key);
+}
 
-		if (!n)
+/*
+ * Per (class, stack node) rather than per sample: every sample ending at
+ * a node has the same path. seen[] stamps the keys already counted on the
+ * current path, so recursion counts once; self goes to the innermost key.
+ */
+static void count_paths(const struct ms_select *s, uint64_t *self, uint64_t *total, uint32_t *seen)
+{
+	const struct ms_capture *cap = s->cap;
+	uint32_t stamp = 0, c, i;
+
+	for (c = 0; c < s->n_classes; c++) {
+		if (!s->self[c])
 			continue;
-		self[t->funcs.frame_func[cap->stacks[i].frame]] += n;
-		for (node = i; node != MS_NONE; node = cap->stacks[node].parent) {
-			uint32_t frame = cap->stacks[node].frame;
+		for (i = 0; i < cap->n_stacks; i++) {
+			uint64_t w = s->self[c][i];
+			bool have_self = false;
+			uint32_t node;
 
-			for (k = t->funcs.chain_start[frame]; k < t->funcs.chain_start[frame + 1]; k++) {
-				uint32_t fn = t->funcs.chain[k];
+			if (!w)
+				continue;
+			stamp++;
+			for (node = i; node != MS_NONE; node = cap->stacks[node].parent) {
+				uint32_t nk, k;
+				const uint32_t *keys = ms_select_node_keys(s, node, &nk);
 
-				if (seen[fn] == i)
-					continue;
-				seen[fn] = i;
-				total[fn] += n;
+				for (k = nk; k-- > 0;) {
+					uint32_t key = keys[k];
+
+					if (!have_self) {
+						self[key] = ms_weight_add(self[key], w);
+						have_self = true;
+					}
+					if (seen[key] == stamp)
+						continue;
+					seen[key] = stamp;
+					total[key] = ms_weight_add(total[key], w);
+				}
 			}
 		}
 	}
+}
 
-	for (i = 0; i < nf; i++)
-		if (total[i])
+int ms_top_compute(struct ms_top *t, const struct ms_capture *cap, const struct ms_query *q)
+{
+	uint64_t *self = NULL, *total = NULL;
+	uint32_t *seen = NULL;
+	struct sort_ctx ctx;
+	uint32_t i, nk;
+
+	memset(t, 0, sizeof(*t));
+	if (ms_select_build(&t->sel, cap, q))
+		return -1;
+	nk = t->sel.keys.n;
+	if (!nk)
+		return 0;
+	self = calloc(nk, sizeof(*self));
+	total = calloc(nk, sizeof(*total));
+	seen = calloc(nk, sizeof(*seen));
+	if (!self || !total || !seen)
+		goto oom;
+	count_paths(&t->sel, self, total, seen);
+
+	for (i = 0; i < nk; i++)
+		if (total[i] && t->sel.keys.keys[i].kind != MS_KEY_TRUNCATED)
 			t->n++;
 	if (t->n && !(t->entries = malloc(t->n * sizeof(*t->entries))))
 		goto oom;
 	t->n = 0;
-	for (i = 0; i < nf; i++)
-		if (total[i])
+	for (i = 0; i < nk; i++)
+		if (total[i] && t->sel.keys.keys[i].kind != MS_KEY_TRUNCATED)
 			t->entries[t->n++] = (struct ms_top_entry){ i, self[i], total[i] };
-	ctx.funcs = &t->funcs;
-	ctx.sort = sort;
+	ctx.keys = &t->sel.keys;
+	ctx.sort = q->sort;
 	if (t->n)
 		qsort_r(t->entries, t->n, sizeof(*t->entries), cmp_entry, &ctx);
-done:
-	free(node_samples);
 	free(self);
 	free(total);
 	free(seen);
 	return 0;
 oom:
-	ms_error("out of memory counting %" PRIu32 " functions", nf);
-fail:
-	free(node_samples);
+	ms_error("out of memory counting %" PRIu32 " keys", nk);
 	free(self);
 	free(total);
 	free(seen);
@@ -165,101 +147,133 @@ fail:
 
 void ms_top_release(struct ms_top *t)
 {
-	ms_funcs_release(&t->funcs);
+	ms_select_release(&t->sel);
 	free(t->entries);
 	memset(t, 0, sizeof(*t));
 }
 
-static void write_text(FILE *out, const struct ms_top *t, uint32_t rows)
+/* Rows shown: the first limit, and none under hide_below percent of the sort's measure. */
+static uint32_t shown_rows(const struct ms_top *t, const struct ms_query *q)
 {
-	size_t wself = 4, wtotal = 5, wmod = 6;
+	uint32_t rows = q->limit && q->limit < t->n ? q->limit : t->n, i;
+
+	if (q->hide_below <= 0)
+		return rows;
+	for (i = 0; i < rows; i++) {
+		const struct ms_top_entry *e = &t->entries[i];
+		uint64_t v = q->sort == MS_SORT_TOTAL ? e->total : e->self;
+
+		if (ms_select_percent(&t->sel, v) < q->hide_below)
+			break;
+	}
+	return i;
+}
+
+static const char *rows_noun(enum ms_by by)
+{
+	switch (by) {
+	case MS_BY_LINE: return "lines";
+	case MS_BY_ADDRESS: return "addresses";
+	case MS_BY_MODULE: return "modules";
+	default: return "functions";
+	}
+}
+
+static void write_text(const struct ms_view_out *o, const struct ms_top *t, uint32_t rows)
+{
+	const struct ms_select *s = &t->sel;
+	size_t wself = 4, wtotal = 5, wmod = 6, prefix;
+	char a[32], b[32];
+	FILE *out = o->f;
 	uint32_t i;
 
 	for (i = 0; i < rows; i++) {
 		const struct ms_top_entry *e = &t->entries[i];
 		size_t w;
 
-		if (ms_digits(e->self) > wself)
-			wself = ms_digits(e->self);
-		if (ms_digits(e->total) > wtotal)
-			wtotal = ms_digits(e->total);
-		if ((w = ms_text_width(t->funcs.funcs[e->func].module_label)) > wmod)
+		ms_view_value(a, sizeof(a), s, e->self);
+		ms_view_value(b, sizeof(b), s, e->total);
+		if (strlen(a) > wself)
+			wself = strlen(a);
+		if (strlen(b) > wtotal)
+			wtotal = strlen(b);
+		if ((w = ms_text_width(ms_key_module_label(&s->keys, s->cap, e->key))) > wmod)
 			wmod = w;
 	}
-	fprintf(out, "%" PRIu64 " samples, %" PRIu32 " functions", t->samples, t->n);
+	ms_view_value(a, sizeof(a), s, s->selected);
+	fprintf(out, "%s%s, %" PRIu32 " %s", a, s->unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples",
+		t->n, rows_noun(s->keys.by));
 	if (rows < t->n)
 		fprintf(out, " (the first %" PRIu32 " shown)", rows);
 	fputc('\n', out);
-	fprintf(out, "%6s  %*s  %6s  %*s  %-*s  function\n", "self%", (int)wself, "self",
-		"total%", (int)wtotal, "total", (int)wmod, "module");
+	ms_view_selection_line(out, s);
+	fprintf(out, "%6s  %*s  %6s  %*s  %-*s  %s\n", "self%", (int)wself, "self",
+		"total%", (int)wtotal, "total", (int)wmod,
+		s->keys.by == MS_BY_MODULE ? "" : "module",
+		s->keys.by == MS_BY_MODULE ? "module" : s->keys.by == MS_BY_LINE ? "line" :
+		s->keys.by == MS_BY_ADDRESS ? "address" : "function");
+	prefix = 6 + 2 + wself + 2 + 6 + 2 + wtotal + 2 + wmod + 2;
 	for (i = 0; i < rows; i++) {
 		const struct ms_top_entry *e = &t->entries[i];
-		const struct ms_func *fn = &t->funcs.funcs[e->func];
 
-		fprintf(out, "%5.1f%%  %*" PRIu64 "  %5.1f%%  %*" PRIu64 "  ",
-			ms_percent(e->self, t->samples), (int)wself, e->self,
-			ms_percent(e->total, t->samples), (int)wtotal, e->total);
-		ms_text_pad(out, fn->module_label, wmod, 0);
-		fputs("  ", out);
-		ms_text_put(out, fn->label);
-		if (*fn->file_name) {
-			fputs(" (", out);
-			ms_func_put_location(out, fn);
-			fputc(')', out);
+		ms_view_value(a, sizeof(a), s, e->self);
+		ms_view_value(b, sizeof(b), s, e->total);
+		fprintf(out, "%5.1f%%  %*s  %5.1f%%  %*s  ", ms_select_percent(s, e->self),
+			(int)wself, a, ms_select_percent(s, e->total), (int)wtotal, b);
+		if (s->keys.by == MS_BY_MODULE)
+			fprintf(out, "%*s  ", (int)wmod, "");
+		else {
+			ms_text_pad(out, ms_key_module_label(&s->keys, s->cap, e->key), wmod, 0);
+			fputs("  ", out);
 		}
+		ms_view_put_key(o, s, e->key, o->width > prefix ? o->width - prefix : o->width ? 1 : 0, false);
 		fputc('\n', out);
 	}
 }
 
-static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_top *t,
-		       uint32_t rows)
+static void write_json(const struct ms_view_out *o, const struct ms_top *t, uint32_t rows)
 {
+	const struct ms_select *s = &t->sel;
 	struct ms_json j;
 	uint32_t i;
 
-	ms_json_init(&j, out);
+	ms_json_init(&j, o->f);
 	ms_json_object_begin(&j);
-	ms_json_key(&j, "samples");
-	ms_json_uint(&j, t->samples);
+	ms_view_json_head(&j, s);
 	ms_json_key(&j, "functions");
 	ms_json_array_begin(&j);
 	for (i = 0; i < rows; i++) {
 		const struct ms_top_entry *e = &t->entries[i];
-		const struct ms_func *fn = &t->funcs.funcs[e->func];
 
 		ms_json_object_begin(&j);
-		ms_json_key(&j, "name");
-		ms_json_string(&j, fn->label);
-		ms_json_key(&j, "module");
-		ms_json_string(&j, fn->module_name);
-		ms_func_json_location(&j, cap, fn);
+		ms_key_json(&j, s->cap, &s->keys, e->key);
 		ms_json_key(&j, "self");
 		ms_json_uint(&j, e->self);
 		ms_json_key(&j, "self_percent");
-		ms_json_double(&j, ms_percent(e->self, t->samples), 2);
+		ms_json_double(&j, ms_select_percent(s, e->self), 2);
 		ms_json_key(&j, "total");
 		ms_json_uint(&j, e->total);
 		ms_json_key(&j, "total_percent");
-		ms_json_double(&j, ms_percent(e->total, t->samples), 2);
+		ms_json_double(&j, ms_select_percent(s, e->total), 2);
 		ms_json_object_end(&j);
 	}
 	ms_json_array_end(&j);
 	ms_json_object_end(&j);
-	fputc('\n', out);
+	fputc('\n', o->f);
 }
 
-int ms_top_write(FILE *out, const struct ms_capture *cap, const struct ms_top_options *o)
+int ms_top_write(const struct ms_view_out *o, const struct ms_capture *cap, const struct ms_query *q)
 {
 	struct ms_top t;
 	uint32_t rows;
 
-	if (ms_top_compute(&t, cap, o->sort))
+	if (ms_top_compute(&t, cap, q))
 		return -1;
-	rows = o->limit && o->limit < t.n ? o->limit : t.n;
+	rows = shown_rows(&t, q);
 	if (o->json)
-		write_json(out, cap, &t, rows);
+		write_json(o, &t, rows);
 	else
-		write_text(out, &t, rows);
+		write_text(o, &t, rows);
 	ms_top_release(&t);
 	return 0;
 }

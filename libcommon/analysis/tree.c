@@ -1,63 +1,44 @@
 /*
- * tree: the call tree from the outermost frame in, paths merged by function.
+ * tree, callers, callees: trees of keys, paths merged by key.
  */
 #include "analysis/analysis.h"
 
 #include <inttypes.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
-#include "util/text.h"
-#include "util/json.h"
+#include "capture/weight.h"
 #include "util/error.h"
+#include "util/grow.h"
+#include "util/json.h"
+#include "util/pairmap.h"
+#include "util/text.h"
 
-/*
- * (parent tree node, function) -> tree node, open addressing. Sized once
- * for the largest possible tree (one node per function of each stack
- * node's inline chain, plus the root), so it never grows; its order never
- * reaches the output.
- */
-struct child_map {
-	uint32_t mask;
-	uint32_t *slots;	/* tree node id, MS_NONE when empty */
+struct builder {
+	struct ms_tree *t;
+	struct ms_pairmap map;	/* (parent node, key) -> node, in order of creation */
 };
 
-static uint32_t hash_pair(uint32_t parent, uint32_t func)
+/* The node (parent, key), made when new; MS_NONE after a message. */
+static uint32_t child(struct builder *b, uint32_t parent, uint32_t key)
 {
-	uint64_t h = ((uint64_t)parent << 32 | func) * 0x9e3779b97f4a7c15ull;
+	struct ms_tree *t = b->t;
+	bool added;
+	uint32_t id = ms_pairmap_get(&b->map, parent, key, &added);
 
-	return (uint32_t)(h >> 32);
-}
-
-static int child_map_init(struct child_map *m, uint32_t n)
-{
-	uint64_t size = 16;
-
-	while (size < 2ull * n)
-		size <<= 1;
-	if (size > UINT32_MAX)
-		return -1;
-	m->mask = (uint32_t)size - 1;
-	m->slots = malloc(size * sizeof(*m->slots));
-	if (!m->slots)
-		return -1;
-	memset(m->slots, 0xff, size * sizeof(*m->slots));
-	return 0;
-}
-
-/* The slot holding (parent, func), or the empty slot where it belongs. */
-static uint32_t *child_map_find(struct child_map *m, const struct ms_tree_node *nodes,
-				uint32_t parent, uint32_t func)
-{
-	uint32_t i = hash_pair(parent, func) & m->mask;
-
-	for (;; i = (i + 1) & m->mask) {
-		uint32_t id = m->slots[i];
-
-		if (id == MS_NONE || (nodes[id].parent == parent && nodes[id].func == func))
-			return &m->slots[i];
-	}
+	if (id == UINT32_MAX || !added)
+		return id == UINT32_MAX ? MS_NONE : id;
+	if (MS_GROW(t->nodes, id, t->alloc))
+		return MS_NONE;
+	t->nodes[id] = (struct ms_tree_node){
+		.key = key,
+		.parent = parent,
+		.depth = parent == MS_NONE ? 0 : t->nodes[parent].depth + 1,
+	};
+	t->n = id + 1;
+	return id;
 }
 
 static int cmp_child(const void *pa, const void *pb, void *data)
@@ -70,78 +51,22 @@ static int cmp_child(const void *pa, const void *pb, void *data)
 		return a->parent < b->parent ? -1 : 1;
 	if (a->total != b->total)
 		return a->total > b->total ? -1 : 1;
-	return ms_func_cmp_label(&t->funcs, a->func, b->func);
+	return ms_key_cmp(&t->sel.keys, a->key, b->key);
 }
 
-int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap)
+/* Totals from selves (children come after their parent), then sorted children lists. */
+static int finish(struct ms_tree *t)
 {
-	uint64_t *node_samples = NULL, max_nodes = 1;
-	uint32_t *tmap = NULL;
-	struct child_map map = { 0 };
 	uint32_t i, n_children = 0;
 
-	memset(t, 0, sizeof(*t));
-	t->samples = ms_capture_sample_count(cap);
-	if (ms_funcs_build(&t->funcs, cap))
-		return -1;
-	if (ms_stack_samples(&node_samples, cap))
-		goto fail;
-	for (i = 0; i < cap->n_stacks; i++)
-		max_nodes += ms_frame_chain_len(&cap->frames[cap->stacks[i].frame]);
-	if (max_nodes >= UINT32_MAX) {
-		ms_error("a call tree of %" PRIu64 " nodes is too large", max_nodes);
-		goto fail;
-	}
-	t->nodes = calloc(max_nodes, sizeof(*t->nodes));
-	if (!t->nodes)
-		goto oom;
-	t->nodes[0] = (struct ms_tree_node){ .func = MS_NONE, .parent = MS_NONE };
-	t->n = 1;
-	for (i = 0; i < cap->n_samples; i++)
-		if (cap->samples[i].stack >= cap->n_stacks)
-			t->nodes[0].self += cap->samples[i].count;	/* samples without frames */
-
-	if (cap->n_stacks) {
-		tmap = malloc(cap->n_stacks * sizeof(*tmap));
-		if (!tmap || child_map_init(&map, (uint32_t)max_nodes))
-			goto oom;
-	}
-	/*
-	 * A stack node's parent comes before it, so its tree node exists. A
-	 * frame adds a path of one node per function of its chain, outermost
-	 * first; its samples are the innermost node's self.
-	 */
-	for (i = 0; i < cap->n_stacks; i++) {
-		const struct ms_cap_stack *st = &cap->stacks[i];
-		uint32_t parent = st->parent == MS_NONE ? 0 : tmap[st->parent], k;
-
-		for (k = t->funcs.chain_start[st->frame]; k < t->funcs.chain_start[st->frame + 1]; k++) {
-			uint32_t func = t->funcs.chain[k];
-			uint32_t *slot = child_map_find(&map, t->nodes, parent, func);
-
-			if (*slot == MS_NONE) {
-				*slot = t->n;
-				t->nodes[t->n++] = (struct ms_tree_node){
-					.func = func,
-					.parent = parent,
-					.depth = t->nodes[parent].depth + 1,
-				};
-			}
-			parent = *slot;
-		}
-		tmap[i] = parent;
-		t->nodes[parent].self += node_samples[i];
-	}
-
-	/* Children come after their parent: one backward pass sums totals. */
 	for (i = 0; i < t->n; i++)
 		t->nodes[i].total = t->nodes[i].self;
-	for (i = t->n - 1; i > 0; i--)
-		t->nodes[t->nodes[i].parent].total += t->nodes[i].total;
-
-	/* Nodes no sample reached are left out of every children list. */
+	for (i = t->n; i-- > 1;)
+		t->nodes[t->nodes[i].parent].total =
+			ms_weight_add(t->nodes[t->nodes[i].parent].total, t->nodes[i].total);
+	/* Nodes no selected sample reached are left out of every children list. */
 	if (t->n > 1 && !(t->children = malloc((t->n - 1) * sizeof(*t->children))))
-		goto oom;
+		return ms_error("out of memory sorting a call tree of %" PRIu32 " nodes", t->n);
 	for (i = 1; i < t->n; i++)
 		if (t->nodes[i].total)
 			t->children[n_children++] = i;
@@ -153,100 +78,295 @@ int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap)
 		p->first_child = i;
 		p->n_children++;
 	}
-
-	free(node_samples);
-	free(tmap);
-	free(map.slots);
 	return 0;
-oom:
-	ms_error("out of memory building the call tree of %" PRIu32 " stacks", cap->n_stacks);
-fail:
-	free(node_samples);
+}
+
+static int start(struct builder *b, struct ms_tree *t, const struct ms_capture *cap,
+		 const struct ms_query *q)
+{
+	memset(t, 0, sizeof(*t));
+	memset(b, 0, sizeof(*b));
+	b->t = t;
+	b->map = (struct ms_pairmap)MS_PAIRMAP_INIT;
+	t->root_label = "[root]";
+	if (ms_select_build(&t->sel, cap, q))
+		return -1;
+	if (child(b, MS_NONE, MS_NONE) == MS_NONE)	/* node 0, the root */
+		return -1;
+	return 0;
+}
+
+/*
+ * One class's stacks into the tree, under croot. Only stack nodes on the
+ * path of a sample of the class make tree nodes (need[]); a stack node's
+ * parent comes before it, so its tree node is made first.
+ */
+static int add_class(struct builder *b, uint32_t c, uint32_t croot, bool *need, uint32_t *tmap)
+{
+	const struct ms_select *s = &b->t->sel;
+	const struct ms_capture *cap = s->cap;
+	const uint64_t *self = s->self[c];
+	uint32_t i;
+
+	for (i = 0; i < cap->n_stacks; i++)
+		need[i] = self[i] != 0;
+	for (i = cap->n_stacks; i-- > 0;)
+		if (need[i] && cap->stacks[i].parent != MS_NONE)
+			need[cap->stacks[i].parent] = true;
+	for (i = 0; i < cap->n_stacks; i++) {
+		uint32_t parent = cap->stacks[i].parent, d, nk, k;
+		const uint32_t *keys;
+
+		if (!need[i])
+			continue;
+		d = parent == MS_NONE ? croot : tmap[parent];
+		keys = ms_select_node_keys(s, i, &nk);
+		for (k = 0; k < nk; k++)
+			if ((d = child(b, d, keys[k])) == MS_NONE)
+				return -1;
+		tmap[i] = d;
+		b->t->nodes[d].self = ms_weight_add(b->t->nodes[d].self, self[i]);
+	}
+	return 0;
+}
+
+int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap, const struct ms_query *q)
+{
+	struct builder b;
+	bool *need = NULL;
+	uint32_t *tmap = NULL, c;
+
+	if (start(&b, t, cap, q))
+		goto fail;
+	if (cap->n_stacks) {
+		need = malloc(cap->n_stacks * sizeof(*need));
+		tmap = malloc(cap->n_stacks * sizeof(*tmap));
+		if (!need || !tmap) {
+			ms_error("out of memory building the call tree of %" PRIu32 " stacks",
+				 cap->n_stacks);
+			goto fail;
+		}
+	}
+	for (c = 0; c < t->sel.n_classes; c++) {
+		uint32_t croot = 0;
+
+		if (!t->sel.self[c] && !t->sel.noframe[c])
+			continue;
+		if (t->sel.class_key[c] != MS_NONE &&
+		    (croot = child(&b, 0, t->sel.class_key[c])) == MS_NONE)
+			goto fail;
+		t->nodes[croot].self = ms_weight_add(t->nodes[croot].self, t->sel.noframe[c]);
+		if (t->sel.self[c] && add_class(&b, c, croot, need, tmap))
+			goto fail;
+	}
+	if (finish(t))
+		goto fail;
+	free(need);
 	free(tmap);
-	free(map.slots);
+	ms_pairmap_release(&b.map);
+	return 0;
+fail:
+	free(need);
+	free(tmap);
+	ms_pairmap_release(&b.map);
+	ms_tree_release(t);
+	return -1;
+}
+
+/* The keys q->function names, into target[] (n_keys); -1 after a message. */
+static int find_target(const struct ms_select *s, const char *want, bool *target)
+{
+	const struct ms_keys *k = &s->keys;
+	const char *first = NULL, *second = NULL;
+	uint32_t i, hits = 0;
+	regex_t re;
+
+	for (i = 0; i < k->n; i++)
+		if ((target[i] = !strcmp(k->keys[i].label, want)))
+			hits++;
+	if (hits)
+		return 0;
+	if (regcomp(&re, want, REG_EXTENDED | REG_NOSUB))
+		return ms_error("no function is called '%s' (and it is not a regular expression)", want);
+	for (i = 0; i < k->n; i++) {
+		if (regexec(&re, k->keys[i].label, 0, NULL, 0))
+			continue;
+		if (!first || !strcmp(first, k->keys[i].label))
+			first = k->keys[i].label;
+		else if (!second)
+			second = k->keys[i].label;
+		target[i] = true;
+		hits++;
+	}
+	regfree(&re);
+	if (!hits)
+		return ms_error("no function matches '%s': see ms-analyze top for the names", want);
+	if (second)
+		return ms_error("'%s' matches more than one function ('%s', '%s', ...): "
+				"give one name exactly", want, first, second);
+	return 0;
+}
+
+int ms_tree_build_from(struct ms_tree *t, const struct ms_capture *cap, const struct ms_query *q)
+{
+	struct builder b;
+	bool *target = NULL, callers = q->view == MS_VIEW_CALLERS;
+	uint32_t *nodes = NULL, *path = NULL, c, i;
+
+	if (start(&b, t, cap, q))
+		goto fail;
+	target = calloc(t->sel.keys.n + 1, sizeof(*target));
+	nodes = malloc(((size_t)ms_stacks_max_depth(cap) + 1) * sizeof(*nodes));
+	path = malloc(((size_t)ms_select_max_path(&t->sel) + 1) * sizeof(*path));
+	if (!target || !nodes || !path) {
+		ms_error("out of memory building the %s tree", callers ? "callers" : "callees");
+		goto fail;
+	}
+	if (find_target(&t->sel, q->function, target))
+		goto fail;
+	t->root_label = q->function;
+	for (i = 0; i < t->sel.keys.n; i++)
+		if (target[i]) {
+			t->root_label = t->sel.keys.keys[i].label;
+			break;
+		}
+
+	for (c = 0; c < t->sel.n_classes; c++) {
+		uint32_t node;
+
+		for (node = 0; node <= cap->n_stacks; node++) {
+			/* node n_stacks: the class's samples without frames */
+			uint32_t stack = node == cap->n_stacks ? MS_NONE : node;
+			uint64_t w = stack == MS_NONE ? t->sel.noframe[c]
+						      : t->sel.self[c] ? t->sel.self[c][stack] : 0;
+			uint32_t n, j, at = MS_NONE, d = 0;
+
+			if (!w)
+				continue;
+			n = ms_select_path(&t->sel, c, stack, nodes, path);
+			for (j = 0; j < n; j++)
+				if (target[path[j]]) {
+					at = j;
+					if (!callers)
+						break;	/* callees: the outermost */
+				}
+			if (at == MS_NONE)
+				continue;
+			if (callers) {
+				for (j = at; j-- > 0;)
+					if ((d = child(&b, d, path[j])) == MS_NONE)
+						goto fail;
+			} else {
+				for (j = at + 1; j < n; j++)
+					if ((d = child(&b, d, path[j])) == MS_NONE)
+						goto fail;
+			}
+			t->nodes[d].self = ms_weight_add(t->nodes[d].self, w);
+		}
+	}
+	if (finish(t))
+		goto fail;
+	free(target);
+	free(nodes);
+	free(path);
+	ms_pairmap_release(&b.map);
+	return 0;
+fail:
+	free(target);
+	free(nodes);
+	free(path);
+	ms_pairmap_release(&b.map);
 	ms_tree_release(t);
 	return -1;
 }
 
 void ms_tree_release(struct ms_tree *t)
 {
-	ms_funcs_release(&t->funcs);
+	ms_select_release(&t->sel);
 	free(t->nodes);
 	free(t->children);
 	memset(t, 0, sizeof(*t));
 }
 
-static bool shown(const struct ms_tree *t, uint32_t node, double min_percent)
+static bool shown(const struct ms_tree *t, uint32_t node, double hide_below)
 {
-	return ms_percent(t->nodes[node].total, t->samples) >= min_percent;
+	return ms_select_percent(&t->sel, t->nodes[node].total) >= hide_below;
 }
 
-static void write_text(FILE *out, const struct ms_tree *t, double min_percent, uint32_t *stack)
+static const char *tree_title(const struct ms_query *q)
 {
-	size_t wtotal = 5, wself = 4;
+	return q->view == MS_VIEW_CALLERS ? "callers of" : q->view == MS_VIEW_CALLEES ? "callees of" : NULL;
+}
+
+static void write_text(const struct ms_view_out *o, const struct ms_tree *t,
+		       const struct ms_query *q, uint32_t *stack)
+{
+	const struct ms_select *s = &t->sel;
+	size_t wtotal = 5, wself = 4, prefix;
+	FILE *out = o->f;
 	uint32_t depth = 0, i;
+	char a[32], b[32];
 
 	for (i = 0; i < t->n; i++) {
-		if (ms_digits(t->nodes[i].total) > wtotal)
-			wtotal = ms_digits(t->nodes[i].total);
-		if (ms_digits(t->nodes[i].self) > wself)
-			wself = ms_digits(t->nodes[i].self);
+		ms_view_value(a, sizeof(a), s, t->nodes[i].total);
+		ms_view_value(b, sizeof(b), s, t->nodes[i].self);
+		if (strlen(a) > wtotal)
+			wtotal = strlen(a);
+		if (strlen(b) > wself)
+			wself = strlen(b);
 	}
-	fprintf(out, "%" PRIu64 " samples", t->samples);
-	if (min_percent > 0)
-		fprintf(out, " (nodes under %.1f%% left out)", min_percent);
+	ms_view_value(a, sizeof(a), s, s->selected);
+	if (tree_title(q)) {
+		fprintf(out, "%s ", tree_title(q));
+		ms_text_put(out, t->root_label);
+		fputs(": ", out);
+	}
+	fprintf(out, "%s%s", a, s->unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples");
+	if (q->hide_below > 0)
+		fprintf(out, " (nodes under %.1f%% left out)", q->hide_below);
 	fputc('\n', out);
+	ms_view_selection_line(out, s);
 	fprintf(out, "%6s  %6s  %*s  %*s  function\n", "total%", "self%",
 		(int)wtotal, "total", (int)wself, "self");
+	prefix = 6 + 2 + 6 + 2 + wtotal + 2 + wself + 2;
 
 	/* Depth-first with an explicit stack: recursion can be deep. */
 	stack[depth++] = 0;
 	while (depth) {
 		uint32_t id = stack[--depth];
 		const struct ms_tree_node *nd = &t->nodes[id];
-		const struct ms_func *fn = id ? &t->funcs.funcs[nd->func] : NULL;
+		size_t indent = 2 * (size_t)nd->depth;
 
-		fprintf(out, "%5.1f%%  %5.1f%%  %*" PRIu64 "  %*" PRIu64 "  %*s",
-			ms_percent(nd->total, t->samples), ms_percent(nd->self, t->samples),
-			(int)wtotal, nd->total, (int)wself, nd->self, (int)(2 * nd->depth), "");
-		if (!fn) {
-			fputs("[root]", out);
-		} else {
-			ms_text_put(out, fn->label);
-			if (fn->name) {
-				fputs(" (", out);
-				if (*fn->file_name) {
-					ms_func_put_location(out, fn);
-					fputs(", ", out);
-				}
-				ms_text_put(out, fn->module_label);
-				fputc(')', out);
-			}
-		}
+		ms_view_value(a, sizeof(a), s, nd->total);
+		ms_view_value(b, sizeof(b), s, nd->self);
+		fprintf(out, "%5.1f%%  %5.1f%%  %*s  %*s  %*s", ms_select_percent(s, nd->total),
+			ms_select_percent(s, nd->self), (int)wtotal, a, (int)wself, b, (int)indent, "");
+		if (!id)
+			ms_text_put(out, t->root_label);
+		else
+			ms_view_put_key(o, s, nd->key,
+					o->width > prefix + indent ? o->width - prefix - indent :
+					o->width ? 1 : 0, true);
 		fputc('\n', out);
 		for (i = nd->n_children; i-- > 0;) {
-			uint32_t child = t->children[nd->first_child + i];
+			uint32_t c = t->children[nd->first_child + i];
 
-			if (shown(t, child, min_percent))
-				stack[depth++] = child;
+			if (shown(t, c, q->hide_below))
+				stack[depth++] = c;
 		}
 	}
 }
 
-static void open_node(struct ms_json *j, const struct ms_capture *cap, const struct ms_tree *t,
-		      uint32_t id)
+static void open_node(struct ms_json *j, const struct ms_tree *t, uint32_t id)
 {
 	const struct ms_tree_node *nd = &t->nodes[id];
 
 	ms_json_object_begin(j);
-	ms_json_key(j, "name");
 	if (id) {
-		ms_json_string(j, t->funcs.funcs[nd->func].label);
-		ms_json_key(j, "module");
-		ms_json_string(j, t->funcs.funcs[nd->func].module_name);
-		ms_func_json_location(j, cap, &t->funcs.funcs[nd->func]);
+		ms_key_json(j, t->sel.cap, &t->sel.keys, nd->key);
 	} else {
-		ms_json_string(j, "[root]");
+		ms_json_key(j, "name");
+		ms_json_string(j, t->root_label);
 	}
 	ms_json_key(j, "self");
 	ms_json_uint(j, nd->self);
@@ -256,33 +376,36 @@ static void open_node(struct ms_json *j, const struct ms_capture *cap, const str
 	ms_json_array_begin(j);
 }
 
-static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_tree *t,
-		       double min_percent, uint32_t *stack, uint32_t *next)
+static void write_json(const struct ms_view_out *o, const struct ms_tree *t,
+		       const struct ms_query *q, uint32_t *stack, uint32_t *next)
 {
 	struct ms_json j;
-	uint32_t depth = 0;
+	uint32_t depth;
 
-	ms_json_init(&j, out);
+	ms_json_init(&j, o->f);
 	ms_json_object_begin(&j);
-	ms_json_key(&j, "samples");
-	ms_json_uint(&j, t->samples);
+	ms_view_json_head(&j, &t->sel);
+	if (tree_title(q)) {
+		ms_json_key(&j, "view");
+		ms_json_string(&j, ms_view_name(q->view));
+	}
 	ms_json_key(&j, "root");
 
 	/* next[d]: the next child of stack[d] to visit. */
-	open_node(&j, cap, t, 0);
+	open_node(&j, t, 0);
 	stack[0] = 0;
 	next[0] = 0;
 	depth = 1;
 	while (depth) {
 		const struct ms_tree_node *nd = &t->nodes[stack[depth - 1]];
-		uint32_t child;
+		uint32_t c;
 
 		/* children are sorted by total: the first one hidden ends the list */
 		if (next[depth - 1] < nd->n_children &&
-		    shown(t, child = t->children[nd->first_child + next[depth - 1]], min_percent)) {
+		    shown(t, c = t->children[nd->first_child + next[depth - 1]], q->hide_below)) {
 			next[depth - 1]++;
-			open_node(&j, cap, t, child);
-			stack[depth] = child;
+			open_node(&j, t, c);
+			stack[depth] = c;
 			next[depth] = 0;
 			depth++;
 			continue;
@@ -292,15 +415,17 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 		depth--;
 	}
 	ms_json_object_end(&j);
-	fputc('\n', out);
+	fputc('\n', o->f);
 }
 
-int ms_tree_write(FILE *out, const struct ms_capture *cap, const struct ms_tree_options *o)
+int ms_tree_write(const struct ms_view_out *o, const struct ms_capture *cap, const struct ms_query *q)
 {
 	struct ms_tree t;
 	uint32_t *stack, *next;
+	int rc = q->view == MS_VIEW_CALLERS || q->view == MS_VIEW_CALLEES ?
+		 ms_tree_build_from(&t, cap, q) : ms_tree_build(&t, cap, q);
 
-	if (ms_tree_build(&t, cap))
+	if (rc)
 		return -1;
 	stack = malloc(t.n * sizeof(*stack));
 	next = malloc(t.n * sizeof(*next));
@@ -311,9 +436,9 @@ int ms_tree_write(FILE *out, const struct ms_capture *cap, const struct ms_tree_
 		return ms_error("out of memory writing the call tree");
 	}
 	if (o->json)
-		write_json(out, cap, &t, o->min_percent, stack, next);
+		write_json(o, &t, q, stack, next);
 	else
-		write_text(out, &t, o->min_percent, stack);
+		write_text(o, &t, q, stack);
 	free(stack);
 	free(next);
 	ms_tree_release(&t);

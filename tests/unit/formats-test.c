@@ -178,16 +178,18 @@ static int cmp_strp(const void *a, const void *b)
 static char *top_text(const struct ms_capture *cap)
 {
 	struct ms_top t;
+	struct ms_query q;
 	char *buf = NULL, **rows;
 	size_t n = 0;
 	FILE *out = open_memstream(&buf, &n);
 
-	assert_int_equal(ms_top_compute(&t, cap, MS_TOP_SORT_SELF), 0);
+	ms_query_init(&q, MS_VIEW_TOP);
+	assert_int_equal(ms_top_compute(&t, cap, &q), 0);
 	rows = calloc(t.n + 1, sizeof(*rows));
 	for (uint32_t i = 0; i < t.n; i++) {
 		const struct ms_top_entry *e = &t.entries[i];
 
-		assert_true(asprintf(&rows[i], "%s %llu %llu", t.funcs.funcs[e->func].label,
+		assert_true(asprintf(&rows[i], "%s %llu %llu", t.sel.keys.keys[e->key].label,
 				     (unsigned long long)e->self, (unsigned long long)e->total) > 0);
 	}
 	qsort(rows, t.n, sizeof(*rows), cmp_strp);
@@ -195,7 +197,7 @@ static char *top_text(const struct ms_capture *cap)
 		fprintf(out, "%s\n", rows[i]);
 		free(rows[i]);
 	}
-	fprintf(out, "samples %llu\n", (unsigned long long)t.samples);
+	fprintf(out, "samples %llu\n", (unsigned long long)t.sel.selected);
 	fclose(out);
 	free(rows);
 	ms_top_release(&t);

@@ -1,0 +1,387 @@
+/*
+ * The analysis command line: VIEW [FUNC] [options] FILE, or diff A B.
+ * Options become a typed query (analysis/query.h); the view is a pure
+ * function of it and the capture.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "capture/capture.h"
+#include "cmd/analyze/cli.h"
+#include "util/error.h"
+
+static const char usage_analyze[] =
+	"usage: ms-analyze VIEW [options] FILE\n"
+	"   or: ms-analyze callers|callees FUNCTION [options] FILE\n"
+	"   or: ms-analyze diff [options] A B\n";
+static const char usage_report[] =
+	"usage: microscope report [VIEW] [options] FILE\n"
+	"   or: microscope report callers|callees FUNCTION [options] FILE\n"
+	"   or: microscope report diff [options] A B\n";
+
+static const char help_text[] =
+	"\n"
+	"Views of a capture (FILE '-' reads it from stdin):\n"
+	"  report              the summary, the hottest functions and the call tree\n"
+	"                      (microscope report's default)\n"
+	"  summary             the command, duration, samples, threads, lost records,\n"
+	"                      problems, and how stacks ended\n"
+	"  top                 self and total per function\n"
+	"  tree                the call tree from the outermost frame in\n"
+	"  callers FUNCTION    who called FUNCTION, from it outwards (bottom-up)\n"
+	"  callees FUNCTION    what FUNCTION called, from it inwards\n"
+	"  threads             samples per thread\n"
+	"  timeline            samples per thread over time, as density lanes\n"
+	"  problems            the modules and addresses that could not be symbolized\n"
+	"  diff A B            per function, the change from capture A to capture B\n"
+	"\n"
+	"Filters (every view but summary and problems; they compose):\n"
+	"  --tid N[,N...]      samples of these thread ids\n"
+	"  --thread NAME       samples of threads of this name (repeatable)\n"
+	"  --time START..END   samples in this time from the recording's start:\n"
+	"                      1.5s..2s, 250ms.., ..3 (seconds when no unit)\n"
+	"  --module NAME       samples whose innermost frame is in this module\n"
+	"                      (its file name, or path)\n"
+	"  --focus REGEX       samples whose stack goes through a matching function\n"
+	"  --ignore REGEX      drop matching functions from every stack\n"
+	"  --hide-below PCT    leave out rows and nodes under PCT percent\n"
+	"\n"
+	"How to count:\n"
+	"  --by function|line|address|module   what one frame is (default function)\n"
+	"  --unit samples|cpu-time             samples (default), or the CPU time\n"
+	"                      they stand for (clock events only)\n"
+	"  --look native       how a stack is seen (native: as unwound)\n"
+	"\n"
+	"Output:\n"
+	"  --json              one JSON object instead of text\n"
+	"  --color[=WHEN]      colour text: auto (default: on a terminal, unless\n"
+	"                      NO_COLOR is set), always or never\n"
+	"  --width N           shorten names to N columns (default: the terminal's;\n"
+	"                      0: never)\n"
+	"  --limit N           top, diff: the first N rows (0: all; default 20 in\n"
+	"                      text, all in JSON)\n"
+	"  --sort self|total   top, diff: order by self (default) or total\n"
+	"  --min-percent P     tree: the same as --hide-below (default 0.5 in text)\n"
+	"  --buckets N         timeline: buckets per lane (default: the width)\n"
+	"  -h, --help          print this help and exit\n"
+	"  --version           print the version and exit\n"
+	"\n"
+	"Exit status: 0 success (also when the reader of stdout went away), 1 an\n"
+	"input could not be read or a view failed, 2 a bad command line.\n";
+
+enum {
+	OPT_JSON = 256,
+	OPT_COLOR,
+	OPT_WIDTH,
+	OPT_LIMIT,
+	OPT_SORT,
+	OPT_MIN_PERCENT,
+	OPT_HIDE_BELOW,
+	OPT_BY,
+	OPT_LOOK,
+	OPT_UNIT,
+	OPT_TID,
+	OPT_THREAD,
+	OPT_TIME,
+	OPT_MODULE,
+	OPT_FOCUS,
+	OPT_IGNORE,
+	OPT_BUCKETS,
+	OPT_VERSION,
+};
+
+static const struct option longopts[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "color", optional_argument, NULL, OPT_COLOR },
+	{ "colour", optional_argument, NULL, OPT_COLOR },
+	{ "width", required_argument, NULL, OPT_WIDTH },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
+	{ "hide-below", required_argument, NULL, OPT_HIDE_BELOW },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "look", required_argument, NULL, OPT_LOOK },
+	{ "unit", required_argument, NULL, OPT_UNIT },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "thread", required_argument, NULL, OPT_THREAD },
+	{ "time", required_argument, NULL, OPT_TIME },
+	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "focus", required_argument, NULL, OPT_FOCUS },
+	{ "ignore", required_argument, NULL, OPT_IGNORE },
+	{ "buckets", required_argument, NULL, OPT_BUCKETS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct cli {
+	struct ms_query q;
+	struct ms_view_out out;
+	const char *color;	/* auto, always, never */
+	long width;		/* -1: the terminal's */
+	bool have_limit, have_hide;
+	bool report;
+};
+
+static uint32_t parse_count(const char *opt, const char *arg, uint32_t max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || arg[0] == '+' || v > max)
+		ms_usage_error("%s wants a whole number from 0 to %lu, not '%s'", opt,
+			       (unsigned long)max, arg);
+	return (uint32_t)v;
+}
+
+static double parse_percent(const char *opt, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0 && v <= 100))
+		ms_usage_error("%s wants a number from 0 to 100, not '%s'", opt, arg);
+	return v;
+}
+
+static void usage_fail_if(int rc)
+{
+	if (rc) {
+		fputs("Try --help for the choices.\n", stderr);
+		exit(MS_EXIT_USAGE);
+	}
+}
+
+static bool view_takes(enum ms_view v, int opt)
+{
+	switch (opt) {
+	case OPT_LIMIT:
+	case OPT_SORT:
+		return v == MS_VIEW_TOP || v == MS_VIEW_DIFF || v == MS_VIEW_REPORT;
+	case OPT_MIN_PERCENT:
+		return v == MS_VIEW_TREE || v == MS_VIEW_CALLERS || v == MS_VIEW_CALLEES ||
+		       v == MS_VIEW_REPORT;
+	case OPT_BUCKETS:
+		return v == MS_VIEW_TIMELINE;
+	case OPT_TID: case OPT_THREAD: case OPT_TIME: case OPT_MODULE: case OPT_FOCUS:
+	case OPT_IGNORE: case OPT_HIDE_BELOW: case OPT_BY: case OPT_UNIT:
+		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS;
+	default:
+		return true;
+	}
+}
+
+static void print_help(bool report)
+{
+	fputs(report ? usage_report : usage_analyze, stdout);
+	fputs(help_text, stdout);
+}
+
+static void parse_options(struct cli *c, int argc, char **argv)
+{
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (opt >= OPT_JSON && !view_takes(c->q.view, opt))
+			ms_usage_error("%s does not apply to the %s view", argv[optind - 1],
+				       ms_view_name(c->q.view));
+		switch (opt) {
+		case OPT_JSON: c->out.json = true; break;
+		case OPT_COLOR:
+			c->color = optarg ? optarg : "always";
+			if (strcmp(c->color, "auto") && strcmp(c->color, "always") &&
+			    strcmp(c->color, "never"))
+				ms_usage_error("--color wants auto, always or never, not '%s'", c->color);
+			break;
+		case OPT_WIDTH: c->width = parse_count("--width", optarg, 100000); break;
+		case OPT_LIMIT:
+			c->q.limit = parse_count("--limit", optarg, UINT32_MAX);
+			c->have_limit = true;
+			break;
+		case OPT_SORT:
+			if (!strcmp(optarg, "self"))
+				c->q.sort = MS_SORT_SELF;
+			else if (!strcmp(optarg, "total"))
+				c->q.sort = MS_SORT_TOTAL;
+			else
+				ms_usage_error("--sort wants self or total, not '%s'", optarg);
+			break;
+		case OPT_MIN_PERCENT:
+		case OPT_HIDE_BELOW:
+			c->q.hide_below = parse_percent(argv[optind - 1], optarg);
+			c->have_hide = true;
+			break;
+		case OPT_BY: usage_fail_if(ms_by_parse(optarg, &c->q.by)); break;
+		case OPT_LOOK: usage_fail_if(ms_look_parse(optarg, &c->q.look)); break;
+		case OPT_UNIT: usage_fail_if(ms_unit_parse(optarg, &c->q.unit)); break;
+		case OPT_TID: usage_fail_if(ms_query_add_tids(&c->q, optarg)); break;
+		case OPT_THREAD: usage_fail_if(ms_query_add_thread_name(&c->q, optarg)); break;
+		case OPT_TIME: usage_fail_if(ms_query_parse_time(&c->q, optarg)); break;
+		case OPT_MODULE: c->q.module = optarg; break;
+		case OPT_FOCUS: c->q.focus = optarg; break;
+		case OPT_IGNORE: c->q.ignore = optarg; break;
+		case OPT_BUCKETS:
+			c->q.buckets = parse_count("--buckets", optarg, MS_TIMELINE_MAX_BUCKETS);
+			if (!c->q.buckets)
+				ms_usage_error("--buckets wants at least 1");
+			break;
+		case 'h':
+			print_help(c->report);
+			exit(ms_finish_stdout("the help"));
+		case OPT_VERSION:
+			printf("%s %s\n", c->report ? "microscope" : "ms-analyze", PACKAGE_VERSION);
+			exit(ms_finish_stdout("the version"));
+		case ':':
+			ms_usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			ms_usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+}
+
+/* Text for people: short by default; JSON for programs: whole. */
+static void apply_defaults(struct cli *c)
+{
+	if (!c->have_limit && !c->out.json && c->q.view != MS_VIEW_REPORT)
+		c->q.limit = 20;
+	if (!c->have_hide && !c->out.json &&
+	    (c->q.view == MS_VIEW_TREE || c->q.view == MS_VIEW_CALLERS || c->q.view == MS_VIEW_CALLEES))
+		c->q.hide_below = 0.5;
+}
+
+static void decide_output(struct cli *c)
+{
+	bool tty = isatty(STDOUT_FILENO);
+	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+	struct winsize ws;
+
+	c->out.f = stdout;
+	if (!strcmp(c->color, "always"))
+		c->out.color = true;
+	else if (!strcmp(c->color, "auto"))
+		c->out.color = tty && !(no_color && *no_color) && !(term && !strcmp(term, "dumb"));
+	if (c->width >= 0)
+		c->out.width = (uint32_t)c->width;
+	else if (tty && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+		c->out.width = ws.ws_col;
+	if (c->out.json)
+		c->out.color = false;
+}
+
+static struct ms_capture *load(const char *path, const struct ms_query *q)
+{
+	struct ms_capture *cap = ms_capture_load(path);
+
+	if (cap && ms_query_check_capture(q, cap, path)) {
+		ms_capture_free(cap);
+		return NULL;
+	}
+	return cap;
+}
+
+static int run(struct cli *c, char **files, int n)
+{
+	struct ms_capture *a, *b = NULL;
+	int rc;
+
+	if (!(a = load(files[0], &c->q)))
+		return MS_EXIT_ERROR;
+	if (n == 2 && !(b = load(files[1], &c->q))) {
+		ms_capture_free(a);
+		return MS_EXIT_ERROR;
+	}
+	/* A closed stdout (| head) ends the view quietly: see ms_finish_stdout(). */
+	signal(SIGPIPE, SIG_IGN);
+	if (b)
+		rc = ms_diff_write(&c->out, a, files[0], b, files[1], &c->q);
+	else
+		rc = ms_view_write(&c->out, a, &c->q);
+	ms_capture_free(a);
+	ms_capture_free(b);
+	if (rc) {
+		fflush(stdout);
+		return MS_EXIT_ERROR;
+	}
+	return ms_finish_stdout("the view");
+}
+
+int ms_analyze_main(int argc, char **argv, bool report)
+{
+	struct cli c = { .color = "auto", .width = -1, .report = report };
+	enum ms_view view = MS_VIEW_REPORT;
+	int first = 1, n_files, need;
+	char **rest;
+
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		print_help(report);
+		return ms_finish_stdout("the help");
+	}
+	if (argc >= 2 && !strcmp(argv[1], "--version")) {
+		printf("%s %s\n", report ? "microscope" : "ms-analyze", PACKAGE_VERSION);
+		return ms_finish_stdout("the version");
+	}
+	if (argc < 2)
+		ms_usage_error(report ? "which capture? give a file, or '-' for stdin"
+				      : "which view? summary, top, tree, callers, callees, threads, "
+					"timeline, problems or diff");
+	if (argv[1][0] != '-' || !argv[1][1]) {
+		if (!ms_view_parse_quiet(argv[1], &view) && (!report || argc > 2))
+			first = 2;
+		else if (!report)
+			ms_usage_error("unknown view '%s': use summary, top, tree, callers, callees, "
+				       "threads, timeline, problems or diff", argv[1]);
+		else
+			view = MS_VIEW_REPORT;
+	} else if (!report) {
+		ms_usage_error("unknown option '%s': the view comes first", argv[1]);
+	}
+	ms_query_init(&c.q, view);
+
+	/* Options may come anywhere after the view: argv[first - 1] stands as argv[0]. */
+	parse_options(&c, argc - first + 1, argv + first - 1);
+	rest = argv + first - 1 + optind;
+	n_files = argc - first + 1 - optind;
+	if (view == MS_VIEW_CALLERS || view == MS_VIEW_CALLEES) {
+		if (n_files < 1)
+			ms_usage_error("%s needs the function to start from, then the capture",
+				       ms_view_name(view));
+		c.q.function = rest[0];
+		rest++;
+		n_files--;
+	}
+	need = view == MS_VIEW_DIFF ? 2 : 1;
+	if (n_files > need && view == MS_VIEW_REPORT && report) {
+		enum ms_view late;
+
+		if (!ms_view_parse_quiet(rest[0], &late))
+			ms_usage_error("the view comes first: microscope report %s [options] FILE",
+				       rest[0]);
+	}
+	if (n_files < need)
+		ms_usage_error(need == 2 ? "diff needs two captures: A B" : "no capture file given");
+	if (n_files > need)
+		ms_usage_error("%s, not also '%s'", need == 2 ? "two captures" : "one capture file at a time",
+			       rest[need]);
+	if (need == 2 && !strcmp(rest[0], "-") && !strcmp(rest[1], "-"))
+		ms_usage_error("only one of the two captures can come from stdin");
+	apply_defaults(&c);
+	if (ms_query_check(&c.q))
+		return MS_EXIT_USAGE;
+	decide_output(&c);
+	return run(&c, rest, n_files);
+}

@@ -1,0 +1,289 @@
+/*
+ * The query value: defaults, names, parsers of option values, checks.
+ */
+#include "analysis/query.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/weight.h"
+#include "util/error.h"
+
+static const char *const view_names[MS_VIEW_COUNT] = {
+	[MS_VIEW_REPORT] = "report",
+	[MS_VIEW_SUMMARY] = "summary",
+	[MS_VIEW_TOP] = "top",
+	[MS_VIEW_TREE] = "tree",
+	[MS_VIEW_CALLERS] = "callers",
+	[MS_VIEW_CALLEES] = "callees",
+	[MS_VIEW_THREADS] = "threads",
+	[MS_VIEW_TIMELINE] = "timeline",
+	[MS_VIEW_PROBLEMS] = "problems",
+	[MS_VIEW_DIFF] = "diff",
+};
+static const char *const by_names[MS_BY_COUNT] = {
+	[MS_BY_FUNCTION] = "function",
+	[MS_BY_LINE] = "line",
+	[MS_BY_ADDRESS] = "address",
+	[MS_BY_MODULE] = "module",
+};
+static const char *const look_names[MS_LOOK_COUNT] = {
+	[MS_LOOK_NATIVE] = "native",
+};
+static const char *const unit_names[MS_UNIT_COUNT] = {
+	[MS_UNIT_SAMPLES] = "samples",
+	[MS_UNIT_CPU_TIME] = "cpu-time",
+};
+
+void ms_query_init(struct ms_query *q, enum ms_view view)
+{
+	memset(q, 0, sizeof(*q));
+	q->view = view;
+}
+
+const char *ms_view_name(enum ms_view v)
+{
+	return (unsigned)v < MS_VIEW_COUNT ? view_names[v] : NULL;
+}
+
+const char *ms_by_name(enum ms_by b)
+{
+	return (unsigned)b < MS_BY_COUNT ? by_names[b] : NULL;
+}
+
+const char *ms_look_name(enum ms_look l)
+{
+	return (unsigned)l < MS_LOOK_COUNT ? look_names[l] : NULL;
+}
+
+const char *ms_unit_name(enum ms_unit u)
+{
+	return (unsigned)u < MS_UNIT_COUNT ? unit_names[u] : NULL;
+}
+
+const char *ms_unit_measure(enum ms_unit u)
+{
+	return u == MS_UNIT_CPU_TIME ? "ns" : "samples";
+}
+
+/* The index of arg in names, or -1 after a message listing them. */
+static int parse_name(const char *what, const char *arg, const char *const *names, int n)
+{
+	char choices[256] = "";
+	size_t used = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(arg, names[i]))
+			return i;
+	for (i = 0; i < n; i++) {
+		if (!names[i])
+			continue;
+		int w = snprintf(choices + used, sizeof(choices) - used, "%s%s", used ? ", " : "",
+				 names[i]);
+
+		if (w > 0 && (size_t)w < sizeof(choices) - used)
+			used += (size_t)w;
+	}
+	return ms_error("unknown %s '%s': use %s", what, arg, choices);
+}
+
+int ms_view_parse(const char *arg, enum ms_view *out)
+{
+	int i = parse_name("view", arg, view_names, MS_VIEW_COUNT);
+
+	if (i < 0)
+		return -1;
+	*out = (enum ms_view)i;
+	return 0;
+}
+
+int ms_view_parse_quiet(const char *arg, enum ms_view *out)
+{
+	int i;
+
+	for (i = 0; i < MS_VIEW_COUNT; i++)
+		if (!strcmp(arg, view_names[i])) {
+			*out = (enum ms_view)i;
+			return 0;
+		}
+	return -1;
+}
+
+int ms_by_parse(const char *arg, enum ms_by *out)
+{
+	int i = parse_name("granularity for --by", arg, by_names, MS_BY_COUNT);
+
+	if (i < 0)
+		return -1;
+	*out = (enum ms_by)i;
+	return 0;
+}
+
+int ms_look_parse(const char *arg, enum ms_look *out)
+{
+	int i = parse_name("look", arg, look_names, MS_LOOK_COUNT);
+
+	if (i < 0)
+		return -1;
+	*out = (enum ms_look)i;
+	return 0;
+}
+
+int ms_unit_parse(const char *arg, enum ms_unit *out)
+{
+	int i = parse_name("unit", arg, unit_names, MS_UNIT_COUNT);
+
+	if (i < 0)
+		return -1;
+	*out = (enum ms_unit)i;
+	return 0;
+}
+
+static int time_error(const char *whole)
+{
+	return ms_error("--time wants START..END, each a time from the recording's start "
+			"such as 1.5s, 250ms or 2 (seconds), either side empty; not '%s'", whole);
+}
+
+/* One side of a range: "1.5s", "250ms", "2" (seconds). */
+static int parse_duration(const char *s, size_t len, uint64_t *out, const char *whole)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "min", 60e9 }, { "", 1e9 },
+	};
+	char buf[64], *end;
+	double v;
+	size_t i;
+
+	if (len >= sizeof(buf))
+		goto bad;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	errno = 0;
+	v = strtod(buf, &end);
+	if (end == buf || errno || !isfinite(v) || v < 0 || buf[0] == '-' || buf[0] == '+')
+		goto bad;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		v *= units[i].ns;
+		if (v >= 1.8e19)
+			goto bad;
+		*out = (uint64_t)(v + 0.5);
+		return 0;
+	}
+bad:
+	return time_error(whole);
+}
+
+int ms_query_parse_time(struct ms_query *q, const char *arg)
+{
+	const char *dots = strstr(arg, "..");
+	const char *end_s;
+
+	if (!dots || strstr(dots + 2, ".."))
+		return time_error(arg);
+	end_s = dots + 2;
+	q->has_time_start = dots > arg;
+	q->has_time_end = *end_s != 0;
+	if (q->has_time_start && parse_duration(arg, (size_t)(dots - arg), &q->time_start, arg))
+		return -1;
+	if (q->has_time_end && parse_duration(end_s, strlen(end_s), &q->time_end, arg))
+		return -1;
+	return 0;
+}
+
+int ms_query_add_tids(struct ms_query *q, const char *arg)
+{
+	const char *p = arg;
+
+	for (;;) {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (errno || end == p || *p == '-' || *p == '+' || v > UINT32_MAX ||
+		    (*end && *end != ','))
+			return ms_error("--tid wants thread ids such as 1234 or 1234,1240; not '%s'", arg);
+		if (q->n_tids == MS_QUERY_MAX_THREADS)
+			return ms_error("at most %d thread ids in --tid", MS_QUERY_MAX_THREADS);
+		q->tids[q->n_tids++] = (uint32_t)v;
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+int ms_query_add_thread_name(struct ms_query *q, const char *name)
+{
+	if (q->n_thread_names == MS_QUERY_MAX_THREADS)
+		return ms_error("at most %d names in --thread", MS_QUERY_MAX_THREADS);
+	q->thread_names[q->n_thread_names++] = name;
+	return 0;
+}
+
+static int check_regex(const char *opt, const char *re)
+{
+	char msg[160];
+	regex_t r;
+	int rc;
+
+	if (!re)
+		return 0;
+	rc = regcomp(&r, re, REG_EXTENDED | REG_NOSUB);
+	if (!rc) {
+		regfree(&r);
+		return 0;
+	}
+	regerror(rc, &r, msg, sizeof(msg));
+	return ms_error("%s '%s' is not a regular expression: %s", opt, re, msg);
+}
+
+int ms_query_check(const struct ms_query *q)
+{
+	if ((unsigned)q->view >= MS_VIEW_COUNT || (unsigned)q->by >= MS_BY_COUNT ||
+	    (unsigned)q->look >= MS_LOOK_COUNT || (unsigned)q->unit >= MS_UNIT_COUNT)
+		return ms_error("a query with a value out of range");
+	if (q->has_time_start && q->has_time_end && q->time_end <= q->time_start)
+		return ms_error("--time ends before it starts: give START..END with END after START");
+	if (!(q->hide_below >= 0 && q->hide_below <= 100))
+		return ms_error("--hide-below wants a share from 0 to 100");
+	if ((q->view == MS_VIEW_CALLERS || q->view == MS_VIEW_CALLEES) &&
+	    (!q->function || !*q->function))
+		return ms_error("%s needs the function to start from", ms_view_name(q->view));
+	if (check_regex("--focus", q->focus) || check_regex("--ignore", q->ignore))
+		return -1;
+	return 0;
+}
+
+int ms_query_check_capture(const struct ms_query *q, const struct ms_capture *cap,
+			   const char *file)
+{
+	const char *event;
+
+	if (q->unit != MS_UNIT_CPU_TIME || ms_capture_time_event(cap))
+		return 0;
+	event = ms_capture_info_text(cap, "event");
+	return ms_error("'%s' was recorded on the event '%s', whose periods are not time: "
+			"there is no CPU time to show; use --unit samples", file,
+			event ? event : "?");
+}
+
+bool ms_query_filters(const struct ms_query *q)
+{
+	return q->n_tids || q->n_thread_names || q->has_time_start || q->has_time_end ||
+	       q->module || q->focus || q->ignore;
+}
+
+uint64_t ms_query_origin(const struct ms_capture *cap)
+{
+	if (cap->start_time)
+		return cap->start_time;
+	return cap->n_samples ? cap->samples[0].time : 0;
+}

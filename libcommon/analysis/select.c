@@ -1,0 +1,240 @@
+/*
+ * The selection: filters applied once per sample row, weights summed per
+ * (class, stack node), so views walk stack nodes, never samples.
+ */
+#include "analysis/select.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "capture/funcs.h"
+#include "capture/weight.h"
+#include "stream/records.h"
+#include "util/error.h"
+
+static bool thread_selected(const struct ms_query *q, const struct ms_capture *cap,
+			    const struct ms_cap_thread *t)
+{
+	uint32_t i;
+
+	if (!q->n_tids && !q->n_thread_names)
+		return true;
+	for (i = 0; i < q->n_tids; i++)
+		if (q->tids[i] == t->tid)
+			return true;
+	for (i = 0; i < q->n_thread_names; i++)
+		if (!strcmp(q->thread_names[i], cap->strings[t->name]))
+			return true;
+	return false;
+}
+
+static bool module_selected(const struct ms_capture *cap, uint32_t m, const char *want)
+{
+	return !strcmp(ms_module_basename(cap, m), want) ||
+	       !strcmp(cap->strings[cap->modules[m].path], want);
+}
+
+/* Filters that need per-row tables: threads, modules, the focus path. */
+static int build_filters(struct ms_select *s)
+{
+	const struct ms_capture *cap = s->cap;
+	const struct ms_query *q = s->q;
+	uint64_t origin = ms_query_origin(cap);
+	uint32_t i, n;
+
+	s->time_lo = 0;
+	s->time_hi = UINT64_MAX;
+	if (q->has_time_start)
+		s->time_lo = origin + q->time_start < origin ? UINT64_MAX : origin + q->time_start;
+	if (q->has_time_end)
+		s->time_hi = origin + q->time_end < origin ? UINT64_MAX : origin + q->time_end;
+
+	if (q->n_tids || q->n_thread_names) {
+		if (!(s->thread_ok = calloc(cap->n_threads + 1, sizeof(bool))))
+			return -1;
+		for (i = 0; i < cap->n_threads; i++)
+			s->thread_ok[i] = thread_selected(q, cap, &cap->threads[i]);
+	}
+	if (q->module) {
+		if (!(s->module_ok = calloc(cap->n_modules + 1, sizeof(bool))))
+			return -1;
+		for (i = 0; i < cap->n_modules; i++)
+			s->module_ok[i] = module_selected(cap, i, q->module);
+	}
+	if (s->keys.has_focus && cap->n_stacks) {
+		if (!(s->focus_path = calloc(cap->n_stacks, sizeof(bool))))
+			return -1;
+		for (i = 0; i < cap->n_stacks; i++) {
+			uint32_t parent = cap->stacks[i].parent, k;
+			const uint32_t *keys = ms_select_node_keys(s, i, &n);
+
+			s->focus_path[i] = parent != MS_NONE && s->focus_path[parent];
+			for (k = 0; k < n && !s->focus_path[i]; k++)
+				s->focus_path[i] = s->keys.keys[keys[k]].focused;
+		}
+	}
+	return 0;
+}
+
+/* At module granularity, a frame in the module of the nearest frame outside it adds no key. */
+static int build_merged(struct ms_select *s)
+{
+	const struct ms_capture *cap = s->cap;
+	uint32_t *tail, i;
+
+	if (s->keys.by != MS_BY_MODULE || !cap->n_stacks)
+		return 0;
+	s->merged = calloc(cap->n_stacks, sizeof(*s->merged));
+	tail = malloc(cap->n_stacks * sizeof(*tail));
+	if (!s->merged || !tail) {
+		free(tail);
+		return -1;
+	}
+	for (i = 0; i < cap->n_stacks; i++) {
+		uint32_t f = cap->stacks[i].frame, parent = cap->stacks[i].parent;
+		uint32_t up = parent == MS_NONE ? MS_NONE : tail[parent];
+		uint32_t n = s->keys.chain_start[f + 1] - s->keys.chain_start[f];
+
+		if (!n) {		/* ignored */
+			tail[i] = up;
+			continue;
+		}
+		tail[i] = s->keys.chain[s->keys.chain_start[f]];
+		s->merged[i] = tail[i] == up;
+	}
+	free(tail);
+	return 0;
+}
+
+bool ms_select_sample(const struct ms_select *s, uint32_t i, uint64_t *weight, uint32_t *cls)
+{
+	const struct ms_capture *cap = s->cap;
+	const struct ms_cap_sample *sm = &cap->samples[i];
+	uint32_t c = s->class_of_end[sm->end < MS_KEYS_ENDS ? sm->end : MS_KEYS_ENDS - 1];
+
+	if (sm->time < s->time_lo || sm->time >= s->time_hi)
+		return false;
+	if (s->thread_ok && (sm->thread >= cap->n_threads || !s->thread_ok[sm->thread]))
+		return false;
+	if (s->module_ok) {
+		uint32_t m;
+
+		if (sm->stack >= cap->n_stacks)
+			return false;
+		m = cap->frames[cap->stacks[sm->stack].frame].module;
+		if (m >= cap->n_modules || !s->module_ok[m])
+			return false;
+	}
+	if (s->keys.has_focus) {
+		bool hit = c && s->keys.keys[s->class_key[c]].focused;
+
+		if (!hit && !(sm->stack < cap->n_stacks && s->focus_path[sm->stack]))
+			return false;
+	}
+	*cls = c;
+	*weight = s->unit == MS_UNIT_CPU_TIME ? ms_capture_sample_weight(cap, sm) : sm->count;
+	return true;
+}
+
+int ms_select_build(struct ms_select *s, const struct ms_capture *cap, const struct ms_query *q)
+{
+	uint32_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->cap = cap;
+	s->q = q;
+	s->unit = q->unit;
+	if (ms_keys_build(&s->keys, cap, q))
+		return -1;
+
+	/* Classes: one per truncated key in use, in order of end reason. */
+	s->n_classes = 1;
+	s->class_key[0] = MS_NONE;
+	for (i = 0; i < MS_KEYS_ENDS; i++) {
+		uint32_t key = ms_keys_truncated(&s->keys, i), c;
+
+		s->class_of_end[i] = 0;
+		if (key == MS_NONE)
+			continue;
+		for (c = 1; c < s->n_classes && s->class_key[c] != key; c++)
+			;
+		if (c == s->n_classes) {
+			if (c == MS_SELECT_CLASSES)
+				continue;	/* more reasons than ever defined: class 0 */
+			s->class_key[s->n_classes++] = key;
+		}
+		s->class_of_end[i] = (uint8_t)c;
+	}
+	if (build_merged(s) || build_filters(s))
+		goto oom;
+
+	for (i = 0; i < cap->n_samples; i++) {
+		const struct ms_cap_sample *sm = &cap->samples[i];
+		uint64_t w = s->unit == MS_UNIT_CPU_TIME ? ms_capture_sample_weight(cap, sm) : sm->count;
+		uint32_t c;
+
+		s->all = ms_weight_add(s->all, w);
+		if (!ms_select_sample(s, i, &w, &c))
+			continue;
+		s->selected = ms_weight_add(s->selected, w);
+		s->selected_samples += sm->count;
+		if (sm->stack >= cap->n_stacks) {
+			s->noframe[c] = ms_weight_add(s->noframe[c], w);
+			continue;
+		}
+		if (!s->self[c] && !(s->self[c] = calloc(cap->n_stacks, sizeof(uint64_t))))
+			goto oom;
+		s->self[c][sm->stack] = ms_weight_add(s->self[c][sm->stack], w);
+	}
+	return 0;
+oom:
+	ms_error("out of memory selecting the samples of %" PRIu32 " stacks", cap->n_stacks);
+	ms_select_release(s);
+	return -1;
+}
+
+void ms_select_release(struct ms_select *s)
+{
+	uint32_t c;
+
+	ms_keys_release(&s->keys);
+	for (c = 0; c < MS_SELECT_CLASSES; c++)
+		free(s->self[c]);
+	free(s->merged);
+	free(s->thread_ok);
+	free(s->module_ok);
+	free(s->focus_path);
+	memset(s, 0, sizeof(*s));
+}
+
+uint32_t ms_select_max_path(const struct ms_select *s)
+{
+	uint32_t n = ms_funcs_max_path(s->cap, &s->keys.funcs);
+
+	return n + 1;
+}
+
+uint32_t ms_select_path(const struct ms_select *s, uint32_t cls, uint32_t node,
+			uint32_t *nodes, uint32_t *path)
+{
+	uint32_t n = 0, depth, d;
+
+	if (s->class_key[cls] != MS_NONE)
+		path[n++] = s->class_key[cls];
+	depth = ms_stack_nodes(s->cap, node, nodes);
+	for (d = 0; d < depth; d++) {
+		uint32_t k, nk;
+		const uint32_t *keys = ms_select_node_keys(s, nodes[d], &nk);
+
+		for (k = 0; k < nk; k++)
+			path[n++] = keys[k];
+	}
+	return n;
+}
+
+double ms_select_percent(const struct ms_select *s, uint64_t w)
+{
+	return ms_percent(w, s->selected);
+}

@@ -1,0 +1,88 @@
+/*
+ * The selection: a capture seen through a query's filters, keys and unit,
+ * as weights per stack node. Every stack view (top, tree, callers,
+ * callees, diff) reads it, so they agree on what was selected and how
+ * much each sample weighs.
+ *
+ * Samples fall into classes by how their stack ended: class 0 reached
+ * its entry (or its truncated key was ignored); each other class is one
+ * truncated key, the synthetic outermost frame of every stack in it.
+ * self[c][node] is the weight of the selected samples of class c whose
+ * innermost frame is the capture stack node; noframe[c] that of those
+ * without frames.
+ */
+#ifndef MS_ANALYSIS_SELECT_H
+#define MS_ANALYSIS_SELECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/keys.h"
+#include "analysis/query.h"
+#include "capture/capture.h"
+
+#define MS_SELECT_CLASSES 16
+
+struct ms_select {
+	const struct ms_capture *cap;
+	const struct ms_query *q;
+	struct ms_keys keys;
+	enum ms_unit unit;
+	uint64_t all;		/* weight of every sample of the capture */
+	uint64_t selected;	/* weight of the selected samples */
+	uint64_t selected_samples;	/* how many samples were selected */
+	uint32_t n_classes;
+	uint32_t class_key[MS_SELECT_CLASSES];	/* MS_NONE for class 0 */
+	uint8_t class_of_end[MS_KEYS_ENDS];
+	uint64_t *self[MS_SELECT_CLASSES];	/* n_stacks each; NULL: nothing in the class */
+	uint64_t noframe[MS_SELECT_CLASSES];
+	/*
+	 * Per stack node: whether its keys are left out of the path (at
+	 * module granularity, a frame in the module of the frame outside it:
+	 * runs of frames in one module are one key).
+	 */
+	bool *merged;
+	/* internal: filters */
+	bool *thread_ok;	/* per capture thread */
+	bool *module_ok;	/* per capture module */
+	bool *focus_path;	/* per stack node: a focused key is on its path */
+	uint64_t time_lo, time_hi;	/* absolute, [lo, hi) */
+};
+
+/* Select cap's samples for q. 0, or -1 after a message. */
+int ms_select_build(struct ms_select *s, const struct ms_capture *cap, const struct ms_query *q);
+void ms_select_release(struct ms_select *s);
+
+/*
+ * Whether sample row i passes the filters; *weight its weight in the
+ * unit, *cls its class. For views over samples (threads, timeline).
+ */
+bool ms_select_sample(const struct ms_select *s, uint32_t i, uint64_t *weight, uint32_t *cls);
+
+/* The keys of stack node i, outermost first: *n of them from *first (into keys.chain). */
+static inline const uint32_t *ms_select_node_keys(const struct ms_select *s, uint32_t i, uint32_t *n)
+{
+	uint32_t f = s->cap->stacks[i].frame;
+
+	if (s->merged && s->merged[i]) {
+		*n = 0;
+		return NULL;
+	}
+	*n = s->keys.chain_start[f + 1] - s->keys.chain_start[f];
+	return &s->keys.chain[s->keys.chain_start[f]];
+}
+
+/*
+ * The keys of the path of stack node node in class cls, outermost first
+ * (the class key first), into path (room for ms_select_max_path()); returns
+ * how many. nodes is scratch room for ms_stacks_max_depth() entries.
+ * node MS_NONE: the class key alone (or nothing).
+ */
+uint32_t ms_select_path(const struct ms_select *s, uint32_t cls, uint32_t node,
+			uint32_t *nodes, uint32_t *path);
+uint32_t ms_select_max_path(const struct ms_select *s);
+
+/* The share of the selection w is, in percent. */
+double ms_select_percent(const struct ms_select *s, uint64_t w);
+
+#endif

@@ -1,0 +1,203 @@
+/*
+ * timeline: density lanes. Each selected thread is a lane of buckets of
+ * equal time from the window's start; a bucket holds the weight of the
+ * selected samples taken in it. Text draws each bucket as one of nine
+ * levels of one scale for all lanes, so lanes compare.
+ */
+#include "analysis/analysis.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis-internal.h"
+#include "capture/weight.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/text.h"
+
+/* Columns of a text lane's label and total around the buckets. */
+#define LABEL_COLS 24
+#define TOTAL_COLS 10
+
+static const char *const levels[] = { " ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
+
+struct window {
+	uint64_t start, end, bucket_ns;
+	uint32_t buckets;
+};
+
+/* The window: --time's range, else the recording's, else its samples'. */
+static void window_of(struct window *w, const struct ms_capture *cap, const struct ms_query *q,
+		      uint32_t buckets)
+{
+	uint64_t origin = ms_query_origin(cap), last = origin;
+
+	if (cap->n_samples)
+		last = cap->samples[cap->n_samples - 1].time + 1;
+	if (cap->end_time > last)
+		last = cap->end_time;
+	w->start = q->has_time_start ? origin + q->time_start : origin;
+	w->end = q->has_time_end ? origin + q->time_end : last;
+	if (w->end <= w->start)
+		w->end = w->start + 1;
+	w->buckets = buckets;
+	w->bucket_ns = (w->end - w->start + buckets - 1) / buckets;
+	if (!w->bucket_ns)
+		w->bucket_ns = 1;
+}
+
+static uint32_t bucket_count(const struct ms_view_out *o, const struct ms_query *q)
+{
+	if (q->buckets)
+		return q->buckets;
+	if (!o->json && o->width > LABEL_COLS + TOTAL_COLS + 10)
+		return o->width - LABEL_COLS - TOTAL_COLS - 2;
+	return MS_TIMELINE_BUCKETS;
+}
+
+static void write_text(const struct ms_view_out *o, const struct ms_select *s,
+		       const struct window *w, const uint64_t *lanes, const uint64_t *totals)
+{
+	const struct ms_capture *cap = s->cap;
+	uint64_t max = 0, origin = ms_query_origin(cap);
+	FILE *out = o->f;
+	uint32_t t, b, shown = 0;
+	char a[32], z[32], label[64];
+
+	for (t = 0; t < cap->n_threads; t++)
+		for (b = 0; b < w->buckets; b++)
+			if (lanes[(size_t)t * w->buckets + b] > max)
+				max = lanes[(size_t)t * w->buckets + b];
+	ms_view_value(a, sizeof(a), s, s->selected);
+	ms_format_ns(z, sizeof(z), w->bucket_ns);
+	fprintf(out, "%s%s over %" PRIu32 " buckets of %s\n", a,
+		s->unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples", w->buckets, z);
+	ms_view_selection_line(out, s);
+	if (cap->lost_kernel || cap->lost_collector)
+		fprintf(out, "warning: %" PRIu64 " records were lost during the recording; "
+			"the capture does not say when, so no bucket is marked\n",
+			cap->lost_kernel + cap->lost_collector);
+	ms_format_ns(a, sizeof(a), w->start - origin);
+	ms_format_ns(z, sizeof(z), w->end - origin);
+	fprintf(out, "%-*s|%s", LABEL_COLS, "thread", a);
+	if (w->buckets > strlen(a) + strlen(z))
+		fprintf(out, "%*s", (int)(w->buckets - strlen(a)), z);
+	fprintf(out, "|%*s\n", TOTAL_COLS, "total");
+	for (t = 0; t < cap->n_threads; t++) {
+		const struct ms_cap_thread *th = &cap->threads[t];
+
+		if (!totals[t])
+			continue;
+		shown++;
+		snprintf(label, sizeof(label), "%" PRIu32 " ", th->tid);
+		fputs(label, out);
+		ms_text_pad(out, cap->strings[th->name], LABEL_COLS - strlen(label), 0);
+		fputc('|', out);
+		for (b = 0; b < w->buckets; b++) {
+			uint64_t v = lanes[(size_t)t * w->buckets + b];
+			/* any weight shows: level 1 at least */
+			unsigned lvl = !v ? 0 : 1 + (unsigned)((double)(v - 1) * 8 / (double)max);
+
+			fputs(levels[lvl > 8 ? 8 : lvl], out);
+		}
+		ms_view_value(a, sizeof(a), s, totals[t]);
+		fprintf(out, "|%*s\n", TOTAL_COLS, a);
+	}
+	if (!shown)
+		fputs("(no selected samples)\n", out);
+}
+
+static void write_json(const struct ms_view_out *o, const struct ms_select *s,
+		       const struct window *w, const uint64_t *lanes, const uint64_t *totals)
+{
+	const struct ms_capture *cap = s->cap;
+	uint64_t origin = ms_query_origin(cap);
+	struct ms_json j;
+	uint32_t t, b;
+
+	ms_json_init(&j, o->f);
+	ms_json_object_begin(&j);
+	ms_view_json_head(&j, s);
+	ms_json_key(&j, "start");
+	ms_json_uint(&j, w->start - origin);
+	ms_json_key(&j, "end");
+	ms_json_uint(&j, w->end - origin);
+	ms_json_key(&j, "bucket_ns");
+	ms_json_uint(&j, w->bucket_ns);
+	ms_json_key(&j, "lost");
+	ms_json_uint(&j, cap->lost_kernel + cap->lost_collector);
+	ms_json_key(&j, "lanes");
+	ms_json_array_begin(&j);
+	for (t = 0; t < cap->n_threads; t++) {
+		const struct ms_cap_thread *th = &cap->threads[t];
+
+		if (!totals[t])
+			continue;
+		ms_json_object_begin(&j);
+		ms_json_key(&j, "pid");
+		ms_json_uint(&j, th->pid);
+		ms_json_key(&j, "tid");
+		ms_json_uint(&j, th->tid);
+		ms_json_key(&j, "name");
+		ms_json_string(&j, cap->strings[th->name]);
+		ms_json_key(&j, "total");
+		ms_json_uint(&j, totals[t]);
+		ms_json_key(&j, "buckets");
+		ms_json_array_begin(&j);
+		for (b = 0; b < w->buckets; b++)
+			ms_json_uint(&j, lanes[(size_t)t * w->buckets + b]);
+		ms_json_array_end(&j);
+		ms_json_object_end(&j);
+	}
+	ms_json_array_end(&j);
+	ms_json_object_end(&j);
+	fputc('\n', o->f);
+}
+
+int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
+		      const struct ms_query *q)
+{
+	struct ms_select s;
+	struct window w;
+	uint64_t *lanes, *totals;
+	uint32_t i, buckets = bucket_count(o, q);
+
+	if (buckets > MS_TIMELINE_MAX_BUCKETS)
+		return ms_error("at most %d buckets, not %" PRIu32, MS_TIMELINE_MAX_BUCKETS, buckets);
+	if (ms_select_build(&s, cap, q))
+		return -1;
+	window_of(&w, cap, q, buckets);
+	lanes = calloc((size_t)(cap->n_threads + 1) * buckets, sizeof(*lanes));
+	totals = calloc(cap->n_threads + 1, sizeof(*totals));
+	if (!lanes || !totals) {
+		free(lanes);
+		free(totals);
+		ms_select_release(&s);
+		return ms_error("out of memory for %" PRIu32 " lanes of %" PRIu32 " buckets",
+				cap->n_threads, buckets);
+	}
+	for (i = 0; i < cap->n_samples; i++) {
+		const struct ms_cap_sample *sm = &cap->samples[i];
+		uint64_t v, b;
+		uint32_t c;
+
+		if (sm->thread >= cap->n_threads || sm->time < w.start || sm->time >= w.end ||
+		    !ms_select_sample(&s, i, &v, &c))
+			continue;
+		b = (sm->time - w.start) / w.bucket_ns;
+		if (b >= buckets)
+			b = buckets - 1;
+		lanes[(size_t)sm->thread * buckets + b] =
+			ms_weight_add(lanes[(size_t)sm->thread * buckets + b], v);
+		totals[sm->thread] = ms_weight_add(totals[sm->thread], v);
+	}
+	if (o->json)
+		write_json(o, &s, &w, lanes, totals);
+	else
+		write_text(o, &s, &w, lanes, totals);
+	free(lanes);
+	free(totals);
+	ms_select_release(&s);
+	return 0;
+}

@@ -1,0 +1,149 @@
+/*
+ * What the views share: values in the query's unit, the selection line,
+ * the head of their JSON, a key as text, and the dispatch by view.
+ */
+#include "analysis/analysis.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "analysis/analysis-internal.h"
+#include "util/error.h"
+#include "util/text.h"
+
+void ms_view_value(char *buf, size_t size, const struct ms_select *s, uint64_t w)
+{
+	if (s->unit == MS_UNIT_CPU_TIME)
+		ms_format_ns(buf, size, w);
+	else
+		snprintf(buf, size, "%" PRIu64, w);
+}
+
+static void put_time(FILE *out, uint64_t ns)
+{
+	char buf[32];
+
+	ms_format_ns(buf, sizeof(buf), ns);
+	fputs(buf, out);
+}
+
+void ms_view_selection_line(FILE *out, const struct ms_select *s)
+{
+	const struct ms_query *q = s->q;
+	const char *sep = ": ";
+	char a[32], b[32];
+	uint32_t i;
+
+	if (!ms_query_filters(q))
+		return;
+	ms_view_value(a, sizeof(a), s, s->selected);
+	ms_view_value(b, sizeof(b), s, s->all);
+	fprintf(out, "selected %s of %s%s", a, b, s->unit == MS_UNIT_CPU_TIME ? "" : " samples");
+	if (q->n_tids || q->n_thread_names) {
+		fprintf(out, "%sthreads", sep);
+		for (i = 0; i < q->n_tids; i++)
+			fprintf(out, " %" PRIu32, q->tids[i]);
+		for (i = 0; i < q->n_thread_names; i++) {
+			fputs(" '", out);
+			ms_text_put(out, q->thread_names[i]);
+			fputc('\'', out);
+		}
+		sep = ", ";
+	}
+	if (q->has_time_start || q->has_time_end) {
+		fprintf(out, "%stime ", sep);
+		if (q->has_time_start)
+			put_time(out, q->time_start);
+		fputs("..", out);
+		if (q->has_time_end)
+			put_time(out, q->time_end);
+		sep = ", ";
+	}
+	if (q->module) {
+		fprintf(out, "%sin module '", sep);
+		ms_text_put(out, q->module);
+		fputc('\'', out);
+		sep = ", ";
+	}
+	if (q->focus) {
+		fprintf(out, "%sthrough '", sep);
+		ms_text_put(out, q->focus);
+		fputc('\'', out);
+		sep = ", ";
+	}
+	if (q->ignore) {
+		fprintf(out, "%sframes '", sep);
+		ms_text_put(out, q->ignore);
+		fputs("' dropped", out);
+	}
+	fputc('\n', out);
+}
+
+void ms_view_json_head(struct ms_json *j, const struct ms_select *s)
+{
+	ms_json_key(j, "source");
+	ms_json_string(j, "cpu-sampling");
+	ms_json_key(j, "unit");
+	ms_json_string(j, ms_unit_measure(s->unit));
+	ms_json_key(j, "by");
+	ms_json_string(j, ms_by_name(s->keys.by));
+	ms_json_key(j, "look");
+	ms_json_string(j, ms_look_name(s->q->look));
+	ms_json_key(j, "samples");
+	ms_json_uint(j, s->selected_samples);
+	ms_json_key(j, "total");
+	ms_json_uint(j, s->selected);
+	ms_json_key(j, "capture_total");
+	ms_json_uint(j, s->all);
+}
+
+void ms_view_put_key(const struct ms_view_out *o, const struct ms_select *s, uint32_t key,
+		     size_t width, bool with_module)
+{
+	const struct ms_key *k = &s->keys.keys[key];
+	char loc[512];
+	const char *mod = with_module ? ms_key_module_label(&s->keys, s->cap, key) : "";
+
+	(void)width;
+	ms_text_put(o->f, k->label);
+	if (k->kind == MS_KEY_TRUNCATED || k->kind == MS_KEY_MODULE)
+		return;
+	/* an unnamed function's label already says where it is */
+	if (k->kind != MS_KEY_ADDRESS && !s->keys.funcs.funcs[k->func].name)
+		return;
+	ms_key_location(loc, sizeof(loc), &s->keys, key);
+	if (!*loc && !*mod)
+		return;
+	fputs(" (", o->f);
+	ms_text_put(o->f, loc);
+	if (*loc && *mod)
+		fputs(", ", o->f);
+	ms_text_put(o->f, mod);
+	fputc(')', o->f);
+}
+
+int ms_view_write(const struct ms_view_out *o, const struct ms_capture *cap,
+		  const struct ms_query *q)
+{
+	switch (q->view) {
+	case MS_VIEW_REPORT:
+		return ms_report_write(o, cap, q);
+	case MS_VIEW_SUMMARY:
+		return ms_summary_write(o->f, cap, o->json);
+	case MS_VIEW_TOP:
+		return ms_top_write(o, cap, q);
+	case MS_VIEW_TREE:
+	case MS_VIEW_CALLERS:
+	case MS_VIEW_CALLEES:
+		return ms_tree_write(o, cap, q);
+	case MS_VIEW_THREADS:
+		return ms_threads_write(o, cap, q);
+	case MS_VIEW_TIMELINE:
+		return ms_timeline_write(o, cap, q);
+	case MS_VIEW_PROBLEMS:
+		return ms_sym_problems_write(o->f, cap, o->json);
+	default:
+		return ms_error("the view %s compares two captures: use ms_diff_write()",
+				ms_view_name(q->view));
+	}
+}
