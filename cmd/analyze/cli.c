@@ -132,7 +132,7 @@ struct cli {
 	bool report;
 };
 
-static uint32_t parse_count(const char *opt, const char *arg, uint32_t max)
+static uint32_t parse_count(const char *opt, const char *noun, const char *arg, uint32_t max)
 {
 	char *end;
 	unsigned long v;
@@ -140,7 +140,7 @@ static uint32_t parse_count(const char *opt, const char *arg, uint32_t max)
 	errno = 0;
 	v = strtoul(arg, &end, 10);
 	if (errno || end == arg || *end || arg[0] == '-' || arg[0] == '+' || v > max)
-		ms_usage_error("%s wants a whole number from 0 to %lu, not '%s'", opt,
+		ms_usage_error("%s wants a count of %s (0 to %lu), not '%s'", opt, noun,
 			       (unsigned long)max, arg);
 	return (uint32_t)v;
 }
@@ -162,6 +162,22 @@ static void usage_fail_if(int rc)
 	if (rc) {
 		fputs("Try --help for the choices.\n", stderr);
 		exit(MS_EXIT_USAGE);
+	}
+}
+
+/* The views an option applies to, for the message when it does not. */
+static const char *views_of(int opt)
+{
+	switch (opt) {
+	case OPT_LIMIT:
+	case OPT_SORT:
+		return "top, diff and report";
+	case OPT_MIN_PERCENT:
+		return "tree, callers, callees and report";
+	case OPT_BUCKETS:
+		return "timeline";
+	default:
+		return "every view but summary and problems";
 	}
 }
 
@@ -192,13 +208,13 @@ static void print_help(bool report)
 
 static void parse_options(struct cli *c, int argc, char **argv)
 {
-	int opt;
+	int opt, li = 0;
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
 		if (opt >= OPT_JSON && !view_takes(c->q.view, opt))
-			ms_usage_error("%s does not apply to the %s view", argv[optind - 1],
+			ms_usage_error("--%s applies to %s, not %s", longopts[li].name, views_of(opt),
 				       ms_view_name(c->q.view));
 		switch (opt) {
 		case OPT_JSON: c->out.json = true; break;
@@ -208,9 +224,9 @@ static void parse_options(struct cli *c, int argc, char **argv)
 			    strcmp(c->color, "never"))
 				ms_usage_error("--color wants auto, always or never, not '%s'", c->color);
 			break;
-		case OPT_WIDTH: c->width = parse_count("--width", optarg, 100000); break;
+		case OPT_WIDTH: c->width = parse_count("--width", "columns", optarg, 100000); break;
 		case OPT_LIMIT:
-			c->q.limit = parse_count("--limit", optarg, UINT32_MAX);
+			c->q.limit = parse_count("--limit", "rows", optarg, UINT32_MAX);
 			c->have_limit = true;
 			break;
 		case OPT_SORT:
@@ -223,7 +239,8 @@ static void parse_options(struct cli *c, int argc, char **argv)
 			break;
 		case OPT_MIN_PERCENT:
 		case OPT_HIDE_BELOW:
-			c->q.hide_below = parse_percent(argv[optind - 1], optarg);
+			c->q.hide_below = parse_percent(opt == OPT_MIN_PERCENT ? "--min-percent"
+								       : "--hide-below", optarg);
 			c->have_hide = true;
 			break;
 		case OPT_BY: usage_fail_if(ms_by_parse(optarg, &c->q.by)); break;
@@ -236,7 +253,7 @@ static void parse_options(struct cli *c, int argc, char **argv)
 		case OPT_FOCUS: c->q.focus = optarg; break;
 		case OPT_IGNORE: c->q.ignore = optarg; break;
 		case OPT_BUCKETS:
-			c->q.buckets = parse_count("--buckets", optarg, MS_TIMELINE_MAX_BUCKETS);
+			c->q.buckets = parse_count("--buckets", "buckets", optarg, MS_TIMELINE_MAX_BUCKETS);
 			if (!c->q.buckets)
 				ms_usage_error("--buckets wants at least 1");
 			break;
