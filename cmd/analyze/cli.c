@@ -374,7 +374,7 @@ int ms_analyze_main(int argc, char **argv, bool report)
 	rest = argv + first - 1 + optind;
 	n_files = argc - first + 1 - optind;
 	if (view == MS_VIEW_CALLERS || view == MS_VIEW_CALLEES) {
-		if (n_files < 1)
+		if (n_files < 2)
 			ms_usage_error("%s needs the function to start from, then the capture",
 				       ms_view_name(view));
 		c.q.function = rest[0];
