@@ -206,7 +206,60 @@ void ms_select_release(struct ms_select *s)
 	free(s->thread_ok);
 	free(s->module_ok);
 	free(s->focus_path);
+	free(s->child_start);
+	free(s->children);
 	memset(s, 0, sizeof(*s));
+}
+
+int ms_select_children(struct ms_select *s)
+{
+	const struct ms_capture *cap = s->cap;
+	uint32_t n = cap->n_stacks, i, *fill;
+
+	s->child_start = calloc((size_t)n + 2, sizeof(*s->child_start));
+	s->children = malloc(((size_t)n + 1) * sizeof(*s->children));
+	if (!s->child_start || !s->children)
+		return ms_error("out of memory listing the children of %" PRIu32 " stacks", n);
+	/* counting sort by parent: child_start[p + 1] counts, then prefix sums */
+	for (i = 0; i < n; i++) {
+		uint32_t p = cap->stacks[i].parent;
+
+		s->child_start[(p == MS_NONE ? n : p) + 1]++;
+	}
+	for (i = 0; i <= n; i++)
+		s->child_start[i + 1] += s->child_start[i];
+	/* fill from the back so each list stays in node order */
+	fill = s->child_start + 1;
+	for (i = n; i-- > 0;) {
+		uint32_t p = cap->stacks[i].parent;
+
+		p = p == MS_NONE ? n : p;
+		s->children[--fill[p]] = i;
+	}
+	/* fill[p] ran down to p's start: child_start[p + 1] holds it; shift back */
+	for (i = 0; i <= n; i++)
+		s->child_start[i] = s->child_start[i + 1];
+	s->child_start[n + 1] = n;
+	return 0;
+}
+
+void ms_select_subtree(struct ms_select *s)
+{
+	const struct ms_capture *cap = s->cap;
+	uint32_t c, i;
+
+	if (s->subtree)
+		return;
+	for (c = 0; c < s->n_classes; c++) {
+		uint64_t *w = s->self[c];
+
+		if (!w)
+			continue;
+		for (i = cap->n_stacks; i-- > 0;)
+			if (w[i] && cap->stacks[i].parent != MS_NONE)
+				w[cap->stacks[i].parent] = ms_weight_add(w[cap->stacks[i].parent], w[i]);
+	}
+	s->subtree = true;
 }
 
 uint32_t ms_select_max_path(const struct ms_select *s)

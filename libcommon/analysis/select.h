@@ -42,6 +42,16 @@ struct ms_select {
 	 * runs of frames in one module are one key).
 	 */
 	bool *merged;
+	/*
+	 * After ms_select_children(): the children of each stack node, for
+	 * walks from the outermost frame in: node i's are
+	 * children[child_start[i] .. child_start[i + 1]), the roots (parent
+	 * MS_NONE) those of the virtual node n_stacks.
+	 */
+	uint32_t *child_start;	/* n_stacks + 2 */
+	uint32_t *children;	/* n_stacks */
+	/* After ms_select_subtree(): self[c][i] is the weight at i and below. */
+	bool subtree;
 	/* internal: filters */
 	bool *thread_ok;	/* per capture thread */
 	bool *module_ok;	/* per capture module */
@@ -81,6 +91,14 @@ static inline const uint32_t *ms_select_node_keys(const struct ms_select *s, uin
 uint32_t ms_select_path(const struct ms_select *s, uint32_t cls, uint32_t node,
 			uint32_t *nodes, uint32_t *path);
 uint32_t ms_select_max_path(const struct ms_select *s);
+
+/* Build child_start and children. 0, or -1 after a message. */
+int ms_select_children(struct ms_select *s);
+/*
+ * Turn each self[c] into subtree sums in place (a node's own weight is
+ * then its sum less its children's).
+ */
+void ms_select_subtree(struct ms_select *s);
 
 /* The share of the selection w is, in percent. */
 double ms_select_percent(const struct ms_select *s, uint64_t w);

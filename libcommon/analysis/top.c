@@ -58,51 +58,96 @@ static int cmp_entry(const void *pa, const void *pb, void *data)
 }
 
 /*
- * Per (class, stack node) rather than per sample: every sample ending at
- * a node has the same path. seen[] stamps the keys already counted on the
- * current path, so recursion counts once; self goes to the innermost key.
+ * One walk over the stack nodes from the outermost in, depth first, with
+ * the weight at each node and below: a key counts a node's weight in its
+ * total when no node above it on the path has the key (cnt[key] counts
+ * them), so recursion counts once; a node's own weight is self of the
+ * innermost key on its path. Each node is visited once, whatever the
+ * depth, and classes are summed first: they differ only in their
+ * truncated key, which is not a row.
  */
-static void count_paths(const struct ms_select *s, uint64_t *self, uint64_t *total, uint32_t *seen)
+static int count_paths(struct ms_select *s, uint64_t *self, uint64_t *total)
 {
 	const struct ms_capture *cap = s->cap;
-	uint32_t stamp = 0, c, i;
+	uint32_t n = cap->n_stacks, depth = 0, c, i, max;
+	uint32_t *cnt = NULL, *st_node = NULL, *st_next = NULL, *st_last = NULL;
+	uint64_t *sub = NULL;
 
+	ms_select_subtree(s);
 	for (c = 0; c < s->n_classes; c++) {
 		if (!s->self[c])
 			continue;
-		for (i = 0; i < cap->n_stacks; i++) {
-			uint64_t w = s->self[c][i];
-			bool have_self = false;
-			uint32_t node;
-
-			if (!w)
-				continue;
-			stamp++;
-			for (node = i; node != MS_NONE; node = cap->stacks[node].parent) {
-				uint32_t nk, k;
-				const uint32_t *keys = ms_select_node_keys(s, node, &nk);
-
-				for (k = nk; k-- > 0;) {
-					uint32_t key = keys[k];
-
-					if (!have_self) {
-						self[key] = ms_weight_add(self[key], w);
-						have_self = true;
-					}
-					if (seen[key] == stamp)
-						continue;
-					seen[key] = stamp;
-					total[key] = ms_weight_add(total[key], w);
-				}
-			}
+		if (!sub) {
+			sub = s->self[c];
+			continue;
 		}
+		for (i = 0; i < n; i++)
+			sub[i] = ms_weight_add(sub[i], s->self[c][i]);
+		free(s->self[c]);
+		s->self[c] = NULL;
 	}
+	if (!sub)
+		return 0;
+	if (ms_select_children(s))
+		return -1;
+	max = ms_stacks_max_depth(cap) + 2;
+	cnt = calloc(s->keys.n + 1, sizeof(*cnt));
+	st_node = malloc(max * sizeof(*st_node));
+	st_next = malloc(max * sizeof(*st_next));
+	st_last = malloc(max * sizeof(*st_last));
+	if (!cnt || !st_node || !st_next || !st_last) {
+		free(cnt);
+		free(st_node);
+		free(st_next);
+		free(st_last);
+		return ms_error("out of memory walking %" PRIu32 " stacks", n);
+	}
+	st_node[0] = n;		/* the virtual parent of the roots */
+	st_next[0] = s->child_start[n];
+	st_last[0] = MS_NONE;
+	depth = 1;
+	while (depth) {
+		uint32_t top = depth - 1, v = st_node[top], nk, k;
+		const uint32_t *keys;
+
+		if (st_next[top] < s->child_start[v + 1]) {
+			uint32_t m = s->children[st_next[top]++], last;
+			uint64_t own = sub[m];
+
+			if (!own)
+				continue;
+			keys = ms_select_node_keys(s, m, &nk);
+			last = nk ? keys[nk - 1] : st_last[top];
+			for (k = 0; k < nk; k++)
+				if (cnt[keys[k]]++ == 0)
+					total[keys[k]] = ms_weight_add(total[keys[k]], sub[m]);
+			for (i = s->child_start[m]; i < s->child_start[m + 1]; i++)
+				own = own > sub[s->children[i]] ? own - sub[s->children[i]] : 0;
+			if (own && last != MS_NONE)
+				self[last] = ms_weight_add(self[last], own);
+			st_node[depth] = m;
+			st_next[depth] = s->child_start[m];
+			st_last[depth] = last;
+			depth++;
+			continue;
+		}
+		if (v != n) {
+			keys = ms_select_node_keys(s, v, &nk);
+			for (k = 0; k < nk; k++)
+				cnt[keys[k]]--;
+		}
+		depth--;
+	}
+	free(cnt);
+	free(st_node);
+	free(st_next);
+	free(st_last);
+	return 0;
 }
 
 int ms_top_compute(struct ms_top *t, const struct ms_capture *cap, const struct ms_query *q)
 {
 	uint64_t *self = NULL, *total = NULL;
-	uint32_t *seen = NULL;
 	struct sort_ctx ctx;
 	uint32_t i, nk;
 
@@ -114,10 +159,10 @@ int ms_top_compute(struct ms_top *t, const struct ms_capture *cap, const struct 
 		return 0;
 	self = calloc(nk, sizeof(*self));
 	total = calloc(nk, sizeof(*total));
-	seen = calloc(nk, sizeof(*seen));
-	if (!self || !total || !seen)
+	if (!self || !total)
 		goto oom;
-	count_paths(&t->sel, self, total, seen);
+	if (count_paths(&t->sel, self, total))
+		goto fail;
 
 	for (i = 0; i < nk; i++)
 		if (total[i] && t->sel.keys.keys[i].kind != MS_KEY_TRUNCATED)
@@ -134,13 +179,12 @@ int ms_top_compute(struct ms_top *t, const struct ms_capture *cap, const struct 
 		qsort_r(t->entries, t->n, sizeof(*t->entries), cmp_entry, &ctx);
 	free(self);
 	free(total);
-	free(seen);
 	return 0;
 oom:
 	ms_error("out of memory counting %" PRIu32 " keys", nk);
+fail:
 	free(self);
 	free(total);
-	free(seen);
 	ms_top_release(t);
 	return -1;
 }
