@@ -97,78 +97,279 @@ static int start(struct builder *b, struct ms_tree *t, const struct ms_capture *
 }
 
 /*
- * One class's stacks into the tree, under croot. Only stack nodes on the
- * path of a sample of the class make tree nodes (need[]); a stack node's
- * parent comes before it, so its tree node is made first.
+ * The call tree, built from the outermost key in and pruned as it grows:
+ * a tree node is a run of cursors, (stack node, position in its key
+ * chain), that share a key; expanding it gathers the cursors one key
+ * further in (the next position, or the first key of each child stack
+ * node), sorts them by key and makes one child per key whose weight is
+ * shown. Nothing under a hidden node is looked at, so a report's tree
+ * (nodes of 0.5 % and more) costs little more than the subtree sums,
+ * however many stacks the capture has; a whole tree costs a sort per
+ * level. Stack nodes without keys (ignored frames, module runs) are
+ * looked through.
  */
-static int add_class(struct builder *b, uint32_t c, uint32_t croot, bool *need, uint32_t *tmap)
+struct cursor {
+	uint32_t key, node, pos;
+};
+
+struct grower {
+	struct ms_tree *t;
+	const struct ms_query *q;
+	struct cursor *cur;	/* the arena: blocks of cursors, stack-like */
+	uint32_t n_cur, alloc_cur;
+	uint32_t alloc_children, n_children;
+	/*
+	 * Pending expansions: node, class, cursor range (the node's own, or
+	 * when kids, already its children's), and the arena mark to return to.
+	 */
+	struct pending {
+		uint32_t node, cls, lo, hi, mark;
+		bool kids;
+	} *work;
+	uint32_t n_work, alloc_work;
+};
+
+static int cmp_cursor(const void *pa, const void *pb)
 {
-	const struct ms_select *s = &b->t->sel;
-	const struct ms_capture *cap = s->cap;
-	const uint64_t *self = s->self[c];
+	const struct cursor *a = pa, *b = pb;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->node != b->node)
+		return a->node < b->node ? -1 : 1;
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static int push_cursor(struct grower *g, uint32_t key, uint32_t node, uint32_t pos)
+{
+	if (MS_GROW(g->cur, g->n_cur, g->alloc_cur))
+		return -1;
+	g->cur[g->n_cur++] = (struct cursor){ key, node, pos };
+	return 0;
+}
+
+/* A stack node's own weight: its subtree's less its children's. */
+static uint64_t own_weight(const struct ms_select *s, const uint64_t *sub, uint32_t n)
+{
+	uint64_t own = sub[n];
 	uint32_t i;
 
-	for (i = 0; i < cap->n_stacks; i++)
-		need[i] = self[i] != 0;
-	for (i = cap->n_stacks; i-- > 0;)
-		if (need[i] && cap->stacks[i].parent != MS_NONE)
-			need[cap->stacks[i].parent] = true;
-	for (i = 0; i < cap->n_stacks; i++) {
-		uint32_t parent = cap->stacks[i].parent, d, nk, k;
-		const uint32_t *keys;
+	for (i = s->child_start[n]; i < s->child_start[n + 1]; i++)
+		own = own > sub[s->children[i]] ? own - sub[s->children[i]] : 0;
+	return own;
+}
 
-		if (!need[i])
-			continue;
-		d = parent == MS_NONE ? croot : tmap[parent];
-		keys = ms_select_node_keys(s, i, &nk);
-		for (k = 0; k < nk; k++)
-			if ((d = child(b, d, keys[k])) == MS_NONE)
-				return -1;
-		tmap[i] = d;
-		b->t->nodes[d].self = ms_weight_add(b->t->nodes[d].self, self[i]);
-	}
+/* The first cursor of stack node m, or, when it has no keys, its own weight to *self and its children's cursors. */
+static int enter(struct grower *g, const uint64_t *sub, uint32_t m, uint64_t *self)
+{
+	const struct ms_select *s = &g->t->sel;
+	uint32_t nk, i;
+	const uint32_t *keys;
+
+	if (!sub[m])
+		return 0;
+	keys = ms_select_node_keys(s, m, &nk);
+	if (nk)
+		return push_cursor(g, keys[0], m, 0);
+	*self = ms_weight_add(*self, own_weight(s, sub, m));
+	for (i = s->child_start[m]; i < s->child_start[m + 1]; i++)
+		if (enter(g, sub, s->children[i], self))
+			return -1;
 	return 0;
+}
+
+static bool weight_shown(const struct ms_tree *t, uint64_t w, double hide_below)
+{
+	return w && ms_select_percent(&t->sel, w) >= hide_below;
+}
+
+static int push_work(struct grower *g, uint32_t node, uint32_t cls, uint32_t lo, uint32_t hi,
+		     uint32_t mark, bool kids)
+{
+	if (MS_GROW(g->work, g->n_work, g->alloc_work))
+		return -1;
+	g->work[g->n_work++] = (struct pending){ node, cls, lo, hi, mark, kids };
+	return 0;
+}
+
+static int new_node(struct grower *g, uint32_t parent, uint32_t key, uint64_t total)
+{
+	struct ms_tree *t = g->t;
+
+	if (MS_GROW(t->nodes, t->n, t->alloc))
+		return -1;
+	t->nodes[t->n] = (struct ms_tree_node){
+		.key = key,
+		.parent = parent,
+		.depth = parent == MS_NONE ? 0 : t->nodes[parent].depth + 1,
+		.total = total,
+	};
+	return (int)t->n++;
+}
+
+static int cmp_node(const void *pa, const void *pb, void *data)
+{
+	const struct ms_tree *t = data;
+	const struct ms_tree_node *a = &t->nodes[*(const uint32_t *)pa];
+	const struct ms_tree_node *b = &t->nodes[*(const uint32_t *)pb];
+
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return ms_key_cmp(&t->sel.keys, a->key, b->key);
+}
+
+/*
+ * The children of node d: one per run of equal keys in cursors lo..hi
+ * (sorted here), plus the extra nodes already made (the root's classes),
+ * sorted and listed; each is queued with its run, the last queued first.
+ */
+static int add_children(struct grower *g, uint32_t d, uint32_t cls, uint32_t lo, uint32_t hi,
+			const uint32_t *extra, const uint32_t *extra_cls, const uint32_t (*extra_run)[2],
+			uint32_t n_extra)
+{
+	struct ms_tree *t = g->t;
+	const uint64_t *sub = t->sel.self[cls];
+	uint32_t first = t->n, i, j, k, n_kids;
+
+	/* queued first, so it runs last: the arena from lo on is freed once every child is done */
+	if (push_work(g, MS_NONE, 0, 0, 0, lo, false))
+		return -1;
+	if (hi > lo)
+		qsort(g->cur + lo, hi - lo, sizeof(*g->cur), cmp_cursor);
+	for (i = lo; i < hi; i = j) {
+		uint64_t total = 0;
+
+		for (j = i; j < hi && g->cur[j].key == g->cur[i].key; j++)
+			total = ms_weight_add(total, sub[g->cur[j].node]);
+		if (!weight_shown(t, total, g->q->hide_below))
+			continue;
+		if (new_node(g, d, g->cur[i].key, total) < 0 ||
+		    push_work(g, t->n - 1, cls, i, j, MS_NONE, false))
+			return -1;
+	}
+	n_kids = t->n - first + n_extra;
+	if (MS_GROW(t->children, g->n_children + n_kids, g->alloc_children))
+		return -1;
+	for (k = 0; k < n_extra; k++)
+		if (push_work(g, extra[k], extra_cls[k], extra_run[k][0], extra_run[k][1], MS_NONE,
+			      true))
+			return -1;
+	for (k = first; k < t->n; k++)
+		t->children[g->n_children + k - first] = k;
+	for (k = 0; k < n_extra; k++)
+		t->children[g->n_children + t->n - first + k] = extra[k];
+	if (n_kids)
+		qsort_r(t->children + g->n_children, n_kids, sizeof(*t->children), cmp_node, t);
+	t->nodes[d].first_child = g->n_children;
+	t->nodes[d].n_children = n_kids;
+	g->n_children += n_kids;
+	return 0;
+}
+
+/* Expand tree node d of class cls from its cursors lo..hi. */
+static int expand(struct grower *g, uint32_t d, uint32_t cls, uint32_t lo, uint32_t hi)
+{
+	const struct ms_select *s = &g->t->sel;
+	const uint64_t *sub = s->self[cls];
+	uint32_t start = g->n_cur, i, k;
+	uint64_t self = 0;
+
+	for (i = lo; i < hi; i++) {
+		struct cursor c = g->cur[i];
+		uint32_t nk;
+		const uint32_t *keys = ms_select_node_keys(s, c.node, &nk);
+
+		if (c.pos + 1 < nk) {
+			if (push_cursor(g, keys[c.pos + 1], c.node, c.pos + 1))
+				return -1;
+			continue;
+		}
+		self = ms_weight_add(self, own_weight(s, sub, c.node));
+		for (k = s->child_start[c.node]; k < s->child_start[c.node + 1]; k++)
+			if (enter(g, sub, s->children[k], &self))
+				return -1;
+	}
+	g->t->nodes[d].self = self;
+	return add_children(g, d, cls, start, g->n_cur, NULL, NULL, NULL, 0);
+}
+
+/* The root: class 0's first keys are its children; each other class is a child of its own (its truncated key). */
+static int expand_root(struct grower *g)
+{
+	struct ms_tree *t = g->t;
+	const struct ms_select *s = &t->sel;
+	uint32_t n = s->cap->n_stacks, c, k, n_extra = 0, runs_lo = 0, runs_hi = 0;
+	uint32_t extra[MS_SELECT_CLASSES], extra_cls[MS_SELECT_CLASSES], extra_run[MS_SELECT_CLASSES][2];
+	uint64_t self0 = s->noframe[0];
+
+	for (c = 1; c < s->n_classes; c++) {
+		uint64_t total = s->noframe[c], self = s->noframe[c];
+		uint32_t lo = g->n_cur;
+		int id;
+
+		if (!s->self[c] && !s->noframe[c])
+			continue;
+		if (s->self[c])
+			for (k = s->child_start[n]; k < s->child_start[n + 1]; k++) {
+				total = ms_weight_add(total, s->self[c][s->children[k]]);
+				if (enter(g, s->self[c], s->children[k], &self))
+					return -1;
+			}
+		if (!weight_shown(t, total, g->q->hide_below)) {
+			g->n_cur = lo;
+			continue;
+		}
+		if ((id = new_node(g, 0, s->class_key[c], total)) < 0)
+			return -1;
+		t->nodes[id].self = self;	/* its transparent roots and frameless samples */
+		extra[n_extra] = (uint32_t)id;
+		extra_cls[n_extra] = c;
+		extra_run[n_extra][0] = lo;
+		extra_run[n_extra][1] = g->n_cur;
+		n_extra++;
+	}
+	runs_lo = g->n_cur;
+	if (s->self[0])
+		for (k = s->child_start[n]; k < s->child_start[n + 1]; k++)
+			if (enter(g, s->self[0], s->children[k], &self0))
+				return -1;
+	runs_hi = g->n_cur;
+	t->nodes[0].self = self0;
+	/* the class nodes were made first: they are the extra children */
+	return add_children(g, 0, 0, runs_lo, runs_hi, extra, extra_cls,
+			    (const uint32_t (*)[2])extra_run, n_extra);
 }
 
 int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap, const struct ms_query *q)
 {
-	struct builder b;
-	bool *need = NULL;
-	uint32_t *tmap = NULL, c;
+	struct grower g = { .t = t, .q = q };
 
-	if (start(&b, t, cap, q))
+	memset(t, 0, sizeof(*t));
+	t->root_label = "[root]";
+	if (ms_select_build(&t->sel, cap, q))
+		return -1;
+	ms_select_subtree(&t->sel);
+	if (ms_select_children(&t->sel) || new_node(&g, MS_NONE, MS_NONE, t->sel.selected) < 0)
 		goto fail;
-	if (cap->n_stacks) {
-		need = malloc(cap->n_stacks * sizeof(*need));
-		tmap = malloc(cap->n_stacks * sizeof(*tmap));
-		if (!need || !tmap) {
-			ms_error("out of memory building the call tree of %" PRIu32 " stacks",
-				 cap->n_stacks);
-			goto fail;
-		}
-	}
-	for (c = 0; c < t->sel.n_classes; c++) {
-		uint32_t croot = 0;
+	if (expand_root(&g))
+		goto fail;
+	while (g.n_work) {
+		struct pending p = g.work[--g.n_work];
 
-		if (!t->sel.self[c] && !t->sel.noframe[c])
+		if (p.node == MS_NONE) {
+			g.n_cur = p.mark;	/* every child of that block is done */
 			continue;
-		if (t->sel.class_key[c] != MS_NONE &&
-		    (croot = child(&b, 0, t->sel.class_key[c])) == MS_NONE)
-			goto fail;
-		t->nodes[croot].self = ms_weight_add(t->nodes[croot].self, t->sel.noframe[c]);
-		if (t->sel.self[c] && add_class(&b, c, croot, need, tmap))
+		}
+		if (p.kids ? add_children(&g, p.node, p.cls, p.lo, p.hi, NULL, NULL, NULL, 0)
+			   : expand(&g, p.node, p.cls, p.lo, p.hi))
 			goto fail;
 	}
-	if (finish(t))
-		goto fail;
-	free(need);
-	free(tmap);
-	ms_pairmap_release(&b.map);
+	free(g.cur);
+	free(g.work);
 	return 0;
 fail:
-	free(need);
-	free(tmap);
-	ms_pairmap_release(&b.map);
+	free(g.cur);
+	free(g.work);
 	ms_tree_release(t);
 	return -1;
 }
