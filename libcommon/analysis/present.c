@@ -1,5 +1,5 @@
 /*
- * present: colour and terminal width for the
+ * present: colour, terminal width and short names for the
  * text reports (see present.h for the rules).
  */
 #include "analysis/present.h"
@@ -122,4 +122,295 @@ size_t ms_term_width(int fd)
 	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
 	return ms_columns_parse(getenv("COLUMNS"));
+}
+
+/* Names */
+
+#define ELLIPSIS "\xe2\x80\xa6"	/* U+2026, one column */
+#define NONE SIZE_MAX
+
+/*
+ * Where a shortened name goes: the first skip columns are left out, the
+ * rest fills buf as snprintf would; len and cols count the whole result.
+ */
+struct sink {
+	char *buf;
+	size_t size;
+	size_t kept;		/* bytes in buf */
+	size_t len;		/* bytes of the whole result */
+	size_t cols;		/* its columns */
+	size_t skip;		/* columns still to leave out */
+	bool full;		/* a character did not fit: the rest is counted only */
+};
+
+static void sink_char(struct sink *k, const char *c, size_t n)
+{
+	if (k->skip) {
+		k->skip--;
+		return;
+	}
+	if (!k->full && k->kept + n < k->size) {
+		memcpy(k->buf + k->kept, c, n);
+		k->kept += n;
+	} else {
+		k->full = true;
+	}
+	k->len += n;
+	k->cols++;
+}
+
+/* s[0, n) one character at a time, as ms_text_put() shows it. */
+static void sink_text(struct sink *k, const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		const unsigned char *u = (const unsigned char *)s + i;
+		int c = ms_utf8_len(u);
+
+		if (c > 1 && (size_t)c <= n - i) {
+			sink_char(k, s + i, (size_t)c);
+			i += (size_t)c;
+			continue;
+		}
+		sink_char(k, c == 1 && *u >= 0x20 && *u != 0x7f ? s + i : "?", 1);
+		i++;
+	}
+}
+
+/*
+ * An elided "<…>": never cut in two. A cut that ends inside it takes it
+ * whole, so a cut name can be up to two columns narrower than its width.
+ */
+static void sink_group(struct sink *k, const char *s, size_t n, size_t cols)
+{
+	if (k->skip)
+		k->skip = k->skip > cols ? k->skip - cols : 0;
+	else
+		sink_text(k, s, n);
+}
+
+static bool ident(char c)
+{
+	unsigned char u = (unsigned char)c;
+
+	return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') ||
+	       u == '_' || u == '$' || u >= 0x80;
+}
+
+/* The C++ operator tokens, longest first where one starts another. */
+static const char *const op_tokens[] = {
+	"<=>", "<<=", ">>=", "->*",
+	"()", "[]", "<<", ">>", "<=", ">=", "->", "==", "!=", "&&", "||", "++", "--",
+	"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
+	"<", ">", "+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "=", ",",
+};
+
+/*
+ * Length of "operator" and its symbol when they start a word at name + i
+ * ("operator<<" is 10; "operator new" is 8: the rest is words), else 0.
+ */
+static size_t operator_len(const char *name, size_t i)
+{
+	size_t t;
+
+	if ((i > 0 && ident(name[i - 1])) || strncmp(name + i, "operator", 8) || ident(name[i + 8]))
+		return 0;
+	for (t = 0; t < sizeof(op_tokens) / sizeof(op_tokens[0]); t++) {
+		size_t n = strlen(op_tokens[t]);
+
+		if (!strncmp(name + i + 8, op_tokens[t], n))
+			return 8 + n;
+	}
+	return 8;
+}
+
+/* op_end: just past the last operator symbol, NONE when there is none. */
+static bool opens_template(const char *name, size_t i, size_t op_end)
+{
+	return (i > 0 && ident(name[i - 1])) ||
+	       (i >= 2 && name[i - 1] == ':' && name[i - 2] == ':') ||
+	       i == op_end || (op_end != NONE && i == op_end + 1 && name[op_end] == ' ');
+}
+
+static bool opens_params(const char *name, size_t i, size_t op_end)
+{
+	return i == op_end ||
+	       (i > 0 && (ident(name[i - 1]) || strchr(">)]'", name[i - 1])));
+}
+
+/* The ">" that closes the "<" at i, or len when none does. */
+static size_t close_angle(const char *name, size_t i, size_t len)
+{
+	size_t depth = 0, parens = 0, j, op;
+
+	for (j = i; j < len; j++) {
+		if (name[j] == 'o' && (op = operator_len(name, j))) {
+			j += op - 1;
+			continue;
+		}
+		if (name[j] == '(') {
+			parens++;
+		} else if (name[j] == ')') {
+			if (!parens)
+				return len;
+			parens--;
+		} else if (!parens && name[j] == '<') {
+			depth++;
+		} else if (!parens && name[j] == '>' && --depth == 0) {
+			return j;
+		}
+	}
+	return len;
+}
+
+/* The ")" that closes the "(" at i, or len when none does. */
+static size_t close_paren(const char *name, size_t i, size_t len)
+{
+	size_t depth = 0, j;
+
+	for (j = i; j < len; j++)
+		if (name[j] == '(')
+			depth++;
+		else if (name[j] == ')' && --depth == 0)
+			return j;
+	return len;
+}
+
+/* Past the qualifiers of a member function after its parameters at i. */
+static size_t skip_qualifiers(const char *name, size_t i, size_t len)
+{
+	static const char *const quals[] = { " const", " volatile", " &&", " &", " noexcept" };
+	size_t q;
+
+again:
+	for (q = 0; q < sizeof(quals) / sizeof(quals[0]); q++) {
+		size_t n = strlen(quals[q]);
+
+		if (len - i >= n && !memcmp(name + i, quals[q], n) && !ident(name[i + n])) {
+			i += n;
+			goto again;
+		}
+	}
+	return i;
+}
+
+#define ANON "(anonymous namespace)::"
+#define ANON_LEN (sizeof(ANON) - 1)
+
+/*
+ * Where the name starts after a function template's return type: past
+ * the last space outside brackets (and before any operator) when the
+ * first parameter list follows a template argument list; else 0.
+ */
+static size_t name_start(const char *name, size_t len)
+{
+	size_t i = 0, start = 0, braces = 0, op_end = NONE, j;
+	bool after_template = false;
+
+	while (i < len) {
+		char c = name[i];
+
+		if (c == 'o' && (j = operator_len(name, i))) {
+			i += j;
+			op_end = i;
+			after_template = false;
+			continue;
+		}
+		if (c == '<' && opens_template(name, i, op_end)) {
+			j = close_angle(name, i, len);
+			if (j == len)
+				return 0;
+			i = j + 1;
+			after_template = true;
+			continue;
+		}
+		if (c == '(') {
+			j = close_paren(name, i, len);
+			if (j == len)
+				return 0;
+			if (!braces && opens_params(name, i, op_end))
+				return after_template ? start : 0;
+			i = j + 1;
+			after_template = false;
+			continue;
+		}
+		if (c == '{')
+			braces++;
+		else if (c == '}' && braces)
+			braces--;
+		else if (c == ' ' && !braces && op_end == NONE)
+			start = i + 1;
+		after_template = false;
+		i++;
+	}
+	return 0;
+}
+
+/* The name with template arguments elided and parameters dropped. */
+static void elide(struct sink *k, const char *name, size_t len)
+{
+	size_t i = name_start(name, len), run = i, op_end = NONE, j;
+
+	while (i < len) {
+		char c = name[i];
+
+		if (c == 'o' && (j = operator_len(name, i))) {
+			i += j;
+			op_end = i;
+			continue;
+		}
+		if (c == '(' && !strncmp(name + i, ANON, ANON_LEN)) {
+			sink_text(k, name + run, i - run);
+			i += ANON_LEN;
+			run = i;
+			continue;
+		}
+		if (c == '<' && opens_template(name, i, op_end)) {
+			j = close_angle(name, i, len);
+			if (j == len)
+				break;	/* unmatched: the rest as it is */
+			sink_text(k, name + run, i - run);
+			if (j == i + 1)
+				sink_text(k, "<>", 2);
+			else
+				sink_group(k, "<" ELLIPSIS ">", 5, 3);
+			i = j + 1;
+			run = i;
+			continue;
+		}
+		if (c == '(' && opens_params(name, i, op_end)) {
+			j = close_paren(name, i, len);
+			if (j == len)
+				break;
+			sink_text(k, name + run, i - run);
+			i = skip_qualifiers(name, j + 1, len);
+			run = i;
+			continue;
+		}
+		i++;
+	}
+	sink_text(k, name + run, len - run);
+}
+
+size_t ms_name_shorten(char *buf, size_t size, const char *name, size_t width)
+{
+	struct sink k = { .buf = buf, .size = size };
+	size_t len;
+
+	if (!name)
+		name = "";
+	len = strlen(name);
+	elide(&k, name, len);
+	if (width && k.cols > width) {
+		size_t cols = k.cols;
+
+		k = (struct sink){ .buf = buf, .size = size };
+		sink_text(&k, ELLIPSIS, 3);
+		k.skip = cols - (width - 1);
+		elide(&k, name, len);
+	}
+	if (size)
+		buf[k.kept] = '\0';
+	return k.len;
 }

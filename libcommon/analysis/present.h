@@ -1,6 +1,6 @@
 /*
  * Presentation for the terminal reports of ms-analyze and microscope
- * report: colour and the terminal's width.
+ * report: colour and the terminal's width and names shortened to it.
  *
  * Pure: nothing here keeps state, and only ms_color_decide() and
  * ms_term_width() look at the process (environment, ioctl). A command
@@ -94,5 +94,58 @@ size_t ms_columns_parse(const char *columns);
  * (a pipe or a file gets full names). Call once.
  */
 size_t ms_term_width(int fd);
+
+/*
+ * Names shortened for text.
+ *
+ * First the name is made short to read, always:
+ *  - template argument lists are elided: "<" right after an identifier
+ *    character (a letter, digit, '_', '$' or a byte of a UTF-8 character)
+ *    or after "::" (Rust's "::<"), up to its matching ">" (nested "<>" and
+ *    "()" inside counted), becomes "<…>"; "<>" stays. A "<" anywhere else
+ *    (Rust's "<T as Trait>", Java's ".<init>") is text;
+ *  - parameter lists are dropped: "(" right after an identifier character,
+ *    ">", ")", "]" or "'" (clang's 'lambda'), up to its matching ")",
+ *    with the qualifiers after it (" const", " volatile", " &", " &&",
+ *    " noexcept"). An enclosing function's list goes too
+ *    ("f()::{lambda(int)#1}" -> "f::{lambda#1}"). A "(" elsewhere (Go's
+ *    "main.(*T).M", "(anonymous namespace)" inside a name) is text;
+ *  - every "(anonymous namespace)::" is dropped (pprof drops a leading one;
+ *    everywhere is as true and shorter);
+ *  - an operator's own brackets are its name and stay: operator(),
+ *    operator[], operator<, operator<<, operator<=, operator<=>,
+ *    operator<<=, operator>, operator>>, operator>=, operator>>=,
+ *    operator->, operator->*; template arguments after one (GCC writes
+ *    "operator< <int>") are elided as above;
+ *  - a function template's return type, which GCC's demangler writes
+ *    first, is dropped: when the first parameter list follows a template
+ *    argument list, the text up to the last space outside brackets before
+ *    it (and before any "operator") goes ("int const& std::max<int>(int
+ *    const&, int const&)" -> "std::max<…>");
+ *  - GCC's clone suffixes (" [clone .cold]") stay: a cold part is code
+ *    of its own.
+ * Namespaces stay (pprof's ShortenFunctionName drops them for graph
+ * labels; here the cut below drops them only when the width needs it).
+ * A "<" or a parameter "(" without its match ends the shortening: the rest
+ * is copied as it is. Control characters and bytes that are not UTF-8 are
+ * written as '?' (as ms_text_put() shows them), so the result is printable
+ * as it is and its width is its count of characters (ms_text_width()).
+ *
+ * Then, when width is not 0 and the result is wider than width columns,
+ * its start is cut: "…" followed by the last width - 1 columns, so the
+ * function itself stays and the namespace goes ("…r<…>::push_back"). Width
+ * 1 gives "…". An elided "<…>" is never cut in two: a cut that would end
+ * inside one takes it whole ("…::push_back", not "…>::push_back"), so the
+ * result can be up to two columns narrower than width.
+ *
+ * buf gets the result as snprintf would: the longest prefix of whole
+ * characters that fits, NUL-terminated when size is not 0 (buf may be
+ * NULL when size is 0). Returns the bytes of the whole result (without
+ * the NUL): a value >= size says buf was too small. MS_NAME_SIZE(width)
+ * bytes always hold a result cut to width > 0. Linear in the name's
+ * length; name NULL is "".
+ */
+#define MS_NAME_SIZE(width) ((size_t)(width) * 4 + 1)
+size_t ms_name_shorten(char *buf, size_t size, const char *name, size_t width);
 
 #endif

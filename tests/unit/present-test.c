@@ -1,5 +1,5 @@
 /*
- * Unit tests of libcommon/analysis/present: colour and terminal width,
+ * Unit tests of libcommon/analysis/present: colour, terminal width and short names,
  * with known answers and hostile inputs.
  */
 #include <stdarg.h>
@@ -348,6 +348,455 @@ static void test_term_width_terminal(void **state)
 	env_restore(&env);
 }
 
+/* ---- names ---- */
+
+static char short_buf[4096];
+
+/* name shortened into short_buf; checks the returned length and the width. */
+static const char *shorten(const char *name, size_t width)
+{
+	size_t n = ms_name_shorten(short_buf, sizeof(short_buf), name, width);
+
+	assert_int_equal(n, strlen(short_buf));
+	if (width)
+		assert_true(ms_text_width(short_buf) <= width);
+	return short_buf;
+}
+
+struct name_case {
+	const char *name, *want;
+};
+
+/* Each name shortened without a width limit. */
+static void check_names(const struct name_case *c, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		assert_string_equal(shorten(c[i].name, 0), c[i].want);
+}
+
+#define STD_VECTOR_PUSH "std::vector<int, std::allocator<int> >::push_back(int const&)"
+
+static void test_name_templates(void **state)
+{
+	static const struct name_case cases[] = {
+		{ STD_VECTOR_PUSH, "std::vector<…>::push_back" },
+		{ "std::map<std::string, std::vector<int> >::find(std::string const&) const",
+		  "std::map<…>::find" },
+		{ "Foo<T>::bar", "Foo<…>::bar" },
+		/* an empty list stays: "<…>" would be longer and say less */
+		{ "std::tuple<>::tuple()", "std::tuple<>::tuple" },
+		/* function pointers and expressions inside template arguments */
+		{ "std::function<void (int)>::operator()(int) const",
+		  "std::function<…>::operator()" },
+		{ "A<(1>2)>::f()", "A<…>::f" },
+		{ "std::_Function_handler<bool (char), "
+		  "std::__detail::_AnyMatcher<std::__cxx11::regex_traits<char>, false, false, "
+		  "true> >::_M_invoke(std::_Any_data const&, char&&)",
+		  "std::_Function_handler<…>::_M_invoke" },
+		/* several lists in one name */
+		{ "a<b>::c<d<e>, f>::g<h>", "a<…>::c<…>::g<…>" },
+		/* Rust: a generic's arguments go, a qualified path's "<T as Trait>" is the name */
+		{ "core::ptr::drop_in_place<alloc::vec::Vec<u8>>", "core::ptr::drop_in_place<…>" },
+		{ "core::ptr::drop_in_place::<alloc::string::String>",
+		  "core::ptr::drop_in_place::<…>" },
+		{ "<alloc::vec::Vec<T,A> as core::ops::drop::Drop>::drop",
+		  "<alloc::vec::Vec<…> as core::ops::drop::Drop>::drop" },
+		{ "<impl core::fmt::Debug for foo::Bar>::fmt",
+		  "<impl core::fmt::Debug for foo::Bar>::fmt" },
+		{ "foo::bar::{{closure}}", "foo::bar::{{closure}}" },
+		/* Java's constructor and Go's receivers are not C++ */
+		{ "java.lang.Object.<init>", "java.lang.Object.<init>" },
+		{ "main.(*T).Method", "main.(*T).Method" },
+		{ "pkg.F[...]", "pkg.F[...]" },
+	};
+
+	(void)state;
+	check_names(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+static void test_name_params(void **state)
+{
+	static const struct name_case cases[] = {
+		{ "foo(int)", "foo" },
+		{ "foo()", "foo" },
+		{ "ns::A::get() const", "ns::A::get" },
+		{ "A::f() &&", "A::f" },
+		{ "A::f() const &", "A::f" },
+		{ "A::f() const volatile noexcept", "A::f" },
+		/* a word that only starts like a qualifier is not one */
+		{ "A::f() constant", "A::f constant" },
+		{ "qsort(void*, unsigned long, unsigned long, int (*)(void const*, void const*))",
+		  "qsort" },
+		/* an enclosing function's list and a lambda's go too */
+		{ "foo()::{lambda(int)#1}::operator()(int) const", "foo::{lambda#1}::operator()" },
+		{ "A::f() const::{lambda()#1}::operator()() const",
+		  "A::f::{lambda#1}::operator()" },
+		{ "foo()::'lambda'(int)::operator()(int) const", "foo::'lambda'::operator()" },
+		/* GCC's clone suffixes stay: a cold part is code of its own */
+		{ "foo(int) [clone .cold]", "foo [clone .cold]" },
+		{ "foo() [clone .constprop.0] [clone .isra.0]",
+		  "foo [clone .constprop.0] [clone .isra.0]" },
+		/* the anonymous namespace goes wherever it is */
+		{ "(anonymous namespace)::helper(int)", "helper" },
+		{ "a::(anonymous namespace)::b::c()", "a::b::c" },
+		{ "(anonymous namespace)", "(anonymous namespace)" },
+		/* names that are not C++ keep their parentheses */
+		{ "func (file.py:12)", "func (file.py:12)" },
+		{ "[truncated: stack-copy]", "[truncated: stack-copy]" },
+		{ "sqlite3+0x8e70", "sqlite3+0x8e70" },
+		{ "__vfprintf_internal", "__vfprintf_internal" },
+	};
+
+	(void)state;
+	check_names(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+static void test_name_operators(void **state)
+{
+	static const struct name_case cases[] = {
+		{ "operator<(A const&, A const&)", "operator<" },
+		{ "operator<<(std::ostream&, A const&)", "operator<<" },
+		{ "operator<=(A, A)", "operator<=" },
+		{ "operator<=>(A const&, A const&)", "operator<=>" },
+		{ "A::operator<<=(int)", "A::operator<<=" },
+		{ "operator>(A, A)", "operator>" },
+		{ "operator>>(std::istream&, A&)", "operator>>" },
+		{ "operator>=(A, A)", "operator>=" },
+		{ "A::operator>>=(int)", "A::operator>>=" },
+		{ "A::operator->() const", "A::operator->" },
+		{ "A::operator->*(int)", "A::operator->*" },
+		{ "Foo::operator()(int) const", "Foo::operator()" },
+		{ "Foo::operator[](unsigned long)", "Foo::operator[]" },
+		{ "operator==(A const&, A const&)", "operator==" },
+		{ "operator,(A, B)", "operator," },
+		{ "operator new[](unsigned long)", "operator new[]" },
+		{ "operator delete(void*, unsigned long)", "operator delete" },
+		{ "A::operator bool() const", "A::operator bool" },
+		{ "A::operator std::vector<int, std::allocator<int> >() const",
+		  "A::operator std::vector<…>" },
+		{ "operator\"\" _km(unsigned long long)", "operator\"\" _km" },
+		/* a name that only starts with the word */
+		{ "operators<int>(int)", "operators<…>" },
+		{ "my_operator<int>(int)", "my_operator<…>" },
+		/* an operator template: GCC writes a space, clang does not */
+		{ "std::basic_ostream<char, std::char_traits<char> >& std::operator<< "
+		  "<std::char_traits<char> >(std::basic_ostream<char, std::char_traits<char> "
+		  ">&, char const*)",
+		  "std::operator<< <…>" },
+		{ "bool operator< <int>(A<int> const&, A<int> const&)", "operator< <…>" },
+		{ "bool operator<<int>(A<int> const&)", "bool operator<<int>" },
+		{ "void Foo::operator()<int>(int)", "Foo::operator()<…>" },
+		/* operators inside template arguments do not end them */
+		/* (libiberty writes "> >" where two would close) */
+		{ "f<&A::operator<, &A::operator> >::g(int)", "f<…>::g" },
+		{ "f<&A::operator-> >::g()", "f<…>::g" },
+		/* without the space the ">>" is the operator's, and the list has no end */
+		{ "f<&A::operator>>::g(int)", "f<&A::operator>>::g(int)" },
+		{ "std::set<int, std::less<int> >::insert(int&&)", "std::set<…>::insert" },
+	};
+
+	(void)state;
+	check_names(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+static void test_name_return_types(void **state)
+{
+	static const struct name_case cases[] = {
+		{ "int const& std::max<int>(int const&, int const&)", "std::max<…>" },
+		{ "void std::vector<int, std::allocator<int> >::_M_realloc_insert<int "
+		  "const&>(__gnu_cxx::__normal_iterator<int*, std::vector<int, "
+		  "std::allocator<int> > >, int const&)",
+		  "std::vector<…>::_M_realloc_insert<…>" },
+		{ "unsigned long std::__detail::__mod<unsigned long, 4294967291ul, 1ul, "
+		  "0ul>(unsigned long)",
+		  "std::__detail::__mod<…>" },
+		{ "decltype ({parm#1}.begin()) std::begin<std::vector<int> >(std::vector<int>&)",
+		  "std::begin<…>" },
+		{ "(anonymous namespace)::Foo<int> (anonymous namespace)::make<int>()", "make<…>" },
+		/* no template list before the parameters: no return type to drop */
+		{ "std::vector<int, std::allocator<int> >::vector(unsigned long)",
+		  "std::vector<…>::vector" },
+		{ "operator new(unsigned long)", "operator new" },
+		{ "a b c", "a b c" },
+		/* a space inside a lambda's braces is not a return type's */
+		{ "f()::{lambda(int, int)#1}::operator()<int>(int) const",
+		  "f::{lambda#1}::operator()<…>" },
+	};
+
+	(void)state;
+	check_names(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+static void test_name_malformed(void **state)
+{
+	char big[64];
+
+	(void)state;
+	assert_string_equal(shorten("", 0), "");
+	assert_string_equal(shorten("", 5), "");
+	assert_string_equal(shorten(NULL, 0), "");
+	assert_string_equal(shorten("main", 0), "main");
+	/* a "<" or a parameter "(" without its match: the rest as it is */
+	assert_string_equal(shorten("foo<int", 0), "foo<int");
+	assert_string_equal(shorten("a<b<c>", 0), "a<b<c>");
+	assert_string_equal(shorten("x<a)b>", 0), "x<a)b>");
+	assert_string_equal(shorten("foo(int", 0), "foo(int");
+	assert_string_equal(shorten("std::vector<int>::f(int, A<", 0), "std::vector<…>::f(int, A<");
+	assert_string_equal(shorten("f(a(b)", 0), "f(a(b)");
+	/* closers without openers are text */
+	assert_string_equal(shorten("foo)bar", 0), "foo)bar");
+	assert_string_equal(shorten("a>b>>c", 0), "a>b>>c");
+	assert_string_equal(shorten(">", 0), ">");
+	assert_string_equal(shorten("<", 0), "<");
+	assert_string_equal(shorten("(", 0), "(");
+	assert_string_equal(shorten("<>", 0), "<>");
+	assert_string_equal(shorten("()", 0), "()");
+	assert_string_equal(shorten("operator", 0), "operator");
+	assert_string_equal(shorten("operator(", 0), "operator(");
+	assert_string_equal(shorten("::<", 0), "::<");
+	assert_string_equal(shorten("::<>", 0), "::<>");
+	assert_string_equal(shorten("a::<b>", 0), "a::<…>");
+	/* control characters and bytes that are not UTF-8: '?' */
+	assert_string_equal(shorten("a\tb\x7f", 0), "a?b?");
+	assert_string_equal(shorten("bad\xff", 0), "bad?");
+	assert_string_equal(shorten("cut\xe2\x80", 0), "cut??");
+	assert_string_equal(shorten("\xc0\xaf", 0), "??");	/* overlong '/' */
+	assert_string_equal(shorten("\xed\xa0\x80", 0), "???");	/* a surrogate */
+	assert_string_equal(shorten("caf\xc3\xa9::na\xc3\xafve<\xc3\xa9>", 0), "café::naïve<…>");
+	/* pieces that would make a character once joined stay apart */
+	assert_string_equal(shorten("f\xe2\x80(int)\xa6", 0), "f???");
+	assert_string_equal(shorten("g\xe2\x80<int>\xa6", 0), "g??" "<…>?");
+
+	/* the buffer: the longest prefix of whole characters, as snprintf */
+	assert_int_equal(ms_name_shorten(big, 8, "abcdefghij", 0), 10);
+	assert_string_equal(big, "abcdefg");
+	assert_int_equal(ms_name_shorten(big, 4, "\xc3\xa9\xc3\xa9\xc3\xa9", 0), 6);
+	assert_string_equal(big, "\xc3\xa9");
+	assert_int_equal(ms_name_shorten(big, 2, "\xc3\xa9" "a", 0), 3);
+	assert_string_equal(big, "");
+	assert_int_equal(ms_name_shorten(big, 1, "abc", 0), 3);
+	assert_string_equal(big, "");
+	assert_int_equal(ms_name_shorten(NULL, 0, STD_VECTOR_PUSH, 0),
+			 strlen("std::vector<…>::push_back"));
+	assert_int_equal(ms_name_shorten(NULL, 0, STD_VECTOR_PUSH, 12), strlen("…::push_back"));
+	assert_int_equal(ms_name_shorten(big, 6, STD_VECTOR_PUSH, 0),
+			 strlen("std::vector<…>::push_back"));
+	assert_string_equal(big, "std::");
+	/* "<…>" cut by the buffer keeps its "<" */
+	assert_int_equal(ms_name_shorten(big, 13, "std::vector<int>", 0), 16);
+	assert_string_equal(big, "std::vector<");
+	assert_int_equal(ms_name_shorten(big, sizeof(big), "x", 0), 1);
+	assert_string_equal(big, "x");
+}
+
+static void test_name_width(void **state)
+{
+	char buf[MS_NAME_SIZE(8)];
+	size_t w;
+
+	(void)state;
+	/* "std::vector<…>::push_back" is 25 columns */
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 0), "std::vector<…>::push_back");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 100), "std::vector<…>::push_back");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 25), "std::vector<…>::push_back");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 24), "…d::vector<…>::push_back");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 16), "…r<…>::push_back");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 15), "…<…>::push_back");
+	/* a cut inside "<…>" takes it whole */
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 14), "…::push_back");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 13), "…::push_back");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 12), "…::push_back");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 11), "…:push_back");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 4), "…ack");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 3), "…ck");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 2), "…k");
+	assert_string_equal(shorten(STD_VECTOR_PUSH, 1), "…");
+	assert_string_equal(shorten("abc", 3), "abc");
+	assert_string_equal(shorten("abcd", 3), "…cd");
+	assert_string_equal(shorten("ab", 1), "…");
+	assert_string_equal(shorten("a", 1), "a");
+	/* columns, not bytes: each of these characters is one column */
+	assert_string_equal(shorten("naïve::café::función", 0), "naïve::café::función");
+	assert_string_equal(shorten("naïve::café::función", 20), "naïve::café::función");
+	assert_string_equal(shorten("naïve::café::función", 8), "…función");
+	assert_string_equal(shorten("ααααα", 3), "…αα");
+	/* a '?' for a bad byte is a column too */
+	assert_string_equal(shorten("ab\xff\xfe" "cd", 4), "…?cd");
+
+	/* MS_NAME_SIZE(width) always holds a cut name */
+	w = ms_name_shorten(buf, sizeof(buf), "ααααααααααα::ββββββββββ", 8);
+	assert_true(w < sizeof(buf));
+	assert_string_equal(buf, "…βββββββ");
+	/* nine characters of four bytes each */
+	w = ms_name_shorten(buf, sizeof(buf), "😀😀😀😀😀😀😀😀😀", 8);
+	assert_true(w < sizeof(buf));
+	assert_int_equal(ms_text_width(buf), 8);
+}
+
+/* CPU seconds since t0: a quadratic walk over 1 MB would take minutes. */
+static double cpu_since(clock_t t0)
+{
+	return (double)(clock() - t0) / CLOCKS_PER_SEC;
+}
+
+static void test_name_huge(void **state)
+{
+	size_t mb = 1 << 20, i, n;
+	char *name = malloc(mb + 64), *out = malloc(2 * mb + 64);
+	clock_t t0 = clock();
+
+	(void)state;
+	assert_non_null(name);
+	assert_non_null(out);
+
+	/* 1 MB of one identifier */
+	memset(name, 'a', mb);
+	name[mb] = '\0';
+	assert_int_equal(ms_name_shorten(out, 2 * mb, name, 0), mb);
+	assert_int_equal(strlen(out), mb);
+	assert_int_equal(ms_name_shorten(out, 2 * mb, name, 80), 79 + 3);
+	assert_int_equal(ms_text_width(out), 80);
+	assert_memory_equal(out, "…aaa", 6);
+
+	/* 1 MB of template arguments */
+	n = (size_t)snprintf(name, 8, "f<");
+	memset(name + n, 'x', mb);
+	n += mb;
+	n += (size_t)snprintf(name + n, 32, ">::g(int)");
+	assert_int_equal(ms_name_shorten(out, 2 * mb, name, 0), strlen("f<…>::g"));
+	assert_string_equal(out, "f<…>::g");
+
+	/* nested half a million deep */
+	name[0] = 'f';
+	for (i = 1; i <= mb / 2; i++)
+		name[i] = '<';
+	for (; i <= mb; i++)
+		name[i] = '>';
+	name[i] = '\0';
+	assert_int_equal(ms_name_shorten(out, 2 * mb, name, 0), strlen("f<…>"));
+	assert_string_equal(out, "f<…>");
+
+	/* unmatched all the way: "a<a<a<..." and "a(a(a(..." */
+	for (i = 0; i < mb; i += 2) {
+		name[i] = 'a';
+		name[i + 1] = '<';
+	}
+	name[mb] = '\0';
+	assert_int_equal(ms_name_shorten(out, 2 * mb, name, 0), mb);
+	assert_memory_equal(out, name, mb);
+	for (i = 0; i < mb; i += 2)
+		name[i + 1] = '(';
+	assert_int_equal(ms_name_shorten(out, 2 * mb, name, 0), mb);
+	assert_memory_equal(out, name, mb);
+	assert_int_equal(ms_name_shorten(out, 2 * mb, name, 10), 9 + 3);
+	assert_string_equal(out, "…(a(a(a(a(");
+
+	/* many small lists, and many operators */
+	for (i = 0; i + 4 <= mb; i += 4)
+		memcpy(name + i, "a<b>", 4);
+	name[i] = '\0';
+	assert_int_equal(ms_name_shorten(out, 2 * mb, name, 0), mb / 4 * 6);
+	assert_memory_equal(out, "a<…>a<…>", 10);
+	for (i = 0; i + 9 <= mb; i += 9)
+		memcpy(name + i, "operator<", 9);
+	name[i] = '\0';
+	assert_int_equal(ms_name_shorten(out, 2 * mb, name, 0), i);
+	assert_string_equal(out, name);
+	/* 1 MB of bytes that are not UTF-8 */
+	memset(name, 0xff, mb);
+	name[mb] = '\0';
+	assert_int_equal(ms_name_shorten(out, 2 * mb, name, 0), mb);
+	assert_true(out[0] == '?' && out[mb - 1] == '?');
+	assert_int_equal(ms_name_shorten(out, 2 * mb, name, 3), 3 + 2);
+	assert_string_equal(out, "…??");
+
+	assert_true(cpu_since(t0) < 10.0);
+	free(name);
+	free(out);
+}
+
+/*
+ * Random names from pieces that matter: the result is printable UTF-8,
+ * its length is what was returned, a cut keeps a suffix of the uncut
+ * result after "…" within the width (at most two columns short), and a
+ * small buffer gets a prefix of whole characters.
+ */
+static void test_name_random(void **state)
+{
+	static const char *const pieces[] = {
+		"<", ">", "(", ")", "operator", " ", "::", " const", "é", "\xff", "a", "b_1",
+		"(anonymous namespace)::", "{", "}", "'", " [clone .cold]", "-", "=", "\t",
+		"\xe2\x80", "\xa6", "operator<", "operator()", "ααα", "$", ",", "&",
+	};
+	char name[256], full[1024], cut[1024], small[1024];
+	uint32_t x = 7;
+	unsigned round;
+
+	(void)state;
+	for (round = 0; round < 20000; round++) {
+		size_t len = 0, n_pieces, i, n_full, n_cut, width, size, w_full;
+		const unsigned char *u;
+
+		x = x * 1103515245u + 12345u;
+		n_pieces = (x >> 16) % 24;
+		for (i = 0; i < n_pieces; i++) {
+			const char *piece;
+
+			x = x * 1103515245u + 12345u;
+			piece = pieces[(x >> 16) % (sizeof(pieces) / sizeof(pieces[0]))];
+			memcpy(name + len, piece, strlen(piece));
+			len += strlen(piece);
+		}
+		name[len] = '\0';
+
+		n_full = ms_name_shorten(full, sizeof(full), name, 0);
+		assert_int_equal(n_full, strlen(full));
+		for (u = (const unsigned char *)full; *u;) {
+			int c = ms_utf8_len(u);
+
+			assert_true(c > 0);
+			assert_true(*u >= 0x20 && *u != 0x7f);
+			u += c;
+		}
+		/* the same every time */
+		assert_int_equal(ms_name_shorten(cut, sizeof(cut), name, 0), n_full);
+		assert_string_equal(cut, full);
+
+		x = x * 1103515245u + 12345u;
+		width = 1 + (x >> 16) % 30;
+		w_full = ms_text_width(full);
+		n_cut = ms_name_shorten(cut, sizeof(cut), name, width);
+		assert_int_equal(n_cut, strlen(cut));
+		if (w_full <= width) {
+			assert_string_equal(cut, full);
+		} else {
+			assert_true(ms_text_width(cut) <= width);
+			assert_true(ms_text_width(cut) + 2 >= width);
+			assert_memory_equal(cut, "…", 3);
+			assert_string_equal(full + n_full - (n_cut - 3), cut + 3);
+		}
+
+		x = x * 1103515245u + 12345u;
+		size = (x >> 16) % (n_full + 2);
+		assert_int_equal(ms_name_shorten(small, size, name, 0), n_full);
+		if (size) {
+			size_t k = strlen(small);
+
+			assert_true(k < size);
+			assert_memory_equal(small, full, k);
+			/* whole characters: the next one starts where it stopped and did not fit */
+			if (k < n_full) {
+				size_t next = (size_t)ms_utf8_len((const unsigned char *)full + k);
+
+				assert_true(((unsigned char)full[k] & 0xc0) != 0x80);
+				assert_true(k + next >= size);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +808,14 @@ int main(void)
 		cmocka_unit_test(test_columns_parse),
 		cmocka_unit_test(test_term_width),
 		cmocka_unit_test(test_term_width_terminal),
+		cmocka_unit_test(test_name_templates),
+		cmocka_unit_test(test_name_params),
+		cmocka_unit_test(test_name_operators),
+		cmocka_unit_test(test_name_return_types),
+		cmocka_unit_test(test_name_malformed),
+		cmocka_unit_test(test_name_width),
+		cmocka_unit_test(test_name_huge),
+		cmocka_unit_test(test_name_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
