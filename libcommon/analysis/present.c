@@ -1,5 +1,5 @@
 /*
- * present: colour, terminal width and short names for the
+ * present: colour, terminal width, short names and numbers in words for the
  * text reports (see present.h for the rules).
  */
 #include "analysis/present.h"
@@ -413,4 +413,127 @@ size_t ms_name_shorten(char *buf, size_t size, const char *name, size_t width)
 	if (size)
 		buf[k.kept] = '\0';
 	return k.len;
+}
+
+/* Numbers */
+
+static size_t put(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static size_t put(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0) {	/* not seen with these formats; keep the contract anyway */
+		if (size)
+			buf[0] = '\0';
+		return 0;
+	}
+	return (size_t)n;
+}
+
+size_t ms_format_count(char *buf, size_t size, uint64_t n)
+{
+	char tmp[32];		/* 20 digits, 6 commas, NUL */
+	size_t i = sizeof(tmp), digits = 0;
+
+	tmp[--i] = '\0';
+	do {
+		if (digits && digits % 3 == 0)
+			tmp[--i] = ',';
+		tmp[--i] = (char)('0' + n % 10);
+		n /= 10;
+		digits++;
+	} while (n);
+	return put(buf, size, "%s", tmp + i);
+}
+
+/* v / unit rounded half up, in tenths and in whole units (unit <= 2^60). */
+static uint64_t tenths(uint64_t v, uint64_t unit)
+{
+	return v / unit * 10 + (v % unit * 10 + unit / 2) / unit;
+}
+
+static uint64_t whole(uint64_t v, uint64_t unit)
+{
+	return v / unit + (v % unit >= unit - v % unit);
+}
+
+/*
+ * v in the first of units[] (scales of one another, each scale[u] base
+ * units) where it stays below limit after rounding; the last takes all.
+ */
+static size_t put_scaled(char *buf, size_t size, uint64_t v, const uint64_t *scale,
+			 const char *const *names, size_t n_units, uint64_t limit)
+{
+	size_t u;
+
+	for (u = 0; u < n_units; u++) {
+		uint64_t t = tenths(v, scale[u]), w = whole(v, scale[u]);
+
+		if (t < 1000)
+			return put(buf, size, "%" PRIu64 ".%" PRIu64 " %s", t / 10, t % 10,
+				   names[u]);
+		if (w < limit || u + 1 == n_units)
+			return put(buf, size, "%" PRIu64 " %s", w, names[u]);
+	}
+	return put(buf, size, "?");	/* n_units is never 0 */
+}
+
+#define NS_PER_S 1000000000ull
+
+size_t ms_format_duration(char *buf, size_t size, uint64_t ns)
+{
+	static const uint64_t scale[] = { 1000ull, 1000000ull };
+	static const char *const names[] = { "\xc2\xb5s", "ms" };
+	uint64_t s, min;
+
+	if (ns < 1000)
+		return put(buf, size, "%" PRIu64 " ns", ns);
+	if (whole(ns, 1000000ull) < 1000)	/* below a second once rounded */
+		return put_scaled(buf, size, ns, scale, names, 2, 1000);
+	if (tenths(ns, NS_PER_S) < 600)
+		return put(buf, size, "%" PRIu64 ".%" PRIu64 " s", tenths(ns, NS_PER_S) / 10,
+			   tenths(ns, NS_PER_S) % 10);
+	s = whole(ns, NS_PER_S);
+	if (s < 3600)
+		return put(buf, size, "%" PRIu64 " min %" PRIu64 " s", s / 60, s % 60);
+	min = whole(ns, 60 * NS_PER_S);
+	return put(buf, size, "%" PRIu64 " h %" PRIu64 " min", min / 60, min % 60);
+}
+
+size_t ms_format_rate(char *buf, size_t size, double hz)
+{
+	static const char *const names[] = { "kHz", "MHz", "GHz", "THz" };
+	double unit = 1000.0;
+	size_t u;
+
+	if (!(hz >= 0.0) || hz > 1e300)	/* NaN, negative, infinite */
+		return put(buf, size, "? Hz");
+	if (hz + 0.5 < 1000.0)
+		return put(buf, size, "%" PRIu64 " Hz", (uint64_t)(hz + 0.5));
+	for (u = 0; u < 4; u++, unit *= 1000.0) {
+		double t = hz * 10.0 / unit + 0.5, w = hz / unit + 0.5;
+
+		if (t < 1000.0)
+			return put(buf, size, "%" PRIu64 ".%" PRIu64 " %s", (uint64_t)t / 10,
+				   (uint64_t)t % 10, names[u]);
+		if (w < 1000.0)
+			return put(buf, size, "%" PRIu64 " %s", (uint64_t)w, names[u]);
+	}
+	return put(buf, size, "%.0f THz", hz / 1e12);
+}
+
+size_t ms_format_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	static const uint64_t scale[] = { 1ull << 10, 1ull << 20, 1ull << 30, 1ull << 40,
+					  1ull << 50, 1ull << 60 };
+	static const char *const names[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+
+	if (bytes < 1024)
+		return put(buf, size, "%" PRIu64 " B", bytes);
+	return put_scaled(buf, size, bytes, scale, names, 6, 1024);
 }

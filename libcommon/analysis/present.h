@@ -1,6 +1,7 @@
 /*
  * Presentation for the terminal reports of ms-analyze and microscope
- * report: colour and the terminal's width and names shortened to it.
+ * report: colour and the terminal's width, names shortened to it and
+ * numbers in plain words.
  *
  * Pure: nothing here keeps state, and only ms_color_decide() and
  * ms_term_width() look at the process (environment, ioctl). A command
@@ -147,5 +148,40 @@ size_t ms_term_width(int fd);
  */
 #define MS_NAME_SIZE(width) ((size_t)(width) * 4 + 1)
 size_t ms_name_shorten(char *buf, size_t size, const char *name, size_t width);
+
+/*
+ * Numbers in plain words. Each writes into buf as snprintf does and
+ * returns the length of the whole text.
+ *
+ * Scaled values have one decimal below 100 of their unit and none from
+ * 100 ("12.5 µs", "350 ms"), rounded half up; a value that rounds to 1000
+ * of its unit (1024 for bytes) is written in the next unit ("1.0 ms", not
+ * "1000 µs"). Values in the base unit (ns, B, Hz) are whole.
+ */
+
+/* Thousands separated by commas: "0", "2,001", "9,000,000". */
+size_t ms_format_count(char *buf, size_t size, uint64_t n);
+/*
+ * "850 ns", "12.5 µs", "350 ms", "2.0 s", "59.9 s", then whole seconds
+ * from a minute: "3 min 20 s", then whole minutes from an hour:
+ * "2 h 5 min". "µs", the SI symbol, rather than "us": these lines are for
+ * people, the text reports are UTF-8 already ("…", "×"), and Go's and
+ * pprof's durations write µs too. ("us" stays in util/text.h's
+ * ms_format_ns for the tables that use it.)
+ */
+size_t ms_format_duration(char *buf, size_t size, uint64_t ns);
+/*
+ * A rate: "999 Hz", "1.2 kHz", "4.0 kHz", "250 kHz", "1.5 MHz"; "? Hz"
+ * when hz is negative or not a number.
+ */
+size_t ms_format_rate(char *buf, size_t size, double hz);
+/*
+ * A size in binary units: "512 B", "1.5 KiB", "51.3 MiB", "2.0 GiB" up to
+ * EiB. Binary (1024) rather than decimal (1000) because the sizes shown
+ * are of memory and buffers, counted in pages and powers of two, and the
+ * project says KiB and MiB everywhere else (stack copies of 64 KiB, rings
+ * of 2-4 MiB); the "i" says which is meant.
+ */
+size_t ms_format_bytes(char *buf, size_t size, uint64_t bytes);
 
 #endif

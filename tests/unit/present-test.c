@@ -1,5 +1,5 @@
 /*
- * Unit tests of libcommon/analysis/present: colour, terminal width and short names,
+ * Unit tests of libcommon/analysis/present: colour, terminal width, short names and numbers in words,
  * with known answers and hostile inputs.
  */
 #include <stdarg.h>
@@ -797,6 +797,119 @@ static void test_name_random(void **state)
 	}
 }
 
+/* ---- numbers ---- */
+
+struct num_case {
+	uint64_t v;
+	const char *want;
+};
+
+static void test_format_count(void **state)
+{
+	static const struct num_case cases[] = {
+		{ 0, "0" }, { 7, "7" }, { 999, "999" }, { 1000, "1,000" }, { 2001, "2,001" },
+		{ 12345, "12,345" }, { 999999, "999,999" }, { 1000000, "1,000,000" },
+		{ 9000000, "9,000,000" }, { 1234567890, "1,234,567,890" },
+		{ UINT64_MAX, "18,446,744,073,709,551,615" },
+	};
+	char buf[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(ms_format_count(buf, sizeof(buf), cases[i].v),
+				 strlen(cases[i].want));
+		assert_string_equal(buf, cases[i].want);
+	}
+	/* snprintf's contract */
+	assert_int_equal(ms_format_count(buf, 4, 2001), 5);
+	assert_string_equal(buf, "2,0");
+	assert_int_equal(ms_format_count(NULL, 0, 9000000), 9);
+}
+
+static void test_format_duration(void **state)
+{
+	static const struct num_case cases[] = {
+		{ 0, "0 ns" }, { 1, "1 ns" }, { 850, "850 ns" }, { 999, "999 ns" },
+		{ 1000, "1.0 µs" }, { 1049, "1.0 µs" }, { 1050, "1.1 µs" },
+		{ 12500, "12.5 µs" }, { 99949, "99.9 µs" }, { 99950, "100 µs" },
+		{ 350000, "350 µs" }, { 999499, "999 µs" },
+		{ 999500, "1.0 ms" }, { 12345678, "12.3 ms" }, { 350000000, "350 ms" },
+		{ 999499999, "999 ms" }, { 999500000, "1.0 s" },
+		{ 2000000000ull, "2.0 s" }, { 2049999999ull, "2.0 s" }, { 2050000000ull, "2.1 s" },
+		{ 59949999999ull, "59.9 s" }, { 59950000000ull, "1 min 0 s" },
+		{ 60000000000ull, "1 min 0 s" }, { 200000000000ull, "3 min 20 s" },
+		{ 200499999999ull, "3 min 20 s" }, { 200500000000ull, "3 min 21 s" },
+		{ 3599499999999ull, "59 min 59 s" }, { 3599500000000ull, "1 h 0 min" },
+		{ 7500000000000ull, "2 h 5 min" }, { 86400000000000ull, "24 h 0 min" },
+		{ UINT64_MAX, "5124095 h 35 min" },
+	};
+	char buf[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(ms_format_duration(buf, sizeof(buf), cases[i].v),
+				 strlen(cases[i].want));
+		assert_string_equal(buf, cases[i].want);
+	}
+	assert_int_equal(ms_format_duration(buf, 4, 12500), strlen("12.5 µs"));
+	assert_string_equal(buf, "12.");
+	assert_int_equal(ms_format_duration(NULL, 0, 200000000000ull), strlen("3 min 20 s"));
+}
+
+static void test_format_rate(void **state)
+{
+	static const struct {
+		double hz;
+		const char *want;
+	} cases[] = {
+		{ 0.0, "0 Hz" }, { 0.4, "0 Hz" }, { 0.5, "1 Hz" }, { 99.0, "99 Hz" },
+		{ 999.0, "999 Hz" }, { 999.4, "999 Hz" }, { 999.5, "1.0 kHz" },
+		{ 1200.0, "1.2 kHz" }, { 1249.0, "1.2 kHz" }, { 1250.0, "1.3 kHz" },
+		{ 4000.0, "4.0 kHz" }, { 99949.0, "99.9 kHz" }, { 99950.0, "100 kHz" },
+		{ 250000.0, "250 kHz" }, { 999499.0, "999 kHz" }, { 999500.0, "1.0 MHz" },
+		{ 1.5e6, "1.5 MHz" }, { 2.5e9, "2.5 GHz" }, { 1e12, "1.0 THz" },
+		{ 5e14, "500 THz" }, { 1e18, "1000000 THz" },
+		{ -1.0, "? Hz" }, { -0.0, "0 Hz" }, { NAN, "? Hz" }, { INFINITY, "? Hz" },
+		{ -INFINITY, "? Hz" },
+	};
+	char buf[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(ms_format_rate(buf, sizeof(buf), cases[i].hz),
+				 strlen(cases[i].want));
+		assert_string_equal(buf, cases[i].want);
+	}
+	assert_int_equal(ms_format_rate(buf, 3, 1200.0), strlen("1.2 kHz"));
+	assert_string_equal(buf, "1.");
+}
+
+static void test_format_bytes(void **state)
+{
+	static const struct num_case cases[] = {
+		{ 0, "0 B" }, { 1, "1 B" }, { 512, "512 B" }, { 1023, "1023 B" },
+		{ 1024, "1.0 KiB" }, { 1536, "1.5 KiB" }, { 102348, "99.9 KiB" },
+		{ 102349, "100 KiB" }, { 1048063, "1023 KiB" }, { 1048064, "1.0 MiB" },
+		{ 1048576, "1.0 MiB" }, { 53791539, "51.3 MiB" }, { 2147483648ull, "2.0 GiB" },
+		{ 1ull << 40, "1.0 TiB" }, { 1ull << 50, "1.0 PiB" }, { 1ull << 60, "1.0 EiB" },
+		{ UINT64_MAX, "16.0 EiB" },
+	};
+	char buf[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(ms_format_bytes(buf, sizeof(buf), cases[i].v),
+				 strlen(cases[i].want));
+		assert_string_equal(buf, cases[i].want);
+	}
+	assert_int_equal(ms_format_bytes(buf, 1, 53791539), strlen("51.3 MiB"));
+	assert_string_equal(buf, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -816,6 +929,10 @@ int main(void)
 		cmocka_unit_test(test_name_width),
 		cmocka_unit_test(test_name_huge),
 		cmocka_unit_test(test_name_random),
+		cmocka_unit_test(test_format_count),
+		cmocka_unit_test(test_format_duration),
+		cmocka_unit_test(test_format_rate),
+		cmocka_unit_test(test_format_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
