@@ -1,6 +1,6 @@
 /*
- * present: colour, terminal width, short names and numbers in words for the
- * text reports (see present.h for the rules).
+ * present: colour, terminal width, short names, numbers in words and
+ * recursion folding for the text reports (see present.h for the rules).
  */
 #include "analysis/present.h"
 
@@ -536,4 +536,32 @@ size_t ms_format_bytes(char *buf, size_t size, uint64_t bytes)
 	if (bytes < 1024)
 		return put(buf, size, "%" PRIu64 " B", bytes);
 	return put_scaled(buf, size, bytes, scale, names, 6, 1024);
+}
+
+/* Recursion folding */
+
+size_t ms_fold_at(const uint32_t *ids, size_t n, size_t pos, struct ms_fold *fold)
+{
+	struct ms_fold best = { 1, 1 };
+	size_t best_frames = 1, L;
+
+	if (!ids || pos >= n) {
+		if (fold)
+			*fold = (struct ms_fold){ 0, 0 };
+		return 0;
+	}
+	for (L = 1; L <= MS_FOLD_MAX_CYCLE && L <= (n - pos) / 2; L++) {
+		size_t m = 0, r;
+
+		while (pos + m + L < n && ids[pos + m] == ids[pos + m + L])
+			m++;
+		r = 1 + m / L;
+		if (r >= 2 && r * L > best_frames) {
+			best = (struct ms_fold){ (uint32_t)L, r };
+			best_frames = r * L;
+		}
+	}
+	if (fold)
+		*fold = best;
+	return best_frames;
 }

@@ -1,7 +1,7 @@
 /*
  * Presentation for the terminal reports of ms-analyze and microscope
- * report: colour and the terminal's width, names shortened to it and
- * numbers in plain words.
+ * report: colour, the terminal's width, names shortened to it, numbers in
+ * plain words and recursion folded in a call tree.
  *
  * Pure: nothing here keeps state, and only ms_color_decide() and
  * ms_term_width() look at the process (environment, ioctl). A command
@@ -183,5 +183,33 @@ size_t ms_format_rate(char *buf, size_t size, double hz);
  * of 2-4 MiB); the "i" says which is meant.
  */
 size_t ms_format_bytes(char *buf, size_t size, uint64_t bytes);
+
+/*
+ * Recursion folding for a call-tree printer.
+ *
+ * ids is a path of function ids, outermost first. At pos, for each cycle
+ * length L from 1 to MS_FOLD_MAX_CYCLE, R(L) is the largest count with
+ * pos + R * L <= n and ids[pos + i] == ids[pos + i + L] for every
+ * 0 <= i < (R - 1) * L: the block ids[pos, pos + L) followed by R - 1
+ * copies of itself (a partial copy at the end does not count). The fold
+ * is the L that covers the most frames (R * L) among those with R >= 2,
+ * the smaller L on a tie: "A A A A" is A ×4, not (A A) ×2; "A B A B A" is
+ * (A B) ×2, then A; "A A B A A B" is (A A B) ×2. When no L repeats, the
+ * fold is the one frame at pos (L = 1, R = 1). Cycles longer than
+ * MS_FOLD_MAX_CYCLE are not looked for: a printer shows them as they are.
+ *
+ * Returns the frames the fold covers, R * L, and fills *fold when not
+ * NULL; 0, with *fold zeroed, when pos >= n or ids is NULL. A printer
+ * shows ids[pos, pos + L) once with "×R" (or not, below a count it
+ * chooses) and goes on at pos + R * L. A call takes at most
+ * MS_FOLD_MAX_CYCLE * (R * L + MS_FOLD_MAX_CYCLE) comparisons, so a walk
+ * that goes on after each fold is linear in the path's length.
+ */
+#define MS_FOLD_MAX_CYCLE 4
+struct ms_fold {
+	uint32_t cycle;		/* L: 1 for direct recursion, 2..4 for a cycle */
+	size_t repeats;		/* R: 1 when nothing repeats at pos */
+};
+size_t ms_fold_at(const uint32_t *ids, size_t n, size_t pos, struct ms_fold *fold);
 
 #endif

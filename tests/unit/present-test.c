@@ -1,6 +1,7 @@
 /*
- * Unit tests of libcommon/analysis/present: colour, terminal width, short names and numbers in words,
- * with known answers and hostile inputs.
+ * Unit tests of libcommon/analysis/present: colour, terminal width, short
+ * names, numbers in words and recursion folding, with known answers and
+ * hostile inputs (broken brackets, bad UTF-8, 1 MB names).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -910,6 +911,192 @@ static void test_format_bytes(void **state)
 	assert_string_equal(buf, "");
 }
 
+/* ---- recursion folding ---- */
+
+/* The rule of present.h written the slow, obvious way. */
+static size_t fold_reference(const uint32_t *ids, size_t n, size_t pos, struct ms_fold *f)
+{
+	size_t L, best = 1;
+
+	*f = (struct ms_fold){ 1, 1 };
+	if (pos >= n) {
+		*f = (struct ms_fold){ 0, 0 };
+		return 0;
+	}
+	for (L = 1; L <= MS_FOLD_MAX_CYCLE; L++) {
+		size_t r = 1;
+
+		/* one more block fits and equals the first */
+		while (pos + (r + 1) * L <= n &&
+		       !memcmp(ids + pos, ids + pos + r * L, L * sizeof(*ids)))
+			r++;
+		if (r >= 2 && r * L > best) {
+			best = r * L;
+			*f = (struct ms_fold){ (uint32_t)L, r };
+		}
+	}
+	return best;
+}
+
+/* ms_fold_at on a path written as letters, "ABAB" */
+static size_t fold_letters(const char *path, size_t pos, struct ms_fold *f)
+{
+	uint32_t ids[64];
+	size_t n = strlen(path), i;
+
+	for (i = 0; i < n; i++)
+		ids[i] = (uint32_t)path[i];
+	return ms_fold_at(ids, n, pos, f);
+}
+
+#define ASSERT_FOLD(path, pos, frames, L, R)                                 \
+	do {                                                                 \
+		struct ms_fold f_;                                           \
+		assert_int_equal(fold_letters(path, pos, &f_), frames);      \
+		assert_int_equal(f_.cycle, L);                               \
+		assert_int_equal(f_.repeats, R);                             \
+	} while (0)
+
+static void test_fold_known(void **state)
+{
+	struct ms_fold f = { 9, 9 };
+	uint32_t one = 5;
+
+	(void)state;
+	/* nothing, and past the end */
+	assert_int_equal(ms_fold_at(NULL, 0, 0, &f), 0);
+	assert_int_equal(f.cycle, 0);
+	assert_int_equal(f.repeats, 0);
+	assert_int_equal(ms_fold_at(NULL, 5, 0, NULL), 0);
+	assert_int_equal(ms_fold_at(&one, 0, 0, &f), 0);
+	assert_int_equal(ms_fold_at(&one, 1, 1, &f), 0);
+	assert_int_equal(ms_fold_at(&one, 1, 7, NULL), 0);
+	/* one frame */
+	assert_int_equal(ms_fold_at(&one, 1, 0, NULL), 1);
+	ASSERT_FOLD("A", 0, 1, 1, 1);
+	ASSERT_FOLD("AB", 0, 1, 1, 1);
+	/* direct recursion */
+	ASSERT_FOLD("AA", 0, 2, 1, 2);
+	ASSERT_FOLD("AAA", 0, 3, 1, 3);
+	ASSERT_FOLD("AAAA", 0, 4, 1, 4);	/* not (A A) x2 */
+	ASSERT_FOLD("XAAAY", 1, 3, 1, 3);
+	ASSERT_FOLD("XAAAY", 0, 1, 1, 1);
+	ASSERT_FOLD("AABB", 0, 2, 1, 2);
+	ASSERT_FOLD("AABB", 2, 2, 1, 2);
+	/* cycles */
+	ASSERT_FOLD("ABAB", 0, 4, 2, 2);
+	ASSERT_FOLD("ABABA", 0, 4, 2, 2);	/* a partial block does not count */
+	ASSERT_FOLD("ABABA", 4, 1, 1, 1);
+	ASSERT_FOLD("ABABABAB", 0, 8, 2, 4);	/* not (A B A B) x2 */
+	ASSERT_FOLD("ABCABCABC", 0, 9, 3, 3);
+	ASSERT_FOLD("ABCDABCD", 0, 8, 4, 2);
+	ASSERT_FOLD("ABCDEABCDE", 0, 1, 1, 1);	/* a cycle of 5 is not folded */
+	ASSERT_FOLD("AABAAB", 0, 6, 3, 2);	/* covers more than A A */
+	ASSERT_FOLD("AABAABX", 0, 6, 3, 2);
+	ASSERT_FOLD("AAAB", 0, 3, 1, 3);
+	ASSERT_FOLD("ABBB", 0, 1, 1, 1);
+	ASSERT_FOLD("ABBB", 1, 3, 1, 3);
+	ASSERT_FOLD("ABAC", 0, 1, 1, 1);
+	ASSERT_FOLD("AAAAAB", 1, 4, 1, 4);
+	/* NULL fold: the count alone */
+	assert_int_equal(fold_letters("ABAB", 0, NULL), 4);
+}
+
+static void test_fold_long(void **state)
+{
+	size_t n = 100000, i, pos, frames, total;
+	uint32_t *ids = malloc(n * sizeof(*ids)), *back = malloc(n * sizeof(*ids));
+	struct ms_fold f;
+	clock_t t0 = clock();
+
+	(void)state;
+	assert_non_null(ids);
+	assert_non_null(back);
+	/* 100,000 frames of one function: one line, x100000 */
+	for (i = 0; i < n; i++)
+		ids[i] = 42;
+	assert_int_equal(ms_fold_at(ids, n, 0, &f), n);
+	assert_int_equal(f.cycle, 1);
+	assert_int_equal(f.repeats, n);
+	assert_int_equal(ms_fold_at(ids, n, n - 1, &f), 1);
+	assert_int_equal(f.repeats, 1);
+	/* A B A B ... */
+	for (i = 0; i < n; i++)
+		ids[i] = (uint32_t)(i % 2);
+	assert_int_equal(ms_fold_at(ids, n, 0, &f), n);
+	assert_int_equal(f.cycle, 2);
+	assert_int_equal(f.repeats, n / 2);
+	/* A B C A B C ... A: 33,333 blocks and one frame over */
+	for (i = 0; i < n; i++)
+		ids[i] = (uint32_t)(i % 3);
+	assert_int_equal(ms_fold_at(ids, n, 0, &f), n - 1);
+	assert_int_equal(f.cycle, 3);
+	assert_int_equal(f.repeats, n / 3);
+	assert_int_equal(ms_fold_at(ids, n, n - 1, &f), 1);
+
+	/*
+	 * A walk over a path with runs of every kind: each fold matches the
+	 * reference, the folds expand back to the path, and the walk is linear.
+	 */
+	{
+		uint32_t x = 12345;
+
+		for (i = 0; i < n;) {
+			size_t len, L, k;
+
+			x = x * 1103515245u + 12345u;
+			L = 1 + (x >> 16) % 5;		/* cycles of 1..5 */
+			len = 1 + (x >> 8) % 40;	/* repeated up to 40 times */
+			for (k = 0; k < L * len && i < n; k++, i++)
+				ids[i] = (uint32_t)((x >> 20) % 4 + k % L);
+		}
+	}
+	total = 0;
+	for (pos = 0; pos < n; pos += frames) {
+		struct ms_fold r;
+
+		frames = ms_fold_at(ids, n, pos, &f);
+		assert_int_equal(fold_reference(ids, n, pos, &r), frames);
+		assert_int_equal(f.cycle, r.cycle);
+		assert_int_equal(f.repeats, r.repeats);
+		assert_int_equal(frames, f.cycle * f.repeats);
+		for (i = 0; i < frames; i++)
+			back[pos + i] = ids[pos + i % f.cycle];
+		total += frames;
+	}
+	assert_int_equal(total, n);
+	assert_memory_equal(back, ids, n * sizeof(*ids));
+	assert_true(cpu_since(t0) < 10.0);
+	free(ids);
+	free(back);
+}
+
+/* Every position of every path of length 0..8 over three functions. */
+static void test_fold_exhaustive(void **state)
+{
+	uint32_t ids[8];
+	size_t n, pos;
+	unsigned code, limit, k;
+
+	(void)state;
+	for (n = 0, limit = 1; n <= 8; n++, limit *= 3) {
+		for (code = 0; code < limit; code++) {
+			unsigned c = code;
+
+			for (k = 0; k < n; k++, c /= 3)
+				ids[k] = c % 3;
+			for (pos = 0; pos <= n; pos++) {
+				struct ms_fold f, r;
+
+				assert_int_equal(ms_fold_at(ids, n, pos, &f),
+						 fold_reference(ids, n, pos, &r));
+				assert_int_equal(f.cycle, r.cycle);
+				assert_int_equal(f.repeats, r.repeats);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -933,6 +1120,9 @@ int main(void)
 		cmocka_unit_test(test_format_duration),
 		cmocka_unit_test(test_format_rate),
 		cmocka_unit_test(test_format_bytes),
+		cmocka_unit_test(test_fold_known),
+		cmocka_unit_test(test_fold_long),
+		cmocka_unit_test(test_fold_exhaustive),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
