@@ -25,3 +25,10 @@ ms_analyze_SOURCES = cmd/ms-analyze.c cmd/analyze/cli.c cmd/analyze/cli.h
 ms_analyze_LDADD = $(STAGE_LIBS)
 ms_analyze_LDFLAGS = $(STAGE_LINK)
 man_MANS += man/ms-analyze.1
+
+# Presentation for the text reports: colour, width, short names, numbers.
+libcommon_a_SOURCES += libcommon/analysis/present.h libcommon/analysis/present.c
+UNIT_TESTS += tests/unit/present-test
+tests_unit_present_test_SOURCES = tests/unit/present-test.c
+tests_unit_present_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_present_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
