@@ -46,7 +46,7 @@ self_percent() {
 	[[ "$output" == *burn_60* ]]
 	[[ "$output" == *main* ]]
 	# Nothing about truncation is hidden: the share of stack ends is stated.
-	[[ "$output" == *"stack ends: outermost"* ]]
+	[[ "$output" == *"stacks:      complete "* ]]
 }
 
 @test "record: a launched program's exit status becomes microscope's" {

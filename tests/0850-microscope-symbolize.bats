@@ -71,7 +71,7 @@ unnamed_in() {
 	[ "$(ms-analyze problems --json d.msc | jq -r '.modules[] | select(.path | endswith("/rec/burn")) | "\(.status) \(.build_id)"')" = \
 	  "deferred $BUILD_ID" ]
 	microscope report d.msc >report.txt
-	[[ "$(sed -n 2p report.txt)" == "unsymbolized: "*"(100.0%) have a frame without a name; symbolization was deferred: run microscope symbolize" ]]
+	[[ "$(sed -n 2p report.txt)" == "names:       100.0% of samples "*" have a frame without a name; symbolization was deferred: run microscope symbolize" ]]
 
 	# The binary moves; its debug file is known only by its build id.
 	mv rec/burn moved/burn

@@ -151,17 +151,17 @@ shares_by_name() {
 @test "the report of an imported profile says where it came from, and not 'unknown 100 %'" {
 	ms-capture -o back.msc --import pprof p.pb.gz 2>/dev/null
 	ms-analyze summary back.msc > pprof.txt
-	grep -qx "stack ends: not known (pprof keeps none)" pprof.txt
+	grep -qx "stacks:      how they end is not known (pprof keeps none)" pprof.txt
 	grep -qx "source:      imported from pprof ('p.pb.gz')" pprof.txt
 	run -1 grep -q "unknown 100" pprof.txt
 	ms-capture -o f.msc --import folded p.folded 2>/dev/null
 	ms-analyze summary f.msc > folded.txt
-	grep -qx "stack ends: not known (folded keeps none)" folded.txt
+	grep -qx "stacks:      how they end is not known (folded keeps none)" folded.txt
 	grep -qx "source:      imported from folded ('p.folded')" folded.txt
 	# a folded file has counts, not times: no "0 ns" for a duration or a CPU time
-	grep -qx "duration:    not known from the samples (they carry no times)" folded.txt
+	grep -q "^recorded:    for a time not known (the samples carry no times), " folded.txt
 	grep -qx "cpu time:    not known (the samples carry no periods)" folded.txt
-	grep -qx "pid:         (unknown)" folded.txt
+	grep -qx "command:     (not known)" folded.txt
 	# a recording is not said to be imported
 	run -1 grep -q "^source:" <(ms-analyze summary p.msc)
 }

@@ -44,5 +44,5 @@ setup() {
 	[ -n "$a" ] && [ -n "$b" ]
 	# 3:1 within sampling noise
 	assert_near "$((b * 100 / (a + b)))" 75 6 "outer_b's share"
-	grep -q 'stack ends: outermost 100.0%' "$GOLDEN/expected/spin.summary.txt"
+	grep -q '^stacks:      complete 100.0%$' "$GOLDEN/expected/spin.summary.txt"
 }

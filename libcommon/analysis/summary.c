@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/present.h"
+#include "capture/funcs.h"
 #include "capture/weight.h"
 #include "util/text.h"
 #include "util/json.h"
@@ -171,9 +173,80 @@ uint64_t ms_summary_duration(const struct ms_summary *s)
 	return s->last_time >= s->first_time ? s->last_time - s->first_time : 0;
 }
 
+/* What a stack end means, for people. */
+static const char *end_words(uint32_t reason)
+{
+	switch (reason) {
+	case MS_END_OUTERMOST: return "complete";
+	case MS_END_FP_CHAIN: return "frame-pointer chain";
+	case MS_END_NO_CFI: return "no unwind information";
+	case MS_END_MISSING_REGISTER: return "a register was lost";
+	case MS_END_STACK_COPY: return "the stack copy ended";
+	case MS_END_CFA_NOT_OUTWARDS: return "the unwinder went backwards";
+	case MS_END_NO_MODULE: return "an address in no module";
+	case MS_END_DEPTH: return "too deep";
+	case MS_END_KERNEL_ONLY: return "kernel threads";
+	default: return "not known";
+	}
+}
+
+/*
+ * "stacks:      complete 95.8%; cut short 4.2%: the stack copy ended 3.0%,
+ * no unwind information 1.2%": the complete share first, then the ends
+ * known to be cut (capture/funcs.h), then the others, each by share.
+ */
+static void write_stacks(FILE *out, const struct ms_summary *s)
+{
+	uint64_t complete = 0, cut = 0;
+	const char *sep = "";
+	uint32_t i;
+
+	fputs("stacks:      ", out);
+	if (!s->n_ends) {
+		fputs("none (no samples)\n", out);
+		return;
+	}
+	/* A profile imported from a format that keeps no end reasons: not "unknown 100 %". */
+	if (s->import && s->n_ends == 1 && s->ends[0].reason == MS_END_UNKNOWN) {
+		fprintf(out, "how they end is not known (%s keeps none)\n", s->import);
+		return;
+	}
+	for (i = 0; i < s->n_ends; i++) {
+		if (s->ends[i].reason == MS_END_OUTERMOST)
+			complete = s->ends[i].samples;
+		else if (ms_stack_end_truncated(s->ends[i].reason))
+			cut += s->ends[i].samples;
+	}
+	if (complete || !cut) {
+		fprintf(out, "complete %.1f%%", ms_percent(complete, s->samples));
+		sep = "; ";
+	}
+	if (cut) {
+		fprintf(out, "%scut short %.1f%%:", sep, ms_percent(cut, s->samples));
+		for (i = 0, sep = " "; i < s->n_ends; i++)
+			if (ms_stack_end_truncated(s->ends[i].reason)) {
+				fprintf(out, "%s%s %.1f%%", sep, end_words(s->ends[i].reason),
+					ms_percent(s->ends[i].samples, s->samples));
+				sep = ", ";
+			}
+		sep = "; ";
+	}
+	for (i = 0; i < s->n_ends; i++) {
+		uint32_t r = s->ends[i].reason;
+
+		if (r == MS_END_OUTERMOST || ms_stack_end_truncated(r))
+			continue;
+		fprintf(out, "%s%s %.1f%%", sep, end_words(r), ms_percent(s->ends[i].samples, s->samples));
+		if (r == MS_END_FP_CHAIN)
+			fputs(" (complete when the program keeps frame pointers)", out);
+		sep = "; ";
+	}
+	fputc('\n', out);
+}
+
 void ms_summary_write_header(FILE *out, const struct ms_summary *s)
 {
-	uint32_t i;
+	char n[32], of[32];
 
 	if (s->incomplete)
 		fputs("warning: this capture is incomplete: the recording was cut short\n", out);
@@ -185,27 +258,15 @@ void ms_summary_write_header(FILE *out, const struct ms_summary *s)
 	if (s->lost_collector)
 		fprintf(out, "warning: %" PRIu64 " records were lost by the collector (the stages "
 			"after it could not keep up): sample less often (-F)\n", s->lost_collector);
-	fputs("stack ends:", out);
-	if (!s->n_ends)
-		fputs(" none (no samples)", out);
-	/* A profile imported from a format that keeps no end reasons: not "unknown 100 %". */
-	if (s->import && s->n_ends == 1 && s->ends[0].reason == MS_END_UNKNOWN) {
-		fprintf(out, " not known (%s keeps none)\n", s->import);
-		goto symbols;
-	}
-	for (i = 0; i < s->n_ends; i++)
-		fprintf(out, "%s %s %.1f%%", i ? "," : "",
-			ms_stack_end_name(s->ends[i].reason),
-			ms_percent(s->ends[i].samples, s->samples));
-	fputc('\n', out);
-symbols:
+	write_stacks(out, s);
 	if (!s->unsymbolized) {
-		fputs("unsymbolized: none\n", out);
+		fputs("names:       every frame has a name\n", out);
 		return;
 	}
-	fprintf(out, "unsymbolized: %" PRIu64 " of %" PRIu64 " samples (%.1f%%) have a frame "
-		"without a name; %s\n", s->unsymbolized, s->samples,
-		ms_percent(s->unsymbolized, s->samples),
+	ms_format_count(n, sizeof(n), s->unsymbolized);
+	ms_format_count(of, sizeof(of), s->samples);
+	fprintf(out, "names:       %.1f%% of samples (%s of %s) have a frame without a name; %s\n",
+		ms_percent(s->unsymbolized, s->samples), n, of,
 		s->deferred ? "symbolization was deferred: run microscope symbolize" :
 			      "ms-analyze problems lists them");
 }
@@ -296,8 +357,8 @@ static void write_time(FILE *out, const struct ms_summary *s)
 		/* a folded profile: counts, no periods; 0 ns would be a wrong answer */
 		fputs("cpu time:    not known (the samples carry no periods)\n", out);
 	} else if (s->time_event) {
-		ms_format_ns(buf, sizeof(buf), s->weight);
-		fprintf(out, "cpu time:    %s estimated from the samples' periods%s\n", buf,
+		ms_format_duration(buf, sizeof(buf), s->weight);
+		fprintf(out, "cpu time:    %s, from the samples' periods%s\n", buf,
 			s->duty_changes ? ", scaled up where sampling was paused" : "");
 	}
 	if (!s->duty_changes)
@@ -312,18 +373,67 @@ static void write_time(FILE *out, const struct ms_summary *s)
 		s->duty_changes == 1 ? "" : "s");
 }
 
+/* How long the recording was, in words, into buf. */
+static void recorded_for(char *buf, size_t size, const struct ms_summary *s)
+{
+	char d[32];
+
+	if (s->import && !s->start_time && s->end_time) {
+		/* an imported profile's duration: its start and end are no clock's */
+		ms_format_duration(d, sizeof(d), s->end_time);
+		snprintf(buf, size, "%s (the profile's duration)", d);
+	} else if (s->start_time && s->end_time >= s->start_time) {
+		ms_format_duration(d, sizeof(d), s->end_time - s->start_time);
+		snprintf(buf, size, "%s", d);
+	} else if (s->first_time || s->last_time) {
+		ms_format_duration(d, sizeof(d), ms_summary_duration(s));
+		snprintf(buf, size, "%s between the first and last sample", d);
+	} else {
+		snprintf(buf, size, "for a time not known (the samples carry no times)");
+	}
+}
+
+/* "2,001 samples at 999 Hz" for a clock; "of cycles, one per 1,827,827" for another event. */
+static void write_samples(FILE *out, const struct ms_capture *cap, const struct ms_summary *s)
+{
+	const char *event = ms_capture_info_text(cap, "event");
+	char n[32], r[32];
+
+	ms_format_count(n, sizeof(n), s->samples);
+	fprintf(out, "%s sample%s", n, s->samples == 1 ? "" : "s");
+	if (!s->samples || !s->period)
+		return;
+	if (s->time_event) {
+		/* samples per second of CPU time: the frequency asked for */
+		ms_format_rate(r, sizeof(r), (double)s->samples * 1e9 / (double)s->period);
+		fprintf(out, " at %s", r);
+		if (event && strcmp(event, "cpu-clock"))
+			fprintf(out, " (%s)", event);
+		return;
+	}
+	ms_format_count(r, sizeof(r), s->period / s->samples);
+	fputs(" of ", out);
+	ms_text_put(out, event ? event : "an event");
+	fprintf(out, ", one per %s on average", r);
+}
+
 static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_summary *s)
 {
-	char buf[64];
+	char buf[96], a[32], b[32];
 	uint32_t i, idle;
 
 	ms_summary_write_header(out, s);
 	fputs("command:     ", out);
-	ms_text_put(out, *s->command ? s->command : "(unknown)");
-	if (s->pid)
-		fprintf(out, "\npid:         %" PRIu32 "\n", s->pid);
-	else
-		fputs("\npid:         (unknown)\n", out);
+	ms_text_put(out, *s->command ? s->command : "(not known)");
+	if (s->pid || s->exit_code >= 0) {
+		fputs(" (", out);
+		if (s->pid)
+			fprintf(out, "pid %" PRIu32 "%s", s->pid, s->exit_code >= 0 ? ", " : "");
+		if (s->exit_code >= 0)
+			fprintf(out, "exit code %" PRId32, s->exit_code);
+		fputc(')', out);
+	}
+	fputc('\n', out);
 	if (s->import) {
 		fprintf(out, "source:      imported from %s", s->import);
 		if (s->import_file) {
@@ -333,46 +443,44 @@ static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_
 		}
 		fputc('\n', out);
 	}
+	recorded_for(buf, sizeof(buf), s);
+	fprintf(out, "recorded:    %s, ", buf);
+	write_samples(out, cap, s);
+	for (i = 0, idle = 0; i < s->n_threads; i++)
+		idle += !s->threads[i].samples;
+	fprintf(out, ", %" PRIu32 " thread%s\n", s->n_threads - idle,
+		s->n_threads - idle == 1 ? "" : "s");
+	write_time(out, s);
+	fprintf(out, "threads:     %" PRIu32, s->n_threads - idle);
+	if (idle)
+		fprintf(out, " with samples (%" PRIu32 " more without, not listed)", idle);
+	fputc('\n', out);
+	if (idle < s->n_threads)
+		write_threads(out, s);
+	if (!cap->lost_kernel && !cap->lost_collector) {
+		fputs("lost:        no records\n", out);
+	} else {
+		ms_format_count(a, sizeof(a), cap->lost_kernel);
+		ms_format_count(b, sizeof(b), cap->lost_collector);
+		fprintf(out, "lost:        records: %s by the kernel, %s by the collector\n", a, b);
+	}
+	if (cap->throttled) {
+		ms_format_count(a, sizeof(a), cap->throttled);
+		fprintf(out, "throttled:   the kernel slowed sampling %s time%s\n", a,
+			cap->throttled == 1 ? "" : "s");
+	}
+	if (!cap->n_problems) {
+		fputs("problems:    none\n", out);
+	} else {
+		fprintf(out, "problems:    %" PRIu32 " kind%s\n", cap->n_problems,
+			cap->n_problems == 1 ? "" : "s");
+		write_problems(out, cap);
+	}
 	if (s->record_options) {
 		fputs("options:     ", out);
 		ms_text_put(out, s->record_options);
 		fputc('\n', out);
 	}
-	ms_format_ns(buf, sizeof(buf), ms_summary_duration(s));
-	if (s->import && !s->first_time && !s->last_time)
-		fputs("duration:    not known from the samples (they carry no times)\n", out);
-	else
-		fprintf(out, "duration:    %s between the first and last sample\n", buf);
-	if (s->import && !s->start_time && s->end_time) {
-		/* an imported profile's duration: its start and end are no clock's */
-		ms_format_ns(buf, sizeof(buf), s->end_time);
-		fprintf(out, "recorded:    %s (the profile's duration)\n", buf);
-	} else if (s->start_time && s->end_time >= s->start_time) {
-		ms_format_ns(buf, sizeof(buf), s->end_time - s->start_time);
-		fprintf(out, "recorded:    %s (clock %" PRIu64 " to %" PRIu64 " ns)\n",
-			buf, s->start_time, s->end_time);
-	}
-	fprintf(out, "samples:     %" PRIu64 "\n", s->samples);
-	fprintf(out, "period:      %" PRIu64 " in total\n", s->period);
-	write_time(out, s);
-	for (i = 0, idle = 0; i < s->n_threads; i++)
-		idle += !s->threads[i].samples;
-	fprintf(out, "threads:     %" PRIu32, s->n_threads);
-	if (idle)
-		fprintf(out, " (%" PRIu32 " without samples, not listed)", idle);
-	fputc('\n', out);
-	if (idle < s->n_threads)
-		write_threads(out, s);
-	fprintf(out, "lost:        %" PRIu64 " records by the kernel, %" PRIu64
-		" by the collector\n", cap->lost_kernel, cap->lost_collector);
-	fprintf(out, "throttled:   %" PRIu64 "\n", cap->throttled);
-	if (s->exit_code >= 0)
-		fprintf(out, "exit code:   %" PRId32 "\n", s->exit_code);
-	else
-		fputs("exit code:   unknown\n", out);
-	fprintf(out, "problems:    %" PRIu32 "\n", cap->n_problems);
-	if (cap->n_problems)
-		write_problems(out, cap);
 }
 
 static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_summary *s)

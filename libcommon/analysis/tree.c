@@ -224,15 +224,15 @@ static int cmp_node(const void *pa, const void *pb, void *data)
  * sorted and listed; each is queued with its run, the last queued first.
  */
 static int add_children(struct grower *g, uint32_t d, uint32_t cls, uint32_t lo, uint32_t hi,
-			const uint32_t *extra, const uint32_t *extra_cls, const uint32_t (*extra_run)[2],
-			uint32_t n_extra)
+			uint32_t mark, const uint32_t *extra, const uint32_t *extra_cls,
+			const uint32_t (*extra_run)[2], uint32_t n_extra)
 {
 	struct ms_tree *t = g->t;
 	const uint64_t *sub = t->sel.self[cls];
 	uint32_t first = t->n, i, j, k, n_kids;
 
-	/* queued first, so it runs last: the arena from lo on is freed once every child is done */
-	if (push_work(g, MS_NONE, 0, 0, 0, lo, false))
+	/* queued first, so it runs last: the arena from mark on is freed once every child is done */
+	if (push_work(g, MS_NONE, 0, 0, 0, mark, false))
 		return -1;
 	if (hi > lo)
 		qsort(g->cur + lo, hi - lo, sizeof(*g->cur), cmp_cursor);
@@ -290,7 +290,7 @@ static int expand(struct grower *g, uint32_t d, uint32_t cls, uint32_t lo, uint3
 				return -1;
 	}
 	g->t->nodes[d].self = self;
-	return add_children(g, d, cls, start, g->n_cur, NULL, NULL, NULL, 0);
+	return add_children(g, d, cls, start, g->n_cur, start, NULL, NULL, NULL, 0);
 }
 
 /* The root: class 0's first keys are its children; each other class is a child of its own (its truncated key). */
@@ -336,7 +336,7 @@ static int expand_root(struct grower *g)
 	runs_hi = g->n_cur;
 	t->nodes[0].self = self0;
 	/* the class nodes were made first: they are the extra children */
-	return add_children(g, 0, 0, runs_lo, runs_hi, extra, extra_cls,
+	return add_children(g, 0, 0, runs_lo, runs_hi, runs_hi, extra, extra_cls,
 			    (const uint32_t (*)[2])extra_run, n_extra);
 }
 
@@ -360,7 +360,8 @@ int ms_tree_build(struct ms_tree *t, const struct ms_capture *cap, const struct 
 			g.n_cur = p.mark;	/* every child of that block is done */
 			continue;
 		}
-		if (p.kids ? add_children(&g, p.node, p.cls, p.lo, p.hi, NULL, NULL, NULL, 0)
+		/* a class node's cursors lie under the root's: free only what it adds */
+		if (p.kids ? add_children(&g, p.node, p.cls, p.lo, p.hi, g.n_cur, NULL, NULL, NULL, 0)
 			   : expand(&g, p.node, p.cls, p.lo, p.hi))
 			goto fail;
 	}
