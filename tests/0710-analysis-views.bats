@@ -221,3 +221,35 @@ total_of() {
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"diff needs two captures"* ]]
 }
+
+@test "colour: on with --color=always, off when piped, with --color=never or NO_COLOR" {
+	esc=$'\033['
+	ms-analyze top --color=always a.msc > always.txt
+	grep -qF "$esc" always.txt
+	ms-analyze top a.msc > piped.txt
+	run ! grep -qF "$esc" piped.txt
+	ms-analyze top --color=never a.msc > never.txt
+	run ! grep -qF "$esc" never.txt
+	# the colours are only added: without them the text is the same
+	sed "s/${esc}[0-9;]*m//g" always.txt | cmp - piped.txt
+	# NO_COLOR wins over auto, and JSON is never coloured
+	NO_COLOR=1 ms-analyze top --color=auto a.msc > nocolor.txt
+	run ! grep -qF "$esc" nocolor.txt
+	ms-analyze top --json --color=always a.msc | jq -e . >/dev/null
+	run --separate-stderr ms-analyze top --color=sometimes a.msc
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--color: unknown value 'sometimes' (choose auto, always or never)"* ]]
+}
+
+@test "names fit --width, recursion is folded, JSON keeps everything" {
+	# (columns, not bytes: "…" is one column of three bytes)
+	ms-analyze top --width 60 a.msc > narrow.txt
+	[ "$(tail -n +3 narrow.txt | LC_ALL=C.UTF-8 wc -L)" -le 60 ]
+	grep -qF '…' narrow.txt
+	ms-analyze tree --width 70 deep.msc > tree.txt
+	[ "$(tail -n +3 tree.txt | LC_ALL=C.UTF-8 wc -L)" -le 70 ]
+	# recurse 0.3 200 under a 1 KiB copy: about 20 levels of recursion, one line
+	grep -q ' recurse\( (recurse.c:[0-9]*[^)]*)\)\{0,1\}  \[recursion ×[0-9]* folded\]$' tree.txt
+	[ "$(grep -c 'recurse (recurse.c' tree.txt)" -lt 5 ]
+	ms-analyze tree --json deep.msc | jq -e '[.. | objects | select(.name? == "recurse")] | length > 15' >/dev/null
+}

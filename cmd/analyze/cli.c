@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "analysis/present.h"
 #include "capture/capture.h"
 #include "cmd/analyze/cli.h"
 #include "util/error.h"
@@ -126,7 +126,7 @@ static const struct option longopts[] = {
 struct cli {
 	struct ms_query q;
 	struct ms_view_out out;
-	const char *color;	/* auto, always, never */
+	enum ms_color_mode color;
 	long width;		/* -1: the terminal's */
 	bool have_limit, have_hide;
 	bool report;
@@ -160,7 +160,7 @@ static double parse_percent(const char *opt, const char *arg)
 static void usage_fail_if(int rc)
 {
 	if (rc) {
-		fputs("Try --help for the choices.\n", stderr);
+		fprintf(stderr, "Try '%s --help'.\n", ms_progname());
 		exit(MS_EXIT_USAGE);
 	}
 }
@@ -219,10 +219,7 @@ static void parse_options(struct cli *c, int argc, char **argv)
 		switch (opt) {
 		case OPT_JSON: c->out.json = true; break;
 		case OPT_COLOR:
-			c->color = optarg ? optarg : "always";
-			if (strcmp(c->color, "auto") && strcmp(c->color, "always") &&
-			    strcmp(c->color, "never"))
-				ms_usage_error("--color wants auto, always or never, not '%s'", c->color);
+			usage_fail_if(ms_color_mode_parse(optarg, &c->color));
 			break;
 		case OPT_WIDTH: c->width = parse_count("--width", "columns", optarg, 100000); break;
 		case OPT_LIMIT:
@@ -281,23 +278,15 @@ static void apply_defaults(struct cli *c)
 		c->q.hide_below = 0.5;
 }
 
+/* The environment is read here, once; the views take the decisions as values. */
 static void decide_output(struct cli *c)
 {
-	bool tty = isatty(STDOUT_FILENO);
-	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
-	struct winsize ws;
-
 	c->out.f = stdout;
-	if (!strcmp(c->color, "always"))
-		c->out.color = true;
-	else if (!strcmp(c->color, "auto"))
-		c->out.color = tty && !(no_color && *no_color) && !(term && !strcmp(term, "dumb"));
+	c->out.color = !c->out.json && ms_color_decide(c->color, STDOUT_FILENO);
 	if (c->width >= 0)
 		c->out.width = (uint32_t)c->width;
-	else if (tty && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
-		c->out.width = ws.ws_col;
-	if (c->out.json)
-		c->out.color = false;
+	else if (isatty(STDOUT_FILENO))
+		c->out.width = (uint32_t)ms_term_width(STDOUT_FILENO);
 }
 
 static struct ms_capture *load(const char *path, const struct ms_query *q)
@@ -339,7 +328,7 @@ static int run(struct cli *c, char **files, int n)
 
 int ms_analyze_main(int argc, char **argv, bool report)
 {
-	struct cli c = { .color = "auto", .width = -1, .report = report };
+	struct cli c = { .color = MS_COLOR_AUTO, .width = -1, .report = report };
 	enum ms_view view = MS_VIEW_REPORT;
 	int first = 1, n_files, need;
 	char **rest;
@@ -397,8 +386,7 @@ int ms_analyze_main(int argc, char **argv, bool report)
 	if (need == 2 && !strcmp(rest[0], "-") && !strcmp(rest[1], "-"))
 		ms_usage_error("only one of the two captures can come from stdin");
 	apply_defaults(&c);
-	if (ms_query_check(&c.q))
-		return MS_EXIT_USAGE;
+	usage_fail_if(ms_query_check(&c.q));
 	decide_output(&c);
 	return run(&c, rest, n_files);
 }

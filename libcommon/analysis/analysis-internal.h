@@ -28,5 +28,7 @@ void ms_view_json_head(struct ms_json *j, const struct ms_select *s);
  */
 void ms_view_put_key(const struct ms_view_out *o, const struct ms_select *s, uint32_t key,
 		     size_t width, bool with_module);
+/* "12.5%" in the heat colour of its share when colour is on. */
+void ms_view_put_percent(const struct ms_view_out *o, double percent);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "analysis/present.h"
 #include "capture/weight.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -251,23 +252,30 @@ static void write_text(const struct ms_view_out *o, const struct ms_top *t, uint
 		fprintf(out, " (the first %" PRIu32 " shown)", rows);
 	fputc('\n', out);
 	ms_view_selection_line(out, s);
-	fprintf(out, "%6s  %*s  %6s  %*s  %-*s  %s\n", "self%", (int)wself, "self",
+	ms_style_put(out, o->color, MS_STYLE_HEADER);
+	fprintf(out, "%6s  %*s  %6s  %*s  %-*s  %s", "self%", (int)wself, "self",
 		"total%", (int)wtotal, "total", (int)wmod,
 		s->keys.by == MS_BY_MODULE ? "" : "module",
 		s->keys.by == MS_BY_MODULE ? "module" : s->keys.by == MS_BY_LINE ? "line" :
 		s->keys.by == MS_BY_ADDRESS ? "address" : "function");
+	ms_style_put(out, o->color, MS_STYLE_RESET);
+	fputc('\n', out);
 	prefix = 6 + 2 + wself + 2 + 6 + 2 + wtotal + 2 + wmod + 2;
 	for (i = 0; i < rows; i++) {
 		const struct ms_top_entry *e = &t->entries[i];
 
 		ms_view_value(a, sizeof(a), s, e->self);
 		ms_view_value(b, sizeof(b), s, e->total);
-		fprintf(out, "%5.1f%%  %*s  %5.1f%%  %*s  ", ms_select_percent(s, e->self),
-			(int)wself, a, ms_select_percent(s, e->total), (int)wtotal, b);
+		ms_view_put_percent(o, ms_select_percent(s, e->self));
+		fprintf(out, "  %*s  ", (int)wself, a);
+		ms_view_put_percent(o, ms_select_percent(s, e->total));
+		fprintf(out, "  %*s  ", (int)wtotal, b);
 		if (s->keys.by == MS_BY_MODULE)
 			fprintf(out, "%*s  ", (int)wmod, "");
 		else {
+			ms_style_put(out, o->color, MS_STYLE_DIM);
 			ms_text_pad(out, ms_key_module_label(&s->keys, s->cap, e->key), wmod, 0);
+			ms_style_put(out, o->color, MS_STYLE_RESET);
 			fputs("  ", out);
 		}
 		ms_view_put_key(o, s, e->key, o->width > prefix ? o->width - prefix : o->width ? 1 : 0, false);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "analysis/present.h"
 #include "capture/weight.h"
 #include "util/error.h"
 #include "util/grow.h"
@@ -500,11 +501,77 @@ static const char *tree_title(const struct ms_query *q)
 	return q->view == MS_VIEW_CALLERS ? "callers of" : q->view == MS_VIEW_CALLEES ? "callees of" : NULL;
 }
 
+/* The longest run of single children looked at for recursion to fold. */
+#define FOLD_RUN_MAX 4096
+/* Fold a run that repeats at least this often. */
+#define FOLD_MIN_REPEATS 3
+
+/* The one shown child of node id, or MS_NONE when it has none or several. */
+static uint32_t only_child(const struct ms_tree *t, uint32_t id, double hide_below)
+{
+	const struct ms_tree_node *nd = &t->nodes[id];
+	uint32_t c;
+
+	if (!nd->n_children)
+		return MS_NONE;
+	c = t->children[nd->first_child];
+	if (!shown(t, c, hide_below))
+		return MS_NONE;
+	if (nd->n_children > 1 && shown(t, t->children[nd->first_child + 1], hide_below))
+		return MS_NONE;
+	return c;
+}
+
+struct text_ctx {
+	const struct ms_view_out *o;
+	const struct ms_tree *t;
+	size_t wtotal, wself, prefix;
+};
+
+static void put_line(const struct text_ctx *x, uint32_t id, uint32_t depth, uint64_t self,
+		     size_t repeats, uint32_t cycle)
+{
+	const struct ms_select *s = &x->t->sel;
+	const struct ms_tree_node *nd = &x->t->nodes[id];
+	const struct ms_view_out *o = x->o;
+	size_t indent = 2 * (size_t)depth, used;
+	char a[32], b[32], fold[64] = "";
+
+	if (repeats > 1 && cycle == 1)
+		snprintf(fold, sizeof(fold), "  [recursion ×%zu folded]", repeats);
+	else if (repeats > 1)
+		snprintf(fold, sizeof(fold), "  [a cycle of %" PRIu32 " ×%zu folded]", cycle, repeats);
+	used = x->prefix + indent + ms_text_width(fold);
+	ms_view_value(a, sizeof(a), s, nd->total);
+	ms_view_value(b, sizeof(b), s, self);
+	ms_view_put_percent(o, ms_select_percent(s, nd->total));
+	fputs("  ", o->f);
+	ms_view_put_percent(o, ms_select_percent(s, self));
+	fprintf(o->f, "  %*s  %*s  %*s", (int)x->wtotal, a, (int)x->wself, b, (int)indent, "");
+	if (!id)
+		ms_text_put(o->f, x->t->root_label);
+	else
+		ms_view_put_key(o, s, nd->key, o->width > used ? o->width - used : o->width ? 1 : 0,
+				true);
+	if (*fold)
+		ms_styled_put(o->f, o->color, MS_STYLE_WARM, fold);
+	fputc('\n', o->f);
+}
+
+/*
+ * Depth-first with an explicit stack (recursion can be deep). A run of
+ * nodes that each have one shown child and repeat a cycle of keys at
+ * least FOLD_MIN_REPEATS times (analysis/present.h: ms_fold_at()) is
+ * printed once, its last line saying how often it repeats; each printed
+ * node's self is the sum of the selves of the nodes it stands for, and
+ * the children of the run's last node follow.
+ */
 static void write_text(const struct ms_view_out *o, const struct ms_tree *t,
-		       const struct ms_query *q, uint32_t *stack)
+		       const struct ms_query *q, uint32_t *stack, uint32_t *depths,
+		       uint32_t *run, uint32_t *keys)
 {
 	const struct ms_select *s = &t->sel;
-	size_t wtotal = 5, wself = 4, prefix;
+	struct text_ctx x = { .o = o, .t = t, .wtotal = 5, .wself = 4 };
 	FILE *out = o->f;
 	uint32_t depth = 0, i;
 	char a[32], b[32];
@@ -512,10 +579,10 @@ static void write_text(const struct ms_view_out *o, const struct ms_tree *t,
 	for (i = 0; i < t->n; i++) {
 		ms_view_value(a, sizeof(a), s, t->nodes[i].total);
 		ms_view_value(b, sizeof(b), s, t->nodes[i].self);
-		if (strlen(a) > wtotal)
-			wtotal = strlen(a);
-		if (strlen(b) > wself)
-			wself = strlen(b);
+		if (strlen(a) > x.wtotal)
+			x.wtotal = strlen(a);
+		if (strlen(b) > x.wself)
+			x.wself = strlen(b);
 	}
 	ms_view_value(a, sizeof(a), s, s->selected);
 	if (tree_title(q)) {
@@ -528,33 +595,48 @@ static void write_text(const struct ms_view_out *o, const struct ms_tree *t,
 		fprintf(out, " (nodes under %.1f%% left out)", q->hide_below);
 	fputc('\n', out);
 	ms_view_selection_line(out, s);
-	fprintf(out, "%6s  %6s  %*s  %*s  function\n", "total%", "self%",
-		(int)wtotal, "total", (int)wself, "self");
-	prefix = 6 + 2 + 6 + 2 + wtotal + 2 + wself + 2;
+	ms_style_put(out, o->color, MS_STYLE_HEADER);
+	fprintf(out, "%6s  %6s  %*s  %*s  function", "total%", "self%",
+		(int)x.wtotal, "total", (int)x.wself, "self");
+	ms_style_put(out, o->color, MS_STYLE_RESET);
+	fputc('\n', out);
+	x.prefix = 6 + 2 + 6 + 2 + x.wtotal + 2 + x.wself + 2;
 
-	/* Depth-first with an explicit stack: recursion can be deep. */
-	stack[depth++] = 0;
+	stack[depth] = 0;
+	depths[depth++] = 0;
 	while (depth) {
-		uint32_t id = stack[--depth];
-		const struct ms_tree_node *nd = &t->nodes[id];
-		size_t indent = 2 * (size_t)nd->depth;
+		uint32_t id = stack[--depth], d = depths[depth], n = 0, last, k;
+		struct ms_fold fold = { 1, 1 };
 
-		ms_view_value(a, sizeof(a), s, nd->total);
-		ms_view_value(b, sizeof(b), s, nd->self);
-		fprintf(out, "%5.1f%%  %5.1f%%  %*s  %*s  %*s", ms_select_percent(s, nd->total),
-			ms_select_percent(s, nd->self), (int)wtotal, a, (int)wself, b, (int)indent, "");
-		if (!id)
-			ms_text_put(out, t->root_label);
-		else
-			ms_view_put_key(o, s, nd->key,
-					o->width > prefix + indent ? o->width - prefix - indent :
-					o->width ? 1 : 0, true);
-		fputc('\n', out);
-		for (i = nd->n_children; i-- > 0;) {
-			uint32_t c = t->children[nd->first_child + i];
+		/* the run of single children from id */
+		for (uint32_t c = id; c != MS_NONE && n < FOLD_RUN_MAX; c = only_child(t, c, q->hide_below)) {
+			run[n] = c;
+			keys[n++] = t->nodes[c].key;
+		}
+		if (id)
+			ms_fold_at(keys, n, 0, &fold);
+		if (fold.repeats < FOLD_MIN_REPEATS) {
+			put_line(&x, id, d, t->nodes[id].self, 1, 1);
+			last = id;
+		} else {
+			for (k = 0; k < fold.cycle; k++) {
+				uint64_t self = 0;
 
-			if (shown(t, c, q->hide_below))
-				stack[depth++] = c;
+				for (size_t r = 0; r < fold.repeats; r++)
+					self = ms_weight_add(self, t->nodes[run[r * fold.cycle + k]].self);
+				put_line(&x, run[k], d + k, self,
+					 k + 1 == fold.cycle ? fold.repeats : 1, fold.cycle);
+			}
+			last = run[fold.repeats * fold.cycle - 1];
+			d += fold.cycle - 1;
+		}
+		for (i = t->nodes[last].n_children; i-- > 0;) {
+			uint32_t c = t->children[t->nodes[last].first_child + i];
+
+			if (shown(t, c, q->hide_below)) {
+				stack[depth] = c;
+				depths[depth++] = d + 1;
+			}
 		}
 	}
 }
@@ -623,7 +705,7 @@ static void write_json(const struct ms_view_out *o, const struct ms_tree *t,
 int ms_tree_write(const struct ms_view_out *o, const struct ms_capture *cap, const struct ms_query *q)
 {
 	struct ms_tree t;
-	uint32_t *stack, *next;
+	uint32_t *stack, *next, *run = NULL, *keys = NULL;
 	int rc = q->view == MS_VIEW_CALLERS || q->view == MS_VIEW_CALLEES ?
 		 ms_tree_build_from(&t, cap, q) : ms_tree_build(&t, cap, q);
 
@@ -631,18 +713,26 @@ int ms_tree_write(const struct ms_view_out *o, const struct ms_capture *cap, con
 		return -1;
 	stack = malloc(t.n * sizeof(*stack));
 	next = malloc(t.n * sizeof(*next));
-	if (!stack || !next) {
+	if (!o->json) {
+		run = malloc(FOLD_RUN_MAX * sizeof(*run));
+		keys = malloc(FOLD_RUN_MAX * sizeof(*keys));
+	}
+	if (!stack || !next || (!o->json && (!run || !keys))) {
 		free(stack);
 		free(next);
+		free(run);
+		free(keys);
 		ms_tree_release(&t);
 		return ms_error("out of memory writing the call tree");
 	}
 	if (o->json)
 		write_json(o, &t, q, stack, next);
 	else
-		write_text(o, &t, q, stack);
+		write_text(o, &t, q, stack, next, run, keys);
 	free(stack);
 	free(next);
+	free(run);
+	free(keys);
 	ms_tree_release(&t);
 	return 0;
 }

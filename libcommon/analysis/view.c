@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "analysis/present.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -97,29 +98,64 @@ void ms_view_json_head(struct ms_json *j, const struct ms_select *s)
 	ms_json_uint(j, s->all);
 }
 
+/*
+ * What gives way when a line is too wide for width columns: first the
+ * module, then the file and line, and only then the name, cut to the
+ * width (never below MIN_NAME columns) with its end kept.
+ */
+#define MIN_NAME 12
+
 void ms_view_put_key(const struct ms_view_out *o, const struct ms_select *s, uint32_t key,
 		     size_t width, bool with_module)
 {
 	const struct ms_key *k = &s->keys.keys[key];
-	char loc[512];
 	const char *mod = with_module ? ms_key_module_label(&s->keys, s->cap, key) : "";
+	char loc[512], name[MS_NAME_SIZE(512)];
+	size_t name_w, loc_w, mod_w;
 
-	(void)width;
-	ms_text_put(o->f, k->label);
-	if (k->kind == MS_KEY_TRUNCATED || k->kind == MS_KEY_MODULE)
+	if (k->kind == MS_KEY_TRUNCATED) {
+		ms_styled_put(o->f, o->color, MS_STYLE_WARN, k->label);
 		return;
+	}
+	*loc = 0;
 	/* an unnamed function's label already says where it is */
-	if (k->kind != MS_KEY_ADDRESS && !s->keys.funcs.funcs[k->func].name)
-		return;
-	ms_key_location(loc, sizeof(loc), &s->keys, key);
+	if (k->kind == MS_KEY_MODULE ||
+	    (k->kind != MS_KEY_ADDRESS && !s->keys.funcs.funcs[k->func].name))
+		mod = "";
+	else
+		ms_key_location(loc, sizeof(loc), &s->keys, key);
+	/* templates elided whatever the width, as pprof and perf do in text */
+	ms_name_shorten(name, sizeof(name), k->label, 0);
+	name_w = ms_text_width(name);
+	loc_w = *loc ? ms_text_width(loc) + 3 : 0;
+	mod_w = *mod ? ms_text_width(mod) + (*loc ? 2 : 3) : 0;
+	if (width && name_w + loc_w + mod_w > width) {
+		mod = "";
+		if (name_w + loc_w > width)
+			*loc = 0;
+		if (name_w > width)
+			ms_name_shorten(name, sizeof(name), k->label, width > MIN_NAME ? width : MIN_NAME);
+	}
+	ms_text_put(o->f, name);
 	if (!*loc && !*mod)
 		return;
+	ms_style_put(o->f, o->color, MS_STYLE_DIM);
 	fputs(" (", o->f);
 	ms_text_put(o->f, loc);
 	if (*loc && *mod)
 		fputs(", ", o->f);
 	ms_text_put(o->f, mod);
 	fputc(')', o->f);
+	ms_style_put(o->f, o->color, MS_STYLE_RESET);
+}
+
+void ms_view_put_percent(const struct ms_view_out *o, double percent)
+{
+	uint32_t ppm = percent <= 0 ? 0 : percent >= 100 ? 1000000 : (uint32_t)(percent * 10000);
+
+	ms_style_put(o->f, o->color, ms_heat_style(ppm));
+	fprintf(o->f, "%5.1f%%", percent);
+	ms_style_put(o->f, o->color, MS_STYLE_RESET);
 }
 
 int ms_view_write(const struct ms_view_out *o, const struct ms_capture *cap,
