@@ -220,6 +220,12 @@ total_of() {
 	run --separate-stderr ms-analyze diff a.msc
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"diff needs two captures"* ]]
+	# a folded file has no times: no timeline rather than one bucket of 1 ns
+	printf 'main;work 3\nmain 1\n' > f.folded
+	microscope convert -q f.folded f.msc
+	run --separate-stderr ms-analyze timeline f.msc
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"carry no times (it was imported from folded): there is no timeline to draw"* ]]
 }
 
 @test "colour: on with --color=always, off when piped, with --color=never or NO_COLOR" {

@@ -165,6 +165,14 @@ int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
 
 	if (buckets > MS_TIMELINE_MAX_BUCKETS)
 		return ms_error("at most %d buckets, not %" PRIu32, MS_TIMELINE_MAX_BUCKETS, buckets);
+	/* an import of a format without times (folded) gives every sample time 0 */
+	if (cap->n_samples && !cap->samples[cap->n_samples - 1].time) {
+		const char *from = ms_capture_info_text(cap, "import");
+
+		return ms_error("the samples of this capture carry no times%s%s%s: there is no "
+				"timeline to draw", from ? " (it was imported from " : "",
+				from ? from : "", from ? ")" : "");
+	}
 	if (ms_select_build(&s, cap, q))
 		return -1;
 	window_of(&w, cap, q, buckets);
