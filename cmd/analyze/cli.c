@@ -53,7 +53,8 @@ static const char help_text[] =
 	"                      (its file name, or path)\n"
 	"  --focus REGEX       samples whose stack goes through a matching function\n"
 	"  --ignore REGEX      drop matching functions from every stack\n"
-	"  --hide-below PCT    leave out rows and nodes under PCT percent\n"
+	"  --hide-below PCT    leave out rows, nodes and lanes under PCT percent\n"
+	"                      (diff: changes under PCT points; report: the tree's)\n"
 	"\n"
 	"How to count:\n"
 	"  --by function|line|address|module   what one frame is (default function)\n"
@@ -67,10 +68,11 @@ static const char help_text[] =
 	"                      NO_COLOR is set), always or never\n"
 	"  --width N           shorten names to N columns (default: the terminal's;\n"
 	"                      0: never)\n"
-	"  --limit N           top, diff: the first N rows (0: all; default 20 in\n"
-	"                      text, all in JSON)\n"
-	"  --sort self|total   top, diff: order by self (default) or total\n"
-	"  --min-percent P     tree: the same as --hide-below (default 0.5 in text)\n"
+	"  --limit N           top, diff, report: the first N rows (0: all; default\n"
+	"                      20 in text, all in JSON)\n"
+	"  --sort self|total   top, diff, report: order by self (default) or total\n"
+	"  --min-percent P     tree, callers, callees, report: the same as\n"
+	"                      --hide-below (default 0.5 in text, 1 in the report)\n"
 	"  --buckets N         timeline: buckets per lane (default: the width)\n"
 	"  -h, --help          print this help and exit\n"
 	"  --version           print the version and exit\n"
@@ -271,7 +273,14 @@ static void parse_options(struct cli *c, int argc, char **argv)
 /* Text for people: short by default; JSON for programs: whole. */
 static void apply_defaults(struct cli *c)
 {
-	if (!c->have_limit && !c->out.json && c->q.view != MS_VIEW_REPORT)
+	if (c->q.view == MS_VIEW_REPORT) {
+		if (!c->have_limit && !c->out.json)
+			c->q.limit = MS_REPORT_TOP_LIMIT;
+		if (!c->have_hide && !c->out.json)
+			c->q.hide_below = MS_REPORT_TREE_HIDE_BELOW;
+		return;
+	}
+	if (!c->have_limit && !c->out.json)
 		c->q.limit = 20;
 	if (!c->have_hide && !c->out.json &&
 	    (c->q.view == MS_VIEW_TREE || c->q.view == MS_VIEW_CALLERS || c->q.view == MS_VIEW_CALLEES))

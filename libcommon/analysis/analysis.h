@@ -9,8 +9,10 @@
  *
  * Counts are in samples: a sample row counts its count (capture.h), so an
  * imported row that stands for 67108864 samples weighs that much without
- * being expanded. Percentages are of all samples in the capture,
- * including samples without frames, so they are comparable between views.
+ * being expanded. The stack views weigh the samples a query selects
+ * (analysis/query.h, select.h), in its unit, and their percentages are
+ * of the selection, samples without frames included, so the views of
+ * one query agree with each other.
  *
  * Every function returns 0, or -1 after one message (out of memory).
  * Writers print text for a terminal, or JSON (one object on one line, keys

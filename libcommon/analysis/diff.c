@@ -182,7 +182,7 @@ static void put_change(FILE *out, const struct row *r)
 
 static void write_text(const struct ms_view_out *o, const struct side *a, const char *an,
 		       const struct side *b, const char *bn, const struct row *rows, uint32_t n,
-		       const struct ms_query *q)
+		       uint32_t changed, const struct ms_query *q)
 {
 	const struct ms_select *sa = &a->top.sel, *sb = &b->top.sel;
 	FILE *out = o->f;
@@ -197,9 +197,11 @@ static void write_text(const struct ms_view_out *o, const struct side *a, const 
 	ms_text_put(out, bn);
 	fprintf(out, " (%s%s)\n", y, sb->unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples");
 	ms_view_selection_line(out, sb);
-	fprintf(out, "%" PRIu32 " changed; by %s share, largest change first "
-		"(change: points of each capture's total)\n",
-		n, q->sort == MS_SORT_TOTAL ? "total" : "self");
+	fprintf(out, "%" PRIu32 " changed", changed);
+	if (n < changed)
+		fprintf(out, " (the first %" PRIu32 " shown)", n);
+	fprintf(out, "; by %s share, largest change first (change: points of each capture's "
+		"total)\n", q->sort == MS_SORT_TOTAL ? "total" : "self");
 	fprintf(out, "%7s  %6s  %6s  %10s  %10s  function\n", "change", "A%", "B%", "A", "B");
 	for (i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
@@ -288,7 +290,7 @@ int ms_diff_write(const struct ms_view_out *o, const struct ms_capture *a, const
 	struct side sa, sb;
 	struct sort_ctx ctx;
 	struct row *rows;
-	uint32_t n, shown, i;
+	uint32_t n, shown, changed, i;
 
 	if (check_compatible(a, a_name, b, b_name, q))
 		return -1;
@@ -309,15 +311,15 @@ int ms_diff_write(const struct ms_view_out *o, const struct ms_capture *a, const
 		qsort_r(rows, n, sizeof(*rows), cmp_row, &ctx);
 	/* unchanged rows say nothing; --hide-below drops small changes; --limit caps */
 	for (shown = 0, i = 0; i < n; i++)
-		if (rows[i].delta || rows[i].a < 0 || rows[i].b < 0)
-			if (fabs(rows[i].change) >= q->hide_below)
-				rows[shown++] = rows[i];
+		if (rows[i].delta && fabs(rows[i].change) >= q->hide_below)
+			rows[shown++] = rows[i];
+	changed = shown;
 	if (q->limit && shown > q->limit)
 		shown = q->limit;
 	if (o->json)
 		write_json(o, &sa, a_name, &sb, b_name, rows, shown, q);
 	else
-		write_text(o, &sa, a_name, &sb, b_name, rows, shown, q);
+		write_text(o, &sa, a_name, &sb, b_name, rows, shown, changed, q);
 	free(rows);
 	side_release(&sa);
 	side_release(&sb);

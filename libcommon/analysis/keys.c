@@ -306,8 +306,12 @@ void ms_key_json(struct ms_json *j, const struct ms_capture *cap, const struct m
 	ms_json_key(j, "line");
 	ms_json_uint(j, key_line(k, key));
 	if (key->kind == MS_KEY_ADDRESS) {
+		char hex[24];
+
+		/* a string: kernel addresses pass 2^53, past what JSON readers keep exactly */
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, key->address);
 		ms_json_key(j, "address");
-		ms_json_uint(j, key->address);
+		ms_json_string(j, hex);
 	}
 }
 
@@ -320,6 +324,14 @@ int ms_key_identity(char *buf, size_t size, const struct ms_capture *cap,
 
 	if (key->kind == MS_KEY_TRUNCATED)
 		module = "";
+	/*
+	 * A function by module and name only: one build may name it from its
+	 * symbol table and the other from debug information with a file and
+	 * line, and it is the same function.
+	 */
+	if (key->kind == MS_KEY_FUNCTION || key->kind == MS_KEY_MODULE ||
+	    key->kind == MS_KEY_TRUNCATED)
+		return snprintf(buf, size, "%u\x1f%s\x1f%s", key->kind, module, key->label);
 	return snprintf(buf, size, "%u\x1f%s\x1f%s\x1f%s\x1f%" PRIu32 "\x1f%" PRIx64, key->kind,
 			module, key->label, key_file(k, key), key_line(k, key), key->address);
 }

@@ -267,8 +267,20 @@ int ms_query_check_capture(const struct ms_query *q, const struct ms_capture *ca
 {
 	const char *event;
 
-	if (q->unit != MS_UNIT_CPU_TIME || ms_capture_time_event(cap))
+	if (q->unit != MS_UNIT_CPU_TIME)
 		return 0;
+	if (ms_capture_time_event(cap)) {
+		uint32_t i;
+
+		for (i = 0; i < cap->n_samples; i++)
+			if (cap->samples[i].period)
+				return 0;
+		if (!cap->n_samples)
+			return 0;
+		return ms_error("the samples of '%s' carry no periods%s: there is no CPU time to "
+				"show; use --unit samples", file,
+				ms_capture_info_text(cap, "import") ? " (an import of counts)" : "");
+	}
 	event = ms_capture_info_text(cap, "event");
 	return ms_error("'%s' was recorded on the event '%s', whose periods are not time: "
 			"there is no CPU time to show; use --unit samples", file,

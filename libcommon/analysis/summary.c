@@ -299,7 +299,7 @@ static void write_threads(FILE *out, const struct ms_summary *s)
 		fprintf(out, "  %*" PRIu32 "  %*" PRIu32 "  %*" PRIu64 "  %5.1f%%  ",
 			(int)wpid, t->pid, (int)wtid, t->tid, (int)wsamples, t->samples,
 			ms_percent(t->samples, s->samples));
-		ms_text_put(out, t->name);
+		ms_text_put(out, *t->name ? t->name : "(no name)");
 		fputc('\n', out);
 	}
 }

@@ -87,7 +87,7 @@ static void write_text(const struct ms_view_out *o, const struct ms_select *s,
 	for (t = 0; t < cap->n_threads; t++) {
 		const struct ms_cap_thread *th = &cap->threads[t];
 
-		if (!totals[t])
+		if (!totals[t] || ms_select_percent(s, totals[t]) < s->q->hide_below)
 			continue;
 		shown++;
 		snprintf(label, sizeof(label), "%" PRIu32 " ", th->tid);
@@ -132,7 +132,7 @@ static void write_json(const struct ms_view_out *o, const struct ms_select *s,
 	for (t = 0; t < cap->n_threads; t++) {
 		const struct ms_cap_thread *th = &cap->threads[t];
 
-		if (!totals[t])
+		if (!totals[t] || ms_select_percent(s, totals[t]) < s->q->hide_below)
 			continue;
 		ms_json_object_begin(&j);
 		ms_json_key(&j, "pid");

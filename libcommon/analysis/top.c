@@ -253,14 +253,15 @@ static void write_text(const struct ms_view_out *o, const struct ms_top *t, uint
 	fputc('\n', out);
 	ms_view_selection_line(out, s);
 	ms_style_put(out, o->color, MS_STYLE_HEADER);
-	fprintf(out, "%6s  %*s  %6s  %*s  %-*s  %s", "self%", (int)wself, "self",
-		"total%", (int)wtotal, "total", (int)wmod,
-		s->keys.by == MS_BY_MODULE ? "" : "module",
-		s->keys.by == MS_BY_MODULE ? "module" : s->keys.by == MS_BY_LINE ? "line" :
-		s->keys.by == MS_BY_ADDRESS ? "address" : "function");
+	fprintf(out, "%6s  %*s  %6s  %*s  ", "self%", (int)wself, "self", "total%", (int)wtotal,
+		"total");
+	if (s->keys.by != MS_BY_MODULE)
+		fprintf(out, "%-*s  ", (int)wmod, "module");
+	fputs(s->keys.by == MS_BY_MODULE ? "module" : s->keys.by == MS_BY_LINE ? "line" :
+	      s->keys.by == MS_BY_ADDRESS ? "address" : "function", out);
 	ms_style_put(out, o->color, MS_STYLE_RESET);
 	fputc('\n', out);
-	prefix = 6 + 2 + wself + 2 + 6 + 2 + wtotal + 2 + wmod + 2;
+	prefix = 6 + 2 + wself + 2 + 6 + 2 + wtotal + 2 + (s->keys.by == MS_BY_MODULE ? 0 : wmod + 2);
 	for (i = 0; i < rows; i++) {
 		const struct ms_top_entry *e = &t->entries[i];
 
@@ -270,9 +271,7 @@ static void write_text(const struct ms_view_out *o, const struct ms_top *t, uint
 		fprintf(out, "  %*s  ", (int)wself, a);
 		ms_view_put_percent(o, ms_select_percent(s, e->total));
 		fprintf(out, "  %*s  ", (int)wtotal, b);
-		if (s->keys.by == MS_BY_MODULE)
-			fprintf(out, "%*s  ", (int)wmod, "");
-		else {
+		if (s->keys.by != MS_BY_MODULE) {
 			ms_style_put(out, o->color, MS_STYLE_DIM);
 			ms_text_pad(out, ms_key_module_label(&s->keys, s->cap, e->key), wmod, 0);
 			ms_style_put(out, o->color, MS_STYLE_RESET);

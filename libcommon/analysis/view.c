@@ -119,8 +119,7 @@ void ms_view_put_key(const struct ms_view_out *o, const struct ms_select *s, uin
 	}
 	*loc = 0;
 	/* an unnamed function's label already says where it is */
-	if (k->kind == MS_KEY_MODULE ||
-	    (k->kind != MS_KEY_ADDRESS && !s->keys.funcs.funcs[k->func].name))
+	if (k->kind == MS_KEY_MODULE || !s->keys.funcs.funcs[k->func].name)
 		mod = "";
 	else
 		ms_key_location(loc, sizeof(loc), &s->keys, key);
