@@ -1,6 +1,7 @@
 /*
  * Unit tests of libcommon/analysis over captures built by hand in memory:
- * function keys, top, tree, summary, the report and the JSON writer.
+ * function keys, the query, top, tree, summary, the report and the JSON
+ * writer. Views are asked through a typed query (analysis/query.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -216,6 +217,57 @@ static bool starts_with(const char *s, const char *prefix)
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
+/* A query of view v with the defaults. */
+static struct ms_query query(enum ms_view v)
+{
+	struct ms_query q;
+
+	ms_query_init(&q, v);
+	return q;
+}
+
+/* Where CAPTURE_OUTPUT's stream is: text, or JSON. */
+#define TEXT_OUT (&(struct ms_view_out){ .f = out })
+#define JSON_OUT (&(struct ms_view_out){ .f = out, .json = true })
+
+/* What the view q names prints of cap, text or JSON; the caller frees it. */
+static char *view(const struct ms_capture *cap, const struct ms_query *q, bool json)
+{
+	return CAPTURE_OUTPUT(ms_view_write(json ? JSON_OUT : TEXT_OUT, cap, q));
+}
+
+/* A key's label in a selection. */
+static const char *key_label(const struct ms_select *s, uint32_t key)
+{
+	assert_true(key < s->keys.n);
+	return s->keys.keys[key].label;
+}
+
+/* The function (struct ms_funcs) of a key that has one. */
+static const struct ms_func *key_func(const struct ms_select *s, uint32_t key)
+{
+	assert_true(key < s->keys.n);
+	assert_true(s->keys.keys[key].func < s->keys.funcs.n);
+	return &s->keys.funcs.funcs[s->keys.keys[key].func];
+}
+
+/* ms_top_compute() under a query of view top sorted by sort. */
+static void top_sorted(struct ms_top *top, const struct ms_capture *cap, enum ms_sort sort)
+{
+	struct ms_query q = query(MS_VIEW_TOP);
+
+	q.sort = sort;
+	assert_int_equal(ms_top_compute(top, cap, &q), 0);
+}
+
+/* ms_tree_build() under the default query. */
+static void tree_of(struct ms_tree *tree, const struct ms_capture *cap)
+{
+	struct ms_query q = query(MS_VIEW_TREE);
+
+	assert_int_equal(ms_tree_build(tree, cap, &q), 0);
+}
+
 /* ---- function keys ---- */
 
 static uint32_t func_of(const struct ms_funcs *f, const struct tcap *t, uint32_t frame_id)
@@ -318,7 +370,7 @@ static void check_top(const struct ms_top *top, const struct expect_top *e, uint
 	for (i = 0; i < n; i++) {
 		const struct ms_top_entry *en = &top->entries[i];
 
-		assert_string_equal(top->funcs.funcs[en->func].label, e[i].label);
+		assert_string_equal(key_label(&top->sel, en->key), e[i].label);
 		assert_int_equal(en->self, e[i].self);
 		assert_int_equal(en->total, e[i].total);
 	}
@@ -339,8 +391,10 @@ static void test_top_self(void **state)
 	struct tcap *t = main_capture();
 	struct ms_top top;
 
-	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
-	assert_int_equal(top.samples, 11);
+	top_sorted(&top, &t->cap, MS_SORT_SELF);
+	assert_int_equal(top.sel.selected, 11);
+	assert_int_equal(top.sel.selected_samples, 11);
+	assert_int_equal(top.sel.all, 11);
 	check_top(&top, expect, 8);
 	ms_top_release(&top);
 	free(t);
@@ -361,7 +415,7 @@ static void test_top_total(void **state)
 	struct tcap *t = main_capture();
 	struct ms_top top;
 
-	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_TOTAL), 0);
+	top_sorted(&top, &t->cap, MS_SORT_TOTAL);
 	check_top(&top, expect, 8);
 	ms_top_release(&top);
 	free(t);
@@ -385,32 +439,34 @@ static void test_top_same_name_two_modules(void **state)
 	samples(&t, 2, 0, path(&t, fa, MS_NONE), MS_END_OUTERMOST);
 	samples(&t, 1, 0, path(&t, fb, fb2, MS_NONE), MS_END_OUTERMOST);
 
-	assert_int_equal(ms_top_compute(&top, &t.cap, MS_TOP_SORT_SELF), 0);
+	top_sorted(&top, &t.cap, MS_SORT_SELF);
 	assert_int_equal(top.n, 2);
 	/* libz's dup: self 3 (2 + the inner frame of the recursion), total 3 */
-	assert_string_equal(top.funcs.funcs[top.entries[0].func].module_name, "libz.so");
+	assert_string_equal(key_func(&top.sel, top.entries[0].key)->module_name, "libz.so");
 	assert_int_equal(top.entries[0].self, 3);
 	assert_int_equal(top.entries[0].total, 3);
-	assert_string_equal(top.funcs.funcs[top.entries[1].func].module_name, "liba.so");
+	assert_string_equal(key_func(&top.sel, top.entries[1].key)->module_name, "liba.so");
 	ms_top_release(&top);
 
 	/* equal counts: liba.so sorts before libz.so */
 	t.cap.n_samples = 4;
-	assert_int_equal(ms_top_compute(&top, &t.cap, MS_TOP_SORT_SELF), 0);
-	assert_string_equal(top.funcs.funcs[top.entries[0].func].module_name, "liba.so");
-	assert_string_equal(top.funcs.funcs[top.entries[1].func].module_name, "libz.so");
+	top_sorted(&top, &t.cap, MS_SORT_SELF);
+	assert_string_equal(key_func(&top.sel, top.entries[0].key)->module_name, "liba.so");
+	assert_string_equal(key_func(&top.sel, top.entries[1].key)->module_name, "libz.so");
 	ms_top_release(&top);
 }
 
 static void test_top_json(void **state)
 {
 	struct tcap *t = main_capture();
-	struct ms_top_options o = { .json = true, .limit = 3 };
+	struct ms_query q = query(MS_VIEW_TOP);
 	char *text;
 
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	q.limit = 3;
+	text = CAPTURE_OUTPUT(ms_top_write(JSON_OUT, &t->cap, &q));
 	assert_string_equal(text,
-		"{\"samples\":11,\"functions\":["
+		"{\"source\":\"cpu-sampling\",\"unit\":\"samples\",\"by\":\"function\",\"look\":\"native\","
+		"\"samples\":11,\"total\":11,\"capture_total\":11,\"functions\":["
 		"{\"name\":\"burn_60\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":4,\"self_percent\":36.36,"
 		"\"total\":4,\"total_percent\":36.36},"
 		"{\"name\":\"burn_30\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"self_percent\":18.18,"
@@ -419,10 +475,11 @@ static void test_top_json(void **state)
 		"\"total\":2,\"total_percent\":18.18}]}\n");
 	free(text);
 
-	o.limit = 0;
-	o.sort = MS_TOP_SORT_TOTAL;
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
-	assert_non_null(strstr(text, "{\"samples\":11,\"functions\":[{\"name\":\"__libc_start_main\","
+	q.limit = 0;
+	q.sort = MS_SORT_TOTAL;
+	text = CAPTURE_OUTPUT(ms_top_write(JSON_OUT, &t->cap, &q));
+	assert_non_null(strstr(text, "\"samples\":11,\"total\":11,\"capture_total\":11,"
+				    "\"functions\":[{\"name\":\"__libc_start_main\","
 				    "\"module\":\"libc.so.6\",\"file\":\"\",\"line\":0,\"self\":0,\"self_percent\":0,"
 				    "\"total\":9,\"total_percent\":81.82},"));
 	assert_non_null(strstr(text, "{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"file\":\"\",\"line\":0,\"self\":1,"
@@ -435,10 +492,11 @@ static void test_top_json(void **state)
 static void test_top_text(void **state)
 {
 	struct tcap *t = main_capture();
-	struct ms_top_options o = { .limit = 4 };
+	struct ms_query q = query(MS_VIEW_TOP);
 	char *text;
 
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	q.limit = 4;
+	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t->cap, &q));
 	assert_string_equal(text,
 		"11 samples, 8 functions (the first 4 shown)\n"
 		" self%  self  total%  total  module     function\n"
@@ -454,7 +512,7 @@ static void test_top_text(void **state)
 static void test_top_text_sanitized(void **state)
 {
 	struct tcap t;
-	struct ms_top_options o = { 0 };
+	struct ms_query q = query(MS_VIEW_TOP);
 	uint32_t m;
 	char *text;
 
@@ -462,7 +520,7 @@ static void test_top_text_sanitized(void **state)
 	m = module(&t, "/x/m\tod", MS_MODULE_FILE);
 	thread(&t, 1, 1, "x");
 	samples(&t, 1, 0, path(&t, frame(&t, m, 1, "evil\x1b[2Jname\xff"), MS_NONE), 0);
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t.cap, &o));
+	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t.cap, &q));
 	assert_null(strchr(text, '\x1b'));
 	assert_null(strchr(text, '\t'));
 	assert_non_null(strstr(text, "m?od    evil?[2Jname?\n"));
@@ -472,15 +530,16 @@ static void test_top_text_sanitized(void **state)
 static void test_top_empty(void **state)
 {
 	struct tcap t;
-	struct ms_top_options o = { .json = true };
+	struct ms_query q = query(MS_VIEW_TOP);
 	char *text;
 
 	tcap_init(&t);
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t.cap, &o));
-	assert_string_equal(text, "{\"samples\":0,\"functions\":[]}\n");
+	text = CAPTURE_OUTPUT(ms_top_write(JSON_OUT, &t.cap, &q));
+	assert_string_equal(text, "{\"source\":\"cpu-sampling\",\"unit\":\"samples\",\"by\":\"function\","
+				 "\"look\":\"native\",\"samples\":0,\"total\":0,\"capture_total\":0,"
+				 "\"functions\":[]}\n");
 	free(text);
-	o.json = false;
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t.cap, &o));
+	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t.cap, &q));
 	assert_string_equal(text, "0 samples, 0 functions\n"
 				 " self%  self  total%  total  module  function\n");
 	free(text);
@@ -499,77 +558,101 @@ static void check_node(const struct ms_tree *t, uint32_t node, const char *label
 {
 	const struct ms_tree_node *nd = &t->nodes[node];
 
-	assert_string_equal(t->funcs.funcs[nd->func].label, label);
+	assert_string_equal(node ? key_label(&t->sel, nd->key) : t->root_label, label);
 	assert_int_equal(nd->self, self);
 	assert_int_equal(nd->total, total);
 	assert_int_equal(nd->n_children, n_children);
 }
 
+/*
+ * The depth and no-module stacks are known to be cut: each starts with its
+ * truncated key, so their outermost frames are not roots (they were
+ * children of __libc_start_main and of the root before).
+ */
 static void test_tree_shape(void **state)
 {
 	struct tcap *t = main_capture();
 	struct ms_tree tr;
-	uint32_t libc, mainn, run, rec;
+	uint32_t libc, mainn, run, rec, cut;
 
-	assert_int_equal(ms_tree_build(&tr, &t->cap), 0);
-	assert_int_equal(tr.samples, 11);
-	assert_int_equal(tr.nodes[0].func, MS_NONE);
-	assert_int_equal(tr.nodes[0].self, 1);	/* the sample without frames */
-	assert_int_equal(tr.nodes[0].total, 11);
-	assert_int_equal(tr.nodes[0].n_children, 2);
+	tree_of(&tr, &t->cap);
+	assert_int_equal(tr.sel.selected, 11);
+	assert_int_equal(tr.nodes[0].key, MS_NONE);
+	check_node(&tr, 0, "[root]", 1, 11, 3);	/* self: the sample without frames */
 
 	libc = child(&tr, 0, 0);
-	check_node(&tr, libc, "__libc_start_main", 0, 9, 1);
-	check_node(&tr, child(&tr, 0, 1), "[no module] 0xdead", 1, 1, 0);
+	check_node(&tr, libc, "__libc_start_main", 0, 7, 1);
 	mainn = child(&tr, libc, 0);
-	check_node(&tr, mainn, "main", 0, 9, 3);
+	check_node(&tr, mainn, "main", 0, 7, 2);
 	run = child(&tr, mainn, 0);
 	check_node(&tr, run, "run", 0, 6, 2);
 	/* both burn_60 addresses merged into one node */
 	check_node(&tr, child(&tr, run, 0), "burn_60", 4, 4, 0);
 	check_node(&tr, child(&tr, run, 1), "burn_30", 2, 2, 0);
-	rec = child(&tr, mainn, 1);
+	check_node(&tr, child(&tr, mainn, 1), "burn+0x1234", 1, 1, 0);
+
+	cut = child(&tr, 0, 1);
+	check_node(&tr, cut, "[truncated: depth]", 0, 2, 1);
+	assert_int_equal(tr.sel.keys.keys[tr.nodes[cut].key].kind, MS_KEY_TRUNCATED);
+	libc = child(&tr, cut, 0);
+	check_node(&tr, libc, "__libc_start_main", 0, 2, 1);
+	mainn = child(&tr, libc, 0);
+	check_node(&tr, mainn, "main", 0, 2, 1);
+	rec = child(&tr, mainn, 0);
 	check_node(&tr, rec, "rec", 0, 2, 1);
 	rec = child(&tr, rec, 0);
 	check_node(&tr, rec, "rec", 0, 2, 1);
 	check_node(&tr, child(&tr, rec, 0), "rec", 2, 2, 0);
-	assert_int_equal(tr.nodes[child(&tr, rec, 0)].depth, 5);
-	check_node(&tr, child(&tr, mainn, 2), "burn+0x1234", 1, 1, 0);
+	assert_int_equal(tr.nodes[child(&tr, rec, 0)].depth, 6);
+
+	cut = child(&tr, 0, 2);
+	check_node(&tr, cut, "[truncated: no-module]", 0, 1, 1);
+	check_node(&tr, child(&tr, cut, 0), "[no module] 0xdead", 1, 1, 0);
 	ms_tree_release(&tr);
 	free(t);
 }
 
+#define HEAD(unit, by, samples, total, all) \
+	"\"source\":\"cpu-sampling\",\"unit\":\"" unit "\",\"by\":\"" by "\",\"look\":\"native\"," \
+	"\"samples\":" #samples ",\"total\":" #total ",\"capture_total\":" #all ","
+
 static const char main_tree_json[] =
-	"{\"samples\":11,\"root\":{\"name\":\"[root]\",\"self\":1,\"total\":11,\"children\":["
-	"{\"name\":\"__libc_start_main\",\"module\":\"libc.so.6\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":9,\"children\":["
-	"{\"name\":\"main\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":9,\"children\":["
+	"{" HEAD("samples", "function", 11, 11, 11)
+	"\"root\":{\"name\":\"[root]\",\"self\":1,\"total\":11,\"children\":["
+	"{\"name\":\"__libc_start_main\",\"module\":\"libc.so.6\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":7,\"children\":["
+	"{\"name\":\"main\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":7,\"children\":["
 	"{\"name\":\"run\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":6,\"children\":["
 	"{\"name\":\"burn_60\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":4,\"total\":4,\"children\":[]},"
 	"{\"name\":\"burn_30\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"total\":2,\"children\":[]}]},"
-	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
-	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
-	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"total\":2,\"children\":[]}]}]},"
 	"{\"name\":\"burn+0x1234\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":1,\"total\":1,\"children\":[]}]}]},"
-	"{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"file\":\"\",\"line\":0,\"self\":1,\"total\":1,\"children\":[]}]}}\n";
+	"{\"name\":\"[truncated: depth]\",\"kind\":\"truncated\",\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"__libc_start_main\",\"module\":\"libc.so.6\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"main\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"total\":2,\"children\":[]}]}]}]}]}]},"
+	"{\"name\":\"[truncated: no-module]\",\"kind\":\"truncated\",\"self\":0,\"total\":1,\"children\":["
+	"{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"file\":\"\",\"line\":0,\"self\":1,\"total\":1,\"children\":[]}]}]}}\n";
 
 static void test_tree_json(void **state)
 {
 	struct tcap *t = main_capture();
-	struct ms_tree_options o = { .json = true };
+	struct ms_query q = query(MS_VIEW_TREE);
 	char *text;
 
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	text = CAPTURE_OUTPUT(ms_tree_write(JSON_OUT, &t->cap, &q));
 	assert_string_equal(text, main_tree_json);
 	free(text);
 
 	/* 10% leaves out the nodes of one sample (9.09%) */
-	o.min_percent = 10;
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	q.hide_below = 10;
+	text = CAPTURE_OUTPUT(ms_tree_write(JSON_OUT, &t->cap, &q));
 	assert_null(strstr(text, "0xdead"));
 	assert_null(strstr(text, "burn+0x1234"));
+	assert_null(strstr(text, "no-module"));
 	assert_non_null(strstr(text, "{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,"
 				    "\"children\":[{\"name\":\"rec\""));
-	assert_non_null(strstr(text, "\"total\":2,\"children\":[]}]}]}]}]}]}}\n"));
+	assert_non_null(strstr(text, "\"total\":2,\"children\":[]}]}]}]}]}]}]}}\n"));
 	free(text);
 	free(t);
 }
@@ -577,28 +660,33 @@ static void test_tree_json(void **state)
 static void test_tree_text(void **state)
 {
 	struct tcap *t = main_capture();
-	struct ms_tree_options o = { .min_percent = 10 };
+	struct ms_query q = query(MS_VIEW_TREE);
 	char *text;
 
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	q.hide_below = 10;
+	text = CAPTURE_OUTPUT(ms_tree_write(TEXT_OUT, &t->cap, &q));
 	assert_string_equal(text,
 		"11 samples (nodes under 10.0% left out)\n"
 		"total%   self%  total  self  function\n"
 		"100.0%    9.1%     11     1  [root]\n"
-		" 81.8%    0.0%      9     0    __libc_start_main (libc.so.6)\n"
-		" 81.8%    0.0%      9     0      main (burn)\n"
+		" 63.6%    0.0%      7     0    __libc_start_main (libc.so.6)\n"
+		" 63.6%    0.0%      7     0      main (burn)\n"
 		" 54.5%    0.0%      6     0        run (burn)\n"
 		" 36.4%   36.4%      4     4          burn_60 (burn)\n"
 		" 18.2%   18.2%      2     2          burn_30 (burn)\n"
-		" 18.2%    0.0%      2     0        rec (burn)\n"
+		" 18.2%    0.0%      2     0    [truncated: depth]\n"
+		" 18.2%    0.0%      2     0      __libc_start_main (libc.so.6)\n"
+		" 18.2%    0.0%      2     0        main (burn)\n"
 		" 18.2%    0.0%      2     0          rec (burn)\n"
-		" 18.2%   18.2%      2     2            rec (burn)\n");
+		" 18.2%    0.0%      2     0            rec (burn)\n"
+		" 18.2%   18.2%      2     2              rec (burn)\n");
 	free(text);
 
-	o.min_percent = 0;
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	q.hide_below = 0;
+	text = CAPTURE_OUTPUT(ms_tree_write(TEXT_OUT, &t->cap, &q));
 	assert_non_null(strstr(text, "\n  9.1%    9.1%      1     1        burn+0x1234\n"));
-	assert_non_null(strstr(text, "\n  9.1%    9.1%      1     1    [no module] 0xdead\n"));
+	assert_non_null(strstr(text, "\n  9.1%    0.0%      1     0    [truncated: no-module]\n"
+				    "  9.1%    9.1%      1     1      [no module] 0xdead\n"));
 	free(text);
 	free(t);
 }
@@ -606,16 +694,17 @@ static void test_tree_text(void **state)
 static void test_tree_empty(void **state)
 {
 	struct tcap t;
-	struct ms_tree_options o = { .json = true };
+	struct ms_query q = query(MS_VIEW_TREE);
 	char *text;
 
 	tcap_init(&t);
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t.cap, &o));
-	assert_string_equal(text, "{\"samples\":0,\"root\":{\"name\":\"[root]\",\"self\":0,"
+	text = CAPTURE_OUTPUT(ms_tree_write(JSON_OUT, &t.cap, &q));
+	assert_string_equal(text, "{" HEAD("samples", "function", 0, 0, 0)
+				 "\"root\":{\"name\":\"[root]\",\"self\":0,"
 				 "\"total\":0,\"children\":[]}}\n");
 	free(text);
-	o = (struct ms_tree_options){ .min_percent = 0.5 };
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t.cap, &o));
+	q.hide_below = 0.5;
+	text = CAPTURE_OUTPUT(ms_tree_write(TEXT_OUT, &t.cap, &q));
 	assert_string_equal(text, "0 samples (nodes under 0.5% left out)\n"
 				 "total%   self%  total  self  function\n"
 				 "  0.0%    0.0%      0     0  [root]\n");
@@ -633,7 +722,7 @@ static void test_tree_deep(void **state)
 	struct ms_cap_thread thr = { .pid = 1, .tid = 1, .name = 2 };
 	struct ms_cap_sample sa = { .time = 1, .stack = DEPTH - 1, .period = 1, .count = 1 };
 	struct ms_cap_stack *stacks = calloc(DEPTH, sizeof(*stacks));
-	struct ms_tree_options o = { .json = true };
+	struct ms_query q = query(MS_VIEW_TREE);
 	struct ms_top top;
 	uint32_t i;
 	char *text;
@@ -656,13 +745,13 @@ static void test_tree_deep(void **state)
 	cap.samples = &sa;
 	cap.target_exit_code = -1;
 
-	assert_int_equal(ms_top_compute(&top, &cap, MS_TOP_SORT_SELF), 0);
+	top_sorted(&top, &cap, MS_SORT_SELF);
 	assert_int_equal(top.n, 1);
 	assert_int_equal(top.entries[0].self, 1);
 	assert_int_equal(top.entries[0].total, 1);
 	ms_top_release(&top);
 
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &cap, &o));
+	text = CAPTURE_OUTPUT(ms_tree_write(JSON_OUT, &cap, &q));
 	for (const char *p = text; *p; p++)	/* not strstr: quadratic under ASan */
 		if (*p == '{' && !strncmp(p, "{\"name\":\"f\"", 11))
 			opens++;
@@ -855,10 +944,11 @@ static void test_summary_pid_from_threads(void **state)
 static void test_report(void **state)
 {
 	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_REPORT);
 	char *text, *top, *tree;
 
 	t->cap.flags |= MS_CAPTURE_INCOMPLETE;
-	text = CAPTURE_OUTPUT(ms_report_write(out, &t->cap, NULL));
+	text = CAPTURE_OUTPUT(ms_report_write(TEXT_OUT, &t->cap, &q));
 	assert_true(starts_with(text, "warning: this capture is incomplete: the recording was cut short\n"
 				      "warning: 5 records were lost by the kernel (its ring buffer was full): sample less "
 				      "often (-F) or give it more pages (--mmap-pages)\n"
@@ -873,11 +963,18 @@ static void test_report(void **state)
 	assert_non_null(strstr(tree, "            rec (burn)\n"));
 	free(text);
 
-	/* options: a shorter top, a pruned tree */
-	struct ms_report_options o = { .top_limit = 1, .tree_min_percent = 50 };
-	text = CAPTURE_OUTPUT(ms_report_write(out, &t->cap, &o));
+	/* the query: a shorter top */
+	q.limit = 1;
+	text = CAPTURE_OUTPUT(ms_report_write(TEXT_OUT, &t->cap, &q));
 	assert_non_null(strstr(text, "8 functions (the first 1 shown)\n"));
-	assert_null(strstr(text, "burn_60 (burn)"));
+	free(text);
+
+	/* a pruned tree: --hide-below is the query's, so it prunes the top's rows too */
+	q.hide_below = 50;
+	text = CAPTURE_OUTPUT(ms_report_write(TEXT_OUT, &t->cap, &q));
+	assert_non_null(strstr(text, "8 functions (the first 0 shown)\n"));
+	assert_null(strstr(text, "burn_60"));
+	assert_non_null(strstr(text, "\ncall tree\n11 samples (nodes under 50.0% left out)\n"));
 	assert_non_null(strstr(text, "        run (burn)\n"));
 	free(text);
 	free(t);
@@ -1083,7 +1180,7 @@ static void test_function_one_key_across_files(void **state)
 	assert_int_equal(f.funcs[f.frame_func[f3]].line, 10);
 	ms_funcs_release(&f);
 
-	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
+	top_sorted(&top, &t->cap, MS_SORT_SELF);
 	check_top(&top, expect, 3);
 	ms_top_release(&top);
 	free(t);
@@ -1099,15 +1196,16 @@ static void test_inline_top(void **state)
 		{ "outer", 0, 8 },
 	};
 	struct tcap *t = inline_capture();
-	struct ms_top_options o = { .limit = 3 };
+	struct ms_query q = query(MS_VIEW_TOP);
 	struct ms_top top;
 	char *text;
 
-	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
+	top_sorted(&top, &t->cap, MS_SORT_SELF);
 	check_top(&top, expect, 5);
 	ms_top_release(&top);
 
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	q.limit = 3;
+	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t->cap, &q));
 	assert_string_equal(text,
 		"11 samples, 5 functions (the first 3 shown)\n"
 		" self%  self  total%  total  module  function\n"
@@ -1116,10 +1214,10 @@ static void test_inline_top(void **state)
 		" 27.3%     3   27.3%      3  inl     inl+0x13f0\n");
 	free(text);
 
-	o = (struct ms_top_options){ .json = true, .limit = 2 };
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	q.limit = 2;
+	text = CAPTURE_OUTPUT(ms_top_write(JSON_OUT, &t->cap, &q));
 	assert_string_equal(text,
-		"{\"samples\":11,\"functions\":["
+		"{" HEAD("samples", "function", 11, 11, 11) "\"functions\":["
 		"{\"name\":\"leaf\",\"module\":\"inl\",\"file\":\"/src/a.c\",\"line\":10,"
 		"\"self\":5,\"self_percent\":45.45,\"total\":5,\"total_percent\":45.45},"
 		"{\"name\":\"mid\",\"module\":\"inl\",\"file\":\"/src/a.h\",\"line\":25,"
@@ -1132,11 +1230,11 @@ static void test_inline_tree(void **state)
 {
 	struct tcap *t = inline_capture();
 	struct ms_tree tr;
-	struct ms_tree_options o = { 0 };
+	struct ms_query q = query(MS_VIEW_TREE);
 	uint32_t mainn, outer, mid;
 	char *text;
 
-	assert_int_equal(ms_tree_build(&tr, &t->cap), 0);
+	tree_of(&tr, &t->cap);
 	assert_int_equal(tr.nodes[0].n_children, 1);
 	mainn = child(&tr, 0, 0);
 	check_node(&tr, mainn, "main", 0, 11, 2);
@@ -1149,7 +1247,7 @@ static void test_inline_tree(void **state)
 	check_node(&tr, child(&tr, mainn, 1), "inl+0x13f0", 3, 3, 0);
 	ms_tree_release(&tr);
 
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	text = CAPTURE_OUTPUT(ms_tree_write(TEXT_OUT, &t->cap, &q));
 	assert_string_equal(text,
 		"11 samples\n"
 		"total%   self%  total  self  function\n"
@@ -1161,8 +1259,7 @@ static void test_inline_tree(void **state)
 		" 27.3%   27.3%      3     3      inl+0x13f0\n");
 	free(text);
 
-	o.json = true;
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	text = CAPTURE_OUTPUT(ms_tree_write(JSON_OUT, &t->cap, &q));
 	assert_non_null(strstr(text,
 		"{\"name\":\"mid\",\"module\":\"inl\",\"file\":\"/src/a.h\",\"line\":25,\"self\":3,"
 		"\"total\":8,\"children\":[{\"name\":\"leaf\",\"module\":\"inl\",\"file\":\"/src/a.c\","
@@ -1187,7 +1284,7 @@ static void test_inline_recursion(void **state)
 	chain(&t, fr, 3, g, 4u, g, 5u, g, 6u);
 	thread(&t, 1, 1, "r");
 	samples(&t, 2, 0, path(&t, fr, fr, MS_NONE), MS_END_OUTERMOST);
-	assert_int_equal(ms_top_compute(&top, &t.cap, MS_TOP_SORT_SELF), 0);
+	top_sorted(&top, &t.cap, MS_SORT_SELF);
 	assert_int_equal(top.n, 1);
 	assert_int_equal(top.entries[0].self, 2);
 	assert_int_equal(top.entries[0].total, 2);
@@ -1400,6 +1497,7 @@ static struct tcap *weighed(const struct tcap *t)
 	w->cap.problems = w->problems;
 	w->cap.functions = w->functions;
 	w->cap.lines = w->lines;
+	w->cap.duty = w->duty;
 	for (i = 0; i < t->cap.n_samples; i++) {
 		const struct ms_cap_sample *s = &t->samples[i];
 		struct ms_cap_sample *last = n ? &w->samples[n - 1] : NULL;
@@ -1429,22 +1527,21 @@ static void expect_same_views(const struct tcap *t, uint32_t rows)
 	assert_true(rows < t->cap.n_samples);
 	assert_int_equal(ms_capture_sample_count(&w->cap), t->cap.n_samples);
 	for (json = 0; json <= 1; json++) {
-		struct ms_top_options to = { .json = json, .sort = MS_TOP_SORT_SELF };
-		struct ms_tree_options tr = { .json = json };
+		struct ms_query to = query(MS_VIEW_TOP), tr = query(MS_VIEW_TREE);
 
-		x = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &to));
-		y = CAPTURE_OUTPUT(ms_top_write(out, &w->cap, &to));
+		x = view(&t->cap, &to, json);
+		y = view(&w->cap, &to, json);
 		assert_string_equal(x, y);
 		free(x);
 		free(y);
-		to.sort = MS_TOP_SORT_TOTAL;
-		x = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &to));
-		y = CAPTURE_OUTPUT(ms_top_write(out, &w->cap, &to));
+		to.sort = MS_SORT_TOTAL;
+		x = view(&t->cap, &to, json);
+		y = view(&w->cap, &to, json);
 		assert_string_equal(x, y);
 		free(x);
 		free(y);
-		x = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &tr));
-		y = CAPTURE_OUTPUT(ms_tree_write(out, &w->cap, &tr));
+		x = view(&t->cap, &tr, json);
+		y = view(&w->cap, &tr, json);
 		assert_string_equal(x, y);
 		free(x);
 		free(y);
@@ -1501,13 +1598,14 @@ static void test_weighted_huge(void **state)
 	t->cap.flags |= MS_CAPTURE_WEIGHTED;
 	n = (1ull << 40) + 10;
 	assert_int_equal(ms_capture_sample_count(&t->cap), n);
-	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
-	assert_int_equal(top.samples, n);
-	assert_string_equal(top.funcs.funcs[top.entries[0].func].label, "burn_60");
+	top_sorted(&top, &t->cap, MS_SORT_SELF);
+	assert_int_equal(top.sel.selected, n);
+	assert_int_equal(top.sel.selected_samples, n);
+	assert_string_equal(key_label(&top.sel, top.entries[0].key), "burn_60");
 	assert_int_equal(top.entries[0].self, (1ull << 40) + 3);
 	ms_top_release(&top);
-	assert_int_equal(ms_tree_build(&tree, &t->cap), 0);
-	assert_int_equal(tree.samples, n);
+	tree_of(&tree, &t->cap);
+	assert_int_equal(tree.sel.selected, n);
 	assert_int_equal(tree.nodes[0].total, n);
 	assert_int_equal(tree.nodes[0].self, 1);	/* the row without frames */
 	ms_tree_release(&tree);
@@ -1517,7 +1615,8 @@ static void test_weighted_huge(void **state)
 	assert_int_equal(s.ends[0].reason, MS_END_FP_CHAIN);
 	assert_int_equal(s.ends[0].samples, (1ull << 40) + 5);
 	ms_summary_release(&s);
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &(struct ms_top_options){ .limit = 1 }));
+	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t->cap, &(struct ms_query){ .view = MS_VIEW_TOP,
+										    .limit = 1 }));
 	assert_true(starts_with(text, "1099511627786 samples"));
 	assert_non_null(strstr(text, "1099511627779"));	/* burn_60's self */
 	free(text);
