@@ -18,6 +18,7 @@
 #include "util/json.h"
 #include "capture/capture.h"
 #include "stream/records.h"
+#include "tests/unit/stderr-capture.h"
 
 /* ---- building captures ---- */
 
@@ -1738,6 +1739,306 @@ static void test_summary_duty_json(void **state)
 	free(t);
 }
 
+/* ---- the query ---- */
+
+/* call returns -1 after one message holding frag. */
+#define EXPECT_ERROR(call, frag) do {                                                   \
+	const char *msg_;                                                               \
+	int rc_;                                                                        \
+	stderr_begin();                                                                 \
+	rc_ = (call);                                                                   \
+	msg_ = stderr_end();                                                            \
+	if (rc_ != -1 || count_lines(msg_) != 1 || !strstr(msg_, (frag)))               \
+		fail_msg("%s: expected -1 and one message with \"%s\"; got %d and \"%s\"", \
+			 #call, (frag), rc_, msg_);                                     \
+} while (0)
+
+/* call returns 0 and says nothing. */
+#define EXPECT_QUIET(call) do {                                                         \
+	const char *msg_;                                                               \
+	int rc_;                                                                        \
+	stderr_begin();                                                                 \
+	rc_ = (call);                                                                   \
+	msg_ = stderr_end();                                                            \
+	if (rc_ != 0 || *msg_)                                                          \
+		fail_msg("%s: expected 0 and no message; got %d and \"%s\"", #call, rc_, msg_); \
+} while (0)
+
+static void test_query_names(void **state)
+{
+	static const char *const views[] = { "report", "summary", "top", "tree", "callers",
+					     "callees", "threads", "timeline", "problems", "diff" };
+	static const char *const bys[] = { "function", "line", "address", "module" };
+	enum ms_view v;
+	enum ms_by b;
+	enum ms_look l;
+	enum ms_unit u;
+	int i;
+
+	assert_int_equal(sizeof(views) / sizeof(views[0]), MS_VIEW_COUNT);
+	for (i = 0; i < MS_VIEW_COUNT; i++) {
+		assert_string_equal(ms_view_name((enum ms_view)i), views[i]);
+		v = MS_VIEW_COUNT;
+		EXPECT_QUIET(ms_view_parse(views[i], &v));
+		assert_int_equal(v, i);
+		v = MS_VIEW_COUNT;
+		EXPECT_QUIET(ms_view_parse_quiet(views[i], &v));
+		assert_int_equal(v, i);
+	}
+	for (i = 0; i < MS_BY_COUNT; i++) {
+		assert_string_equal(ms_by_name((enum ms_by)i), bys[i]);
+		EXPECT_QUIET(ms_by_parse(bys[i], &b));
+		assert_int_equal(b, i);
+	}
+	assert_string_equal(ms_look_name(MS_LOOK_NATIVE), "native");
+	EXPECT_QUIET(ms_look_parse("native", &l));
+	assert_int_equal(l, MS_LOOK_NATIVE);
+	assert_string_equal(ms_unit_name(MS_UNIT_SAMPLES), "samples");
+	assert_string_equal(ms_unit_name(MS_UNIT_CPU_TIME), "cpu-time");
+	EXPECT_QUIET(ms_unit_parse("cpu-time", &u));
+	assert_int_equal(u, MS_UNIT_CPU_TIME);
+	EXPECT_QUIET(ms_unit_parse("samples", &u));
+	assert_int_equal(u, MS_UNIT_SAMPLES);
+	assert_string_equal(ms_unit_measure(MS_UNIT_SAMPLES), "samples");
+	assert_string_equal(ms_unit_measure(MS_UNIT_CPU_TIME), "ns");
+
+	/* out of range: no name */
+	assert_null(ms_view_name(MS_VIEW_COUNT));
+	assert_null(ms_view_name((enum ms_view)-1));
+	assert_null(ms_by_name(MS_BY_COUNT));
+	assert_null(ms_look_name(MS_LOOK_COUNT));
+	assert_null(ms_unit_name(MS_UNIT_COUNT));
+}
+
+static void test_query_parsers_refuse(void **state)
+{
+	enum ms_view v = MS_VIEW_TREE;
+	enum ms_by b = MS_BY_LINE;
+	enum ms_look l = MS_LOOK_NATIVE;
+	enum ms_unit u = MS_UNIT_CPU_TIME;
+
+	EXPECT_ERROR(ms_view_parse("tops", &v),
+		     "microscope: unknown view 'tops': use report, summary, top, tree, callers, "
+		     "callees, threads, timeline, problems, diff\n");
+	EXPECT_ERROR(ms_by_parse("lines", &b),
+		     "unknown granularity for --by 'lines': use function, line, address, module\n");
+	EXPECT_ERROR(ms_by_parse("Function", &b), "'Function'");
+	EXPECT_ERROR(ms_look_parse("python", &l), "unknown look 'python': use native\n");
+	EXPECT_ERROR(ms_unit_parse("cpu", &u), "unknown unit 'cpu': use samples, cpu-time\n");
+	EXPECT_ERROR(ms_unit_parse("", &u), "unknown unit '': use samples, cpu-time\n");
+	/* the quiet one says nothing */
+	stderr_begin();
+	assert_int_equal(ms_view_parse_quiet("tops", &v), -1);
+	assert_int_equal(ms_view_parse_quiet("", &v), -1);
+	assert_string_equal(stderr_end(), "");
+	/* a refused value leaves the output alone */
+	assert_int_equal(v, MS_VIEW_TREE);
+	assert_int_equal(b, MS_BY_LINE);
+	assert_int_equal(l, MS_LOOK_NATIVE);
+	assert_int_equal(u, MS_UNIT_CPU_TIME);
+}
+
+static void expect_time(const char *arg, bool has_start, uint64_t start, bool has_end, uint64_t end)
+{
+	struct ms_query q = query(MS_VIEW_TOP);
+
+	EXPECT_QUIET(ms_query_parse_time(&q, arg));
+	if (q.has_time_start != has_start || q.has_time_end != has_end ||
+	    (has_start && q.time_start != start) || (has_end && q.time_end != end))
+		fail_msg("'%s': got %d %llu .. %d %llu", arg, q.has_time_start,
+			 (unsigned long long)q.time_start, q.has_time_end,
+			 (unsigned long long)q.time_end);
+}
+
+static void test_query_parse_time(void **state)
+{
+	struct ms_query q = query(MS_VIEW_TOP);
+	static const char *const bad[] = {
+		"1s", "1s-2s", "1..2..3", "-1..2", "1..-2", "+1..", "x..", "1x..", "1 s..", "..2h",
+		"nan..", "inf..", "..1e30", "1.5.s..", "1s....2s", "...", "", "1s..2s..",
+	};
+	size_t i;
+
+	expect_time("1.5s..2500ms", true, 1500000000, true, 2500000000);
+	expect_time("..2", false, 0, true, 2000000000);
+	expect_time("10ms..", true, 10000000, false, 0);
+	expect_time("250us..1min", true, 250000, true, 60000000000);
+	expect_time("7ns..8ns", true, 7, true, 8);
+	expect_time("0..0.5", true, 0, true, 500000000);
+	expect_time("1e-9..", true, 1, false, 0);	/* strtod's forms: one ns */
+	/* both sides empty: no range (every sample) */
+	expect_time("..", false, 0, false, 0);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[160];
+
+		snprintf(want, sizeof(want), "--time wants START..END, each a time from the "
+			 "recording's start such as 1.5s, 250ms or 2 (seconds), either side "
+			 "empty; not '%s'\n", bad[i]);
+		EXPECT_ERROR(ms_query_parse_time(&q, bad[i]), want);
+	}
+
+	/* a range that parses but ends where it starts, or before, is refused by the check */
+	q = query(MS_VIEW_TOP);
+	EXPECT_QUIET(ms_query_parse_time(&q, "2s..1s"));
+	EXPECT_ERROR(ms_query_check(&q), "--time ends before it starts");
+	EXPECT_QUIET(ms_query_parse_time(&q, "1s..1s"));
+	EXPECT_ERROR(ms_query_check(&q), "--time ends before it starts");
+	EXPECT_QUIET(ms_query_parse_time(&q, "1s..1001ms"));
+	EXPECT_QUIET(ms_query_check(&q));
+}
+
+static void test_query_tids(void **state)
+{
+	static const char *const bad[] = {
+		"", "12,", ",12", "1,,2", "-1", "+1", "12a", "1;2", "4294967296", "0x10",
+		"99999999999999999999",
+	};
+	struct ms_query q = query(MS_VIEW_TOP);
+	size_t i;
+
+	EXPECT_QUIET(ms_query_add_tids(&q, "123"));
+	EXPECT_QUIET(ms_query_add_tids(&q, "12,13"));
+	EXPECT_QUIET(ms_query_add_tids(&q, "4294967295"));
+	EXPECT_QUIET(ms_query_add_tids(&q, "0"));
+	assert_int_equal(q.n_tids, 5);
+	assert_int_equal(q.tids[0], 123);
+	assert_int_equal(q.tids[1], 12);
+	assert_int_equal(q.tids[2], 13);
+	assert_int_equal(q.tids[3], UINT32_MAX);
+	assert_int_equal(q.tids[4], 0);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[128];
+
+		q = query(MS_VIEW_TOP);
+		snprintf(want, sizeof(want),
+			 "--tid wants thread ids such as 1234 or 1234,1240; not '%s'\n", bad[i]);
+		EXPECT_ERROR(ms_query_add_tids(&q, bad[i]), want);
+	}
+
+	/* at most MS_QUERY_MAX_THREADS ids, and names */
+	q = query(MS_VIEW_TOP);
+	for (i = 0; i < MS_QUERY_MAX_THREADS; i++)
+		EXPECT_QUIET(ms_query_add_tids(&q, "7"));
+	EXPECT_ERROR(ms_query_add_tids(&q, "7"), "at most 64 thread ids in --tid\n");
+	assert_int_equal(q.n_tids, MS_QUERY_MAX_THREADS);
+	for (i = 0; i < MS_QUERY_MAX_THREADS; i++)
+		EXPECT_QUIET(ms_query_add_thread_name(&q, "w"));
+	EXPECT_ERROR(ms_query_add_thread_name(&q, "w"), "at most 64 names in --thread\n");
+	assert_int_equal(q.n_thread_names, MS_QUERY_MAX_THREADS);
+}
+
+static void test_query_check(void **state)
+{
+	struct ms_query q;
+	int v;
+
+	for (v = 0; v < MS_VIEW_COUNT; v++) {
+		q = query((enum ms_view)v);
+		if (v == MS_VIEW_CALLERS || v == MS_VIEW_CALLEES) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "%s needs the function to start from\n",
+				 ms_view_name((enum ms_view)v));
+			EXPECT_ERROR(ms_query_check(&q), want);
+			q.function = "";
+			EXPECT_ERROR(ms_query_check(&q), want);
+			q.function = "f";
+		}
+		EXPECT_QUIET(ms_query_check(&q));
+		assert_false(ms_query_filters(&q));
+	}
+
+	q = query(MS_VIEW_TOP);
+	q.hide_below = -1;
+	EXPECT_ERROR(ms_query_check(&q), "--hide-below wants a share from 0 to 100\n");
+	q.hide_below = 100.5;
+	EXPECT_ERROR(ms_query_check(&q), "--hide-below wants a share from 0 to 100\n");
+	q.hide_below = 0.0 / 0.0;
+	EXPECT_ERROR(ms_query_check(&q), "--hide-below wants a share from 0 to 100\n");
+	q.hide_below = 100;
+	EXPECT_QUIET(ms_query_check(&q));
+	assert_false(ms_query_filters(&q));	/* hides rows, selects every sample */
+
+	q = query(MS_VIEW_TOP);
+	q.focus = "(";
+	EXPECT_ERROR(ms_query_check(&q), "--focus '(' is not a regular expression: ");
+	q.focus = "^ma(in)?$";
+	EXPECT_QUIET(ms_query_check(&q));
+	q.ignore = "a[";
+	EXPECT_ERROR(ms_query_check(&q), "--ignore 'a[' is not a regular expression: ");
+
+	q = query(MS_VIEW_COUNT);
+	EXPECT_ERROR(ms_query_check(&q), "a query with a value out of range\n");
+	q = query(MS_VIEW_TOP);
+	q.by = MS_BY_COUNT;
+	EXPECT_ERROR(ms_query_check(&q), "a query with a value out of range\n");
+	q = query(MS_VIEW_TOP);
+	q.unit = MS_UNIT_COUNT;
+	EXPECT_ERROR(ms_query_check(&q), "a query with a value out of range\n");
+	q = query(MS_VIEW_TOP);
+	q.look = MS_LOOK_COUNT;
+	EXPECT_ERROR(ms_query_check(&q), "a query with a value out of range\n");
+
+	/* each filter makes the query select */
+	q = query(MS_VIEW_TOP);
+	q.n_tids = 1;
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.n_thread_names = 1;
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.has_time_start = true;
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.has_time_end = true;
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.module = "m";
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.focus = "f";
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.ignore = "f";
+	assert_true(ms_query_filters(&q));
+}
+
+static void test_query_check_capture(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+
+	/* no event: cpu-clock */
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "x.msc"));
+	q.unit = MS_UNIT_CPU_TIME;
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "x.msc"));
+	set_event(t, "task-clock");
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "x.msc"));
+	set_event(t, "cpu");
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "x.msc"));
+	set_event(t, "cycles");
+	EXPECT_ERROR(ms_query_check_capture(&q, &t->cap, "x.msc"),
+		     "'x.msc' was recorded on the event 'cycles', whose periods are not time: "
+		     "there is no CPU time to show; use --unit samples\n");
+	q.unit = MS_UNIT_SAMPLES;
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "x.msc"));
+	free(t);
+}
+
+static void test_query_origin(void **state)
+{
+	struct tcap *t = main_capture();
+
+	assert_int_equal(ms_query_origin(&t->cap), 500);
+	t->cap.start_time = 0;
+	assert_int_equal(ms_query_origin(&t->cap), 1000);	/* the first sample */
+	t->cap.n_samples = 0;
+	assert_int_equal(ms_query_origin(&t->cap), 0);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1781,6 +2082,13 @@ int main(void)
 		cmocka_unit_test(test_json_values),
 		cmocka_unit_test(test_weighted_views),
 		cmocka_unit_test(test_weighted_huge),
+		cmocka_unit_test(test_query_names),
+		cmocka_unit_test(test_query_parsers_refuse),
+		cmocka_unit_test(test_query_parse_time),
+		cmocka_unit_test(test_query_tids),
+		cmocka_unit_test(test_query_check),
+		cmocka_unit_test(test_query_check_capture),
+		cmocka_unit_test(test_query_origin),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
