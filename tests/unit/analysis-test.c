@@ -2039,6 +2039,425 @@ static void test_query_origin(void **state)
 	free(t);
 }
 
+/* ---- filters ---- */
+
+/*
+ * top under q as one line: "selected/all: label self/total, ..." (rows in
+ * order), into a static buffer.
+ */
+static const char *top_line(const struct ms_capture *cap, const struct ms_query *q)
+{
+	static char buf[2048];
+	struct ms_top top;
+	size_t used;
+	uint32_t i;
+
+	assert_int_equal(ms_top_compute(&top, cap, q), 0);
+	used = (size_t)snprintf(buf, sizeof(buf), "%llu/%llu:",
+				(unsigned long long)top.sel.selected, (unsigned long long)top.sel.all);
+	for (i = 0; i < top.n && used < sizeof(buf); i++)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s %s %llu/%llu",
+					 i ? "," : "", key_label(&top.sel, top.entries[i].key),
+					 (unsigned long long)top.entries[i].self,
+					 (unsigned long long)top.entries[i].total);
+	assert_true(used < sizeof(buf));
+	ms_top_release(&top);
+	return buf;
+}
+
+/*
+ * A tree as lines "  label self/total", two spaces a level, children in
+ * order (all of them, none hidden), into a static buffer.
+ */
+static void tree_lines(char *buf, size_t size, size_t *used, const struct ms_tree *t, uint32_t node)
+{
+	const struct ms_tree_node *nd = &t->nodes[node];
+	uint32_t i;
+
+	*used += (size_t)snprintf(buf + *used, size - *used, "%*s%s %llu/%llu\n",
+				  (int)(2 * nd->depth), "",
+				  node ? key_label(&t->sel, nd->key) : t->root_label,
+				  (unsigned long long)nd->self, (unsigned long long)nd->total);
+	assert_true(*used < size);
+	for (i = 0; i < nd->n_children; i++)
+		tree_lines(buf, size, used, t, t->children[nd->first_child + i]);
+}
+
+/* The tree (or callers, callees: by q->view) of cap under q, as tree_lines(). */
+static const char *tree_text(const struct ms_capture *cap, const struct ms_query *q)
+{
+	static char buf[4096];
+	struct ms_tree t;
+	size_t used = 0;
+
+	if (q->view == MS_VIEW_CALLERS || q->view == MS_VIEW_CALLEES)
+		assert_int_equal(ms_tree_build_from(&t, cap, q), 0);
+	else
+		assert_int_equal(ms_tree_build(&t, cap, q), 0);
+	tree_lines(buf, sizeof(buf), &used, &t, 0);
+	ms_tree_release(&t);
+	return buf;
+}
+
+/* main_capture() with the recording starting at its first sample: sample i is at i ms. */
+static struct tcap *timed_capture(void)
+{
+	struct tcap *t = main_capture();
+
+	t->cap.start_time = 1000;
+	return t;
+}
+
+static void test_filter_tids(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	/* samples 3, 6 and 7 */
+	assert_string_equal(top_line(&t->cap, &q), "3/11: rec 2/2, burn_60 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/1");
+	/* percentages are of the selection */
+	q.limit = 1;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"3 samples, 5 functions (the first 1 shown)\n"
+		"selected 3 of 11 samples: threads 43\n"
+		" self%  self  total%  total  module  function\n"
+		" 66.7%     2   66.7%      2  burn    rec\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_true(starts_with(text, "{" HEAD("samples", "function", 3, 3, 11) "\"functions\":["
+				      "{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,"
+				      "\"self\":2,\"self_percent\":66.67,"));
+	free(text);
+
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_tids(&q, "42,43"), 0);
+	assert_true(starts_with(top_line(&t->cap, &q), "11/11: burn_60 4/4,"));
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_tids(&q, "99"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	/* a tid is a thread id, not a pid: 42 is also the pid of both */
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_tids(&q, "42"), 0);
+	assert_true(starts_with(top_line(&t->cap, &q), "8/11: "));
+	free(t);
+}
+
+static void test_filter_thread_names(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	assert_int_equal(ms_query_add_thread_name(&q, "worker"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "3/11: rec 2/2, burn_60 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/1");
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_thread_name(&q, "burn"), 0);
+	assert_string_equal(top_line(&t->cap, &q),
+			    "8/11: burn_60 3/3, burn_30 2/2, [no module] 0xdead 1/1, "
+			    "burn+0x1234 1/1, __libc_start_main 0/6, main 0/6, run 0/5");
+	/* names match whole, not in part */
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_thread_name(&q, "work"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	/* a tid or a name: either is enough */
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	assert_int_equal(ms_query_add_thread_name(&q, "burn"), 0);
+	assert_true(starts_with(top_line(&t->cap, &q), "11/11: "));
+	q.limit = 1;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\nselected 11 of 11 samples: threads 43 'burn'\n"));
+	free(text);
+	free(t);
+}
+
+static void test_filter_time(void **state)
+{
+	struct tcap *t = timed_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	struct ms_tree tr;
+	char *text;
+
+	/* [2 ms, 5 ms): samples 2, 3 and 4, the one at 5 ms left out */
+	assert_int_equal(ms_query_parse_time(&q, "2ms..5ms"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "3/11: burn_60 2/2, burn_30 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/3");
+	q.limit = 1;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\nselected 3 of 11 samples: time 2.000 ms..5.000 ms\n"));
+	free(text);
+	/* a nanosecond later on both sides: samples 3, 4 and 5 */
+	assert_int_equal(ms_query_parse_time(&q, "2000001ns..5000001ns"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "3/11: burn_30 2/2, burn_60 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/3");
+	/* only an end, only a start */
+	assert_int_equal(ms_query_parse_time(&q, "..1ms"), 0);
+	assert_true(starts_with(top_line(&t->cap, &q), "1/11: burn_60 1/1,"));
+	assert_int_equal(ms_query_parse_time(&q, "10ms.."), 0);
+	assert_string_equal(top_line(&t->cap, &q), "1/11:");	/* the sample without frames */
+	q.view = MS_VIEW_TREE;
+	assert_int_equal(ms_tree_build(&tr, &t->cap, &q), 0);
+	check_node(&tr, 0, "[root]", 1, 1, 0);
+	ms_tree_release(&tr);
+	/* past the last sample */
+	assert_int_equal(ms_query_parse_time(&q, "1s.."), 0);
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	free(t);
+
+	/*
+	 * Times are from the recording's start (500 ns before the first
+	 * sample here), not from the clock's 0 nor from the first sample:
+	 * [2.000501 ms, 5.000501 ms) holds the samples at 2.0005 + 1, 3.0005
+	 * and 4.0005 ms after the start, so samples 3, 4 and 5.
+	 */
+	t = main_capture();
+	assert_int_equal(ms_query_parse_time(&q, "2000501ns..5000501ns"), 0);
+	q.view = MS_VIEW_TOP;
+	assert_string_equal(top_line(&t->cap, &q), "3/11: burn_30 2/2, burn_60 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/3");
+	assert_int_equal(ms_query_parse_time(&q, "2000500ns..5000500ns"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "3/11: burn_60 2/2, burn_30 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/3");
+	free(t);
+}
+
+static void test_filter_module(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	/* the innermost frame's module: not the no-module sample, nor the one without frames */
+	q.module = "burn";
+	assert_string_equal(top_line(&t->cap, &q),
+			    "9/11: burn_60 4/4, burn_30 2/2, rec 2/2, burn+0x1234 1/1, "
+			    "__libc_start_main 0/9, main 0/9, run 0/6");
+	q.limit = 1;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\nselected 9 of 11 samples: in module 'burn'\n"));
+	free(text);
+	q.module = "/usr/bin/burn";	/* its path */
+	assert_true(starts_with(top_line(&t->cap, &q), "9/11: burn_60 4/4,"));
+	/* libc is on every stack but innermost in none */
+	q.module = "libc.so.6";
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	q.module = "bur";	/* a name is whole */
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	q.module = "/usr/bin";
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	free(t);
+}
+
+static void test_filter_focus(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	q.focus = "^run$";
+	assert_string_equal(top_line(&t->cap, &q), "6/11: burn_60 4/4, burn_30 2/2, "
+			    "__libc_start_main 0/6, main 0/6, run 0/6");
+	q.view = MS_VIEW_TREE;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"6 samples\n"
+		"selected 6 of 11 samples: through '^run$'\n"
+		"total%   self%  total  self  function\n"
+		"100.0%    0.0%      6     0  [root]\n"
+		"100.0%    0.0%      6     0    __libc_start_main (libc.so.6)\n"
+		"100.0%    0.0%      6     0      main (burn)\n"
+		"100.0%    0.0%      6     0        run (burn)\n"
+		" 66.7%   66.7%      4     4          burn_60 (burn)\n"
+		" 33.3%   33.3%      2     2          burn_30 (burn)\n");
+	free(text);
+	q.view = MS_VIEW_TOP;
+	/* a key anywhere on the stack, the innermost too */
+	q.focus = "burn_30|rec";
+	assert_string_equal(top_line(&t->cap, &q), "4/11: burn_30 2/2, rec 2/2, "
+			    "__libc_start_main 0/4, main 0/4, run 0/2");
+	/* the truncated key of a cut stack is on its path */
+	q.focus = "depth";
+	assert_string_equal(top_line(&t->cap, &q), "2/11: rec 2/2, __libc_start_main 0/2, main 0/2");
+	q.focus = "^nothing$";
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	free(t);
+
+	/* through an inlined function: the frames whose inline chain holds it */
+	t = inline_capture();
+	q.focus = "^mid$";
+	assert_string_equal(top_line(&t->cap, &q), "8/11: leaf 5/5, mid 3/8, main 0/8, outer 0/8");
+	q.focus = "^leaf$";
+	assert_string_equal(top_line(&t->cap, &q), "5/11: leaf 5/5, main 0/5, mid 0/5, outer 0/5");
+	free(t);
+}
+
+static void test_filter_ignore(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	/* burn_60 and burn_30 dropped: their self moves out to run */
+	q.ignore = "^burn_";
+	assert_string_equal(top_line(&t->cap, &q),
+			    "11/11: run 6/6, rec 2/2, [no module] 0xdead 1/1, burn+0x1234 1/1, "
+			    "__libc_start_main 0/9, main 0/9");
+	/* a recursion dropped whole: its self moves to main */
+	q.ignore = "^rec$";
+	assert_string_equal(top_line(&t->cap, &q),
+			    "11/11: burn_60 4/4, main 2/9, burn_30 2/2, [no module] 0xdead 1/1, "
+			    "burn+0x1234 1/1, __libc_start_main 0/9, run 0/6");
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 1/11\n"
+			    "  __libc_start_main 0/7\n"
+			    "    main 0/7\n"
+			    "      run 0/6\n"
+			    "        burn_60 4/4\n"
+			    "        burn_30 2/2\n"
+			    "      burn+0x1234 1/1\n"
+			    "  [truncated: depth] 0/2\n"
+			    "    __libc_start_main 0/2\n"
+			    "      main 2/2\n"
+			    "  [truncated: no-module] 0/1\n"
+			    "    [no module] 0xdead 1/1\n");
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\nselected 11 of 11 samples: frames '^rec$' dropped\n"));
+	free(text);
+
+	/* the truncated keys dropped: the tree the cut stacks made before they had them */
+	q.ignore = "^\\[truncated";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 1/11\n"
+			    "  __libc_start_main 0/9\n"
+			    "    main 0/9\n"
+			    "      run 0/6\n"
+			    "        burn_60 4/4\n"
+			    "        burn_30 2/2\n"
+			    "      rec 0/2\n"
+			    "        rec 0/2\n"
+			    "          rec 2/2\n"
+			    "      burn+0x1234 1/1\n"
+			    "  [no module] 0xdead 1/1\n");
+	/* every key dropped: every sample is the root's */
+	q.ignore = ".";
+	assert_string_equal(tree_text(&t->cap, &q), "[root] 11/11\n");
+	q.view = MS_VIEW_TOP;
+	assert_string_equal(top_line(&t->cap, &q), "11/11:");
+	free(t);
+
+	/* an inlined function dropped: leaf's caller is outer */
+	t = inline_capture();
+	q.ignore = "^mid$";
+	assert_string_equal(top_line(&t->cap, &q),
+			    "11/11: leaf 5/5, outer 3/8, inl+0x13f0 3/3, main 0/11");
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/11\n"
+			    "  main 0/11\n"
+			    "    outer 3/8\n"
+			    "      leaf 5/5\n"
+			    "    inl+0x13f0 3/3\n");
+	free(t);
+}
+
+static void test_filter_hide_below(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	/* rows under 15% of the selection by the sorted measure: 9.1% ends the list */
+	q.hide_below = 15;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"11 samples, 8 functions (the first 3 shown)\n"
+		" self%  self  total%  total  module  function\n"
+		" 36.4%     4   36.4%      4  burn    burn_60\n"
+		" 18.2%     2   18.2%      2  burn    burn_30\n"
+		" 18.2%     2   18.2%      2  burn    rec\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "{\"name\":\"rec\","));
+	assert_null(strstr(text, "0xdead"));
+	free(text);
+	/* exactly on the bound is shown: 2 of 8 samples is 25% */
+	q.n_tids = 1;
+	q.tids[0] = 42;
+	q.hide_below = 25;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "8 samples, 7 functions (the first 2 shown)\n"));
+	assert_non_null(strstr(text, " 25.0%     2   25.0%      2  burn    burn_30\n"));
+	free(text);
+
+	/* by total */
+	q = query(MS_VIEW_TOP);
+	q.sort = MS_SORT_TOTAL;
+	q.hide_below = 60;
+	text = view(&t->cap, &q, false);
+	assert_true(starts_with(text, "11 samples, 8 functions (the first 2 shown)\n"));
+	assert_non_null(strstr(text, "  __libc_start_main\n"));
+	assert_non_null(strstr(text, "  main\n"));
+	free(text);
+	free(t);
+}
+
+static void test_filter_combined(void **state)
+{
+	struct tcap *t = timed_capture();
+	struct ms_query q = query(MS_VIEW_TREE);
+	char *text;
+
+	/* thread 42 in [0, 9 ms): samples 0, 1, 2, 4, 5, 8; all innermost in burn, through main */
+	assert_int_equal(ms_query_add_tids(&q, "42"), 0);
+	assert_int_equal(ms_query_parse_time(&q, "0..9ms"), 0);
+	q.module = "burn";
+	q.focus = "^main$";
+	q.ignore = "^run$";
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"6 samples\n"
+		"selected 6 of 11 samples: threads 42, time 0 ns..9.000 ms, in module 'burn', "
+		"through '^main$', frames '^run$' dropped\n"
+		"total%   self%  total  self  function\n"
+		"100.0%    0.0%      6     0  [root]\n"
+		"100.0%    0.0%      6     0    __libc_start_main (libc.so.6)\n"
+		"100.0%    0.0%      6     0      main (burn)\n"
+		" 50.0%   50.0%      3     3        burn_60 (burn)\n"
+		" 33.3%   33.3%      2     2        burn_30 (burn)\n"
+		" 16.7%   16.7%      1     1        burn+0x1234\n");
+	free(text);
+	/* thread 43 instead: samples 3, 6 and 7 */
+	q.tids[0] = 43;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/3\n"
+			    "  [truncated: depth] 0/2\n"
+			    "    __libc_start_main 0/2\n"
+			    "      main 0/2\n"
+			    "        rec 0/2\n"
+			    "          rec 0/2\n"
+			    "            rec 2/2\n"
+			    "  __libc_start_main 0/1\n"
+			    "    main 0/1\n"
+			    "      burn_60 1/1\n");
+	/* and a thread that has no samples: nothing */
+	q.tids[0] = 44;
+	assert_string_equal(tree_text(&t->cap, &q), "[root] 0/0\n");
+	/* the module filter and focus together on what is left */
+	q = query(MS_VIEW_TOP);
+	q.module = "burn";
+	q.focus = "rec|burn_30";
+	assert_int_equal(ms_query_parse_time(&q, "5ms.."), 0);
+	assert_string_equal(top_line(&t->cap, &q), "3/11: rec 2/2, burn_30 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/1");
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2089,6 +2508,14 @@ int main(void)
 		cmocka_unit_test(test_query_check),
 		cmocka_unit_test(test_query_check_capture),
 		cmocka_unit_test(test_query_origin),
+		cmocka_unit_test(test_filter_tids),
+		cmocka_unit_test(test_filter_thread_names),
+		cmocka_unit_test(test_filter_time),
+		cmocka_unit_test(test_filter_module),
+		cmocka_unit_test(test_filter_focus),
+		cmocka_unit_test(test_filter_ignore),
+		cmocka_unit_test(test_filter_hide_below),
+		cmocka_unit_test(test_filter_combined),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
