@@ -2458,6 +2458,308 @@ static void test_filter_combined(void **state)
 	free(t);
 }
 
+/* ---- granularity ---- */
+
+/*
+ * 10 samples through three modules (outermost first), all reaching the entry:
+ *   4  libc:start prog:main prog:work prog:helper
+ *   3  libc:start prog:main libc:qsort prog:cmp       (a callback)
+ *   2  libc:start prog:main prog:work libm:sqrt
+ *   1  libc:start prog:main libc:memcpy
+ */
+static struct tcap *module_capture(void)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t prog, libc, libm, start, mainf, work, helper, qsortf, cmp, sqrtf, memcpyf;
+
+	assert_non_null(t);
+	tcap_init(t);
+	prog = module(t, "/bin/prog", MS_MODULE_FILE);
+	libc = module(t, "/lib/libc.so.6", MS_MODULE_FILE);
+	libm = module(t, "/lib/libm.so.6", MS_MODULE_FILE);
+	start = frame(t, libc, 0x100, "start");
+	mainf = frame(t, prog, 0x100, "main");
+	work = frame(t, prog, 0x200, "work");
+	helper = frame(t, prog, 0x300, "helper");
+	qsortf = frame(t, libc, 0x200, "qsort");
+	cmp = frame(t, prog, 0x400, "cmp");
+	sqrtf = frame(t, libm, 0x100, "sqrt");
+	memcpyf = frame(t, libc, 0x300, "memcpy");
+	thread(t, 5, 5, "prog");
+	samples(t, 4, 0, path(t, start, mainf, work, helper, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 3, 0, path(t, start, mainf, qsortf, cmp, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 2, 0, path(t, start, mainf, work, sqrtf, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, 0, path(t, start, mainf, memcpyf, MS_NONE), MS_END_OUTERMOST);
+	return t;
+}
+
+/* Runs of frames in one module are one key; a module left and entered again is another. */
+static void test_by_module(void **state)
+{
+	struct tcap *t = module_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	q.by = MS_BY_MODULE;
+	assert_string_equal(top_line(&t->cap, &q), "10/10: prog 7/10, libm.so.6 2/2, libc.so.6 1/10");
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"10 samples, 3 modules\n"
+		" self%  self  total%  total             module\n"
+		" 70.0%     7  100.0%     10             prog\n"
+		" 20.0%     2   20.0%      2             libm.so.6\n"
+		" 10.0%     1  100.0%     10             libc.so.6\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "module", 10, 10, 10) "\"functions\":["
+		"{\"name\":\"prog\",\"kind\":\"module\",\"module\":\"prog\",\"self\":7,\"self_percent\":70,"
+		"\"total\":10,\"total_percent\":100},"
+		"{\"name\":\"libm.so.6\",\"kind\":\"module\",\"module\":\"libm.so.6\",\"self\":2,"
+		"\"self_percent\":20,\"total\":2,\"total_percent\":20},"
+		"{\"name\":\"libc.so.6\",\"kind\":\"module\",\"module\":\"libc.so.6\",\"self\":1,"
+		"\"self_percent\":10,\"total\":10,\"total_percent\":100}]}\n");
+	free(text);
+
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/10\n"
+			    "  libc.so.6 0/10\n"
+			    "    prog 4/10\n"
+			    "      libc.so.6 1/4\n"
+			    "        prog 3/3\n"
+			    "      libm.so.6 2/2\n");
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\n 40.0%   10.0%      4     1        libc.so.6\n"));
+	free(text);
+
+	/* callers of libc: the qsort and memcpy runs (innermost), and start for the rest */
+	q.view = MS_VIEW_CALLERS;
+	q.function = "libc.so.6";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "libc.so.6 6/10\n"
+			    "  prog 0/4\n"
+			    "    libc.so.6 4/4\n");
+	free(t);
+
+	/* frames in no module are one key, [unknown]; truncated keys stay outermost */
+	t = main_capture();
+	q = query(MS_VIEW_TOP);
+	q.by = MS_BY_MODULE;
+	assert_string_equal(top_line(&t->cap, &q), "11/11: burn 9/9, [unknown] 1/1, libc.so.6 0/9");
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 1/11\n"
+			    "  libc.so.6 0/7\n"
+			    "    burn 7/7\n"
+			    "  [truncated: depth] 0/2\n"
+			    "    libc.so.6 0/2\n"
+			    "      burn 2/2\n"
+			    "  [truncated: no-module] 0/1\n"
+			    "    [unknown] 1/1\n");
+	free(t);
+}
+
+/* --module selects by the innermost frame's module, whatever the granularity. */
+static void test_filter_module_innermost(void **state)
+{
+	struct tcap *t = module_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+
+	q.module = "libc.so.6";
+	assert_string_equal(top_line(&t->cap, &q), "1/10: memcpy 1/1, main 0/1, start 0/1");
+	q.module = "/lib/libm.so.6";
+	assert_string_equal(top_line(&t->cap, &q), "2/10: sqrt 2/2, main 0/2, start 0/2, work 0/2");
+	q.module = "prog";
+	q.by = MS_BY_MODULE;
+	assert_string_equal(top_line(&t->cap, &q), "7/10: prog 7/7, libc.so.6 0/7");
+	free(t);
+}
+
+static void test_by_line(void **state)
+{
+	struct tcap *t = inline_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	/* an inline chain is a key per function, each at its own line */
+	q.by = MS_BY_LINE;
+	assert_string_equal(top_line(&t->cap, &q),
+			    "11/11: leaf 5/5, inl+0x13f0 3/3, mid 3/3, main 0/11, mid 0/5, outer 0/5, "
+			    "outer 0/3");
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"11 samples, 7 lines\n"
+		" self%  self  total%  total  module  line\n"
+		" 45.5%     5   45.5%      5  inl     leaf (a.c:12)\n"
+		" 27.3%     3   27.3%      3  inl     inl+0x13f0\n"
+		" 27.3%     3   27.3%      3  inl     mid (a.h:31)\n"
+		"  0.0%     0  100.0%     11  inl     main (a.c:50)\n"
+		"  0.0%     0   45.5%      5  inl     mid (a.h:30)\n"
+		"  0.0%     0   45.5%      5  inl     outer (a.c:40)\n"
+		"  0.0%     0   27.3%      3  inl     outer (a.c:41)\n");
+	free(text);
+	q.limit = 1;
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "line", 11, 11, 11) "\"functions\":["
+		"{\"name\":\"leaf\",\"kind\":\"line\",\"module\":\"inl\",\"file\":\"/src/a.c\",\"line\":12,"
+		"\"self\":5,\"self_percent\":45.45,\"total\":5,\"total_percent\":45.45}]}\n");
+	free(text);
+
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/11\n"
+			    "  main 0/11\n"
+			    "    outer 0/5\n"
+			    "      mid 0/5\n"
+			    "        leaf 5/5\n"
+			    "    inl+0x13f0 3/3\n"
+			    "    outer 0/3\n"
+			    "      mid 3/3\n");
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\n 45.5%    0.0%      5     0      outer (a.c:40, inl)\n"
+				    " 45.5%    0.0%      5     0        mid (a.h:30, inl)\n"
+				    " 45.5%   45.5%      5     5          leaf (a.c:12, inl)\n"));
+	free(text);
+	free(t);
+}
+
+static void test_by_address(void **state)
+{
+	struct tcap *t = inline_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	/* inlined functions at one address are keys of their own; one function at two, two keys */
+	q.by = MS_BY_ADDRESS;
+	assert_string_equal(top_line(&t->cap, &q),
+			    "11/11: leaf 5/5, mid 3/3, inl+0x13f0 2/2, inl+0x13f0 1/1, main 0/11, "
+			    "mid 0/5, outer 0/5, outer 0/3");
+	q.limit = 4;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"11 samples, 8 addresses (the first 4 shown)\n"
+		" self%  self  total%  total  module  address\n"
+		" 45.5%     5   45.5%      5  inl     leaf (0x1110)\n"
+		" 27.3%     3   27.3%      3  inl     mid (0x1120)\n"
+		" 18.2%     2   18.2%      2  inl     inl+0x13f0 (0x1400)\n"
+		"  9.1%     1    9.1%      1  inl     inl+0x13f0 (0x1404)\n");
+	free(text);
+	q.limit = 1;
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "address", 11, 11, 11) "\"functions\":["
+		"{\"name\":\"leaf\",\"kind\":\"address\",\"module\":\"inl\",\"file\":\"/src/a.c\",\"line\":0,"
+		"\"address\":4368,\"self\":5,\"self_percent\":45.45,\"total\":5,\"total_percent\":45.45}]}\n");
+	free(text);
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/11\n"
+			    "  main 0/11\n"
+			    "    outer 0/5\n"
+			    "      mid 0/5\n"
+			    "        leaf 5/5\n"
+			    "    outer 0/3\n"
+			    "      mid 3/3\n"
+			    "    inl+0x13f0 2/2\n"
+			    "    inl+0x13f0 1/1\n");
+	free(t);
+
+	/* without inline chains: one key per address of a function */
+	t = main_capture();
+	q = query(MS_VIEW_TOP);
+	q.by = MS_BY_ADDRESS;
+	q.focus = "burn_60";
+	assert_string_equal(top_line(&t->cap, &q), "4/11: burn_60 3/3, burn_60 1/1, "
+			    "__libc_start_main 0/4, main 0/4, run 0/4");
+	free(t);
+}
+
+/* ---- unit ---- */
+
+/*
+ * budget_capture()'s samples in CPU time: 1 ms periods over duties of 80%
+ * (samples 0-1: 1.25 ms each), 50% (2-4: 2 ms), 25% (5-7: 4 ms) and 100%
+ * (8-10: 1 ms): burn_60 (0-3) 6.5 ms, burn_30 (4-5) 6 ms, rec (6-7) 8 ms.
+ */
+static void test_unit_cpu_time(void **state)
+{
+	struct tcap *t = budget_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	q.unit = MS_UNIT_CPU_TIME;
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "b.msc"));
+	assert_string_equal(top_line(&t->cap, &q),
+			    "23500000/23500000: rec 8000000/8000000, burn_60 6500000/6500000, "
+			    "burn_30 6000000/6000000, [no module] 0xdead 1000000/1000000, "
+			    "burn+0x1234 1000000/1000000, __libc_start_main 0/21500000, "
+			    "main 0/21500000, run 0/12500000");
+	q.limit = 2;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"23.500 ms of CPU time, 8 functions (the first 2 shown)\n"
+		" self%      self  total%     total  module  function\n"
+		" 34.0%  8.000 ms   34.0%  8.000 ms  burn    rec\n"
+		" 27.7%  6.500 ms   27.7%  6.500 ms  burn    burn_60\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("ns", "function", 11, 23500000, 23500000) "\"functions\":["
+		"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":8000000,"
+		"\"self_percent\":34.04,\"total\":8000000,\"total_percent\":34.04},"
+		"{\"name\":\"burn_60\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":6500000,"
+		"\"self_percent\":27.66,\"total\":6500000,\"total_percent\":27.66}]}\n");
+	free(text);
+
+	/* the tree weighs the same; a filter selects time, not samples */
+	q.view = MS_VIEW_TREE;
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/10000000\n"
+			    "  [truncated: depth] 0/8000000\n"
+			    "    __libc_start_main 0/8000000\n"
+			    "      main 0/8000000\n"
+			    "        rec 0/8000000\n"
+			    "          rec 0/8000000\n"
+			    "            rec 8000000/8000000\n"
+			    "  __libc_start_main 0/2000000\n"
+			    "    main 0/2000000\n"
+			    "      run 0/2000000\n"
+			    "        burn_60 2000000/2000000\n");
+	text = view(&t->cap, &q, false);
+	assert_true(starts_with(text, "10.000 ms of CPU time\n"
+				      "selected 10.000 ms of 23.500 ms: threads 43\n"
+				      "total%   self%      total      self  function\n"
+				      "100.0%    0.0%  10.000 ms      0 ns  [root]\n"));
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_true(starts_with(text, "{" HEAD("ns", "function", 3, 10000000, 23500000) "\"root\":"));
+	free(text);
+
+	/* without duty rows, the periods */
+	t->cap.n_duty = 0;
+	q = query(MS_VIEW_TOP);
+	q.unit = MS_UNIT_CPU_TIME;
+	assert_true(starts_with(top_line(&t->cap, &q), "11000000/11000000: burn_60 4000000/4000000,"));
+	/* a weighted row's period is its samples' sum */
+	t->samples[0].count = 3;
+	t->samples[0].period = 5000000;
+	t->cap.flags |= MS_CAPTURE_WEIGHTED;
+	assert_true(starts_with(top_line(&t->cap, &q), "15000000/15000000: burn_60 8000000/8000000,"));
+	q.unit = MS_UNIT_SAMPLES;
+	assert_true(starts_with(top_line(&t->cap, &q), "13/13: burn_60 6/6,"));
+
+	/* a capture of an event that is not time has no CPU time to show */
+	set_event(t, "sched:sched_switch");
+	q.unit = MS_UNIT_CPU_TIME;
+	EXPECT_ERROR(ms_query_check_capture(&q, &t->cap, "b.msc"),
+		     "'b.msc' was recorded on the event 'sched:sched_switch', whose periods are "
+		     "not time: there is no CPU time to show; use --unit samples\n");
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2516,6 +2818,11 @@ int main(void)
 		cmocka_unit_test(test_filter_ignore),
 		cmocka_unit_test(test_filter_hide_below),
 		cmocka_unit_test(test_filter_combined),
+		cmocka_unit_test(test_by_module),
+		cmocka_unit_test(test_filter_module_innermost),
+		cmocka_unit_test(test_by_line),
+		cmocka_unit_test(test_by_address),
+		cmocka_unit_test(test_unit_cpu_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
