@@ -15,6 +15,9 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/keys.h"
+#include "analysis/select.h"
+#include "capture/funcs.h"
 #include "util/json.h"
 #include "capture/capture.h"
 #include "stream/records.h"
@@ -2760,6 +2763,166 @@ static void test_unit_cpu_time(void **state)
 	free(t);
 }
 
+/* ---- truncated stacks ---- */
+
+/*
+ * 13 samples of main > f, one or two per way a stack ends:
+ *   no-cfi, missing-register, 2 stack-copy (and 1 without frames),
+ *   cfa-not-outwards, no-module, depth, 9 (a reason past the known ones):
+ *   cut short, each under its truncated key;
+ *   outermost, fp-chain, unknown (255), kernel-only (without frames):
+ *   not known to be cut.
+ */
+static struct tcap *truncated_capture(void)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t prog, mainf, f, st;
+
+	assert_non_null(t);
+	tcap_init(t);
+	prog = module(t, "/bin/prog", MS_MODULE_FILE);
+	mainf = frame(t, prog, 0x10, "main");
+	f = frame(t, prog, 0x20, "f");
+	thread(t, 3, 3, "prog");
+	st = path(t, mainf, f, MS_NONE);
+	samples(t, 1, 0, st, MS_END_NO_CFI);
+	samples(t, 1, 0, st, MS_END_MISSING_REGISTER);
+	samples(t, 2, 0, st, MS_END_STACK_COPY);
+	samples(t, 1, 0, MS_NONE, MS_END_STACK_COPY);
+	samples(t, 1, 0, st, MS_END_CFA_NOT_OUTWARDS);
+	samples(t, 1, 0, st, MS_END_NO_MODULE);
+	samples(t, 1, 0, st, MS_END_DEPTH);
+	samples(t, 1, 0, st, MS_END_OUTERMOST);
+	samples(t, 1, 0, st, MS_END_FP_CHAIN);
+	samples(t, 1, 0, MS_NONE, MS_END_KERNEL_ONLY);
+	samples(t, 1, 0, st, MS_END_UNKNOWN);
+	samples(t, 1, 0, st, MS_END_KERNEL_ONLY + 1);
+	return t;
+}
+
+static void test_truncated_keys(void **state)
+{
+	struct tcap *t = truncated_capture();
+	struct ms_query q = query(MS_VIEW_TREE);
+	struct ms_select s;
+	char *text;
+	uint32_t e, f;
+
+	/* one key per reason known to cut a stack; none for the others */
+	assert_int_equal(ms_select_build(&s, &t->cap, &q), 0);
+	for (e = 0; e < MS_KEYS_ENDS; e++) {
+		uint32_t key = ms_keys_truncated(&s.keys, e);
+
+		if (!ms_stack_end_truncated(e)) {
+			assert_int_equal(key, MS_NONE);
+			continue;
+		}
+		assert_true(key < s.keys.n);
+		assert_int_equal(s.keys.keys[key].kind, MS_KEY_TRUNCATED);
+		assert_string_equal(key_label(&s, key), ms_truncated_label(e));
+		/* the known reasons have a key each; those past them share one */
+		for (f = 0; f < e; f++)
+			if (ms_stack_end_truncated(f) && f > MS_END_KERNEL_ONLY)
+				assert_int_equal(ms_keys_truncated(&s.keys, f), key);
+			else if (ms_stack_end_truncated(f))
+				assert_int_not_equal(ms_keys_truncated(&s.keys, f), key);
+	}
+	assert_string_equal(key_label(&s, ms_keys_truncated(&s.keys, 200)), "[truncated: unknown]");
+	/* the no-frames sample of a cut stack is its class's, not the root's */
+	assert_int_equal(s.noframe[0], 1);
+	assert_int_equal(s.noframe[s.class_of_end[MS_END_STACK_COPY]], 1);
+	ms_select_release(&s);
+
+	/* outermost, each under the root; top has no row for them */
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 1/13\n"
+			    "  [truncated: stack-copy] 1/3\n"
+			    "    main 0/2\n"
+			    "      f 2/2\n"
+			    "  main 0/3\n"
+			    "    f 3/3\n"
+			    "  [truncated: cfa-not-outwards] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n"
+			    "  [truncated: depth] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n"
+			    "  [truncated: missing-register] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n"
+			    "  [truncated: no-cfi] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n"
+			    "  [truncated: no-module] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n"
+			    "  [truncated: unknown] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n");
+	q.view = MS_VIEW_TOP;
+	assert_string_equal(top_line(&t->cap, &q), "13/13: f 11/11, main 0/11");
+
+	/* text names them without a module; JSON gives their kind */
+	q.view = MS_VIEW_TREE;
+	q.hide_below = 20;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"13 samples (nodes under 20.0% left out)\n"
+		"total%   self%  total  self  function\n"
+		"100.0%    7.7%     13     1  [root]\n"
+		" 23.1%    7.7%      3     1    [truncated: stack-copy]\n"
+		" 23.1%    0.0%      3     0    main (prog)\n"
+		" 23.1%   23.1%      3     3      f (prog)\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 13, 13, 13) "\"root\":{\"name\":\"[root]\",\"self\":1,"
+		"\"total\":13,\"children\":[{\"name\":\"[truncated: stack-copy]\",\"kind\":\"truncated\","
+		"\"self\":1,\"total\":3,\"children\":[]},"
+		"{\"name\":\"main\",\"module\":\"prog\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":3,"
+		"\"children\":[{\"name\":\"f\",\"module\":\"prog\",\"file\":\"\",\"line\":0,\"self\":3,"
+		"\"total\":3,\"children\":[]}]}]}}\n");
+	free(text);
+
+	/* callers of f end at the truncated keys; callees of one start there */
+	q = query(MS_VIEW_CALLERS);
+	q.function = "f";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "f 0/11\n"
+			    "  main 3/11\n"
+			    "    [truncated: stack-copy] 2/2\n"
+			    "    [truncated: cfa-not-outwards] 1/1\n"
+			    "    [truncated: depth] 1/1\n"
+			    "    [truncated: missing-register] 1/1\n"
+			    "    [truncated: no-cfi] 1/1\n"
+			    "    [truncated: no-module] 1/1\n"
+			    "    [truncated: unknown] 1/1\n");
+	q.view = MS_VIEW_CALLEES;
+	q.function = "[truncated: stack-copy]";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[truncated: stack-copy] 1/3\n"
+			    "  main 0/2\n"
+			    "    f 2/2\n");
+
+	/* one truncated key ignored: its stacks are whole ones, its no-frames sample the root's */
+	q = query(MS_VIEW_TREE);
+	q.ignore = "stack-copy";
+	assert_true(starts_with(tree_text(&t->cap, &q),
+				"[root] 2/13\n"
+				"  main 0/5\n"
+				"    f 5/5\n"
+				"  [truncated: cfa-not-outwards] 0/1\n"));
+	/* focus on one: its samples, the one without frames too */
+	q = query(MS_VIEW_TREE);
+	q.focus = "stack-copy";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/3\n"
+			    "  [truncated: stack-copy] 1/3\n"
+			    "    main 0/2\n"
+			    "      f 2/2\n");
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2823,6 +2986,7 @@ int main(void)
 		cmocka_unit_test(test_by_line),
 		cmocka_unit_test(test_by_address),
 		cmocka_unit_test(test_unit_cpu_time),
+		cmocka_unit_test(test_truncated_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
