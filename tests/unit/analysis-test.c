@@ -2923,6 +2923,37 @@ static void test_truncated_keys(void **state)
 	free(t);
 }
 
+/*
+ * The reader keeps any 32-bit end reason. One past every reason the keys
+ * table holds (300, UINT32_MAX) is cut short as ms_stack_end_truncated()
+ * says, so it goes under [truncated: unknown] like 9 does, not to the root.
+ */
+static void test_truncated_end_past_table(void **state)
+{
+	struct tcap *t = truncated_capture();
+	struct ms_query q = query(MS_VIEW_TREE);
+	struct ms_select s;
+	uint32_t st = t->samples[0].stack;
+
+	assert_true(ms_stack_end_truncated(300));
+	samples(t, 1, 0, st, 300);
+	samples(t, 1, 0, MS_NONE, UINT32_MAX);
+	assert_int_equal(ms_select_build(&s, &t->cap, &q), 0);
+	assert_string_equal(key_label(&s, ms_keys_truncated(&s.keys, 300)), "[truncated: unknown]");
+	assert_int_equal(ms_keys_truncated(&s.keys, 300), ms_keys_truncated(&s.keys, 9));
+	ms_select_release(&s);
+	assert_true(starts_with(tree_text(&t->cap, &q),
+				"[root] 1/15\n"
+				"  [truncated: stack-copy] 1/3\n"
+				"    main 0/2\n"
+				"      f 2/2\n"
+				"  [truncated: unknown] 1/3\n"
+				"    main 0/2\n"
+				"      f 2/2\n"
+				"  main 0/3\n"));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2987,6 +3018,7 @@ int main(void)
 		cmocka_unit_test(test_by_address),
 		cmocka_unit_test(test_unit_cpu_time),
 		cmocka_unit_test(test_truncated_keys),
+		cmocka_unit_test(test_truncated_end_past_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
