@@ -2954,6 +2954,278 @@ static void test_truncated_end_past_table(void **state)
 	free(t);
 }
 
+/* ---- callers and callees ---- */
+
+/*
+ * 10 samples, all reaching the entry (outermost first):
+ *   3  main a b
+ *   2  main a b a b    (b and a recurse through each other)
+ *   1  main b
+ *   2  main a c
+ *   1  main c b
+ *   1  main b2         (a name b is in part of)
+ */
+static struct tcap *callers_capture(void)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t m, mainf, a, b, c, b2;
+
+	assert_non_null(t);
+	tcap_init(t);
+	m = module(t, "/bin/calls", MS_MODULE_FILE);
+	mainf = frame(t, m, 0x10, "main");
+	a = frame(t, m, 0x20, "a");
+	b = frame(t, m, 0x30, "b");
+	c = frame(t, m, 0x40, "c");
+	b2 = frame(t, m, 0x50, "b2");
+	thread(t, 1, 1, "calls");
+	samples(t, 3, 0, path(t, mainf, a, b, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 2, 0, path(t, mainf, a, b, a, b, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, 0, path(t, mainf, b, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 2, 0, path(t, mainf, a, c, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, 0, path(t, mainf, c, b, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, 0, path(t, mainf, b2, MS_NONE), MS_END_OUTERMOST);
+	return t;
+}
+
+/* The root of callers/callees of f counts what top counts as f's total. */
+static void expect_root_total(const struct ms_capture *cap, enum ms_view v, const char *f,
+			      uint64_t total)
+{
+	struct ms_query q = query(v);
+	struct ms_top top;
+	struct ms_tree t;
+	uint32_t i;
+
+	q.function = f;
+	assert_int_equal(ms_tree_build_from(&t, cap, &q), 0);
+	assert_int_equal(t.nodes[0].total, total);
+	assert_string_equal(t.root_label, f);
+	ms_tree_release(&t);
+	top_sorted(&top, cap, MS_SORT_SELF);
+	for (i = 0; i < top.n; i++)
+		if (!strcmp(key_label(&top.sel, top.entries[i].key), f))
+			assert_int_equal(top.entries[i].total, total);
+	ms_top_release(&top);
+}
+
+static void test_callers(void **state)
+{
+	struct tcap *t = callers_capture();
+	struct ms_query q = query(MS_VIEW_CALLERS);
+	char *text;
+
+	q.view = MS_VIEW_TOP;
+	assert_string_equal(top_line(&t->cap, &q), "10/10: b 7/7, c 2/3, b2 1/1, main 0/10, a 0/7");
+
+	/* from b's innermost activation outwards: the recursion counted once */
+	q.view = MS_VIEW_CALLERS;
+	q.function = "b";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "b 0/7\n"
+			    "  a 0/5\n"
+			    "    main 3/3\n"
+			    "    b 0/2\n"
+			    "      a 0/2\n"
+			    "        main 2/2\n"
+			    "  c 0/1\n"
+			    "    main 1/1\n"
+			    "  main 1/1\n");
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"callers of b: 10 samples\n"
+		"total%   self%  total  self  function\n"
+		" 70.0%    0.0%      7     0  b\n"
+		" 50.0%    0.0%      5     0    a (calls)\n"
+		" 30.0%   30.0%      3     3      main (calls)\n"
+		" 20.0%    0.0%      2     0      b (calls)\n"
+		" 20.0%    0.0%      2     0        a (calls)\n"
+		" 20.0%   20.0%      2     2          main (calls)\n"
+		" 10.0%    0.0%      1     0    c (calls)\n"
+		" 10.0%   10.0%      1     1      main (calls)\n"
+		" 10.0%   10.0%      1     1    main (calls)\n");
+	free(text);
+	q.hide_below = 25;
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 10, 10, 10) "\"view\":\"callers\","
+		"\"root\":{\"name\":\"b\",\"self\":0,\"total\":7,\"children\":["
+		"{\"name\":\"a\",\"module\":\"calls\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":5,"
+		"\"children\":[{\"name\":\"main\",\"module\":\"calls\",\"file\":\"\",\"line\":0,"
+		"\"self\":3,\"total\":3,\"children\":[]}]}]}}\n");
+	free(text);
+
+	q = query(MS_VIEW_CALLERS);
+	q.function = "a";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "a 0/7\n"
+			    "  main 5/5\n"
+			    "  b 0/2\n"
+			    "    a 0/2\n"
+			    "      main 2/2\n");
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "a", 7);
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "b", 7);
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "c", 3);
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "main", 10);
+	free(t);
+
+	/* a recursion three deep under a truncated key */
+	t = main_capture();
+	q.function = "rec";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "rec 0/2\n"
+			    "  rec 0/2\n"
+			    "    rec 0/2\n"
+			    "      main 0/2\n"
+			    "        __libc_start_main 0/2\n"
+			    "          [truncated: depth] 2/2\n");
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "rec", 2);
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "main", 9);
+	free(t);
+}
+
+static void test_callees(void **state)
+{
+	struct tcap *t = callers_capture();
+	struct ms_query q = query(MS_VIEW_CALLEES);
+	char *text;
+
+	/* from b's outermost activation inwards */
+	q.function = "b";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "b 5/7\n"
+			    "  a 0/2\n"
+			    "    b 2/2\n");
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"callees of b: 10 samples\n"
+		"total%   self%  total  self  function\n"
+		" 70.0%   50.0%      7     5  b\n"
+		" 20.0%    0.0%      2     0    a (calls)\n"
+		" 20.0%   20.0%      2     2      b (calls)\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 10, 10, 10) "\"view\":\"callees\","
+		"\"root\":{\"name\":\"b\",\"self\":5,\"total\":7,\"children\":["
+		"{\"name\":\"a\",\"module\":\"calls\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,"
+		"\"children\":[{\"name\":\"b\",\"module\":\"calls\",\"file\":\"\",\"line\":0,"
+		"\"self\":2,\"total\":2,\"children\":[]}]}]}}\n");
+	free(text);
+
+	q.function = "a";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "a 0/7\n"
+			    "  b 3/5\n"
+			    "    a 0/2\n"
+			    "      b 2/2\n"
+			    "  c 2/2\n");
+	q.function = "main";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "main 0/10\n"
+			    "  a 0/7\n"
+			    "    b 3/5\n"
+			    "      a 0/2\n"
+			    "        b 2/2\n"
+			    "    c 2/2\n"
+			    "  b 1/1\n"
+			    "  b2 1/1\n"
+			    "  c 0/1\n"
+			    "    b 1/1\n");
+	expect_root_total(&t->cap, MS_VIEW_CALLEES, "a", 7);
+	expect_root_total(&t->cap, MS_VIEW_CALLEES, "b", 7);
+	expect_root_total(&t->cap, MS_VIEW_CALLEES, "c", 3);
+	expect_root_total(&t->cap, MS_VIEW_CALLEES, "b2", 1);
+	free(t);
+
+	/* the rec recursion: two levels under its outermost activation */
+	t = main_capture();
+	q.function = "rec";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "rec 0/2\n"
+			    "  rec 0/2\n"
+			    "    rec 2/2\n");
+	/* through an inlined function */
+	free(t);
+	t = inline_capture();
+	q.function = "mid";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "mid 3/8\n"
+			    "  leaf 5/5\n");
+	q.view = MS_VIEW_CALLERS;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "mid 0/8\n"
+			    "  outer 0/8\n"
+			    "    main 8/8\n");
+	free(t);
+}
+
+/* A view that must fail: -1 and one message holding frag, and nothing written. */
+static void expect_view_refused(const struct ms_capture *cap, const struct ms_query *q, bool json,
+				const char *frag)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	assert_non_null(out);
+	EXPECT_ERROR(ms_view_write(json ? JSON_OUT : TEXT_OUT, cap, q), frag);
+	assert_int_equal(fclose(out), 0);
+	assert_string_equal(buf, "");
+	free(buf);
+}
+
+static void test_callers_naming(void **state)
+{
+	struct tcap *t = callers_capture();
+	struct ms_query q = query(MS_VIEW_CALLERS);
+	int json;
+
+	/* an exact name wins over the regex it also is: "b" is in b2 */
+	q.function = "b";
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "b", 7);
+	/* a regex naming one key: the key's name is the root's */
+	q.function = "c$";
+	assert_string_equal(tree_text(&t->cap, &q), "c 0/3\n  a 0/2\n    main 2/2\n  main 1/1\n");
+	q.function = "^b.$";
+	assert_string_equal(tree_text(&t->cap, &q), "b2 0/1\n  main 1/1\n");
+
+	for (json = 0; json <= 1; json++) {
+		q.view = json ? MS_VIEW_CALLEES : MS_VIEW_CALLERS;
+		q.function = "^b";
+		expect_view_refused(&t->cap, &q, json,
+				    "'^b' matches more than one function ('b', 'b2', ...): "
+				    "give one name exactly\n");
+		q.function = "^(a|c|main)$";
+		expect_view_refused(&t->cap, &q, json,
+				    "'^(a|c|main)$' matches more than one function ('main', 'a', ...)");
+		q.function = "zzz";
+		expect_view_refused(&t->cap, &q, json,
+				    "no function matches 'zzz': see ms-analyze top for the names\n");
+		q.function = "(";
+		expect_view_refused(&t->cap, &q, json,
+				    "no function is called '(' (and it is not a regular expression)\n");
+	}
+	free(t);
+
+	/* several keys of one name are one function to start from: burn_60 at two addresses */
+	t = main_capture();
+	q = query(MS_VIEW_CALLERS);
+	q.by = MS_BY_ADDRESS;
+	q.function = "burn_60";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "burn_60 0/4\n"
+			    "  run 0/4\n"
+			    "    main 0/4\n"
+			    "      __libc_start_main 4/4\n");
+	q.function = "burn_6.";
+	assert_true(starts_with(tree_text(&t->cap, &q), "burn_60 0/4\n"));
+	/* a function the filters leave no sample of */
+	assert_int_equal(ms_query_add_tids(&q, "99"), 0);
+	assert_string_equal(tree_text(&t->cap, &q), "burn_60 0/0\n");
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3019,6 +3291,9 @@ int main(void)
 		cmocka_unit_test(test_unit_cpu_time),
 		cmocka_unit_test(test_truncated_keys),
 		cmocka_unit_test(test_truncated_end_past_table),
+		cmocka_unit_test(test_callers),
+		cmocka_unit_test(test_callees),
+		cmocka_unit_test(test_callers_naming),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
