@@ -3226,6 +3226,221 @@ static void test_callers_naming(void **state)
 	free(t);
 }
 
+/* ---- threads and timeline ---- */
+
+static void test_threads(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_THREADS);
+	char *text;
+
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"11 samples in 2 threads\n"
+		" share       samples       pid       tid  name\n"
+		" 72.7%             8        42        42  burn\n"
+		" 27.3%             3        42        43  worker\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 11, 11, 11) "\"threads\":["
+		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"samples\":8,\"total\":8,\"percent\":72.73},"
+		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"samples\":3,\"total\":3,\"percent\":27.27}]}\n");
+	free(text);
+
+	/* ties by pid then tid; threads without samples counted in text, listed in JSON */
+	thread(t, 42, 44, "idle");
+	thread(t, 7, 70, "");
+	samples(t, 3, 3, t->samples[0].stack, MS_END_FP_CHAIN);
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"14 samples in 4 threads (1 not listed: no selected samples)\n"
+		" share       samples       pid       tid  name\n"
+		" 57.1%             8        42        42  burn\n"
+		" 21.4%             3         7        70  (no name)\n"
+		" 21.4%             3        42        43  worker\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"samples\":3,\"total\":3,"
+				    "\"percent\":21.43},{\"pid\":42,\"tid\":44,\"name\":\"idle\",\"samples\":0,"
+				    "\"total\":0,\"percent\":0}]}\n"));
+	free(text);
+
+	/* filters, and --hide-below */
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"3 samples in 4 threads (3 not listed: no selected samples)\n"
+		"selected 3 of 14 samples: threads 43\n"
+		" share       samples       pid       tid  name\n"
+		"100.0%             3        42        43  worker\n");
+	free(text);
+	q = query(MS_VIEW_THREADS);
+	q.hide_below = 50;
+	text = view(&t->cap, &q, false);
+	assert_true(starts_with(text, "14 samples in 4 threads (3 not listed: no selected samples "
+				      "or under --hide-below)\n"));
+	free(text);
+	free(t);
+
+	/* in CPU time: thread 42's samples 0-2, 4-5, 8-10 stand for 13.5 ms */
+	t = budget_capture();
+	q = query(MS_VIEW_THREADS);
+	q.unit = MS_UNIT_CPU_TIME;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"23.500 ms of CPU time in 2 threads\n"
+		" share      cpu time       pid       tid  name\n"
+		" 57.4%     13.500 ms        42        42  burn\n"
+		" 42.6%     10.000 ms        42        43  worker\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("ns", "function", 11, 23500000, 23500000) "\"threads\":["
+		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"samples\":8,\"total\":13500000,\"percent\":57.45},"
+		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"samples\":3,\"total\":10000000,"
+		"\"percent\":42.55}]}\n");
+	free(text);
+	free(t);
+}
+
+/*
+ * The timeline of timed_capture() recorded for 12 ms: with 12 buckets,
+ * sample i is in bucket i.
+ */
+static void test_timeline_json(void **state)
+{
+	struct tcap *t = timed_capture();
+	struct ms_query q = query(MS_VIEW_TIMELINE);
+	char *text;
+
+	t->cap.end_time = 1000 + 12000000;
+	q.buckets = 12;
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 11, 11, 11)
+		"\"start\":0,\"end\":12000000,\"bucket_ns\":1000000,\"lost\":6,\"lanes\":["
+		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":8,\"buckets\":[1,1,1,0,1,1,0,0,1,1,1,0]},"
+		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":3,\"buckets\":[0,0,0,1,0,0,1,1,0,0,0,0]}]}\n");
+	free(text);
+
+	/* 5 buckets of 2.4 ms */
+	q.buckets = 5;
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "\"bucket_ns\":2400000,"));
+	assert_non_null(strstr(text, "\"total\":8,\"buckets\":[3,1,1,2,1]}"));
+	assert_non_null(strstr(text, "\"total\":3,\"buckets\":[0,1,2,0,0]}"));
+	free(text);
+
+	/* --time's window: [2 ms, 6 ms) in 4 buckets */
+	q.buckets = 4;
+	assert_int_equal(ms_query_parse_time(&q, "2ms..6ms"), 0);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 4, 4, 11)
+		"\"start\":2000000,\"end\":6000000,\"bucket_ns\":1000000,\"lost\":6,\"lanes\":["
+		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":3,\"buckets\":[1,0,1,1]},"
+		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":1,\"buckets\":[0,1,0,0]}]}\n");
+	free(text);
+	/* from 10 ms to the recording's end; a lane only for threads with selected samples */
+	assert_int_equal(ms_query_parse_time(&q, "10ms.."), 0);
+	q.buckets = 2;
+	text = view(&t->cap, &q, true);
+	assert_true(starts_with(strstr(text, "\"start\""),
+				"\"start\":10000000,\"end\":12000000,\"bucket_ns\":1000000,\"lost\":6,"
+				"\"lanes\":[{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":1,"
+				"\"buckets\":[1,0]}]}\n"));
+	free(text);
+
+	/* a filter: thread 43 only */
+	q = query(MS_VIEW_TIMELINE);
+	q.buckets = 3;
+	assert_int_equal(ms_query_add_thread_name(&q, "worker"), 0);
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "\"lanes\":[{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":3,"
+				    "\"buckets\":[1,2,0]}]}\n"));
+	free(text);
+
+	/* the default: MS_TIMELINE_BUCKETS in JSON; more than the most is refused */
+	q = query(MS_VIEW_TIMELINE);
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "\"bucket_ns\":200000,"));
+	free(text);
+	q.buckets = MS_TIMELINE_MAX_BUCKETS + 1;
+	expect_view_refused(&t->cap, &q, true, "at most 10000 buckets, not 10001\n");
+	free(t);
+}
+
+/*
+ * Two lanes of weighted rows, one 1 ms bucket each: a (8, 4, 1, 0), b (0,
+ * 0, 0, 2); one scale for both, any weight at least the lowest level.
+ */
+static struct tcap *levels_capture(void)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t m, st;
+
+	assert_non_null(t);
+	tcap_init(t);
+	m = module(t, "/bin/lv", MS_MODULE_FILE);
+	st = path(t, frame(t, m, 0x10, "spin"), MS_NONE);
+	thread(t, 1, 1, "a");
+	thread(t, 1, 2, "b");
+	samples(t, 3, 0, st, MS_END_OUTERMOST);
+	samples(t, 1, 1, st, MS_END_OUTERMOST);
+	t->samples[0].count = 8;
+	t->samples[1].count = 4;
+	t->samples[3].count = 2;
+	t->cap.flags |= MS_CAPTURE_WEIGHTED;
+	t->cap.start_time = 1000;
+	t->cap.end_time = 1000 + 4000000;
+	return t;
+}
+
+static void test_timeline_text(void **state)
+{
+	struct tcap *t = levels_capture();
+	struct ms_query q = query(MS_VIEW_TIMELINE);
+	char *text;
+
+	q.buckets = 4;
+	text = view(&t->cap, &q, false);
+	assert_true(starts_with(text, "15 samples over 4 buckets of 1.000 ms\n"));
+	assert_non_null(strstr(text, "\n"
+		"1 a                     |█▄▁ |        13\n"
+		"2 b                     |   ▂|         2\n"));
+	free(text);
+
+	/* enough buckets for both ends of the window; the lost records said */
+	q.buckets = 16;
+	t->cap.lost_kernel = 2;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"15 samples over 16 buckets of 250.000 us\n"
+		"warning: 2 records were lost during the recording; the capture does not say when, "
+		"so no bucket is marked\n"
+		"thread                  |0 ns    4.000 ms|     total\n"
+		"1 a                     |█   ▄   ▁       |        13\n"
+		"2 b                     |            ▂   |         2\n");
+	free(text);
+
+	/* the buckets fit the width when not given */
+	q.buckets = 0;
+	text = CAPTURE_OUTPUT(ms_timeline_write(&(struct ms_view_out){ .f = out, .width = 60 },
+						&t->cap, &q));
+	assert_true(starts_with(text, "15 samples over 24 buckets of 166.667 us\n"));
+	free(text);
+
+	/* a filter that leaves nothing */
+	q.buckets = 4;
+	q.focus = "^nothing$";
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\nselected 0 of 15 samples: through '^nothing$'\n"));
+	assert_non_null(strstr(text, "|     total\n(no selected samples)\n"));
+	free(text);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3294,6 +3509,9 @@ int main(void)
 		cmocka_unit_test(test_callers),
 		cmocka_unit_test(test_callees),
 		cmocka_unit_test(test_callers_naming),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_timeline_json),
+		cmocka_unit_test(test_timeline_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
