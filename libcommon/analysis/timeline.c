@@ -96,8 +96,8 @@ static void write_text(const struct ms_view_out *o, const struct ms_select *s,
 		fputc('|', out);
 		for (b = 0; b < w->buckets; b++) {
 			uint64_t v = lanes[(size_t)t * w->buckets + b];
-			/* any weight shows: level 1 at least */
-			unsigned lvl = !v ? 0 : 1 + (unsigned)((double)(v - 1) * 8 / (double)max);
+			/* ceil(8 v / max): any weight shows (level 1 at least), the peak is full */
+			unsigned lvl = !v ? 0 : 1 + (unsigned)(((double)v * 8 - 1) / (double)max);
 
 			fputs(levels[lvl > 8 ? 8 : lvl], out);
 		}

@@ -3441,6 +3441,34 @@ static void test_timeline_text(void **state)
 	free(t);
 }
 
+/*
+ * The fullest bucket is drawn full whatever the scale: with at most one
+ * sample a bucket every sampled bucket is the peak, and with at most two,
+ * a bucket of one is half of it.
+ */
+static void test_timeline_peak_level(void **state)
+{
+	struct tcap *t = timed_capture();
+	struct ms_query q = query(MS_VIEW_TIMELINE);
+	char *text;
+
+	t->cap.end_time = 1000 + 12000000;
+	t->cap.lost_kernel = t->cap.lost_collector = 0;
+	q.buckets = 12;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\n"
+		"42 burn                 |███ ██  ███ |         8\n"
+		"43 worker               |   █  ██    |         3\n"));
+	free(text);
+	q.buckets = 6;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\n"
+		"42 burn                 |█▄█ █▄|         8\n"
+		"43 worker               | ▄ █  |         3\n"));
+	free(text);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3512,6 +3540,7 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_timeline_json),
 		cmocka_unit_test(test_timeline_text),
+		cmocka_unit_test(test_timeline_peak_level),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
