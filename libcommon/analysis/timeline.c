@@ -80,9 +80,12 @@ static void write_text(const struct ms_view_out *o, const struct ms_select *s,
 			cap->lost_kernel + cap->lost_collector);
 	ms_format_ns(a, sizeof(a), w->start - origin);
 	ms_format_ns(z, sizeof(z), w->end - origin);
-	fprintf(out, "%-*s|%s", LABEL_COLS, "thread", a);
+	/* as wide as a lane: both ends when they fit, else the start when it does */
+	fprintf(out, "%-*s|", LABEL_COLS, "thread");
 	if (w->buckets > strlen(a) + strlen(z))
-		fprintf(out, "%*s", (int)(w->buckets - strlen(a)), z);
+		fprintf(out, "%s%*s", a, (int)(w->buckets - strlen(a)), z);
+	else
+		fprintf(out, "%-*s", (int)w->buckets, w->buckets >= strlen(a) ? a : "");
 	fprintf(out, "|%*s\n", TOTAL_COLS, "total");
 	for (t = 0; t < cap->n_threads; t++) {
 		const struct ms_cap_thread *th = &cap->threads[t];

@@ -3469,6 +3469,39 @@ static void test_timeline_peak_level(void **state)
 	free(t);
 }
 
+/*
+ * The header's bars stand over the lanes' whatever the bucket count: the
+ * window's ends are written when they fit, the start alone when only it
+ * does, neither when it does not.
+ */
+static void test_timeline_header_columns(void **state)
+{
+	struct tcap *t = timed_capture();
+	struct ms_query q = query(MS_VIEW_TIMELINE);
+	char *text;
+
+	t->cap.end_time = 1000 + 12000000;
+	t->cap.lost_kernel = t->cap.lost_collector = 0;
+	q.buckets = 6;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"11 samples over 6 buckets of 2.000 ms\n"
+		"thread                  |0 ns  |     total\n"
+		"42 burn                 |█▄█ █▄|         8\n"
+		"43 worker               | ▄ █  |         3\n");
+	free(text);
+	q.buckets = 2;
+	assert_int_equal(ms_query_parse_time(&q, "10ms.."), 0);
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"1 samples over 2 buckets of 1.000 ms\n"
+		"selected 1 of 11 samples: time 10.000 ms..\n"
+		"thread                  |  |     total\n"
+		"42 burn                 |█ |         1\n");
+	free(text);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3541,6 +3574,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_json),
 		cmocka_unit_test(test_timeline_text),
 		cmocka_unit_test(test_timeline_peak_level),
+		cmocka_unit_test(test_timeline_header_columns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
