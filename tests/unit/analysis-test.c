@@ -3502,6 +3502,185 @@ static void test_timeline_header_columns(void **state)
 	free(t);
 }
 
+/* ---- diff ---- */
+
+/*
+ * main > f, g, k, h with these many samples each (none: no frame of it
+ * either); B's frames made in another order, its module at another path,
+ * so that only their identity matches them.
+ */
+static struct tcap *diff_capture(bool b_side, uint32_t nf, uint32_t ng, uint32_t nk, uint32_t nh)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t m, mainf, fr[4], n[4] = { nf, ng, nk, nh }, i;
+	static const char *const names[4] = { "f", "g", "k", "h" };
+
+	assert_non_null(t);
+	tcap_init(t);
+	m = module(t, b_side ? "/opt/app" : "/bin/app", MS_MODULE_FILE);
+	if (b_side)
+		for (i = 4; i-- > 0;)
+			fr[i] = n[i] ? frame(t, m, 0x100 + 0x10 * i, names[i]) : MS_NONE;
+	mainf = frame(t, m, 0x10, "main");
+	if (!b_side)
+		for (i = 0; i < 4; i++)
+			fr[i] = n[i] ? frame(t, m, 0x100 + 0x10 * i, names[i]) : MS_NONE;
+	thread(t, 1, 1, "app");
+	for (i = 0; i < 4; i++)
+		if (n[i])
+			samples(t, n[i], 0, path(t, mainf, fr[i], MS_NONE), MS_END_OUTERMOST);
+	return t;
+}
+
+#define DIFF_OUTPUT(a, b, q, json) \
+	CAPTURE_OUTPUT(ms_diff_write((json) ? JSON_OUT : TEXT_OUT, &(a)->cap, "a.msc", &(b)->cap, \
+				     "b.msc", (q)))
+
+/* Diff must refuse: -1, one message holding frag, nothing written. */
+static void expect_diff_refused(const struct tcap *a, const struct tcap *b, const struct ms_query *q,
+				const char *frag)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	assert_non_null(out);
+	EXPECT_ERROR(ms_diff_write(TEXT_OUT, &a->cap, "a.msc", &b->cap, "b.msc", q), frag);
+	assert_int_equal(fclose(out), 0);
+	assert_string_equal(buf, "");
+	free(buf);
+}
+
+/*
+ * A (10 samples): f 5, g 3, k 2. B (20): f 6, g 4, h 10. By share: h is
+ * new (+50 points), k gone (-20), f -20 though it gained a sample, g -10:
+ * the normalized change orders them, then the absolute one.
+ */
+static void test_diff(void **state)
+{
+	struct tcap *a = diff_capture(false, 5, 3, 2, 0), *b = diff_capture(true, 6, 4, 0, 10);
+	struct ms_query q = query(MS_VIEW_DIFF);
+	char *text;
+
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_string_equal(text,
+		"A: a.msc (10 samples)\n"
+		"B: b.msc (20 samples)\n"
+		"4 changed; by self share, largest change first (change: points of each capture's total)\n"
+		" change      A%      B%           A           B  function\n"
+		"    new    0.0%   50.0%           0          10  h (app)\n"
+		"   gone   20.0%    0.0%           2           0  k (app)\n"
+		"  -20.0   50.0%   30.0%           5           6  f (app)\n"
+		"  -10.0   30.0%   20.0%           3           4  g (app)\n");
+	free(text);
+	text = DIFF_OUTPUT(a, b, &q, true);
+	assert_string_equal(text,
+		"{\"source\":\"cpu-sampling\",\"unit\":\"samples\",\"by\":\"function\",\"look\":\"native\","
+		"\"sort\":\"self\",\"a\":{\"file\":\"a.msc\",\"total\":10},"
+		"\"b\":{\"file\":\"b.msc\",\"total\":20},\"functions\":["
+		"{\"name\":\"h\",\"module\":\"app\",\"file\":\"\",\"line\":0,\"status\":\"new\",\"a_self\":0,"
+		"\"a_total\":0,\"b_self\":10,\"b_total\":10,\"delta\":10,\"change_points\":50},"
+		"{\"name\":\"k\",\"module\":\"app\",\"file\":\"\",\"line\":0,\"status\":\"gone\",\"a_self\":2,"
+		"\"a_total\":2,\"b_self\":0,\"b_total\":0,\"delta\":-2,\"change_points\":-20},"
+		"{\"name\":\"f\",\"module\":\"app\",\"file\":\"\",\"line\":0,\"status\":\"both\",\"a_self\":5,"
+		"\"a_total\":5,\"b_self\":6,\"b_total\":6,\"delta\":1,\"change_points\":-20},"
+		"{\"name\":\"g\",\"module\":\"app\",\"file\":\"\",\"line\":0,\"status\":\"both\",\"a_self\":3,"
+		"\"a_total\":3,\"b_self\":4,\"b_total\":4,\"delta\":1,\"change_points\":-10}]}\n");
+	free(text);
+
+	/* by total: main is 100% of both, but 10 samples more */
+	q.sort = MS_SORT_TOTAL;
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_true(starts_with(strstr(text, "5 changed"), "5 changed; by total share"));
+	assert_non_null(strstr(text, "  -10.0   30.0%   20.0%           3           4  g (app)\n"
+				    "   +0.0  100.0%  100.0%          10          20  main (app)\n"));
+	free(text);
+
+	/* --limit, --hide-below (points of change) */
+	q = query(MS_VIEW_DIFF);
+	q.limit = 2;
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_non_null(strstr(text, "2 changed;"));
+	assert_non_null(strstr(text, "  k (app)\n"));
+	assert_null(strstr(text, "  f (app)\n"));
+	free(text);
+	q = query(MS_VIEW_DIFF);
+	q.hide_below = 20;
+	text = DIFF_OUTPUT(a, b, &q, true);
+	assert_non_null(strstr(text, "\"name\":\"f\""));
+	assert_null(strstr(text, "\"name\":\"g\""));
+	free(text);
+
+	/* B against A: the same rows the other way */
+	q = query(MS_VIEW_DIFF);
+	text = CAPTURE_OUTPUT(ms_diff_write(TEXT_OUT, &b->cap, "b.msc", &a->cap, "a.msc", &q));
+	assert_non_null(strstr(text,
+		"   gone   50.0%    0.0%          10           0  h (app)\n"
+		"    new    0.0%   20.0%           0           2  k (app)\n"
+		"  +20.0   30.0%   50.0%           6           5  f (app)\n"
+		"  +10.0   20.0%   30.0%           4           3  g (app)\n"));
+	free(text);
+
+	/* a capture against itself: nothing changed */
+	text = DIFF_OUTPUT(a, a, &q, false);
+	assert_non_null(strstr(text, "\n0 changed;"));
+	assert_true(strstr(text, "  function\n")[strlen("  function\n")] == '\0');
+	free(text);
+
+	/* a filter applies to both sides (k and f change as much: k lost more samples) */
+	q.focus = "^(f|k)$";
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_string_equal(text,
+		"A: a.msc (7 samples)\n"
+		"B: b.msc (6 samples)\n"
+		"selected 6 of 20 samples: through '^(f|k)$'\n"
+		"2 changed; by self share, largest change first (change: points of each capture's total)\n"
+		" change      A%      B%           A           B  function\n"
+		"   gone   28.6%    0.0%           2           0  k (app)\n"
+		"  +28.6   71.4%  100.0%           5           6  f (app)\n");
+	free(text);
+
+	/* the view dispatch does not diff */
+	q = query(MS_VIEW_DIFF);
+	expect_view_refused(&a->cap, &q, false, "the view diff compares two captures: use ms_diff_write()\n");
+	free(a);
+	free(b);
+}
+
+/* Samples of different events, or CPU time of an event that is not time, are not compared. */
+static void test_diff_refused(void **state)
+{
+	struct tcap *a = diff_capture(false, 5, 3, 2, 0), *b = diff_capture(true, 6, 4, 0, 10);
+	struct ms_query q = query(MS_VIEW_DIFF);
+	char *text;
+
+	b->info[0] = (struct ms_cap_info){ .key = str(b, "event"), .value_text = str(b, "instructions") };
+	b->cap.n_info = 1;
+	expect_diff_refused(a, b, &q, "cannot compare 'a.msc' and 'b.msc': one counts samples of "
+			    "'cpu-clock', the other of 'instructions', which are different units; "
+			    "record both on one event\n");
+	q.unit = MS_UNIT_CPU_TIME;
+	expect_diff_refused(a, b, &q, "'b.msc' was recorded on the event 'instructions', whose periods "
+			    "are not time: there is no CPU time to show; use --unit samples\n");
+
+	/* two clock events compare in CPU time, not in samples */
+	b->info[0].value_text = str(b, "task-clock");
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_true(starts_with(text, "A: a.msc (10.000 ms of CPU time)\n"
+				      "B: b.msc (20.000 ms of CPU time)\n"));
+	assert_non_null(strstr(text, "    new    0.0%   50.0%        0 ns   10.000 ms  h (app)\n"));
+	free(text);
+	q.unit = MS_UNIT_SAMPLES;
+	expect_diff_refused(a, b, &q, "one counts samples of 'cpu-clock', the other of 'task-clock'");
+	/* an event named is the event assumed when none is */
+	b->info[0].value_text = str(b, "cpu-clock");
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_non_null(strstr(text, "\n4 changed;"));
+	free(text);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3575,6 +3754,8 @@ int main(void)
 		cmocka_unit_test(test_timeline_text),
 		cmocka_unit_test(test_timeline_peak_level),
 		cmocka_unit_test(test_timeline_header_columns),
+		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_diff_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
