@@ -3681,6 +3681,35 @@ static void test_diff_refused(void **state)
 	free(b);
 }
 
+/*
+ * A function with as many samples in both captures but a different share
+ * of each has changed: A (10): f 5, g 5; B (20): f 10, g 5, h 5. g keeps
+ * its 5 samples and falls from 50% to 25%, a change as large as h's; f
+ * gains 5 samples and keeps its share.
+ */
+static void test_diff_same_count_other_share(void **state)
+{
+	struct tcap *a = diff_capture(false, 5, 5, 0, 0), *b = diff_capture(true, 10, 5, 0, 5);
+	struct ms_query q = query(MS_VIEW_DIFF);
+	char *text;
+
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_non_null(strstr(text,
+		"\n3 changed; by self share, largest change first (change: points of each capture's total)\n"
+		" change      A%      B%           A           B  function\n"
+		"    new    0.0%   25.0%           0           5  h (app)\n"
+		"  -25.0   50.0%   25.0%           5           5  g (app)\n"
+		"   +0.0   50.0%   50.0%           5          10  f (app)\n"));
+	free(text);
+	text = DIFF_OUTPUT(a, b, &q, true);
+	assert_non_null(strstr(text, "{\"name\":\"g\",\"module\":\"app\",\"file\":\"\",\"line\":0,"
+				    "\"status\":\"both\",\"a_self\":5,\"a_total\":5,\"b_self\":5,"
+				    "\"b_total\":5,\"delta\":0,\"change_points\":-25}"));
+	free(text);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3756,6 +3785,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_header_columns),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_diff_refused),
+		cmocka_unit_test(test_diff_same_count_other_share),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
