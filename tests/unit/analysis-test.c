@@ -3710,6 +3710,287 @@ static void test_diff_same_count_other_share(void **state)
 	free(b);
 }
 
+/* ---- report, dispatch, determinism, hostile captures ---- */
+
+/* The report's JSON is the summary's, top's and tree's objects under one. */
+static void test_report_json(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_REPORT), top = query(MS_VIEW_TOP), tree = query(MS_VIEW_TREE);
+	char *text, *s, *x, *y, *want;
+	size_t len;
+
+	text = view(&t->cap, &q, true);
+	s = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
+	x = view(&t->cap, &top, true);
+	y = view(&t->cap, &tree, true);
+	len = strlen(s) + strlen(x) + strlen(y) + 64;
+	want = malloc(len);
+	assert_non_null(want);
+	snprintf(want, len, "{\"summary\":%s,\"top\":%s,\"tree\":%s}\n", s, x, y);
+	assert_string_equal(text, want);
+	assert_true(starts_with(text, "{\"summary\":{\"command\":\"./burn 1\","));
+	assert_non_null(strstr(text, "}\n,\"top\":{\"source\":\"cpu-sampling\","));
+	free(text);
+	free(s);
+	free(x);
+	free(y);
+	free(want);
+
+	/* under a query: top and tree are filtered, the summary is the capture's */
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	q.by = MS_BY_MODULE;
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "{\"summary\":{\"command\":\"./burn 1\",\"pid\":42,"));
+	assert_non_null(strstr(text, "\"samples\":11,\"period\":11000000,"));
+	assert_non_null(strstr(text, ",\"top\":{" HEAD("samples", "module", 3, 3, 11) "\"functions\":["
+				    "{\"name\":\"burn\",\"kind\":\"module\",\"module\":\"burn\",\"self\":3,"));
+	assert_non_null(strstr(text, ",\"tree\":{" HEAD("samples", "module", 3, 3, 11) "\"root\":"));
+	free(text);
+	free(t);
+}
+
+static void test_report_query(void **state)
+{
+	struct tcap *t = budget_capture();
+	struct ms_query q = query(MS_VIEW_REPORT);
+	char *text;
+
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	q.unit = MS_UNIT_CPU_TIME;
+	text = view(&t->cap, &q, false);
+	/* the summary's numbers are the capture's */
+	assert_non_null(strstr(text, "\nsamples:     11\n"));
+	assert_non_null(strstr(text,
+		"\nhottest functions\n"
+		"10.000 ms of CPU time, 5 functions\n"
+		"selected 10.000 ms of 23.500 ms: threads 43\n"
+		" self%      self  total%      total  module     function\n"
+		" 80.0%  8.000 ms   80.0%   8.000 ms  burn       rec\n"
+		" 20.0%  2.000 ms   20.0%   2.000 ms  burn       burn_60\n"
+		"  0.0%      0 ns  100.0%  10.000 ms  libc.so.6  __libc_start_main\n"
+		"  0.0%      0 ns  100.0%  10.000 ms  burn       main\n"
+		"  0.0%      0 ns   20.0%   2.000 ms  burn       run\n"
+		"\n"
+		"call tree\n"
+		"10.000 ms of CPU time (nodes under 1.0% left out)\n"
+		"selected 10.000 ms of 23.500 ms: threads 43\n"
+		"total%   self%      total      self  function\n"
+		"100.0%    0.0%  10.000 ms      0 ns  [root]\n"
+		" 80.0%    0.0%   8.000 ms      0 ns    [truncated: depth]\n"));
+	free(text);
+	free(t);
+}
+
+/* ms_view_write() writes what each view's writer writes. */
+static void test_view_dispatch(void **state)
+{
+	struct tcap *t = main_capture();
+	int v, json;
+
+	for (json = 0; json <= 1; json++)
+		for (v = 0; v < MS_VIEW_COUNT; v++) {
+			struct ms_query q = query((enum ms_view)v);
+			char *x, *y;
+
+			q.function = "main";
+			q.buckets = 10;
+			if (v == MS_VIEW_DIFF)
+				continue;
+			x = view(&t->cap, &q, json);
+			switch (v) {
+			case MS_VIEW_REPORT:
+				y = CAPTURE_OUTPUT(ms_report_write(json ? JSON_OUT : TEXT_OUT, &t->cap, &q));
+				break;
+			case MS_VIEW_SUMMARY:
+				y = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, json));
+				break;
+			case MS_VIEW_TOP:
+				y = CAPTURE_OUTPUT(ms_top_write(json ? JSON_OUT : TEXT_OUT, &t->cap, &q));
+				break;
+			case MS_VIEW_THREADS:
+				y = CAPTURE_OUTPUT(ms_threads_write(json ? JSON_OUT : TEXT_OUT, &t->cap, &q));
+				break;
+			case MS_VIEW_TIMELINE:
+				y = CAPTURE_OUTPUT(ms_timeline_write(json ? JSON_OUT : TEXT_OUT, &t->cap, &q));
+				break;
+			case MS_VIEW_PROBLEMS:
+				y = CAPTURE_OUTPUT(ms_sym_problems_write(out, &t->cap, json));
+				break;
+			default:
+				y = CAPTURE_OUTPUT(ms_tree_write(json ? JSON_OUT : TEXT_OUT, &t->cap, &q));
+				break;
+			}
+			assert_string_equal(x, y);
+			assert_true(*x);
+			free(x);
+			free(y);
+		}
+	free(t);
+}
+
+/* Every view of cap under q, text and JSON, is the same bytes when written again. */
+static void expect_twice_same(const struct ms_capture *cap, struct ms_query q)
+{
+	int v, json;
+
+	for (json = 0; json <= 1; json++)
+		for (v = 0; v < MS_VIEW_COUNT; v++) {
+			char *x, *y;
+
+			if (v == MS_VIEW_DIFF)
+				continue;
+			q.view = (enum ms_view)v;
+			x = view(cap, &q, json);
+			y = view(cap, &q, json);
+			assert_string_equal(x, y);
+			free(x);
+			free(y);
+		}
+}
+
+static void test_views_deterministic(void **state)
+{
+	struct tcap *(*const make[])(void) = {
+		main_capture, inline_capture, module_capture, truncated_capture, callers_capture,
+		budget_capture, problems_capture,
+	};
+	static const char *const functions[] = { "main", "main", "main", "f", "b", "rec", "main" };
+	static const char *const modules[] = { "burn", "inl", "prog", "prog", "calls", "burn", "libok.so" };
+	size_t i;
+	int by;
+
+	for (i = 0; i < sizeof(make) / sizeof(make[0]); i++) {
+		struct tcap *t = make[i](), *u = make[i]();
+		struct ms_query q = query(MS_VIEW_REPORT);
+		char *x, *y;
+
+		q.buckets = 7;
+		for (by = 0; by < MS_BY_COUNT; by++) {
+			q.by = (enum ms_by)by;
+			q.function = by == MS_BY_MODULE ? modules[i] : functions[i];
+			q.unit = MS_UNIT_SAMPLES;
+			expect_twice_same(&t->cap, q);
+			q.unit = MS_UNIT_CPU_TIME;
+			expect_twice_same(&t->cap, q);
+		}
+		/* a capture built again the same way: the same bytes */
+		q = query(MS_VIEW_TREE);
+		x = view(&t->cap, &q, true);
+		y = view(&u->cap, &q, true);
+		assert_string_equal(x, y);
+		free(x);
+		free(y);
+		q = query(MS_VIEW_DIFF);
+		x = CAPTURE_OUTPUT(ms_diff_write(JSON_OUT, &t->cap, "a", &u->cap, "b", &q));
+		y = CAPTURE_OUTPUT(ms_diff_write(JSON_OUT, &t->cap, "a", &u->cap, "b", &q));
+		assert_string_equal(x, y);
+		assert_non_null(strstr(x, "\"functions\":[]}\n"));	/* nothing changed */
+		free(x);
+		free(y);
+		free(t);
+		free(u);
+	}
+}
+
+/* A capture without samples: every view answers, and says there is nothing. */
+static void test_views_no_samples(void **state)
+{
+	struct tcap t;
+	struct ms_query q = query(MS_VIEW_REPORT);
+	char *text;
+	int by, unit;
+
+	tcap_init(&t);
+	for (by = 0; by < MS_BY_COUNT; by++)
+		for (unit = 0; unit < MS_UNIT_COUNT; unit++) {
+			q.by = (enum ms_by)by;
+			q.unit = (enum ms_unit)unit;
+			q.function = "[truncated: depth]";	/* the truncated keys are there */
+			expect_twice_same(&t.cap, q);
+			q.view = MS_VIEW_CALLERS;
+			q.function = "main";
+			expect_view_refused(&t.cap, &q, false, "no function matches 'main'");
+		}
+
+	q = query(MS_VIEW_THREADS);
+	text = view(&t.cap, &q, false);
+	assert_string_equal(text, "0 samples in 0 threads\n"
+				 " share       samples       pid       tid  name\n");
+	free(text);
+	text = view(&t.cap, &q, true);
+	assert_string_equal(text, "{" HEAD("samples", "function", 0, 0, 0) "\"threads\":[]}\n");
+	free(text);
+	q = query(MS_VIEW_TIMELINE);
+	text = view(&t.cap, &q, false);
+	assert_string_equal(text, "0 samples over 60 buckets of 1 ns\n"
+				 "thread                  |0 ns"
+				 "                                                    1 ns|     total\n"
+				 "(no selected samples)\n");
+	free(text);
+	text = view(&t.cap, &q, true);
+	assert_true(starts_with(text, "{" HEAD("samples", "function", 0, 0, 0)
+				      "\"start\":0,\"end\":1,\"bucket_ns\":1,\"lost\":0,\"lanes\":[]}\n"));
+	free(text);
+	q = query(MS_VIEW_CALLEES);
+	q.function = "[truncated: depth]";
+	text = view(&t.cap, &q, true);
+	assert_string_equal(text, "{" HEAD("samples", "function", 0, 0, 0) "\"view\":\"callees\","
+				 "\"root\":{\"name\":\"[truncated: depth]\",\"self\":0,\"total\":0,"
+				 "\"children\":[]}}\n");
+	free(text);
+	/* diff of two of them */
+	q = query(MS_VIEW_DIFF);
+	text = CAPTURE_OUTPUT(ms_diff_write(TEXT_OUT, &t.cap, "a", &t.cap, "b", &q));
+	assert_string_equal(text, "A: a (0 samples)\nB: b (0 samples)\n"
+				 "0 changed; by self share, largest change first (change: points of "
+				 "each capture's total)\n"
+				 " change      A%      B%           A           B  function\n");
+	free(text);
+
+	/* threads and frames, but no sample: the same */
+	thread(&t, 1, 1, "idle");
+	path(&t, frame(&t, module(&t, "/bin/x", MS_MODULE_FILE), 0x10, "main"), MS_NONE);
+	q = query(MS_VIEW_REPORT);
+	q.function = "main";
+	expect_twice_same(&t.cap, q);
+	q.view = MS_VIEW_CALLERS;
+	assert_string_equal(tree_text(&t.cap, &q), "main 0/0\n");
+	q.view = MS_VIEW_THREADS;
+	text = view(&t.cap, &q, false);
+	assert_true(starts_with(text, "0 samples in 1 thread (1 not listed: no selected samples)\n"));
+	free(text);
+}
+
+/* Samples without any frame: the root's (or their truncated key's) self, no top row. */
+static void test_views_no_frames(void **state)
+{
+	struct tcap t;
+	struct ms_query q = query(MS_VIEW_TREE);
+	char *text;
+
+	tcap_init(&t);
+	thread(&t, 1, 1, "k");
+	samples(&t, 2, 0, MS_NONE, MS_END_KERNEL_ONLY);
+	samples(&t, 1, 0, MS_NONE, MS_END_STACK_COPY);
+	assert_string_equal(tree_text(&t.cap, &q), "[root] 2/3\n  [truncated: stack-copy] 1/1\n");
+	q.view = MS_VIEW_TOP;
+	assert_string_equal(top_line(&t.cap, &q), "3/3:");
+	text = view(&t.cap, &q, false);
+	assert_string_equal(text, "3 samples, 0 functions\n"
+				 " self%  self  total%  total  module  function\n");
+	free(text);
+	q.view = MS_VIEW_CALLERS;
+	q.function = "[truncated: stack-copy]";
+	assert_string_equal(tree_text(&t.cap, &q), "[truncated: stack-copy] 1/1\n");
+	q.module = "x";	/* no innermost frame: no module */
+	assert_string_equal(tree_text(&t.cap, &q), "[truncated: stack-copy] 0/0\n");
+	q = query(MS_VIEW_THREADS);
+	text = view(&t.cap, &q, false);
+	assert_non_null(strstr(text, "100.0%             3         1         1  k\n"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3786,6 +4067,12 @@ int main(void)
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_diff_refused),
 		cmocka_unit_test(test_diff_same_count_other_share),
+		cmocka_unit_test(test_report_json),
+		cmocka_unit_test(test_report_query),
+		cmocka_unit_test(test_view_dispatch),
+		cmocka_unit_test(test_views_deterministic),
+		cmocka_unit_test(test_views_no_samples),
+		cmocka_unit_test(test_views_no_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
