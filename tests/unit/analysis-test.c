@@ -1554,6 +1554,24 @@ static void expect_same_views(const struct tcap *t, uint32_t rows)
 		assert_string_equal(x, y);
 		free(x);
 		free(y);
+		/* the views of the query: by address, in CPU time, threads, callers */
+		for (int v = MS_VIEW_TOP; v <= MS_VIEW_THREADS; v++) {
+			struct ms_query q = query((enum ms_view)v);
+
+			q.function = "main";
+			q.by = MS_BY_ADDRESS;
+			x = view(&t->cap, &q, json);
+			y = view(&w->cap, &q, json);
+			assert_string_equal(x, y);
+			free(x);
+			free(y);
+			q.unit = MS_UNIT_CPU_TIME;
+			x = view(&t->cap, &q, json);
+			y = view(&w->cap, &q, json);
+			assert_string_equal(x, y);
+			free(x);
+			free(y);
+		}
 	}
 	/* the summary's sums (its times are the rows' own) */
 	assert_int_equal(ms_summary_compute(&a, &t->cap), 0);
