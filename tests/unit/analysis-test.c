@@ -233,11 +233,12 @@ static struct ms_query query(enum ms_view v)
 /* Where CAPTURE_OUTPUT's stream is: text, or JSON. */
 #define TEXT_OUT (&(struct ms_view_out){ .f = out })
 #define JSON_OUT (&(struct ms_view_out){ .f = out, .json = true })
+#define VIEW_OUT(json) ((json) ? JSON_OUT : TEXT_OUT)
 
 /* What the view q names prints of cap, text or JSON; the caller frees it. */
 static char *view(const struct ms_capture *cap, const struct ms_query *q, bool json)
 {
-	return CAPTURE_OUTPUT(ms_view_write(json ? JSON_OUT : TEXT_OUT, cap, q));
+	return CAPTURE_OUTPUT(ms_view_write(VIEW_OUT(json), cap, q));
 }
 
 /* A key's label in a selection. */
@@ -1612,6 +1613,7 @@ static void test_weighted_huge(void **state)
 	struct ms_top top;
 	struct ms_tree tree;
 	struct ms_summary s;
+	struct ms_query q;
 	uint64_t n;
 	char *text;
 
@@ -1637,8 +1639,9 @@ static void test_weighted_huge(void **state)
 	assert_int_equal(s.ends[0].reason, MS_END_FP_CHAIN);
 	assert_int_equal(s.ends[0].samples, (1ull << 40) + 5);
 	ms_summary_release(&s);
-	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t->cap, &(struct ms_query){ .view = MS_VIEW_TOP,
-										    .limit = 1 }));
+	q = query(MS_VIEW_TOP);
+	q.limit = 1;
+	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t->cap, &q));
 	assert_true(starts_with(text, "1099511627786 samples"));
 	assert_non_null(strstr(text, "1099511627779"));	/* burn_60's self */
 	free(text);
@@ -2074,8 +2077,8 @@ static const char *top_line(const struct ms_capture *cap, const struct ms_query 
 	uint32_t i;
 
 	assert_int_equal(ms_top_compute(&top, cap, q), 0);
-	used = (size_t)snprintf(buf, sizeof(buf), "%llu/%llu:",
-				(unsigned long long)top.sel.selected, (unsigned long long)top.sel.all);
+	used = (size_t)snprintf(buf, sizeof(buf), "%llu/%llu:", (unsigned long long)top.sel.selected,
+				(unsigned long long)top.sel.all);
 	for (i = 0; i < top.n && used < sizeof(buf); i++)
 		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s %s %llu/%llu",
 					 i ? "," : "", key_label(&top.sel, top.entries[i].key),
@@ -3187,7 +3190,7 @@ static void expect_view_refused(const struct ms_capture *cap, const struct ms_qu
 	FILE *out = open_memstream(&buf, &len);
 
 	assert_non_null(out);
-	EXPECT_ERROR(ms_view_write(json ? JSON_OUT : TEXT_OUT, cap, q), frag);
+	EXPECT_ERROR(ms_view_write(VIEW_OUT(json), cap, q), frag);
 	assert_int_equal(fclose(out), 0);
 	assert_string_equal(buf, "");
 	free(buf);
@@ -3551,12 +3554,12 @@ static struct tcap *diff_capture(bool b_side, uint32_t nf, uint32_t ng, uint32_t
 }
 
 #define DIFF_OUTPUT(a, b, q, json) \
-	CAPTURE_OUTPUT(ms_diff_write((json) ? JSON_OUT : TEXT_OUT, &(a)->cap, "a.msc", &(b)->cap, \
+	CAPTURE_OUTPUT(ms_diff_write(VIEW_OUT(json), &(a)->cap, "a.msc", &(b)->cap, \
 				     "b.msc", (q)))
 
 /* Diff must refuse: -1, one message holding frag, nothing written. */
-static void expect_diff_refused(const struct tcap *a, const struct tcap *b, const struct ms_query *q,
-				const char *frag)
+static void expect_diff_refused(const struct tcap *a, const struct tcap *b,
+				const struct ms_query *q, const char *frag)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -3734,7 +3737,8 @@ static void test_diff_same_count_other_share(void **state)
 static void test_report_json(void **state)
 {
 	struct tcap *t = main_capture();
-	struct ms_query q = query(MS_VIEW_REPORT), top = query(MS_VIEW_TOP), tree = query(MS_VIEW_TREE);
+	struct ms_query q = query(MS_VIEW_REPORT), top = query(MS_VIEW_TOP);
+	struct ms_query tree = query(MS_VIEW_TREE);
 	char *text, *s, *x, *y, *want;
 	size_t len;
 
@@ -3818,25 +3822,25 @@ static void test_view_dispatch(void **state)
 			x = view(&t->cap, &q, json);
 			switch (v) {
 			case MS_VIEW_REPORT:
-				y = CAPTURE_OUTPUT(ms_report_write(json ? JSON_OUT : TEXT_OUT, &t->cap, &q));
+				y = CAPTURE_OUTPUT(ms_report_write(VIEW_OUT(json), &t->cap, &q));
 				break;
 			case MS_VIEW_SUMMARY:
 				y = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, json));
 				break;
 			case MS_VIEW_TOP:
-				y = CAPTURE_OUTPUT(ms_top_write(json ? JSON_OUT : TEXT_OUT, &t->cap, &q));
+				y = CAPTURE_OUTPUT(ms_top_write(VIEW_OUT(json), &t->cap, &q));
 				break;
 			case MS_VIEW_THREADS:
-				y = CAPTURE_OUTPUT(ms_threads_write(json ? JSON_OUT : TEXT_OUT, &t->cap, &q));
+				y = CAPTURE_OUTPUT(ms_threads_write(VIEW_OUT(json), &t->cap, &q));
 				break;
 			case MS_VIEW_TIMELINE:
-				y = CAPTURE_OUTPUT(ms_timeline_write(json ? JSON_OUT : TEXT_OUT, &t->cap, &q));
+				y = CAPTURE_OUTPUT(ms_timeline_write(VIEW_OUT(json), &t->cap, &q));
 				break;
 			case MS_VIEW_PROBLEMS:
 				y = CAPTURE_OUTPUT(ms_sym_problems_write(out, &t->cap, json));
 				break;
 			default:
-				y = CAPTURE_OUTPUT(ms_tree_write(json ? JSON_OUT : TEXT_OUT, &t->cap, &q));
+				y = CAPTURE_OUTPUT(ms_tree_write(VIEW_OUT(json), &t->cap, &q));
 				break;
 			}
 			assert_string_equal(x, y);
