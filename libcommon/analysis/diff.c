@@ -309,9 +309,12 @@ int ms_diff_write(const struct ms_view_out *o, const struct ms_capture *a, const
 	ctx = (struct sort_ctx){ &sa, &sb };
 	if (n)
 		qsort_r(rows, n, sizeof(*rows), cmp_row, &ctx);
-	/* unchanged rows say nothing; --hide-below drops small changes; --limit caps */
+	/*
+	 * unchanged rows (as many, the same share) say nothing; --hide-below
+	 * drops small changes; --limit caps
+	 */
 	for (shown = 0, i = 0; i < n; i++)
-		if (rows[i].delta && fabs(rows[i].change) >= q->hide_below)
+		if ((rows[i].delta || rows[i].change != 0) && fabs(rows[i].change) >= q->hide_below)
 			rows[shown++] = rows[i];
 	changed = shown;
 	if (q->limit && shown > q->limit)

@@ -60,10 +60,20 @@ struct ms_keys {
 int ms_keys_build(struct ms_keys *k, const struct ms_capture *cap, const struct ms_query *q);
 void ms_keys_release(struct ms_keys *k);
 
+/*
+ * Where end is in a table per end reason: an end past the table is a
+ * reason past the known ones, as MS_KEYS_ENDS - 2 is (MS_KEYS_ENDS - 1 is
+ * MS_END_UNKNOWN, which is not known to be cut).
+ */
+static inline uint32_t ms_keys_end_slot(uint32_t end)
+{
+	return end < MS_KEYS_ENDS ? end : MS_KEYS_ENDS - 2;
+}
+
 /* The truncated key a sample ending with end gets, or MS_NONE. */
 static inline uint32_t ms_keys_truncated(const struct ms_keys *k, uint32_t end)
 {
-	return end < MS_KEYS_ENDS ? k->truncated[end] : k->truncated[MS_KEYS_ENDS - 1];
+	return k->truncated[ms_keys_end_slot(end)];
 }
 
 /* Total order: label, module label, file, line, address, then id. */

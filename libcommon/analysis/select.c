@@ -112,7 +112,7 @@ bool ms_select_sample(const struct ms_select *s, uint32_t i, uint64_t *weight, u
 {
 	const struct ms_capture *cap = s->cap;
 	const struct ms_cap_sample *sm = &cap->samples[i];
-	uint32_t c = s->class_of_end[sm->end < MS_KEYS_ENDS ? sm->end : MS_KEYS_ENDS - 1];
+	uint32_t c = s->class_of_end[ms_keys_end_slot(sm->end)];
 
 	if (sm->time < s->time_lo || sm->time >= s->time_hi)
 		return false;

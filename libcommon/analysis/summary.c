@@ -252,12 +252,13 @@ void ms_summary_write_header(FILE *out, const struct ms_summary *s)
 		fputs("warning: this capture is incomplete: the recording was cut short\n", out);
 	/* Lost records are time the profile does not show: said first, as perf report does. */
 	if (s->lost_kernel)
-		fprintf(out, "warning: %" PRIu64 " records were lost by the kernel (its ring buffer "
+		fprintf(out, "warning: %" PRIu64 " record%s lost by the kernel (its ring buffer "
 			"was full): sample less often (-F) or give it more pages (--mmap-pages)\n",
-			s->lost_kernel);
+			s->lost_kernel, s->lost_kernel == 1 ? " was" : "s were");
 	if (s->lost_collector)
-		fprintf(out, "warning: %" PRIu64 " records were lost by the collector (the stages "
-			"after it could not keep up): sample less often (-F)\n", s->lost_collector);
+		fprintf(out, "warning: %" PRIu64 " record%s lost by the collector (the stages "
+			"after it could not keep up): sample less often (-F)\n", s->lost_collector,
+			s->lost_collector == 1 ? " was" : "s were");
 	write_stacks(out, s);
 	if (!s->unsymbolized) {
 		fputs("names:       every frame has a name\n", out);

@@ -80,9 +80,12 @@ static void write_text(const struct ms_view_out *o, const struct ms_select *s,
 			cap->lost_kernel + cap->lost_collector);
 	ms_format_ns(a, sizeof(a), w->start - origin);
 	ms_format_ns(z, sizeof(z), w->end - origin);
-	fprintf(out, "%-*s|%s", LABEL_COLS, "thread", a);
+	/* as wide as a lane: both ends when they fit, else the start when it does */
+	fprintf(out, "%-*s|", LABEL_COLS, "thread");
 	if (w->buckets > strlen(a) + strlen(z))
-		fprintf(out, "%*s", (int)(w->buckets - strlen(a)), z);
+		fprintf(out, "%s%*s", a, (int)(w->buckets - strlen(a)), z);
+	else
+		fprintf(out, "%-*s", (int)w->buckets, w->buckets >= strlen(a) ? a : "");
 	fprintf(out, "|%*s\n", TOTAL_COLS, "total");
 	for (t = 0; t < cap->n_threads; t++) {
 		const struct ms_cap_thread *th = &cap->threads[t];
@@ -96,8 +99,8 @@ static void write_text(const struct ms_view_out *o, const struct ms_select *s,
 		fputc('|', out);
 		for (b = 0; b < w->buckets; b++) {
 			uint64_t v = lanes[(size_t)t * w->buckets + b];
-			/* any weight shows: level 1 at least */
-			unsigned lvl = !v ? 0 : 1 + (unsigned)((double)(v - 1) * 8 / (double)max);
+			/* ceil(8 v / max): any weight shows (level 1 at least), the peak is full */
+			unsigned lvl = !v ? 0 : 1 + (unsigned)(((double)v * 8 - 1) / (double)max);
 
 			fputs(levels[lvl > 8 ? 8 : lvl], out);
 		}

@@ -118,8 +118,9 @@ void ms_view_put_key(const struct ms_view_out *o, const struct ms_select *s, uin
 		return;
 	}
 	*loc = 0;
-	/* an unnamed function's label already says where it is */
-	if (k->kind == MS_KEY_MODULE || !s->keys.funcs.funcs[k->func].name)
+	/* an unnamed function's label says where it is, unless it is another address of it */
+	if (k->kind == MS_KEY_MODULE || (!s->keys.funcs.funcs[k->func].name &&
+	    (k->kind != MS_KEY_ADDRESS || s->keys.funcs.funcs[k->func].address == k->address)))
 		mod = "";
 	else
 		ms_key_location(loc, sizeof(loc), &s->keys, key);

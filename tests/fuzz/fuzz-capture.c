@@ -42,6 +42,7 @@
 #include "capture/capture.h"
 #include "capture/convert.h"
 #include "capture/format.h"
+#include "capture/funcs.h"
 #include "capture/weight.h"
 #include "formats/formats.h"
 #include "stream/records.h"
@@ -374,14 +375,17 @@ static void check_views(const struct ms_capture *cap)
 	struct ms_summary s;
 	struct ms_top top;
 	struct ms_tree tree;
+	struct ms_query tq;
 	struct ms_sym_problems pr;
-	uint64_t sum, framed = 0, unsym, samples = ms_capture_sample_count(cap);
+	uint64_t sum, framed = 0, bare = 0, unsym, samples = ms_capture_sample_count(cap);
 	uint32_t i, k;
 
-	/* every view counts a row count times */
+	/* every view counts a row count times; rows without frames of a cut stack are not the root's */
 	for (i = 0; i < cap->n_samples; i++)
 		if (cap->samples[i].stack != MS_NONE)
 			framed += cap->samples[i].count;
+		else if (!ms_stack_end_truncated(cap->samples[i].end))
+			bare += cap->samples[i].count;
 
 	CHECK(ms_summary_compute(&s, cap) == 0);
 	CHECK(s.samples == samples && s.n_threads == cap->n_threads);
@@ -400,19 +404,23 @@ static void check_views(const struct ms_capture *cap)
 	CHECK(ms_unsymbolized_samples(cap, &unsym) == 0 && unsym == s.unsymbolized);
 	ms_summary_release(&s);
 
-	for (int sort = MS_TOP_SORT_SELF; sort <= MS_TOP_SORT_TOTAL; sort++) {
-		CHECK(ms_top_compute(&top, cap, sort) == 0);
-		check_funcs(&top.funcs, cap);
-		CHECK(top.samples == samples && top.n <= top.funcs.n);
+	for (int sort = MS_SORT_SELF; sort <= MS_SORT_TOTAL; sort++) {
+		struct ms_query q;
+
+		ms_query_init(&q, MS_VIEW_TOP);
+		q.sort = (enum ms_sort)sort;
+		CHECK(ms_top_compute(&top, cap, &q) == 0);
+		check_funcs(&top.sel.keys.funcs, cap);
+		CHECK(top.sel.selected == samples && top.n <= top.sel.keys.n);
 		for (i = 0, sum = 0; i < top.n; i++) {
 			const struct ms_top_entry *e = &top.entries[i], *p = e - 1;
 
-			CHECK(e->func < top.funcs.n);
+			CHECK(e->key < top.sel.keys.n);
 			CHECK(e->self <= e->total && e->total <= framed && e->total);
 			sum += e->self;
 			if (!i)
 				continue;
-			if (sort == MS_TOP_SORT_SELF)
+			if (sort == MS_SORT_SELF)
 				CHECK(p->self > e->self || (p->self == e->self && p->total >= e->total));
 			else
 				CHECK(p->total > e->total || (p->total == e->total && p->self >= e->self));
@@ -421,16 +429,17 @@ static void check_views(const struct ms_capture *cap)
 		ms_top_release(&top);
 	}
 
-	CHECK(ms_tree_build(&tree, cap) == 0);
-	check_funcs(&tree.funcs, cap);
-	CHECK(tree.n >= 1 && tree.samples == samples);
+	ms_query_init(&tq, MS_VIEW_TREE);
+	CHECK(ms_tree_build(&tree, cap, &tq) == 0);
+	check_funcs(&tree.sel.keys.funcs, cap);
+	CHECK(tree.n >= 1 && tree.sel.selected == samples);
 	CHECK(tree.nodes[0].total == samples);
-	CHECK(tree.nodes[0].self == samples - framed);
+	CHECK(tree.nodes[0].self == bare);
 	for (i = 0; i < tree.n; i++) {
 		const struct ms_tree_node *nd = &tree.nodes[i];
 
 		if (i) {
-			CHECK(nd->parent < i && nd->func < tree.funcs.n);
+			CHECK(nd->parent < i && nd->key < tree.sel.keys.n);
 			CHECK(nd->depth == tree.nodes[nd->parent].depth + 1);
 		}
 		CHECK(nd->self <= nd->total);
@@ -466,15 +475,23 @@ static void check_views(const struct ms_capture *cap)
 /* What ms-analyze and microscope report print, in every form. */
 static void write_views(const struct ms_capture *cap)
 {
-	struct ms_top_options top = { .sort = MS_TOP_SORT_TOTAL };
-	struct ms_tree_options tree = { .min_percent = 0 };
+	struct ms_query report, top, tree, threads, timeline;
 
-	CHECK(ms_report_write(null_out, cap, NULL) == 0);
+	ms_query_init(&report, MS_VIEW_REPORT);
+	ms_query_init(&top, MS_VIEW_TOP);
+	top.sort = MS_SORT_TOTAL;
+	ms_query_init(&tree, MS_VIEW_TREE);
+	ms_query_init(&threads, MS_VIEW_THREADS);
+	ms_query_init(&timeline, MS_VIEW_TIMELINE);
 	for (int json = 0; json <= 1; json++) {
-		top.json = tree.json = json;
+		struct ms_view_out o = { .f = null_out, .json = json };
+
+		CHECK(ms_report_write(&o, cap, &report) == 0);
 		CHECK(ms_summary_write(null_out, cap, json) == 0);
-		CHECK(ms_top_write(null_out, cap, &top) == 0);
-		CHECK(ms_tree_write(null_out, cap, &tree) == 0);
+		CHECK(ms_top_write(&o, cap, &top) == 0);
+		CHECK(ms_tree_write(&o, cap, &tree) == 0);
+		CHECK(ms_threads_write(&o, cap, &threads) == 0);
+		CHECK(ms_timeline_write(&o, cap, &timeline) == 0);
 		CHECK(ms_sym_problems_write(null_out, cap, json) == 0);
 	}
 }

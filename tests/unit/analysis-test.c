@@ -1,6 +1,7 @@
 /*
  * Unit tests of libcommon/analysis over captures built by hand in memory:
- * function keys, top, tree, summary, the report and the JSON writer.
+ * function keys, the query, top, tree, summary, the report and the JSON
+ * writer. Views are asked through a typed query (analysis/query.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,9 +15,13 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/keys.h"
+#include "analysis/select.h"
+#include "capture/funcs.h"
 #include "util/json.h"
 #include "capture/capture.h"
 #include "stream/records.h"
+#include "tests/unit/stderr-capture.h"
 
 /* ---- building captures ---- */
 
@@ -216,6 +221,58 @@ static bool starts_with(const char *s, const char *prefix)
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
+/* A query of view v with the defaults. */
+static struct ms_query query(enum ms_view v)
+{
+	struct ms_query q;
+
+	ms_query_init(&q, v);
+	return q;
+}
+
+/* Where CAPTURE_OUTPUT's stream is: text, or JSON. */
+#define TEXT_OUT (&(struct ms_view_out){ .f = out })
+#define JSON_OUT (&(struct ms_view_out){ .f = out, .json = true })
+#define VIEW_OUT(json) ((json) ? JSON_OUT : TEXT_OUT)
+
+/* What the view q names prints of cap, text or JSON; the caller frees it. */
+static char *view(const struct ms_capture *cap, const struct ms_query *q, bool json)
+{
+	return CAPTURE_OUTPUT(ms_view_write(VIEW_OUT(json), cap, q));
+}
+
+/* A key's label in a selection. */
+static const char *key_label(const struct ms_select *s, uint32_t key)
+{
+	assert_true(key < s->keys.n);
+	return s->keys.keys[key].label;
+}
+
+/* The function (struct ms_funcs) of a key that has one. */
+static const struct ms_func *key_func(const struct ms_select *s, uint32_t key)
+{
+	assert_true(key < s->keys.n);
+	assert_true(s->keys.keys[key].func < s->keys.funcs.n);
+	return &s->keys.funcs.funcs[s->keys.keys[key].func];
+}
+
+/* ms_top_compute() under a query of view top sorted by sort. */
+static void top_sorted(struct ms_top *top, const struct ms_capture *cap, enum ms_sort sort)
+{
+	struct ms_query q = query(MS_VIEW_TOP);
+
+	q.sort = sort;
+	assert_int_equal(ms_top_compute(top, cap, &q), 0);
+}
+
+/* ms_tree_build() under the default query. */
+static void tree_of(struct ms_tree *tree, const struct ms_capture *cap)
+{
+	struct ms_query q = query(MS_VIEW_TREE);
+
+	assert_int_equal(ms_tree_build(tree, cap, &q), 0);
+}
+
 /* ---- function keys ---- */
 
 static uint32_t func_of(const struct ms_funcs *f, const struct tcap *t, uint32_t frame_id)
@@ -318,7 +375,7 @@ static void check_top(const struct ms_top *top, const struct expect_top *e, uint
 	for (i = 0; i < n; i++) {
 		const struct ms_top_entry *en = &top->entries[i];
 
-		assert_string_equal(top->funcs.funcs[en->func].label, e[i].label);
+		assert_string_equal(key_label(&top->sel, en->key), e[i].label);
 		assert_int_equal(en->self, e[i].self);
 		assert_int_equal(en->total, e[i].total);
 	}
@@ -339,8 +396,10 @@ static void test_top_self(void **state)
 	struct tcap *t = main_capture();
 	struct ms_top top;
 
-	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
-	assert_int_equal(top.samples, 11);
+	top_sorted(&top, &t->cap, MS_SORT_SELF);
+	assert_int_equal(top.sel.selected, 11);
+	assert_int_equal(top.sel.selected_samples, 11);
+	assert_int_equal(top.sel.all, 11);
 	check_top(&top, expect, 8);
 	ms_top_release(&top);
 	free(t);
@@ -361,7 +420,7 @@ static void test_top_total(void **state)
 	struct tcap *t = main_capture();
 	struct ms_top top;
 
-	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_TOTAL), 0);
+	top_sorted(&top, &t->cap, MS_SORT_TOTAL);
 	check_top(&top, expect, 8);
 	ms_top_release(&top);
 	free(t);
@@ -385,32 +444,34 @@ static void test_top_same_name_two_modules(void **state)
 	samples(&t, 2, 0, path(&t, fa, MS_NONE), MS_END_OUTERMOST);
 	samples(&t, 1, 0, path(&t, fb, fb2, MS_NONE), MS_END_OUTERMOST);
 
-	assert_int_equal(ms_top_compute(&top, &t.cap, MS_TOP_SORT_SELF), 0);
+	top_sorted(&top, &t.cap, MS_SORT_SELF);
 	assert_int_equal(top.n, 2);
 	/* libz's dup: self 3 (2 + the inner frame of the recursion), total 3 */
-	assert_string_equal(top.funcs.funcs[top.entries[0].func].module_name, "libz.so");
+	assert_string_equal(key_func(&top.sel, top.entries[0].key)->module_name, "libz.so");
 	assert_int_equal(top.entries[0].self, 3);
 	assert_int_equal(top.entries[0].total, 3);
-	assert_string_equal(top.funcs.funcs[top.entries[1].func].module_name, "liba.so");
+	assert_string_equal(key_func(&top.sel, top.entries[1].key)->module_name, "liba.so");
 	ms_top_release(&top);
 
 	/* equal counts: liba.so sorts before libz.so */
 	t.cap.n_samples = 4;
-	assert_int_equal(ms_top_compute(&top, &t.cap, MS_TOP_SORT_SELF), 0);
-	assert_string_equal(top.funcs.funcs[top.entries[0].func].module_name, "liba.so");
-	assert_string_equal(top.funcs.funcs[top.entries[1].func].module_name, "libz.so");
+	top_sorted(&top, &t.cap, MS_SORT_SELF);
+	assert_string_equal(key_func(&top.sel, top.entries[0].key)->module_name, "liba.so");
+	assert_string_equal(key_func(&top.sel, top.entries[1].key)->module_name, "libz.so");
 	ms_top_release(&top);
 }
 
 static void test_top_json(void **state)
 {
 	struct tcap *t = main_capture();
-	struct ms_top_options o = { .json = true, .limit = 3 };
+	struct ms_query q = query(MS_VIEW_TOP);
 	char *text;
 
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	q.limit = 3;
+	text = CAPTURE_OUTPUT(ms_top_write(JSON_OUT, &t->cap, &q));
 	assert_string_equal(text,
-		"{\"samples\":11,\"functions\":["
+		"{\"source\":\"cpu-sampling\",\"unit\":\"samples\",\"by\":\"function\",\"look\":\"native\","
+		"\"samples\":11,\"total\":11,\"capture_total\":11,\"functions\":["
 		"{\"name\":\"burn_60\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":4,\"self_percent\":36.36,"
 		"\"total\":4,\"total_percent\":36.36},"
 		"{\"name\":\"burn_30\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"self_percent\":18.18,"
@@ -419,10 +480,11 @@ static void test_top_json(void **state)
 		"\"total\":2,\"total_percent\":18.18}]}\n");
 	free(text);
 
-	o.limit = 0;
-	o.sort = MS_TOP_SORT_TOTAL;
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
-	assert_non_null(strstr(text, "{\"samples\":11,\"functions\":[{\"name\":\"__libc_start_main\","
+	q.limit = 0;
+	q.sort = MS_SORT_TOTAL;
+	text = CAPTURE_OUTPUT(ms_top_write(JSON_OUT, &t->cap, &q));
+	assert_non_null(strstr(text, "\"samples\":11,\"total\":11,\"capture_total\":11,"
+				    "\"functions\":[{\"name\":\"__libc_start_main\","
 				    "\"module\":\"libc.so.6\",\"file\":\"\",\"line\":0,\"self\":0,\"self_percent\":0,"
 				    "\"total\":9,\"total_percent\":81.82},"));
 	assert_non_null(strstr(text, "{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"file\":\"\",\"line\":0,\"self\":1,"
@@ -435,10 +497,11 @@ static void test_top_json(void **state)
 static void test_top_text(void **state)
 {
 	struct tcap *t = main_capture();
-	struct ms_top_options o = { .limit = 4 };
+	struct ms_query q = query(MS_VIEW_TOP);
 	char *text;
 
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	q.limit = 4;
+	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t->cap, &q));
 	assert_string_equal(text,
 		"11 samples, 8 functions (the first 4 shown)\n"
 		" self%  self  total%  total  module     function\n"
@@ -454,7 +517,7 @@ static void test_top_text(void **state)
 static void test_top_text_sanitized(void **state)
 {
 	struct tcap t;
-	struct ms_top_options o = { 0 };
+	struct ms_query q = query(MS_VIEW_TOP);
 	uint32_t m;
 	char *text;
 
@@ -462,7 +525,7 @@ static void test_top_text_sanitized(void **state)
 	m = module(&t, "/x/m\tod", MS_MODULE_FILE);
 	thread(&t, 1, 1, "x");
 	samples(&t, 1, 0, path(&t, frame(&t, m, 1, "evil\x1b[2Jname\xff"), MS_NONE), 0);
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t.cap, &o));
+	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t.cap, &q));
 	assert_null(strchr(text, '\x1b'));
 	assert_null(strchr(text, '\t'));
 	assert_non_null(strstr(text, "m?od    evil?[2Jname?\n"));
@@ -472,15 +535,16 @@ static void test_top_text_sanitized(void **state)
 static void test_top_empty(void **state)
 {
 	struct tcap t;
-	struct ms_top_options o = { .json = true };
+	struct ms_query q = query(MS_VIEW_TOP);
 	char *text;
 
 	tcap_init(&t);
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t.cap, &o));
-	assert_string_equal(text, "{\"samples\":0,\"functions\":[]}\n");
+	text = CAPTURE_OUTPUT(ms_top_write(JSON_OUT, &t.cap, &q));
+	assert_string_equal(text, "{\"source\":\"cpu-sampling\",\"unit\":\"samples\",\"by\":\"function\","
+				 "\"look\":\"native\",\"samples\":0,\"total\":0,\"capture_total\":0,"
+				 "\"functions\":[]}\n");
 	free(text);
-	o.json = false;
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t.cap, &o));
+	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t.cap, &q));
 	assert_string_equal(text, "0 samples, 0 functions\n"
 				 " self%  self  total%  total  module  function\n");
 	free(text);
@@ -499,77 +563,101 @@ static void check_node(const struct ms_tree *t, uint32_t node, const char *label
 {
 	const struct ms_tree_node *nd = &t->nodes[node];
 
-	assert_string_equal(t->funcs.funcs[nd->func].label, label);
+	assert_string_equal(node ? key_label(&t->sel, nd->key) : t->root_label, label);
 	assert_int_equal(nd->self, self);
 	assert_int_equal(nd->total, total);
 	assert_int_equal(nd->n_children, n_children);
 }
 
+/*
+ * The depth and no-module stacks are known to be cut: each starts with its
+ * truncated key, so their outermost frames are not roots (they were
+ * children of __libc_start_main and of the root before).
+ */
 static void test_tree_shape(void **state)
 {
 	struct tcap *t = main_capture();
 	struct ms_tree tr;
-	uint32_t libc, mainn, run, rec;
+	uint32_t libc, mainn, run, rec, cut;
 
-	assert_int_equal(ms_tree_build(&tr, &t->cap), 0);
-	assert_int_equal(tr.samples, 11);
-	assert_int_equal(tr.nodes[0].func, MS_NONE);
-	assert_int_equal(tr.nodes[0].self, 1);	/* the sample without frames */
-	assert_int_equal(tr.nodes[0].total, 11);
-	assert_int_equal(tr.nodes[0].n_children, 2);
+	tree_of(&tr, &t->cap);
+	assert_int_equal(tr.sel.selected, 11);
+	assert_int_equal(tr.nodes[0].key, MS_NONE);
+	check_node(&tr, 0, "[root]", 1, 11, 3);	/* self: the sample without frames */
 
 	libc = child(&tr, 0, 0);
-	check_node(&tr, libc, "__libc_start_main", 0, 9, 1);
-	check_node(&tr, child(&tr, 0, 1), "[no module] 0xdead", 1, 1, 0);
+	check_node(&tr, libc, "__libc_start_main", 0, 7, 1);
 	mainn = child(&tr, libc, 0);
-	check_node(&tr, mainn, "main", 0, 9, 3);
+	check_node(&tr, mainn, "main", 0, 7, 2);
 	run = child(&tr, mainn, 0);
 	check_node(&tr, run, "run", 0, 6, 2);
 	/* both burn_60 addresses merged into one node */
 	check_node(&tr, child(&tr, run, 0), "burn_60", 4, 4, 0);
 	check_node(&tr, child(&tr, run, 1), "burn_30", 2, 2, 0);
-	rec = child(&tr, mainn, 1);
+	check_node(&tr, child(&tr, mainn, 1), "burn+0x1234", 1, 1, 0);
+
+	cut = child(&tr, 0, 1);
+	check_node(&tr, cut, "[truncated: depth]", 0, 2, 1);
+	assert_int_equal(tr.sel.keys.keys[tr.nodes[cut].key].kind, MS_KEY_TRUNCATED);
+	libc = child(&tr, cut, 0);
+	check_node(&tr, libc, "__libc_start_main", 0, 2, 1);
+	mainn = child(&tr, libc, 0);
+	check_node(&tr, mainn, "main", 0, 2, 1);
+	rec = child(&tr, mainn, 0);
 	check_node(&tr, rec, "rec", 0, 2, 1);
 	rec = child(&tr, rec, 0);
 	check_node(&tr, rec, "rec", 0, 2, 1);
 	check_node(&tr, child(&tr, rec, 0), "rec", 2, 2, 0);
-	assert_int_equal(tr.nodes[child(&tr, rec, 0)].depth, 5);
-	check_node(&tr, child(&tr, mainn, 2), "burn+0x1234", 1, 1, 0);
+	assert_int_equal(tr.nodes[child(&tr, rec, 0)].depth, 6);
+
+	cut = child(&tr, 0, 2);
+	check_node(&tr, cut, "[truncated: no-module]", 0, 1, 1);
+	check_node(&tr, child(&tr, cut, 0), "[no module] 0xdead", 1, 1, 0);
 	ms_tree_release(&tr);
 	free(t);
 }
 
+#define HEAD(unit, by, samples, total, all) \
+	"\"source\":\"cpu-sampling\",\"unit\":\"" unit "\",\"by\":\"" by "\",\"look\":\"native\"," \
+	"\"samples\":" #samples ",\"total\":" #total ",\"capture_total\":" #all ","
+
 static const char main_tree_json[] =
-	"{\"samples\":11,\"root\":{\"name\":\"[root]\",\"self\":1,\"total\":11,\"children\":["
-	"{\"name\":\"__libc_start_main\",\"module\":\"libc.so.6\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":9,\"children\":["
-	"{\"name\":\"main\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":9,\"children\":["
+	"{" HEAD("samples", "function", 11, 11, 11)
+	"\"root\":{\"name\":\"[root]\",\"self\":1,\"total\":11,\"children\":["
+	"{\"name\":\"__libc_start_main\",\"module\":\"libc.so.6\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":7,\"children\":["
+	"{\"name\":\"main\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":7,\"children\":["
 	"{\"name\":\"run\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":6,\"children\":["
 	"{\"name\":\"burn_60\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":4,\"total\":4,\"children\":[]},"
 	"{\"name\":\"burn_30\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"total\":2,\"children\":[]}]},"
-	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
-	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
-	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"total\":2,\"children\":[]}]}]},"
 	"{\"name\":\"burn+0x1234\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":1,\"total\":1,\"children\":[]}]}]},"
-	"{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"file\":\"\",\"line\":0,\"self\":1,\"total\":1,\"children\":[]}]}}\n";
+	"{\"name\":\"[truncated: depth]\",\"kind\":\"truncated\",\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"__libc_start_main\",\"module\":\"libc.so.6\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"main\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,\"children\":["
+	"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":2,\"total\":2,\"children\":[]}]}]}]}]}]},"
+	"{\"name\":\"[truncated: no-module]\",\"kind\":\"truncated\",\"self\":0,\"total\":1,\"children\":["
+	"{\"name\":\"[no module] 0xdead\",\"module\":\"\",\"file\":\"\",\"line\":0,\"self\":1,\"total\":1,\"children\":[]}]}]}}\n";
 
 static void test_tree_json(void **state)
 {
 	struct tcap *t = main_capture();
-	struct ms_tree_options o = { .json = true };
+	struct ms_query q = query(MS_VIEW_TREE);
 	char *text;
 
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	text = CAPTURE_OUTPUT(ms_tree_write(JSON_OUT, &t->cap, &q));
 	assert_string_equal(text, main_tree_json);
 	free(text);
 
 	/* 10% leaves out the nodes of one sample (9.09%) */
-	o.min_percent = 10;
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	q.hide_below = 10;
+	text = CAPTURE_OUTPUT(ms_tree_write(JSON_OUT, &t->cap, &q));
 	assert_null(strstr(text, "0xdead"));
 	assert_null(strstr(text, "burn+0x1234"));
+	assert_null(strstr(text, "no-module"));
 	assert_non_null(strstr(text, "{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,"
 				    "\"children\":[{\"name\":\"rec\""));
-	assert_non_null(strstr(text, "\"total\":2,\"children\":[]}]}]}]}]}]}}\n"));
+	assert_non_null(strstr(text, "\"total\":2,\"children\":[]}]}]}]}]}]}]}}\n"));
 	free(text);
 	free(t);
 }
@@ -577,28 +665,31 @@ static void test_tree_json(void **state)
 static void test_tree_text(void **state)
 {
 	struct tcap *t = main_capture();
-	struct ms_tree_options o = { .min_percent = 10 };
+	struct ms_query q = query(MS_VIEW_TREE);
 	char *text;
 
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	q.hide_below = 10;
+	text = CAPTURE_OUTPUT(ms_tree_write(TEXT_OUT, &t->cap, &q));
 	assert_string_equal(text,
 		"11 samples (nodes under 10.0% left out)\n"
 		"total%   self%  total  self  function\n"
 		"100.0%    9.1%     11     1  [root]\n"
-		" 81.8%    0.0%      9     0    __libc_start_main (libc.so.6)\n"
-		" 81.8%    0.0%      9     0      main (burn)\n"
+		" 63.6%    0.0%      7     0    __libc_start_main (libc.so.6)\n"
+		" 63.6%    0.0%      7     0      main (burn)\n"
 		" 54.5%    0.0%      6     0        run (burn)\n"
 		" 36.4%   36.4%      4     4          burn_60 (burn)\n"
 		" 18.2%   18.2%      2     2          burn_30 (burn)\n"
-		" 18.2%    0.0%      2     0        rec (burn)\n"
-		" 18.2%    0.0%      2     0          rec (burn)\n"
-		" 18.2%   18.2%      2     2            rec (burn)\n");
+		" 18.2%    0.0%      2     0    [truncated: depth]\n"
+		" 18.2%    0.0%      2     0      __libc_start_main (libc.so.6)\n"
+		" 18.2%    0.0%      2     0        main (burn)\n"
+		" 18.2%   18.2%      2     2          rec (burn)  [recursion ×3 folded]\n");
 	free(text);
 
-	o.min_percent = 0;
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	q.hide_below = 0;
+	text = CAPTURE_OUTPUT(ms_tree_write(TEXT_OUT, &t->cap, &q));
 	assert_non_null(strstr(text, "\n  9.1%    9.1%      1     1        burn+0x1234\n"));
-	assert_non_null(strstr(text, "\n  9.1%    9.1%      1     1    [no module] 0xdead\n"));
+	assert_non_null(strstr(text, "\n  9.1%    0.0%      1     0    [truncated: no-module]\n"
+				    "  9.1%    9.1%      1     1      [no module] 0xdead\n"));
 	free(text);
 	free(t);
 }
@@ -606,16 +697,17 @@ static void test_tree_text(void **state)
 static void test_tree_empty(void **state)
 {
 	struct tcap t;
-	struct ms_tree_options o = { .json = true };
+	struct ms_query q = query(MS_VIEW_TREE);
 	char *text;
 
 	tcap_init(&t);
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t.cap, &o));
-	assert_string_equal(text, "{\"samples\":0,\"root\":{\"name\":\"[root]\",\"self\":0,"
+	text = CAPTURE_OUTPUT(ms_tree_write(JSON_OUT, &t.cap, &q));
+	assert_string_equal(text, "{" HEAD("samples", "function", 0, 0, 0)
+				 "\"root\":{\"name\":\"[root]\",\"self\":0,"
 				 "\"total\":0,\"children\":[]}}\n");
 	free(text);
-	o = (struct ms_tree_options){ .min_percent = 0.5 };
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t.cap, &o));
+	q.hide_below = 0.5;
+	text = CAPTURE_OUTPUT(ms_tree_write(TEXT_OUT, &t.cap, &q));
 	assert_string_equal(text, "0 samples (nodes under 0.5% left out)\n"
 				 "total%   self%  total  self  function\n"
 				 "  0.0%    0.0%      0     0  [root]\n");
@@ -633,7 +725,7 @@ static void test_tree_deep(void **state)
 	struct ms_cap_thread thr = { .pid = 1, .tid = 1, .name = 2 };
 	struct ms_cap_sample sa = { .time = 1, .stack = DEPTH - 1, .period = 1, .count = 1 };
 	struct ms_cap_stack *stacks = calloc(DEPTH, sizeof(*stacks));
-	struct ms_tree_options o = { .json = true };
+	struct ms_query q = query(MS_VIEW_TREE);
 	struct ms_top top;
 	uint32_t i;
 	char *text;
@@ -656,13 +748,13 @@ static void test_tree_deep(void **state)
 	cap.samples = &sa;
 	cap.target_exit_code = -1;
 
-	assert_int_equal(ms_top_compute(&top, &cap, MS_TOP_SORT_SELF), 0);
+	top_sorted(&top, &cap, MS_SORT_SELF);
 	assert_int_equal(top.n, 1);
 	assert_int_equal(top.entries[0].self, 1);
 	assert_int_equal(top.entries[0].total, 1);
 	ms_top_release(&top);
 
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &cap, &o));
+	text = CAPTURE_OUTPUT(ms_tree_write(JSON_OUT, &cap, &q));
 	for (const char *p = text; *p; p++)	/* not strstr: quadratic under ASan */
 		if (*p == '{' && !strncmp(p, "{\"name\":\"f\"", 11))
 			opens++;
@@ -739,27 +831,23 @@ static void test_summary_text(void **state)
 	assert_string_equal(text,
 		"warning: 5 records were lost by the kernel (its ring buffer was full): sample less "
 		"often (-F) or give it more pages (--mmap-pages)\n"
-		"warning: 1 records were lost by the collector (the stages after it could not keep "
+		"warning: 1 record was lost by the collector (the stages after it could not keep "
 		"up): sample less often (-F)\n"
-		"stack ends: fp-chain 54.5%, depth 18.2%, outermost 9.1%, no-module 9.1%, "
-		"kernel-only 9.1%\n"
-		"unsymbolized: 2 of 11 samples (18.2%) have a frame without a name; "
+		"stacks:      complete 9.1%; cut short 27.3%: too deep 18.2%, an address in no "
+		"module 9.1%; frame-pointer chain 54.5% (complete when the program keeps frame "
+		"pointers); kernel threads 9.1%\n"
+		"names:       18.2% of samples (2 of 11) have a frame without a name; "
 		"ms-analyze problems lists them\n"
-		"command:     ./burn 1\n"
-		"pid:         42\n"
-		"duration:    10.000 ms between the first and last sample\n"
-		"recorded:    2.000 s (clock 500 to 2000000500 ns)\n"
-		"samples:     11\n"
-		"period:      11000000 in total\n"
-		"cpu time:    11.000 ms estimated from the samples' periods\n"
+		"command:     ./burn 1 (pid 42, exit code 0)\n"
+		"recorded:    2.0 s, 11 samples at 1.0 kHz, 2 threads\n"
+		"cpu time:    11.0 ms, from the samples' periods\n"
 		"threads:     2\n"
 		"  pid  tid  samples   share  name\n"
 		"   42   42        8   72.7%  burn\n"
 		"   42   43        3   27.3%  worker\n"
-		"lost:        5 records by the kernel, 1 by the collector\n"
-		"throttled:   2\n"
-		"exit code:   0\n"
-		"problems:    1\n"
+		"lost:        records: 5 by the kernel, 1 by the collector\n"
+		"throttled:   the kernel slowed sampling 2 times\n"
+		"problems:    1 kind\n"
 		"  stage      code    count  detail\n"
 		"  ms-unwind  no-cfi      3  no CFI for \"burn\"+0x1234\n");
 	free(text);
@@ -777,7 +865,7 @@ static void test_summary_idle_threads(void **state)
 	thread(t, 42, 45, "idle-b");
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
 	assert_non_null(strstr(text,
-		"threads:     4 (2 without samples, not listed)\n"
+		"threads:     2 with samples (2 more without, not listed)\n"
 		"  pid  tid  samples   share  name\n"
 		"   42   42        8   72.7%  burn\n"
 		"   42   43        3   27.3%  worker\n"
@@ -802,10 +890,10 @@ static void test_summary_incomplete(void **state)
 	assert_true(starts_with(text, "warning: this capture is incomplete: the recording was cut short\n"
 				      "warning: 5 records were lost by the kernel (its ring buffer was full): sample less "
 				      "often (-F) or give it more pages (--mmap-pages)\n"
-				      "warning: 1 records were lost by the collector (the stages after it could not keep "
+				      "warning: 1 record was lost by the collector (the stages after it could not keep "
 				      "up): sample less often (-F)\n"
-				      "stack ends: fp-chain 54.5%,"));
-	assert_non_null(strstr(text, "\nexit code:   unknown\n"));
+				      "stacks:      complete 9.1%; cut short 27.3%:"));
+	assert_non_null(strstr(text, "\ncommand:     ./burn 1 (pid 42)\n"));
 	free(text);
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
 	assert_non_null(strstr(text, "\"incomplete\":true,"));
@@ -830,8 +918,8 @@ static void test_summary_empty(void **state)
 		"\"unsymbolized\":{\"samples\":0,\"percent\":0,\"deferred\":false},\"problems\":[]}\n");
 	free(text);
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t.cap, false));
-	assert_true(starts_with(text, "stack ends: none (no samples)\nunsymbolized: none\n"
-				      "command:     (unknown)\n"));
+	assert_true(starts_with(text, "stacks:      none (no samples)\nnames:       every frame has a name\n"
+				      "command:     (not known)\n"));
 	free(text);
 }
 
@@ -855,29 +943,39 @@ static void test_summary_pid_from_threads(void **state)
 static void test_report(void **state)
 {
 	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_REPORT);
 	char *text, *top, *tree;
 
 	t->cap.flags |= MS_CAPTURE_INCOMPLETE;
-	text = CAPTURE_OUTPUT(ms_report_write(out, &t->cap, NULL));
+	text = CAPTURE_OUTPUT(ms_report_write(TEXT_OUT, &t->cap, &q));
 	assert_true(starts_with(text, "warning: this capture is incomplete: the recording was cut short\n"
 				      "warning: 5 records were lost by the kernel (its ring buffer was full): sample less "
 				      "often (-F) or give it more pages (--mmap-pages)\n"
-				      "warning: 1 records were lost by the collector (the stages after it could not keep "
+				      "warning: 1 record was lost by the collector (the stages after it could not keep "
 				      "up): sample less often (-F)\n"
-				      "stack ends: fp-chain 54.5%, depth 18.2%,"));
+				      "stacks:      complete 9.1%; cut short 27.3%:"));
 	top = strstr(text, "\nhottest functions\n11 samples, 8 functions\n");
-	tree = strstr(text, "\ncall tree\n11 samples (nodes under 1.0% left out)\n");
+	tree = strstr(text, "\ncall tree\n11 samples\n");
 	assert_non_null(top);
 	assert_non_null(tree);
 	assert_true(top < tree);
-	assert_non_null(strstr(tree, "            rec (burn)\n"));
+	assert_non_null(strstr(tree, "          rec (burn)  [recursion ×3 folded]\n"));
 	free(text);
 
-	/* options: a shorter top, a pruned tree */
-	struct ms_report_options o = { .top_limit = 1, .tree_min_percent = 50 };
-	text = CAPTURE_OUTPUT(ms_report_write(out, &t->cap, &o));
+	/* the query: a shorter top */
+	q.limit = 1;
+	text = CAPTURE_OUTPUT(ms_report_write(TEXT_OUT, &t->cap, &q));
 	assert_non_null(strstr(text, "8 functions (the first 1 shown)\n"));
-	assert_null(strstr(text, "burn_60 (burn)"));
+	free(text);
+
+	/* a pruned tree: --hide-below is the tree's; the top keeps its rows */
+	q.hide_below = 50;
+	q.limit = 0;
+	text = CAPTURE_OUTPUT(ms_report_write(TEXT_OUT, &t->cap, &q));
+	assert_non_null(strstr(text, "\n11 samples, 8 functions\n"));
+	assert_non_null(strstr(text, "burn_60"));
+	assert_null(strstr(strstr(text, "\ncall tree\n"), "burn_60"));
+	assert_non_null(strstr(text, "\ncall tree\n11 samples (nodes under 50.0% left out)\n"));
 	assert_non_null(strstr(text, "        run (burn)\n"));
 	free(text);
 	free(t);
@@ -1083,7 +1181,7 @@ static void test_function_one_key_across_files(void **state)
 	assert_int_equal(f.funcs[f.frame_func[f3]].line, 10);
 	ms_funcs_release(&f);
 
-	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
+	top_sorted(&top, &t->cap, MS_SORT_SELF);
 	check_top(&top, expect, 3);
 	ms_top_release(&top);
 	free(t);
@@ -1099,15 +1197,16 @@ static void test_inline_top(void **state)
 		{ "outer", 0, 8 },
 	};
 	struct tcap *t = inline_capture();
-	struct ms_top_options o = { .limit = 3 };
+	struct ms_query q = query(MS_VIEW_TOP);
 	struct ms_top top;
 	char *text;
 
-	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
+	top_sorted(&top, &t->cap, MS_SORT_SELF);
 	check_top(&top, expect, 5);
 	ms_top_release(&top);
 
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	q.limit = 3;
+	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t->cap, &q));
 	assert_string_equal(text,
 		"11 samples, 5 functions (the first 3 shown)\n"
 		" self%  self  total%  total  module  function\n"
@@ -1116,10 +1215,10 @@ static void test_inline_top(void **state)
 		" 27.3%     3   27.3%      3  inl     inl+0x13f0\n");
 	free(text);
 
-	o = (struct ms_top_options){ .json = true, .limit = 2 };
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &o));
+	q.limit = 2;
+	text = CAPTURE_OUTPUT(ms_top_write(JSON_OUT, &t->cap, &q));
 	assert_string_equal(text,
-		"{\"samples\":11,\"functions\":["
+		"{" HEAD("samples", "function", 11, 11, 11) "\"functions\":["
 		"{\"name\":\"leaf\",\"module\":\"inl\",\"file\":\"/src/a.c\",\"line\":10,"
 		"\"self\":5,\"self_percent\":45.45,\"total\":5,\"total_percent\":45.45},"
 		"{\"name\":\"mid\",\"module\":\"inl\",\"file\":\"/src/a.h\",\"line\":25,"
@@ -1132,11 +1231,11 @@ static void test_inline_tree(void **state)
 {
 	struct tcap *t = inline_capture();
 	struct ms_tree tr;
-	struct ms_tree_options o = { 0 };
+	struct ms_query q = query(MS_VIEW_TREE);
 	uint32_t mainn, outer, mid;
 	char *text;
 
-	assert_int_equal(ms_tree_build(&tr, &t->cap), 0);
+	tree_of(&tr, &t->cap);
 	assert_int_equal(tr.nodes[0].n_children, 1);
 	mainn = child(&tr, 0, 0);
 	check_node(&tr, mainn, "main", 0, 11, 2);
@@ -1149,7 +1248,7 @@ static void test_inline_tree(void **state)
 	check_node(&tr, child(&tr, mainn, 1), "inl+0x13f0", 3, 3, 0);
 	ms_tree_release(&tr);
 
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	text = CAPTURE_OUTPUT(ms_tree_write(TEXT_OUT, &t->cap, &q));
 	assert_string_equal(text,
 		"11 samples\n"
 		"total%   self%  total  self  function\n"
@@ -1161,8 +1260,7 @@ static void test_inline_tree(void **state)
 		" 27.3%   27.3%      3     3      inl+0x13f0\n");
 	free(text);
 
-	o.json = true;
-	text = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &o));
+	text = CAPTURE_OUTPUT(ms_tree_write(JSON_OUT, &t->cap, &q));
 	assert_non_null(strstr(text,
 		"{\"name\":\"mid\",\"module\":\"inl\",\"file\":\"/src/a.h\",\"line\":25,\"self\":3,"
 		"\"total\":8,\"children\":[{\"name\":\"leaf\",\"module\":\"inl\",\"file\":\"/src/a.c\","
@@ -1187,7 +1285,7 @@ static void test_inline_recursion(void **state)
 	chain(&t, fr, 3, g, 4u, g, 5u, g, 6u);
 	thread(&t, 1, 1, "r");
 	samples(&t, 2, 0, path(&t, fr, fr, MS_NONE), MS_END_OUTERMOST);
-	assert_int_equal(ms_top_compute(&top, &t.cap, MS_TOP_SORT_SELF), 0);
+	top_sorted(&top, &t.cap, MS_SORT_SELF);
 	assert_int_equal(top.n, 1);
 	assert_int_equal(top.entries[0].self, 2);
 	assert_int_equal(top.entries[0].total, 2);
@@ -1367,7 +1465,7 @@ static void test_summary_deferred(void **state)
 	char *text;
 
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
-	assert_non_null(strstr(text, "\nunsymbolized: 7 of 10 samples (70.0%) have a frame without "
+	assert_non_null(strstr(text, "\nnames:       70.0% of samples (7 of 10) have a frame without "
 				    "a name; symbolization was deferred: run microscope symbolize\n"));
 	free(text);
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
@@ -1400,6 +1498,7 @@ static struct tcap *weighed(const struct tcap *t)
 	w->cap.problems = w->problems;
 	w->cap.functions = w->functions;
 	w->cap.lines = w->lines;
+	w->cap.duty = w->duty;
 	for (i = 0; i < t->cap.n_samples; i++) {
 		const struct ms_cap_sample *s = &t->samples[i];
 		struct ms_cap_sample *last = n ? &w->samples[n - 1] : NULL;
@@ -1429,22 +1528,21 @@ static void expect_same_views(const struct tcap *t, uint32_t rows)
 	assert_true(rows < t->cap.n_samples);
 	assert_int_equal(ms_capture_sample_count(&w->cap), t->cap.n_samples);
 	for (json = 0; json <= 1; json++) {
-		struct ms_top_options to = { .json = json, .sort = MS_TOP_SORT_SELF };
-		struct ms_tree_options tr = { .json = json };
+		struct ms_query to = query(MS_VIEW_TOP), tr = query(MS_VIEW_TREE);
 
-		x = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &to));
-		y = CAPTURE_OUTPUT(ms_top_write(out, &w->cap, &to));
+		x = view(&t->cap, &to, json);
+		y = view(&w->cap, &to, json);
 		assert_string_equal(x, y);
 		free(x);
 		free(y);
-		to.sort = MS_TOP_SORT_TOTAL;
-		x = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &to));
-		y = CAPTURE_OUTPUT(ms_top_write(out, &w->cap, &to));
+		to.sort = MS_SORT_TOTAL;
+		x = view(&t->cap, &to, json);
+		y = view(&w->cap, &to, json);
 		assert_string_equal(x, y);
 		free(x);
 		free(y);
-		x = CAPTURE_OUTPUT(ms_tree_write(out, &t->cap, &tr));
-		y = CAPTURE_OUTPUT(ms_tree_write(out, &w->cap, &tr));
+		x = view(&t->cap, &tr, json);
+		y = view(&w->cap, &tr, json);
 		assert_string_equal(x, y);
 		free(x);
 		free(y);
@@ -1453,6 +1551,24 @@ static void expect_same_views(const struct tcap *t, uint32_t rows)
 		assert_string_equal(x, y);
 		free(x);
 		free(y);
+		/* the views of the query: by address, in CPU time, threads, callers */
+		for (int v = MS_VIEW_TOP; v <= MS_VIEW_THREADS; v++) {
+			struct ms_query q = query((enum ms_view)v);
+
+			q.function = "main";
+			q.by = MS_BY_ADDRESS;
+			x = view(&t->cap, &q, json);
+			y = view(&w->cap, &q, json);
+			assert_string_equal(x, y);
+			free(x);
+			free(y);
+			q.unit = MS_UNIT_CPU_TIME;
+			x = view(&t->cap, &q, json);
+			y = view(&w->cap, &q, json);
+			assert_string_equal(x, y);
+			free(x);
+			free(y);
+		}
 	}
 	/* the summary's sums (its times are the rows' own) */
 	assert_int_equal(ms_summary_compute(&a, &t->cap), 0);
@@ -1493,6 +1609,7 @@ static void test_weighted_huge(void **state)
 	struct ms_top top;
 	struct ms_tree tree;
 	struct ms_summary s;
+	struct ms_query q;
 	uint64_t n;
 	char *text;
 
@@ -1501,13 +1618,14 @@ static void test_weighted_huge(void **state)
 	t->cap.flags |= MS_CAPTURE_WEIGHTED;
 	n = (1ull << 40) + 10;
 	assert_int_equal(ms_capture_sample_count(&t->cap), n);
-	assert_int_equal(ms_top_compute(&top, &t->cap, MS_TOP_SORT_SELF), 0);
-	assert_int_equal(top.samples, n);
-	assert_string_equal(top.funcs.funcs[top.entries[0].func].label, "burn_60");
+	top_sorted(&top, &t->cap, MS_SORT_SELF);
+	assert_int_equal(top.sel.selected, n);
+	assert_int_equal(top.sel.selected_samples, n);
+	assert_string_equal(key_label(&top.sel, top.entries[0].key), "burn_60");
 	assert_int_equal(top.entries[0].self, (1ull << 40) + 3);
 	ms_top_release(&top);
-	assert_int_equal(ms_tree_build(&tree, &t->cap), 0);
-	assert_int_equal(tree.samples, n);
+	tree_of(&tree, &t->cap);
+	assert_int_equal(tree.sel.selected, n);
 	assert_int_equal(tree.nodes[0].total, n);
 	assert_int_equal(tree.nodes[0].self, 1);	/* the row without frames */
 	ms_tree_release(&tree);
@@ -1517,7 +1635,9 @@ static void test_weighted_huge(void **state)
 	assert_int_equal(s.ends[0].reason, MS_END_FP_CHAIN);
 	assert_int_equal(s.ends[0].samples, (1ull << 40) + 5);
 	ms_summary_release(&s);
-	text = CAPTURE_OUTPUT(ms_top_write(out, &t->cap, &(struct ms_top_options){ .limit = 1 }));
+	q = query(MS_VIEW_TOP);
+	q.limit = 1;
+	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t->cap, &q));
 	assert_true(starts_with(text, "1099511627786 samples"));
 	assert_non_null(strstr(text, "1099511627779"));	/* burn_60's self */
 	free(text);
@@ -1598,9 +1718,7 @@ static void test_summary_duty_text(void **state)
 
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
 	assert_non_null(strstr(text,
-		"samples:     11\n"
-		"period:      11000000 in total\n"
-		"cpu time:    23.500 ms estimated from the samples' periods, scaled up where "
+		"cpu time:    23.5 ms, from the samples' periods, scaled up where "
 		"sampling was paused\n"
 		"budget:      2.0% of one CPU; sampling was on 58.5% of the time on average, "
 		"25.0% at the least (4 changes)\n"
@@ -1612,8 +1730,8 @@ static void test_summary_duty_text(void **state)
 	t->duty[0].budget_ppm = 2500;
 	set_event(t, "sched:sched_switch");
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, false));
+	assert_non_null(strstr(text, ", 11 samples of sched:sched_switch, one per 1,000,000 on average, "));
 	assert_non_null(strstr(text,
-		"period:      11000000 in total\n"
 		"budget:      0.25% of one CPU; sampling was on 80.0% of the time on average, "
 		"80.0% at the least (1 change)\n"));
 	assert_null(strstr(text, "cpu time:"));
@@ -1637,6 +1755,2265 @@ static void test_summary_duty_json(void **state)
 	assert_non_null(strstr(text, "\"period\":11000000,\"cpu_time_ns\":null,\"budget\":{"));
 	free(text);
 	free(t);
+}
+
+/* ---- the query ---- */
+
+/* call returns -1 after one message holding frag. */
+#define EXPECT_ERROR(call, frag) do {                                                   \
+	const char *msg_;                                                               \
+	int rc_;                                                                        \
+	stderr_begin();                                                                 \
+	rc_ = (call);                                                                   \
+	msg_ = stderr_end();                                                            \
+	if (rc_ != -1 || count_lines(msg_) != 1 || !strstr(msg_, (frag)))               \
+		fail_msg("%s: expected -1 and one message with \"%s\"; got %d and \"%s\"", \
+			 #call, (frag), rc_, msg_);                                     \
+} while (0)
+
+/* call returns 0 and says nothing. */
+#define EXPECT_QUIET(call) do {                                                         \
+	const char *msg_;                                                               \
+	int rc_;                                                                        \
+	stderr_begin();                                                                 \
+	rc_ = (call);                                                                   \
+	msg_ = stderr_end();                                                            \
+	if (rc_ != 0 || *msg_)                                                          \
+		fail_msg("%s: expected 0 and no message; got %d and \"%s\"", #call, rc_, msg_); \
+} while (0)
+
+static void test_query_names(void **state)
+{
+	static const char *const views[] = { "report", "summary", "top", "tree", "callers",
+					     "callees", "threads", "timeline", "problems", "diff" };
+	static const char *const bys[] = { "function", "line", "address", "module" };
+	enum ms_view v;
+	enum ms_by b;
+	enum ms_look l;
+	enum ms_unit u;
+	int i;
+
+	assert_int_equal(sizeof(views) / sizeof(views[0]), MS_VIEW_COUNT);
+	for (i = 0; i < MS_VIEW_COUNT; i++) {
+		assert_string_equal(ms_view_name((enum ms_view)i), views[i]);
+		v = MS_VIEW_COUNT;
+		EXPECT_QUIET(ms_view_parse(views[i], &v));
+		assert_int_equal(v, i);
+		v = MS_VIEW_COUNT;
+		EXPECT_QUIET(ms_view_parse_quiet(views[i], &v));
+		assert_int_equal(v, i);
+	}
+	for (i = 0; i < MS_BY_COUNT; i++) {
+		assert_string_equal(ms_by_name((enum ms_by)i), bys[i]);
+		EXPECT_QUIET(ms_by_parse(bys[i], &b));
+		assert_int_equal(b, i);
+	}
+	assert_string_equal(ms_look_name(MS_LOOK_NATIVE), "native");
+	EXPECT_QUIET(ms_look_parse("native", &l));
+	assert_int_equal(l, MS_LOOK_NATIVE);
+	assert_string_equal(ms_unit_name(MS_UNIT_SAMPLES), "samples");
+	assert_string_equal(ms_unit_name(MS_UNIT_CPU_TIME), "cpu-time");
+	EXPECT_QUIET(ms_unit_parse("cpu-time", &u));
+	assert_int_equal(u, MS_UNIT_CPU_TIME);
+	EXPECT_QUIET(ms_unit_parse("samples", &u));
+	assert_int_equal(u, MS_UNIT_SAMPLES);
+	assert_string_equal(ms_unit_measure(MS_UNIT_SAMPLES), "samples");
+	assert_string_equal(ms_unit_measure(MS_UNIT_CPU_TIME), "ns");
+
+	/* out of range: no name */
+	assert_null(ms_view_name(MS_VIEW_COUNT));
+	assert_null(ms_view_name((enum ms_view)-1));
+	assert_null(ms_by_name(MS_BY_COUNT));
+	assert_null(ms_look_name(MS_LOOK_COUNT));
+	assert_null(ms_unit_name(MS_UNIT_COUNT));
+}
+
+static void test_query_parsers_refuse(void **state)
+{
+	enum ms_view v = MS_VIEW_TREE;
+	enum ms_by b = MS_BY_LINE;
+	enum ms_look l = MS_LOOK_NATIVE;
+	enum ms_unit u = MS_UNIT_CPU_TIME;
+
+	EXPECT_ERROR(ms_view_parse("tops", &v),
+		     "microscope: unknown view 'tops': use report, summary, top, tree, callers, "
+		     "callees, threads, timeline, problems, diff\n");
+	EXPECT_ERROR(ms_by_parse("lines", &b),
+		     "unknown granularity for --by 'lines': use function, line, address, module\n");
+	EXPECT_ERROR(ms_by_parse("Function", &b), "'Function'");
+	EXPECT_ERROR(ms_look_parse("python", &l), "unknown look 'python': use native\n");
+	EXPECT_ERROR(ms_unit_parse("cpu", &u), "unknown unit 'cpu': use samples, cpu-time\n");
+	EXPECT_ERROR(ms_unit_parse("", &u), "unknown unit '': use samples, cpu-time\n");
+	/* the quiet one says nothing */
+	stderr_begin();
+	assert_int_equal(ms_view_parse_quiet("tops", &v), -1);
+	assert_int_equal(ms_view_parse_quiet("", &v), -1);
+	assert_string_equal(stderr_end(), "");
+	/* a refused value leaves the output alone */
+	assert_int_equal(v, MS_VIEW_TREE);
+	assert_int_equal(b, MS_BY_LINE);
+	assert_int_equal(l, MS_LOOK_NATIVE);
+	assert_int_equal(u, MS_UNIT_CPU_TIME);
+}
+
+static void expect_time(const char *arg, bool has_start, uint64_t start, bool has_end, uint64_t end)
+{
+	struct ms_query q = query(MS_VIEW_TOP);
+
+	EXPECT_QUIET(ms_query_parse_time(&q, arg));
+	if (q.has_time_start != has_start || q.has_time_end != has_end ||
+	    (has_start && q.time_start != start) || (has_end && q.time_end != end))
+		fail_msg("'%s': got %d %llu .. %d %llu", arg, q.has_time_start,
+			 (unsigned long long)q.time_start, q.has_time_end,
+			 (unsigned long long)q.time_end);
+}
+
+static void test_query_parse_time(void **state)
+{
+	struct ms_query q = query(MS_VIEW_TOP);
+	static const char *const bad[] = {
+		"1s", "1s-2s", "1..2..3", "-1..2", "1..-2", "+1..", "x..", "1x..", "1 s..", "..2h",
+		"nan..", "inf..", "..1e30", "1.5.s..", "1s....2s", "...", "", "1s..2s..",
+	};
+	size_t i;
+
+	expect_time("1.5s..2500ms", true, 1500000000, true, 2500000000);
+	expect_time("..2", false, 0, true, 2000000000);
+	expect_time("10ms..", true, 10000000, false, 0);
+	expect_time("250us..1min", true, 250000, true, 60000000000);
+	expect_time("7ns..8ns", true, 7, true, 8);
+	expect_time("0..0.5", true, 0, true, 500000000);
+	expect_time("1e-9..", true, 1, false, 0);	/* strtod's forms: one ns */
+	/* both sides empty: no range (every sample) */
+	expect_time("..", false, 0, false, 0);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[160];
+
+		snprintf(want, sizeof(want), "--time wants START..END, each a time from the "
+			 "recording's start such as 1.5s, 250ms or 2 (seconds), either side "
+			 "empty; not '%s'\n", bad[i]);
+		EXPECT_ERROR(ms_query_parse_time(&q, bad[i]), want);
+	}
+
+	/* a range that parses but ends where it starts, or before, is refused by the check */
+	q = query(MS_VIEW_TOP);
+	EXPECT_QUIET(ms_query_parse_time(&q, "2s..1s"));
+	EXPECT_ERROR(ms_query_check(&q), "--time ends before it starts");
+	EXPECT_QUIET(ms_query_parse_time(&q, "1s..1s"));
+	EXPECT_ERROR(ms_query_check(&q), "--time ends before it starts");
+	EXPECT_QUIET(ms_query_parse_time(&q, "1s..1001ms"));
+	EXPECT_QUIET(ms_query_check(&q));
+}
+
+static void test_query_tids(void **state)
+{
+	static const char *const bad[] = {
+		"", "12,", ",12", "1,,2", "-1", "+1", "12a", "1;2", "4294967296", "0x10",
+		"99999999999999999999",
+	};
+	struct ms_query q = query(MS_VIEW_TOP);
+	size_t i;
+
+	EXPECT_QUIET(ms_query_add_tids(&q, "123"));
+	EXPECT_QUIET(ms_query_add_tids(&q, "12,13"));
+	EXPECT_QUIET(ms_query_add_tids(&q, "4294967295"));
+	EXPECT_QUIET(ms_query_add_tids(&q, "0"));
+	assert_int_equal(q.n_tids, 5);
+	assert_int_equal(q.tids[0], 123);
+	assert_int_equal(q.tids[1], 12);
+	assert_int_equal(q.tids[2], 13);
+	assert_int_equal(q.tids[3], UINT32_MAX);
+	assert_int_equal(q.tids[4], 0);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[128];
+
+		q = query(MS_VIEW_TOP);
+		snprintf(want, sizeof(want),
+			 "--tid wants thread ids such as 1234 or 1234,1240; not '%s'\n", bad[i]);
+		EXPECT_ERROR(ms_query_add_tids(&q, bad[i]), want);
+	}
+
+	/* at most MS_QUERY_MAX_THREADS ids, and names */
+	q = query(MS_VIEW_TOP);
+	for (i = 0; i < MS_QUERY_MAX_THREADS; i++)
+		EXPECT_QUIET(ms_query_add_tids(&q, "7"));
+	EXPECT_ERROR(ms_query_add_tids(&q, "7"), "at most 64 thread ids in --tid\n");
+	assert_int_equal(q.n_tids, MS_QUERY_MAX_THREADS);
+	for (i = 0; i < MS_QUERY_MAX_THREADS; i++)
+		EXPECT_QUIET(ms_query_add_thread_name(&q, "w"));
+	EXPECT_ERROR(ms_query_add_thread_name(&q, "w"), "at most 64 names in --thread\n");
+	assert_int_equal(q.n_thread_names, MS_QUERY_MAX_THREADS);
+}
+
+static void test_query_check(void **state)
+{
+	struct ms_query q;
+	int v;
+
+	for (v = 0; v < MS_VIEW_COUNT; v++) {
+		q = query((enum ms_view)v);
+		if (v == MS_VIEW_CALLERS || v == MS_VIEW_CALLEES) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "%s needs the function to start from\n",
+				 ms_view_name((enum ms_view)v));
+			EXPECT_ERROR(ms_query_check(&q), want);
+			q.function = "";
+			EXPECT_ERROR(ms_query_check(&q), want);
+			q.function = "f";
+		}
+		EXPECT_QUIET(ms_query_check(&q));
+		assert_false(ms_query_filters(&q));
+	}
+
+	q = query(MS_VIEW_TOP);
+	q.hide_below = -1;
+	EXPECT_ERROR(ms_query_check(&q), "--hide-below wants a share from 0 to 100\n");
+	q.hide_below = 100.5;
+	EXPECT_ERROR(ms_query_check(&q), "--hide-below wants a share from 0 to 100\n");
+	q.hide_below = 0.0 / 0.0;
+	EXPECT_ERROR(ms_query_check(&q), "--hide-below wants a share from 0 to 100\n");
+	q.hide_below = 100;
+	EXPECT_QUIET(ms_query_check(&q));
+	assert_false(ms_query_filters(&q));	/* hides rows, selects every sample */
+
+	q = query(MS_VIEW_TOP);
+	q.focus = "(";
+	EXPECT_ERROR(ms_query_check(&q), "--focus '(' is not a regular expression: ");
+	q.focus = "^ma(in)?$";
+	EXPECT_QUIET(ms_query_check(&q));
+	q.ignore = "a[";
+	EXPECT_ERROR(ms_query_check(&q), "--ignore 'a[' is not a regular expression: ");
+
+	q = query(MS_VIEW_COUNT);
+	EXPECT_ERROR(ms_query_check(&q), "a query with a value out of range\n");
+	q = query(MS_VIEW_TOP);
+	q.by = MS_BY_COUNT;
+	EXPECT_ERROR(ms_query_check(&q), "a query with a value out of range\n");
+	q = query(MS_VIEW_TOP);
+	q.unit = MS_UNIT_COUNT;
+	EXPECT_ERROR(ms_query_check(&q), "a query with a value out of range\n");
+	q = query(MS_VIEW_TOP);
+	q.look = MS_LOOK_COUNT;
+	EXPECT_ERROR(ms_query_check(&q), "a query with a value out of range\n");
+
+	/* each filter makes the query select */
+	q = query(MS_VIEW_TOP);
+	q.n_tids = 1;
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.n_thread_names = 1;
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.has_time_start = true;
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.has_time_end = true;
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.module = "m";
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.focus = "f";
+	assert_true(ms_query_filters(&q));
+	q = query(MS_VIEW_TOP);
+	q.ignore = "f";
+	assert_true(ms_query_filters(&q));
+}
+
+static void test_query_check_capture(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+
+	/* no event: cpu-clock */
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "x.msc"));
+	q.unit = MS_UNIT_CPU_TIME;
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "x.msc"));
+	set_event(t, "task-clock");
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "x.msc"));
+	set_event(t, "cpu");
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "x.msc"));
+	set_event(t, "cycles");
+	EXPECT_ERROR(ms_query_check_capture(&q, &t->cap, "x.msc"),
+		     "'x.msc' was recorded on the event 'cycles', whose periods are not time: "
+		     "there is no CPU time to show; use --unit samples\n");
+	q.unit = MS_UNIT_SAMPLES;
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "x.msc"));
+	free(t);
+}
+
+static void test_query_origin(void **state)
+{
+	struct tcap *t = main_capture();
+
+	assert_int_equal(ms_query_origin(&t->cap), 500);
+	t->cap.start_time = 0;
+	assert_int_equal(ms_query_origin(&t->cap), 1000);	/* the first sample */
+	t->cap.n_samples = 0;
+	assert_int_equal(ms_query_origin(&t->cap), 0);
+	free(t);
+}
+
+/* ---- filters ---- */
+
+/*
+ * top under q as one line: "selected/all: label self/total, ..." (rows in
+ * order), into a static buffer.
+ */
+static const char *top_line(const struct ms_capture *cap, const struct ms_query *q)
+{
+	static char buf[2048];
+	struct ms_top top;
+	size_t used;
+	uint32_t i;
+
+	assert_int_equal(ms_top_compute(&top, cap, q), 0);
+	used = (size_t)snprintf(buf, sizeof(buf), "%llu/%llu:", (unsigned long long)top.sel.selected,
+				(unsigned long long)top.sel.all);
+	for (i = 0; i < top.n && used < sizeof(buf); i++)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s %s %llu/%llu",
+					 i ? "," : "", key_label(&top.sel, top.entries[i].key),
+					 (unsigned long long)top.entries[i].self,
+					 (unsigned long long)top.entries[i].total);
+	assert_true(used < sizeof(buf));
+	ms_top_release(&top);
+	return buf;
+}
+
+/*
+ * A tree as lines "  label self/total", two spaces a level, children in
+ * order (all of them, none hidden), into a static buffer.
+ */
+static void tree_lines(char *buf, size_t size, size_t *used, const struct ms_tree *t, uint32_t node)
+{
+	const struct ms_tree_node *nd = &t->nodes[node];
+	uint32_t i;
+
+	*used += (size_t)snprintf(buf + *used, size - *used, "%*s%s %llu/%llu\n",
+				  (int)(2 * nd->depth), "",
+				  node ? key_label(&t->sel, nd->key) : t->root_label,
+				  (unsigned long long)nd->self, (unsigned long long)nd->total);
+	assert_true(*used < size);
+	for (i = 0; i < nd->n_children; i++)
+		tree_lines(buf, size, used, t, t->children[nd->first_child + i]);
+}
+
+/* The tree (or callers, callees: by q->view) of cap under q, as tree_lines(). */
+static const char *tree_text(const struct ms_capture *cap, const struct ms_query *q)
+{
+	static char buf[4096];
+	struct ms_tree t;
+	size_t used = 0;
+
+	if (q->view == MS_VIEW_CALLERS || q->view == MS_VIEW_CALLEES)
+		assert_int_equal(ms_tree_build_from(&t, cap, q), 0);
+	else
+		assert_int_equal(ms_tree_build(&t, cap, q), 0);
+	tree_lines(buf, sizeof(buf), &used, &t, 0);
+	ms_tree_release(&t);
+	return buf;
+}
+
+/* main_capture() with the recording starting at its first sample: sample i is at i ms. */
+static struct tcap *timed_capture(void)
+{
+	struct tcap *t = main_capture();
+
+	t->cap.start_time = 1000;
+	return t;
+}
+
+static void test_filter_tids(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	/* samples 3, 6 and 7 */
+	assert_string_equal(top_line(&t->cap, &q), "3/11: rec 2/2, burn_60 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/1");
+	/* percentages are of the selection */
+	q.limit = 1;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"3 samples, 5 functions (the first 1 shown)\n"
+		"selected 3 of 11 samples: threads 43\n"
+		" self%  self  total%  total  module  function\n"
+		" 66.7%     2   66.7%      2  burn    rec\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_true(starts_with(text, "{" HEAD("samples", "function", 3, 3, 11) "\"functions\":["
+				      "{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,"
+				      "\"self\":2,\"self_percent\":66.67,"));
+	free(text);
+
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_tids(&q, "42,43"), 0);
+	assert_true(starts_with(top_line(&t->cap, &q), "11/11: burn_60 4/4,"));
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_tids(&q, "99"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	/* a tid is a thread id, not a pid: 42 is also the pid of both */
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_tids(&q, "42"), 0);
+	assert_true(starts_with(top_line(&t->cap, &q), "8/11: "));
+	free(t);
+}
+
+static void test_filter_thread_names(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	assert_int_equal(ms_query_add_thread_name(&q, "worker"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "3/11: rec 2/2, burn_60 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/1");
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_thread_name(&q, "burn"), 0);
+	assert_string_equal(top_line(&t->cap, &q),
+			    "8/11: burn_60 3/3, burn_30 2/2, [no module] 0xdead 1/1, "
+			    "burn+0x1234 1/1, __libc_start_main 0/6, main 0/6, run 0/5");
+	/* names match whole, not in part */
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_thread_name(&q, "work"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	/* a tid or a name: either is enough */
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	assert_int_equal(ms_query_add_thread_name(&q, "burn"), 0);
+	assert_true(starts_with(top_line(&t->cap, &q), "11/11: "));
+	q.limit = 1;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\nselected 11 of 11 samples: threads 43 'burn'\n"));
+	free(text);
+	free(t);
+}
+
+static void test_filter_time(void **state)
+{
+	struct tcap *t = timed_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	struct ms_tree tr;
+	char *text;
+
+	/* [2 ms, 5 ms): samples 2, 3 and 4, the one at 5 ms left out */
+	assert_int_equal(ms_query_parse_time(&q, "2ms..5ms"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "3/11: burn_60 2/2, burn_30 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/3");
+	q.limit = 1;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\nselected 3 of 11 samples: time 2.000 ms..5.000 ms\n"));
+	free(text);
+	/* a nanosecond later on both sides: samples 3, 4 and 5 */
+	assert_int_equal(ms_query_parse_time(&q, "2000001ns..5000001ns"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "3/11: burn_30 2/2, burn_60 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/3");
+	/* only an end, only a start */
+	assert_int_equal(ms_query_parse_time(&q, "..1ms"), 0);
+	assert_true(starts_with(top_line(&t->cap, &q), "1/11: burn_60 1/1,"));
+	assert_int_equal(ms_query_parse_time(&q, "10ms.."), 0);
+	assert_string_equal(top_line(&t->cap, &q), "1/11:");	/* the sample without frames */
+	q.view = MS_VIEW_TREE;
+	assert_int_equal(ms_tree_build(&tr, &t->cap, &q), 0);
+	check_node(&tr, 0, "[root]", 1, 1, 0);
+	ms_tree_release(&tr);
+	/* past the last sample */
+	assert_int_equal(ms_query_parse_time(&q, "1s.."), 0);
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	free(t);
+
+	/*
+	 * Times are from the recording's start (500 ns before the first
+	 * sample here), not from the clock's 0 nor from the first sample:
+	 * [2.000501 ms, 5.000501 ms) holds the samples at 2.0005 + 1, 3.0005
+	 * and 4.0005 ms after the start, so samples 3, 4 and 5.
+	 */
+	t = main_capture();
+	assert_int_equal(ms_query_parse_time(&q, "2000501ns..5000501ns"), 0);
+	q.view = MS_VIEW_TOP;
+	assert_string_equal(top_line(&t->cap, &q), "3/11: burn_30 2/2, burn_60 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/3");
+	assert_int_equal(ms_query_parse_time(&q, "2000500ns..5000500ns"), 0);
+	assert_string_equal(top_line(&t->cap, &q), "3/11: burn_60 2/2, burn_30 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/3");
+	free(t);
+}
+
+static void test_filter_module(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	/* the innermost frame's module: not the no-module sample, nor the one without frames */
+	q.module = "burn";
+	assert_string_equal(top_line(&t->cap, &q),
+			    "9/11: burn_60 4/4, burn_30 2/2, rec 2/2, burn+0x1234 1/1, "
+			    "__libc_start_main 0/9, main 0/9, run 0/6");
+	q.limit = 1;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\nselected 9 of 11 samples: in module 'burn'\n"));
+	free(text);
+	q.module = "/usr/bin/burn";	/* its path */
+	assert_true(starts_with(top_line(&t->cap, &q), "9/11: burn_60 4/4,"));
+	/* libc is on every stack but innermost in none */
+	q.module = "libc.so.6";
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	q.module = "bur";	/* a name is whole */
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	q.module = "/usr/bin";
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	free(t);
+}
+
+static void test_filter_focus(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	q.focus = "^run$";
+	assert_string_equal(top_line(&t->cap, &q), "6/11: burn_60 4/4, burn_30 2/2, "
+			    "__libc_start_main 0/6, main 0/6, run 0/6");
+	q.view = MS_VIEW_TREE;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"6 samples\n"
+		"selected 6 of 11 samples: through '^run$'\n"
+		"total%   self%  total  self  function\n"
+		"100.0%    0.0%      6     0  [root]\n"
+		"100.0%    0.0%      6     0    __libc_start_main (libc.so.6)\n"
+		"100.0%    0.0%      6     0      main (burn)\n"
+		"100.0%    0.0%      6     0        run (burn)\n"
+		" 66.7%   66.7%      4     4          burn_60 (burn)\n"
+		" 33.3%   33.3%      2     2          burn_30 (burn)\n");
+	free(text);
+	q.view = MS_VIEW_TOP;
+	/* a key anywhere on the stack, the innermost too */
+	q.focus = "burn_30|rec";
+	assert_string_equal(top_line(&t->cap, &q), "4/11: burn_30 2/2, rec 2/2, "
+			    "__libc_start_main 0/4, main 0/4, run 0/2");
+	/* the truncated key of a cut stack is on its path */
+	q.focus = "depth";
+	assert_string_equal(top_line(&t->cap, &q), "2/11: rec 2/2, __libc_start_main 0/2, main 0/2");
+	q.focus = "^nothing$";
+	assert_string_equal(top_line(&t->cap, &q), "0/11:");
+	free(t);
+
+	/* through an inlined function: the frames whose inline chain holds it */
+	t = inline_capture();
+	q.focus = "^mid$";
+	assert_string_equal(top_line(&t->cap, &q), "8/11: leaf 5/5, mid 3/8, main 0/8, outer 0/8");
+	q.focus = "^leaf$";
+	assert_string_equal(top_line(&t->cap, &q), "5/11: leaf 5/5, main 0/5, mid 0/5, outer 0/5");
+	free(t);
+}
+
+static void test_filter_ignore(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	/* burn_60 and burn_30 dropped: their self moves out to run */
+	q.ignore = "^burn_";
+	assert_string_equal(top_line(&t->cap, &q),
+			    "11/11: run 6/6, rec 2/2, [no module] 0xdead 1/1, burn+0x1234 1/1, "
+			    "__libc_start_main 0/9, main 0/9");
+	/* a recursion dropped whole: its self moves to main */
+	q.ignore = "^rec$";
+	assert_string_equal(top_line(&t->cap, &q),
+			    "11/11: burn_60 4/4, main 2/9, burn_30 2/2, [no module] 0xdead 1/1, "
+			    "burn+0x1234 1/1, __libc_start_main 0/9, run 0/6");
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 1/11\n"
+			    "  __libc_start_main 0/7\n"
+			    "    main 0/7\n"
+			    "      run 0/6\n"
+			    "        burn_60 4/4\n"
+			    "        burn_30 2/2\n"
+			    "      burn+0x1234 1/1\n"
+			    "  [truncated: depth] 0/2\n"
+			    "    __libc_start_main 0/2\n"
+			    "      main 2/2\n"
+			    "  [truncated: no-module] 0/1\n"
+			    "    [no module] 0xdead 1/1\n");
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\nselected 11 of 11 samples: frames '^rec$' dropped\n"));
+	free(text);
+
+	/* the truncated keys dropped: the tree the cut stacks made before they had them */
+	q.ignore = "^\\[truncated";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 1/11\n"
+			    "  __libc_start_main 0/9\n"
+			    "    main 0/9\n"
+			    "      run 0/6\n"
+			    "        burn_60 4/4\n"
+			    "        burn_30 2/2\n"
+			    "      rec 0/2\n"
+			    "        rec 0/2\n"
+			    "          rec 2/2\n"
+			    "      burn+0x1234 1/1\n"
+			    "  [no module] 0xdead 1/1\n");
+	/* every key dropped: every sample is the root's */
+	q.ignore = ".";
+	assert_string_equal(tree_text(&t->cap, &q), "[root] 11/11\n");
+	q.view = MS_VIEW_TOP;
+	assert_string_equal(top_line(&t->cap, &q), "11/11:");
+	free(t);
+
+	/* an inlined function dropped: leaf's caller is outer */
+	t = inline_capture();
+	q.ignore = "^mid$";
+	assert_string_equal(top_line(&t->cap, &q),
+			    "11/11: leaf 5/5, outer 3/8, inl+0x13f0 3/3, main 0/11");
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/11\n"
+			    "  main 0/11\n"
+			    "    outer 3/8\n"
+			    "      leaf 5/5\n"
+			    "    inl+0x13f0 3/3\n");
+	free(t);
+}
+
+static void test_filter_hide_below(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	/* rows under 15% of the selection by the sorted measure: 9.1% ends the list */
+	q.hide_below = 15;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"11 samples, 8 functions (the first 3 shown)\n"
+		" self%  self  total%  total  module  function\n"
+		" 36.4%     4   36.4%      4  burn    burn_60\n"
+		" 18.2%     2   18.2%      2  burn    burn_30\n"
+		" 18.2%     2   18.2%      2  burn    rec\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "{\"name\":\"rec\","));
+	assert_null(strstr(text, "0xdead"));
+	free(text);
+	/* exactly on the bound is shown: 2 of 8 samples is 25% */
+	q.n_tids = 1;
+	q.tids[0] = 42;
+	q.hide_below = 25;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "8 samples, 7 functions (the first 2 shown)\n"));
+	assert_non_null(strstr(text, " 25.0%     2   25.0%      2  burn    burn_30\n"));
+	free(text);
+
+	/* by total */
+	q = query(MS_VIEW_TOP);
+	q.sort = MS_SORT_TOTAL;
+	q.hide_below = 60;
+	text = view(&t->cap, &q, false);
+	assert_true(starts_with(text, "11 samples, 8 functions (the first 2 shown)\n"));
+	assert_non_null(strstr(text, "  __libc_start_main\n"));
+	assert_non_null(strstr(text, "  main\n"));
+	free(text);
+	free(t);
+}
+
+static void test_filter_combined(void **state)
+{
+	struct tcap *t = timed_capture();
+	struct ms_query q = query(MS_VIEW_TREE);
+	char *text;
+
+	/* thread 42 in [0, 9 ms): samples 0, 1, 2, 4, 5, 8; all innermost in burn, through main */
+	assert_int_equal(ms_query_add_tids(&q, "42"), 0);
+	assert_int_equal(ms_query_parse_time(&q, "0..9ms"), 0);
+	q.module = "burn";
+	q.focus = "^main$";
+	q.ignore = "^run$";
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"6 samples\n"
+		"selected 6 of 11 samples: threads 42, time 0 ns..9.000 ms, in module 'burn', "
+		"through '^main$', frames '^run$' dropped\n"
+		"total%   self%  total  self  function\n"
+		"100.0%    0.0%      6     0  [root]\n"
+		"100.0%    0.0%      6     0    __libc_start_main (libc.so.6)\n"
+		"100.0%    0.0%      6     0      main (burn)\n"
+		" 50.0%   50.0%      3     3        burn_60 (burn)\n"
+		" 33.3%   33.3%      2     2        burn_30 (burn)\n"
+		" 16.7%   16.7%      1     1        burn+0x1234\n");
+	free(text);
+	/* thread 43 instead: samples 3, 6 and 7 */
+	q.tids[0] = 43;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/3\n"
+			    "  [truncated: depth] 0/2\n"
+			    "    __libc_start_main 0/2\n"
+			    "      main 0/2\n"
+			    "        rec 0/2\n"
+			    "          rec 0/2\n"
+			    "            rec 2/2\n"
+			    "  __libc_start_main 0/1\n"
+			    "    main 0/1\n"
+			    "      burn_60 1/1\n");
+	/* and a thread that has no samples: nothing */
+	q.tids[0] = 44;
+	assert_string_equal(tree_text(&t->cap, &q), "[root] 0/0\n");
+	/* the module filter and focus together on what is left */
+	q = query(MS_VIEW_TOP);
+	q.module = "burn";
+	q.focus = "rec|burn_30";
+	assert_int_equal(ms_query_parse_time(&q, "5ms.."), 0);
+	assert_string_equal(top_line(&t->cap, &q), "3/11: rec 2/2, burn_30 1/1, "
+			    "__libc_start_main 0/3, main 0/3, run 0/1");
+	free(t);
+}
+
+/* ---- granularity ---- */
+
+/*
+ * 10 samples through three modules (outermost first), all reaching the entry:
+ *   4  libc:start prog:main prog:work prog:helper
+ *   3  libc:start prog:main libc:qsort prog:cmp       (a callback)
+ *   2  libc:start prog:main prog:work libm:sqrt
+ *   1  libc:start prog:main libc:memcpy
+ */
+static struct tcap *module_capture(void)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t prog, libc, libm, start, mainf, work, helper, qsortf, cmp, sqrtf, memcpyf;
+
+	assert_non_null(t);
+	tcap_init(t);
+	prog = module(t, "/bin/prog", MS_MODULE_FILE);
+	libc = module(t, "/lib/libc.so.6", MS_MODULE_FILE);
+	libm = module(t, "/lib/libm.so.6", MS_MODULE_FILE);
+	start = frame(t, libc, 0x100, "start");
+	mainf = frame(t, prog, 0x100, "main");
+	work = frame(t, prog, 0x200, "work");
+	helper = frame(t, prog, 0x300, "helper");
+	qsortf = frame(t, libc, 0x200, "qsort");
+	cmp = frame(t, prog, 0x400, "cmp");
+	sqrtf = frame(t, libm, 0x100, "sqrt");
+	memcpyf = frame(t, libc, 0x300, "memcpy");
+	thread(t, 5, 5, "prog");
+	samples(t, 4, 0, path(t, start, mainf, work, helper, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 3, 0, path(t, start, mainf, qsortf, cmp, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 2, 0, path(t, start, mainf, work, sqrtf, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, 0, path(t, start, mainf, memcpyf, MS_NONE), MS_END_OUTERMOST);
+	return t;
+}
+
+/* Runs of frames in one module are one key; a module left and entered again is another. */
+static void test_by_module(void **state)
+{
+	struct tcap *t = module_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	q.by = MS_BY_MODULE;
+	assert_string_equal(top_line(&t->cap, &q), "10/10: prog 7/10, libm.so.6 2/2, libc.so.6 1/10");
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"10 samples, 3 modules\n"
+		" self%  self  total%  total  module\n"
+		" 70.0%     7  100.0%     10  prog\n"
+		" 20.0%     2   20.0%      2  libm.so.6\n"
+		" 10.0%     1  100.0%     10  libc.so.6\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "module", 10, 10, 10) "\"functions\":["
+		"{\"name\":\"prog\",\"kind\":\"module\",\"module\":\"prog\",\"self\":7,\"self_percent\":70,"
+		"\"total\":10,\"total_percent\":100},"
+		"{\"name\":\"libm.so.6\",\"kind\":\"module\",\"module\":\"libm.so.6\",\"self\":2,"
+		"\"self_percent\":20,\"total\":2,\"total_percent\":20},"
+		"{\"name\":\"libc.so.6\",\"kind\":\"module\",\"module\":\"libc.so.6\",\"self\":1,"
+		"\"self_percent\":10,\"total\":10,\"total_percent\":100}]}\n");
+	free(text);
+
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/10\n"
+			    "  libc.so.6 0/10\n"
+			    "    prog 4/10\n"
+			    "      libc.so.6 1/4\n"
+			    "        prog 3/3\n"
+			    "      libm.so.6 2/2\n");
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\n 40.0%   10.0%      4     1        libc.so.6\n"));
+	free(text);
+
+	/* callers of libc: the qsort and memcpy runs (innermost), and start for the rest */
+	q.view = MS_VIEW_CALLERS;
+	q.function = "libc.so.6";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "libc.so.6 6/10\n"
+			    "  prog 0/4\n"
+			    "    libc.so.6 4/4\n");
+	free(t);
+
+	/* frames in no module are one key, [unknown]; truncated keys stay outermost */
+	t = main_capture();
+	q = query(MS_VIEW_TOP);
+	q.by = MS_BY_MODULE;
+	assert_string_equal(top_line(&t->cap, &q), "11/11: burn 9/9, [unknown] 1/1, libc.so.6 0/9");
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 1/11\n"
+			    "  libc.so.6 0/7\n"
+			    "    burn 7/7\n"
+			    "  [truncated: depth] 0/2\n"
+			    "    libc.so.6 0/2\n"
+			    "      burn 2/2\n"
+			    "  [truncated: no-module] 0/1\n"
+			    "    [unknown] 1/1\n");
+	free(t);
+}
+
+/* --module selects by the innermost frame's module, whatever the granularity. */
+static void test_filter_module_innermost(void **state)
+{
+	struct tcap *t = module_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+
+	q.module = "libc.so.6";
+	assert_string_equal(top_line(&t->cap, &q), "1/10: memcpy 1/1, main 0/1, start 0/1");
+	q.module = "/lib/libm.so.6";
+	assert_string_equal(top_line(&t->cap, &q), "2/10: sqrt 2/2, main 0/2, start 0/2, work 0/2");
+	q.module = "prog";
+	q.by = MS_BY_MODULE;
+	assert_string_equal(top_line(&t->cap, &q), "7/10: prog 7/7, libc.so.6 0/7");
+	free(t);
+}
+
+static void test_by_line(void **state)
+{
+	struct tcap *t = inline_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	/* an inline chain is a key per function, each at its own line */
+	q.by = MS_BY_LINE;
+	assert_string_equal(top_line(&t->cap, &q),
+			    "11/11: leaf 5/5, inl+0x13f0 3/3, mid 3/3, main 0/11, mid 0/5, outer 0/5, "
+			    "outer 0/3");
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"11 samples, 7 lines\n"
+		" self%  self  total%  total  module  line\n"
+		" 45.5%     5   45.5%      5  inl     leaf (a.c:12)\n"
+		" 27.3%     3   27.3%      3  inl     inl+0x13f0\n"
+		" 27.3%     3   27.3%      3  inl     mid (a.h:31)\n"
+		"  0.0%     0  100.0%     11  inl     main (a.c:50)\n"
+		"  0.0%     0   45.5%      5  inl     mid (a.h:30)\n"
+		"  0.0%     0   45.5%      5  inl     outer (a.c:40)\n"
+		"  0.0%     0   27.3%      3  inl     outer (a.c:41)\n");
+	free(text);
+	q.limit = 1;
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "line", 11, 11, 11) "\"functions\":["
+		"{\"name\":\"leaf\",\"kind\":\"line\",\"module\":\"inl\",\"file\":\"/src/a.c\",\"line\":12,"
+		"\"self\":5,\"self_percent\":45.45,\"total\":5,\"total_percent\":45.45}]}\n");
+	free(text);
+
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/11\n"
+			    "  main 0/11\n"
+			    "    outer 0/5\n"
+			    "      mid 0/5\n"
+			    "        leaf 5/5\n"
+			    "    inl+0x13f0 3/3\n"
+			    "    outer 0/3\n"
+			    "      mid 3/3\n");
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\n 45.5%    0.0%      5     0      outer (a.c:40, inl)\n"
+				    " 45.5%    0.0%      5     0        mid (a.h:30, inl)\n"
+				    " 45.5%   45.5%      5     5          leaf (a.c:12, inl)\n"));
+	free(text);
+	free(t);
+}
+
+static void test_by_address(void **state)
+{
+	struct tcap *t = inline_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	/* inlined functions at one address are keys of their own; one function at two, two keys */
+	q.by = MS_BY_ADDRESS;
+	assert_string_equal(top_line(&t->cap, &q),
+			    "11/11: leaf 5/5, mid 3/3, inl+0x13f0 2/2, inl+0x13f0 1/1, main 0/11, "
+			    "mid 0/5, outer 0/5, outer 0/3");
+	q.limit = 4;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"11 samples, 8 addresses (the first 4 shown)\n"
+		" self%  self  total%  total  module  address\n"
+		" 45.5%     5   45.5%      5  inl     leaf (0x1110)\n"
+		" 27.3%     3   27.3%      3  inl     mid (0x1120)\n"
+		" 18.2%     2   18.2%      2  inl     inl+0x13f0 (0x1400)\n"
+		"  9.1%     1    9.1%      1  inl     inl+0x13f0 (0x1404)\n");
+	free(text);
+	q.limit = 1;
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "address", 11, 11, 11) "\"functions\":["
+		"{\"name\":\"leaf\",\"kind\":\"address\",\"module\":\"inl\",\"file\":\"/src/a.c\",\"line\":0,"
+		"\"address\":\"0x1110\",\"self\":5,\"self_percent\":45.45,\"total\":5,\"total_percent\":45.45}]}\n");
+	free(text);
+	q.view = MS_VIEW_TREE;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/11\n"
+			    "  main 0/11\n"
+			    "    outer 0/5\n"
+			    "      mid 0/5\n"
+			    "        leaf 5/5\n"
+			    "    outer 0/3\n"
+			    "      mid 3/3\n"
+			    "    inl+0x13f0 2/2\n"
+			    "    inl+0x13f0 1/1\n");
+	free(t);
+
+	/* without inline chains: one key per address of a function */
+	t = main_capture();
+	q = query(MS_VIEW_TOP);
+	q.by = MS_BY_ADDRESS;
+	q.focus = "burn_60";
+	assert_string_equal(top_line(&t->cap, &q), "4/11: burn_60 3/3, burn_60 1/1, "
+			    "__libc_start_main 0/4, main 0/4, run 0/4");
+	free(t);
+}
+
+/* ---- unit ---- */
+
+/*
+ * budget_capture()'s samples in CPU time: 1 ms periods over duties of 80%
+ * (samples 0-1: 1.25 ms each), 50% (2-4: 2 ms), 25% (5-7: 4 ms) and 100%
+ * (8-10: 1 ms): burn_60 (0-3) 6.5 ms, burn_30 (4-5) 6 ms, rec (6-7) 8 ms.
+ */
+static void test_unit_cpu_time(void **state)
+{
+	struct tcap *t = budget_capture();
+	struct ms_query q = query(MS_VIEW_TOP);
+	char *text;
+
+	q.unit = MS_UNIT_CPU_TIME;
+	EXPECT_QUIET(ms_query_check_capture(&q, &t->cap, "b.msc"));
+	assert_string_equal(top_line(&t->cap, &q),
+			    "23500000/23500000: rec 8000000/8000000, burn_60 6500000/6500000, "
+			    "burn_30 6000000/6000000, [no module] 0xdead 1000000/1000000, "
+			    "burn+0x1234 1000000/1000000, __libc_start_main 0/21500000, "
+			    "main 0/21500000, run 0/12500000");
+	q.limit = 2;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"23.500 ms of CPU time, 8 functions (the first 2 shown)\n"
+		" self%      self  total%     total  module  function\n"
+		" 34.0%  8.000 ms   34.0%  8.000 ms  burn    rec\n"
+		" 27.7%  6.500 ms   27.7%  6.500 ms  burn    burn_60\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("ns", "function", 11, 23500000, 23500000) "\"functions\":["
+		"{\"name\":\"rec\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":8000000,"
+		"\"self_percent\":34.04,\"total\":8000000,\"total_percent\":34.04},"
+		"{\"name\":\"burn_60\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":6500000,"
+		"\"self_percent\":27.66,\"total\":6500000,\"total_percent\":27.66}]}\n");
+	free(text);
+
+	/* the tree weighs the same; a filter selects time, not samples */
+	q.view = MS_VIEW_TREE;
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/10000000\n"
+			    "  [truncated: depth] 0/8000000\n"
+			    "    __libc_start_main 0/8000000\n"
+			    "      main 0/8000000\n"
+			    "        rec 0/8000000\n"
+			    "          rec 0/8000000\n"
+			    "            rec 8000000/8000000\n"
+			    "  __libc_start_main 0/2000000\n"
+			    "    main 0/2000000\n"
+			    "      run 0/2000000\n"
+			    "        burn_60 2000000/2000000\n");
+	text = view(&t->cap, &q, false);
+	assert_true(starts_with(text, "10.000 ms of CPU time\n"
+				      "selected 10.000 ms of 23.500 ms: threads 43\n"
+				      "total%   self%      total      self  function\n"
+				      "100.0%    0.0%  10.000 ms      0 ns  [root]\n"));
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_true(starts_with(text, "{" HEAD("ns", "function", 3, 10000000, 23500000) "\"root\":"));
+	free(text);
+
+	/* without duty rows, the periods */
+	t->cap.n_duty = 0;
+	q = query(MS_VIEW_TOP);
+	q.unit = MS_UNIT_CPU_TIME;
+	assert_true(starts_with(top_line(&t->cap, &q), "11000000/11000000: burn_60 4000000/4000000,"));
+	/* a weighted row's period is its samples' sum */
+	t->samples[0].count = 3;
+	t->samples[0].period = 5000000;
+	t->cap.flags |= MS_CAPTURE_WEIGHTED;
+	assert_true(starts_with(top_line(&t->cap, &q), "15000000/15000000: burn_60 8000000/8000000,"));
+	q.unit = MS_UNIT_SAMPLES;
+	assert_true(starts_with(top_line(&t->cap, &q), "13/13: burn_60 6/6,"));
+
+	/* a capture of an event that is not time has no CPU time to show */
+	set_event(t, "sched:sched_switch");
+	q.unit = MS_UNIT_CPU_TIME;
+	EXPECT_ERROR(ms_query_check_capture(&q, &t->cap, "b.msc"),
+		     "'b.msc' was recorded on the event 'sched:sched_switch', whose periods are "
+		     "not time: there is no CPU time to show; use --unit samples\n");
+	free(t);
+}
+
+/* ---- truncated stacks ---- */
+
+/*
+ * 13 samples of main > f, one or two per way a stack ends:
+ *   no-cfi, missing-register, 2 stack-copy (and 1 without frames),
+ *   cfa-not-outwards, no-module, depth, 9 (a reason past the known ones):
+ *   cut short, each under its truncated key;
+ *   outermost, fp-chain, unknown (255), kernel-only (without frames):
+ *   not known to be cut.
+ */
+static struct tcap *truncated_capture(void)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t prog, mainf, f, st;
+
+	assert_non_null(t);
+	tcap_init(t);
+	prog = module(t, "/bin/prog", MS_MODULE_FILE);
+	mainf = frame(t, prog, 0x10, "main");
+	f = frame(t, prog, 0x20, "f");
+	thread(t, 3, 3, "prog");
+	st = path(t, mainf, f, MS_NONE);
+	samples(t, 1, 0, st, MS_END_NO_CFI);
+	samples(t, 1, 0, st, MS_END_MISSING_REGISTER);
+	samples(t, 2, 0, st, MS_END_STACK_COPY);
+	samples(t, 1, 0, MS_NONE, MS_END_STACK_COPY);
+	samples(t, 1, 0, st, MS_END_CFA_NOT_OUTWARDS);
+	samples(t, 1, 0, st, MS_END_NO_MODULE);
+	samples(t, 1, 0, st, MS_END_DEPTH);
+	samples(t, 1, 0, st, MS_END_OUTERMOST);
+	samples(t, 1, 0, st, MS_END_FP_CHAIN);
+	samples(t, 1, 0, MS_NONE, MS_END_KERNEL_ONLY);
+	samples(t, 1, 0, st, MS_END_UNKNOWN);
+	samples(t, 1, 0, st, MS_END_KERNEL_ONLY + 1);
+	return t;
+}
+
+static void test_truncated_keys(void **state)
+{
+	struct tcap *t = truncated_capture();
+	struct ms_query q = query(MS_VIEW_TREE);
+	struct ms_select s;
+	char *text;
+	uint32_t e, f;
+
+	/* one key per reason known to cut a stack; none for the others */
+	assert_int_equal(ms_select_build(&s, &t->cap, &q), 0);
+	for (e = 0; e < MS_KEYS_ENDS; e++) {
+		uint32_t key = ms_keys_truncated(&s.keys, e);
+
+		if (!ms_stack_end_truncated(e)) {
+			assert_int_equal(key, MS_NONE);
+			continue;
+		}
+		assert_true(key < s.keys.n);
+		assert_int_equal(s.keys.keys[key].kind, MS_KEY_TRUNCATED);
+		assert_string_equal(key_label(&s, key), ms_truncated_label(e));
+		/* the known reasons have a key each; those past them share one */
+		for (f = 0; f < e; f++)
+			if (ms_stack_end_truncated(f) && f > MS_END_KERNEL_ONLY)
+				assert_int_equal(ms_keys_truncated(&s.keys, f), key);
+			else if (ms_stack_end_truncated(f))
+				assert_int_not_equal(ms_keys_truncated(&s.keys, f), key);
+	}
+	assert_string_equal(key_label(&s, ms_keys_truncated(&s.keys, 200)), "[truncated: unknown]");
+	/* the no-frames sample of a cut stack is its class's, not the root's */
+	assert_int_equal(s.noframe[0], 1);
+	assert_int_equal(s.noframe[s.class_of_end[MS_END_STACK_COPY]], 1);
+	ms_select_release(&s);
+
+	/* outermost, each under the root; top has no row for them */
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 1/13\n"
+			    "  [truncated: stack-copy] 1/3\n"
+			    "    main 0/2\n"
+			    "      f 2/2\n"
+			    "  main 0/3\n"
+			    "    f 3/3\n"
+			    "  [truncated: cfa-not-outwards] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n"
+			    "  [truncated: depth] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n"
+			    "  [truncated: missing-register] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n"
+			    "  [truncated: no-cfi] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n"
+			    "  [truncated: no-module] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n"
+			    "  [truncated: unknown] 0/1\n"
+			    "    main 0/1\n"
+			    "      f 1/1\n");
+	q.view = MS_VIEW_TOP;
+	assert_string_equal(top_line(&t->cap, &q), "13/13: f 11/11, main 0/11");
+
+	/* text names them without a module; JSON gives their kind */
+	q.view = MS_VIEW_TREE;
+	q.hide_below = 20;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"13 samples (nodes under 20.0% left out)\n"
+		"total%   self%  total  self  function\n"
+		"100.0%    7.7%     13     1  [root]\n"
+		" 23.1%    7.7%      3     1    [truncated: stack-copy]\n"
+		" 23.1%    0.0%      3     0    main (prog)\n"
+		" 23.1%   23.1%      3     3      f (prog)\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 13, 13, 13) "\"root\":{\"name\":\"[root]\",\"self\":1,"
+		"\"total\":13,\"children\":[{\"name\":\"[truncated: stack-copy]\",\"kind\":\"truncated\","
+		"\"self\":1,\"total\":3,\"children\":[]},"
+		"{\"name\":\"main\",\"module\":\"prog\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":3,"
+		"\"children\":[{\"name\":\"f\",\"module\":\"prog\",\"file\":\"\",\"line\":0,\"self\":3,"
+		"\"total\":3,\"children\":[]}]}]}}\n");
+	free(text);
+
+	/* callers of f end at the truncated keys; callees of one start there */
+	q = query(MS_VIEW_CALLERS);
+	q.function = "f";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "f 0/11\n"
+			    "  main 3/11\n"
+			    "    [truncated: stack-copy] 2/2\n"
+			    "    [truncated: cfa-not-outwards] 1/1\n"
+			    "    [truncated: depth] 1/1\n"
+			    "    [truncated: missing-register] 1/1\n"
+			    "    [truncated: no-cfi] 1/1\n"
+			    "    [truncated: no-module] 1/1\n"
+			    "    [truncated: unknown] 1/1\n");
+	q.view = MS_VIEW_CALLEES;
+	q.function = "[truncated: stack-copy]";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[truncated: stack-copy] 1/3\n"
+			    "  main 0/2\n"
+			    "    f 2/2\n");
+
+	/* one truncated key ignored: its stacks are whole ones, its no-frames sample the root's */
+	q = query(MS_VIEW_TREE);
+	q.ignore = "stack-copy";
+	assert_true(starts_with(tree_text(&t->cap, &q),
+				"[root] 2/13\n"
+				"  main 0/5\n"
+				"    f 5/5\n"
+				"  [truncated: cfa-not-outwards] 0/1\n"));
+	/* focus on one: its samples, the one without frames too */
+	q = query(MS_VIEW_TREE);
+	q.focus = "stack-copy";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "[root] 0/3\n"
+			    "  [truncated: stack-copy] 1/3\n"
+			    "    main 0/2\n"
+			    "      f 2/2\n");
+	free(t);
+}
+
+/*
+ * The reader keeps any 32-bit end reason. One past every reason the keys
+ * table holds (300, UINT32_MAX) is cut short as ms_stack_end_truncated()
+ * says, so it goes under [truncated: unknown] like 9 does, not to the root.
+ */
+static void test_truncated_end_past_table(void **state)
+{
+	struct tcap *t = truncated_capture();
+	struct ms_query q = query(MS_VIEW_TREE);
+	struct ms_select s;
+	uint32_t st = t->samples[0].stack;
+
+	assert_true(ms_stack_end_truncated(300));
+	samples(t, 1, 0, st, 300);
+	samples(t, 1, 0, MS_NONE, UINT32_MAX);
+	assert_int_equal(ms_select_build(&s, &t->cap, &q), 0);
+	assert_string_equal(key_label(&s, ms_keys_truncated(&s.keys, 300)), "[truncated: unknown]");
+	assert_int_equal(ms_keys_truncated(&s.keys, 300), ms_keys_truncated(&s.keys, 9));
+	ms_select_release(&s);
+	assert_true(starts_with(tree_text(&t->cap, &q),
+				"[root] 1/15\n"
+				"  [truncated: stack-copy] 1/3\n"
+				"    main 0/2\n"
+				"      f 2/2\n"
+				"  [truncated: unknown] 1/3\n"
+				"    main 0/2\n"
+				"      f 2/2\n"
+				"  main 0/3\n"));
+	free(t);
+}
+
+/* ---- callers and callees ---- */
+
+/*
+ * 10 samples, all reaching the entry (outermost first):
+ *   3  main a b
+ *   2  main a b a b    (b and a recurse through each other)
+ *   1  main b
+ *   2  main a c
+ *   1  main c b
+ *   1  main b2         (a name b is in part of)
+ */
+static struct tcap *callers_capture(void)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t m, mainf, a, b, c, b2;
+
+	assert_non_null(t);
+	tcap_init(t);
+	m = module(t, "/bin/calls", MS_MODULE_FILE);
+	mainf = frame(t, m, 0x10, "main");
+	a = frame(t, m, 0x20, "a");
+	b = frame(t, m, 0x30, "b");
+	c = frame(t, m, 0x40, "c");
+	b2 = frame(t, m, 0x50, "b2");
+	thread(t, 1, 1, "calls");
+	samples(t, 3, 0, path(t, mainf, a, b, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 2, 0, path(t, mainf, a, b, a, b, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, 0, path(t, mainf, b, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 2, 0, path(t, mainf, a, c, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, 0, path(t, mainf, c, b, MS_NONE), MS_END_OUTERMOST);
+	samples(t, 1, 0, path(t, mainf, b2, MS_NONE), MS_END_OUTERMOST);
+	return t;
+}
+
+/* The root of callers/callees of f counts what top counts as f's total. */
+static void expect_root_total(const struct ms_capture *cap, enum ms_view v, const char *f,
+			      uint64_t total)
+{
+	struct ms_query q = query(v);
+	struct ms_top top;
+	struct ms_tree t;
+	uint32_t i;
+
+	q.function = f;
+	assert_int_equal(ms_tree_build_from(&t, cap, &q), 0);
+	assert_int_equal(t.nodes[0].total, total);
+	assert_string_equal(t.root_label, f);
+	ms_tree_release(&t);
+	top_sorted(&top, cap, MS_SORT_SELF);
+	for (i = 0; i < top.n; i++)
+		if (!strcmp(key_label(&top.sel, top.entries[i].key), f))
+			assert_int_equal(top.entries[i].total, total);
+	ms_top_release(&top);
+}
+
+static void test_callers(void **state)
+{
+	struct tcap *t = callers_capture();
+	struct ms_query q = query(MS_VIEW_CALLERS);
+	char *text;
+
+	q.view = MS_VIEW_TOP;
+	assert_string_equal(top_line(&t->cap, &q), "10/10: b 7/7, c 2/3, b2 1/1, main 0/10, a 0/7");
+
+	/* from b's innermost activation outwards: the recursion counted once */
+	q.view = MS_VIEW_CALLERS;
+	q.function = "b";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "b 0/7\n"
+			    "  a 0/5\n"
+			    "    main 3/3\n"
+			    "    b 0/2\n"
+			    "      a 0/2\n"
+			    "        main 2/2\n"
+			    "  c 0/1\n"
+			    "    main 1/1\n"
+			    "  main 1/1\n");
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"callers of b: 10 samples\n"
+		"total%   self%  total  self  function\n"
+		" 70.0%    0.0%      7     0  b\n"
+		" 50.0%    0.0%      5     0    a (calls)\n"
+		" 30.0%   30.0%      3     3      main (calls)\n"
+		" 20.0%    0.0%      2     0      b (calls)\n"
+		" 20.0%    0.0%      2     0        a (calls)\n"
+		" 20.0%   20.0%      2     2          main (calls)\n"
+		" 10.0%    0.0%      1     0    c (calls)\n"
+		" 10.0%   10.0%      1     1      main (calls)\n"
+		" 10.0%   10.0%      1     1    main (calls)\n");
+	free(text);
+	q.hide_below = 25;
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 10, 10, 10) "\"view\":\"callers\","
+		"\"root\":{\"name\":\"b\",\"self\":0,\"total\":7,\"children\":["
+		"{\"name\":\"a\",\"module\":\"calls\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":5,"
+		"\"children\":[{\"name\":\"main\",\"module\":\"calls\",\"file\":\"\",\"line\":0,"
+		"\"self\":3,\"total\":3,\"children\":[]}]}]}}\n");
+	free(text);
+
+	q = query(MS_VIEW_CALLERS);
+	q.function = "a";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "a 0/7\n"
+			    "  main 5/5\n"
+			    "  b 0/2\n"
+			    "    a 0/2\n"
+			    "      main 2/2\n");
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "a", 7);
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "b", 7);
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "c", 3);
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "main", 10);
+	free(t);
+
+	/* a recursion three deep under a truncated key */
+	t = main_capture();
+	q.function = "rec";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "rec 0/2\n"
+			    "  rec 0/2\n"
+			    "    rec 0/2\n"
+			    "      main 0/2\n"
+			    "        __libc_start_main 0/2\n"
+			    "          [truncated: depth] 2/2\n");
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "rec", 2);
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "main", 9);
+	free(t);
+}
+
+static void test_callees(void **state)
+{
+	struct tcap *t = callers_capture();
+	struct ms_query q = query(MS_VIEW_CALLEES);
+	char *text;
+
+	/* from b's outermost activation inwards */
+	q.function = "b";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "b 5/7\n"
+			    "  a 0/2\n"
+			    "    b 2/2\n");
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"callees of b: 10 samples\n"
+		"total%   self%  total  self  function\n"
+		" 70.0%   50.0%      7     5  b\n"
+		" 20.0%    0.0%      2     0    a (calls)\n"
+		" 20.0%   20.0%      2     2      b (calls)\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 10, 10, 10) "\"view\":\"callees\","
+		"\"root\":{\"name\":\"b\",\"self\":5,\"total\":7,\"children\":["
+		"{\"name\":\"a\",\"module\":\"calls\",\"file\":\"\",\"line\":0,\"self\":0,\"total\":2,"
+		"\"children\":[{\"name\":\"b\",\"module\":\"calls\",\"file\":\"\",\"line\":0,"
+		"\"self\":2,\"total\":2,\"children\":[]}]}]}}\n");
+	free(text);
+
+	q.function = "a";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "a 0/7\n"
+			    "  b 3/5\n"
+			    "    a 0/2\n"
+			    "      b 2/2\n"
+			    "  c 2/2\n");
+	q.function = "main";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "main 0/10\n"
+			    "  a 0/7\n"
+			    "    b 3/5\n"
+			    "      a 0/2\n"
+			    "        b 2/2\n"
+			    "    c 2/2\n"
+			    "  b 1/1\n"
+			    "  b2 1/1\n"
+			    "  c 0/1\n"
+			    "    b 1/1\n");
+	expect_root_total(&t->cap, MS_VIEW_CALLEES, "a", 7);
+	expect_root_total(&t->cap, MS_VIEW_CALLEES, "b", 7);
+	expect_root_total(&t->cap, MS_VIEW_CALLEES, "c", 3);
+	expect_root_total(&t->cap, MS_VIEW_CALLEES, "b2", 1);
+	free(t);
+
+	/* the rec recursion: two levels under its outermost activation */
+	t = main_capture();
+	q.function = "rec";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "rec 0/2\n"
+			    "  rec 0/2\n"
+			    "    rec 2/2\n");
+	/* through an inlined function */
+	free(t);
+	t = inline_capture();
+	q.function = "mid";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "mid 3/8\n"
+			    "  leaf 5/5\n");
+	q.view = MS_VIEW_CALLERS;
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "mid 0/8\n"
+			    "  outer 0/8\n"
+			    "    main 8/8\n");
+	free(t);
+}
+
+/* A view that must fail: -1 and one message holding frag, and nothing written. */
+static void expect_view_refused(const struct ms_capture *cap, const struct ms_query *q, bool json,
+				const char *frag)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	assert_non_null(out);
+	EXPECT_ERROR(ms_view_write(VIEW_OUT(json), cap, q), frag);
+	assert_int_equal(fclose(out), 0);
+	assert_string_equal(buf, "");
+	free(buf);
+}
+
+static void test_callers_naming(void **state)
+{
+	struct tcap *t = callers_capture();
+	struct ms_query q = query(MS_VIEW_CALLERS);
+	int json;
+
+	/* an exact name wins over the regex it also is: "b" is in b2 */
+	q.function = "b";
+	expect_root_total(&t->cap, MS_VIEW_CALLERS, "b", 7);
+	/* a regex naming one key: the key's name is the root's */
+	q.function = "c$";
+	assert_string_equal(tree_text(&t->cap, &q), "c 0/3\n  a 0/2\n    main 2/2\n  main 1/1\n");
+	q.function = "^b.$";
+	assert_string_equal(tree_text(&t->cap, &q), "b2 0/1\n  main 1/1\n");
+
+	for (json = 0; json <= 1; json++) {
+		q.view = json ? MS_VIEW_CALLEES : MS_VIEW_CALLERS;
+		q.function = "^b";
+		expect_view_refused(&t->cap, &q, json,
+				    "'^b' matches more than one function ('b', 'b2', ...): "
+				    "give one name exactly\n");
+		q.function = "^(a|c|main)$";
+		expect_view_refused(&t->cap, &q, json,
+				    "'^(a|c|main)$' matches more than one function ('main', 'a', ...)");
+		q.function = "zzz";
+		expect_view_refused(&t->cap, &q, json,
+				    "no function matches 'zzz': see ms-analyze top for the names\n");
+		q.function = "(";
+		expect_view_refused(&t->cap, &q, json,
+				    "no function is called '(' (and it is not a regular expression)\n");
+	}
+	free(t);
+
+	/* several keys of one name are one function to start from: burn_60 at two addresses */
+	t = main_capture();
+	q = query(MS_VIEW_CALLERS);
+	q.by = MS_BY_ADDRESS;
+	q.function = "burn_60";
+	assert_string_equal(tree_text(&t->cap, &q),
+			    "burn_60 0/4\n"
+			    "  run 0/4\n"
+			    "    main 0/4\n"
+			    "      __libc_start_main 4/4\n");
+	q.function = "burn_6.";
+	assert_true(starts_with(tree_text(&t->cap, &q), "burn_60 0/4\n"));
+	/* a function the filters leave no sample of */
+	assert_int_equal(ms_query_add_tids(&q, "99"), 0);
+	assert_string_equal(tree_text(&t->cap, &q), "burn_60 0/0\n");
+	free(t);
+}
+
+/* ---- threads and timeline ---- */
+
+static void test_threads(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_THREADS);
+	char *text;
+
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"11 samples in 2 threads\n"
+		" share       samples       pid       tid  name\n"
+		" 72.7%             8        42        42  burn\n"
+		" 27.3%             3        42        43  worker\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 11, 11, 11) "\"threads\":["
+		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"samples\":8,\"total\":8,\"percent\":72.73},"
+		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"samples\":3,\"total\":3,\"percent\":27.27}]}\n");
+	free(text);
+
+	/* ties by pid then tid; threads without samples counted in text, listed in JSON */
+	thread(t, 42, 44, "idle");
+	thread(t, 7, 70, "");
+	samples(t, 3, 3, t->samples[0].stack, MS_END_FP_CHAIN);
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"14 samples in 4 threads (1 not listed: no selected samples)\n"
+		" share       samples       pid       tid  name\n"
+		" 57.1%             8        42        42  burn\n"
+		" 21.4%             3         7        70  (no name)\n"
+		" 21.4%             3        42        43  worker\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"samples\":3,\"total\":3,"
+				    "\"percent\":21.43},{\"pid\":42,\"tid\":44,\"name\":\"idle\",\"samples\":0,"
+				    "\"total\":0,\"percent\":0}]}\n"));
+	free(text);
+
+	/* filters, and --hide-below */
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"3 samples in 4 threads (3 not listed: no selected samples)\n"
+		"selected 3 of 14 samples: threads 43\n"
+		" share       samples       pid       tid  name\n"
+		"100.0%             3        42        43  worker\n");
+	free(text);
+	q = query(MS_VIEW_THREADS);
+	q.hide_below = 50;
+	text = view(&t->cap, &q, false);
+	assert_true(starts_with(text, "14 samples in 4 threads (3 not listed: no selected samples "
+				      "or under --hide-below)\n"));
+	free(text);
+	free(t);
+
+	/* in CPU time: thread 42's samples 0-2, 4-5, 8-10 stand for 13.5 ms */
+	t = budget_capture();
+	q = query(MS_VIEW_THREADS);
+	q.unit = MS_UNIT_CPU_TIME;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"23.500 ms of CPU time in 2 threads\n"
+		" share      cpu time       pid       tid  name\n"
+		" 57.4%     13.500 ms        42        42  burn\n"
+		" 42.6%     10.000 ms        42        43  worker\n");
+	free(text);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("ns", "function", 11, 23500000, 23500000) "\"threads\":["
+		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"samples\":8,\"total\":13500000,\"percent\":57.45},"
+		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"samples\":3,\"total\":10000000,"
+		"\"percent\":42.55}]}\n");
+	free(text);
+	free(t);
+}
+
+/*
+ * The timeline of timed_capture() recorded for 12 ms: with 12 buckets,
+ * sample i is in bucket i.
+ */
+static void test_timeline_json(void **state)
+{
+	struct tcap *t = timed_capture();
+	struct ms_query q = query(MS_VIEW_TIMELINE);
+	char *text;
+
+	t->cap.end_time = 1000 + 12000000;
+	q.buckets = 12;
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 11, 11, 11)
+		"\"start\":0,\"end\":12000000,\"bucket_ns\":1000000,\"lost\":6,\"lanes\":["
+		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":8,\"buckets\":[1,1,1,0,1,1,0,0,1,1,1,0]},"
+		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":3,\"buckets\":[0,0,0,1,0,0,1,1,0,0,0,0]}]}\n");
+	free(text);
+
+	/* 5 buckets of 2.4 ms */
+	q.buckets = 5;
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "\"bucket_ns\":2400000,"));
+	assert_non_null(strstr(text, "\"total\":8,\"buckets\":[3,1,1,2,1]}"));
+	assert_non_null(strstr(text, "\"total\":3,\"buckets\":[0,1,2,0,0]}"));
+	free(text);
+
+	/* --time's window: [2 ms, 6 ms) in 4 buckets */
+	q.buckets = 4;
+	assert_int_equal(ms_query_parse_time(&q, "2ms..6ms"), 0);
+	text = view(&t->cap, &q, true);
+	assert_string_equal(text,
+		"{" HEAD("samples", "function", 4, 4, 11)
+		"\"start\":2000000,\"end\":6000000,\"bucket_ns\":1000000,\"lost\":6,\"lanes\":["
+		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":3,\"buckets\":[1,0,1,1]},"
+		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":1,\"buckets\":[0,1,0,0]}]}\n");
+	free(text);
+	/* from 10 ms to the recording's end; a lane only for threads with selected samples */
+	assert_int_equal(ms_query_parse_time(&q, "10ms.."), 0);
+	q.buckets = 2;
+	text = view(&t->cap, &q, true);
+	assert_true(starts_with(strstr(text, "\"start\""),
+				"\"start\":10000000,\"end\":12000000,\"bucket_ns\":1000000,\"lost\":6,"
+				"\"lanes\":[{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":1,"
+				"\"buckets\":[1,0]}]}\n"));
+	free(text);
+
+	/* a filter: thread 43 only */
+	q = query(MS_VIEW_TIMELINE);
+	q.buckets = 3;
+	assert_int_equal(ms_query_add_thread_name(&q, "worker"), 0);
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "\"lanes\":[{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":3,"
+				    "\"buckets\":[1,2,0]}]}\n"));
+	free(text);
+
+	/* the default: MS_TIMELINE_BUCKETS in JSON; more than the most is refused */
+	q = query(MS_VIEW_TIMELINE);
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "\"bucket_ns\":200000,"));
+	free(text);
+	q.buckets = MS_TIMELINE_MAX_BUCKETS + 1;
+	expect_view_refused(&t->cap, &q, true, "at most 10000 buckets, not 10001\n");
+	free(t);
+}
+
+/*
+ * Two lanes of weighted rows, one 1 ms bucket each: a (8, 4, 1, 0), b (0,
+ * 0, 0, 2); one scale for both, any weight at least the lowest level.
+ */
+static struct tcap *levels_capture(void)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t m, st;
+
+	assert_non_null(t);
+	tcap_init(t);
+	m = module(t, "/bin/lv", MS_MODULE_FILE);
+	st = path(t, frame(t, m, 0x10, "spin"), MS_NONE);
+	thread(t, 1, 1, "a");
+	thread(t, 1, 2, "b");
+	samples(t, 3, 0, st, MS_END_OUTERMOST);
+	samples(t, 1, 1, st, MS_END_OUTERMOST);
+	t->samples[0].count = 8;
+	t->samples[1].count = 4;
+	t->samples[3].count = 2;
+	t->cap.flags |= MS_CAPTURE_WEIGHTED;
+	t->cap.start_time = 1000;
+	t->cap.end_time = 1000 + 4000000;
+	return t;
+}
+
+static void test_timeline_text(void **state)
+{
+	struct tcap *t = levels_capture();
+	struct ms_query q = query(MS_VIEW_TIMELINE);
+	char *text;
+
+	q.buckets = 4;
+	text = view(&t->cap, &q, false);
+	assert_true(starts_with(text, "15 samples over 4 buckets of 1.000 ms\n"));
+	assert_non_null(strstr(text, "\n"
+		"1 a                     |█▄▁ |        13\n"
+		"2 b                     |   ▂|         2\n"));
+	free(text);
+
+	/* enough buckets for both ends of the window; the lost records said */
+	q.buckets = 16;
+	t->cap.lost_kernel = 2;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"15 samples over 16 buckets of 250.000 us\n"
+		"warning: 2 records were lost during the recording; the capture does not say when, "
+		"so no bucket is marked\n"
+		"thread                  |0 ns    4.000 ms|     total\n"
+		"1 a                     |█   ▄   ▁       |        13\n"
+		"2 b                     |            ▂   |         2\n");
+	free(text);
+
+	/* the buckets fit the width when not given */
+	q.buckets = 0;
+	text = CAPTURE_OUTPUT(ms_timeline_write(&(struct ms_view_out){ .f = out, .width = 60 },
+						&t->cap, &q));
+	assert_true(starts_with(text, "15 samples over 24 buckets of 166.667 us\n"));
+	free(text);
+
+	/* a filter that leaves nothing */
+	q.buckets = 4;
+	q.focus = "^nothing$";
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\nselected 0 of 15 samples: through '^nothing$'\n"));
+	assert_non_null(strstr(text, "|     total\n(no selected samples)\n"));
+	free(text);
+	free(t);
+}
+
+/*
+ * The fullest bucket is drawn full whatever the scale: with at most one
+ * sample a bucket every sampled bucket is the peak, and with at most two,
+ * a bucket of one is half of it.
+ */
+static void test_timeline_peak_level(void **state)
+{
+	struct tcap *t = timed_capture();
+	struct ms_query q = query(MS_VIEW_TIMELINE);
+	char *text;
+
+	t->cap.end_time = 1000 + 12000000;
+	t->cap.lost_kernel = t->cap.lost_collector = 0;
+	q.buckets = 12;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\n"
+		"42 burn                 |███ ██  ███ |         8\n"
+		"43 worker               |   █  ██    |         3\n"));
+	free(text);
+	q.buckets = 6;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "\n"
+		"42 burn                 |█▄█ █▄|         8\n"
+		"43 worker               | ▄ █  |         3\n"));
+	free(text);
+	free(t);
+}
+
+/*
+ * The header's bars stand over the lanes' whatever the bucket count: the
+ * window's ends are written when they fit, the start alone when only it
+ * does, neither when it does not.
+ */
+static void test_timeline_header_columns(void **state)
+{
+	struct tcap *t = timed_capture();
+	struct ms_query q = query(MS_VIEW_TIMELINE);
+	char *text;
+
+	t->cap.end_time = 1000 + 12000000;
+	t->cap.lost_kernel = t->cap.lost_collector = 0;
+	q.buckets = 6;
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"11 samples over 6 buckets of 2.000 ms\n"
+		"thread                  |0 ns  |     total\n"
+		"42 burn                 |█▄█ █▄|         8\n"
+		"43 worker               | ▄ █  |         3\n");
+	free(text);
+	q.buckets = 2;
+	assert_int_equal(ms_query_parse_time(&q, "10ms.."), 0);
+	text = view(&t->cap, &q, false);
+	assert_string_equal(text,
+		"1 samples over 2 buckets of 1.000 ms\n"
+		"selected 1 of 11 samples: time 10.000 ms..\n"
+		"thread                  |  |     total\n"
+		"42 burn                 |█ |         1\n");
+	free(text);
+	free(t);
+}
+
+/* ---- diff ---- */
+
+/*
+ * main > f, g, k, h with these many samples each (none: no frame of it
+ * either); B's frames made in another order, its module at another path,
+ * so that only their identity matches them.
+ */
+static struct tcap *diff_capture(bool b_side, uint32_t nf, uint32_t ng, uint32_t nk, uint32_t nh)
+{
+	struct tcap *t = malloc(sizeof(*t));
+	uint32_t m, mainf, fr[4], n[4] = { nf, ng, nk, nh }, i;
+	static const char *const names[4] = { "f", "g", "k", "h" };
+
+	assert_non_null(t);
+	tcap_init(t);
+	m = module(t, b_side ? "/opt/app" : "/bin/app", MS_MODULE_FILE);
+	if (b_side)
+		for (i = 4; i-- > 0;)
+			fr[i] = n[i] ? frame(t, m, 0x100 + 0x10 * i, names[i]) : MS_NONE;
+	mainf = frame(t, m, 0x10, "main");
+	if (!b_side)
+		for (i = 0; i < 4; i++)
+			fr[i] = n[i] ? frame(t, m, 0x100 + 0x10 * i, names[i]) : MS_NONE;
+	thread(t, 1, 1, "app");
+	for (i = 0; i < 4; i++)
+		if (n[i])
+			samples(t, n[i], 0, path(t, mainf, fr[i], MS_NONE), MS_END_OUTERMOST);
+	return t;
+}
+
+#define DIFF_OUTPUT(a, b, q, json) \
+	CAPTURE_OUTPUT(ms_diff_write(VIEW_OUT(json), &(a)->cap, "a.msc", &(b)->cap, \
+				     "b.msc", (q)))
+
+/* Diff must refuse: -1, one message holding frag, nothing written. */
+static void expect_diff_refused(const struct tcap *a, const struct tcap *b,
+				const struct ms_query *q, const char *frag)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	assert_non_null(out);
+	EXPECT_ERROR(ms_diff_write(TEXT_OUT, &a->cap, "a.msc", &b->cap, "b.msc", q), frag);
+	assert_int_equal(fclose(out), 0);
+	assert_string_equal(buf, "");
+	free(buf);
+}
+
+/*
+ * A (10 samples): f 5, g 3, k 2. B (20): f 6, g 4, h 10. By share: h is
+ * new (+50 points), k gone (-20), f -20 though it gained a sample, g -10:
+ * the normalized change orders them, then the absolute one.
+ */
+static void test_diff(void **state)
+{
+	struct tcap *a = diff_capture(false, 5, 3, 2, 0), *b = diff_capture(true, 6, 4, 0, 10);
+	struct ms_query q = query(MS_VIEW_DIFF);
+	char *text;
+
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_string_equal(text,
+		"A: a.msc (10 samples)\n"
+		"B: b.msc (20 samples)\n"
+		"4 changed; by self share, largest change first (change: points of each capture's total)\n"
+		" change      A%      B%           A           B  function\n"
+		"    new    0.0%   50.0%           0          10  h (app)\n"
+		"   gone   20.0%    0.0%           2           0  k (app)\n"
+		"  -20.0   50.0%   30.0%           5           6  f (app)\n"
+		"  -10.0   30.0%   20.0%           3           4  g (app)\n");
+	free(text);
+	text = DIFF_OUTPUT(a, b, &q, true);
+	assert_string_equal(text,
+		"{\"source\":\"cpu-sampling\",\"unit\":\"samples\",\"by\":\"function\",\"look\":\"native\","
+		"\"sort\":\"self\",\"a\":{\"file\":\"a.msc\",\"total\":10},"
+		"\"b\":{\"file\":\"b.msc\",\"total\":20},\"functions\":["
+		"{\"name\":\"h\",\"module\":\"app\",\"file\":\"\",\"line\":0,\"status\":\"new\",\"a_self\":0,"
+		"\"a_total\":0,\"b_self\":10,\"b_total\":10,\"delta\":10,\"change_points\":50},"
+		"{\"name\":\"k\",\"module\":\"app\",\"file\":\"\",\"line\":0,\"status\":\"gone\",\"a_self\":2,"
+		"\"a_total\":2,\"b_self\":0,\"b_total\":0,\"delta\":-2,\"change_points\":-20},"
+		"{\"name\":\"f\",\"module\":\"app\",\"file\":\"\",\"line\":0,\"status\":\"both\",\"a_self\":5,"
+		"\"a_total\":5,\"b_self\":6,\"b_total\":6,\"delta\":1,\"change_points\":-20},"
+		"{\"name\":\"g\",\"module\":\"app\",\"file\":\"\",\"line\":0,\"status\":\"both\",\"a_self\":3,"
+		"\"a_total\":3,\"b_self\":4,\"b_total\":4,\"delta\":1,\"change_points\":-10}]}\n");
+	free(text);
+
+	/* by total: main is 100% of both, but 10 samples more */
+	q.sort = MS_SORT_TOTAL;
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_true(starts_with(strstr(text, "5 changed"), "5 changed; by total share"));
+	assert_non_null(strstr(text, "  -10.0   30.0%   20.0%           3           4  g (app)\n"
+				    "   +0.0  100.0%  100.0%          10          20  main (app)\n"));
+	free(text);
+
+	/* --limit, --hide-below (points of change) */
+	q = query(MS_VIEW_DIFF);
+	q.limit = 2;
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_non_null(strstr(text, " changed (the first 2 shown);"));
+	assert_non_null(strstr(text, "  k (app)\n"));
+	assert_null(strstr(text, "  f (app)\n"));
+	free(text);
+	q = query(MS_VIEW_DIFF);
+	q.hide_below = 20;
+	text = DIFF_OUTPUT(a, b, &q, true);
+	assert_non_null(strstr(text, "\"name\":\"f\""));
+	assert_null(strstr(text, "\"name\":\"g\""));
+	free(text);
+
+	/* B against A: the same rows the other way */
+	q = query(MS_VIEW_DIFF);
+	text = CAPTURE_OUTPUT(ms_diff_write(TEXT_OUT, &b->cap, "b.msc", &a->cap, "a.msc", &q));
+	assert_non_null(strstr(text,
+		"   gone   50.0%    0.0%          10           0  h (app)\n"
+		"    new    0.0%   20.0%           0           2  k (app)\n"
+		"  +20.0   30.0%   50.0%           6           5  f (app)\n"
+		"  +10.0   20.0%   30.0%           4           3  g (app)\n"));
+	free(text);
+
+	/* a capture against itself: nothing changed */
+	text = DIFF_OUTPUT(a, a, &q, false);
+	assert_non_null(strstr(text, "\n0 changed;"));
+	assert_true(strstr(text, "  function\n")[strlen("  function\n")] == '\0');
+	free(text);
+
+	/* a filter applies to both sides (k and f change as much: k lost more samples) */
+	q.focus = "^(f|k)$";
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_string_equal(text,
+		"A: a.msc (7 samples)\n"
+		"B: b.msc (6 samples)\n"
+		"selected 6 of 20 samples: through '^(f|k)$'\n"
+		"2 changed; by self share, largest change first (change: points of each capture's total)\n"
+		" change      A%      B%           A           B  function\n"
+		"   gone   28.6%    0.0%           2           0  k (app)\n"
+		"  +28.6   71.4%  100.0%           5           6  f (app)\n");
+	free(text);
+
+	/* the view dispatch does not diff */
+	q = query(MS_VIEW_DIFF);
+	expect_view_refused(&a->cap, &q, false, "the view diff compares two captures: use ms_diff_write()\n");
+	free(a);
+	free(b);
+}
+
+/* Samples of different events, or CPU time of an event that is not time, are not compared. */
+static void test_diff_refused(void **state)
+{
+	struct tcap *a = diff_capture(false, 5, 3, 2, 0), *b = diff_capture(true, 6, 4, 0, 10);
+	struct ms_query q = query(MS_VIEW_DIFF);
+	char *text;
+
+	b->info[0] = (struct ms_cap_info){ .key = str(b, "event"), .value_text = str(b, "instructions") };
+	b->cap.n_info = 1;
+	expect_diff_refused(a, b, &q, "cannot compare 'a.msc' and 'b.msc': one counts samples of "
+			    "'cpu-clock', the other of 'instructions', which are different units; "
+			    "record both on one event\n");
+	q.unit = MS_UNIT_CPU_TIME;
+	expect_diff_refused(a, b, &q, "'b.msc' was recorded on the event 'instructions', whose periods "
+			    "are not time: there is no CPU time to show; use --unit samples\n");
+
+	/* two clock events compare in CPU time, not in samples */
+	b->info[0].value_text = str(b, "task-clock");
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_true(starts_with(text, "A: a.msc (10.000 ms of CPU time)\n"
+				      "B: b.msc (20.000 ms of CPU time)\n"));
+	assert_non_null(strstr(text, "    new    0.0%   50.0%        0 ns   10.000 ms  h (app)\n"));
+	free(text);
+	q.unit = MS_UNIT_SAMPLES;
+	expect_diff_refused(a, b, &q, "one counts samples of 'cpu-clock', the other of 'task-clock'");
+	/* an event named is the event assumed when none is */
+	b->info[0].value_text = str(b, "cpu-clock");
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_non_null(strstr(text, "\n4 changed;"));
+	free(text);
+	free(a);
+	free(b);
+}
+
+/*
+ * A function with as many samples in both captures but a different share
+ * of each has changed: A (10): f 5, g 5; B (20): f 10, g 5, h 5. g keeps
+ * its 5 samples and falls from 50% to 25%, a change as large as h's; f
+ * gains 5 samples and keeps its share.
+ */
+static void test_diff_same_count_other_share(void **state)
+{
+	struct tcap *a = diff_capture(false, 5, 5, 0, 0), *b = diff_capture(true, 10, 5, 0, 5);
+	struct ms_query q = query(MS_VIEW_DIFF);
+	char *text;
+
+	text = DIFF_OUTPUT(a, b, &q, false);
+	assert_non_null(strstr(text,
+		"\n3 changed; by self share, largest change first (change: points of each capture's total)\n"
+		" change      A%      B%           A           B  function\n"
+		"    new    0.0%   25.0%           0           5  h (app)\n"
+		"  -25.0   50.0%   25.0%           5           5  g (app)\n"
+		"   +0.0   50.0%   50.0%           5          10  f (app)\n"));
+	free(text);
+	text = DIFF_OUTPUT(a, b, &q, true);
+	assert_non_null(strstr(text, "{\"name\":\"g\",\"module\":\"app\",\"file\":\"\",\"line\":0,"
+				    "\"status\":\"both\",\"a_self\":5,\"a_total\":5,\"b_self\":5,"
+				    "\"b_total\":5,\"delta\":0,\"change_points\":-25}"));
+	free(text);
+	free(a);
+	free(b);
+}
+
+/* ---- report, dispatch, determinism, hostile captures ---- */
+
+/* The report's JSON is the summary's, top's and tree's objects under one. */
+static void test_report_json(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_REPORT), top = query(MS_VIEW_TOP);
+	struct ms_query tree = query(MS_VIEW_TREE);
+	char *text, *s, *x, *y, *want;
+	size_t len;
+
+	text = view(&t->cap, &q, true);
+	s = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
+	x = view(&t->cap, &top, true);
+	y = view(&t->cap, &tree, true);
+	len = strlen(s) + strlen(x) + strlen(y) + 64;
+	want = malloc(len);
+	assert_non_null(want);
+	/* the three objects, each without its newline: one line */
+	s[strlen(s) - 1] = 0;
+	x[strlen(x) - 1] = 0;
+	y[strlen(y) - 1] = 0;
+	snprintf(want, len, "{\"summary\":%s,\"top\":%s,\"tree\":%s}\n", s, x, y);
+	assert_string_equal(text, want);
+	assert_true(starts_with(text, "{\"summary\":{\"command\":\"./burn 1\","));
+	assert_non_null(strstr(text, "},\"top\":{\"source\":\"cpu-sampling\","));
+	assert_ptr_equal(strchr(text, '\n'), text + strlen(text) - 1);
+	free(text);
+	free(s);
+	free(x);
+	free(y);
+	free(want);
+
+	/* under a query: top and tree are filtered, the summary is the capture's */
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	q.by = MS_BY_MODULE;
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "{\"summary\":{\"command\":\"./burn 1\",\"pid\":42,"));
+	assert_non_null(strstr(text, "\"samples\":11,\"period\":11000000,"));
+	assert_non_null(strstr(text, ",\"top\":{" HEAD("samples", "module", 3, 3, 11) "\"functions\":["
+				    "{\"name\":\"burn\",\"kind\":\"module\",\"module\":\"burn\",\"self\":3,"));
+	assert_non_null(strstr(text, ",\"tree\":{" HEAD("samples", "module", 3, 3, 11) "\"root\":"));
+	free(text);
+	free(t);
+}
+
+static void test_report_query(void **state)
+{
+	struct tcap *t = budget_capture();
+	struct ms_query q = query(MS_VIEW_REPORT);
+	char *text;
+
+	assert_int_equal(ms_query_add_tids(&q, "43"), 0);
+	q.unit = MS_UNIT_CPU_TIME;
+	text = view(&t->cap, &q, false);
+	/* the summary's numbers are the capture's; the report's defaults are the command line's */
+	q.limit = MS_REPORT_TOP_LIMIT;
+	q.hide_below = MS_REPORT_TREE_HIDE_BELOW;
+	free(text);
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, ", 11 samples at "));
+	assert_non_null(strstr(text,
+		"\nhottest functions\n"
+		"10.000 ms of CPU time, 5 functions\n"
+		"selected 10.000 ms of 23.500 ms: threads 43\n"
+		" self%      self  total%      total  module     function\n"
+		" 80.0%  8.000 ms   80.0%   8.000 ms  burn       rec\n"
+		" 20.0%  2.000 ms   20.0%   2.000 ms  burn       burn_60\n"
+		"  0.0%      0 ns  100.0%  10.000 ms  libc.so.6  __libc_start_main\n"
+		"  0.0%      0 ns  100.0%  10.000 ms  burn       main\n"
+		"  0.0%      0 ns   20.0%   2.000 ms  burn       run\n"
+		"\n"
+		"call tree\n"
+		"10.000 ms of CPU time (nodes under 1.0% left out)\n"
+		"selected 10.000 ms of 23.500 ms: threads 43\n"
+		"total%   self%      total      self  function\n"
+		"100.0%    0.0%  10.000 ms      0 ns  [root]\n"
+		" 80.0%    0.0%   8.000 ms      0 ns    [truncated: depth]\n"));
+	free(text);
+	free(t);
+}
+
+/* ms_view_write() writes what each view's writer writes. */
+static void test_view_dispatch(void **state)
+{
+	struct tcap *t = main_capture();
+	int v, json;
+
+	for (json = 0; json <= 1; json++)
+		for (v = 0; v < MS_VIEW_COUNT; v++) {
+			struct ms_query q = query((enum ms_view)v);
+			char *x, *y;
+
+			q.function = "main";
+			q.buckets = 10;
+			if (v == MS_VIEW_DIFF)
+				continue;
+			x = view(&t->cap, &q, json);
+			switch (v) {
+			case MS_VIEW_REPORT:
+				y = CAPTURE_OUTPUT(ms_report_write(VIEW_OUT(json), &t->cap, &q));
+				break;
+			case MS_VIEW_SUMMARY:
+				y = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, json));
+				break;
+			case MS_VIEW_TOP:
+				y = CAPTURE_OUTPUT(ms_top_write(VIEW_OUT(json), &t->cap, &q));
+				break;
+			case MS_VIEW_THREADS:
+				y = CAPTURE_OUTPUT(ms_threads_write(VIEW_OUT(json), &t->cap, &q));
+				break;
+			case MS_VIEW_TIMELINE:
+				y = CAPTURE_OUTPUT(ms_timeline_write(VIEW_OUT(json), &t->cap, &q));
+				break;
+			case MS_VIEW_PROBLEMS:
+				y = CAPTURE_OUTPUT(ms_sym_problems_write(out, &t->cap, json));
+				break;
+			default:
+				y = CAPTURE_OUTPUT(ms_tree_write(VIEW_OUT(json), &t->cap, &q));
+				break;
+			}
+			assert_string_equal(x, y);
+			assert_true(*x);
+			free(x);
+			free(y);
+		}
+	free(t);
+}
+
+/* Every view of cap under q, text and JSON, is the same bytes when written again. */
+static void expect_twice_same(const struct ms_capture *cap, struct ms_query q)
+{
+	int v, json;
+
+	for (json = 0; json <= 1; json++)
+		for (v = 0; v < MS_VIEW_COUNT; v++) {
+			char *x, *y;
+
+			if (v == MS_VIEW_DIFF)
+				continue;
+			q.view = (enum ms_view)v;
+			x = view(cap, &q, json);
+			y = view(cap, &q, json);
+			assert_string_equal(x, y);
+			free(x);
+			free(y);
+		}
+}
+
+static void test_views_deterministic(void **state)
+{
+	struct tcap *(*const make[])(void) = {
+		main_capture, inline_capture, module_capture, truncated_capture, callers_capture,
+		budget_capture, problems_capture,
+	};
+	static const char *const functions[] = { "main", "main", "main", "f", "b", "rec", "main" };
+	static const char *const modules[] = { "burn", "inl", "prog", "prog", "calls", "burn", "libok.so" };
+	size_t i;
+	int by;
+
+	for (i = 0; i < sizeof(make) / sizeof(make[0]); i++) {
+		struct tcap *t = make[i](), *u = make[i]();
+		struct ms_query q = query(MS_VIEW_REPORT);
+		char *x, *y;
+
+		q.buckets = 7;
+		for (by = 0; by < MS_BY_COUNT; by++) {
+			q.by = (enum ms_by)by;
+			q.function = by == MS_BY_MODULE ? modules[i] : functions[i];
+			q.unit = MS_UNIT_SAMPLES;
+			expect_twice_same(&t->cap, q);
+			q.unit = MS_UNIT_CPU_TIME;
+			expect_twice_same(&t->cap, q);
+		}
+		/* a capture built again the same way: the same bytes */
+		q = query(MS_VIEW_TREE);
+		x = view(&t->cap, &q, true);
+		y = view(&u->cap, &q, true);
+		assert_string_equal(x, y);
+		free(x);
+		free(y);
+		q = query(MS_VIEW_DIFF);
+		x = CAPTURE_OUTPUT(ms_diff_write(JSON_OUT, &t->cap, "a", &u->cap, "b", &q));
+		y = CAPTURE_OUTPUT(ms_diff_write(JSON_OUT, &t->cap, "a", &u->cap, "b", &q));
+		assert_string_equal(x, y);
+		assert_non_null(strstr(x, "\"functions\":[]}\n"));	/* nothing changed */
+		free(x);
+		free(y);
+		free(t);
+		free(u);
+	}
+}
+
+/* A capture without samples: every view answers, and says there is nothing. */
+static void test_views_no_samples(void **state)
+{
+	struct tcap t;
+	struct ms_query q = query(MS_VIEW_REPORT);
+	char *text;
+	int by, unit;
+
+	tcap_init(&t);
+	for (by = 0; by < MS_BY_COUNT; by++)
+		for (unit = 0; unit < MS_UNIT_COUNT; unit++) {
+			q.by = (enum ms_by)by;
+			q.unit = (enum ms_unit)unit;
+			q.function = "[truncated: depth]";	/* the truncated keys are there */
+			expect_twice_same(&t.cap, q);
+			q.view = MS_VIEW_CALLERS;
+			q.function = "main";
+			expect_view_refused(&t.cap, &q, false, "no function matches 'main'");
+		}
+
+	q = query(MS_VIEW_THREADS);
+	text = view(&t.cap, &q, false);
+	assert_string_equal(text, "0 samples in 0 threads\n"
+				 " share       samples       pid       tid  name\n");
+	free(text);
+	text = view(&t.cap, &q, true);
+	assert_string_equal(text, "{" HEAD("samples", "function", 0, 0, 0) "\"threads\":[]}\n");
+	free(text);
+	q = query(MS_VIEW_TIMELINE);
+	text = view(&t.cap, &q, false);
+	assert_string_equal(text, "0 samples over 60 buckets of 1 ns\n"
+				 "thread                  |0 ns"
+				 "                                                    1 ns|     total\n"
+				 "(no selected samples)\n");
+	free(text);
+	text = view(&t.cap, &q, true);
+	assert_true(starts_with(text, "{" HEAD("samples", "function", 0, 0, 0)
+				      "\"start\":0,\"end\":1,\"bucket_ns\":1,\"lost\":0,\"lanes\":[]}\n"));
+	free(text);
+	q = query(MS_VIEW_CALLEES);
+	q.function = "[truncated: depth]";
+	text = view(&t.cap, &q, true);
+	assert_string_equal(text, "{" HEAD("samples", "function", 0, 0, 0) "\"view\":\"callees\","
+				 "\"root\":{\"name\":\"[truncated: depth]\",\"self\":0,\"total\":0,"
+				 "\"children\":[]}}\n");
+	free(text);
+	/* diff of two of them */
+	q = query(MS_VIEW_DIFF);
+	text = CAPTURE_OUTPUT(ms_diff_write(TEXT_OUT, &t.cap, "a", &t.cap, "b", &q));
+	assert_string_equal(text, "A: a (0 samples)\nB: b (0 samples)\n"
+				 "0 changed; by self share, largest change first (change: points of "
+				 "each capture's total)\n"
+				 " change      A%      B%           A           B  function\n");
+	free(text);
+
+	/* threads and frames, but no sample: the same */
+	thread(&t, 1, 1, "idle");
+	path(&t, frame(&t, module(&t, "/bin/x", MS_MODULE_FILE), 0x10, "main"), MS_NONE);
+	q = query(MS_VIEW_REPORT);
+	q.function = "main";
+	expect_twice_same(&t.cap, q);
+	q.view = MS_VIEW_CALLERS;
+	assert_string_equal(tree_text(&t.cap, &q), "main 0/0\n");
+	q.view = MS_VIEW_THREADS;
+	text = view(&t.cap, &q, false);
+	assert_true(starts_with(text, "0 samples in 1 thread (1 not listed: no selected samples)\n"));
+	free(text);
+}
+
+/* Samples without any frame: the root's (or their truncated key's) self, no top row. */
+static void test_views_no_frames(void **state)
+{
+	struct tcap t;
+	struct ms_query q = query(MS_VIEW_TREE);
+	char *text;
+
+	tcap_init(&t);
+	thread(&t, 1, 1, "k");
+	samples(&t, 2, 0, MS_NONE, MS_END_KERNEL_ONLY);
+	samples(&t, 1, 0, MS_NONE, MS_END_STACK_COPY);
+	assert_string_equal(tree_text(&t.cap, &q), "[root] 2/3\n  [truncated: stack-copy] 1/1\n");
+	q.view = MS_VIEW_TOP;
+	assert_string_equal(top_line(&t.cap, &q), "3/3:");
+	text = view(&t.cap, &q, false);
+	assert_string_equal(text, "3 samples, 0 functions\n"
+				 " self%  self  total%  total  module  function\n");
+	free(text);
+	q.view = MS_VIEW_CALLERS;
+	q.function = "[truncated: stack-copy]";
+	assert_string_equal(tree_text(&t.cap, &q), "[truncated: stack-copy] 1/1\n");
+	q.module = "x";	/* no innermost frame: no module */
+	assert_string_equal(tree_text(&t.cap, &q), "[truncated: stack-copy] 0/0\n");
+	q = query(MS_VIEW_THREADS);
+	text = view(&t.cap, &q, false);
+	assert_non_null(strstr(text, "100.0%             3         1         1  k\n"));
+	free(text);
 }
 
 int main(void)
@@ -1682,6 +4059,45 @@ int main(void)
 		cmocka_unit_test(test_json_values),
 		cmocka_unit_test(test_weighted_views),
 		cmocka_unit_test(test_weighted_huge),
+		cmocka_unit_test(test_query_names),
+		cmocka_unit_test(test_query_parsers_refuse),
+		cmocka_unit_test(test_query_parse_time),
+		cmocka_unit_test(test_query_tids),
+		cmocka_unit_test(test_query_check),
+		cmocka_unit_test(test_query_check_capture),
+		cmocka_unit_test(test_query_origin),
+		cmocka_unit_test(test_filter_tids),
+		cmocka_unit_test(test_filter_thread_names),
+		cmocka_unit_test(test_filter_time),
+		cmocka_unit_test(test_filter_module),
+		cmocka_unit_test(test_filter_focus),
+		cmocka_unit_test(test_filter_ignore),
+		cmocka_unit_test(test_filter_hide_below),
+		cmocka_unit_test(test_filter_combined),
+		cmocka_unit_test(test_by_module),
+		cmocka_unit_test(test_filter_module_innermost),
+		cmocka_unit_test(test_by_line),
+		cmocka_unit_test(test_by_address),
+		cmocka_unit_test(test_unit_cpu_time),
+		cmocka_unit_test(test_truncated_keys),
+		cmocka_unit_test(test_truncated_end_past_table),
+		cmocka_unit_test(test_callers),
+		cmocka_unit_test(test_callees),
+		cmocka_unit_test(test_callers_naming),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_timeline_json),
+		cmocka_unit_test(test_timeline_text),
+		cmocka_unit_test(test_timeline_peak_level),
+		cmocka_unit_test(test_timeline_header_columns),
+		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_diff_refused),
+		cmocka_unit_test(test_diff_same_count_other_share),
+		cmocka_unit_test(test_report_json),
+		cmocka_unit_test(test_report_query),
+		cmocka_unit_test(test_view_dispatch),
+		cmocka_unit_test(test_views_deterministic),
+		cmocka_unit_test(test_views_no_samples),
+		cmocka_unit_test(test_views_no_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
