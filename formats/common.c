@@ -136,11 +136,10 @@ int ms_export(FILE *out, const struct ms_capture *cap, enum ms_format f,
 
 /* ---- loss ---- */
 
+/* Short, for the one line of ms_export_note_loss(); ms-export(1) says what each means. */
 static const char *const fact_names[] = {
-	"sample times", "CPUs", "threads", "sample counts", "periods",
-	"addresses", "modules", "return-address and kernel marks",
-	"stack end reasons", "problems and lost records", "recording info",
-	"the incomplete mark", "the sampling duty (a CPU budget)",
+	"times", "CPUs", "threads", "counts", "periods", "addresses", "modules",
+	"frame marks", "stack ends", "problems", "info", "incomplete mark", "duty",
 };
 
 unsigned ms_capture_facts(const struct ms_capture *cap)
@@ -235,8 +234,8 @@ unsigned ms_export_note_loss(const struct ms_capture *cap, enum ms_format f,
 			break;
 		len += (size_t)n;
 	}
-	fprintf(stderr, "%s: note: %s output drops the %s of '%s' (see ms-export(1))\n",
-		ms_progname(), ms_format_name(f), list, what);
+	fprintf(stderr, "%s: note: %s drops %s of '%s' (ms-export(1))\n", ms_progname(),
+		ms_format_name(f), list, what);
 	return dropped;
 }
 

@@ -46,12 +46,11 @@ setup() {
 	run --separate-stderr ms-export --folded p.msc
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
-	[[ "$stderr" == "ms-export: note: folded output drops the sample times, CPUs, threads, periods, addresses, modules, "* ]]
-	[[ "$stderr" == *"'p.msc' (see ms-export(1))" ]]
+	[ "$stderr" = "ms-export: note: folded drops times, CPUs, threads, periods, addresses, modules, frame marks, stack ends, info of 'p.msc' (ms-export(1))" ]
 	run --separate-stderr ms-export --folded --thread-root --weight time p.msc
 	[[ "$stderr" != *threads* ]]
 	[[ "$stderr" != *periods* ]]
-	[[ "$stderr" == *"sample counts"* ]]
+	[[ "$stderr" == *" counts"* ]]
 	run --separate-stderr ms-export --quiet --pprof -o q.pb.gz p.msc
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
