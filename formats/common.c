@@ -191,6 +191,8 @@ unsigned ms_capture_facts(const struct ms_capture *cap)
 unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o)
 {
 	bool time = o && o->weight == MS_WEIGHT_TIME;
+	/* every export names why a stack ended early, as its outermost frame */
+	unsigned ends = MS_FACT_STACK_ENDS;
 
 	switch (f) {
 	case MS_FORMAT_CAPTURE:
@@ -198,16 +200,18 @@ unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o)
 	case MS_FORMAT_PPROF:
 		/* the duty is in its time values */
 		return MS_FACT_THREADS | MS_FACT_COUNTS | MS_FACT_PERIODS |
-		       MS_FACT_ADDRESSES | MS_FACT_MODULES | MS_FACT_DUTY;
+		       MS_FACT_ADDRESSES | MS_FACT_MODULES | MS_FACT_DUTY | ends;
 	case MS_FORMAT_FOLDED:
 		return (o && o->thread_root ? MS_FACT_THREADS : 0) |
-		       (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS);
+		       (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS) | ends;
 	case MS_FORMAT_CHROME:
 		if (o && o->chrome_form == MS_CHROME_SAMPLES)
-			return MS_FACT_TIMES | MS_FACT_CPUS | MS_FACT_THREADS | MS_FACT_COUNTS;
-		return MS_FACT_TIMES | MS_FACT_THREADS | MS_FACT_PERIODS;
+			return MS_FACT_TIMES | MS_FACT_CPUS | MS_FACT_THREADS | MS_FACT_COUNTS |
+			       ends;
+		return MS_FACT_TIMES | MS_FACT_THREADS | MS_FACT_PERIODS | ends;
 	case MS_FORMAT_SPEEDSCOPE:
-		return MS_FACT_THREADS | (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS);
+		return MS_FACT_THREADS | (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS) |
+		       ends;
 	default:
 		return 0;
 	}

@@ -15,6 +15,10 @@
  * (byte, line, or table row) that is wrong and return NULL: nothing
  * half-built ever reaches the caller.
  *
+ * A stack that ended early (capture/funcs.h: ms_stack_end_truncated())
+ * gets a synthetic outermost frame naming why, ms_truncated_label(), in
+ * every export, so no viewer draws a cut stack's outermost frame as a root.
+ *
  * Loss is a property of each converter: man/ms-export.1 lists the facts
  * each keeps and drops, and ms_export_note_loss() says in one line which
  * facts present in a given capture a format drops.

@@ -18,6 +18,7 @@ MS_LIBS += $(PROTOBUF_C_LIBS)
 
 libcommon_a_SOURCES += \
 	formats/formats.h formats/internal.h formats/common.c \
+	formats/cuts.c formats/rows.c \
 	formats/pprof/export.c formats/pprof/import.c \
 	formats/folded/export.c formats/folded/import.c \
 	formats/chrome/export.c \
@@ -34,6 +35,11 @@ UNIT_TESTS += tests/unit/formats-test
 tests_unit_formats_test_SOURCES = tests/unit/formats-test.c tests/unit/stderr-capture.h
 tests_unit_formats_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_formats_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+UNIT_TESTS += tests/unit/formats-cut-test
+tests_unit_formats_cut_test_SOURCES = tests/unit/formats-cut-test.c
+tests_unit_formats_cut_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_formats_cut_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 # Writes synthetic captures for the formats tests and scripts/bench/40-formats.sh.
 check_PROGRAMS += tests/unit/formats-mkcapture

@@ -20,6 +20,10 @@
  *    row (cpu, tid, ts, the event name, its stack frame, and as weight the
  *    row's count): the format's own weight, so a row of 67108864 samples
  *    is one entry.
+ * A stack cut short starts with its synthetic frame ("[truncated:
+ * stack-copy]", internal.h) in both forms: an event of its own, or the
+ * root of its stack frames; a sample without frames whose end was cut is
+ * that frame alone.
  * Memory: one open path per thread, and the stack frames; samples are
  * written as they are read.
  */
@@ -111,20 +115,67 @@ struct cx {
 	struct ms_json *j;
 	const struct ms_capture *cap;
 	struct ms_funcs funcs;
+	struct ms_cuts cuts;
 };
 
-static void complete_event(struct cx *c, uint32_t thread, uint32_t func, uint64_t start,
+/*
+ * Codes of what a frame of either form is: a function's id, then
+ * funcs.n + cut for a cut's synthetic frame, then "[no frames]".
+ */
+#define CUT_CATEGORY "[truncated]"
+#define NO_FRAMES_LABEL "[no frames]"
+#define NO_FRAMES_CATEGORY "[unknown]"
+
+static uint32_t code_no_frames(const struct cx *c)
+{
+	return c->funcs.n + MS_CUTS_MAX;
+}
+
+static const char *code_label(const struct cx *c, uint32_t code)
+{
+	if (code < c->funcs.n)
+		return c->funcs.funcs[code].label;
+	return code == code_no_frames(c) ? NO_FRAMES_LABEL : c->cuts.labels[code - c->funcs.n];
+}
+
+static const char *code_category(const struct cx *c, uint32_t code)
+{
+	if (code < c->funcs.n)
+		return c->funcs.funcs[code].module_label;
+	return code == code_no_frames(c) ? NO_FRAMES_CATEGORY : CUT_CATEGORY;
+}
+
+/*
+ * The path of sample s, outermost first, into path (room for
+ * ms_funcs_max_path() + 1): its cut's code, if cut, then its functions;
+ * returns its length and where it starts. nodes: scratch (capture/funcs.h).
+ */
+static uint32_t sample_path(struct cx *c, const struct ms_cap_sample *s, uint32_t *nodes,
+			    uint32_t *path, uint32_t **start)
+{
+	uint32_t cut = ms_cuts_id(&c->cuts, s->end);
+	uint32_t n = ms_stack_funcs(c->cap, &c->funcs, s->stack, nodes, path + 1);
+
+	if (cut == MS_NONE) {
+		*start = path + 1;
+		return n;
+	}
+	path[0] = c->funcs.n + cut;
+	*start = path;
+	return n + 1;
+}
+
+static void complete_event(struct cx *c, uint32_t thread, uint32_t code, uint64_t start,
 			   uint64_t end)
 {
-	const struct ms_func *fn = &c->funcs.funcs[func];
 	const struct ms_cap_thread *t = &c->cap->threads[thread];
 	struct ms_json *j = c->j;
 
 	ms_json_object_begin(j);
 	ms_json_key(j, "name");
-	ms_json_string(j, fn->label);
+	ms_json_string(j, code_label(c, code));
 	ms_json_key(j, "cat");
-	ms_json_string(j, fn->module_label);
+	ms_json_string(j, code_category(c, code));
 	ms_json_key(j, "ph");
 	ms_json_string(j, "X");
 	ms_json_key(j, "ts");
@@ -170,7 +221,7 @@ static int write_complete_events(struct cx *c)
 	uint32_t max_depth = ms_stacks_max_depth(cap), i, k, n;
 	struct open_path *open = calloc(cap->n_threads ? cap->n_threads : 1, sizeof(*open));
 	uint32_t *nodes = calloc(max_depth ? max_depth : 1, sizeof(*nodes));
-	uint32_t *path = calloc(ms_funcs_max_path(cap, &c->funcs), sizeof(*path));
+	uint32_t *path = calloc((size_t)ms_funcs_max_path(cap, &c->funcs) + 1, sizeof(*path));
 	int ret = -1;
 
 	if (!open || !nodes || !path) {
@@ -180,13 +231,13 @@ static int write_complete_events(struct cx *c)
 	for (i = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *s = &cap->samples[i];
 		struct open_path *op = &open[s->thread];
-		uint32_t common = 0;
+		uint32_t common = 0, *p;
 
-		n = ms_stack_funcs(cap, &c->funcs, s->stack, nodes, path);
+		n = sample_path(c, s, nodes, path, &p);
 		/* a gap since the thread's last sample closes everything */
 		if (op->depth && s->time > op->end)
 			close_to(c, op, s->thread, 0, op->end);
-		while (common < op->depth && common < n && op->funcs[common] == path[common])
+		while (common < op->depth && common < n && op->funcs[common] == p[common])
 			common++;
 		close_to(c, op, s->thread, common, s->time);
 		if (n > op->alloc) {
@@ -204,7 +255,7 @@ static int write_complete_events(struct cx *c)
 			op->alloc = n;
 		}
 		for (k = common; k < n; k++) {
-			op->funcs[k] = path[k];
+			op->funcs[k] = p[k];
 			op->start[k] = s->time;
 		}
 		op->depth = n;
@@ -227,63 +278,112 @@ out:
 
 /* ---- stack frames and samples ---- */
 
+/*
+ * The stack frames: nodes (parent node, code), and the node of each
+ * (capture stack, cut) a sample uses, built once, outermost first.
+ */
+struct frames {
+	struct ms_pairmap nodes;	/* (parent node or MS_NONE, code) -> node */
+	struct ms_pairmap memo;		/* (stack or MS_NONE, cut or MS_NONE) -> memo row */
+	uint32_t *memo_node;		/* per memo row: its node */
+	uint32_t alloc_memo;
+	uint32_t *path;			/* scratch: ms_stacks_max_depth() + 1 */
+};
+
+/* The node of (stack, cut) when made, else MS_NONE. */
+static uint32_t frames_find(const struct frames *fr, uint32_t stack, uint32_t cut)
+{
+	uint32_t r = ms_pairmap_find(&fr->memo, stack, cut);
+
+	return r == MS_NONE ? MS_NONE : fr->memo_node[r];
+}
+
+static int frames_remember(struct frames *fr, uint32_t stack, uint32_t cut, uint32_t node)
+{
+	uint32_t r = ms_pairmap_get(&fr->memo, stack, cut, NULL);
+
+	if (r == MS_NONE || ms_grow(&fr->memo_node, &fr->alloc_memo, r, sizeof(uint32_t)) < 0)
+		return -1;
+	fr->memo_node[r] = node;
+	return 0;
+}
+
+/*
+ * The node of a sample of stack whose end was cut (or not: MS_NONE), made
+ * when new: its cut's root, then each frame's functions under it. Without
+ * frames: the cut alone, or "[no frames]". MS_NONE after a message.
+ */
+static uint32_t frames_node(struct cx *c, struct frames *fr, uint32_t stack, uint32_t cut)
+{
+	const struct ms_capture *cap = c->cap;
+	uint32_t node = frames_find(fr, stack, cut), n, k;
+
+	if (node != MS_NONE)
+		return node;
+	if (stack == MS_NONE) {
+		node = ms_pairmap_get(&fr->nodes, MS_NONE,
+				      cut == MS_NONE ? code_no_frames(c) : c->funcs.n + cut, NULL);
+		return node == MS_NONE || frames_remember(fr, stack, cut, node) < 0 ? MS_NONE : node;
+	}
+	/* the deepest node on the way that is made already; outermost first after it */
+	n = ms_stack_nodes(cap, stack, fr->path);
+	for (k = n; k > 0 && (node = frames_find(fr, fr->path[k - 1], cut)) == MS_NONE; k--)
+		;
+	if (k == 0 && cut != MS_NONE &&
+	    (node = ms_pairmap_get(&fr->nodes, MS_NONE, c->funcs.n + cut, NULL)) == MS_NONE)
+		return MS_NONE;
+	for (; k < n; k++) {
+		uint32_t frame = cap->stacks[fr->path[k]].frame;
+
+		/* a frame with an inline chain is a path of several functions */
+		for (uint32_t e = c->funcs.chain_start[frame]; e < c->funcs.chain_start[frame + 1]; e++)
+			if ((node = ms_pairmap_get(&fr->nodes, node, c->funcs.chain[e], NULL)) == MS_NONE)
+				return MS_NONE;
+		if (frames_remember(fr, fr->path[k], cut, node) < 0)
+			return MS_NONE;
+	}
+	return node;
+}
+
 static int write_samples_form(struct cx *c)
 {
 	const struct ms_capture *cap = c->cap;
 	struct ms_json *j = c->j;
-	struct ms_pairmap nodes = MS_PAIRMAP_INIT;
-	uint32_t *sf = calloc(cap->n_stacks ? cap->n_stacks : 1, sizeof(*sf));
-	uint32_t no_frames = MS_NONE, i;
+	struct frames fr = { MS_PAIRMAP_INIT, MS_PAIRMAP_INIT, NULL, 0, NULL };
+	uint32_t max_depth = ms_stacks_max_depth(cap), i;
 	const char *event = ms_capture_info_text(cap, "event");
 	char id[16];
 	int ret = -1;
 
-	if (!sf) {
+	fr.path = calloc((size_t)max_depth + 1, sizeof(*fr.path));
+	if (!fr.path) {
 		ms_error("out of memory");
 		goto out;
 	}
-	/* parents come first in the stacks table, so their node exists */
-	for (i = 0; i < cap->n_stacks; i++) {
-		const struct ms_cap_stack *st = &cap->stacks[i];
-		uint32_t node = st->parent == MS_NONE ? MS_NONE : sf[st->parent];
+	/* every node first: "stackFrames" comes before "samples" */
+	for (i = 0; i < cap->n_samples; i++) {
+		const struct ms_cap_sample *s = &cap->samples[i];
 
-		/* a frame with an inline chain is a path of several functions */
-		for (uint32_t k = c->funcs.chain_start[st->frame];
-		     k < c->funcs.chain_start[st->frame + 1]; k++)
-			if ((node = ms_pairmap_get(&nodes, node, c->funcs.chain[k], NULL)) == MS_NONE)
-				goto out;
-		sf[i] = node;
+		if (frames_node(c, &fr, s->stack, ms_cuts_id(&c->cuts, s->end)) == MS_NONE)
+			goto out;
 	}
-	for (i = 0; i < cap->n_samples && no_frames == MS_NONE; i++)
-		if (cap->samples[i].stack == MS_NONE)
-			no_frames = nodes.n;
 	ms_json_key(j, "stackFrames");
 	ms_json_object_begin(j);
-	for (i = 0; i < nodes.n; i++) {
-		const struct ms_func *fn = &c->funcs.funcs[nodes.keys[i][1]];
+	for (i = 0; i < fr.nodes.n; i++) {
+		uint32_t code = fr.nodes.keys[i][1];
 
 		snprintf(id, sizeof(id), "%" PRIu32, i + 1);
 		ms_json_key(j, id);
 		ms_json_object_begin(j);
 		ms_json_key(j, "name");
-		ms_json_string(j, fn->label);
+		ms_json_string(j, code_label(c, code));
 		ms_json_key(j, "category");
-		ms_json_string(j, fn->module_label);
-		if (nodes.keys[i][0] != MS_NONE) {
-			snprintf(id, sizeof(id), "%" PRIu32, nodes.keys[i][0] + 1);
+		ms_json_string(j, code_category(c, code));
+		if (fr.nodes.keys[i][0] != MS_NONE) {
+			snprintf(id, sizeof(id), "%" PRIu32, fr.nodes.keys[i][0] + 1);
 			ms_json_key(j, "parent");
 			ms_json_string(j, id);
 		}
-		ms_json_object_end(j);
-	}
-	if (no_frames != MS_NONE) {
-		snprintf(id, sizeof(id), "%" PRIu32, no_frames + 1);
-		ms_json_key(j, id);
-		ms_json_object_begin(j);
-		ms_json_key(j, "name");
-		ms_json_string(j, "[no frames]");
-		ms_json_key(j, "category");
-		ms_json_string(j, "[unknown]");
 		ms_json_object_end(j);
 	}
 	ms_json_object_end(j);
@@ -305,7 +405,7 @@ static int write_samples_form(struct cx *c)
 		ms_json_string(j, event ? event : "samples");
 		ms_json_key(j, "sf");
 		snprintf(id, sizeof(id), "%" PRIu32,
-			 (s->stack == MS_NONE ? no_frames : sf[s->stack]) + 1);
+			 frames_find(&fr, s->stack, ms_cuts_id(&c->cuts, s->end)) + 1);
 		ms_json_string(j, id);
 		ms_json_key(j, "weight");
 		ms_json_uint(j, s->count);
@@ -314,8 +414,10 @@ static int write_samples_form(struct cx *c)
 	ms_json_array_end(j);
 	ret = 0;
 out:
-	ms_pairmap_release(&nodes);
-	free(sf);
+	ms_pairmap_release(&fr.nodes);
+	ms_pairmap_release(&fr.memo);
+	free(fr.memo_node);
+	free(fr.path);
 	return ret;
 }
 
@@ -330,8 +432,15 @@ int ms_chrome_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 	memset(&c, 0, sizeof(c));
 	c.j = &j;
 	c.cap = cap;
+	c.cuts = (struct ms_cuts)MS_CUTS_INIT;
 	if (ms_funcs_build(&c.funcs, cap) < 0)
 		return -1;
+	/* codes past the functions' (code_no_frames()) must stay below MS_NONE */
+	if (c.funcs.n >= MS_NONE - MS_CUTS_MAX - 1) {
+		ms_error("cannot write a Chrome trace of %" PRIu32 " functions: more than it "
+			 "numbers; export pprof instead", c.funcs.n);
+		goto out;
+	}
 	ms_json_init(&j, out);
 	ms_json_object_begin(&j);
 	ms_json_key(&j, "traceEvents");

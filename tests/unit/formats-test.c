@@ -48,8 +48,10 @@ static void frame_fact(struct ms_capture_builder *b, uint32_t module, uint64_t a
 	assert_int_equal(ms_capture_builder_frame(b, &f), 0);
 }
 
-static void sample(struct ms_capture_builder *b, uint32_t tid, uint64_t time, uint64_t period,
-		   uint32_t n, const struct ms_stack_frame *frames)
+/* A sample of n frames (innermost first) whose unwinding ended with end. */
+static void sample_end(struct ms_capture_builder *b, uint32_t tid, uint64_t time,
+		       uint64_t period, uint32_t end, uint32_t n,
+		       const struct ms_stack_frame *frames)
 {
 	static struct ms_stack st;
 
@@ -58,10 +60,20 @@ static void sample(struct ms_capture_builder *b, uint32_t tid, uint64_t time, ui
 	st.tid = tid;
 	st.time = time;
 	st.period = period;
-	st.reason = n ? MS_END_FP_CHAIN : MS_END_KERNEL_ONLY;
+	st.reason = end;
 	st.n_frames = n;
 	memcpy(st.frames, frames, n * sizeof(*frames));
 	assert_int_equal(ms_capture_builder_stack(b, &st), 0);
+}
+
+/*
+ * A whole stack (it reached the thread's entry), or none at all (a kernel
+ * thread's): stacks cut short are the tests of their own below.
+ */
+static void sample(struct ms_capture_builder *b, uint32_t tid, uint64_t time, uint64_t period,
+		   uint32_t n, const struct ms_stack_frame *frames)
+{
+	sample_end(b, tid, time, period, n ? MS_END_OUTERMOST : MS_END_KERNEL_ONLY, n, frames);
 }
 
 /*
@@ -607,7 +619,7 @@ static void test_loss(void **state)
 	assert_false(dropped & MS_FACT_COUNTS);
 	/* one short line: the facts by short names, the input, where to read more */
 	assert_non_null(strstr(msg, ": note: folded drops times, threads, periods, addresses, "
-				"modules, frame marks, stack ends, info of 'small.msc' (ms-export(1))\n"));
+				"modules, frame marks, info of 'small.msc' (ms-export(1))\n"));
 	o.thread_root = true;
 	o.weight = MS_WEIGHT_TIME;
 	stderr_begin();
