@@ -101,6 +101,31 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap,
 			 const struct ms_export_options *o);
 
 /*
+ * Chrome traces of the events form grow with the samples times their
+ * stacks' depth: two million samples make gigabytes. ms_chrome_estimate()
+ * says how many bytes ms_chrome_export() would write with o: a bound from
+ * the stacks' depths when that is at most limit, else the exact count, by
+ * a pass that writes nothing (a fraction of the export's time), so any
+ * answer above limit is exact. UINT64_MAX when it cannot tell.
+ */
+uint64_t ms_chrome_estimate(const struct ms_capture *cap, const struct ms_export_options *o,
+			    uint64_t limit);
+/*
+ * Past this size ms-export warns before it writes; one large enough that
+ * a viewer struggles to open the file (speedscope and Chrome's trace
+ * viewer load it whole).
+ */
+#define MS_EXPORT_WARN_BYTES (1ull << 30)
+/*
+ * When format f's output of cap would pass limit bytes (only a Chrome
+ * trace can; the other formats hold one entry per unique stack or run),
+ * print one warning to stderr naming the input (what), the size, and a
+ * smaller way to write it. Returns the estimate, 0 for other formats.
+ */
+uint64_t ms_export_warn_size(const struct ms_capture *cap, enum ms_format f,
+			     const struct ms_export_options *o, const char *what, uint64_t limit);
+
+/*
  * Facts a capture can hold that a format may not carry. ms_capture_facts()
  * says which are present in cap; ms_format_keeps() which a format keeps
  * with these options.

@@ -1,13 +1,15 @@
 /*
  * Helpers the converters share: the synthetic frames of stacks cut short,
- * sample rows keyed by (stack, thread, cut), and the import side's frame
- * keys. Not an API outside formats/.
+ * sample rows keyed by (stack, thread, cut), a buffered writer, and the
+ * import side's frame keys. Not an API outside formats/.
  */
 #ifndef MS_FORMATS_INTERNAL_H
 #define MS_FORMATS_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "capture/builder.h"
 #include "capture/capture.h"
@@ -60,6 +62,43 @@ uint32_t ms_rows_get(struct ms_rows *r, uint32_t stack, uint32_t thread, uint32_
 void ms_rows_key(const struct ms_rows *r, uint32_t row, uint32_t *stack, uint32_t *thread,
 		 uint32_t *cut);
 void ms_rows_release(struct ms_rows *r);
+
+/*
+ * A buffered writer for exporters' hot loops: blocks of 1 MiB written with
+ * one fwrite each, no allocation per call. With out NULL it writes nothing
+ * and only counts, so the same code gives a file's exact size. Write
+ * errors are left on out (formats.h).
+ */
+struct ms_outbuf {
+	FILE *out;		/* NULL: count only */
+	char *buf;
+	size_t len, size;
+	uint64_t bytes;		/* written (or counted) in all */
+};
+/* 0, or -1 after a message (out of memory). */
+int ms_outbuf_init(struct ms_outbuf *b, FILE *out);
+void ms_outbuf_write(struct ms_outbuf *b, const void *p, size_t n);
+static inline void ms_outbuf_str(struct ms_outbuf *b, const char *s)
+{
+	ms_outbuf_write(b, s, strlen(s));
+}
+static inline void ms_outbuf_char(struct ms_outbuf *b, char c)
+{
+	if (b->out && b->len < b->size) {
+		b->buf[b->len++] = c;
+		b->bytes++;
+		return;
+	}
+	ms_outbuf_write(b, &c, 1);
+}
+/* v in decimal. */
+void ms_outbuf_u64(struct ms_outbuf *b, uint64_t v);
+/* How many decimal digits v has. */
+unsigned ms_u64_digits(uint64_t v);
+/* Write what is buffered to out. */
+void ms_outbuf_flush(struct ms_outbuf *b);
+/* Flush and free. */
+void ms_outbuf_release(struct ms_outbuf *b);
 
 /* The header an importer names itself with in the capture's producers. */
 void ms_import_header(struct ms_header *h, const char *producer, const char *format);

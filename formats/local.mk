@@ -18,10 +18,11 @@ MS_LIBS += $(PROTOBUF_C_LIBS)
 
 libcommon_a_SOURCES += \
 	formats/formats.h formats/internal.h formats/common.c \
-	formats/cuts.c formats/rows.c \
+	formats/cuts.c formats/rows.c formats/outbuf.c \
 	formats/pprof/export.c formats/pprof/import.c \
 	formats/folded/export.c formats/folded/import.c \
-	formats/chrome/export.c \
+	formats/chrome/chrome.h formats/chrome/export.c formats/chrome/events.c \
+	formats/chrome/samples.c \
 	formats/speedscope/export.c
 nodist_libcommon_a_SOURCES = $(PPROF_GEN)
 
@@ -40,6 +41,11 @@ UNIT_TESTS += tests/unit/formats-cut-test
 tests_unit_formats_cut_test_SOURCES = tests/unit/formats-cut-test.c
 tests_unit_formats_cut_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_formats_cut_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+UNIT_TESTS += tests/unit/formats-size-test
+tests_unit_formats_size_test_SOURCES = tests/unit/formats-size-test.c tests/unit/stderr-capture.h
+tests_unit_formats_size_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_formats_size_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 # Writes synthetic captures for the formats tests and scripts/bench/40-formats.sh.
 check_PROGRAMS += tests/unit/formats-mkcapture

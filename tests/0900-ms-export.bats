@@ -126,6 +126,25 @@ setup() {
 	[ -z "$stderr" ]
 }
 
+@test "ms-export: a Chrome trace past 1 GiB is announced before it is written, with smaller ways; -q silences it" {
+	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 2000000 --threads 4 --lines big.msc
+	# the warning comes first: the reader may stop after a few bytes
+	# shellcheck disable=SC2016 # PIPESTATUS is the inner bash's
+	run --separate-stderr bash -c 'ms-export --chrome big.msc | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}"'
+	[ "$output" = 0 ]
+	grep -q -x -F "ms-export: warning: the Chrome trace of 'big.msc' will be about 1.6 GiB; --chrome-form samples writes at most 180 MiB, --pprof or --speedscope far less (-q: no warning)" <<<"$stderr"
+	# shellcheck disable=SC2016
+	run --separate-stderr bash -c 'ms-export -q --chrome big.msc | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}"'
+	[ "$output" = 0 ]
+	[ -z "$stderr" ]
+	# the samples form and a small capture: no warning
+	run --separate-stderr ms-export --chrome --chrome-form samples -o /dev/null big.msc
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *warning* ]]
+	run --separate-stderr ms-export --chrome -o /dev/null p.msc
+	[[ "$stderr" != *warning* ]]
+}
+
 # "tid ts dur name" of the complete events, a thread's in time order, enclosing ones
 # first: of two with one start and end, the one written first (as viewers take it).
 chrome_events() {
