@@ -145,6 +145,22 @@ setup() {
 	[[ "$stderr" != *warning* ]]
 }
 
+@test "ms-export: work past a second shows a progress line on a terminal, cleared at the end, and nowhere else" {
+	command -v script >/dev/null || skip "script (util-linux) is not installed: no terminal to test on"
+	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 2000000 --threads 4 big.msc
+	# stderr a terminal (script's), stdout a reader slow to start: the export takes over a second
+	run script -qec 'ms-export -q --chrome big.msc | (sleep 1.5; cat >/dev/null)' /dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == $'\r'"ms-export: writing the Chrome trace  "*%*" s"$'\r'* ]]
+	# the last thing drawn: spaces over the line, the cursor back at its start
+	[[ "$output" =~ $'\r'\ +$'\r'$ ]]
+	[[ "$output" != *$'\n'* ]]
+	# stderr not a terminal: nothing
+	run --separate-stderr bash -c 'ms-export -q --chrome big.msc | (sleep 1.5; cat >/dev/null)'
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
 # "tid ts dur name" of the complete events, a thread's in time order, enclosing ones
 # first: of two with one start and end, the one written first (as viewers take it).
 chrome_events() {

@@ -24,6 +24,7 @@
 #include "capture/funcs.h"
 #include "capture/weight.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 #define NO_FRAMES_LABEL "[no frames]"
 
@@ -142,6 +143,7 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 	uint32_t *nodes = calloc(max_depth, sizeof(*nodes)), *path = NULL;
 	struct line *lines = NULL;
 	uint32_t n_lines = 0;
+	struct ms_progress progress;
 	bool by_time = o && o->weight == MS_WEIGHT_TIME, thread_root = o && o->thread_root;
 	int ret = -1;
 
@@ -150,6 +152,7 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 	f.nodes = (struct ms_pairmap)MS_PAIRMAP_INIT;
 	if (!nodes)
 		return ms_error("out of memory");
+	ms_progress_start(&progress, "writing folded stacks", cap->n_samples);
 	if (ms_funcs_build(&f.funcs, cap) < 0)
 		goto out;
 	/* a line's nodes: the thread or "[no frames]", the cut, then the functions */
@@ -174,9 +177,11 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 	for (i = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *s = &cap->samples[i];
 		bool added;
-		uint32_t r = ms_rows_get(&rows, s->stack, thread_root ? s->thread : MS_NONE,
-					 ms_cuts_id(&f.cuts, s->end), &added);
+		uint32_t r;
 
+		ms_progress_update(&progress, i);
+		r = ms_rows_get(&rows, s->stack, thread_root ? s->thread : MS_NONE,
+				ms_cuts_id(&f.cuts, s->end), &added);
 		if (r == MS_NONE)
 			goto out;
 		if (added) {
@@ -235,6 +240,7 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 		fprintf(out, "%s %" PRIu64 "\n", f.text + lines[i].off, lines[i].weight);
 	ret = 0;
 out:
+	ms_progress_finish(&progress);
 	ms_rows_release(&rows);
 	ms_pairmap_release(&f.nodes);
 	ms_funcs_release(&f.funcs);

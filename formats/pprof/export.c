@@ -34,6 +34,7 @@
 #include "pprof/profile.pb-c.h"
 #include "stream/records.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 /* Profile's field numbers (formats/pprof/profile.proto). */
 enum {
@@ -470,7 +471,10 @@ static void write_samples(struct pw *w, bool with_period)
 	uint64_t *locs = calloc((size_t)max_depth + 1, sizeof(*locs));
 	int64_t k_pid = str_extra(w, "pid"), k_tid = str_extra(w, "tid"),
 		k_thread = str_extra(w, "thread");
+	struct ms_progress progress;
 
+	/* the samples summed, then a row each written and compressed */
+	ms_progress_start(&progress, "writing the pprof profile", cap->n_samples);
 	if (!nodes || !locs) {
 		ms_error("out of memory");
 		w->failed = 1;
@@ -479,8 +483,10 @@ static void write_samples(struct pw *w, bool with_period)
 	for (i = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *s = &cap->samples[i];
 		bool added;
-		uint32_t r = ms_rows_get(&rows, s->stack, s->thread, ms_cuts_id(&w->cuts, s->end),
-					 &added);
+		uint32_t r;
+
+		ms_progress_update(&progress, i);
+		r = ms_rows_get(&rows, s->stack, s->thread, ms_cuts_id(&w->cuts, s->end), &added);
 
 		if (r == MS_NONE)
 			goto fail;
@@ -495,6 +501,7 @@ static void write_samples(struct pw *w, bool with_period)
 		count[r] += s->count;
 		period[r] = ms_weight_add(period[r], ms_capture_sample_weight(cap, s));
 	}
+	progress.total += rows.rows.n;
 	for (i = 0; i < rows.rows.n && !w->failed; i++) {
 		uint32_t stack, thread, cut, n, k;
 		const struct ms_cap_thread *t;
@@ -502,6 +509,7 @@ static void write_samples(struct pw *w, bool with_period)
 		Perftools__Profiles__Label lab[3], *labp[3];
 		int64_t values[2];
 
+		ms_progress_update(&progress, (uint64_t)cap->n_samples + i);
 		ms_rows_key(&rows, i, &stack, &thread, &cut);
 		t = &cap->threads[thread];
 		/*
@@ -552,6 +560,7 @@ static void write_samples(struct pw *w, bool with_period)
 fail:
 	w->failed = 1;
 out:
+	ms_progress_finish(&progress);
 	ms_rows_release(&rows);
 	free(count);
 	free(period);

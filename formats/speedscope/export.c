@@ -27,6 +27,7 @@
 #include "capture/weight.h"
 #include "util/json.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 #define SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
@@ -68,6 +69,8 @@ struct run_walk {
 	struct ms_cuts *cuts;
 	uint32_t thread, next, last;
 	bool by_time;
+	struct ms_progress *progress;
+	uint64_t *seen;		/* samples walked over, for progress */
 };
 
 /* The next run of thread's samples with one stack and cut: those and its weight. */
@@ -81,6 +84,7 @@ static bool next_run(struct run_walk *w, uint32_t *stack, uint32_t *cut, uint64_
 		const struct ms_cap_sample *s = &cap->samples[w->next];
 		uint32_t sc;
 
+		ms_progress_update(w->progress, ++*w->seen);
 		if (s->thread != w->thread)
 			continue;
 		sc = ms_cuts_id(w->cuts, s->end);
@@ -106,6 +110,8 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	uint32_t *last = calloc(cap->n_threads ? cap->n_threads : 1, sizeof(*last));
 	uint32_t max_depth = ms_stacks_max_depth(cap), i, k, n;
 	uint32_t *nodes = calloc(max_depth ? max_depth : 1, sizeof(*nodes)), *path = NULL;
+	struct ms_progress progress;
+	uint64_t walk = 0, seen = 0;
 	int ret = -1;
 
 	if (!first || !last || !nodes) {
@@ -132,6 +138,11 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 		last[t] = i;
 		ms_cuts_id(&cuts, cap->samples[i].end);
 	}
+	/* each thread's samples are walked three times: total, stacks, weights */
+	for (i = 0; i < cap->n_threads; i++)
+		if (first[i] != MS_NONE)
+			walk += 3 * ((uint64_t)last[i] - first[i] + 1);
+	ms_progress_start(&progress, "writing the speedscope file", walk);
 	ms_json_init(&j, out);
 	ms_json_object_begin(&j);
 	ms_json_key(&j, "$schema");
@@ -145,7 +156,7 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	ms_json_array_begin(&j);
 	for (i = 0; i < cap->n_threads; i++) {
 		const struct ms_cap_thread *t = &cap->threads[i];
-		struct run_walk w = { cap, &cuts, i, first[i], last[i], by_time };
+		struct run_walk w = { cap, &cuts, i, first[i], last[i], by_time, &progress, &seen };
 		uint64_t total = 0, weight;
 		uint32_t stack, cut;
 		char name[512];
@@ -198,6 +209,7 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	ms_json_object_end(&j);
 	fputc('\n', out);
 	ret = 0;
+	ms_progress_finish(&progress);
 out:
 	ms_funcs_release(&funcs);
 out_free:

@@ -31,7 +31,8 @@ struct ms_progress {
 	FILE *out;		/* NULL: draw nothing */
 	uint64_t (*clock)(void);	/* nanoseconds, monotonic */
 	const char *label;	/* borrowed */
-	uint64_t total;		/* rows in all; 0 when unknown */
+	uint64_t total;		/* rows in all; 0 when unknown; may be raised as
+				   work is found */
 	uint64_t next;		/* the row count at which the clock is read next */
 	uint64_t stride;	/* rows between reads of the clock */
 	uint64_t start_ns, checked_ns, drawn_ns;
