@@ -132,7 +132,7 @@ setup() {
 	# shellcheck disable=SC2016 # PIPESTATUS is the inner bash's
 	run --separate-stderr bash -c 'ms-export --chrome big.msc | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}"'
 	[ "$output" = 0 ]
-	grep -q -x -F "ms-export: warning: the Chrome trace of 'big.msc' will be about 1.6 GiB; --chrome-form samples writes at most 180 MiB, --pprof or --speedscope far less (-q: no warning)" <<<"$stderr"
+	grep -q -x -F "ms-export: warning: the Chrome trace of 'big.msc' will be about 1.5 GiB; --chrome-form samples writes at most 180 MiB, --pprof or --speedscope far less (-q: no warning)" <<<"$stderr"
 	# shellcheck disable=SC2016
 	run --separate-stderr bash -c 'ms-export -q --chrome big.msc | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}"'
 	[ "$output" = 0 ]

@@ -37,7 +37,7 @@ struct chrome {
 	uint64_t *name_off, *cat_off;
 	uint32_t *name_len, *cat_len;
 	unsigned us_digits;		/* the most a time in microseconds needs, "." and
-					   its three decimals included */
+					   three decimals included (whole ones need less) */
 };
 
 /* Build the functions, the cuts and the quoted text: 0, or -1 after a message. */
@@ -54,7 +54,7 @@ static inline uint32_t chrome_code_no_frames(const struct chrome *c)
 	return c->funcs.n + MS_CUTS_MAX;
 }
 
-/* A time in microseconds with three decimals: no nanosecond rounded away. */
+/* A time in microseconds with three decimals (the samples form): no nanosecond rounded away. */
 void chrome_us(struct ms_outbuf *b, uint64_t ns);
 
 /*

@@ -8,6 +8,12 @@
  * CHROME_DEFAULT_SPAN_NS: a row that stands for many samples is one longer
  * span, never that many events.
  *
+ * Times are whole microseconds, each start and end rounded to the nearest:
+ * viewers compute an event's end as ts + dur in floating point, and with
+ * decimals ("ts":1.898,"dur":2999.871) frames that end together ended a
+ * rounding apart, which made speedscope leave them open and nest every
+ * later stack inside them. Integers add exactly.
+ *
  * Speed: a trace of 2 million samples is gigabytes, so each function's
  * text up to "ts" and each thread's from "pid" on is made once; an event
  * is then a few copies and two numbers into the output block. A sample
@@ -125,6 +131,12 @@ static void ev_release(struct ev *e)
 	free(e->thread_len);
 }
 
+/* ns to the nearest microsecond; rounding keeps order, so events keep nesting */
+static uint64_t whole_us(uint64_t ns)
+{
+	return ns / 1000 + (ns % 1000 >= 500);
+}
+
 static void event(struct ev *e, uint32_t thread, uint32_t code, uint64_t start, uint64_t end)
 {
 	struct ms_outbuf *b = e->b;
@@ -133,9 +145,10 @@ static void event(struct ev *e, uint32_t thread, uint32_t code, uint64_t start, 
 		ms_outbuf_char(b, ',');
 	e->comma = true;
 	ms_outbuf_write(b, e->text + e->code_off[code], e->code_len[code]);
-	chrome_us(b, start);
+	start = whole_us(start);
+	ms_outbuf_u64(b, start);
 	ms_outbuf_write(b, EV_DUR, strlen(EV_DUR));
-	chrome_us(b, end - start);
+	ms_outbuf_u64(b, whole_us(end) - start);
 	ms_outbuf_write(b, e->text + e->thread_off[thread], e->thread_len[thread]);
 }
 

@@ -1,7 +1,8 @@
 /*
  * Chrome's Trace Event Format (the JSON object form) that chrome://tracing
- * and Perfetto open. Times are microseconds of the capture's clock, with
- * three decimals so that no nanosecond is rounded away.
+ * and Perfetto open. Times are microseconds of the capture's clock: whole
+ * ones in the events form (events.c says why), with three decimals in the
+ * samples form so that no nanosecond is rounded away.
  *
  *   {"traceEvents": [metadata..., events...], "displayTimeUnit": "ns",
  *    "otherData": {...}, ["stackFrames": {...}, "samples": [...]]}

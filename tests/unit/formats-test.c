@@ -548,16 +548,16 @@ static void test_chrome_events(void **state)
 	assert_non_null(strstr(json, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"./prog x\"}}"));
 	assert_non_null(strstr(json, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":11,\"args\":{\"name\":\"worker\"}}"));
 	/* thread 10: work and main from 1 us until the gap (2 us + one period) */
-	work = strstr(json, "{\"name\":\"work\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1.000,\"dur\":2.000,\"pid\":1,\"tid\":10}");
-	caller = strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1.000,\"dur\":2.000,\"pid\":1,\"tid\":10}");
+	work = strstr(json, "{\"name\":\"work\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":10}");
+	caller = strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":10}");
 	assert_non_null(work);
 	assert_non_null(caller);
 	/* the same start and end: the caller first, or viewers draw work as the root */
 	assert_true(caller < work);
 	/* thread 11: a;b ends when the next sample leaves it; main spans both */
-	assert_non_null(strstr(json, "{\"name\":\"a;b\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3.000,\"dur\":1.000,\"pid\":1,\"tid\":11}"));
-	assert_non_null(strstr(json, "{\"name\":\"sys\",\"cat\":\"[kernel.kallsyms]\",\"ph\":\"X\",\"ts\":4.000,\"dur\":1.000,\"pid\":1,\"tid\":11}"));
-	assert_non_null(strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3.000,\"dur\":2.000,\"pid\":1,\"tid\":11}"));
+	assert_non_null(strstr(json, "{\"name\":\"a;b\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3,\"dur\":1,\"pid\":1,\"tid\":11}"));
+	assert_non_null(strstr(json, "{\"name\":\"sys\",\"cat\":\"[kernel.kallsyms]\",\"ph\":\"X\",\"ts\":4,\"dur\":1,\"pid\":1,\"tid\":11}"));
+	assert_non_null(strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3,\"dur\":2,\"pid\":1,\"tid\":11}"));
 	assert_non_null(strstr(json, "\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"microscope test\",\"command\":\"./prog x\"}}\n"));
 	free(json);
 	o.chrome_form = MS_CHROME_SAMPLES;
@@ -566,6 +566,41 @@ static void test_chrome_events(void **state)
 	assert_non_null(strstr(json, "{\"name\":\"[no frames]\",\"category\":\"[unknown]\"}"));
 	assert_non_null(strstr(json, "\"samples\":[{\"cpu\":0,\"pid\":1,\"tid\":10,\"ts\":1.000,\"name\":\"cpu-clock\",\"sf\":\""));
 	assert_null(strstr(json, "\"ph\":\"X\""));
+	free(json);
+	ms_capture_free(cap);
+}
+
+/*
+ * Events are in whole microseconds, start and end each rounded: viewers
+ * add ts and dur in floating point, and frames that end together must end
+ * at the same number or speedscope leaves one open.
+ */
+static void test_chrome_whole_microseconds(void **state)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_module m;
+	const struct ms_stack_frame work[] = { { 0, 0, 0x200 }, { 0, MS_FRAME_RETURN, 0x100 } };
+	const struct ms_stack_frame other[] = { { 0, 0, 0x300 }, { 0, MS_FRAME_RETURN, 0x100 } };
+	struct ms_capture *cap;
+	char *json;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.kind = MS_MODULE_FILE;
+	m.path = S("/bin/prog");
+	assert_int_equal(ms_capture_builder_module(b, &m), 0);
+	frame_fact(b, 0, 0x100, "main");
+	frame_fact(b, 0, 0x200, "work");
+	frame_fact(b, 0, 0x300, "other");
+	sample(b, 10, 1499, 1001, 2, work);
+	sample(b, 10, 2500, 1001, 2, other);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	json = export_mem(cap, MS_FORMAT_CHROME, NULL, NULL);
+	/* 1499 ns is 1 us, 2500 ns 3 us, 3501 ns 4: main ends where other does */
+	assert_non_null(strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1,\"dur\":3,"));
+	assert_non_null(strstr(json, "{\"name\":\"work\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1,\"dur\":2,"));
+	assert_non_null(strstr(json, "{\"name\":\"other\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3,\"dur\":1,"));
 	free(json);
 	ms_capture_free(cap);
 }
@@ -1257,7 +1292,7 @@ static void test_export_weighted(void **state)
 			    NULL);
 	/* a row without a period spans its count of the default 1 ms */
 	o.chrome_form = MS_CHROME_EVENTS;
-	expect_small_export(cap, MS_FORMAT_CHROME, &o, "\"dur\":67108864000.000", NULL);
+	expect_small_export(cap, MS_FORMAT_CHROME, &o, "\"dur\":67108864000,", NULL);
 	gz = export_mem(cap, MS_FORMAT_PPROF, NULL, &len);
 	raw = gunzip_mem((unsigned char *)gz, len, &rlen);
 	p = perftools__profiles__profile__unpack(NULL, rlen, raw);
@@ -1426,6 +1461,7 @@ int main(void)
 		cmocka_unit_test(test_folded_export),
 		cmocka_unit_test(test_folded_round_trip),
 		cmocka_unit_test(test_chrome_events),
+		cmocka_unit_test(test_chrome_whole_microseconds),
 		cmocka_unit_test(test_speedscope),
 		cmocka_unit_test(test_loss),
 		cmocka_unit_test(test_export_duty_time),
