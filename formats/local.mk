@@ -63,6 +63,6 @@ tests_unit_formats_corpus_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 EXTRA_DIST += tests/fuzz/corpus tests/fuzz/fuzz.h \
 	tests/formats/package.json tests/formats/package-lock.json \
 	tests/formats/pprof-decode.js tests/formats/speedscope-import.js \
-	tests/formats/speedscope-schema.js tests/formats/chrome-check.js \
+	tests/formats/speedscope-schema.js tests/formats/chrome-check.js tests/formats/chrome-tree.mjs \
 	tests/formats/go-runtime-cpu.go tests/formats/go-runtime-cpu.pprof \
 	scripts/bench/40-formats.sh
