@@ -232,8 +232,13 @@ int chrome_events_write(struct chrome *c, struct ms_outbuf *b, bool comma, const
 
 		ms_progress_update(&progress, i);
 		n = same ? op->len : sample_path(c, s, cut, nodes, path, &p);
-		/* a gap since the thread's last sample closes everything */
-		if (op->depth && s->time > op->end)
+		/*
+		 * A gap since the thread's last sample closes everything; one
+		 * shorter than the rounding is none, or the frames would end and
+		 * begin again at one time, which speedscope takes for a call
+		 * of the first by the second.
+		 */
+		if (op->depth && whole_us(s->time) > whole_us(op->end))
 			close_to(&e, op, s->thread, 0, op->end);
 		if (same) {
 			common = op->depth;

@@ -594,13 +594,28 @@ static void test_chrome_whole_microseconds(void **state)
 	frame_fact(b, 0, 0x300, "other");
 	sample(b, 10, 1499, 1001, 2, work);
 	sample(b, 10, 2500, 1001, 2, other);
+	/* a gap of 300 ns: less than the rounding, so none (other goes on) */
+	sample(b, 10, 3801, 1000, 2, other);
+	/* a gap of 2 us: other and main end, and begin again */
+	sample(b, 10, 6801, 1000, 2, other);
 	cap = ms_capture_builder_seal(b);
 	assert_non_null(cap);
 	json = export_mem(cap, MS_FORMAT_CHROME, NULL, NULL);
-	/* 1499 ns is 1 us, 2500 ns 3 us, 3501 ns 4: main ends where other does */
-	assert_non_null(strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1,\"dur\":3,"));
+	/* 1499 ns is 1 us, 2500 ns 3 us, 4801 ns 5: main ends where other does */
 	assert_non_null(strstr(json, "{\"name\":\"work\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1,\"dur\":2,"));
-	assert_non_null(strstr(json, "{\"name\":\"other\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3,\"dur\":1,"));
+	assert_non_null(strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1,\"dur\":4,"));
+	assert_non_null(strstr(json, "{\"name\":\"other\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3,\"dur\":2,"));
+	/* after the real gap: both again, from 7 us to 8 */
+	assert_non_null(strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":7,\"dur\":1,"));
+	assert_non_null(strstr(json, "{\"name\":\"other\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":7,\"dur\":1,"));
+	/* nothing else: a frame never ends and begins again at one time */
+	{
+		unsigned n = 0;
+
+		for (const char *p = json; (p = strstr(p, "\"ph\":\"X\"")); p++)
+			n++;
+		assert_int_equal(n, 5);
+	}
 	free(json);
 	ms_capture_free(cap);
 }
