@@ -80,11 +80,12 @@ static bool next_run(struct run_walk *w, uint32_t *stack, uint32_t *cut, uint64_
 	bool have = false;
 
 	*weight = 0;
-	for (; w->next <= w->last && w->next < cap->n_samples; w->next++) {
+	/* a sample that ends the run is walked again by the next call: not counted twice */
+	for (; w->next <= w->last && w->next < cap->n_samples; w->next++, ++*w->seen) {
 		const struct ms_cap_sample *s = &cap->samples[w->next];
 		uint32_t sc;
 
-		ms_progress_update(w->progress, ++*w->seen);
+		ms_progress_update(w->progress, *w->seen);
 		if (s->thread != w->thread)
 			continue;
 		sc = ms_cuts_id(w->cuts, s->end);
