@@ -116,6 +116,26 @@ go_top() {
 	[ "$(go_top lines2.pb.gz | wc -l)" -gt 10 ]
 }
 
+@test "go tool pprof -traces shows a stack cut short ending in its [truncated: stack-copy] frame, and only there" {
+	need_go
+	ms-export -q --pprof -o cut.pb.gz cut.msc
+	run --separate-stderr go tool pprof -traces cut.pb.gz
+	[ "$status" -eq 0 ]
+	# each trace as "leaf;caller;...;outermost": after each separator, labels
+	# ("thread:  recurse"), the weight and the leaf, then one caller a line
+	traces=$(printf '%s\n' "$output" | awk '
+		/^-+\+-+$/ { if (f != "") print f; f = ""; in_trace = 1; next }
+		!in_trace || /^ +[a-z_]+: / { next }
+		/^ +[0-9.]+[a-zµ]*s +/ { sub(/^ +[0-9.]+[a-zµ]*s +/, ""); f = $0; next }
+		/^ +[^ ]/ { sub(/^ +/, ""); f = f ";" $0 }
+		END { if (f != "") print f }')
+	# the cut ones end with the frame; it is never anywhere else
+	[ "$(grep -c ';\[truncated: stack-copy\]$' <<<"$traces")" -gt 0 ]
+	[ "$(grep -c '\[truncated' <<<"$traces")" -eq "$(grep -c ';\[truncated: stack-copy\]$' <<<"$traces")" ]
+	# and every other ends at _start
+	[ "$(grep -v -c '\[truncated' <<<"$traces")" -eq "$(grep -c ';_start$' <<<"$traces")" ]
+}
+
 @test "go tool pprof: a Go profile imported and exported keeps its time, duration and counts" {
 	need_go
 	ms-capture -o go.msc --import pprof "$MS_SRCDIR/tests/formats/go-runtime-cpu.pprof"
