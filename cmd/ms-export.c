@@ -34,7 +34,8 @@ static const char usage_text[] =
 	"  --thread-root         folded: start each stack with its thread\n"
 	"  --chrome-form FORM    chrome: 'events' (complete events, the default) or\n"
 	"                        'samples' (stackFrames and samples)\n"
-	"  -q, --quiet           do not say which facts the format drops\n"
+	"  -q, --quiet           do not say which facts the format drops, nor warn\n"
+	"                        of a Chrome trace past 1 GiB\n"
 	"  -h, --help            show this help and exit\n"
 	"      --version         show the version and exit\n"
 	"\n"
@@ -130,8 +131,10 @@ int main(int argc, char **argv)
 	cap = ms_capture_load(argv[optind]);
 	if (!cap)
 		return MS_EXIT_ERROR;
-	if (!quiet)
+	if (!quiet) {
 		ms_export_note_loss(cap, f, &o, argv[optind]);
+		ms_export_warn_size(cap, f, &o, argv[optind], MS_EXPORT_WARN_BYTES);
+	}
 	rc = ms_export_file(output, cap, f, &o);
 
 	ms_capture_free(cap);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,11 +137,10 @@ int ms_export(FILE *out, const struct ms_capture *cap, enum ms_format f,
 
 /* ---- loss ---- */
 
+/* Short, for the one line of ms_export_note_loss(); ms-export(1) says what each means. */
 static const char *const fact_names[] = {
-	"sample times", "CPUs", "threads", "sample counts", "periods",
-	"addresses", "modules", "return-address and kernel marks",
-	"stack end reasons", "problems and lost records", "recording info",
-	"the incomplete mark", "the sampling duty (a CPU budget)",
+	"times", "CPUs", "threads", "counts", "periods", "addresses", "modules",
+	"frame marks", "stack ends", "problems", "info", "incomplete mark", "duty",
 };
 
 unsigned ms_capture_facts(const struct ms_capture *cap)
@@ -192,6 +192,8 @@ unsigned ms_capture_facts(const struct ms_capture *cap)
 unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o)
 {
 	bool time = o && o->weight == MS_WEIGHT_TIME;
+	/* every export names why a stack ended early, as its outermost frame */
+	unsigned ends = MS_FACT_STACK_ENDS;
 
 	switch (f) {
 	case MS_FORMAT_CAPTURE:
@@ -199,16 +201,18 @@ unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o)
 	case MS_FORMAT_PPROF:
 		/* the duty is in its time values */
 		return MS_FACT_THREADS | MS_FACT_COUNTS | MS_FACT_PERIODS |
-		       MS_FACT_ADDRESSES | MS_FACT_MODULES | MS_FACT_DUTY;
+		       MS_FACT_ADDRESSES | MS_FACT_MODULES | MS_FACT_DUTY | ends;
 	case MS_FORMAT_FOLDED:
 		return (o && o->thread_root ? MS_FACT_THREADS : 0) |
-		       (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS);
+		       (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS) | ends;
 	case MS_FORMAT_CHROME:
 		if (o && o->chrome_form == MS_CHROME_SAMPLES)
-			return MS_FACT_TIMES | MS_FACT_CPUS | MS_FACT_THREADS | MS_FACT_COUNTS;
-		return MS_FACT_TIMES | MS_FACT_THREADS | MS_FACT_PERIODS;
+			return MS_FACT_TIMES | MS_FACT_CPUS | MS_FACT_THREADS | MS_FACT_COUNTS |
+			       ends;
+		return MS_FACT_TIMES | MS_FACT_THREADS | MS_FACT_PERIODS | ends;
 	case MS_FORMAT_SPEEDSCOPE:
-		return MS_FACT_THREADS | (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS);
+		return MS_FACT_THREADS | (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS) |
+		       ends;
 	default:
 		return 0;
 	}
@@ -235,9 +239,58 @@ unsigned ms_export_note_loss(const struct ms_capture *cap, enum ms_format f,
 			break;
 		len += (size_t)n;
 	}
-	fprintf(stderr, "%s: note: %s output drops the %s of '%s' (see ms-export(1))\n",
-		ms_progname(), ms_format_name(f), list, what);
+	fprintf(stderr, "%s: note: %s drops %s of '%s' (ms-export(1))\n", ms_progname(),
+		ms_format_name(f), list, what);
 	return dropped;
+}
+
+/* ---- size ---- */
+
+/* bytes as people read them: "1.6 GiB", "190 MiB", "12 KiB" */
+static void human_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	unsigned u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (!u)
+		snprintf(buf, size, "%" PRIu64 " bytes", bytes);
+	else
+		snprintf(buf, size, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+uint64_t ms_export_warn_size(const struct ms_capture *cap, enum ms_format f,
+			     const struct ms_export_options *o, const char *what, uint64_t limit)
+{
+	struct ms_export_options samples_form;
+	uint64_t bytes, alt;
+	char size[32], alt_size[32];
+
+	if (f != MS_FORMAT_CHROME)
+		return 0;
+	bytes = ms_chrome_estimate(cap, o, limit);
+	if (bytes <= limit)
+		return bytes;
+	human_bytes(size, sizeof(size), bytes);
+	if (bytes == UINT64_MAX)
+		snprintf(size, sizeof(size), "too large to estimate");
+	if (o && o->chrome_form == MS_CHROME_SAMPLES) {
+		ms_warn("the Chrome trace of '%s' will be about %s; --pprof or --speedscope "
+			"write far less (-q: no warning)", what, size);
+		return bytes;
+	}
+	/* the samples form grows with the samples alone: its bound is close enough */
+	samples_form = o ? *o : (struct ms_export_options)MS_EXPORT_OPTIONS_INIT;
+	samples_form.chrome_form = MS_CHROME_SAMPLES;
+	alt = ms_chrome_estimate(cap, &samples_form, UINT64_MAX);
+	human_bytes(alt_size, sizeof(alt_size), alt);
+	ms_warn("the Chrome trace of '%s' will be about %s; --chrome-form samples writes at "
+		"most %s, --pprof or --speedscope far less (-q: no warning)", what, size, alt_size);
+	return bytes;
 }
 
 /* ---- output published whole ---- */

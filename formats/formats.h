@@ -15,6 +15,10 @@
  * (byte, line, or table row) that is wrong and return NULL: nothing
  * half-built ever reaches the caller.
  *
+ * A stack that ended early (capture/funcs.h: ms_stack_end_truncated())
+ * gets a synthetic outermost frame naming why, ms_truncated_label(), in
+ * every export, so no viewer draws a cut stack's outermost frame as a root.
+ *
  * Loss is a property of each converter: man/ms-export.1 lists the facts
  * each keeps and drops, and ms_export_note_loss() says in one line which
  * facts present in a given capture a format drops.
@@ -95,6 +99,31 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 int ms_chrome_export(FILE *out, const struct ms_capture *cap, const struct ms_export_options *o);
 int ms_speedscope_export(FILE *out, const struct ms_capture *cap,
 			 const struct ms_export_options *o);
+
+/*
+ * Chrome traces of the events form grow with the samples times their
+ * stacks' depth: two million samples make gigabytes. ms_chrome_estimate()
+ * says how many bytes ms_chrome_export() would write with o: a bound from
+ * the stacks' depths when that is at most limit, else the exact count, by
+ * a pass that writes nothing (a fraction of the export's time), so any
+ * answer above limit is exact. UINT64_MAX when it cannot tell.
+ */
+uint64_t ms_chrome_estimate(const struct ms_capture *cap, const struct ms_export_options *o,
+			    uint64_t limit);
+/*
+ * Past this size ms-export warns before it writes; one large enough that
+ * a viewer struggles to open the file (speedscope and Chrome's trace
+ * viewer load it whole).
+ */
+#define MS_EXPORT_WARN_BYTES (1ull << 30)
+/*
+ * When format f's output of cap would pass limit bytes (only a Chrome
+ * trace can; the other formats hold one entry per unique stack or run),
+ * print one warning to stderr naming the input (what), the size, and a
+ * smaller way to write it. Returns the estimate, 0 for other formats.
+ */
+uint64_t ms_export_warn_size(const struct ms_capture *cap, enum ms_format f,
+			     const struct ms_export_options *o, const char *what, uint64_t limit);
 
 /*
  * Facts a capture can hold that a format may not carry. ms_capture_facts()

@@ -18,9 +18,11 @@ MS_LIBS += $(PROTOBUF_C_LIBS)
 
 libcommon_a_SOURCES += \
 	formats/formats.h formats/internal.h formats/common.c \
+	formats/cuts.c formats/rows.c formats/outbuf.c \
 	formats/pprof/export.c formats/pprof/import.c \
 	formats/folded/export.c formats/folded/import.c \
-	formats/chrome/export.c \
+	formats/chrome/chrome.h formats/chrome/export.c formats/chrome/events.c \
+	formats/chrome/samples.c \
 	formats/speedscope/export.c
 nodist_libcommon_a_SOURCES = $(PPROF_GEN)
 
@@ -34,6 +36,16 @@ UNIT_TESTS += tests/unit/formats-test
 tests_unit_formats_test_SOURCES = tests/unit/formats-test.c tests/unit/stderr-capture.h
 tests_unit_formats_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_formats_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+UNIT_TESTS += tests/unit/formats-cut-test
+tests_unit_formats_cut_test_SOURCES = tests/unit/formats-cut-test.c
+tests_unit_formats_cut_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_formats_cut_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+UNIT_TESTS += tests/unit/formats-size-test
+tests_unit_formats_size_test_SOURCES = tests/unit/formats-size-test.c tests/unit/stderr-capture.h
+tests_unit_formats_size_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_formats_size_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 # Writes synthetic captures for the formats tests and scripts/bench/40-formats.sh.
 check_PROGRAMS += tests/unit/formats-mkcapture
@@ -51,6 +63,6 @@ tests_unit_formats_corpus_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 EXTRA_DIST += tests/fuzz/corpus tests/fuzz/fuzz.h \
 	tests/formats/package.json tests/formats/package-lock.json \
 	tests/formats/pprof-decode.js tests/formats/speedscope-import.js \
-	tests/formats/speedscope-schema.js tests/formats/chrome-check.js \
+	tests/formats/speedscope-schema.js tests/formats/chrome-check.js tests/formats/chrome-tree.mjs \
 	tests/formats/go-runtime-cpu.go tests/formats/go-runtime-cpu.pprof \
 	scripts/bench/40-formats.sh

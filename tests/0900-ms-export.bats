@@ -46,12 +46,11 @@ setup() {
 	run --separate-stderr ms-export --folded p.msc
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
-	[[ "$stderr" == "ms-export: note: folded output drops the sample times, CPUs, threads, periods, addresses, modules, "* ]]
-	[[ "$stderr" == *"'p.msc' (see ms-export(1))" ]]
+	[ "$stderr" = "ms-export: note: folded drops times, CPUs, threads, periods, addresses, modules, frame marks, info of 'p.msc' (ms-export(1))" ]
 	run --separate-stderr ms-export --folded --thread-root --weight time p.msc
 	[[ "$stderr" != *threads* ]]
 	[[ "$stderr" != *periods* ]]
-	[[ "$stderr" == *"sample counts"* ]]
+	[[ "$stderr" == *" counts"* ]]
 	run --separate-stderr ms-export --quiet --pprof -o q.pb.gz p.msc
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
@@ -125,4 +124,102 @@ setup() {
 	run --separate-stderr bash -c 'microscope convert -q --to folded big.msc - | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}"'
 	[ "$output" = 0 ]
 	[ -z "$stderr" ]
+}
+
+@test "ms-export: a Chrome trace past 1 GiB is announced before it is written, with smaller ways; -q silences it" {
+	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 2000000 --threads 4 --lines big.msc
+	# the warning comes first: the reader may stop after a few bytes
+	# shellcheck disable=SC2016 # PIPESTATUS is the inner bash's
+	run --separate-stderr bash -c 'ms-export --chrome big.msc | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}"'
+	[ "$output" = 0 ]
+	grep -q -x -F "ms-export: warning: the Chrome trace of 'big.msc' will be about 1.5 GiB; --chrome-form samples writes at most 180 MiB, --pprof or --speedscope far less (-q: no warning)" <<<"$stderr"
+	# shellcheck disable=SC2016
+	run --separate-stderr bash -c 'ms-export -q --chrome big.msc | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}"'
+	[ "$output" = 0 ]
+	[ -z "$stderr" ]
+	# the samples form and a small capture: no warning
+	run --separate-stderr ms-export --chrome --chrome-form samples -o /dev/null big.msc
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *warning* ]]
+	run --separate-stderr ms-export --chrome -o /dev/null p.msc
+	[[ "$stderr" != *warning* ]]
+}
+
+@test "ms-export: work past a second shows a progress line on a terminal, cleared at the end, and nowhere else" {
+	command -v script >/dev/null || skip "script (util-linux) is not installed: no terminal to test on"
+	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 2000000 --threads 4 big.msc
+	# stderr a terminal (script's), stdout a reader slow to start: the export takes over a second
+	run script -qec 'ms-export -q --chrome big.msc | (sleep 1.5; cat >/dev/null)' /dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == $'\r'"ms-export: writing the Chrome trace  "*%*" s"$'\r'* ]]
+	# the last thing drawn: spaces over the line, the cursor back at its start
+	[[ "$output" =~ $'\r'\ +$'\r'$ ]]
+	[[ "$output" != *$'\n'* ]]
+	# stderr not a terminal: nothing
+	run --separate-stderr bash -c 'ms-export -q --chrome big.msc | (sleep 1.5; cat >/dev/null)'
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
+# "tid ts dur name" of the complete events, a thread's in time order, enclosing ones
+# first: of two with one start and end, the one written first (as viewers take it).
+chrome_events() {
+	jq -r '.traceEvents[] | select(.ph == "X") | "\(.tid) \(.ts) \(.dur) \(.name)"' "$1" |
+		sort -s -k1,1n -k2,2g -k3,3gr
+}
+
+@test "ms-export: a stack cut short starts with [truncated: stack-copy] in every format, and only such a stack" {
+	# a 1 KiB stack copy cuts the recursion 40 deep: most stacks end early, some reach _start
+	cp "$FIXTURES/recurse" .
+	microscope record --stack-size 1024 -o cut.msc -- ./recurse 0.5 2>/dev/null
+	ends=$(ms-analyze summary --json cut.msc | jq -c '[.stack_ends[] | {(.reason): .samples}] | add')
+	cut=$(jq '."stack-copy" // 0' <<<"$ends")
+	whole=$(jq '.outermost // 0' <<<"$ends")
+	samples=$(ms-analyze summary --json cut.msc | jq .samples)
+	[ "$cut" -gt 50 ] || { echo "too few cut stacks: $ends" >&2; false; }
+	[ $((cut + whole)) -eq "$samples" ] || { echo "other ends: $ends" >&2; false; }
+
+	# folded: a cut stack's line starts with the frame, once; every other with _start
+	ms-export -q --folded -o cut.folded cut.msc
+	[ "$(grep -c '\[truncated' cut.folded)" -eq "$(grep -c '^\[truncated: stack-copy\];' cut.folded)" ]
+	[ "$(grep '^\[truncated: stack-copy\];' cut.folded | grep -c -v '^\[truncated: stack-copy\];.*\[truncated')" -eq \
+		"$(grep -c '^\[truncated' cut.folded)" ]
+	[ "$(awk '/^\[truncated: stack-copy\];/ { n += $NF } END { print n + 0 }' cut.folded)" -eq "$cut" ]
+	[ "$(awk '/^_start;/ { n += $NF } END { print n + 0 }' cut.folded)" -eq "$whole" ]
+
+	# pprof: read back, its stacks are the same lines (the frame is last, the outermost)
+	ms-export -q --pprof -o cut.pb.gz cut.msc
+	ms-capture -o back.msc --import pprof cut.pb.gz
+	ms-export -q --folded back.msc | cmp - cut.folded
+
+	# speedscope: the frame first in each cut stack, and nowhere else
+	ms-export -q --speedscope -o cut.speedscope.json cut.msc
+	jq -e --argjson cut "$cut" '
+		([.shared.frames | to_entries[] | select(.value.name | startswith("[truncated")) | .key]) as $t |
+		($t | length == 1) and
+		([.profiles[] | . as $p | range(0; $p.samples | length) |
+			select($p.samples[.] | index($t[0]) != null) |
+			if $p.samples[.][0] == $t[0] and ($p.samples[.][1:] | index($t[0]) == null)
+			then $p.weights[.] else error("cut frame not outermost") end] | add) == $cut' \
+		cut.speedscope.json >/dev/null
+
+	# chrome samples form: the frame has no parent, and the cut samples' stacks end there
+	ms-export -q --chrome --chrome-form samples -o cut.samples.json cut.msc
+	jq -e --argjson cut "$cut" '
+		.stackFrames as $f |
+		def root(id): if $f[id].parent then root($f[id].parent) else id end;
+		([$f[] | select(.name | startswith("[truncated")) | select(.parent)] | length == 0) and
+		([.samples[] | select($f[root(.sf)].name == "[truncated: stack-copy]") | .weight] | add) == $cut' \
+		cut.samples.json >/dev/null
+
+	# chrome events: each cut event encloses its stack, none encloses it; _start likewise
+	ms-export -q --chrome -o cut.events.json cut.msc
+	chrome_events cut.events.json | awk -v cut="$cut" '
+		$1 != tid { tid = $1; n = 0 }
+		{ while (n && stack[n] <= $2 + 0.0005) n--
+		  name = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", name)
+		  if ((name ~ /^\[truncated/ || name == "_start") && n) { print "enclosed: " $0; bad = 1 }
+		  if (name ~ /^\[truncated/) cuts++
+		  stack[++n] = $2 + $3 }
+		END { if (bad || !cuts) exit 1 }'
 }

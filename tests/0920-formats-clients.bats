@@ -1,26 +1,30 @@
 #!/usr/bin/env bats
 # Real clients read what ms-export writes: go tool pprof (Debian's
-# golang-go), the npm packages pprof-format and speedscope (its own
-# importers and its JSON schema, through ajv), and a Trace Event Format
-# check of the Chrome traces. Inputs: a recording of the burn fixture and a
-# synthetic capture with inline source lines. npm installs the packages
-# from tests/formats/package-lock.json once per run of this file; a test
-# that needs a client skips, saying why, only when it cannot be had.
+# golang-go), the npm packages pprof-format, speedscope (its own importers
+# and its JSON schema, through ajv) and @paulirish/trace_engine (Chrome
+# DevTools' trace engine), and a Trace Event Format check of the Chrome
+# traces. Inputs: recordings of the burn fixture, of the threads fixture
+# and of a recursion cut short by a 1 KiB stack copy, and a synthetic
+# capture with inline source lines. npm installs the packages from
+# tests/formats/package-lock.json once per run of this file; a test that
+# needs a client skips, saying why, only when it cannot be had.
 
 load test_helper
 bats_require_minimum_version 1.5.0
 
 setup_file() {
 	local d=$BATS_FILE_TMPDIR
-	cp "$FIXTURES/burn" "$d/burn"
+	cp "$FIXTURES/burn" "$FIXTURES/threads" "$FIXTURES/recurse" "$d/"
 	microscope record -o "$d/burn.msc" -- "$d/burn" 1 2>"$d/record.log"
+	microscope record -o "$d/threads.msc" -- "$d/threads" 3 0.5 2>>"$d/record.log" >/dev/null
+	microscope record --stack-size 1024 -o "$d/cut.msc" -- "$d/recurse" 0.5 2>>"$d/record.log"
 	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 3000 --threads 3 --lines "$d/lines.msc"
 	mkdir -p "$d/node" "$d/home"
 	if ! command -v npm >/dev/null; then
 		echo "npm is not installed (scripts/install-deps installs nodejs and npm)" > "$d/node/why"
 	else
 		cp "$MS_SRCDIR"/tests/formats/package.json "$MS_SRCDIR"/tests/formats/package-lock.json \
-			"$MS_SRCDIR"/tests/formats/*.js "$d/node/"
+			"$MS_SRCDIR"/tests/formats/*.js "$MS_SRCDIR"/tests/formats/*.mjs "$d/node/"
 		if (cd "$d/node" && HOME="$d/home" npm ci --no-audit --no-fund --ignore-scripts) >"$d/node/npm.log" 2>&1; then
 			touch "$d/node/ok"
 		else
@@ -31,7 +35,7 @@ setup_file() {
 
 setup() {
 	cd "$BATS_TEST_TMPDIR" || return
-	cp "$BATS_FILE_TMPDIR/burn.msc" "$BATS_FILE_TMPDIR/lines.msc" .
+	cp "$BATS_FILE_TMPDIR"/{burn,lines,threads,cut}.msc .
 	export HOME=$BATS_FILE_TMPDIR/home PPROF_TMPDIR=$BATS_FILE_TMPDIR/home
 	export GOCACHE=$BATS_FILE_TMPDIR/home/go-cache PPROF_BINARY_PATH=/nonexistent
 }
@@ -112,6 +116,26 @@ go_top() {
 	[ "$(go_top lines2.pb.gz | wc -l)" -gt 10 ]
 }
 
+@test "go tool pprof -traces shows a stack cut short ending in its [truncated: stack-copy] frame, and only there" {
+	need_go
+	ms-export -q --pprof -o cut.pb.gz cut.msc
+	run --separate-stderr go tool pprof -traces cut.pb.gz
+	[ "$status" -eq 0 ]
+	# each trace as "leaf;caller;...;outermost": after each separator, labels
+	# ("thread:  recurse"), the weight and the leaf, then one caller a line
+	traces=$(printf '%s\n' "$output" | awk '
+		/^-+\+-+$/ { if (f != "") print f; f = ""; in_trace = 1; next }
+		!in_trace || /^ +[a-z_]+: / { next }
+		/^ +[0-9.]+[a-zµ]*s +/ { sub(/^ +[0-9.]+[a-zµ]*s +/, ""); f = $0; next }
+		/^ +[^ ]/ { sub(/^ +/, ""); f = f ";" $0 }
+		END { if (f != "") print f }')
+	# the cut ones end with the frame; it is never anywhere else
+	[ "$(grep -c ';\[truncated: stack-copy\]$' <<<"$traces")" -gt 0 ]
+	[ "$(grep -c '\[truncated' <<<"$traces")" -eq "$(grep -c ';\[truncated: stack-copy\]$' <<<"$traces")" ]
+	# and every other ends at _start
+	[ "$(grep -v -c '\[truncated' <<<"$traces")" -eq "$(grep -c ';_start$' <<<"$traces")" ]
+}
+
 @test "go tool pprof: a Go profile imported and exported keeps its time, duration and counts" {
 	need_go
 	ms-capture -o go.msc --import pprof "$MS_SRCDIR/tests/formats/go-runtime-cpu.pprof"
@@ -178,6 +202,45 @@ go_top() {
 		jq -e --argjson t "$threads" '.X > 0 and .threads == $t and .processes >= 1' <<<"${lines[0]}" >/dev/null
 		jq -e --argjson n "$samples" '.samples == $n and .stackFrames > 0 and .X == 0' <<<"${lines[1]}" >/dev/null
 	done
+}
+
+# The first frame of each folded line of a capture: its stacks' outermost frames, as JSON.
+outermost_frames() {
+	ms-export -q --folded "$1" | sed 's/ [0-9]*$//' | cut -d';' -f1 | sort -u | jq -R . | jq -s -c .
+}
+
+@test "Chrome events: speedscope's and Chrome DevTools' importers draw each thread from its entry, the hot leaf a leaf" {
+	need_node
+	for c in burn threads cut; do
+		ms-export -q --chrome -o $c.events.json $c.msc
+	done
+	run --separate-stderr node_run chrome-tree.mjs burn.events.json threads.events.json cut.events.json
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "${#lines[@]}" -eq 3 ]
+	i=0
+	for c in burn threads cut; do
+		tree=${lines[$i]}
+		i=$((i + 1))
+		# every tree's roots are its stacks' outermost frames (_start, clone3, a cut's
+		# [truncated: REASON]), and none of those is ever called by another frame
+		jq -e --argjson outer "$(outermost_frames $c.msc)" '
+			[.speedscope[], .trace_engine[]] as $t | ($t | length) > 0 and
+			all($t[]; (.roots | length) > 0 and ((.roots | keys) - $outer) == [] and
+				((.inner | keys) - $outer) == (.inner | keys))' <<<"$tree" >/dev/null ||
+			{ echo "$c: roots or inner frames wrong: $(jq -c '[.speedscope[], .trace_engine[]] |
+				map({roots, inner: (.inner | keys)})' <<<"$tree")" >&2; false; }
+	done
+	# burn: _start the one root; the hot function burn_60 a leaf, never a root
+	jq -e 'all(.speedscope[], .trace_engine[]; (.roots | keys) == ["_start"] and .leaves.burn_60 > 0)' \
+		<<<"${lines[0]}" >/dev/null
+	# threads: each worker from the thread entry, its loop a leaf
+	jq -e '(.speedscope | length) >= 3 and (.trace_engine | length) >= 3 and
+		all(.speedscope[], .trace_engine[]; (.roots | keys - ["clone3", "clone", "start_thread", "_start"]) == [])
+		and ([.speedscope[], .trace_engine[] | select(.leaves.thread_work > 0)] | length) >= 6' \
+		<<<"${lines[1]}" >/dev/null
+	# the recursion cut short: its stacks from [truncated: stack-copy], the leaf a leaf
+	jq -e 'all(.speedscope[], .trace_engine[]; .roots["[truncated: stack-copy]"] > 0 and .leaves.leaf > 0
+		and (.roots.recurse // 0) == 0)' <<<"${lines[2]}" >/dev/null
 }
 
 @test "round trips of a recording: pprof keeps functions, modules and shares; folded names and shares" {

@@ -1,8 +1,10 @@
 /*
  * Folded stacks (flamegraph.pl's input): one line per unique stack, its
  * frames' function labels outermost first joined by ';', a space, and its
- * weight. Lines are sorted by their bytes, so the output depends only on
- * what the stacks say.
+ * weight. A stack cut short starts with its synthetic frame
+ * ("[truncated: stack-copy]", internal.h), so samples are summed by
+ * (stack, end's cut), and the thread with --thread-root. Lines are sorted
+ * by their bytes, so the output depends only on what the stacks say.
  *
  * Stacks are merged by what a line can show: two stack nodes whose paths
  * have the same functions (different addresses in one function, say) are
@@ -22,6 +24,7 @@
 #include "capture/funcs.h"
 #include "capture/weight.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 #define NO_FRAMES_LABEL "[no frames]"
 
@@ -33,6 +36,8 @@ struct fold {
 	uint32_t alloc_weight;
 	uint32_t code_no_frames;	/* codes past the functions' ids */
 	uint32_t code_thread0;
+	uint32_t code_cut0;
+	struct ms_cuts cuts;
 	char *text;			/* the lines, NUL-separated */
 	size_t text_len, text_alloc;
 };
@@ -112,6 +117,8 @@ static int code_label_add(struct fold *f, uint32_t code)
 		return label_add(f, f->funcs.funcs[code].label);
 	if (code == f->code_no_frames)
 		return text_add(f, NO_FRAMES_LABEL, strlen(NO_FRAMES_LABEL));
+	if (code >= f->code_cut0)
+		return label_add(f, f->cuts.labels[code - f->code_cut0]);
 	return thread_label_add(f, code - f->code_thread0);
 }
 
@@ -130,12 +137,13 @@ static int cmp_lines(const void *a, const void *b, void *ctx)
 int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_export_options *o)
 {
 	struct fold f;
-	struct ms_pairmap rows = MS_PAIRMAP_INIT;
+	struct ms_rows rows = MS_ROWS_INIT;
 	uint64_t *row_weight = NULL;
 	uint32_t alloc_rows = 0, max_depth = ms_stacks_max_depth(cap) + 1, max_path, i, k;
 	uint32_t *nodes = calloc(max_depth, sizeof(*nodes)), *path = NULL;
 	struct line *lines = NULL;
 	uint32_t n_lines = 0;
+	struct ms_progress progress;
 	bool by_time = o && o->weight == MS_WEIGHT_TIME, thread_root = o && o->thread_root;
 	int ret = -1;
 
@@ -144,24 +152,36 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 	f.nodes = (struct ms_pairmap)MS_PAIRMAP_INIT;
 	if (!nodes)
 		return ms_error("out of memory");
+	ms_progress_start(&progress, "writing folded stacks", cap->n_samples);
 	if (ms_funcs_build(&f.funcs, cap) < 0)
 		goto out;
-	/* a line's nodes: the thread or "[no frames]", then the functions */
-	max_path = ms_funcs_max_path(cap, &f.funcs) + 1;
+	/* a line's nodes: the thread or "[no frames]", the cut, then the functions */
+	max_path = ms_funcs_max_path(cap, &f.funcs) + 2;
 	path = calloc(max_path, sizeof(*path));
 	if (!path) {
 		ms_error("out of memory");
 		goto out;
 	}
+	/* codes: the functions, "[no frames]", the threads, the cuts; MS_NONE stays free */
+	if ((uint64_t)f.funcs.n + 1 + cap->n_threads + MS_CUTS_MAX >= MS_NONE) {
+		ms_error("cannot write folded stacks: %" PRIu32 " functions and %" PRIu32 " threads "
+			 "are more than it numbers; export pprof instead", f.funcs.n, cap->n_threads);
+		goto out;
+	}
 	f.code_no_frames = f.funcs.n;
 	f.code_thread0 = f.funcs.n + 1;
+	f.code_cut0 = f.code_thread0 + cap->n_threads;
+	f.cuts = (struct ms_cuts)MS_CUTS_INIT;
 
-	/* weight per unique (stack, thread or none) */
+	/* weight per unique (stack, thread or none, cut or none) */
 	for (i = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *s = &cap->samples[i];
 		bool added;
-		uint32_t r = ms_pairmap_get(&rows, s->stack, thread_root ? s->thread : MS_NONE, &added);
+		uint32_t r;
 
+		ms_progress_update(&progress, i);
+		r = ms_rows_get(&rows, s->stack, thread_root ? s->thread : MS_NONE,
+				ms_cuts_id(&f.cuts, s->end), &added);
 		if (r == MS_NONE)
 			goto out;
 		if (added) {
@@ -173,13 +193,17 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 					  row_weight[r] + s->count;
 	}
 	/* each row's path of functions, merged into the fold tree */
-	for (i = 0; i < rows.n; i++) {
-		uint32_t stack = rows.keys[i][0], thread = rows.keys[i][1], n, node = MS_NONE;
+	for (i = 0; i < rows.rows.n; i++) {
+		uint32_t stack, thread, cut, n, node = MS_NONE;
 
+		ms_rows_key(&rows, i, &stack, &thread, &cut);
 		n = ms_stack_funcs(cap, &f.funcs, stack, nodes, path);
 		if (thread != MS_NONE && (node = node_get(&f, MS_NONE, f.code_thread0 + thread)) == MS_NONE)
 			goto out;
-		if (!n && thread == MS_NONE && (node = node_get(&f, MS_NONE, f.code_no_frames)) == MS_NONE)
+		/* the cut outermost: a stack without frames is then its cut alone */
+		if (cut != MS_NONE && (node = node_get(&f, node, f.code_cut0 + cut)) == MS_NONE)
+			goto out;
+		if (!n && node == MS_NONE && (node = node_get(&f, MS_NONE, f.code_no_frames)) == MS_NONE)
 			goto out;
 		for (k = 0; k < n; k++)
 			if ((node = node_get(&f, node, path[k])) == MS_NONE)
@@ -216,7 +240,8 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 		fprintf(out, "%s %" PRIu64 "\n", f.text + lines[i].off, lines[i].weight);
 	ret = 0;
 out:
-	ms_pairmap_release(&rows);
+	ms_progress_finish(&progress);
+	ms_rows_release(&rows);
 	ms_pairmap_release(&f.nodes);
 	ms_funcs_release(&f.funcs);
 	free(row_weight);

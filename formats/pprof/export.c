@@ -12,6 +12,11 @@
  * lines get functions numbered after those). The string table is the
  * capture's strings (string 0 is "" in both) followed by the few this
  * writer adds (sample types, label keys, hex build ids).
+ *
+ * A stack cut short ends, outermost, in a synthetic frame naming why
+ * ("[truncated: stack-copy]", internal.h): a location in no mapping, ids
+ * after the frames', with a function of that name, ids after all others.
+ * Samples are rows of (stack, thread, cut).
  */
 #include "config.h"
 
@@ -29,6 +34,7 @@
 #include "pprof/profile.pb-c.h"
 #include "stream/records.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 /* Profile's field numbers (formats/pprof/profile.proto). */
 enum {
@@ -65,6 +71,8 @@ struct pw {
 		uint32_t func;
 	} *labels;
 	uint32_t n_labels, alloc_labels;
+	struct ms_cuts cuts;		/* the cuts the samples use */
+	uint64_t cut_func0;		/* the function id of cut 0 */
 };
 
 /* ---- gzip ---- */
@@ -286,7 +294,7 @@ out:
  * pprof's tools show the name ms-analyze shows, and a profile read back
  * groups the same frames. w->unnamed_func[f] is frame f's.
  */
-static void write_unnamed_functions(struct pw *w, uint64_t next)
+static uint64_t write_unnamed_functions(struct pw *w, uint64_t next)
 {
 	const struct ms_capture *cap = w->cap;
 	char buf[256];
@@ -295,7 +303,7 @@ static void write_unnamed_functions(struct pw *w, uint64_t next)
 	if (!w->unnamed_func) {
 		ms_error("out of memory");
 		w->failed = 1;
-		return;
+		return next;
 	}
 	for (uint32_t i = 0; i < cap->n_frames && !w->failed; i++) {
 		const struct ms_cap_frame *f = &cap->frames[i];
@@ -312,13 +320,13 @@ static void write_unnamed_functions(struct pw *w, uint64_t next)
 		if (k == w->n_labels) {
 			if (MS_GROW(w->labels, w->n_labels, w->alloc_labels) < 0) {
 				w->failed = 1;
-				return;
+				return next;
 			}
 			lf = &w->labels[k];
 			if (!(lf->label = strdup(buf))) {
 				ms_error("out of memory");
 				w->failed = 1;
-				return;
+				return next;
 			}
 			w->n_labels++;
 			lf->func = (uint32_t)next;
@@ -327,6 +335,20 @@ static void write_unnamed_functions(struct pw *w, uint64_t next)
 			put_message(w, F_FUNCTION, &fn.base);
 		}
 		w->unnamed_func[i] = w->labels[k].func;
+	}
+	return next;
+}
+
+/* One function per cut the samples use, named by it, ids from next. */
+static void write_cut_functions(struct pw *w, uint64_t next)
+{
+	w->cut_func0 = next;
+	for (uint32_t c = 0; c < w->cuts.n && !w->failed; c++) {
+		Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
+
+		fn.id = next + c;
+		fn.name = fn.system_name = str_extra(w, w->cuts.labels[c]);
+		put_message(w, F_FUNCTION, &fn.base);
 	}
 }
 
@@ -368,7 +390,7 @@ static uint32_t *write_functions(struct pw *w)
 		fn.name = fn.system_name = f->name;
 		put_message(w, F_FUNCTION, &fn.base);
 	}
-	write_unnamed_functions(w, next);
+	write_cut_functions(w, write_unnamed_functions(w, next));
 	return name_func;
 }
 
@@ -414,29 +436,45 @@ static void write_locations(struct pw *w, const uint32_t *name_func)
 		loc.line = line_ptrs;
 		put_message(w, F_LOCATION, &loc.base);
 	}
+	/* the cuts': no mapping, no address, one line naming the cut */
+	for (i = 0; i < w->cuts.n && !w->failed; i++) {
+		Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
+
+		loc.id = (uint64_t)cap->n_frames + 1 + i;
+		perftools__profiles__line__init(&lines[0]);
+		lines[0].function_id = w->cut_func0 + i;
+		line_ptrs[0] = &lines[0];
+		loc.n_line = 1;
+		loc.line = line_ptrs;
+		put_message(w, F_LOCATION, &loc.base);
+	}
 out:
 	free(lines);
 	free(line_ptrs);
 }
 
 /*
- * Samples: one per unique (stack, thread), values [count, time] where time
+ * Samples: one per unique (stack, thread, cut), values [count, time] where time
  * is the sum of the periods scaled by the duty in force at each sample
  * (capture/weight.h: what the samples stand for under a CPU budget),
- * labels pid, tid and thread (its name). Rows come in the order of their
- * first sample, so the output follows the capture's order.
+ * labels pid, tid and thread (its name), locations leaf first and the
+ * cut's last. Rows come in the order of their first sample, so the output
+ * follows the capture's order.
  */
 static void write_samples(struct pw *w, bool with_period)
 {
 	const struct ms_capture *cap = w->cap;
-	struct ms_pairmap rows = MS_PAIRMAP_INIT;
+	struct ms_rows rows = MS_ROWS_INIT;
 	uint64_t *count = NULL, *period = NULL;
 	uint32_t alloc = 0, max_depth = ms_stacks_max_depth(cap), i;
 	uint32_t *nodes = calloc(max_depth ? max_depth : 1, sizeof(*nodes));
-	uint64_t *locs = calloc(max_depth ? max_depth : 1, sizeof(*locs));
+	uint64_t *locs = calloc((size_t)max_depth + 1, sizeof(*locs));
 	int64_t k_pid = str_extra(w, "pid"), k_tid = str_extra(w, "tid"),
 		k_thread = str_extra(w, "thread");
+	struct ms_progress progress;
 
+	/* the samples summed, then a row each written and compressed */
+	ms_progress_start(&progress, "writing the pprof profile", cap->n_samples);
 	if (!nodes || !locs) {
 		ms_error("out of memory");
 		w->failed = 1;
@@ -445,7 +483,10 @@ static void write_samples(struct pw *w, bool with_period)
 	for (i = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *s = &cap->samples[i];
 		bool added;
-		uint32_t r = ms_pairmap_get(&rows, s->stack, s->thread, &added);
+		uint32_t r;
+
+		ms_progress_update(&progress, i);
+		r = ms_rows_get(&rows, s->stack, s->thread, ms_cuts_id(&w->cuts, s->end), &added);
 
 		if (r == MS_NONE)
 			goto fail;
@@ -460,13 +501,17 @@ static void write_samples(struct pw *w, bool with_period)
 		count[r] += s->count;
 		period[r] = ms_weight_add(period[r], ms_capture_sample_weight(cap, s));
 	}
-	for (i = 0; i < rows.n && !w->failed; i++) {
-		uint32_t stack = rows.keys[i][0], thread = rows.keys[i][1], n, k;
-		const struct ms_cap_thread *t = &cap->threads[thread];
+	progress.total += rows.rows.n;
+	for (i = 0; i < rows.rows.n && !w->failed; i++) {
+		uint32_t stack, thread, cut, n, k;
+		const struct ms_cap_thread *t;
 		Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT;
 		Perftools__Profiles__Label lab[3], *labp[3];
 		int64_t values[2];
 
+		ms_progress_update(&progress, (uint64_t)cap->n_samples + i);
+		ms_rows_key(&rows, i, &stack, &thread, &cut);
+		t = &cap->threads[thread];
 		/*
 		 * pprof's values are int64: the rows of an import weighted by
 		 * period can count past them, and a negative count is nonsense.
@@ -489,6 +534,8 @@ static void write_samples(struct pw *w, bool with_period)
 		/* pprof lists the leaf first */
 		for (k = 0; k < n; k++)
 			locs[k] = (uint64_t)cap->stacks[nodes[n - 1 - k]].frame + 1;
+		if (cut != MS_NONE)
+			locs[n++] = (uint64_t)cap->n_frames + 1 + cut;
 		smp.n_location_id = n;
 		smp.location_id = locs;
 		values[0] = (int64_t)count[i];
@@ -513,7 +560,8 @@ static void write_samples(struct pw *w, bool with_period)
 fail:
 	w->failed = 1;
 out:
-	ms_pairmap_release(&rows);
+	ms_progress_finish(&progress);
+	ms_rows_release(&rows);
 	free(count);
 	free(period);
 	free(nodes);

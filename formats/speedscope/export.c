@@ -4,9 +4,13 @@
  * a shared table of frames (one per function: its label, and its source
  * file and first line when the capture has lines, else its module's path).
  *
- * A run of samples of a thread with the same stack is one entry whose
- * weight is the run's: speedscope's time-order view is unchanged and the
- * file is smaller. Each thread's samples are found by a pass over the
+ * A stack cut short starts with its synthetic frame ("[truncated:
+ * stack-copy]", internal.h), shared frames after the functions'; a sample
+ * without frames whose end was cut is that frame alone.
+ *
+ * A run of samples of a thread with the same stack and cut is one entry
+ * whose weight is the run's: speedscope's time-order view is unchanged and
+ * the file is smaller. Each thread's samples are found by a pass over the
  * capture's (time-sorted) samples from the thread's first to its last, so
  * nothing is held per sample.
  */
@@ -23,11 +27,12 @@
 #include "capture/weight.h"
 #include "util/json.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 #define SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
 static void write_frames(struct ms_json *j, const struct ms_capture *cap,
-			 const struct ms_funcs *funcs)
+			 const struct ms_funcs *funcs, const struct ms_cuts *cuts)
 {
 	ms_json_array_begin(j);
 	for (uint32_t i = 0; i < funcs->n; i++) {
@@ -50,31 +55,45 @@ static void write_frames(struct ms_json *j, const struct ms_capture *cap,
 		}
 		ms_json_object_end(j);
 	}
+	for (uint32_t c = 0; c < cuts->n; c++) {
+		ms_json_object_begin(j);
+		ms_json_key(j, "name");
+		ms_json_string(j, cuts->labels[c]);
+		ms_json_object_end(j);
+	}
 	ms_json_array_end(j);
 }
 
 struct run_walk {
 	const struct ms_capture *cap;
+	struct ms_cuts *cuts;
 	uint32_t thread, next, last;
 	bool by_time;
+	struct ms_progress *progress;
+	uint64_t *seen;		/* samples walked over, for progress */
 };
 
-/* The next run of thread's samples with one stack: its stack and weight. */
-static bool next_run(struct run_walk *w, uint32_t *stack, uint64_t *weight)
+/* The next run of thread's samples with one stack and cut: those and its weight. */
+static bool next_run(struct run_walk *w, uint32_t *stack, uint32_t *cut, uint64_t *weight)
 {
 	const struct ms_capture *cap = w->cap;
 	bool have = false;
 
 	*weight = 0;
-	for (; w->next <= w->last && w->next < cap->n_samples; w->next++) {
+	/* a sample that ends the run is walked again by the next call: not counted twice */
+	for (; w->next <= w->last && w->next < cap->n_samples; w->next++, ++*w->seen) {
 		const struct ms_cap_sample *s = &cap->samples[w->next];
+		uint32_t sc;
 
+		ms_progress_update(w->progress, *w->seen);
 		if (s->thread != w->thread)
 			continue;
-		if (have && s->stack != *stack)
+		sc = ms_cuts_id(w->cuts, s->end);
+		if (have && (s->stack != *stack || sc != *cut))
 			break;
 		have = true;
 		*stack = s->stack;
+		*cut = sc;
 		*weight = w->by_time ? ms_weight_add(*weight, ms_capture_sample_weight(cap, s)) :
 				       *weight + s->count;
 	}
@@ -84,6 +103,7 @@ static bool next_run(struct run_walk *w, uint32_t *stack, uint64_t *weight)
 int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct ms_export_options *o)
 {
 	struct ms_funcs funcs;
+	struct ms_cuts cuts = MS_CUTS_INIT;
 	struct ms_json j;
 	bool by_time = o && o->weight == MS_WEIGHT_TIME;
 	const char *command = ms_capture_info_text(cap, "command");
@@ -91,6 +111,8 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	uint32_t *last = calloc(cap->n_threads ? cap->n_threads : 1, sizeof(*last));
 	uint32_t max_depth = ms_stacks_max_depth(cap), i, k, n;
 	uint32_t *nodes = calloc(max_depth ? max_depth : 1, sizeof(*nodes)), *path = NULL;
+	struct ms_progress progress;
+	uint64_t walk = 0, seen = 0;
 	int ret = -1;
 
 	if (!first || !last || !nodes) {
@@ -108,13 +130,20 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	}
 	for (i = 0; i < cap->n_threads; i++)
 		first[i] = MS_NONE;
+	/* also every cut, for the shared frames */
 	for (i = 0; i < cap->n_samples; i++) {
 		uint32_t t = cap->samples[i].thread;
 
 		if (first[t] == MS_NONE)
 			first[t] = i;
 		last[t] = i;
+		ms_cuts_id(&cuts, cap->samples[i].end);
 	}
+	/* each thread's samples are walked three times: total, stacks, weights */
+	for (i = 0; i < cap->n_threads; i++)
+		if (first[i] != MS_NONE)
+			walk += 3 * ((uint64_t)last[i] - first[i] + 1);
+	ms_progress_start(&progress, "writing the speedscope file", walk);
 	ms_json_init(&j, out);
 	ms_json_object_begin(&j);
 	ms_json_key(&j, "$schema");
@@ -122,20 +151,20 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	ms_json_key(&j, "shared");
 	ms_json_object_begin(&j);
 	ms_json_key(&j, "frames");
-	write_frames(&j, cap, &funcs);
+	write_frames(&j, cap, &funcs, &cuts);
 	ms_json_object_end(&j);
 	ms_json_key(&j, "profiles");
 	ms_json_array_begin(&j);
 	for (i = 0; i < cap->n_threads; i++) {
 		const struct ms_cap_thread *t = &cap->threads[i];
-		struct run_walk w = { cap, i, first[i], last[i], by_time };
+		struct run_walk w = { cap, &cuts, i, first[i], last[i], by_time, &progress, &seen };
 		uint64_t total = 0, weight;
-		uint32_t stack;
+		uint32_t stack, cut;
 		char name[512];
 
 		if (first[i] == MS_NONE)
 			continue;
-		while (next_run(&w, &stack, &weight))
+		while (next_run(&w, &stack, &cut, &weight))
 			total += weight;
 		snprintf(name, sizeof(name), "%s (%" PRIu32 "/%" PRIu32 ")",
 			 t->name ? cap->strings[t->name] : "thread", t->pid, t->tid);
@@ -153,9 +182,11 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 		ms_json_key(&j, "samples");
 		ms_json_array_begin(&j);
 		w.next = first[i];
-		while (next_run(&w, &stack, &weight)) {
+		while (next_run(&w, &stack, &cut, &weight)) {
 			n = ms_stack_funcs(cap, &funcs, stack, nodes, path);
 			ms_json_array_begin(&j);
+			if (cut != MS_NONE)
+				ms_json_uint(&j, (uint64_t)funcs.n + cut);
 			for (k = 0; k < n; k++)
 				ms_json_uint(&j, path[k]);
 			ms_json_array_end(&j);
@@ -164,7 +195,7 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 		ms_json_key(&j, "weights");
 		ms_json_array_begin(&j);
 		w.next = first[i];
-		while (next_run(&w, &stack, &weight))
+		while (next_run(&w, &stack, &cut, &weight))
 			ms_json_uint(&j, weight);
 		ms_json_array_end(&j);
 		ms_json_object_end(&j);
@@ -179,6 +210,7 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	ms_json_object_end(&j);
 	fputc('\n', out);
 	ret = 0;
+	ms_progress_finish(&progress);
 out:
 	ms_funcs_release(&funcs);
 out_free:

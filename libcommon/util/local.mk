@@ -3,7 +3,8 @@
 # CRCs, a radix sort, a string pool, text and JSON writers, demangling,
 # output publication, opening files others named (safeopen), the cache
 # folder, its layout and the header every cache file starts with, the
-# running program's build id, and running stages as a pipeline.
+# running program's build id, running stages as a pipeline, and the
+# progress line of long work.
 libcommon_a_SOURCES += \
 	libcommon/util/banned.h \
 	libcommon/util/bits.h \
@@ -27,12 +28,18 @@ libcommon_a_SOURCES += \
 	libcommon/util/demangle.c libcommon/util/demangle.h \
 	libcommon/util/text.c libcommon/util/text.h \
 	libcommon/util/json.c libcommon/util/json.h \
+	libcommon/util/progress.c libcommon/util/progress.h \
 	libcommon/util/pipeline.c libcommon/util/pipeline.h
 
 UNIT_TESTS += tests/unit/util-test
 tests_unit_util_test_SOURCES = tests/unit/util-test.c
 tests_unit_util_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_util_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/progress-test
+tests_unit_progress_test_SOURCES = tests/unit/progress-test.c
+tests_unit_progress_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_progress_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 UNIT_TESTS += tests/unit/safeopen-test
 tests_unit_safeopen_test_SOURCES = tests/unit/safeopen-test.c tests/unit/tmpdir.h

@@ -2,14 +2,16 @@
  * formats-mkcapture: write a synthetic capture straight through the
  * capture builder, for the formats tests and the formats benchmark.
  *
- *   formats-mkcapture [--samples N] [--threads T] [--lines] OUT.msc
+ *   formats-mkcapture [--samples N] [--threads T] [--lines] [--cut K] OUT.msc
  *
  * N samples (default 1000) spread over T threads (default 4) of one
  * process, 1 ms apart, with stacks 3 to 12 frames deep drawn from 64
  * functions in two modules (a pseudo-random but fixed sequence, so the
- * same arguments give the same file). Some samples have no frames, some
- * land in the kernel. --lines gives every frame source lines, with an
- * inlined callee on some.
+ * same arguments give the same file). Some samples have no frames (a
+ * kernel thread's), some land in the kernel. Stacks are whole (they end
+ * at the thread's entry); with --cut K, every K-th sample with frames
+ * ends where its stack copy did instead (reason stack-copy). --lines
+ * gives every frame source lines, with an inlined callee on some.
  */
 #include "config.h"
 
@@ -52,10 +54,11 @@ int main(int argc, char **argv)
 		{ "samples", required_argument, NULL, 'n' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "lines", no_argument, NULL, 'l' },
+		{ "cut", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t n_samples = 1000;
-	uint32_t n_threads = 4, i, k;
+	uint32_t n_threads = 4, cut = 0, i, k;
 	bool lines = false;
 	struct ms_capture_builder *b;
 	struct ms_capture *cap;
@@ -71,11 +74,13 @@ int main(int argc, char **argv)
 		case 'n': n_samples = strtoull(optarg, NULL, 10); break;
 		case 't': n_threads = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'l': lines = true; break;
+		case 'c': cut = (uint32_t)strtoul(optarg, NULL, 10); break;
 		default: return 2;
 		}
 	}
 	if (optind + 1 != argc || !n_threads) {
-		fprintf(stderr, "usage: formats-mkcapture [--samples N] [--threads T] [--lines] OUT.msc\n");
+		fprintf(stderr, "usage: formats-mkcapture [--samples N] [--threads T] [--lines] "
+			"[--cut K] OUT.msc\n");
 		return 2;
 	}
 	b = ms_capture_builder_new();
@@ -155,7 +160,7 @@ int main(int argc, char **argv)
 		st->time = 1000000000ull + s * 1000000ull;
 		st->cpu = (uint32_t)(s % 2);
 		st->period = 1000000;
-		st->reason = MS_END_FP_CHAIN;
+		st->reason = cut && s % cut == cut - 1 ? MS_END_STACK_COPY : MS_END_OUTERMOST;
 		if (s % 97 == 13) {
 			st->reason = MS_END_KERNEL_ONLY;
 		} else {

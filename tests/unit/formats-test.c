@@ -48,8 +48,10 @@ static void frame_fact(struct ms_capture_builder *b, uint32_t module, uint64_t a
 	assert_int_equal(ms_capture_builder_frame(b, &f), 0);
 }
 
-static void sample(struct ms_capture_builder *b, uint32_t tid, uint64_t time, uint64_t period,
-		   uint32_t n, const struct ms_stack_frame *frames)
+/* A sample of n frames (innermost first) whose unwinding ended with end. */
+static void sample_end(struct ms_capture_builder *b, uint32_t tid, uint64_t time,
+		       uint64_t period, uint32_t end, uint32_t n,
+		       const struct ms_stack_frame *frames)
 {
 	static struct ms_stack st;
 
@@ -58,10 +60,20 @@ static void sample(struct ms_capture_builder *b, uint32_t tid, uint64_t time, ui
 	st.tid = tid;
 	st.time = time;
 	st.period = period;
-	st.reason = n ? MS_END_FP_CHAIN : MS_END_KERNEL_ONLY;
+	st.reason = end;
 	st.n_frames = n;
 	memcpy(st.frames, frames, n * sizeof(*frames));
 	assert_int_equal(ms_capture_builder_stack(b, &st), 0);
+}
+
+/*
+ * A whole stack (it reached the thread's entry), or none at all (a kernel
+ * thread's): stacks cut short are the tests of their own below.
+ */
+static void sample(struct ms_capture_builder *b, uint32_t tid, uint64_t time, uint64_t period,
+		   uint32_t n, const struct ms_stack_frame *frames)
+{
+	sample_end(b, tid, time, period, n ? MS_END_OUTERMOST : MS_END_KERNEL_ONLY, n, frames);
 }
 
 /*
@@ -538,16 +550,16 @@ static void test_chrome_events(void **state)
 	assert_non_null(strstr(json, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"./prog x\"}}"));
 	assert_non_null(strstr(json, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":11,\"args\":{\"name\":\"worker\"}}"));
 	/* thread 10: work and main from 1 us until the gap (2 us + one period) */
-	work = strstr(json, "{\"name\":\"work\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1.000,\"dur\":2.000,\"pid\":1,\"tid\":10}");
-	caller = strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1.000,\"dur\":2.000,\"pid\":1,\"tid\":10}");
+	work = strstr(json, "{\"name\":\"work\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":10}");
+	caller = strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":10}");
 	assert_non_null(work);
 	assert_non_null(caller);
 	/* the same start and end: the caller first, or viewers draw work as the root */
 	assert_true(caller < work);
 	/* thread 11: a;b ends when the next sample leaves it; main spans both */
-	assert_non_null(strstr(json, "{\"name\":\"a;b\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3.000,\"dur\":1.000,\"pid\":1,\"tid\":11}"));
-	assert_non_null(strstr(json, "{\"name\":\"sys\",\"cat\":\"[kernel.kallsyms]\",\"ph\":\"X\",\"ts\":4.000,\"dur\":1.000,\"pid\":1,\"tid\":11}"));
-	assert_non_null(strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3.000,\"dur\":2.000,\"pid\":1,\"tid\":11}"));
+	assert_non_null(strstr(json, "{\"name\":\"a;b\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3,\"dur\":1,\"pid\":1,\"tid\":11}"));
+	assert_non_null(strstr(json, "{\"name\":\"sys\",\"cat\":\"[kernel.kallsyms]\",\"ph\":\"X\",\"ts\":4,\"dur\":1,\"pid\":1,\"tid\":11}"));
+	assert_non_null(strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3,\"dur\":2,\"pid\":1,\"tid\":11}"));
 	assert_non_null(strstr(json, "\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"microscope test\",\"command\":\"./prog x\"}}\n"));
 	free(json);
 	o.chrome_form = MS_CHROME_SAMPLES;
@@ -556,6 +568,56 @@ static void test_chrome_events(void **state)
 	assert_non_null(strstr(json, "{\"name\":\"[no frames]\",\"category\":\"[unknown]\"}"));
 	assert_non_null(strstr(json, "\"samples\":[{\"cpu\":0,\"pid\":1,\"tid\":10,\"ts\":1.000,\"name\":\"cpu-clock\",\"sf\":\""));
 	assert_null(strstr(json, "\"ph\":\"X\""));
+	free(json);
+	ms_capture_free(cap);
+}
+
+/*
+ * Events are in whole microseconds, start and end each rounded: viewers
+ * add ts and dur in floating point, and frames that end together must end
+ * at the same number or speedscope leaves one open.
+ */
+static void test_chrome_whole_microseconds(void **state)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_module m;
+	const struct ms_stack_frame work[] = { { 0, 0, 0x200 }, { 0, MS_FRAME_RETURN, 0x100 } };
+	const struct ms_stack_frame other[] = { { 0, 0, 0x300 }, { 0, MS_FRAME_RETURN, 0x100 } };
+	struct ms_capture *cap;
+	char *json;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.kind = MS_MODULE_FILE;
+	m.path = S("/bin/prog");
+	assert_int_equal(ms_capture_builder_module(b, &m), 0);
+	frame_fact(b, 0, 0x100, "main");
+	frame_fact(b, 0, 0x200, "work");
+	frame_fact(b, 0, 0x300, "other");
+	sample(b, 10, 1499, 1001, 2, work);
+	sample(b, 10, 2500, 1001, 2, other);
+	/* a gap of 300 ns: less than the rounding, so none (other goes on) */
+	sample(b, 10, 3801, 1000, 2, other);
+	/* a gap of 2 us: other and main end, and begin again */
+	sample(b, 10, 6801, 1000, 2, other);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	json = export_mem(cap, MS_FORMAT_CHROME, NULL, NULL);
+	/* 1499 ns is 1 us, 2500 ns 3 us, 4801 ns 5: main ends where other does */
+	assert_non_null(strstr(json, "{\"name\":\"work\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1,\"dur\":2,"));
+	assert_non_null(strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":1,\"dur\":4,"));
+	assert_non_null(strstr(json, "{\"name\":\"other\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":3,\"dur\":2,"));
+	/* after the real gap: both again, from 7 us to 8 */
+	assert_non_null(strstr(json, "{\"name\":\"main\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":7,\"dur\":1,"));
+	assert_non_null(strstr(json, "{\"name\":\"other\",\"cat\":\"prog\",\"ph\":\"X\",\"ts\":7,\"dur\":1,"));
+	/* nothing else: a frame never ends and begins again at one time */
+	{
+		unsigned n = 0;
+
+		for (const char *p = json; (p = strstr(p, "\"ph\":\"X\"")); p++)
+			n++;
+		assert_int_equal(n, 5);
+	}
 	free(json);
 	ms_capture_free(cap);
 }
@@ -607,9 +669,9 @@ static void test_loss(void **state)
 	assert_int_equal(count_lines(msg), 1);
 	assert_true(dropped & MS_FACT_THREADS);
 	assert_false(dropped & MS_FACT_COUNTS);
-	assert_non_null(strstr(msg, "folded output drops the sample times, "));
-	assert_non_null(strstr(msg, "threads"));
-	assert_non_null(strstr(msg, "'small.msc'"));
+	/* one short line: the facts by short names, the input, where to read more */
+	assert_non_null(strstr(msg, ": note: folded drops times, threads, periods, addresses, "
+				"modules, frame marks, info of 'small.msc' (ms-export(1))\n"));
 	o.thread_root = true;
 	o.weight = MS_WEIGHT_TIME;
 	stderr_begin();
@@ -1247,7 +1309,7 @@ static void test_export_weighted(void **state)
 			    NULL);
 	/* a row without a period spans its count of the default 1 ms */
 	o.chrome_form = MS_CHROME_EVENTS;
-	expect_small_export(cap, MS_FORMAT_CHROME, &o, "\"dur\":67108864000.000", NULL);
+	expect_small_export(cap, MS_FORMAT_CHROME, &o, "\"dur\":67108864000,", NULL);
 	gz = export_mem(cap, MS_FORMAT_PPROF, NULL, &len);
 	raw = gunzip_mem((unsigned char *)gz, len, &rlen);
 	p = perftools__profiles__profile__unpack(NULL, rlen, raw);
@@ -1392,7 +1454,7 @@ static void test_loss_duty(void **state)
 	dropped = ms_export_note_loss(cap, MS_FORMAT_FOLDED, &o, "duty.msc");
 	msg = stderr_end();
 	assert_true(dropped & MS_FACT_DUTY);
-	assert_non_null(strstr(msg, "the sampling duty (a CPU budget)"));
+	assert_non_null(strstr(msg, ", duty of 'duty.msc'"));
 	stderr_begin();
 	dropped = ms_export_note_loss(cap, MS_FORMAT_CHROME, &o, "duty.msc");
 	stderr_end();
@@ -1416,6 +1478,7 @@ int main(void)
 		cmocka_unit_test(test_folded_export),
 		cmocka_unit_test(test_folded_round_trip),
 		cmocka_unit_test(test_chrome_events),
+		cmocka_unit_test(test_chrome_whole_microseconds),
 		cmocka_unit_test(test_speedscope),
 		cmocka_unit_test(test_loss),
 		cmocka_unit_test(test_export_duty_time),
