@@ -881,14 +881,24 @@ static bool stack_eq(const void *ctx, uint32_t e, const void *key)
 	return b->stacks[e].parent == k[0] && b->stacks[e].frame == k[1];
 }
 
-static uint32_t stack_get(struct ms_capture_builder *b, uint32_t parent, uint32_t frame)
+/*
+ * The node (parent, frame), made when new. *fresh says parent was made by
+ * this stack: a node that new has no children, so its child is not looked
+ * for (a stack unlike any before costs one probe a frame, not two).
+ */
+static uint32_t stack_get(struct ms_capture_builder *b, uint32_t parent, uint32_t frame,
+			  bool *fresh)
 {
 	uint32_t k[2] = { parent, frame };
 	uint32_t h = ms_hash_u64((uint64_t)parent << 32 | frame);
-	uint32_t e = ms_index_find(&b->stack_ix, h, stack_eq, b, k);
+	uint32_t e;
 
-	if (e != MS_INDEX_EMPTY)
-		return e;
+	if (!*fresh) {
+		e = ms_index_find(&b->stack_ix, h, stack_eq, b, k);
+		if (e != MS_INDEX_EMPTY)
+			return e;
+	}
+	*fresh = true;
 	if (GROW(b, b->stacks, b->n_stacks, b->alloc_stacks) < 0)
 		return MS_NONE;
 	e = b->n_stacks;
@@ -908,6 +918,7 @@ static int stack_node(struct ms_capture_builder *b, const struct ms_stack *s, ui
 {
 	uint32_t n = s->n_frames < MS_FRAMES_MAX ? s->n_frames : MS_FRAMES_MAX;
 	uint32_t node = MS_NONE, module, frame, i;
+	bool fresh = false;
 
 	/* The stream lists frames innermost first; the tree's root is outermost. */
 	for (i = n; i-- > 0;) {
@@ -918,7 +929,7 @@ static int stack_node(struct ms_capture_builder *b, const struct ms_stack *s, ui
 		frame = frame_get(b, module, f->flags, f->address);
 		if (frame == MS_NONE)
 			return -1;
-		node = stack_get(b, node, frame);
+		node = stack_get(b, node, frame, &fresh);
 		if (node == MS_NONE)
 			return -1;
 	}
