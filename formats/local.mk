@@ -54,3 +54,11 @@ EXTRA_DIST += tests/fuzz/corpus tests/fuzz/fuzz.h \
 	tests/formats/speedscope-schema.js tests/formats/chrome-check.js \
 	tests/formats/go-runtime-cpu.go tests/formats/go-runtime-cpu.pprof \
 	scripts/bench/40-formats.sh
+
+# What the imports' speed work must keep: the sealed stack tree, both ways
+# of finding a pprof location, samples decoded one at a time.
+UNIT_TESTS += tests/unit/import-tables-test
+tests_unit_import_tables_test_SOURCES = tests/unit/import-tables-test.c tests/unit/pprof-build.h \
+	tests/unit/stderr-capture.h
+tests_unit_import_tables_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_import_tables_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
