@@ -9,7 +9,9 @@
  *     varint and length against profile.proto (the descriptors protoc-c
  *     made), down to the innermost message, and notes where each
  *     top-level row starts so later messages can give a byte position;
- *  3. protobuf-c decodes it;
+ *  3. protobuf-c decodes it: every field but the samples whole, each
+ *     sample alone into a reused arena when it is needed (decoded whole,
+ *     the samples took six times their bytes);
  *  4. every reference is checked: string indexes inside the table, ids
  *     non-zero and unique, every location, mapping and function a row
  *     names defined, one value per sample type, counts not negative and
@@ -20,7 +22,9 @@
  *     row whose count is its number of samples and whose period is its
  *     time (capture.h), never a row per sample, so memory follows the
  *     file's size and not the counts it claims (a sample of value 2^62
- *     is one row).
+ *     is one row). Its labels give its thread: threads.c says which
+ *     labels real producers write and how they become (pid, tid) and a
+ *     name.
  * A failure at any step prints one message with the position and
  * returns NULL.
  */
@@ -38,6 +42,7 @@
 #include <zlib.h>
 
 #include "capture/builder.h"
+#include "formats/pprof/threads.h"
 #include "pprof/profile.pb-c.h"
 #include "stream/records.h"
 #include "util/error.h"
@@ -57,11 +62,15 @@ enum {
 	LOSS_COLUMNS = 1 << 0, LOSS_LABELS = 1 << 1, LOSS_BUILD_IDS = 1 << 2,
 	LOSS_OFFSETS = 1 << 3, LOSS_FILTERS = 1 << 4, LOSS_LINES = 1 << 5,
 	LOSS_FOLDED = 1 << 6, LOSS_COLUMN_NUMBERS = 1 << 7, LOSS_COMMENTS = 1 << 8,
+	LOSS_THREAD_IDS = 1 << 9, LOSS_THREAD_NAMES = 1 << 10,
 };
 static const char *const loss_names[] = {
-	"sample types other than the count and the time", "labels other than pid, tid and thread",
+	"sample types other than the count and the time",
+	"labels other than a thread's and its process's ids and names",
 	"build ids that are not hexadecimal", "mapping file offsets", "drop and keep frame filters",
 	"inline chains past 32 entries", "folded-location marks", "line columns", "comments",
+	"thread and process ids that are not whole numbers up to 2^31-1 (those threads are numbered)",
+	"ends of thread names past 255 bytes",
 };
 
 /* An id -> row index, sorted by id. */
@@ -106,6 +115,7 @@ struct pi {
 	ProtobufCAllocator alloc;
 
 	struct id_index mappings, locations, functions;
+	struct ms_pprof_threads threads;
 	unsigned loss;
 	int count_col, time_col;	/* Sample.value columns used; -1 when none */
 	bool period_ns;			/* the period is in nanoseconds */
@@ -747,6 +757,8 @@ static int check_refs(struct pi *pi)
 			pi->loss |= LOSS_FOLDED;
 	}
 	choose_columns(pi);
+	if (ms_pprof_threads_init(&pi->threads, p->string_table, p->n_string_table) < 0)
+		return -1;
 	for (i = 0; i < pi->n_samples; i++) {
 		const Sample *s = sample_at(pi, i);
 		uint64_t count, period;
@@ -778,9 +790,10 @@ static int check_refs(struct pi *pi)
 			    check_str(pi, lb->num_unit, "a label's unit", F_SAMPLE, i) < 0)
 				return -1;
 			key = str(pi, lb->key);
-			if (strcmp(key, "pid") && strcmp(key, "tid") && strcmp(key, "thread"))
+			if (!ms_pprof_threads_key(key))
 				pi->loss |= LOSS_LABELS;
 		}
+		ms_pprof_threads_check(&pi->threads, s);
 		count = sample_count(pi, s);
 		/* every view adds counts up: their sum must fit in 64 bits */
 		if (count > UINT64_MAX - total)
@@ -938,28 +951,8 @@ static int build_samples(struct pi *pi, struct ms_capture_builder *b,
 		memset(st, 0, offsetof(struct ms_stack, frames));
 		/* checked by check_refs() */
 		(void)sample_period(pi, s, count, &st->period);
-		for (k = 0; k < s->n_label; k++) {
-			const Perftools__Profiles__Label *lb = s->label[k];
-			const char *key = str(pi, lb->key);
-
-			if (!strcmp(key, "pid"))
-				st->pid = (uint32_t)lb->num;
-			else if (!strcmp(key, "tid"))
-				st->tid = (uint32_t)lb->num;
-		}
-		for (k = 0; k < s->n_label; k++) {
-			const Perftools__Profiles__Label *lb = s->label[k];
-			struct ms_comm c;
-
-			if (strcmp(str(pi, lb->key), "thread") || !lb->str)
-				continue;
-			memset(&c, 0, sizeof(c));
-			c.pid = st->pid;
-			c.tid = st->tid;
-			c.comm = ms_str_of(str(pi, lb->str));
-			if (ms_capture_builder_comm(b, &c) < 0)
-				goto out;
-		}
+		if (ms_pprof_threads_of(&pi->threads, b, s, &st->pid, &st->tid) < 0)
+			goto out;
 		st->reason = MS_END_UNKNOWN;
 		if (n > MS_FRAMES_MAX) {
 			/* keep the innermost frames, as an unwinder that hit its depth does */
@@ -974,6 +967,8 @@ static int build_samples(struct pi *pi, struct ms_capture_builder *b,
 		if (count && ms_capture_builder_stack_count(b, st, count) < 0)
 			goto out;
 	}
+	if (ms_pprof_threads_finish(&pi->threads, b) < 0)
+		goto out;
 	if (too_deep) {
 		char detail[128];
 		struct ms_problem pr = { ms_str_of("ms-capture"), ms_str_of("import-stack-too-deep"),
@@ -1041,7 +1036,7 @@ static int build_info(struct pi *pi, struct ms_capture_builder *b, const char *p
 
 static void note_loss(const struct pi *pi)
 {
-	char list[512];
+	char list[1024];
 	size_t len = 0;
 
 	if (!pi->loss)
@@ -1077,6 +1072,11 @@ static void pi_release(struct pi *pi)
 	id_index_release(&pi->mappings);
 	id_index_release(&pi->locations);
 	id_index_release(&pi->functions);
+	if (pi->threads.loss & MS_PPROF_THREADS_LOSS_IDS)
+		pi->loss |= LOSS_THREAD_IDS;
+	if (pi->threads.loss & MS_PPROF_THREADS_LOSS_NAMES)
+		pi->loss |= LOSS_THREAD_NAMES;
+	ms_pprof_threads_release(&pi->threads);
 }
 
 struct ms_capture *ms_pprof_import(const void *buf, size_t len, const char *name,
