@@ -964,7 +964,7 @@ static int build_samples(struct pi *pi, struct ms_capture_builder *b,
 			st->frames[k] = frames[find_id(&pi->locations, s->location_id[k])];
 		st->n_frames = (uint32_t)n;
 		/* count 0: no samples, no row (its time, if any, is lost, as before) */
-		if (count && ms_capture_builder_stack_count(b, st, count) < 0)
+		if (count && ms_capture_builder_stack_import(b, st, count) < 0)
 			goto out;
 	}
 	if (ms_pprof_threads_finish(&pi->threads, b) < 0)

@@ -2,8 +2,9 @@
  * Unit tests of what the imports' speed work must not change: the stack
  * tree the builder seals (numbered depth by depth, each depth by parent
  * and frame, the same whatever order the samples came in, and every
- * sample's stack the one its line or pprof sample gave), and the pprof
- * import's two ways
+ * sample's stack the one its line or pprof sample gave), the same whether
+ * its nodes are made through the hash index (stack_count), by sorting at
+ * seal (stack_import) or both, and the pprof import's two ways
  * of finding a location (a direct table for dense ids, a search for
  * others) and its samples decoded one at a time (a sample larger than the
  * reused buffer among small ones).
@@ -19,8 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/builder.h"
 #include "capture/capture.h"
 #include "formats/formats.h"
+#include "stream/records.h"
 #include "util/error.h"
 
 #include "tests/unit/pprof-build.h"
@@ -277,11 +280,76 @@ static void test_pprof_ids_and_arena(void **state)
 	ms_capture_free(c);
 }
 
+enum { BY_COUNT, BY_IMPORT, MIXED };
+
+/*
+ * A capture of the same stacks (times and threads varied) built by
+ * stack_count (nodes through the hash index), stack_import (nodes made
+ * at seal by sorting) or both, row by row.
+ */
+static struct ms_capture *built(int how)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_stack *st = calloc(1, sizeof(*st));
+	struct ms_capture *cap;
+
+	assert_non_null(b);
+	assert_non_null(st);
+	seed = 99;
+	for (int i = 0; i < 4000; i++) {
+		st->pid = 1;
+		st->tid = 1 + rnd(3);
+		st->time = rnd(50);
+		st->reason = MS_END_UNKNOWN;
+		st->n_frames = rnd(14);	/* 0 too: a sample without frames */
+		for (uint32_t k = 0; k < st->n_frames; k++) {
+			/* innermost first; the outer frames from few, so stacks meet */
+			uint32_t outer = st->n_frames - 1 - k;
+
+			st->frames[k].module = MS_NONE;
+			st->frames[k].flags = 0;
+			st->frames[k].address = 0x1000 + (outer < 3 ? rnd(2) : rnd(25));
+		}
+		if (how == BY_COUNT || (how == MIXED && i % 2))
+			assert_int_equal(ms_capture_builder_stack_count(b, st, 1 + rnd(4)), 0);
+		else
+			assert_int_equal(ms_capture_builder_stack_import(b, st, 1 + rnd(4)), 0);
+	}
+	free(st);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	return cap;
+}
+
+static void test_builder_ways_agree(void **state)
+{
+	struct ms_capture *cap[3];
+	unsigned char *buf[3];
+	size_t len[3];
+
+	(void)state;
+	for (int how = BY_COUNT; how <= MIXED; how++) {
+		cap[how] = built(how);
+		assert_stack_order(cap[how]);
+		assert_int_equal(ms_capture_encode(cap[how], &buf[how], &len[how]), 0);
+	}
+	assert_true(cap[BY_COUNT]->n_stacks > 1000);
+	for (int how = BY_IMPORT; how <= MIXED; how++) {
+		assert_int_equal(len[how], len[BY_COUNT]);
+		assert_memory_equal(buf[how], buf[BY_COUNT], len[BY_COUNT]);
+	}
+	for (int how = BY_COUNT; how <= MIXED; how++) {
+		free(buf[how]);
+		ms_capture_free(cap[how]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folded_tree),
 		cmocka_unit_test(test_pprof_ids_and_arena),
+		cmocka_unit_test(test_builder_ways_agree),
 	};
 
 	ms_set_progname("import-tables-test");
