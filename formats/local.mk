@@ -19,7 +19,7 @@ MS_LIBS += $(PROTOBUF_C_LIBS)
 libcommon_a_SOURCES += \
 	formats/formats.h formats/internal.h formats/common.c \
 	formats/cuts.c formats/rows.c formats/outbuf.c \
-	formats/pprof/export.c formats/pprof/import.c \
+	formats/pprof/export.c formats/pprof/import.c formats/pprof/threads.c formats/pprof/threads.h \
 	formats/folded/export.c formats/folded/import.c \
 	formats/chrome/chrome.h formats/chrome/export.c formats/chrome/events.c \
 	formats/chrome/samples.c \
@@ -66,3 +66,22 @@ EXTRA_DIST += tests/fuzz/corpus tests/fuzz/fuzz.h \
 	tests/formats/speedscope-schema.js tests/formats/chrome-check.js tests/formats/chrome-tree.mjs \
 	tests/formats/go-runtime-cpu.go tests/formats/go-runtime-cpu.pprof \
 	scripts/bench/40-formats.sh
+
+# The pprof import's threads, from the labels producers write.
+UNIT_TESTS += tests/unit/pprof-threads-test
+tests_unit_pprof_threads_test_SOURCES = tests/unit/pprof-threads-test.c tests/unit/pprof-build.h \
+	tests/unit/stderr-capture.h
+tests_unit_pprof_threads_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_pprof_threads_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+# Writes pprof files with thread labels for tests/0910 and tests/0960.
+check_PROGRAMS += tests/unit/pprof-mkthreads
+tests_unit_pprof_mkthreads_SOURCES = tests/unit/pprof-mkthreads.c tests/unit/pprof-build.h
+tests_unit_pprof_mkthreads_LDADD = $(MS_LIBS)
+
+# What the imports' speed work must keep: the sealed stack tree, both ways
+# of finding a pprof location, samples decoded one at a time.
+UNIT_TESTS += tests/unit/import-tables-test
+tests_unit_import_tables_test_SOURCES = tests/unit/import-tables-test.c tests/unit/pprof-build.h \
+	tests/unit/stderr-capture.h
+tests_unit_import_tables_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_import_tables_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

@@ -165,3 +165,29 @@ shares_by_name() {
 	# a recording is not said to be imported
 	run -1 grep -q "^source:" <(ms-analyze summary p.msc)
 }
+
+@test "ms-capture --import pprof: threads and their names from the labels producers write" {
+	# microscope's and perf_to_profile's pid/tid/thread, Pyroscope's text ids, Datadog's
+	# OS and runtime ids, async-profiler's name alone, perf_to_profile's thread_comm
+	"$MS_BUILDDIR/tests/unit/pprof-mkthreads" producers prod.pb
+	run --separate-stderr ms-capture -o prod.msc --import pprof prod.pb
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	ms-analyze summary --json prod.msc | jq -r '.threads[] | "\(.pid)/\(.tid) \(.samples) \(.name)"' > threads.txt
+	# a thread known by name only is numbered past the largest tid (77)
+	cat > want.txt <<-'EOF'
+		0/77 5 MainThread
+		0/78 7 GC Thread#0 [tid=4242]
+		1/10 3 main
+		1/55 2 worker
+		2/20 6 io
+	EOF
+	diff -u want.txt threads.txt
+	ms-analyze summary prod.msc | grep -q '^ *0 *78 *7 .*GC Thread#0 \[tid=4242\]$'
+	# the same file gives the same capture, and its pprof export the same threads
+	ms-capture -o again.msc --import pprof prod.pb
+	cmp prod.msc again.msc
+	ms-export -q --pprof -o back.pb.gz prod.msc
+	ms-capture -o back.msc --import pprof back.pb.gz
+	diff -u threads.txt <(ms-analyze summary --json back.msc | jq -r '.threads[] | "\(.pid)/\(.tid) \(.samples) \(.name)"')
+}

@@ -134,3 +134,22 @@ max_rss_kb() {
 	ms-capture -o one.msc --import folded one.folded
 	[ "$(od -An -tu4 -j12 -N8 one.msc | tr -s ' ')" = " 1 0" ]
 }
+
+@test "hostile import: a pprof thread name of 1 MiB, 5000 threads and names in conflict stay bounded" {
+	"$MS_BUILDDIR/tests/unit/pprof-mkthreads" hostile host.pb
+	run --separate-stderr bounded ms-capture -o host.msc --import pprof host.pb
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"a capture keeps none of the ends of thread names past 255 bytes of 'host.pb'"* ]]
+	# the name is kept to 255 bytes: the capture holds 5001 threads, not the MiB
+	[ "$(stat -c %s host.msc)" -lt 131072 ]
+	ms-analyze summary --json host.msc > summary.json
+	jq -e '(.threads | length) == 5001' summary.json >/dev/null
+	jq -e '.threads[] | select(.tid == 1) | .name | length == 255' summary.json >/dev/null
+	# a thread keeps its first name; the sample that names it otherwise is a problem
+	jq -e '.threads[] | select(.tid == 100) | .name == "t0"' summary.json >/dev/null
+	jq -e '.problems[] | select(.code == "import-thread-renamed") | .count == 1' summary.json >/dev/null
+	rss=$(max_rss_kb ms-capture -o again.msc --import pprof host.pb)
+	echo "ms-capture --import peak RSS: $rss KiB"
+	[ "$rss" -lt 65536 ]
+	cmp host.msc again.msc
+}

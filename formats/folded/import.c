@@ -218,7 +218,7 @@ struct ms_capture *ms_folded_import(const void *buf, size_t len, const char *nam
 			}
 			total += count;
 			st->reason = MS_END_UNKNOWN;
-			if (ms_capture_builder_stack_count(b, st, count) < 0)
+			if (ms_capture_builder_stack_import(b, st, count) < 0)
 				goto out;
 		}
 		p = nl ? nl + 1 : end;

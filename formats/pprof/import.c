@@ -9,7 +9,9 @@
  *     varint and length against profile.proto (the descriptors protoc-c
  *     made), down to the innermost message, and notes where each
  *     top-level row starts so later messages can give a byte position;
- *  3. protobuf-c decodes it;
+ *  3. protobuf-c decodes it: every field but the samples whole, each
+ *     sample alone into a reused arena when it is needed (decoded whole,
+ *     the samples took six times their bytes);
  *  4. every reference is checked: string indexes inside the table, ids
  *     non-zero and unique, every location, mapping and function a row
  *     names defined, one value per sample type, counts not negative and
@@ -20,7 +22,9 @@
  *     row whose count is its number of samples and whose period is its
  *     time (capture.h), never a row per sample, so memory follows the
  *     file's size and not the counts it claims (a sample of value 2^62
- *     is one row).
+ *     is one row). Its labels give its thread: threads.c says which
+ *     labels real producers write and how they become (pid, tid) and a
+ *     name.
  * A failure at any step prints one message with the position and
  * returns NULL.
  */
@@ -38,6 +42,7 @@
 #include <zlib.h>
 
 #include "capture/builder.h"
+#include "formats/pprof/threads.h"
 #include "pprof/profile.pb-c.h"
 #include "stream/records.h"
 #include "util/error.h"
@@ -57,17 +62,42 @@ enum {
 	LOSS_COLUMNS = 1 << 0, LOSS_LABELS = 1 << 1, LOSS_BUILD_IDS = 1 << 2,
 	LOSS_OFFSETS = 1 << 3, LOSS_FILTERS = 1 << 4, LOSS_LINES = 1 << 5,
 	LOSS_FOLDED = 1 << 6, LOSS_COLUMN_NUMBERS = 1 << 7, LOSS_COMMENTS = 1 << 8,
+	LOSS_THREAD_IDS = 1 << 9, LOSS_THREAD_NAMES = 1 << 10,
 };
 static const char *const loss_names[] = {
-	"sample types other than the count and the time", "labels other than pid, tid and thread",
+	"sample types other than the count and the time",
+	"labels other than a thread's and its process's ids and names",
 	"build ids that are not hexadecimal", "mapping file offsets", "drop and keep frame filters",
 	"inline chains past 32 entries", "folded-location marks", "line columns", "comments",
+	"thread and process ids that are not whole numbers up to 2^31-1 (those threads are numbered)",
+	"ends of thread names past 255 bytes",
 };
 
 /* An id -> row index, sorted by id. */
 struct id_row {
 	uint64_t id;
 	uint32_t row;
+};
+
+/* An id -> row lookup: direct when the ids are dense enough, else by search. */
+struct id_index {
+	struct id_row *sorted;		/* by id */
+	size_t n;
+	uint32_t *direct;		/* row of each id up to n_direct, or MS_NONE */
+	uint64_t n_direct;
+};
+
+/*
+ * Where protobuf-c puts one decoded sample: a buffer reused from sample to
+ * sample, so decoding a profile's samples allocates nothing per sample
+ * once the largest has been seen.
+ */
+struct arena {
+	unsigned char *buf;
+	size_t len, used;
+	void **extra;			/* blocks past buf, freed at the next reset */
+	uint32_t n_extra, alloc_extra;
+	size_t extra_len;
 };
 
 struct pi {
@@ -77,8 +107,15 @@ struct pi {
 	uint64_t *row_off[F_ROWS];	/* byte of each top-level row, per field */
 	uint32_t n_rows[F_ROWS], alloc_rows[F_ROWS];
 
+	/* every field but the samples, decoded whole; the samples one at a time */
 	Profile *p;
-	struct id_row *mappings, *locations, *functions;
+	unsigned char *rest;		/* the bytes p was decoded from, when copied */
+	size_t n_samples;
+	struct arena arena;
+	ProtobufCAllocator alloc;
+
+	struct id_index mappings, locations, functions;
+	struct ms_pprof_threads threads;
 	unsigned loss;
 	int count_col, time_col;	/* Sample.value columns used; -1 when none */
 	bool period_ns;			/* the period is in nanoseconds */
@@ -317,6 +354,160 @@ static int wire_walk(struct pi *pi, const ProtobufCMessageDescriptor *md, size_t
 	return 0;
 }
 
+/* ---- 3. decoding ---- */
+
+static void *arena_alloc(void *data, size_t size)
+{
+	struct arena *a = data;
+	size_t need = (size + 15) & ~(size_t)15;
+	void *p;
+
+	if (need < size)
+		return NULL;
+	if (a->len - a->used >= need) {
+		p = a->buf + a->used;
+		a->used += need;
+		return p;
+	}
+	/* past the buffer: a block of its own until the next reset, which grows the buffer */
+	/* no message here: protobuf-c fails, and sample_at() says so once */
+	if (!ms_reserve((void **)&a->extra, &a->alloc_extra, (uint64_t)a->n_extra + 1,
+			sizeof(*a->extra)))
+		return NULL;
+	p = malloc(size ? size : 1);
+	if (!p)
+		return NULL;
+	a->extra[a->n_extra++] = p;
+	a->extra_len += need;
+	return p;
+}
+
+static void arena_free(void *data, void *ptr)
+{
+	/* everything goes at the next reset */
+	(void)data;
+	(void)ptr;
+}
+
+/* Forget what the arena holds; a buffer that overflowed grows to hold it all. */
+static int arena_reset(struct arena *a)
+{
+	size_t want = a->len;
+
+	if (a->n_extra) {
+		for (uint32_t i = 0; i < a->n_extra; i++)
+			free(a->extra[i]);
+		want = 2 * (a->used + a->extra_len);
+		a->n_extra = 0;
+		a->extra_len = 0;
+	}
+	if (want < 4096)
+		want = 4096;
+	if (want != a->len) {
+		free(a->buf);
+		a->len = 0;
+		a->buf = malloc(want);
+		if (!a->buf)
+			return ms_error("out of memory");
+		a->len = want;
+	}
+	a->used = 0;
+	return 0;
+}
+
+static void arena_release(struct arena *a)
+{
+	for (uint32_t i = 0; i < a->n_extra; i++)
+		free(a->extra[i]);
+	free(a->extra);
+	free(a->buf);
+	memset(a, 0, sizeof(*a));
+}
+
+/* Start and length of the body of the top-level row at *pos, which wire_walk() checked. */
+static void row_body(const struct pi *pi, size_t *pos, uint64_t *field, size_t *len)
+{
+	uint64_t key = 0, v = 0;
+
+	(void)varint(pi->data, pos, pi->len, &key);
+	*field = key >> 3;
+	*len = 0;
+	switch (key & 7) {
+	case 0:
+		(void)varint(pi->data, pos, pi->len, &v);
+		break;
+	case 1:
+		*len = 8;
+		break;
+	case 5:
+		*len = 4;
+		break;
+	default:
+		(void)varint(pi->data, pos, pi->len, &v);
+		*len = (size_t)v;
+		break;
+	}
+}
+
+/*
+ * Decode every field but the samples with protobuf-c, whose decoded form
+ * of a sample is six times its bytes (120 MB for 300,000 samples of 24
+ * frames): the samples are decoded one at a time instead (sample_at()).
+ */
+static int decode_profile(struct pi *pi)
+{
+	const unsigned char *bytes = pi->data;
+	size_t len = pi->len, pos = 0, at, body_len;
+	uint64_t field;
+
+	pi->n_samples = pi->n_rows[F_SAMPLE];
+	if (pi->n_samples) {
+		pi->rest = malloc(pi->len);
+		if (!pi->rest)
+			return ms_error("out of memory decoding '%s'", pi->name);
+		len = 0;
+		while (pos < pi->len) {
+			at = pos;
+			row_body(pi, &pos, &field, &body_len);
+			pos += body_len;
+			if (field == F_SAMPLE)
+				continue;
+			memcpy(pi->rest + len, pi->data + at, pos - at);
+			len += pos - at;
+		}
+		bytes = pi->rest;
+	}
+	pi->p = perftools__profiles__profile__unpack(NULL, len, bytes);
+	free(pi->rest);
+	pi->rest = NULL;
+	if (!pi->p)
+		return ms_error("'%s': protobuf-c could not decode the profile (out of memory?)",
+				pi->name);
+	pi->alloc.alloc = arena_alloc;
+	pi->alloc.free = arena_free;
+	pi->alloc.allocator_data = &pi->arena;
+	return 0;
+}
+
+static const char *at_row(struct pi *pi, uint32_t field, size_t i);
+
+/* Sample i, valid until the next call; NULL after a message. */
+static const Sample *sample_at(struct pi *pi, size_t i)
+{
+	size_t pos = pi->row_off[F_SAMPLE][i], len;
+	uint64_t field;
+	const Sample *s;
+
+	if (arena_reset(&pi->arena) < 0)
+		return NULL;
+	row_body(pi, &pos, &field, &len);
+	s = perftools__profiles__sample__unpack(&pi->alloc, len, pi->data + pos);
+	if (!s)
+		ms_error("'%s': protobuf-c could not decode sample %zu%s (out of memory?)",
+			 pi->name, i, at_row(pi, F_SAMPLE, i));
+	return s;
+}
+
 /* ---- 4. references ---- */
 
 /* " (byte N)" for row i of field, or "". */
@@ -347,16 +538,20 @@ static int cmp_id_row(const void *a, const void *b)
 	return x->row < y->row ? -1 : x->row > y->row;
 }
 
-/* Sorted ids of n rows; refuses id 0 and an id given twice. */
-static struct id_row *index_ids(struct pi *pi, const char *what, uint32_t field, size_t n,
-				uint64_t (*id_of)(const Profile *, size_t))
+/*
+ * The id index of n rows; refuses id 0 and an id given twice. Ids that
+ * are dense (the largest at most 4 n + 1024, as producers number them)
+ * get a direct table, so a sample's locations cost a load each and not a
+ * binary search (a third of importing 7 million frames).
+ */
+static int index_ids(struct pi *pi, struct id_index *x, const char *what, uint32_t field,
+		     size_t n, uint64_t (*id_of)(const Profile *, size_t))
 {
 	struct id_row *ix = calloc(n ? n : 1, sizeof(*ix));
 
-	if (!ix) {
-		ms_error("out of memory");
-		return NULL;
-	}
+	memset(x, 0, sizeof(*x));
+	if (!ix)
+		return ms_error("out of memory");
 	for (size_t i = 0; i < n; i++) {
 		ix[i].id = id_of(pi->p, i);
 		ix[i].row = (uint32_t)i;
@@ -364,7 +559,7 @@ static struct id_row *index_ids(struct pi *pi, const char *what, uint32_t field,
 			ms_error("'%s': %s %zu%s has id 0; ids must be non-zero", pi->name, what, i,
 				 at_row(pi, field, i));
 			free(ix);
-			return NULL;
+			return -1;
 		}
 	}
 	qsort(ix, n, sizeof(*ix), cmp_id_row);
@@ -374,21 +569,43 @@ static struct id_row *index_ids(struct pi *pi, const char *what, uint32_t field,
 				 pi->name, what, ix[i].row, at_row(pi, field, ix[i].row), ix[i].id,
 				 what, ix[i - 1].row);
 			free(ix);
-			return NULL;
+			return -1;
 		}
-	return ix;
+	x->sorted = ix;
+	x->n = n;
+	if (n && ix[n - 1].id <= 4 * (uint64_t)n + 1024) {
+		x->n_direct = ix[n - 1].id + 1;
+		x->direct = malloc(x->n_direct * sizeof(*x->direct));
+		if (!x->direct)
+			return ms_error("out of memory");
+		for (uint64_t id = 0; id < x->n_direct; id++)
+			x->direct[id] = MS_NONE;
+		for (size_t i = 0; i < n; i++)
+			x->direct[ix[i].id] = ix[i].row;
+	}
+	return 0;
 }
 
-static uint32_t find_id(const struct id_row *ix, size_t n, uint64_t id)
+static void id_index_release(struct id_index *x)
 {
-	size_t lo = 0, hi = n;
+	free(x->sorted);
+	free(x->direct);
+	memset(x, 0, sizeof(*x));
+}
 
+/* The row of id, or MS_NONE. */
+static uint32_t find_id(const struct id_index *x, uint64_t id)
+{
+	size_t lo = 0, hi = x->n;
+
+	if (x->direct)
+		return id < x->n_direct ? x->direct[id] : MS_NONE;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ix[mid].id == id)
-			return ix[mid].row;
-		if (ix[mid].id < id)
+		if (x->sorted[mid].id == id)
+			return x->sorted[mid].row;
+		if (x->sorted[mid].id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -509,14 +726,14 @@ static int check_refs(struct pi *pi)
 			return ms_error("'%s': function %zu%s starts at line %" PRId64 ", out of range",
 					pi->name, i, at_row(pi, F_FUNCTION, i), f->start_line);
 	}
-	if (!(pi->mappings = index_ids(pi, "mapping", F_MAPPING, p->n_mapping, mapping_id)) ||
-	    !(pi->functions = index_ids(pi, "function", F_FUNCTION, p->n_function, function_id)) ||
-	    !(pi->locations = index_ids(pi, "location", F_LOCATION, p->n_location, location_id)))
+	if (index_ids(pi, &pi->mappings, "mapping", F_MAPPING, p->n_mapping, mapping_id) < 0 ||
+	    index_ids(pi, &pi->functions, "function", F_FUNCTION, p->n_function, function_id) < 0 ||
+	    index_ids(pi, &pi->locations, "location", F_LOCATION, p->n_location, location_id) < 0)
 		return -1;
 	for (i = 0; i < p->n_location; i++) {
 		const Location *l = p->location[i];
 
-		if (l->mapping_id && find_id(pi->mappings, p->n_mapping, l->mapping_id) == MS_NONE)
+		if (l->mapping_id && find_id(&pi->mappings, l->mapping_id) == MS_NONE)
 			return ms_error("'%s': location %zu%s names mapping %" PRIu64 ", which is not defined",
 					pi->name, i, at_row(pi, F_LOCATION, i), l->mapping_id);
 		for (k = 0; k < l->n_line; k++) {
@@ -525,7 +742,7 @@ static int check_refs(struct pi *pi)
 			if (!ln->function_id)
 				return ms_error("'%s': location %zu%s: line %zu names function id 0",
 						pi->name, i, at_row(pi, F_LOCATION, i), k);
-			if (find_id(pi->functions, p->n_function, ln->function_id) == MS_NONE)
+			if (find_id(&pi->functions, ln->function_id) == MS_NONE)
 				return ms_error("'%s': location %zu%s: line %zu names function %" PRIu64 ", which is not defined",
 						pi->name, i, at_row(pi, F_LOCATION, i), k, ln->function_id);
 			if (ln->line < 0 || ln->line > UINT32_MAX)
@@ -540,10 +757,14 @@ static int check_refs(struct pi *pi)
 			pi->loss |= LOSS_FOLDED;
 	}
 	choose_columns(pi);
-	for (i = 0; i < p->n_sample; i++) {
-		const Sample *s = p->sample[i];
+	if (ms_pprof_threads_init(&pi->threads, p->string_table, p->n_string_table) < 0)
+		return -1;
+	for (i = 0; i < pi->n_samples; i++) {
+		const Sample *s = sample_at(pi, i);
 		uint64_t count, period;
 
+		if (!s)
+			return -1;
 		if (s->n_value != p->n_sample_type)
 			return ms_error("'%s': sample %zu%s has %zu values for %zu sample types",
 					pi->name, i, at_row(pi, F_SAMPLE, i), s->n_value, p->n_sample_type);
@@ -556,7 +777,7 @@ static int check_refs(struct pi *pi)
 			if (!s->location_id[k])
 				return ms_error("'%s': sample %zu%s: frame %zu names location id 0",
 						pi->name, i, at_row(pi, F_SAMPLE, i), k);
-			if (find_id(pi->locations, p->n_location, s->location_id[k]) == MS_NONE)
+			if (find_id(&pi->locations, s->location_id[k]) == MS_NONE)
 				return ms_error("'%s': sample %zu%s: frame %zu names location %" PRIu64 ", which is not defined",
 						pi->name, i, at_row(pi, F_SAMPLE, i), k, s->location_id[k]);
 		}
@@ -569,9 +790,10 @@ static int check_refs(struct pi *pi)
 			    check_str(pi, lb->num_unit, "a label's unit", F_SAMPLE, i) < 0)
 				return -1;
 			key = str(pi, lb->key);
-			if (strcmp(key, "pid") && strcmp(key, "tid") && strcmp(key, "thread"))
+			if (!ms_pprof_threads_key(key))
 				pi->loss |= LOSS_LABELS;
 		}
+		ms_pprof_threads_check(&pi->threads, s);
 		count = sample_count(pi, s);
 		/* every view adds counts up: their sum must fit in 64 bits */
 		if (count > UINT64_MAX - total)
@@ -648,8 +870,7 @@ static int build_modules(struct pi *pi, struct ms_capture_builder *b)
 
 static void line_of(struct pi *pi, const Perftools__Profiles__Line *ln, struct ms_frame_line *fl)
 {
-	const Function *f = pi->p->function[find_id(pi->functions, pi->p->n_function,
-						    ln->function_id)];
+	const Function *f = pi->p->function[find_id(&pi->functions, ln->function_id)];
 	const char *name = str(pi, f->name), *sys = str(pi, f->system_name);
 
 	fl->function = ms_str_of(*name ? name : sys);
@@ -674,7 +895,7 @@ static int build_frames(struct pi *pi, struct ms_capture_builder *b,
 		return ms_error("out of memory");
 	for (size_t i = 0; i < p->n_location; i++) {
 		const Location *l = p->location[i];
-		uint32_t m = l->mapping_id ? find_id(pi->mappings, p->n_mapping, l->mapping_id)
+		uint32_t m = l->mapping_id ? find_id(&pi->mappings, l->mapping_id)
 					   : MS_NONE;
 		struct ms_stack_frame *f = &frames[i];
 		size_t first, k;
@@ -712,43 +933,26 @@ static int build_frames(struct pi *pi, struct ms_capture_builder *b,
 static int build_samples(struct pi *pi, struct ms_capture_builder *b,
 			 const struct ms_stack_frame *frames)
 {
-	const Profile *p = pi->p;
 	struct ms_stack *st = calloc(1, sizeof(*st));
 	uint64_t too_deep = 0;
 	int ret = -1;
 
 	if (!st)
 		return ms_error("out of memory");
-	for (size_t i = 0; i < p->n_sample; i++) {
-		const Sample *s = p->sample[i];
-		uint64_t count = sample_count(pi, s);
-		size_t n = s->n_location_id, k;
+	for (size_t i = 0; i < pi->n_samples; i++) {
+		const Sample *s = sample_at(pi, i);
+		uint64_t count;
+		size_t n, k;
 
+		if (!s)
+			goto out;
+		count = sample_count(pi, s);
+		n = s->n_location_id;
 		memset(st, 0, offsetof(struct ms_stack, frames));
 		/* checked by check_refs() */
 		(void)sample_period(pi, s, count, &st->period);
-		for (k = 0; k < s->n_label; k++) {
-			const Perftools__Profiles__Label *lb = s->label[k];
-			const char *key = str(pi, lb->key);
-
-			if (!strcmp(key, "pid"))
-				st->pid = (uint32_t)lb->num;
-			else if (!strcmp(key, "tid"))
-				st->tid = (uint32_t)lb->num;
-		}
-		for (k = 0; k < s->n_label; k++) {
-			const Perftools__Profiles__Label *lb = s->label[k];
-			struct ms_comm c;
-
-			if (strcmp(str(pi, lb->key), "thread") || !lb->str)
-				continue;
-			memset(&c, 0, sizeof(c));
-			c.pid = st->pid;
-			c.tid = st->tid;
-			c.comm = ms_str_of(str(pi, lb->str));
-			if (ms_capture_builder_comm(b, &c) < 0)
-				goto out;
-		}
+		if (ms_pprof_threads_of(&pi->threads, b, s, &st->pid, &st->tid) < 0)
+			goto out;
 		st->reason = MS_END_UNKNOWN;
 		if (n > MS_FRAMES_MAX) {
 			/* keep the innermost frames, as an unwinder that hit its depth does */
@@ -757,12 +961,14 @@ static int build_samples(struct pi *pi, struct ms_capture_builder *b,
 			too_deep += count;
 		}
 		for (k = 0; k < n; k++)
-			st->frames[k] = frames[find_id(pi->locations, p->n_location, s->location_id[k])];
+			st->frames[k] = frames[find_id(&pi->locations, s->location_id[k])];
 		st->n_frames = (uint32_t)n;
 		/* count 0: no samples, no row (its time, if any, is lost, as before) */
-		if (count && ms_capture_builder_stack_count(b, st, count) < 0)
+		if (count && ms_capture_builder_stack_import(b, st, count) < 0)
 			goto out;
 	}
+	if (ms_pprof_threads_finish(&pi->threads, b) < 0)
+		goto out;
 	if (too_deep) {
 		char detail[128];
 		struct ms_problem pr = { ms_str_of("ms-capture"), ms_str_of("import-stack-too-deep"),
@@ -830,7 +1036,7 @@ static int build_info(struct pi *pi, struct ms_capture_builder *b, const char *p
 
 static void note_loss(const struct pi *pi)
 {
-	char list[512];
+	char list[1024];
 	size_t len = 0;
 
 	if (!pi->loss)
@@ -848,6 +1054,29 @@ static void note_loss(const struct pi *pi)
 	}
 	fprintf(stderr, "%s: note: a capture keeps none of the %s of '%s' (see ms-export(1))\n",
 		ms_progname(), list, pi->name);
+}
+
+/* What the import holds besides the builder; safe to call twice. */
+static void pi_release(struct pi *pi)
+{
+	if (pi->p)
+		perftools__profiles__profile__free_unpacked(pi->p, NULL);
+	pi->p = NULL;
+	for (int f = 0; f < F_ROWS; f++) {
+		free(pi->row_off[f]);
+		pi->row_off[f] = NULL;
+	}
+	free(pi->rest);
+	pi->rest = NULL;
+	arena_release(&pi->arena);
+	id_index_release(&pi->mappings);
+	id_index_release(&pi->locations);
+	id_index_release(&pi->functions);
+	if (pi->threads.loss & MS_PPROF_THREADS_LOSS_IDS)
+		pi->loss |= LOSS_THREAD_IDS;
+	if (pi->threads.loss & MS_PPROF_THREADS_LOSS_NAMES)
+		pi->loss |= LOSS_THREAD_NAMES;
+	ms_pprof_threads_release(&pi->threads);
 }
 
 struct ms_capture *ms_pprof_import(const void *buf, size_t len, const char *name,
@@ -874,14 +1103,8 @@ struct ms_capture *ms_pprof_import(const void *buf, size_t len, const char *name
 		ms_error("'%s' holds no profile (it is empty)", name);
 		goto out;
 	}
-	if (wire_walk(&pi, &perftools__profiles__profile__descriptor, 0, pi.len, 0) < 0)
-		goto out;
-	pi.p = perftools__profiles__profile__unpack(NULL, pi.len, pi.data);
-	if (!pi.p) {
-		ms_error("'%s': protobuf-c could not decode the profile (out of memory?)", name);
-		goto out;
-	}
-	if (check_refs(&pi) < 0)
+	if (wire_walk(&pi, &perftools__profiles__profile__descriptor, 0, pi.len, 0) < 0 ||
+	    decode_profile(&pi) < 0 || check_refs(&pi) < 0)
 		goto out;
 	frames = calloc(pi.p->n_location ? pi.p->n_location : 1, sizeof(*frames));
 	b = ms_capture_builder_new();
@@ -893,19 +1116,19 @@ struct ms_capture *ms_pprof_import(const void *buf, size_t len, const char *name
 	if (build_info(&pi, b, producer) < 0 || build_modules(&pi, b) < 0 ||
 	    build_frames(&pi, b, frames) < 0 || build_samples(&pi, b, frames) < 0)
 		goto out;
+	/* the builder copied what it keeps: the profile goes before the tables are sealed */
+	pi_release(&pi);
+	free(frames);
+	frames = NULL;
+	free(unzipped);
+	unzipped = NULL;
 	cap = ms_capture_builder_seal(b);
 	b = NULL;
 	if (cap)
 		note_loss(&pi);
 out:
 	ms_capture_builder_free(b);
-	if (pi.p)
-		perftools__profiles__profile__free_unpacked(pi.p, NULL);
-	for (int f = 0; f < F_ROWS; f++)
-		free(pi.row_off[f]);
-	free(pi.mappings);
-	free(pi.locations);
-	free(pi.functions);
+	pi_release(&pi);
 	free(frames);
 	free(unzipped);
 	return cap;

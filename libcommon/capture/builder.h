@@ -95,6 +95,15 @@ int ms_capture_builder_stack(struct ms_capture_builder *b, const struct ms_stack
 int ms_capture_builder_stack_count(struct ms_capture_builder *b, const struct ms_stack *s,
 				   uint64_t count);
 /*
+ * As stack_count, for importers, whose rows seldom share a whole stack:
+ * the row's stack nodes are made at seal, from every such row at once, by
+ * sorting rather than through a hash index one frame at a time (memory
+ * and time follow the rows' frames). The capture is the one stack_count
+ * gives; mixed with the other stack calls, its rows are made as theirs.
+ */
+int ms_capture_builder_stack_import(struct ms_capture_builder *b, const struct ms_stack *s,
+				    uint64_t count);
+/*
  * A stream's STACK_DEF (ids dense from 0, in order) and the samples that
  * refer to it; an id out of order or a reference to one not defined fails
  * the builder with a message.

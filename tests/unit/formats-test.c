@@ -1102,7 +1102,7 @@ static void test_pprof_loss_line(void **state)
 	msg = stderr_end();
 	assert_non_null(cap);
 	assert_int_equal(count_lines(msg), 1);
-	assert_non_null(strstr(msg, "labels other than pid, tid and thread"));
+	assert_non_null(strstr(msg, "labels other than a thread's and its process's ids and names"));
 	assert_non_null(strstr(msg, "mapping file offsets"));
 	assert_non_null(strstr(msg, "'lossy.pb'"));
 	ms_capture_free(cap);
