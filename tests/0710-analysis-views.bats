@@ -5,6 +5,7 @@
 # small stack copy). The exact numbers over hand-built captures are
 # tests/unit/analysis-test.c's.
 
+# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 load test_helper
 bats_require_minimum_version 1.5.0
 

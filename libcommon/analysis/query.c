@@ -295,7 +295,10 @@ bool ms_query_filters(const struct ms_query *q)
 
 uint64_t ms_query_origin(const struct ms_capture *cap)
 {
-	if (cap->start_time)
-		return cap->start_time;
+	uint64_t start, end;
+
+	ms_capture_span(cap, &start, &end);
+	if (start)
+		return start;
 	return cap->n_samples ? cap->samples[0].time : 0;
 }

@@ -113,8 +113,7 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 	s->lost_kernel = cap->lost_kernel;
 	s->lost_collector = cap->lost_collector;
 	s->samples = ms_capture_sample_count(cap);
-	s->start_time = cap->start_time;
-	s->end_time = cap->end_time;
+	ms_capture_span(cap, &s->start_time, &s->end_time);
 	s->exit_code = cap->target_exit_code;
 	if (cap->n_samples) {
 		s->first_time = cap->samples[0].time;

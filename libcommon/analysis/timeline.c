@@ -31,12 +31,13 @@ struct window {
 static void window_of(struct window *w, const struct ms_capture *cap, const struct ms_query *q,
 		      uint32_t buckets)
 {
-	uint64_t origin = ms_query_origin(cap), last = origin;
+	uint64_t origin = ms_query_origin(cap), last = origin, span_start, span_end;
 
 	if (cap->n_samples)
 		last = cap->samples[cap->n_samples - 1].time + 1;
-	if (cap->end_time > last)
-		last = cap->end_time;
+	ms_capture_span(cap, &span_start, &span_end);
+	if (span_end > last)
+		last = span_end;
 	w->start = q->has_time_start ? origin + q->time_start : origin;
 	w->end = q->has_time_end ? origin + q->time_end : last;
 	if (w->end <= w->start)

@@ -129,3 +129,17 @@ const char *ms_cap_module_status_name(uint32_t status)
 
 	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "unknown";
 }
+
+void ms_capture_span(const struct ms_capture *cap, uint64_t *start, uint64_t *end)
+{
+	uint64_t s, e;
+
+	if (ms_capture_info_number(cap, "start-time", &s) &&
+	    ms_capture_info_number(cap, "end-time", &e) && e >= s) {
+		*start = s;
+		*end = e;
+		return;
+	}
+	*start = cap->start_time;
+	*end = cap->end_time;
+}

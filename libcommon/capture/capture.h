@@ -300,6 +300,12 @@ int ms_capture_write(const struct ms_capture *cap, const char *path);
  * reader and the builder refuse more than UINT64_MAX).
  */
 uint64_t ms_capture_sample_count(const struct ms_capture *cap);
+/*
+ * When the recording ran, on the samples' clock: the info "start-time"
+ * and "end-time" (the collector's, or an import's 0 and its duration)
+ * when both are there in order, else the first and last sample's times.
+ */
+void ms_capture_span(const struct ms_capture *cap, uint64_t *start, uint64_t *end);
 /* Info value by key, or NULL / false when absent. */
 const char *ms_capture_info_text(const struct ms_capture *cap, const char *key);
 bool ms_capture_info_number(const struct ms_capture *cap, const char *key, uint64_t *out);
