@@ -33,6 +33,7 @@
 #include "capture/builder.h"
 #include "stream/records.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 struct name {
 	size_t off;
@@ -179,6 +180,7 @@ struct ms_capture *ms_folded_import(const void *buf, size_t len, const char *nam
 	struct ms_info info = { ms_str_of("import"), true, ms_str_of("folded"), 0 };
 	uint64_t lineno = 0, total = 0;
 	struct ms_capture *cap = NULL;
+	struct ms_progress progress = { 0 };
 
 	memset(&fi, 0, sizeof(fi));
 	fi.text = text;
@@ -198,12 +200,14 @@ struct ms_capture *ms_folded_import(const void *buf, size_t len, const char *nam
 	/* a UTF-8 byte order mark is not part of the first frame's name */
 	if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
 		p += 3;
+	ms_progress_start(&progress, "importing the folded profile", len);
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = (size_t)((nl ? nl : end) - p);
 		uint64_t count = 0;
 		int rc;
 
+		ms_progress_update(&progress, (uint64_t)(p - text));
 		lineno++;
 		if (n && p[n - 1] == '\r')
 			n--;
@@ -223,9 +227,11 @@ struct ms_capture *ms_folded_import(const void *buf, size_t len, const char *nam
 		}
 		p = nl ? nl + 1 : end;
 	}
+	ms_progress_finish(&progress);
 	cap = ms_capture_builder_seal(b);
 	b = NULL;
 out:
+	ms_progress_finish(&progress);
 	ms_capture_builder_free(b);
 	ms_index_release(&fi.ix);
 	free(fi.names);

@@ -46,6 +46,7 @@
 #include "pprof/profile.pb-c.h"
 #include "stream/records.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;
@@ -934,16 +935,19 @@ static int build_samples(struct pi *pi, struct ms_capture_builder *b,
 			 const struct ms_stack_frame *frames)
 {
 	struct ms_stack *st = calloc(1, sizeof(*st));
+	struct ms_progress progress = { 0 };
 	uint64_t too_deep = 0;
 	int ret = -1;
 
 	if (!st)
 		return ms_error("out of memory");
+	ms_progress_start(&progress, "importing the pprof's samples", pi->n_samples);
 	for (size_t i = 0; i < pi->n_samples; i++) {
 		const Sample *s = sample_at(pi, i);
 		uint64_t count;
 		size_t n, k;
 
+		ms_progress_update(&progress, i);
 		if (!s)
 			goto out;
 		count = sample_count(pi, s);
@@ -967,6 +971,7 @@ static int build_samples(struct pi *pi, struct ms_capture_builder *b,
 		if (count && ms_capture_builder_stack_import(b, st, count) < 0)
 			goto out;
 	}
+	ms_progress_finish(&progress);
 	if (ms_pprof_threads_finish(&pi->threads, b) < 0)
 		goto out;
 	if (too_deep) {
@@ -982,6 +987,7 @@ static int build_samples(struct pi *pi, struct ms_capture_builder *b,
 	}
 	ret = 0;
 out:
+	ms_progress_finish(&progress);
 	free(st);
 	return ret;
 }
