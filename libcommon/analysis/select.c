@@ -211,14 +211,56 @@ void ms_select_release(struct ms_select *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Whether every node's children are at consecutive ids in parent order (roots, then by parent). */
+static bool siblings_in_order(const struct ms_capture *cap)
+{
+	uint32_t i, last = 0;
+	bool roots = true;
+
+	for (i = 0; i < cap->n_stacks; i++) {
+		uint32_t p = cap->stacks[i].parent;
+
+		if (p == MS_NONE) {
+			if (!roots)
+				return false;
+			continue;
+		}
+		if (roots) {
+			roots = false;
+			last = p;
+		}
+		if (p < last)
+			return false;
+		last = p;
+	}
+	return true;
+}
+
 int ms_select_children(struct ms_select *s)
 {
 	const struct ms_capture *cap = s->cap;
 	uint32_t n = cap->n_stacks, i, *fill;
 
+	if (s->child_start)
+		return 0;
 	s->child_start = calloc((size_t)n + 2, sizeof(*s->child_start));
+	if (!s->child_start)
+		return ms_error("out of memory listing the children of %" PRIu32 " stacks", n);
+	if (siblings_in_order(cap)) {
+		/* child_start[p]: the first child's id; the roots are 0 .. root_hi */
+		for (i = 0; i < n && cap->stacks[i].parent == MS_NONE; i++)
+			;
+		s->root_lo = 0;
+		s->root_hi = i;
+		for (; i < n; i++)
+			s->child_start[cap->stacks[i].parent + 1]++;
+		s->child_start[0] = s->root_hi;
+		for (i = 0; i < n; i++)
+			s->child_start[i + 1] += s->child_start[i];
+		return 0;
+	}
 	s->children = malloc(((size_t)n + 1) * sizeof(*s->children));
-	if (!s->child_start || !s->children)
+	if (!s->children)
 		return ms_error("out of memory listing the children of %" PRIu32 " stacks", n);
 	/* counting sort by parent: child_start[p + 1] counts, then prefix sums */
 	for (i = 0; i < n; i++) {

@@ -44,12 +44,15 @@ struct ms_select {
 	bool *merged;
 	/*
 	 * After ms_select_children(): the children of each stack node, for
-	 * walks from the outermost frame in: node i's are
-	 * children[child_start[i] .. child_start[i + 1]), the roots (parent
-	 * MS_NONE) those of the virtual node n_stacks.
+	 * walks from the outermost frame in (ms_select_child_lo() and the
+	 * rest below). A capture whose nodes come depth by depth, each depth
+	 * by parent (as the builder writes them), has each node's children
+	 * at consecutive ids: children stays NULL and child_start alone says
+	 * where they begin, which saves a table as large as the stacks'.
 	 */
 	uint32_t *child_start;	/* n_stacks + 2 */
-	uint32_t *children;	/* n_stacks */
+	uint32_t *children;	/* n_stacks, or NULL: the children are ids */
+	uint32_t root_lo, root_hi;	/* the roots, when children is NULL */
 	/* After ms_select_subtree(): self[c][i] is the weight at i and below. */
 	bool subtree;
 	/* internal: filters */
@@ -94,6 +97,19 @@ uint32_t ms_select_max_path(const struct ms_select *s);
 
 /* Build child_start and children. 0, or -1 after a message. */
 int ms_select_children(struct ms_select *s);
+/* Node v's children are ms_select_child(s, k) for k in [lo, hi); v n_stacks: the roots. */
+static inline uint32_t ms_select_child_lo(const struct ms_select *s, uint32_t v)
+{
+	return !s->children && v == s->cap->n_stacks ? s->root_lo : s->child_start[v];
+}
+static inline uint32_t ms_select_child_hi(const struct ms_select *s, uint32_t v)
+{
+	return !s->children && v == s->cap->n_stacks ? s->root_hi : s->child_start[v + 1];
+}
+static inline uint32_t ms_select_child(const struct ms_select *s, uint32_t k)
+{
+	return s->children ? s->children[k] : k;
+}
 /*
  * Turn each self[c] into subtree sums in place (a node's own weight is
  * then its sum less its children's).

@@ -104,15 +104,15 @@ static int count_paths(struct ms_select *s, uint64_t *self, uint64_t *total)
 		return ms_error("out of memory walking %" PRIu32 " stacks", n);
 	}
 	st_node[0] = n;		/* the virtual parent of the roots */
-	st_next[0] = s->child_start[n];
+	st_next[0] = ms_select_child_lo(s, n);
 	st_last[0] = MS_NONE;
 	depth = 1;
 	while (depth) {
 		uint32_t top = depth - 1, v = st_node[top], nk, k;
 		const uint32_t *keys;
 
-		if (st_next[top] < s->child_start[v + 1]) {
-			uint32_t m = s->children[st_next[top]++], last;
+		if (st_next[top] < ms_select_child_hi(s, v)) {
+			uint32_t m = ms_select_child(s, st_next[top]++), last;
 			uint64_t own = sub[m];
 
 			if (!own)
@@ -122,12 +122,12 @@ static int count_paths(struct ms_select *s, uint64_t *self, uint64_t *total)
 			for (k = 0; k < nk; k++)
 				if (cnt[keys[k]]++ == 0)
 					total[keys[k]] = ms_weight_add(total[keys[k]], sub[m]);
-			for (i = s->child_start[m]; i < s->child_start[m + 1]; i++)
-				own = own > sub[s->children[i]] ? own - sub[s->children[i]] : 0;
+			for (i = ms_select_child_lo(s, m); i < ms_select_child_hi(s, m); i++)
+				own = own > sub[ms_select_child(s, i)] ? own - sub[ms_select_child(s, i)] : 0;
 			if (own && last != MS_NONE)
 				self[last] = ms_weight_add(self[last], own);
 			st_node[depth] = m;
-			st_next[depth] = s->child_start[m];
+			st_next[depth] = ms_select_child_lo(s, m);
 			st_last[depth] = last;
 			depth++;
 			continue;

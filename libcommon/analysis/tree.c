@@ -155,8 +155,8 @@ static uint64_t own_weight(const struct ms_select *s, const uint64_t *sub, uint3
 	uint64_t own = sub[n];
 	uint32_t i;
 
-	for (i = s->child_start[n]; i < s->child_start[n + 1]; i++)
-		own = own > sub[s->children[i]] ? own - sub[s->children[i]] : 0;
+	for (i = ms_select_child_lo(s, n); i < ms_select_child_hi(s, n); i++)
+		own = own > sub[ms_select_child(s, i)] ? own - sub[ms_select_child(s, i)] : 0;
 	return own;
 }
 
@@ -173,8 +173,8 @@ static int enter(struct grower *g, const uint64_t *sub, uint32_t m, uint64_t *se
 	if (nk)
 		return push_cursor(g, keys[0], m, 0);
 	*self = ms_weight_add(*self, own_weight(s, sub, m));
-	for (i = s->child_start[m]; i < s->child_start[m + 1]; i++)
-		if (enter(g, sub, s->children[i], self))
+	for (i = ms_select_child_lo(s, m); i < ms_select_child_hi(s, m); i++)
+		if (enter(g, sub, ms_select_child(s, i), self))
 			return -1;
 	return 0;
 }
@@ -286,8 +286,8 @@ static int expand(struct grower *g, uint32_t d, uint32_t cls, uint32_t lo, uint3
 			continue;
 		}
 		self = ms_weight_add(self, own_weight(s, sub, c.node));
-		for (k = s->child_start[c.node]; k < s->child_start[c.node + 1]; k++)
-			if (enter(g, sub, s->children[k], &self))
+		for (k = ms_select_child_lo(s, c.node); k < ms_select_child_hi(s, c.node); k++)
+			if (enter(g, sub, ms_select_child(s, k), &self))
 				return -1;
 	}
 	g->t->nodes[d].self = self;
@@ -311,9 +311,9 @@ static int expand_root(struct grower *g)
 		if (!s->self[c] && !s->noframe[c])
 			continue;
 		if (s->self[c])
-			for (k = s->child_start[n]; k < s->child_start[n + 1]; k++) {
-				total = ms_weight_add(total, s->self[c][s->children[k]]);
-				if (enter(g, s->self[c], s->children[k], &self))
+			for (k = ms_select_child_lo(s, n); k < ms_select_child_hi(s, n); k++) {
+				total = ms_weight_add(total, s->self[c][ms_select_child(s, k)]);
+				if (enter(g, s->self[c], ms_select_child(s, k), &self))
 					return -1;
 			}
 		if (!weight_shown(t, total, g->q->hide_below)) {
@@ -331,8 +331,8 @@ static int expand_root(struct grower *g)
 	}
 	runs_lo = g->n_cur;
 	if (s->self[0])
-		for (k = s->child_start[n]; k < s->child_start[n + 1]; k++)
-			if (enter(g, s->self[0], s->children[k], &self0))
+		for (k = ms_select_child_lo(s, n); k < ms_select_child_hi(s, n); k++)
+			if (enter(g, s->self[0], ms_select_child(s, k), &self0))
 				return -1;
 	runs_hi = g->n_cur;
 	t->nodes[0].self = self0;
