@@ -33,7 +33,8 @@ static const char usage_convert[] =
 	"  --weight WHAT        folded, speedscope: 'samples' (default) or 'time'\n"
 	"  --thread-root        folded: start each stack with its thread\n"
 	"  --chrome-form FORM   chrome: 'events' (default) or 'samples'\n"
-	"  -q, --quiet          do not say which facts the output format drops\n"
+	"  -q, --quiet          do not say which facts the output format drops, nor\n"
+	"                       warn of a Chrome trace over 1 GiB\n"
 	"\n"
 	MS_EXIT_CODES_HELP;
 
@@ -179,8 +180,10 @@ int ms_front_convert(int argc, char **argv)
 	if (to == MS_FORMAT_CAPTURE) {
 		rc = ms_capture_write(cap, out);
 	} else {
-		if (!quiet)
+		if (!quiet) {
 			ms_export_note_loss(cap, to, &o, in);
+			ms_export_warn_size(cap, to, &o, in, MS_EXPORT_WARN_BYTES);
+		}
 		rc = ms_export_file(out, cap, to, &o);
 
 	}
