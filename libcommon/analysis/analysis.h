@@ -96,6 +96,8 @@ uint64_t ms_summary_duration(const struct ms_summary *s);
  * unsymbolized frame.
  */
 void ms_summary_write_header(FILE *out, const struct ms_summary *s);
+/* The same, its warnings in the warning colour when color. */
+void ms_summary_write_header_color(FILE *out, const struct ms_summary *s, bool color);
 int ms_summary_write(FILE *out, const struct ms_capture *cap, bool json);
 
 /*
@@ -108,6 +110,9 @@ struct ms_view_out {
 	bool color;		/* SGR sequences in text */
 	uint32_t width;		/* columns of the terminal; 0: no limit */
 };
+
+/* The summary written to o (text with its colour, or JSON). */
+int ms_summary_write_out(const struct ms_view_out *o, const struct ms_capture *cap);
 
 /*
  * Flat profile, per key at the query's granularity. self: the weight of

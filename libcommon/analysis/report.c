@@ -58,7 +58,7 @@ int ms_report_write(const struct ms_view_out *o, const struct ms_capture *cap,
 		fputs("}\n", o->f);
 		return 0;
 	}
-	if (ms_summary_write(o->f, cap, false))
+	if (ms_summary_write_out(o, cap))
 		return -1;
 	fputs("\nhottest functions\n", o->f);
 	if (ms_top_write(o, cap, &top))

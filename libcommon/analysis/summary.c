@@ -245,8 +245,15 @@ static void write_stacks(FILE *out, const struct ms_summary *s)
 
 void ms_summary_write_header(FILE *out, const struct ms_summary *s)
 {
-	char n[32], of[32];
+	ms_summary_write_header_color(out, s, false);
+}
 
+void ms_summary_write_header_color(FILE *out, const struct ms_summary *s, bool color)
+{
+	char n[32], of[32];
+	bool warn = s->incomplete || s->lost_kernel || s->lost_collector;
+
+	ms_style_put(out, color && warn, MS_STYLE_WARN);
 	if (s->incomplete)
 		fputs("warning: this capture is incomplete: the recording was cut short\n", out);
 	/* Lost records are time the profile does not show: said first, as perf report does. */
@@ -258,6 +265,7 @@ void ms_summary_write_header(FILE *out, const struct ms_summary *s)
 		fprintf(out, "warning: %" PRIu64 " record%s lost by the collector (the stages "
 			"after it could not keep up): sample less often (-F)\n", s->lost_collector,
 			s->lost_collector == 1 ? " was" : "s were");
+	ms_style_put(out, color && warn, MS_STYLE_RESET);
 	write_stacks(out, s);
 	if (!s->unsymbolized) {
 		fputs("names:       every frame has a name\n", out);
@@ -417,12 +425,13 @@ static void write_samples(FILE *out, const struct ms_capture *cap, const struct 
 	fprintf(out, ", one per %s on average", r);
 }
 
-static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_summary *s)
+static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_summary *s,
+		       bool color)
 {
 	char buf[96], a[32], b[32];
 	uint32_t i, idle;
 
-	ms_summary_write_header(out, s);
+	ms_summary_write_header_color(out, s, color);
 	fputs("command:     ", out);
 	ms_text_put(out, *s->command ? s->command : "(not known)");
 	if (s->pid || s->exit_code >= 0) {
@@ -614,16 +623,23 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 	fputc('\n', out);
 }
 
-int ms_summary_write(FILE *out, const struct ms_capture *cap, bool json)
+int ms_summary_write_out(const struct ms_view_out *o, const struct ms_capture *cap)
 {
 	struct ms_summary s;
 
 	if (ms_summary_compute(&s, cap))
 		return -1;
-	if (json)
-		write_json(out, cap, &s);
+	if (o->json)
+		write_json(o->f, cap, &s);
 	else
-		write_text(out, cap, &s);
+		write_text(o->f, cap, &s, o->color);
 	ms_summary_release(&s);
 	return 0;
+}
+
+int ms_summary_write(FILE *out, const struct ms_capture *cap, bool json)
+{
+	struct ms_view_out o = { .f = out, .json = json };
+
+	return ms_summary_write_out(&o, cap);
 }

@@ -165,7 +165,7 @@ int ms_view_write(const struct ms_view_out *o, const struct ms_capture *cap,
 	case MS_VIEW_REPORT:
 		return ms_report_write(o, cap, q);
 	case MS_VIEW_SUMMARY:
-		return ms_summary_write(o->f, cap, o->json);
+		return ms_summary_write_out(o, cap);
 	case MS_VIEW_TOP:
 		return ms_top_write(o, cap, q);
 	case MS_VIEW_TREE:
