@@ -18,6 +18,7 @@
 #include "capture/capture.h"
 #include "cmd/analyze/cli.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 static const char usage_analyze[] =
 	"usage: ms-analyze VIEW [options] FILE\n"
@@ -298,6 +299,16 @@ static void decide_output(struct cli *c)
 		c->out.width = (uint32_t)ms_term_width(STDOUT_FILENO);
 }
 
+/* The view's progress: a line on stderr when it is a terminal and the view takes a while. */
+static void view_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct ms_progress *p = ctx;
+
+	if (!p->label)
+		ms_progress_start(p, "writing the view", total);
+	ms_progress_update(p, done);
+}
+
 static struct ms_capture *load(const char *path, const struct ms_query *q)
 {
 	struct ms_capture *cap = ms_capture_load(path);
@@ -312,6 +323,7 @@ static struct ms_capture *load(const char *path, const struct ms_query *q)
 static int run(struct cli *c, char **files, int n)
 {
 	struct ms_capture *a, *b = NULL;
+	struct ms_progress progress = { 0 };
 	int rc;
 
 	if (!(a = load(files[0], &c->q)))
@@ -322,10 +334,13 @@ static int run(struct cli *c, char **files, int n)
 	}
 	/* A closed stdout (| head) ends the view quietly: see ms_finish_stdout(). */
 	signal(SIGPIPE, SIG_IGN);
+	c->out.progress = view_progress;
+	c->out.progress_ctx = &progress;
 	if (b)
 		rc = ms_diff_write(&c->out, a, files[0], b, files[1], &c->q);
 	else
 		rc = ms_view_write(&c->out, a, &c->q);
+	ms_progress_finish(&progress);
 	ms_capture_free(a);
 	ms_capture_free(b);
 	if (rc) {

@@ -109,6 +109,13 @@ struct ms_view_out {
 	bool json;
 	bool color;		/* SGR sequences in text */
 	uint32_t width;		/* columns of the terminal; 0: no limit */
+	/*
+	 * When not NULL, called now and then with the rows written of all a
+	 * long view writes (a whole tree): the command draws its progress
+	 * line; the view reads no clock.
+	 */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 /* The summary written to o (text with its colour, or JSON). */

@@ -501,6 +501,9 @@ static const char *tree_title(const struct ms_query *q)
 	return q->view == MS_VIEW_CALLERS ? "callers of" : q->view == MS_VIEW_CALLEES ? "callees of" : NULL;
 }
 
+/* How many nodes are written between calls of the output's progress. */
+#define PROGRESS_EVERY 4095u
+
 /* The longest run of single children looked at for recursion to fold. */
 #define FOLD_RUN_MAX 4096
 /* Fold a run that repeats at least this often. */
@@ -573,7 +576,7 @@ static void write_text(const struct ms_view_out *o, const struct ms_tree *t,
 	const struct ms_select *s = &t->sel;
 	struct text_ctx x = { .o = o, .t = t, .wtotal = 5, .wself = 4 };
 	FILE *out = o->f;
-	uint32_t depth = 0, i;
+	uint32_t depth = 0, i, written = 0;
 	char a[32], b[32];
 
 	for (i = 0; i < t->n; i++) {
@@ -607,6 +610,9 @@ static void write_text(const struct ms_view_out *o, const struct ms_tree *t,
 	while (depth) {
 		uint32_t id = stack[--depth], d = depths[depth], n = 0, last, k;
 		struct ms_fold fold = { 1, 1 };
+
+		if (o->progress && !(++written & PROGRESS_EVERY))
+			o->progress(o->progress_ctx, written, t->n);
 
 		/* the run of single children from id */
 		for (uint32_t c = id; c != MS_NONE && n < FOLD_RUN_MAX; c = only_child(t, c, q->hide_below)) {
@@ -664,7 +670,7 @@ static void write_json(const struct ms_view_out *o, const struct ms_tree *t,
 		       const struct ms_query *q, uint32_t *stack, uint32_t *next)
 {
 	struct ms_json j;
-	uint32_t depth;
+	uint32_t depth, written = 0;
 
 	ms_json_init(&j, o->f);
 	ms_json_object_begin(&j);
@@ -688,6 +694,8 @@ static void write_json(const struct ms_view_out *o, const struct ms_tree *t,
 		if (next[depth - 1] < nd->n_children &&
 		    shown(t, c = t->children[nd->first_child + next[depth - 1]], q->hide_below)) {
 			next[depth - 1]++;
+			if (o->progress && !(++written & PROGRESS_EVERY))
+				o->progress(o->progress_ctx, written, t->n);
 			open_node(&j, t, c);
 			stack[depth] = c;
 			next[depth] = 0;
