@@ -589,9 +589,13 @@ static void write_text(const struct ms_view_out *o, const struct ms_tree *t,
 	}
 	ms_view_value(a, sizeof(a), s, s->selected);
 	if (tree_title(q)) {
+		char r[32];
+
+		/* the function's weight, then the selection's it is a share of */
+		ms_view_value(r, sizeof(r), s, t->nodes[0].total);
 		fprintf(out, "%s ", tree_title(q));
 		ms_text_put(out, t->root_label);
-		fputs(": ", out);
+		fprintf(out, ": %s (%.1f%%) of ", r, ms_select_percent(s, t->nodes[0].total));
 	}
 	fprintf(out, "%s%s", a, s->unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples");
 	if (q->hide_below > 0)

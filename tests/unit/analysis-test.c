@@ -3048,7 +3048,7 @@ static void test_callers(void **state)
 			    "  main 1/1\n");
 	text = view(&t->cap, &q, false);
 	assert_string_equal(text,
-		"callers of b: 10 samples\n"
+		"callers of b: 7 (70.0%) of 10 samples\n"
 		"total%   self%  total  self  function\n"
 		" 70.0%    0.0%      7     0  b\n"
 		" 50.0%    0.0%      5     0    a (calls)\n"
@@ -3113,7 +3113,7 @@ static void test_callees(void **state)
 			    "    b 2/2\n");
 	text = view(&t->cap, &q, false);
 	assert_string_equal(text,
-		"callees of b: 10 samples\n"
+		"callees of b: 7 (70.0%) of 10 samples\n"
 		"total%   self%  total  self  function\n"
 		" 70.0%   50.0%      7     5  b\n"
 		" 20.0%    0.0%      2     0    a (calls)\n"
