@@ -185,16 +185,26 @@ int ms_query_parse_time(struct ms_query *q, const char *arg)
 {
 	const char *dots = strstr(arg, "..");
 	const char *end_s;
+	uint64_t start = 0, end = 0;
+	bool has_start, has_end;
 
-	if (!dots || strstr(dots + 2, ".."))
+	/* "..", "1...2" and "1..2..3" say no one range */
+	if (!dots || strstr(dots + 2, "..") || dots[2] == '.')
 		return time_error(arg);
 	end_s = dots + 2;
-	q->has_time_start = dots > arg;
-	q->has_time_end = *end_s != 0;
-	if (q->has_time_start && parse_duration(arg, (size_t)(dots - arg), &q->time_start, arg))
+	has_start = dots > arg;
+	has_end = *end_s != 0;
+	if (!has_start && !has_end)
+		return time_error(arg);
+	if (has_start && parse_duration(arg, (size_t)(dots - arg), &start, arg))
 		return -1;
-	if (q->has_time_end && parse_duration(end_s, strlen(end_s), &q->time_end, arg))
+	if (has_end && parse_duration(end_s, strlen(end_s), &end, arg))
 		return -1;
+	/* the query changes only when the whole range parsed */
+	q->has_time_start = has_start;
+	q->has_time_end = has_end;
+	q->time_start = start;
+	q->time_end = end;
 	return 0;
 }
 

@@ -1874,6 +1874,7 @@ static void test_query_parse_time(void **state)
 	static const char *const bad[] = {
 		"1s", "1s-2s", "1..2..3", "-1..2", "1..-2", "+1..", "x..", "1x..", "1 s..", "..2h",
 		"nan..", "inf..", "..1e30", "1.5.s..", "1s....2s", "...", "", "1s..2s..",
+		"..", "0...5",
 	};
 	size_t i;
 
@@ -1884,8 +1885,6 @@ static void test_query_parse_time(void **state)
 	expect_time("7ns..8ns", true, 7, true, 8);
 	expect_time("0..0.5", true, 0, true, 500000000);
 	expect_time("1e-9..", true, 1, false, 0);	/* strtod's forms: one ns */
-	/* both sides empty: no range (every sample) */
-	expect_time("..", false, 0, false, 0);
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char want[160];
@@ -1895,6 +1894,14 @@ static void test_query_parse_time(void **state)
 			 "empty; not '%s'\n", bad[i]);
 		EXPECT_ERROR(ms_query_parse_time(&q, bad[i]), want);
 	}
+
+	/* a refused range leaves the query as it was */
+	q = query(MS_VIEW_TOP);
+	assert_int_equal(ms_query_parse_time(&q, "1s..2s"), 0);
+	stderr_begin();
+	assert_int_equal(ms_query_parse_time(&q, "5s..later"), -1);
+	stderr_end();
+	assert_true(q.has_time_start && q.time_start == 1000000000 && q.time_end == 2000000000);
 
 	/* a range that parses but ends where it starts, or before, is refused by the check */
 	q = query(MS_VIEW_TOP);
