@@ -302,6 +302,41 @@ header_minor() {
 	[ "$(header_flags p.msc)" = 0 ]
 }
 
+# The loss rows of capture $1 as "time source count" lines (tests/unit/caplosses).
+loss_rows() {
+	"$MS_BUILDDIR/tests/unit/caplosses" "$1" | jq -r '.losses[] | "\(.time) \(.source) \(.count)"'
+}
+
+@test "lost records become the losses section: format 1.4 without a required flag, the same bytes through --dump" {
+	"$MKSTREAM" >s.msr
+	"$MKSTREAM" --reverse >r.msr
+	ms-capture -o a.msc s.msr
+	ms-capture -o b.msc r.msr
+	cmp a.msc b.msc
+	[ "$(header_minor a.msc)" = 4 ]
+	# no flag: a reader before 1.4 skips the section and keeps the totals
+	[ "$(header_flags a.msc)" = 0 ]
+	# 12 sections, the last of them id 14
+	[ "$(od -An -tu4 -j20 -N4 a.msc | tr -d ' ')" = 12 ]
+	[ "$(od -An -tu4 -j$((40 + 11 * 40)) -N4 a.msc | tr -d ' ')" = 14 ]
+	# mkstream's two lost records, a row each at its time
+	[ "$(loss_rows a.msc)" = "6000000000 0 3
+6000000001 1 2" ]
+	[ "$(ms-analyze summary --json a.msc | jq -c .lost)" = '{"kernel":3,"collector":2}' ]
+	ms-capture --dump a.msc >d.msr
+	ms-capture -o c.msc d.msr
+	cmp a.msc c.msc
+	ms-capture --dump c.msc | ms-capture -o e.msc
+	cmp a.msc e.msc
+	# with duty rows too: 1.4 with the duty flag, 13 sections
+	"$MKSTREAM" --duty | ms-capture -o f.msc
+	[ "$(header_minor f.msc)" = 4 ]
+	[ "$(header_flags f.msc)" = $((1 << 17)) ]
+	[ "$(od -An -tu4 -j20 -N4 f.msc | tr -d ' ')" = 13 ]
+	ms-capture --dump f.msc | ms-capture -o g.msc
+	cmp f.msc g.msc
+}
+
 @test "the duty rows survive microscope symbolize and convert, and so does the time they give" {
 	require_built ms-analyze
 	require_built microscope
