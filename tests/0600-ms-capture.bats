@@ -234,12 +234,13 @@ assert_no_output() {
 	run --separate-stderr ms-capture --dump cut.msc
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
-	[ "$stderr" = "ms-capture: capture 'cut.msc' is truncated: $((size - 1)) of $size bytes, in section 'lines'" ]
+	# the last section: the loss rows (mkstream's stream lost records)
+	[ "$stderr" = "ms-capture: capture 'cut.msc' is truncated: $((size - 1)) of $size bytes, in section 'losses'" ]
 	cp a.msc flip.msc
 	printf '\377' | dd of=flip.msc bs=1 seek=$((size - 10)) conv=notrunc status=none
 	run --separate-stderr ms-capture --dump flip.msc
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == "ms-capture: capture 'flip.msc' is damaged in section 'lines': checksum mismatch" ]]
+	[[ "$stderr" == "ms-capture: capture 'flip.msc' is damaged in section 'losses': checksum mismatch" ]]
 	printf 'MSCAPT\r\n\002\000\000\000' >new.msc
 	head -c 100 /dev/zero >>new.msc
 	run --separate-stderr ms-capture --dump new.msc
@@ -268,8 +269,8 @@ header_minor() {
 	od -An -tu4 -j12 -N4 "$1" | tr -d ' '
 }
 
-@test "a capture is format 1.1, with the functions and lines sections" {
-	"$MKSTREAM" --lines >s.msr
+@test "a capture that lost nothing is format 1.1, with the functions and lines sections" {
+	"$MKSTREAM" --lines --no-lost >s.msr
 	ms-capture -o a.msc s.msr
 	[ "$(od -An -tu4 -j8 -N4 a.msc | tr -d ' ')" = 1 ]
 	[ "$(header_minor a.msc)" = 1 ]
@@ -278,8 +279,8 @@ header_minor() {
 }
 
 @test "duty records become the duty section: format 1.3 with its required flag, the same bytes through --dump" {
-	"$MKSTREAM" --duty >s.msr
-	"$MKSTREAM" --duty --reverse >r.msr
+	"$MKSTREAM" --duty --no-lost >s.msr
+	"$MKSTREAM" --duty --no-lost --reverse >r.msr
 	ms-capture -o a.msc s.msr
 	ms-capture -o b.msc r.msr
 	cmp a.msc b.msc
@@ -295,10 +296,45 @@ header_minor() {
 	ms-capture --dump c.msc | ms-capture -o e.msc
 	cmp a.msc e.msc
 	# without duty records the capture is the 1.1 file it always was
-	"$MKSTREAM" >p.msr
+	"$MKSTREAM" --no-lost >p.msr
 	ms-capture -o p.msc p.msr
 	[ "$(header_minor p.msc)" = 1 ]
 	[ "$(header_flags p.msc)" = 0 ]
+}
+
+# The loss rows of capture $1 as "time source count" lines (tests/unit/caplosses).
+loss_rows() {
+	"$MS_BUILDDIR/tests/unit/caplosses" "$1" | jq -r '.losses[] | "\(.time) \(.source) \(.count)"'
+}
+
+@test "lost records become the losses section: format 1.4 without a required flag, the same bytes through --dump" {
+	"$MKSTREAM" >s.msr
+	"$MKSTREAM" --reverse >r.msr
+	ms-capture -o a.msc s.msr
+	ms-capture -o b.msc r.msr
+	cmp a.msc b.msc
+	[ "$(header_minor a.msc)" = 4 ]
+	# no flag: a reader before 1.4 skips the section and keeps the totals
+	[ "$(header_flags a.msc)" = 0 ]
+	# 12 sections, the last of them id 14
+	[ "$(od -An -tu4 -j20 -N4 a.msc | tr -d ' ')" = 12 ]
+	[ "$(od -An -tu4 -j$((40 + 11 * 40)) -N4 a.msc | tr -d ' ')" = 14 ]
+	# mkstream's two lost records, a row each at its time
+	[ "$(loss_rows a.msc)" = "6000000000 0 3
+6000000001 1 2" ]
+	[ "$(ms-analyze summary --json a.msc | jq -c .lost)" = '{"kernel":3,"collector":2}' ]
+	ms-capture --dump a.msc >d.msr
+	ms-capture -o c.msc d.msr
+	cmp a.msc c.msc
+	ms-capture --dump c.msc | ms-capture -o e.msc
+	cmp a.msc e.msc
+	# with duty rows too: 1.4 with the duty flag, 13 sections
+	"$MKSTREAM" --duty | ms-capture -o f.msc
+	[ "$(header_minor f.msc)" = 4 ]
+	[ "$(header_flags f.msc)" = $((1 << 17)) ]
+	[ "$(od -An -tu4 -j20 -N4 f.msc | tr -d ' ')" = 13 ]
+	ms-capture --dump f.msc | ms-capture -o g.msc
+	cmp f.msc g.msc
 }
 
 @test "the duty rows survive microscope symbolize and convert, and so does the time they give" {

@@ -159,6 +159,36 @@ capture_samples() {
 	ms-analyze summary lost.msc | head -3 | grep -q "records were lost"
 }
 
+@test "a recording that lost records keeps a loss row per time, adding up to the totals" {
+	# One page per CPU at 20000 Hz: the kernel's rings overflow again and again.
+	microscope record -o "$PWD/p.msc" --mmap-pages 1 -F 20000 --stack-size 1024 -- \
+		"$FIXTURES/threads" 2 1 >/dev/null 2>err.txt || { cat err.txt; false; }
+	ms-analyze summary --json p.msc > summary.json
+	"$MS_BUILDDIR/tests/unit/caplosses" p.msc > losses.json
+	kernel=$(jq .lost.kernel summary.json)
+	collector=$(jq .lost.collector summary.json)
+	[ "$kernel" -gt 0 ] || { cat err.txt summary.json; false; }
+	# format 1.4: the rows of each source add up to its total
+	[ "$(jq .minor losses.json)" = 4 ]
+	[ "$(jq '.losses | length' losses.json)" -ge 1 ]
+	[ "$(jq '[.losses[] | select(.source == 0) | .count] | add // 0' losses.json)" = "$kernel" ]
+	[ "$(jq '[.losses[] | select(.source == 1) | .count] | add // 0' losses.json)" = "$collector" ]
+	[ "$(jq .lost_kernel losses.json)" = "$kernel" ]
+	# sorted by (time, source), one row each, every count at least 1, and
+	# every time within the recording, on the samples' clock
+	start=$(jq .start_time_ns summary.json)
+	end=$(jq .end_time_ns summary.json)
+	jq -e --argjson from "$start" --argjson to "$end" '
+		.losses as $l
+		| all($l[]; .count >= 1 and .time >= $from and .time <= $to)
+		and all(range(1; $l | length); $l[. - 1].time < $l[.].time or
+			($l[. - 1].time == $l[.].time and $l[. - 1].source < $l[.].source))
+	' losses.json >/dev/null || { head -c 2000 losses.json; echo " start $start end $end"; false; }
+	# and a dump captures again to the same file
+	ms-capture --dump p.msc | ms-capture -o again.msc
+	cmp p.msc again.msc
+}
+
 @test "garbage after the capture magic is damage, not a newer format" {
 	microscope record -o "$PWD/p.msc" -- "$PWD/burn" 0.2 2>/dev/null
 	printf '\xff\xff\xff\x7f' | dd of=p.msc bs=1 seek=8 conv=notrunc status=none

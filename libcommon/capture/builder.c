@@ -47,6 +47,8 @@ enum own_code {
 	OWN_UNUSED_SAMPLE_COUNT,
 	OWN_BAD_DUTY,
 	OWN_DUTY_SAME_TIME,
+	OWN_LOST_OVERFLOW,
+	OWN_LOSS_ROWS_FULL,
 	OWN_COUNT,
 };
 static const char *const own_codes[OWN_COUNT] = {
@@ -59,7 +61,16 @@ static const char *const own_codes[OWN_COUNT] = {
 	[OWN_UNUSED_SAMPLE_COUNT] = "unused-sample-count",
 	[OWN_BAD_DUTY] = "bad-duty",
 	[OWN_DUTY_SAME_TIME] = "duty-same-time",
+	[OWN_LOST_OVERFLOW] = "lost-count-overflow",
+	[OWN_LOSS_ROWS_FULL] = "loss-rows-full",
 };
+
+/*
+ * Loss rows held before seal: twice the rows a capture keeps, so that
+ * compacting them (sort, merge, keep the earliest MS_CAPTURE_LOSSES_MAX)
+ * happens at most once every MS_CAPTURE_LOSSES_MAX records.
+ */
+#define LOSS_BUFFER (2 * MS_CAPTURE_LOSSES_MAX)
 
 struct ms_capture_builder {
 	bool failed;
@@ -138,6 +149,20 @@ struct ms_capture_builder {
 	/* duty changes in the order given; sorted by time at seal */
 	struct ms_cap_duty *duty;
 	uint32_t n_duty, alloc_duty;
+
+	/*
+	 * Loss rows, at most LOSS_BUFFER, in the order given (those of one
+	 * (time, source) in a row merged); sorted, merged and cut to the
+	 * earliest MS_CAPTURE_LOSSES_MAX pairs when full and at seal. Once cut,
+	 * a loss after loss_cut (time, source) gets no row: it would be cut
+	 * again. loss_first_cut is the earliest pair that lost its row, and
+	 * losses_cut the records lost that have no row because of the bound.
+	 */
+	struct ms_cap_loss *losses;
+	uint32_t n_losses, alloc_losses;
+	bool loss_is_cut;
+	struct ms_cap_loss loss_cut, loss_first_cut;
+	uint64_t losses_cut;
 
 	struct {
 		uint64_t count;
@@ -358,6 +383,7 @@ void ms_capture_builder_free(struct ms_capture_builder *b)
 	free(b->problems);
 	ms_index_release(&b->problem_ix);
 	free(b->duty);
+	free(b->losses);
 	free(b->scratch);
 	free(b->function_used);
 	free(b);
@@ -1096,22 +1122,105 @@ int ms_capture_builder_stack_ref(struct ms_capture_builder *b, const struct ms_s
 
 /* ---- totals and problems ---- */
 
+/* Whether loss row a's (time, source) comes before c's. */
+static bool loss_before(const struct ms_cap_loss *a, const struct ms_cap_loss *c)
+{
+	return a->time != c->time ? a->time < c->time : a->source < c->source;
+}
+
+static int cmp_losses(const void *x, const void *y)
+{
+	const struct ms_cap_loss *a = x, *c = y;
+
+	return loss_before(a, c) ? -1 : loss_before(c, a) ? 1 : 0;
+}
+
+/* Losses of pair x that get no row because of the bound. */
+static void cut_loss(struct ms_capture_builder *b, const struct ms_cap_loss *x)
+{
+	if (!b->losses_cut || loss_before(x, &b->loss_first_cut))
+		b->loss_first_cut = *x;
+	b->losses_cut += x->count;	/* at most the totals: no overflow */
+}
+
+/*
+ * Sort the rows by (time, source), merge those of one pair (their counts
+ * add up to at most the totals), and keep the earliest
+ * MS_CAPTURE_LOSSES_MAX pairs. Which pairs are kept does not depend on the
+ * order the records came in: a pair loses its row only when as many
+ * earlier ones have rows, and every later record of it is cut as well.
+ */
+static void compact_losses(struct ms_capture_builder *b)
+{
+	uint32_t i, n = 0;
+
+	if (b->n_losses > 1)
+		qsort(b->losses, b->n_losses, sizeof(*b->losses), cmp_losses);
+	for (i = 0; i < b->n_losses; i++) {
+		if (n && !cmp_losses(&b->losses[n - 1], &b->losses[i]))
+			b->losses[n - 1].count += b->losses[i].count;
+		else
+			b->losses[n++] = b->losses[i];
+	}
+	b->n_losses = n;
+	if (n <= MS_CAPTURE_LOSSES_MAX)
+		return;
+	for (i = MS_CAPTURE_LOSSES_MAX; i < n; i++)
+		cut_loss(b, &b->losses[i]);
+	b->n_losses = MS_CAPTURE_LOSSES_MAX;
+	b->loss_is_cut = true;
+	b->loss_cut = b->losses[MS_CAPTURE_LOSSES_MAX - 1];
+}
+
 int ms_capture_builder_lost(struct ms_capture_builder *b, const struct ms_lost *l)
 {
+	struct ms_cap_loss x = { .time = l->time, .count = l->count, .source = l->source };
+	uint64_t *total;
+
 	if (b->failed)
 		return -1;
 	switch (l->source) {
 	case MS_LOST_KERNEL:
-		b->lost_kernel += l->count;
+		total = &b->lost_kernel;
 		break;
 	case MS_LOST_COLLECTOR:
-		b->lost_collector += l->count;
+		total = &b->lost_collector;
 		break;
 	default:
 		own(b, OWN_LOST_SOURCE, "%" PRIu64 " records lost by unknown source %u",
 		    l->count, l->source);
-		break;
+		return 0;
 	}
+	/* A total stays within 64 bits, and so does any sum of its rows. */
+	if (x.count > UINT64_MAX - *total) {
+		own(b, OWN_LOST_OVERFLOW, "the records the %s lost add up past 2^64-1 (%" PRIu64
+		    " more at time %" PRIu64 "): the total stays at 2^64-1",
+		    l->source == MS_LOST_KERNEL ? "kernel" : "collector", x.count, x.time);
+		x.count = UINT64_MAX - *total;
+	}
+	*total += x.count;
+	/* Nothing lost; or lost at a time the stream does not know: the total alone. */
+	if (!x.count || !x.time)
+		return 0;
+	if (b->loss_is_cut && loss_before(&b->loss_cut, &x)) {
+		cut_loss(b, &x);
+		return 0;
+	}
+	/* A stream in time order gives a pair's records one after another. */
+	if (b->n_losses && !cmp_losses(&b->losses[b->n_losses - 1], &x)) {
+		b->losses[b->n_losses - 1].count += x.count;
+		return 0;
+	}
+	if (b->n_losses == LOSS_BUFFER) {
+		compact_losses(b);
+		if (b->loss_is_cut && loss_before(&b->loss_cut, &x)) {
+			cut_loss(b, &x);
+			return 0;
+		}
+	}
+	if (GROW(b, b->losses, b->n_losses, b->alloc_losses) < 0)
+		return -1;
+	b->losses[b->n_losses++] = x;
 	return 0;
 }
 
@@ -1761,7 +1870,35 @@ static int seal_duty(struct ms_capture_builder *b, struct ms_capture *cap)
 	cap->duty = ms_capture_keep(cap, duty);
 	cap->n_duty = n;
 	cap->flags |= MS_CAPTURE_DUTY;
-	cap->minor = MS_CAPTURE_MINOR_DUTY;
+	if (cap->minor < MS_CAPTURE_MINOR_DUTY)
+		cap->minor = MS_CAPTURE_MINOR_DUTY;
+	return 0;
+}
+
+/*
+ * Loss rows by (time, source), one per pair, the earliest
+ * MS_CAPTURE_LOSSES_MAX pairs; the losses of the others are in the totals
+ * alone, and a problem says how many and from when. Rows make the capture
+ * 1.4, which needs no flag.
+ */
+static int seal_losses(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	compact_losses(b);
+	if (b->losses_cut) {
+		b->own[OWN_LOSS_ROWS_FULL].count = b->losses_cut;
+		snprintf(b->own[OWN_LOSS_ROWS_FULL].detail, sizeof(b->own[OWN_LOSS_ROWS_FULL].detail),
+			 "records were lost at more than %u (time, source) pairs: those lost from "
+			 "time %" PRIu64 " on have no loss row, only their totals",
+			 MS_CAPTURE_LOSSES_MAX, b->loss_first_cut.time);
+	}
+	if (!b->n_losses)
+		return 0;
+	cap->losses = ms_capture_keep(cap, b->losses);
+	cap->n_losses = b->n_losses;
+	b->losses = NULL;
+	b->n_losses = b->alloc_losses = 0;
+	if (cap->minor < MS_CAPTURE_MINOR_LOSSES)
+		cap->minor = MS_CAPTURE_MINOR_LOSSES;
 	return 0;
 }
 
@@ -2033,8 +2170,9 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 	if (b->failed)
 		goto fail;
 	cap = ms_capture_new();
-	/* Duty first: rows that share a time are a problem of their own. */
-	if (!cap || seal_duty(b, cap) < 0 || seal_own_problems(b) < 0)
+	/* Duty and losses first: each may be a problem of its own. */
+	if (!cap || seal_duty(b, cap) < 0 || seal_losses(b, cap) < 0 ||
+	    seal_own_problems(b) < 0)
 		goto fail;
 	if (b->n_paths && b->n_stacks && intern_paths(b) < 0)
 		goto fail;

@@ -11,7 +11,8 @@
  *  - stack nodes are numbered depth by depth, each depth sorted by
  *    (parent, frame), so a parent always precedes its children;
  *  - threads are sorted by (pid, tid), samples by every field (the count
- *    last), info by key, problems by (stage, code), duty rows by time;
+ *    last), info by key, problems by (stage, code), duty rows by time,
+ *    loss rows by (time, source);
  *  - modules keep the order in which their stream ids were first seen.
  * So the same stream gives the same capture, and a capture dumped as a
  * stream (ms_capture_dump) and built again gives the same capture.
@@ -38,7 +39,18 @@
  *    frames come innermost first as in the stream. stack_count: a row
  *    standing for count samples (an importer's "this stack, N times"),
  *    so that nothing grows with N;
- *  - lost, throttle: the capture's totals;
+ *  - lost: adds its count to its source's total (one past 2^64-1 stays
+ *    there: a problem "lost-count-overflow"; an unknown source is a
+ *    problem "unknown-lost-source" and counts nowhere), and, when its
+ *    time is not 0 and its count not 0, to the loss row of its (time,
+ *    source) (capture.h: ms_cap_loss). A time of 0 is a loss of unknown
+ *    time: the total alone. The builder holds at most twice
+ *    MS_CAPTURE_LOSSES_MAX rows (a hostile stream may send millions),
+ *    and the capture keeps the rows of the earliest MS_CAPTURE_LOSSES_MAX
+ *    pairs, whatever order they came in: losses of later pairs count in
+ *    the totals only, and the problem "loss-rows-full" counts them (how
+ *    many records, and from which time). Any row makes the capture 1.4;
+ *  - throttle: the capture's total;
  *  - duty: a duty row (capture.h: ms_cap_duty); rows are sorted by time
  *    at seal, and of rows at one time the last given is kept (the others
  *    are a problem "duty-same-time"); a duty_ppm outside 1..1000000 is a

@@ -18,7 +18,7 @@ struct ms_capture *ms_capture_new(void)
 		return NULL;
 	}
 	cap->major = MS_CAPTURE_MAJOR;
-	/* the builder raises it when it seals a capture with counts or duty rows */
+	/* the builder raises it when it seals a capture with counts, duty or loss rows */
 	cap->minor = MS_CAPTURE_MINOR_UNWEIGHTED;
 	cap->target_exit_code = -1;
 	cap->storage = st;
@@ -111,6 +111,7 @@ const char *ms_capf_section_name(uint32_t id)
 		[MS_CAPF_LINES] = "lines",
 		[MS_CAPF_COUNTS] = "counts",
 		[MS_CAPF_DUTY] = "duty",
+		[MS_CAPF_LOSSES] = "losses",
 	};
 
 	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;

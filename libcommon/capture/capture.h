@@ -21,6 +21,12 @@
  *    a uint64_t (ms_capture_sample_count());
  *  - duty rows (minor 3) are sorted by strictly increasing time, and each
  *    duty_ppm is 1 to 1000000 (capture/weight.h turns them into time);
+ *  - loss rows (minor 4) are at most MS_CAPTURE_LOSSES_MAX, sorted by
+ *    strictly increasing (time, source): one row per (time, source); each
+ *    time is at least 1, each count at least 1, each source an enum
+ *    ms_lost_source; for each source the rows' counts add up to at most
+ *    its total (lost_kernel, lost_collector), so no sum of them overflows
+ *    (see ms_cap_loss: the rest are losses whose time is unknown);
  *  - tables are in deterministic order: the same stream gives the same
  *    tables and the same file bytes.
  *
@@ -38,13 +44,16 @@
 #define MS_CAPTURE_MAJOR 1
 /*
  * The newest minor this code reads and writes. A capture is written as
- * the oldest minor that holds it: 1.3 when it has duty rows
- * (MS_CAPTURE_DUTY), else 1.2 when a sample's count is not 1
- * (MS_CAPTURE_WEIGHTED), else 1.1, so a recording without a budget stays
- * readable by a 1.1 reader and byte for byte what it was before counts
- * and duty existed.
+ * the oldest minor that holds it: 1.4 when it has loss rows, else 1.3
+ * when it has duty rows (MS_CAPTURE_DUTY), else 1.2 when a sample's count
+ * is not 1 (MS_CAPTURE_WEIGHTED), else 1.1, so a recording that lost
+ * nothing and had no budget stays readable by a 1.1 reader and byte for
+ * byte what it was before counts, duty and losses existed. Loss rows need
+ * no required flag: a reader before 1.4 skips their section and keeps the
+ * totals, which stay the truth (it only lacks the times).
  */
-#define MS_CAPTURE_MINOR 3
+#define MS_CAPTURE_MINOR 4
+#define MS_CAPTURE_MINOR_LOSSES 4
 #define MS_CAPTURE_MINOR_DUTY 3
 #define MS_CAPTURE_MINOR_WEIGHTED 2
 #define MS_CAPTURE_MINOR_UNWEIGHTED 1
@@ -229,6 +238,32 @@ struct ms_cap_duty {
 	uint32_t budget_ppm;	/* the budget, of one CPU */
 };
 
+/*
+ * Records lost at one time (minor 4), from the stream's lost records
+ * (stream/records.h: struct ms_lost): where a timeline marks a gap. The
+ * totals (ms_capture.lost_kernel, lost_collector) stay the truth: for
+ * each source, the counts of its rows add up to at most its total, and
+ * the rest (total - sum) are losses whose time the capture does not know:
+ * a lost record of time 0 (how a stream says it has none, and how a dump
+ * writes that rest), losses past the builder's bound of
+ * MS_CAPTURE_LOSSES_MAX rows (a problem "loss-rows-full" says how many),
+ * or every loss of a capture written before 1.4, which has no rows.
+ * Sorted by (time, source), one row per (time, source): lost records of
+ * one time and source are one row, their counts added.
+ */
+struct ms_cap_loss {
+	uint64_t time;		/* perf clock, ns, as the samples'; never 0 */
+	uint64_t count;		/* records lost, at least 1 */
+	uint32_t source;	/* enum ms_lost_source (stream/records.h) */
+};
+/*
+ * At most this many loss rows: the builder keeps the rows of the earliest
+ * (time, source) pairs (whatever the order the records came in), and a
+ * reader refuses a file with more, so a dump of any capture captures
+ * again to the same rows.
+ */
+#define MS_CAPTURE_LOSSES_MAX 65536u
+
 /* key/value facts from MS_REC_INFO (value_text 0 when numeric). */
 struct ms_cap_info {
 	uint32_t key;
@@ -263,8 +298,11 @@ struct ms_capture {
 	struct ms_cap_problem *problems;
 	uint32_t n_duty;		/* minor 3; 0 when sampling was never paused */
 	struct ms_cap_duty *duty;	/* sorted by time, one row per time */
+	uint32_t n_losses;		/* minor 4; 0 when nothing was lost, or
+					   the capture does not know when */
+	struct ms_cap_loss *losses;	/* sorted by (time, source), one row per pair */
 
-	/* totals from the stream */
+	/* totals from the stream (with the loss rows or without: see ms_cap_loss) */
 	uint64_t lost_kernel;		/* records the kernel dropped */
 	uint64_t lost_collector;	/* records ms-collect could not pass on */
 	uint64_t throttled;		/* throttle events */

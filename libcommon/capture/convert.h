@@ -15,10 +15,13 @@
  * numeric "pid"; argv is "command" split at each space), TARGET_EXIT,
  * MODULE per module (id = its index), FRAME per symbolized (module,
  * address) with its inline chain as lines, COMM per thread, STACK per
- * sample row with a DUTY per duty row among them in time order (before
- * the samples of its time; those after the last sample last), LOST and
- * THROTTLE for the totals, PROBLEM per row, and a trailer whose
- * "complete" is false for an incomplete capture.
+ * sample row with a DUTY per duty row and a LOST per loss row among them
+ * in time order (before the samples of its time; those after the last
+ * sample last), a LOST of time 0 per source for the part of its total
+ * that no loss row holds (the whole total in a capture without rows: the
+ * builder counts a loss of time 0 in the totals alone), THROTTLE for the
+ * total, PROBLEM per row, and a trailer whose "complete" is false for an
+ * incomplete capture.
  *
  * A stack record is one sample, and the stream has no field for more: a
  * sample row of count N (an imported "this stack, 67108864 times") is

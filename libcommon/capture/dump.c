@@ -141,10 +141,57 @@ static int dump_duty(const struct ms_capture *cap, struct ms_writer *w, struct m
 	return 0;
 }
 
+/*
+ * The loss rows from *next on whose time is at most until, as lost
+ * records, in time order among the samples as ms-decode gives them.
+ */
+static int dump_losses(const struct ms_capture *cap, struct ms_writer *w, struct ms_lost *out,
+		       uint32_t *next, uint64_t until)
+{
+	for (; *next < cap->n_losses && cap->losses[*next].time <= until; ++*next) {
+		const struct ms_cap_loss *x = &cap->losses[*next];
+
+		memset(out, 0, sizeof(*out));
+		out->source = x->source;
+		out->time = x->time;
+		out->count = x->count;
+		if (ms_lost_pack(w, out) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * What the loss rows do not say of each source's total (all of it in a
+ * capture without rows): lost records of time 0, which the builder counts
+ * in the totals alone, so a capture without rows dumps as it always did.
+ */
+static int dump_untimed_losses(const struct ms_capture *cap, struct ms_writer *w,
+			       struct ms_lost *out)
+{
+	uint64_t timed[2] = { 0, 0 };
+	uint64_t total[2] = { cap->lost_kernel, cap->lost_collector };
+	uint32_t i, source;
+
+	/* The reader makes each source's rows add up to at most its total. */
+	for (i = 0; i < cap->n_losses; i++)
+		timed[cap->losses[i].source] += cap->losses[i].count;
+	for (source = MS_LOST_KERNEL; source <= MS_LOST_COLLECTOR; source++) {
+		if (total[source] == timed[source])
+			continue;
+		memset(out, 0, sizeof(*out));
+		out->source = source;
+		out->count = total[source] - timed[source];
+		if (ms_lost_pack(w, out) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union any_record *u,
 		       unsigned flags)
 {
-	uint32_t i, n, duty = 0;
+	uint32_t i, n, duty = 0, loss = 0;
 	uint64_t k;
 
 	for (i = 0; i < cap->n_info; i++) {
@@ -222,8 +269,12 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 		const struct ms_cap_sample *s = &cap->samples[i];
 		uint32_t node;
 
-		/* The duty records of its time first (they share the union with the stack). */
-		if (dump_duty(cap, w, &u->duty, &duty, s->time) < 0)
+		/*
+		 * The duty and lost records of its time first (they share the
+		 * union with the stack).
+		 */
+		if (dump_duty(cap, w, &u->duty, &duty, s->time) < 0 ||
+		    dump_losses(cap, w, &u->lost, &loss, s->time) < 0)
 			return -1;
 		u->stack.pid = cap->threads[s->thread].pid;
 		u->stack.tid = cap->threads[s->thread].tid;
@@ -248,21 +299,10 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 		if (dump_count(w, s->count) < 0 || ms_stack_pack(w, &u->stack) < 0)
 			return -1;
 	}
-	if (dump_duty(cap, w, &u->duty, &duty, UINT64_MAX) < 0)
+	if (dump_duty(cap, w, &u->duty, &duty, UINT64_MAX) < 0 ||
+	    dump_losses(cap, w, &u->lost, &loss, UINT64_MAX) < 0 ||
+	    dump_untimed_losses(cap, w, &u->lost) < 0)
 		return -1;
-	memset(&u->lost, 0, sizeof(u->lost));
-	if (cap->lost_kernel) {
-		u->lost.source = MS_LOST_KERNEL;
-		u->lost.count = cap->lost_kernel;
-		if (ms_lost_pack(w, &u->lost) < 0)
-			return -1;
-	}
-	if (cap->lost_collector) {
-		u->lost.source = MS_LOST_COLLECTOR;
-		u->lost.count = cap->lost_collector;
-		if (ms_lost_pack(w, &u->lost) < 0)
-			return -1;
-	}
 	/* The capture keeps only the count of throttle events (bounded above). */
 	memset(&u->throttle, 0, sizeof(u->throttle));
 	for (k = 0; k < cap->throttled; k++)

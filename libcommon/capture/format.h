@@ -1,5 +1,5 @@
 /*
- * The on-disk layout of a capture, version 1.3 (man/microscope-capture.5 is
+ * The on-disk layout of a capture, version 1.4 (man/microscope-capture.5 is
  * the normative text; keep the two in step). All integers little-endian.
  *
  *   header     40 bytes at offset 0
@@ -42,7 +42,7 @@
 #define MS_CAPF_DIR_RESERVED 36	/* u32, zero */
 #define MS_CAPF_DIR_SIZE_BYTES 40
 
-/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 and 1.3 11 to 13). */
+/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 to 1.4 11 to 14). */
 #define MS_CAPF_SECTIONS_MAX 1024
 
 enum ms_capf_codec {
@@ -91,13 +91,20 @@ enum ms_capf_section {
 	 * when its header sets MS_CAPTURE_DUTY, with at least one row.
 	 */
 	MS_CAPF_DUTY = 13,
-	MS_CAPF_SECTION_LAST = MS_CAPF_DUTY,
+	/*
+	 * Minor 4: records lost, one row per (time, source), sorted by them:
+	 * time u64, count u64, source u32, zero u32. In a file only when it
+	 * has rows; no flag: a reader before 1.4 skips the section and keeps
+	 * the totals, which the rows add up to at most (capture.h).
+	 */
+	MS_CAPF_LOSSES = 14,
+	MS_CAPF_SECTION_LAST = MS_CAPF_LOSSES,
 };
 /* The last section a file of minor 0 has, and the last every file of minor 1 or later has. */
 #define MS_CAPF_SECTION_LAST_1_0 MS_CAPF_TOTALS
 #define MS_CAPF_SECTION_LAST_1_1 MS_CAPF_LINES
 
-/* Row sizes of 1.3; modules and frames were shorter in 1.0. */
+/* Row sizes of 1.4; modules and frames were shorter in 1.0. */
 #define MS_CAPF_TABLE_HEADER 8
 #define MS_CAPF_ROW_INFO 16
 #define MS_CAPF_ROW_MODULES 72
@@ -113,6 +120,7 @@ enum ms_capf_section {
 #define MS_CAPF_ROW_LINES 8
 #define MS_CAPF_ROW_COUNTS 8
 #define MS_CAPF_ROW_DUTY 32
+#define MS_CAPF_ROW_LOSSES 24
 /* A reader refuses rows larger than this (a sanity bound, not a format limit). */
 #define MS_CAPF_ROW_MAX 4096
 

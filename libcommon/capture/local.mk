@@ -29,6 +29,11 @@ check_PROGRAMS += tests/unit/mkstream
 tests_unit_mkstream_SOURCES = tests/unit/mkstream.c
 tests_unit_mkstream_LDADD = $(MS_LIBS)
 
+# Prints a capture's loss rows and totals as JSON, for the bats tests.
+check_PROGRAMS += tests/unit/caplosses
+tests_unit_caplosses_SOURCES = tests/unit/caplosses.c
+tests_unit_caplosses_LDADD = $(MS_LIBS)
+
 # The capture reader's fuzz corpus (tests/fuzz/corpus/capture), replayed
 # through its fuzz target in `make check`.
 UNIT_TESTS += tests/unit/capture-corpus-test

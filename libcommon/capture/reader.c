@@ -266,6 +266,10 @@ static int load_sections(struct load *l, uint32_t n_sections)
 	if (!(l->cap->flags & MS_CAPTURE_DUTY) && l->raw[MS_CAPF_DUTY])
 		return bad(l, "duty", "the header does not set the duty flag (0x%08x) that "
 			   "the section needs", (unsigned)MS_CAPTURE_DUTY);
+	/* Loss rows need no flag (an older reader skips them), but came with 1.4. */
+	if (l->raw[MS_CAPF_LOSSES] && l->cap->minor < MS_CAPTURE_MINOR_LOSSES)
+		return bad(l, "losses", "the section in a file of format 1.%u: it came with 1.%u",
+			   l->cap->minor, MS_CAPTURE_MINOR_LOSSES);
 	return 0;
 }
 
@@ -717,6 +721,67 @@ static int decode_duty(struct load *l)
 	return 0;
 }
 
+/*
+ * The loss rows (minor 4): one per (time, source), in that order, each a
+ * count of at least 1 at a time other than 0 from a source this version
+ * knows, and per source no more than the totals say (capture.h): a
+ * consumer may add them up, and take the rest of the total as losses of
+ * unknown time. Needs the totals decoded.
+ */
+static int decode_losses(struct load *l)
+{
+	static const char *const source_name[] = {
+		[MS_LOST_KERNEL] = "kernel", [MS_LOST_COLLECTOR] = "collector",
+	};
+	struct ms_capture *cap = l->cap;
+	uint64_t total[2] = { cap->lost_kernel, cap->lost_collector }, sum[2] = { 0, 0 };
+	uint32_t n, size, i;
+	const unsigned char *p;
+
+	if (!l->raw[MS_CAPF_LOSSES])
+		return 0;
+	p = rows(l, MS_CAPF_LOSSES, MS_CAPF_ROW_LOSSES, &n, &size);
+	if (!p)
+		return -1;
+	if (!n)
+		return bad(l, "losses", "no rows (a capture whose losses have no time has no "
+			   "such section)");
+	if (n > MS_CAPTURE_LOSSES_MAX)
+		return bad(l, "losses", "%u rows (at most %u)", n, MS_CAPTURE_LOSSES_MAX);
+	if (!(cap->losses = table(l, n, sizeof(*cap->losses))))
+		return -1;
+	cap->n_losses = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_loss *x = &cap->losses[i];
+
+		x->time = ms_get_u64(p);
+		x->count = ms_get_u64(p + 8);
+		x->source = ms_get_u32(p + 16);
+		if (x->source != MS_LOST_KERNEL && x->source != MS_LOST_COLLECTOR)
+			return bad(l, "losses", "row %u: source %u (0 kernel, 1 collector)", i,
+				   x->source);
+		/* 0 is how a stream says a loss has no time: a dump could not keep it */
+		if (!x->time)
+			return bad(l, "losses", "row %u: time 0 (a loss of unknown time has no row)", i);
+		if (!x->count)
+			return bad(l, "losses", "row %u: count 0 (a row stands for at least one "
+				   "lost record)", i);
+		if (i && (x->time < x[-1].time ||
+			  (x->time == x[-1].time && x->source <= x[-1].source)))
+			return bad(l, "losses", "row %u: (time %" PRIu64 ", source %u) is not after "
+				   "row %u's (%" PRIu64 ", %u) (rows are sorted by time and source, "
+				   "one per pair)", i, x->time, x->source, i - 1, x[-1].time,
+				   x[-1].source);
+		/* Never past the total, so no sum of rows can overflow. */
+		if (x->count > total[x->source] - sum[x->source])
+			return bad(l, "losses", "row %u: the %s's rows add up to more than the "
+				   "%" PRIu64 " records its total in section 'totals' says were lost",
+				   i, source_name[x->source], total[x->source]);
+		sum[x->source] += x->count;
+	}
+	return 0;
+}
+
 static int decode_problems(struct load *l)
 {
 	struct ms_capture *cap = l->cap;
@@ -804,7 +869,8 @@ static struct ms_capture *load(struct load *l)
 		    decode(l, MS_CAPF_COUNTS, decode_counts) == 0 &&
 		    decode(l, MS_CAPF_PROBLEMS, decode_problems) == 0 &&
 		    decode(l, MS_CAPF_TOTALS, decode_totals) == 0 &&
-		    decode(l, MS_CAPF_DUTY, decode_duty) == 0)
+		    decode(l, MS_CAPF_DUTY, decode_duty) == 0 &&
+		    decode(l, MS_CAPF_LOSSES, decode_losses) == 0)
 			ret = 0;
 	}
 	free(l->owned);

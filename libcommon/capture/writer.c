@@ -265,6 +265,30 @@ static int put_duty(struct section *s, const struct ms_capture *cap)
 	return 0;
 }
 
+/*
+ * The losses section, only when some loss has a time (absent otherwise): a
+ * recording that lost nothing keeps the bytes it always had.
+ */
+static int put_losses(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p;
+	uint32_t i;
+
+	if (!cap->n_losses)
+		return 1;
+	p = table(s, MS_CAPF_LOSSES, cap->n_losses, MS_CAPF_ROW_LOSSES);
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_losses; i++, p += MS_CAPF_ROW_LOSSES) {
+		const struct ms_cap_loss *x = &cap->losses[i];
+
+		ms_put_u64(p, x->time);
+		ms_put_u64(p + 8, x->count);
+		ms_put_u32(p + 16, x->source);
+	}
+	return 0;
+}
+
 static int put_problems(struct section *s, const struct ms_capture *cap)
 {
 	unsigned char *p = table(s, MS_CAPF_PROBLEMS, cap->n_problems, MS_CAPF_ROW_PROBLEMS);
@@ -300,7 +324,7 @@ static int put_totals(struct section *s, const struct ms_capture *cap)
 static int (*const put_section[])(struct section *, const struct ms_capture *) = {
 	put_strings, put_info, put_modules, put_frames, put_stacks,
 	put_threads, put_samples, put_problems, put_totals, put_functions, put_lines,
-	put_counts, put_duty,
+	put_counts, put_duty, put_losses,
 };
 #define N_SECTIONS (sizeof(put_section) / sizeof(put_section[0]))
 
@@ -336,8 +360,12 @@ int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t 
 	uint32_t flags = (cap->flags & ~(uint32_t)(MS_CAPTURE_WEIGHTED | MS_CAPTURE_DUTY)) |
 			 (counts ? (uint32_t)MS_CAPTURE_WEIGHTED : 0) |
 			 (duty ? (uint32_t)MS_CAPTURE_DUTY : 0);
-	/* The oldest minor that holds it. */
-	uint32_t minor = duty ? MS_CAPTURE_MINOR_DUTY :
+	/*
+	 * The oldest minor that holds it. Loss rows need 1.4 but no flag: a
+	 * reader before it skips them and keeps the totals.
+	 */
+	uint32_t minor = cap->n_losses ? MS_CAPTURE_MINOR_LOSSES :
+			 duty ? MS_CAPTURE_MINOR_DUTY :
 			 counts ? MS_CAPTURE_MINOR_WEIGHTED : MS_CAPTURE_MINOR_UNWEIGHTED;
 	size_t dir_len, total, at;
 	unsigned char *out = NULL, *d;

@@ -8,7 +8,7 @@
  * the same bytes when encoded again), and dumping it as a stream and
  * capturing that again as microscope symbolize does (ms-capture --dump
  * --omit-failed, then ms-capture --keep-names): the same samples, duty
- * rows and totals; and the capture that gives, made by the builder, must dump and
+ * rows, loss rows and totals; and the capture that gives, made by the builder, must dump and
  * capture again to the same file byte for byte, and lose no name when
  * symbolized again. Anything else aborts.
  *
@@ -302,6 +302,28 @@ static void check_invariants(const struct ms_capture *cap)
 			CHECK(cap->duty[i - 1].time < cap->duty[i].time);
 	}
 	/*
+	 * loss rows (1.4, no flag): at most the bound, one per (time, source)
+	 * in that order, time and count at least 1, a known source, and per
+	 * source no more than its total
+	 */
+	CHECK(!cap->n_losses || cap->minor >= 4);
+	CHECK(cap->n_losses <= MS_CAPTURE_LOSSES_MAX);
+	{
+		uint64_t left[2] = { cap->lost_kernel, cap->lost_collector };
+
+		for (i = 0; i < cap->n_losses; i++) {
+			const struct ms_cap_loss *x = &cap->losses[i];
+
+			CHECK(x->source == MS_LOST_KERNEL || x->source == MS_LOST_COLLECTOR);
+			CHECK(x->time >= 1 && x->count >= 1);
+			CHECK(x->count <= left[x->source]);
+			left[x->source] -= x->count;
+			if (i)
+				CHECK(x[-1].time < x->time ||
+				      (x[-1].time == x->time && x[-1].source < x->source));
+		}
+	}
+	/*
 	 * The duty in force, by binary search, is the last row at or before a
 	 * time (found here by a walk: samples are sorted by time too).
 	 */
@@ -491,7 +513,7 @@ static void write_views(const struct ms_capture *cap)
 		CHECK(ms_top_write(&o, cap, &top) == 0);
 		CHECK(ms_tree_write(&o, cap, &tree) == 0);
 		CHECK(ms_threads_write(&o, cap, &threads) == 0);
-		/* refused, with a message, only when the samples carry no times */
+		/* a capture whose samples carry no times (a folded import) has no timeline */
 		CHECK(ms_timeline_write(&o, cap, &timeline) == 0 ||
 		      (cap->n_samples && !cap->samples[cap->n_samples - 1].time));
 		CHECK(ms_sym_problems_write(null_out, cap, json) == 0);
@@ -543,7 +565,8 @@ static bool same_tables(const struct ms_capture *a, const struct ms_capture *b)
 	    a->n_modules != b->n_modules || a->n_frames != b->n_frames ||
 	    a->n_functions != b->n_functions || a->n_lines != b->n_lines ||
 	    a->n_stacks != b->n_stacks || a->n_threads != b->n_threads ||
-	    a->n_samples != b->n_samples || a->n_problems != b->n_problems)
+	    a->n_samples != b->n_samples || a->n_problems != b->n_problems ||
+	    a->n_duty != b->n_duty || a->n_losses != b->n_losses)
 		return false;
 	for (i = 0; i < a->n_strings; i++)
 		if (strcmp(a->strings[i], b->strings[i]))
@@ -594,6 +617,10 @@ static bool same_tables(const struct ms_capture *a, const struct ms_capture *b)
 		    !SAME(budget_ppm))
 			return false;
 	END
+	EACH(n_losses, losses)
+		if (!SAME(time) || !SAME(count) || !SAME(source))
+			return false;
+	END
 #undef SAME
 #undef EACH
 #undef END
@@ -612,9 +639,13 @@ static void check_encode(const struct ms_capture *cap, unsigned char **out, size
 	CHECK(ms_capture_encode(cap, &buf, &len) == 0);
 	back = ms_capture_load_buffer(buf, len, "fuzz encoded");
 	CHECK(back);
-	/* the oldest minor that holds it: 1.3 only with duty rows, 1.2 with counts */
+	/*
+	 * the oldest minor that holds it: 1.4 only with loss rows, 1.3 with
+	 * duty rows, 1.2 with counts
+	 */
 	CHECK(back->major == MS_CAPTURE_MAJOR &&
-	      back->minor == (back->flags & MS_CAPTURE_DUTY ? MS_CAPTURE_MINOR_DUTY :
+	      back->minor == (back->n_losses ? MS_CAPTURE_MINOR_LOSSES :
+			      back->flags & MS_CAPTURE_DUTY ? MS_CAPTURE_MINOR_DUTY :
 			      back->flags & MS_CAPTURE_WEIGHTED ? MS_CAPTURE_MINOR_WEIGHTED :
 			      MS_CAPTURE_MINOR_UNWEIGHTED));
 	CHECK(same_tables(cap, back));
@@ -694,6 +725,12 @@ static void check_dump(const struct ms_capture *cap)
 		CHECK(once->duty[i].time == cap->duty[i].time &&
 		      once->duty[i].duty_ppm == cap->duty[i].duty_ppm);
 	CHECK(weight_sum(once) == weight_sum(cap));
+	/* the same loss rows (a dump writes each at its time, the rest at time 0) */
+	CHECK(once->n_losses == cap->n_losses);
+	for (i = 0; i < cap->n_losses; i++)
+		CHECK(once->losses[i].time == cap->losses[i].time &&
+		      once->losses[i].count == cap->losses[i].count &&
+		      once->losses[i].source == cap->losses[i].source);
 	CHECK(once->lost_kernel == cap->lost_kernel && once->lost_collector == cap->lost_collector &&
 	      once->throttled == cap->throttled);
 	CHECK((once->flags & MS_CAPTURE_INCOMPLETE) == (cap->flags & MS_CAPTURE_INCOMPLETE));

@@ -242,9 +242,14 @@ static struct ms_capture *make_capture_with(enum feed how, void (*extra)(struct 
 	if (extra)
 		extra(b);
 
-	lost = (struct ms_lost){ MS_LOST_KERNEL, 5, 1, 7 };
+	/*
+	 * Losses of unknown time (0), as a capture of format 1.3 or before
+	 * dumps its totals: the totals alone, no loss rows (those have tests
+	 * of their own: make_loss_capture()).
+	 */
+	lost = (struct ms_lost){ MS_LOST_KERNEL, 0, 1, 7 };
 	assert_int_equal(ms_capture_builder_lost(b, &lost), 0);
-	lost = (struct ms_lost){ MS_LOST_COLLECTOR, 6, 0, 2 };
+	lost = (struct ms_lost){ MS_LOST_COLLECTOR, 0, 0, 2 };
 	assert_int_equal(ms_capture_builder_lost(b, &lost), 0);
 	lost.count = 3;
 	assert_int_equal(ms_capture_builder_lost(b, &lost), 0);
@@ -630,6 +635,24 @@ static void assert_invariants(const struct ms_capture *cap)
 		if (i)
 			assert_true(cap->duty[i - 1].time < cap->duty[i].time);
 	}
+	assert_true(cap->n_losses <= MS_CAPTURE_LOSSES_MAX);
+	{
+		/* per source, the rows add up to at most the total */
+		uint64_t left[2] = { cap->lost_kernel, cap->lost_collector };
+
+		for (i = 0; i < cap->n_losses; i++) {
+			const struct ms_cap_loss *x = &cap->losses[i];
+
+			assert_true(x->source == MS_LOST_KERNEL || x->source == MS_LOST_COLLECTOR);
+			assert_true(x->time >= 1);
+			assert_true(x->count >= 1);
+			assert_true(x->count <= left[x->source]);
+			left[x->source] -= x->count;
+			if (i)
+				assert_true(x[-1].time < x->time ||
+					    (x[-1].time == x->time && x[-1].source < x->source));
+		}
+	}
 	assert_true(cap->start_time <= cap->end_time);
 }
 
@@ -732,6 +755,12 @@ static void assert_same_capture(const struct ms_capture *a, const struct ms_capt
 		assert_int_equal(a->duty[i].share_ppm, b->duty[i].share_ppm);
 		assert_int_equal(a->duty[i].rate, b->duty[i].rate);
 		assert_int_equal(a->duty[i].budget_ppm, b->duty[i].budget_ppm);
+	}
+	assert_int_equal(a->n_losses, b->n_losses);
+	for (i = 0; i < a->n_losses; i++) {
+		assert_int_equal(a->losses[i].time, b->losses[i].time);
+		assert_int_equal(a->losses[i].count, b->losses[i].count);
+		assert_int_equal(a->losses[i].source, b->losses[i].source);
 	}
 	assert_int_equal(a->lost_kernel, b->lost_kernel);
 	assert_int_equal(a->lost_collector, b->lost_collector);
@@ -1314,11 +1343,11 @@ static void test_bad_sections(void **state)
 /*
  * Random edits of the decompressed tables, reassembled with valid
  * checksums: the reader either refuses the file with one message naming a
- * section, or returns a capture that keeps every invariant.
+ * section, or returns a capture that keeps every invariant. cap is freed.
  */
-static void test_mutated_sections(void **state)
+static void mutate_sections(struct ms_capture *cap)
 {
-	struct ms_capture *cap = make_capture(FEED_LISTED), *back;
+	struct ms_capture *back;
 	uint64_t rnd = 12345;
 	unsigned char *buf, *bad;
 	size_t len, blen;
@@ -1362,6 +1391,15 @@ static void test_mutated_sections(void **state)
 	assert_true(loaded > 100);
 	free(buf);
 	ms_capture_free(cap);
+}
+
+static struct ms_capture *make_loss_capture(void);
+
+static void test_mutated_sections(void **state)
+{
+	mutate_sections(make_capture(FEED_LISTED));
+	/* and a file with loss rows (format 1.4) */
+	mutate_sections(make_loss_capture());
 }
 
 /* ---- streams ---- */
@@ -2751,6 +2789,630 @@ static void test_duty_from_stream(void **state)
 	ms_capture_free(cap);
 }
 
+/* ---- loss rows (format 1.4) ---- */
+
+static void feed_lost(struct ms_capture_builder *b, uint32_t source, uint64_t time, uint64_t count)
+{
+	struct ms_lost l = { .source = source, .time = time, .id = 3, .count = count };
+
+	assert_int_equal(ms_capture_builder_lost(b, &l), 0);
+}
+
+/*
+ * Lost records of a recording (its samples run from 1000 to 3500): out of
+ * time order, a pair given twice apart and twice in a row, both sources
+ * at one time, a count of 0, an unknown source.
+ */
+static const struct ms_lost loss_records[] = {
+	{ MS_LOST_KERNEL, 2600, 1, 40 },
+	{ MS_LOST_COLLECTOR, 1200, 0, 3 },
+	{ MS_LOST_KERNEL, 1200, 2, 5 },
+	{ MS_LOST_KERNEL, 2600, 1, 2 },
+	{ MS_LOST_COLLECTOR, 3100, 0, 1 },
+	{ MS_LOST_COLLECTOR, 3100, 0, 4 },
+	{ MS_LOST_KERNEL, 1800, 1, 0 },
+	{ 7, 1900, 0, 9 },
+};
+#define N_LOSS_RECORDS (sizeof(loss_records) / sizeof(loss_records[0]))
+
+static void feed_losses(struct ms_capture_builder *b)
+{
+	for (size_t i = 0; i < N_LOSS_RECORDS; i++)
+		assert_int_equal(ms_capture_builder_lost(b, &loss_records[i]), 0);
+}
+
+static void feed_losses_backwards(struct ms_capture_builder *b)
+{
+	for (size_t i = N_LOSS_RECORDS; i-- > 0;)
+		assert_int_equal(ms_capture_builder_lost(b, &loss_records[i]), 0);
+}
+
+/*
+ * make_capture()'s, with those: its own losses of unknown time (kernel 7,
+ * collector 5) make the totals 54 and 13.
+ */
+static struct ms_capture *make_loss_capture(void)
+{
+	return make_capture_with(FEED_LISTED, feed_losses);
+}
+
+static void assert_loss(const struct ms_capture *cap, uint32_t i, uint64_t time, uint32_t source,
+			uint64_t count)
+{
+	assert_true(i < cap->n_losses);
+	assert_int_equal(cap->losses[i].time, time);
+	assert_int_equal(cap->losses[i].source, source);
+	assert_int_equal(cap->losses[i].count, count);
+}
+
+static void test_losses_builder(void **state)
+{
+	struct ms_capture *cap = make_loss_capture(), *plain = make_capture(FEED_LISTED);
+	const struct ms_cap_problem *p;
+	uint32_t i;
+
+	/* one row per (time, source), sorted by them, their records' counts added */
+	assert_int_equal(cap->n_losses, 4);
+	assert_loss(cap, 0, 1200, MS_LOST_KERNEL, 5);
+	assert_loss(cap, 1, 1200, MS_LOST_COLLECTOR, 3);
+	assert_loss(cap, 2, 2600, MS_LOST_KERNEL, 42);
+	assert_loss(cap, 3, 3100, MS_LOST_COLLECTOR, 5);
+	/* the totals count the rows and the losses of unknown time */
+	assert_int_equal(cap->lost_kernel, 47 + 7);
+	assert_int_equal(cap->lost_collector, 8 + 5);
+	/* 1.4 without a required flag: an older reader keeps the totals */
+	assert_int_equal(cap->minor, 4);
+	assert_int_equal(cap->flags & MS_CAPF_FLAGS_REQUIRED, 0);
+	p = find_problem(cap, "unknown-lost-source");
+	assert_non_null(p);
+	assert_int_equal(p->count, 1);
+	assert_non_null(strstr(cap->strings[p->detail], "9 records lost by unknown source 7"));
+	assert_invariants(cap);
+	/* the rest is the capture it would be without them, but for that problem */
+	assert_int_equal(plain->n_losses, 0);
+	assert_int_equal(plain->minor, 1);
+	assert_int_equal(cap->n_samples, plain->n_samples);
+	for (i = 0; i < cap->n_samples; i++)
+		assert_memory_equal(&cap->samples[i], &plain->samples[i], sizeof(cap->samples[i]));
+	assert_int_equal(cap->n_problems, plain->n_problems + 1);
+	ms_capture_free(plain);
+	ms_capture_free(cap);
+}
+
+/* The lost records a dump of cap writes, in order, and how many stacks came before each. */
+struct dumped_loss {
+	struct ms_lost l;
+	uint32_t stacks_before;
+	uint64_t last_stack_time;
+};
+
+static uint32_t dumped_losses(const struct ms_capture *cap, struct dumped_loss *out, uint32_t max)
+{
+	FILE *f = tmpfile();
+	struct ms_writer *w = ms_writer_open(fileno(f), "tmp", 0);
+	struct ms_reader *r;
+	struct ms_record rec;
+	struct ms_stack *st = calloc(1, sizeof(*st));
+	uint32_t n = 0, stacks = 0;
+	uint64_t last = 0;
+
+	assert_int_equal(ms_capture_dump(cap, w, "ms-capture", "test", 0), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	lseek(fileno(f), 0, SEEK_SET);
+	r = ms_reader_open(fileno(f), "tmp");
+	assert_non_null(r);
+	while (ms_reader_next(r, &rec) == MS_READ_RECORD) {
+		if (rec.kind == MS_REC_STACK) {
+			assert_int_equal(ms_stack_unpack(&rec, st), 0);
+			stacks++;
+			last = st->time;
+		}
+		if (rec.kind != MS_REC_LOST)
+			continue;
+		assert_true(n < max);
+		assert_int_equal(ms_lost_unpack(&rec, &out[n].l), 0);
+		out[n].stacks_before = stacks;
+		out[n].last_stack_time = last;
+		n++;
+	}
+	ms_reader_free(r);
+	fclose(f);
+	free(st);
+	return n;
+}
+
+static void test_losses_round_trip(void **state)
+{
+	struct ms_capture *cap = make_loss_capture(), *back, *again;
+	unsigned char *buf, *buf2;
+	size_t len, len2;
+	struct tfile f;
+	struct tsec *d;
+
+	/* a 1.4 file, no flag, the losses section last */
+	encode(cap, &buf, &len);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_MINOR), 4);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_FLAGS), 0);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.n, N_SECTIONS + 1);
+	d = &f.s[f.n - 1];
+	assert_int_equal(d->id, MS_CAPF_LOSSES);
+	assert_int_equal(d->id, 14);
+	assert_string_equal(ms_capf_section_name(d->id), "losses");
+	assert_int_equal(d->raw_len, MS_CAPF_TABLE_HEADER + 4 * MS_CAPF_ROW_LOSSES);
+	/* the row layout of the man page: time u64, count u64, source u32, zero u32 */
+	{
+		const unsigned char *row = d->raw + MS_CAPF_TABLE_HEADER;
+
+		assert_int_equal(ms_get_u32(d->raw), 4);
+		assert_int_equal(ms_get_u32(d->raw + 4), 24);
+		assert_int_equal(ms_get_u64(row + 24), 1200);
+		assert_int_equal(ms_get_u64(row + 24 + 8), 3);
+		assert_int_equal(ms_get_u32(row + 24 + 16), MS_LOST_COLLECTOR);
+		assert_int_equal(ms_get_u32(row + 24 + 20), 0);
+		assert_int_equal(ms_get_u64(row + 48), 2600);
+		assert_int_equal(ms_get_u64(row + 48 + 8), 42);
+		assert_int_equal(ms_get_u32(row + 48 + 16), MS_LOST_KERNEL);
+	}
+	release_file(&f);
+	back = ms_capture_load_buffer(buf, len, "t.msc");
+	assert_non_null(back);
+	assert_same_capture(cap, back);
+	assert_invariants(back);
+	ms_capture_free(back);
+
+	/* the same facts, stacks and lost records in other orders: the same bytes */
+	again = make_capture_with(FEED_REVERSED, feed_losses_backwards);
+	encode(again, &buf2, &len2);
+	assert_int_equal(len, len2);
+	assert_memory_equal(buf, buf2, len);
+	free(buf2);
+	ms_capture_free(again);
+
+	/* through a stream (ms-capture --dump, then ms-capture): the same file */
+	assert_dump_round_trip(cap);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/*
+ * A dump writes a lost record per row at its time, among the stacks in
+ * time order, then what the rows do not hold of each total at time 0; a
+ * capture without rows dumps its two totals as it always did.
+ */
+static void test_losses_dump(void **state)
+{
+	struct ms_capture *cap = make_loss_capture(), *plain = make_capture(FEED_LISTED);
+	struct dumped_loss got[16];
+	uint32_t n, i;
+
+	n = dumped_losses(cap, got, 16);
+	assert_int_equal(n, 6);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(got[i].l.time, cap->losses[i].time);
+		assert_int_equal(got[i].l.source, cap->losses[i].source);
+		assert_int_equal(got[i].l.count, cap->losses[i].count);
+		/* after the stacks before its time, before those at or after it */
+		assert_true(got[i].last_stack_time < got[i].l.time || !got[i].stacks_before);
+		if (got[i].stacks_before < cap->n_samples)
+			assert_true(cap->samples[got[i].stacks_before].time >= got[i].l.time);
+	}
+	/* 1200 comes after the two samples at 1000, 3100 before the one at 3500 */
+	assert_int_equal(got[0].stacks_before, 2);
+	assert_int_equal(got[3].stacks_before, cap->n_samples - 1);
+	assert_int_equal(got[4].l.source, MS_LOST_KERNEL);
+	assert_int_equal(got[4].l.time, 0);
+	assert_int_equal(got[4].l.count, 7);
+	assert_int_equal(got[5].l.source, MS_LOST_COLLECTOR);
+	assert_int_equal(got[5].l.time, 0);
+	assert_int_equal(got[5].l.count, 5);
+
+	n = dumped_losses(plain, got, 16);
+	assert_int_equal(n, 2);
+	assert_int_equal(got[0].l.source, MS_LOST_KERNEL);
+	assert_int_equal(got[0].l.count, 7);
+	assert_int_equal(got[1].l.source, MS_LOST_COLLECTOR);
+	assert_int_equal(got[1].l.count, 5);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(got[i].l.time, 0);
+		assert_int_equal(got[i].stacks_before, plain->n_samples);
+	}
+	ms_capture_free(plain);
+	ms_capture_free(cap);
+}
+
+/* Without a loss of known time a capture is the file it was: no section, no 1.4. */
+static void test_losses_absent(void **state)
+{
+	struct ms_capture *cap = make_capture(FEED_LISTED), *duty = make_duty_capture();
+	unsigned char *buf;
+	size_t len;
+	struct tfile f;
+
+	/* it lost records, but at no known time */
+	assert_int_equal(cap->lost_kernel, 7);
+	assert_int_equal(cap->n_losses, 0);
+	encode(cap, &buf, &len);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_MINOR), 1);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.n, N_SECTIONS);
+	for (uint32_t i = 0; i < f.n; i++)
+		assert_int_not_equal(f.s[i].id, MS_CAPF_LOSSES);
+	release_file(&f);
+	free(buf);
+	/* duty rows alone stay 1.3; with losses too, 1.4 with the duty flag */
+	encode(duty, &buf, &len);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_MINOR), 3);
+	free(buf);
+	ms_capture_free(duty);
+	ms_capture_free(cap);
+}
+
+static void feed_duty_and_losses(struct ms_capture_builder *b)
+{
+	feed_duty_changes(b);
+	feed_losses(b);
+}
+
+static void test_losses_with_duty_and_counts(void **state)
+{
+	struct ms_capture *cap = make_capture_with(FEED_LISTED, feed_duty_and_losses), *back;
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	unsigned char *buf;
+	size_t len;
+	struct tfile f;
+
+	assert_int_equal(cap->minor, 4);
+	assert_int_equal(cap->flags, MS_CAPTURE_DUTY);
+	encode(cap, &buf, &len);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_MINOR), 4);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_FLAGS), MS_CAPTURE_DUTY);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.n, N_SECTIONS + 2);
+	assert_int_equal(f.s[f.n - 2].id, MS_CAPF_DUTY);
+	assert_int_equal(f.s[f.n - 1].id, MS_CAPF_LOSSES);
+	release_file(&f);
+	back = ms_capture_load_buffer(buf, len, "t.msc");
+	assert_non_null(back);
+	assert_same_capture(cap, back);
+	ms_capture_free(back);
+	assert_dump_round_trip(cap);
+	free(buf);
+	ms_capture_free(cap);
+
+	/* weighted: 1.4 with the weighted flag */
+	feed_header(b);
+	feed_module(b, 0, MS_MODULE_FILE, S("/bin/prog"));
+	feed_counted(b, 0x10, 7000, 7, 0);
+	feed_lost(b, MS_LOST_KERNEL, 5, 1);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	assert_int_equal(cap->minor, 4);
+	assert_int_equal(cap->flags, MS_CAPTURE_WEIGHTED);
+	encode(cap, &buf, &len);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_MINOR), 4);
+	assert_int_equal(ms_get_u32(buf + MS_CAPF_FLAGS), MS_CAPTURE_WEIGHTED);
+	free(buf);
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
+/*
+ * More (time, source) pairs than a capture keeps, as a hostile stream may
+ * send: the earliest MS_CAPTURE_LOSSES_MAX keep rows whatever the order,
+ * the rest count in the totals alone and as a problem.
+ */
+#define BOUND_PAIRS (2 * MS_CAPTURE_LOSSES_MAX + 1000)	/* past the builder's buffer */
+enum loss_order { LOSS_SCRAMBLED, LOSS_IN_ORDER, LOSS_BACKWARDS };
+
+static struct ms_capture *make_bound_capture(enum loss_order order)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap;
+
+	assert_non_null(b);
+	feed_header(b);
+	for (uint64_t i = 0; i < BOUND_PAIRS; i++) {
+		/* 7919 is prime, and BOUND_PAIRS no multiple of it: each time once */
+		uint64_t k = order == LOSS_SCRAMBLED ? i * 7919 % BOUND_PAIRS :
+			     order == LOSS_BACKWARDS ? BOUND_PAIRS - 1 - i : i;
+
+		feed_lost(b, MS_LOST_KERNEL, 1 + k, 1);
+		if (i == BOUND_PAIRS / 2) {
+			/* a pair that keeps its row, again; one that does not, again */
+			feed_lost(b, MS_LOST_KERNEL, 5, 2);
+			feed_lost(b, MS_LOST_KERNEL, BOUND_PAIRS, 3);
+			/* a collector's loss at a kept time */
+			feed_lost(b, MS_LOST_COLLECTOR, 100, 6);
+		}
+	}
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	return cap;
+}
+
+static void test_losses_bound(void **state)
+{
+	struct ms_capture *cap = make_bound_capture(LOSS_SCRAMBLED), *other;
+	const struct ms_cap_problem *p;
+	unsigned char *buf, *buf2;
+	size_t len, len2;
+	uint32_t i;
+
+	assert_int_equal(cap->n_losses, MS_CAPTURE_LOSSES_MAX);
+	/* the earliest pairs: kernel at 1.., with the collector's at 100 among them */
+	assert_loss(cap, 0, 1, MS_LOST_KERNEL, 1);
+	assert_loss(cap, 4, 5, MS_LOST_KERNEL, 3);
+	assert_loss(cap, 99, 100, MS_LOST_KERNEL, 1);
+	assert_loss(cap, 100, 100, MS_LOST_COLLECTOR, 6);
+	assert_loss(cap, MS_CAPTURE_LOSSES_MAX - 1, MS_CAPTURE_LOSSES_MAX - 1, MS_LOST_KERNEL, 1);
+	/* every loss in the totals */
+	assert_int_equal(cap->lost_kernel, BOUND_PAIRS + 2 + 3);
+	assert_int_equal(cap->lost_collector, 6);
+	/* the rest, from the first pair without a row, counted as a problem */
+	p = find_problem(cap, "loss-rows-full");
+	assert_non_null(p);
+	assert_int_equal(p->count, BOUND_PAIRS - (MS_CAPTURE_LOSSES_MAX - 1) + 3);
+	assert_string_equal(cap->strings[p->stage], "ms-capture");
+	assert_non_null(strstr(cap->strings[p->detail], "more than 65536 (time, source) pairs"));
+	assert_non_null(strstr(cap->strings[p->detail], "from time 65536 on"));
+	assert_invariants(cap);
+	for (i = 0; i < cap->n_losses; i++)
+		assert_true(cap->losses[i].time <= MS_CAPTURE_LOSSES_MAX - 1);
+
+	/* the same records in time order, or backwards: the same file */
+	encode(cap, &buf, &len);
+	other = make_bound_capture(LOSS_IN_ORDER);
+	encode(other, &buf2, &len2);
+	assert_int_equal(len, len2);
+	assert_memory_equal(buf, buf2, len);
+	free(buf2);
+	ms_capture_free(other);
+	other = make_bound_capture(LOSS_BACKWARDS);
+	encode(other, &buf2, &len2);
+	assert_int_equal(len, len2);
+	assert_memory_equal(buf, buf2, len);
+	free(buf2);
+	ms_capture_free(other);
+	free(buf);
+
+	/* a dump (65536 rows and the rest at time 0) captures again to the same file */
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
+/* Totals stay within 64 bits, and the rows within the totals. */
+static void test_losses_overflow(void **state)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap;
+	const struct ms_cap_problem *p;
+
+	feed_header(b);
+	feed_lost(b, MS_LOST_KERNEL, 10, UINT64_MAX - 5);
+	feed_lost(b, MS_LOST_KERNEL, 20, 10);	/* 5 of them fit */
+	feed_lost(b, MS_LOST_KERNEL, 30, 1);	/* none fits: no row */
+	feed_lost(b, MS_LOST_COLLECTOR, 30, 1);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	assert_int_equal(cap->lost_kernel, UINT64_MAX);
+	assert_int_equal(cap->lost_collector, 1);
+	assert_int_equal(cap->n_losses, 3);
+	assert_loss(cap, 0, 10, MS_LOST_KERNEL, UINT64_MAX - 5);
+	assert_loss(cap, 1, 20, MS_LOST_KERNEL, 5);
+	assert_loss(cap, 2, 30, MS_LOST_COLLECTOR, 1);
+	p = find_problem(cap, "lost-count-overflow");
+	assert_non_null(p);
+	assert_int_equal(p->count, 2);
+	assert_non_null(strstr(cap->strings[p->detail], "kernel lost add up past 2^64-1"));
+	assert_invariants(cap);
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
+/* Damage to make_loss_capture()'s file, for test_losses_refused. */
+static unsigned char *loss_row(struct tfile *f, uint32_t row)
+{
+	return section(f, MS_CAPF_LOSSES)->raw + MS_CAPF_TABLE_HEADER + row * MS_CAPF_ROW_LOSSES;
+}
+static void loss_unsorted(struct tfile *f) { ms_put_u64(loss_row(f, 2), 1000); }
+static void loss_same_pair(struct tfile *f) { ms_put_u32(loss_row(f, 1) + 16, MS_LOST_KERNEL); }
+static void loss_zero_count(struct tfile *f) { ms_put_u64(loss_row(f, 3) + 8, 0); }
+static void loss_zero_time(struct tfile *f) { ms_put_u64(loss_row(f, 0), 0); }
+static void loss_unknown_source(struct tfile *f) { ms_put_u32(loss_row(f, 3) + 16, 2); }
+/* the kernel's rows 5 + 50: more than its total of 54 */
+static void loss_sum_over(struct tfile *f) { ms_put_u64(loss_row(f, 2) + 8, 50); }
+/* the collector's total cut to 7, under its rows' 8 */
+static void loss_total_under(struct tfile *f)
+{
+	ms_put_u64(section(f, MS_CAPF_TOTALS)->raw + MS_CAPF_TABLE_HEADER + 8, 7);
+}
+/* a total of 2^64-1 that rows of 2^64-2 and 42 would pass: no wrap */
+static void loss_sum_wraps(struct tfile *f)
+{
+	ms_put_u64(section(f, MS_CAPF_TOTALS)->raw + MS_CAPF_TABLE_HEADER, UINT64_MAX);
+	ms_put_u64(loss_row(f, 0) + 8, UINT64_MAX - 1);
+}
+static void say_1_3(struct tfile *f) { f->minor = 3; }
+static void loss_no_rows(struct tfile *f)
+{
+	struct tsec *s = section(f, MS_CAPF_LOSSES);
+
+	ms_put_u32(s->raw, 0);
+	s->raw_len = MS_CAPF_TABLE_HEADER;
+}
+static void loss_count_off(struct tfile *f) { ms_put_u32(section(f, MS_CAPF_LOSSES)->raw, 5); }
+/* Rows of 16 bytes: the layout cut before source. */
+static void loss_short_rows(struct tfile *f)
+{
+	struct tsec *s = section(f, MS_CAPF_LOSSES);
+	uint32_t n = ms_get_u32(s->raw);
+
+	for (uint32_t i = 0; i < n; i++)
+		memmove(s->raw + MS_CAPF_TABLE_HEADER + i * 16,
+			s->raw + MS_CAPF_TABLE_HEADER + i * MS_CAPF_ROW_LOSSES, 16);
+	ms_put_u32(s->raw + 4, 16);
+	s->raw_len = MS_CAPF_TABLE_HEADER + n * 16;
+}
+/* One row more than any writer makes. */
+static void loss_too_many(struct tfile *f)
+{
+	struct tsec *s = section(f, MS_CAPF_LOSSES);
+	uint32_t n = MS_CAPTURE_LOSSES_MAX + 1;
+
+	free(s->raw);
+	s->raw_len = MS_CAPF_TABLE_HEADER + (size_t)n * MS_CAPF_ROW_LOSSES;
+	s->raw = calloc(1, s->raw_len);
+	ms_put_u32(s->raw, n);
+	ms_put_u32(s->raw + 4, MS_CAPF_ROW_LOSSES);
+}
+
+/* Damaged loss rows: each refused with one message naming the file and the section. */
+static void test_losses_refused(void **state)
+{
+	static const struct damage_case cases[] = {
+		{ loss_unsorted, "section 'losses'",
+		  "row 2: (time 1000, source 0) is not after row 1's (1200, 1)" },
+		{ loss_same_pair, "section 'losses'",
+		  "row 1: (time 1200, source 0) is not after row 0's (1200, 0)" },
+		{ loss_zero_count, "section 'losses'", "row 3: count 0" },
+		{ loss_zero_time, "section 'losses'", "row 0: time 0" },
+		{ loss_unknown_source, "section 'losses'", "row 3: source 2 (0 kernel, 1 collector)" },
+		{ loss_sum_over, "section 'losses'",
+		  "row 2: the kernel's rows add up to more than the 54 records its total" },
+		{ loss_total_under, "section 'losses'",
+		  "row 3: the collector's rows add up to more than the 7 records" },
+		{ loss_sum_wraps, "section 'losses'",
+		  "row 2: the kernel's rows add up to more than the 18446744073709551615" },
+		{ say_1_3, "section 'losses'", "the section in a file of format 1.3: it came with 1.4" },
+		{ loss_no_rows, "section 'losses'", "no rows" },
+		{ loss_count_off, "section 'losses'", "5 rows of 24 bytes do not fill" },
+		{ loss_short_rows, "section 'losses'", "rows of 16 bytes (this version needs 24" },
+		{ loss_too_many, "section 'losses'", "65537 rows (at most 65536)" },
+	};
+	refuse_each(make_loss_capture(), cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/*
+ * What a reader before 1.4 sees: a section it does not know, skipped
+ * after its checksum (as this reader skips any unknown id), and the
+ * totals, which stay the truth. And a later minor's wider rows: skipped.
+ */
+static void test_losses_older_and_later_readers(void **state)
+{
+	struct ms_capture *cap = make_loss_capture(), *back;
+	unsigned char *buf, *bad, *raw;
+	size_t len, blen;
+	struct tfile f;
+	struct tsec *s;
+	uint32_t n, i;
+
+	encode(cap, &buf, &len);
+	parse_file(buf, len, &f);
+	section(&f, MS_CAPF_LOSSES)->id = 99;
+	bad = assemble(&f, &blen);
+	back = ms_capture_load_buffer(bad, blen, "t.msc");
+	assert_non_null(back);
+	assert_int_equal(back->n_losses, 0);
+	assert_int_equal(back->lost_kernel, 54);
+	assert_int_equal(back->lost_collector, 13);
+	back->n_losses = cap->n_losses;
+	back->losses = cap->losses;
+	assert_same_capture(cap, back);
+	back->losses = NULL;
+	ms_capture_free(back);
+	free(bad);
+	release_file(&f);
+
+	parse_file(buf, len, &f);
+	f.minor = 9;
+	s = section(&f, MS_CAPF_LOSSES);
+	n = ms_get_u32(s->raw);
+	raw = calloc(1, MS_CAPF_TABLE_HEADER + n * (MS_CAPF_ROW_LOSSES + 8));
+	ms_put_u32(raw, n);
+	ms_put_u32(raw + 4, MS_CAPF_ROW_LOSSES + 8);
+	for (i = 0; i < n; i++) {
+		unsigned char *row = raw + MS_CAPF_TABLE_HEADER + i * (MS_CAPF_ROW_LOSSES + 8);
+
+		memcpy(row, s->raw + MS_CAPF_TABLE_HEADER + i * MS_CAPF_ROW_LOSSES, MS_CAPF_ROW_LOSSES);
+		memset(row + MS_CAPF_ROW_LOSSES, 0xee, 8);
+	}
+	free(s->raw);
+	s->raw = raw;
+	s->raw_len = MS_CAPF_TABLE_HEADER + n * (MS_CAPF_ROW_LOSSES + 8);
+	bad = assemble(&f, &blen);
+	back = ms_capture_load_buffer(bad, blen, "t.msc");
+	assert_non_null(back);
+	back->minor = cap->minor;
+	assert_same_capture(cap, back);
+	ms_capture_free(back);
+	free(bad);
+	release_file(&f);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/*
+ * A stream as ms-collect | ms-decode | ... makes it: lost records among
+ * the stacks in time order, and one without a time. ms-capture keeps a
+ * row of each timed one, and no longer only their totals.
+ */
+static void test_losses_from_stream(void **state)
+{
+	static const struct ms_lost lost[] = {
+		{ MS_LOST_KERNEL, 1700, 4, 11 },
+		{ MS_LOST_COLLECTOR, 2000, 0, 2 },
+		{ MS_LOST_KERNEL, 2000, 4, 1 },
+		{ MS_LOST_KERNEL, 9000, 4, 3 },
+	};
+	FILE *f = tmpfile();
+	struct ms_writer *w = ms_writer_open(fileno(f), "tmp", 0);
+	struct ms_lost untimed = { MS_LOST_COLLECTOR, 0, 0, 4 };
+	struct ms_reader *r;
+	struct ms_capture *cap;
+	struct ms_stack *st = calloc(1, sizeof(*st));
+	uint64_t ignored;
+	uint32_t i, k = 0;
+
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
+	for (i = 0; i < 6; i++) {
+		st->pid = st->tid = 7;
+		st->time = 1000 + 500 * i;
+		st->period = 1000000;
+		st->reason = MS_END_KERNEL_ONLY;
+		for (; k < 4 && lost[k].time <= st->time; k++)
+			assert_int_equal(ms_lost_pack(w, &lost[k]), 0);
+		assert_int_equal(ms_stack_pack(w, st), 0);
+	}
+	for (; k < 4; k++)
+		assert_int_equal(ms_lost_pack(w, &lost[k]), 0);
+	assert_int_equal(ms_lost_pack(w, &untimed), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	lseek(fileno(f), 0, SEEK_SET);
+	r = ms_reader_open(fileno(f), "tmp");
+	assert_non_null(r);
+	assert_int_equal(ms_capture_from_stream(r, NULL, &cap), 0);
+	ms_reader_free(r);
+	fclose(f);
+	free(st);
+
+	assert_int_equal(cap->n_samples, 6);
+	assert_int_equal(cap->n_losses, 4);
+	assert_loss(cap, 0, 1700, MS_LOST_KERNEL, 11);
+	assert_loss(cap, 1, 2000, MS_LOST_KERNEL, 1);
+	assert_loss(cap, 2, 2000, MS_LOST_COLLECTOR, 2);
+	assert_loss(cap, 3, 9000, MS_LOST_KERNEL, 3);
+	assert_int_equal(cap->lost_kernel, 15);
+	assert_int_equal(cap->lost_collector, 6);
+	assert_int_equal(cap->minor, 4);
+	assert_false(ms_capture_info_number(cap, "ignored-records.lost", &ignored));
+	assert_int_equal(cap->n_problems, 0);
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
 /* ---- the time a sample stands for (capture/weight.h) ---- */
 
 /* A sample row of a hand-made capture: only time, period and count matter. */
@@ -2881,6 +3543,16 @@ int main(void)
 		cmocka_unit_test(test_duty_refused),
 		cmocka_unit_test(test_duty_wider_rows),
 		cmocka_unit_test(test_duty_from_stream),
+		cmocka_unit_test(test_losses_builder),
+		cmocka_unit_test(test_losses_round_trip),
+		cmocka_unit_test(test_losses_dump),
+		cmocka_unit_test(test_losses_absent),
+		cmocka_unit_test(test_losses_with_duty_and_counts),
+		cmocka_unit_test(test_losses_bound),
+		cmocka_unit_test(test_losses_overflow),
+		cmocka_unit_test(test_losses_refused),
+		cmocka_unit_test(test_losses_older_and_later_readers),
+		cmocka_unit_test(test_losses_from_stream),
 		cmocka_unit_test(test_weight_without_duty),
 		cmocka_unit_test(test_weight_with_duty),
 		cmocka_unit_test(test_time_event),

@@ -4,6 +4,7 @@
  *
  *   mkstream [--samples N] [--reverse] [--no-trailer] [--incomplete]
  *            [--major N] [--oversize] [--lines] [--deferred] [--duty]
+ *            [--no-lost]
  *
  * The stream holds every kind ms-capture uses (info, target, comm, fork,
  * exit, module, frame, stack, lost, throttle, problem, target exit) and
@@ -18,6 +19,8 @@
  * `microscope record --symbolize=deferred` does. --duty writes the duty
  * records of a recording held to a budget of 2% of one CPU (DUTY below),
  * each right before the stack at its time, as ms-decode orders them.
+ * --no-lost leaves out the two lost records (a recording that lost
+ * nothing), which ms-capture otherwise keeps as loss rows (format 1.4).
  */
 #include "config.h"
 
@@ -254,10 +257,11 @@ int main(int argc, char **argv)
 		{ "lines", no_argument, NULL, 'l' },
 		{ "deferred", no_argument, NULL, 'd' },
 		{ "duty", no_argument, NULL, 'D' },
+		{ "no-lost", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool reverse = false, trailer = true, complete = true, big = false, deferred = false;
-	bool duty = false;
+	bool duty = false, lost_records = true;
 	uint32_t n_samples = 100, i;
 	int major = -1, c;
 	struct ms_stack *stacks;
@@ -282,6 +286,7 @@ int main(int argc, char **argv)
 		case 'l': with_lines = true; break;
 		case 'd': deferred = true; break;
 		case 'D': duty = true; break;
+		case 'L': lost_records = false; break;
 		default: return 2;
 		}
 	}
@@ -363,10 +368,12 @@ int main(int argc, char **argv)
 	}
 	free(stacks);
 
-	lost = (struct ms_lost){ MS_LOST_KERNEL, 6000000000ull, 1, 3 };
-	check(ms_lost_pack(w, &lost));
-	lost = (struct ms_lost){ MS_LOST_COLLECTOR, 6000000001ull, 0, 2 };
-	check(ms_lost_pack(w, &lost));
+	if (lost_records) {
+		lost = (struct ms_lost){ MS_LOST_KERNEL, 6000000000ull, 1, 3 };
+		check(ms_lost_pack(w, &lost));
+		lost = (struct ms_lost){ MS_LOST_COLLECTOR, 6000000001ull, 0, 2 };
+		check(ms_lost_pack(w, &lost));
+	}
 	for (i = 0; i < 4; i++) {
 		th = (struct ms_throttle){ 6100000000ull + i, 1, i % 2 == 1 };
 		check(ms_throttle_pack(w, &th));
