@@ -187,6 +187,12 @@ capture_samples() {
 	# and a dump captures again to the same file
 	ms-capture --dump p.msc | ms-capture -o again.msc
 	cmp p.msc again.msc
+	# the timeline marks where: every lost record in a bucket of the recording's window
+	ms-analyze timeline --json --buckets 20 p.msc > tl.json
+	[ "$(jq '.lost_untimed' tl.json)" -eq 0 ]
+	[ "$(jq '.lost_buckets | add' tl.json)" -eq $((kernel + collector)) ]
+	ms-analyze timeline --buckets 20 p.msc > tl.txt
+	grep -q '^lost records *|[ !]*![ !]*| *[0-9]*$' tl.txt
 }
 
 @test "garbage after the capture magic is damage, not a newer format" {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "analysis/present.h"
 #include "capture/weight.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -26,6 +27,39 @@ struct window {
 	uint64_t start, end, bucket_ns;
 	uint32_t buckets;
 };
+
+/*
+ * Records lost, from the capture's loss rows (minor 4): per bucket of the
+ * window, and those of no known time (a capture before 1.4 has only
+ * those). Losses are of no thread: every lane may miss samples there.
+ */
+struct losses {
+	uint64_t *bucket;	/* per bucket */
+	uint64_t in_window, untimed, all;
+};
+
+static void count_losses(struct losses *l, const struct ms_capture *cap, const struct window *w)
+{
+	uint64_t timed = 0;
+	uint32_t i;
+
+	l->all = ms_weight_add(cap->lost_kernel, cap->lost_collector);
+	for (i = 0; i < cap->n_losses; i++) {
+		const struct ms_cap_loss *r = &cap->losses[i];
+		uint64_t b;
+
+		timed = ms_weight_add(timed, r->count);
+		/* the window's end is the recording's: a loss there is in the last bucket */
+		if (r->time < w->start || r->time > w->end)
+			continue;
+		b = (r->time - w->start) / w->bucket_ns;
+		if (b >= w->buckets)
+			b = w->buckets - 1;
+		l->bucket[b] = ms_weight_add(l->bucket[b], r->count);
+		l->in_window = ms_weight_add(l->in_window, r->count);
+	}
+	l->untimed = l->all > timed ? l->all - timed : 0;
+}
 
 /* The window: --time's range, else the recording's, else its samples'. */
 static void window_of(struct window *w, const struct ms_capture *cap, const struct ms_query *q,
@@ -58,7 +92,8 @@ static uint32_t bucket_count(const struct ms_view_out *o, const struct ms_query 
 }
 
 static void write_text(const struct ms_view_out *o, const struct ms_select *s,
-		       const struct window *w, const uint64_t *lanes, const uint64_t *totals)
+		       const struct window *w, const uint64_t *lanes, const uint64_t *totals,
+		       const struct losses *lost)
 {
 	const struct ms_capture *cap = s->cap;
 	uint64_t max = 0, origin = ms_query_origin(cap);
@@ -75,10 +110,17 @@ static void write_text(const struct ms_view_out *o, const struct ms_select *s,
 	fprintf(out, "%s%s over %" PRIu32 " buckets of %s\n", a,
 		s->unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples", w->buckets, z);
 	ms_view_selection_line(out, s);
-	if (cap->lost_kernel || cap->lost_collector)
-		fprintf(out, "warning: %" PRIu64 " records were lost during the recording; "
-			"the capture does not say when, so no bucket is marked\n",
-			cap->lost_kernel + cap->lost_collector);
+	if (lost->untimed) {
+		ms_style_put(out, o->color, MS_STYLE_WARN);
+		fprintf(out, "warning: %" PRIu64 " record%s lost at times the capture does not "
+			"keep: no bucket marks %s\n", lost->untimed,
+			lost->untimed == 1 ? " was" : "s were", lost->untimed == 1 ? "it" : "them");
+		ms_style_put(out, o->color, MS_STYLE_RESET);
+	}
+	if (lost->all - lost->untimed > lost->in_window)
+		fprintf(out, "note: %" PRIu64 " record%s lost outside this window\n",
+			lost->all - lost->untimed - lost->in_window,
+			lost->all - lost->untimed - lost->in_window == 1 ? " was" : "s were");
 	ms_format_ns(a, sizeof(a), w->start - origin);
 	ms_format_ns(z, sizeof(z), w->end - origin);
 	/* as wide as a lane: both ends when they fit, else the start when it does */
@@ -110,10 +152,20 @@ static void write_text(const struct ms_view_out *o, const struct ms_select *s,
 	}
 	if (!shown)
 		fputs("(no selected samples)\n", out);
+	if (!lost->in_window)
+		return;
+	/* where records were lost: any lane may lack samples there */
+	fprintf(out, "%-*s|", LABEL_COLS, "lost records");
+	ms_style_put(out, o->color, MS_STYLE_WARN);
+	for (b = 0; b < w->buckets; b++)
+		fputc(lost->bucket[b] ? '!' : ' ', out);
+	ms_style_put(out, o->color, MS_STYLE_RESET);
+	fprintf(out, "|%*" PRIu64 "\n", TOTAL_COLS, lost->in_window);
 }
 
 static void write_json(const struct ms_view_out *o, const struct ms_select *s,
-		       const struct window *w, const uint64_t *lanes, const uint64_t *totals)
+		       const struct window *w, const uint64_t *lanes, const uint64_t *totals,
+		       const struct losses *lost)
 {
 	const struct ms_capture *cap = s->cap;
 	uint64_t origin = ms_query_origin(cap);
@@ -130,7 +182,14 @@ static void write_json(const struct ms_view_out *o, const struct ms_select *s,
 	ms_json_key(&j, "bucket_ns");
 	ms_json_uint(&j, w->bucket_ns);
 	ms_json_key(&j, "lost");
-	ms_json_uint(&j, cap->lost_kernel + cap->lost_collector);
+	ms_json_uint(&j, lost->all);
+	ms_json_key(&j, "lost_untimed");
+	ms_json_uint(&j, lost->untimed);
+	ms_json_key(&j, "lost_buckets");
+	ms_json_array_begin(&j);
+	for (b = 0; b < w->buckets; b++)
+		ms_json_uint(&j, lost->bucket[b]);
+	ms_json_array_end(&j);
 	ms_json_key(&j, "lanes");
 	ms_json_array_begin(&j);
 	for (t = 0; t < cap->n_threads; t++) {
@@ -164,6 +223,7 @@ int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
 {
 	struct ms_select s;
 	struct window w;
+	struct losses lost = { 0 };
 	uint64_t *lanes, *totals;
 	uint32_t i, buckets = bucket_count(o, q);
 
@@ -182,9 +242,11 @@ int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
 	window_of(&w, cap, q, buckets);
 	lanes = calloc((size_t)(cap->n_threads + 1) * buckets, sizeof(*lanes));
 	totals = calloc(cap->n_threads + 1, sizeof(*totals));
-	if (!lanes || !totals) {
+	lost.bucket = calloc(buckets, sizeof(*lost.bucket));
+	if (!lanes || !totals || !lost.bucket) {
 		free(lanes);
 		free(totals);
+		free(lost.bucket);
 		ms_select_release(&s);
 		return ms_error("out of memory for %" PRIu32 " lanes of %" PRIu32 " buckets",
 				cap->n_threads, buckets);
@@ -204,12 +266,14 @@ int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
 			ms_weight_add(lanes[(size_t)sm->thread * buckets + b], v);
 		totals[sm->thread] = ms_weight_add(totals[sm->thread], v);
 	}
+	count_losses(&lost, cap, &w);
 	if (o->json)
-		write_json(o, &s, &w, lanes, totals);
+		write_json(o, &s, &w, lanes, totals, &lost);
 	else
-		write_text(o, &s, &w, lanes, totals);
+		write_text(o, &s, &w, lanes, totals, &lost);
 	free(lanes);
 	free(totals);
+	free(lost.bucket);
 	ms_select_release(&s);
 	return 0;
 }

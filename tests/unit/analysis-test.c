@@ -45,6 +45,7 @@ struct tcap {
 	struct ms_cap_function functions[16];
 	struct ms_cap_line lines[32];
 	struct ms_cap_duty duty[8];
+	struct ms_cap_loss losses[4];
 };
 
 static void tcap_init(struct tcap *t)
@@ -63,6 +64,7 @@ static void tcap_init(struct tcap *t)
 	t->cap.functions = t->functions;
 	t->cap.lines = t->lines;
 	t->cap.duty = t->duty;
+	t->cap.losses = t->losses;
 	t->cap.target_exit_code = -1;
 	t->strings[t->cap.n_strings++] = "";
 }
@@ -3330,6 +3332,38 @@ static void test_threads(void **state)
  * The timeline of timed_capture() recorded for 12 ms: with 12 buckets,
  * sample i is in bucket i.
  */
+/* Loss rows (minor 4) mark their buckets; the rest are said to be of no known time. */
+static void test_timeline_losses(void **state)
+{
+	struct tcap *t = main_capture();
+	struct ms_query q = query(MS_VIEW_TIMELINE);
+	char *text;
+
+	(void)state;
+	/* main_capture lost 5 (kernel) and 1 (collector); 3 at 3 ms, 1 past the end */
+	t->losses[0] = (struct ms_cap_loss){ .time = 3001000, .count = 3, .source = MS_LOST_KERNEL };
+	t->losses[1] = (struct ms_cap_loss){ .time = 3000000000ull, .count = 1,
+					     .source = MS_LOST_COLLECTOR };
+	t->cap.n_losses = 2;
+	q.buckets = 4;
+	text = view(&t->cap, &q, true);
+	assert_non_null(strstr(text, "\"lost\":6,\"lost_untimed\":2,\"lost_buckets\":[3,0,0,0],"));
+	free(text);
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "warning: 2 records were lost at times the capture does not "
+				    "keep: no bucket marks them\n"
+				    "note: 1 record was lost outside this window\n"));
+	assert_non_null(strstr(text, "\nlost records            |!   |         3\n"));
+	free(text);
+	/* without rows (a capture before 1.4): every loss is of no known time, nothing marked */
+	t->cap.n_losses = 0;
+	text = view(&t->cap, &q, false);
+	assert_non_null(strstr(text, "warning: 6 records were lost at times"));
+	assert_null(strstr(text, "lost records"));
+	free(text);
+	free(t);
+}
+
 static void test_timeline_json(void **state)
 {
 	struct tcap *t = timed_capture();
@@ -3341,7 +3375,8 @@ static void test_timeline_json(void **state)
 	text = view(&t->cap, &q, true);
 	assert_string_equal(text,
 		"{" HEAD("samples", "function", 11, 11, 11)
-		"\"start\":0,\"end\":12000000,\"bucket_ns\":1000000,\"lost\":6,\"lanes\":["
+		"\"start\":0,\"end\":12000000,\"bucket_ns\":1000000,\"lost\":6,\"lost_untimed\":6,"
+		"\"lost_buckets\":[0,0,0,0,0,0,0,0,0,0,0,0],\"lanes\":["
 		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":8,\"buckets\":[1,1,1,0,1,1,0,0,1,1,1,0]},"
 		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":3,\"buckets\":[0,0,0,1,0,0,1,1,0,0,0,0]}]}\n");
 	free(text);
@@ -3360,7 +3395,8 @@ static void test_timeline_json(void **state)
 	text = view(&t->cap, &q, true);
 	assert_string_equal(text,
 		"{" HEAD("samples", "function", 4, 4, 11)
-		"\"start\":2000000,\"end\":6000000,\"bucket_ns\":1000000,\"lost\":6,\"lanes\":["
+		"\"start\":2000000,\"end\":6000000,\"bucket_ns\":1000000,\"lost\":6,\"lost_untimed\":6,"
+		"\"lost_buckets\":[0,0,0,0],\"lanes\":["
 		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":3,\"buckets\":[1,0,1,1]},"
 		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":1,\"buckets\":[0,1,0,0]}]}\n");
 	free(text);
@@ -3370,6 +3406,7 @@ static void test_timeline_json(void **state)
 	text = view(&t->cap, &q, true);
 	assert_true(starts_with(strstr(text, "\"start\""),
 				"\"start\":10000000,\"end\":12000000,\"bucket_ns\":1000000,\"lost\":6,"
+				    "\"lost_untimed\":6,\"lost_buckets\":[0,0],"
 				"\"lanes\":[{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":1,"
 				"\"buckets\":[1,0]}]}\n"));
 	free(text);
@@ -3439,8 +3476,8 @@ static void test_timeline_text(void **state)
 	text = view(&t->cap, &q, false);
 	assert_string_equal(text,
 		"15 samples over 16 buckets of 250.000 us\n"
-		"warning: 2 records were lost during the recording; the capture does not say when, "
-		"so no bucket is marked\n"
+		"warning: 2 records were lost at times the capture does not keep: no bucket "
+		"marks them\n"
 		"thread                  |0 ns    4.000 ms|     total\n"
 		"1 a                     |█   ▄   ▁       |        13\n"
 		"2 b                     |            ▂   |         2\n");
@@ -3962,7 +3999,9 @@ static void test_views_no_samples(void **state)
 	free(text);
 	text = view(&t.cap, &q, true);
 	assert_true(starts_with(text, "{" HEAD("samples", "function", 0, 0, 0)
-				      "\"start\":0,\"end\":1,\"bucket_ns\":1,\"lost\":0,\"lanes\":[]}\n"));
+				      "\"start\":0,\"end\":1,\"bucket_ns\":1,\"lost\":0,\"lost_untimed\":0,"
+				      "\"lost_buckets\":[0,0,"));
+	assert_non_null(strstr(text, ",0],\"lanes\":[]}\n"));
 	free(text);
 	q = query(MS_VIEW_CALLEES);
 	q.function = "[truncated: depth]";
@@ -4093,6 +4132,7 @@ int main(void)
 		cmocka_unit_test(test_callers_naming),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_timeline_json),
+		cmocka_unit_test(test_timeline_losses),
 		cmocka_unit_test(test_timeline_text),
 		cmocka_unit_test(test_timeline_peak_level),
 		cmocka_unit_test(test_timeline_header_columns),
