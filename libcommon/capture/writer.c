@@ -332,6 +332,7 @@ static int (*const put_section[])(struct section *, const struct ms_capture *) =
 static int compress_section(struct section *s)
 {
 	LZ4F_preferences_t prefs;
+	unsigned char *shrunk;
 	size_t bound, n;
 
 	memset(&prefs, 0, sizeof(prefs));
@@ -349,6 +350,16 @@ static int compress_section(struct section *s)
 				ms_capf_section_name(s->id), LZ4F_getErrorName(n));
 	s->stored_len = n;
 	s->checksum = crc32_z(0, s->stored, n);
+	/*
+	 * The raw bytes are done with, and the bound is far larger than what
+	 * compression made: keeping either would hold every section twice
+	 * until the file is assembled (an import's peak of memory).
+	 */
+	free(s->raw);
+	s->raw = NULL;
+	shrunk = realloc(s->stored, n ? n : 1);
+	if (shrunk)
+		s->stored = shrunk;
 	return 0;
 }
 
@@ -411,6 +422,8 @@ int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t 
 		ms_put_u32(d + MS_CAPF_DIR_CHECKSUM, sections[i].checksum);
 		memcpy(out + at, sections[i].stored, sections[i].stored_len);
 		at += sections[i].stored_len;
+		free(sections[i].stored);
+		sections[i].stored = NULL;
 	}
 	crc = crc32_z(0, out, MS_CAPF_CHECKSUM);
 	crc = crc32_z(crc, out + MS_CAPF_HEADER_SIZE, dir_len);
