@@ -8,8 +8,6 @@
 #include "analysis/select.h"
 #include "util/json.h"
 
-/* Samples ending at each stack node (*out has n_stacks entries, or NULL). */
-int ms_stack_samples(uint64_t **out, const struct ms_capture *cap);
 
 /* A weight as text: "1234" samples, or "12.345 ms" of time. */
 void ms_view_value(char *buf, size_t size, const struct ms_select *s, uint64_t w);

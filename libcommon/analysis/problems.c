@@ -55,6 +55,25 @@ int ms_unsymbolized_samples(const struct ms_capture *cap, uint64_t *out)
 	return 0;
 }
 
+/* Samples ending at each stack node (*out has n_stacks entries, or NULL). */
+static int stack_samples(uint64_t **out, const struct ms_capture *cap)
+{
+	uint64_t *counts;
+	uint32_t i;
+
+	*out = NULL;
+	if (!cap->n_stacks)
+		return 0;
+	counts = calloc(cap->n_stacks, sizeof(*counts));
+	if (!counts)
+		return ms_error("out of memory counting %" PRIu32 " stacks", cap->n_stacks);
+	for (i = 0; i < cap->n_samples; i++)
+		if (cap->samples[i].stack < cap->n_stacks)
+			counts[cap->samples[i].stack] += cap->samples[i].count;
+	*out = counts;
+	return 0;
+}
+
 /* Module m (MS_NONE: in no module) as an index of per-module arrays. */
 static uint32_t slot_of(const struct ms_capture *cap, uint32_t m)
 {
@@ -128,7 +147,7 @@ int ms_sym_problems_compute(struct ms_sym_problems *v, const struct ms_capture *
 	memset(v, 0, sizeof(*v));
 	v->samples = ms_capture_sample_count(cap);
 	if (ms_unsymbolized_samples(cap, &v->unsymbolized) ||
-	    ms_stack_samples(&w.node_samples, cap))
+	    stack_samples(&w.node_samples, cap))
 		goto fail;
 	w.order = malloc((cap->n_frames ? cap->n_frames : 1) * sizeof(*w.order));
 	w.frame_addr = malloc((cap->n_frames ? cap->n_frames : 1) * sizeof(*w.frame_addr));

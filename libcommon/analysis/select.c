@@ -108,10 +108,16 @@ static int build_merged(struct ms_select *s)
 	return 0;
 }
 
-bool ms_select_sample(const struct ms_select *s, uint32_t i, uint64_t *weight, uint32_t *cls)
+/* A sample row's weight in the selection's unit. */
+static uint64_t weight_of(const struct ms_select *s, const struct ms_cap_sample *sm)
+{
+	return s->unit == MS_UNIT_CPU_TIME ? ms_capture_sample_weight(s->cap, sm) : sm->count;
+}
+
+/* Whether sample row sm passes the filters; *cls its class. */
+static bool passes(const struct ms_select *s, const struct ms_cap_sample *sm, uint32_t *cls)
 {
 	const struct ms_capture *cap = s->cap;
-	const struct ms_cap_sample *sm = &cap->samples[i];
 	uint32_t c = s->class_of_end[ms_keys_end_slot(sm->end)];
 
 	if (sm->time < s->time_lo || sm->time >= s->time_hi)
@@ -134,7 +140,16 @@ bool ms_select_sample(const struct ms_select *s, uint32_t i, uint64_t *weight, u
 			return false;
 	}
 	*cls = c;
-	*weight = s->unit == MS_UNIT_CPU_TIME ? ms_capture_sample_weight(cap, sm) : sm->count;
+	return true;
+}
+
+bool ms_select_sample(const struct ms_select *s, uint32_t i, uint64_t *weight, uint32_t *cls)
+{
+	const struct ms_cap_sample *sm = &s->cap->samples[i];
+
+	if (!passes(s, sm, cls))
+		return false;
+	*weight = weight_of(s, sm);
 	return true;
 }
 
@@ -172,11 +187,11 @@ int ms_select_build(struct ms_select *s, const struct ms_capture *cap, const str
 
 	for (i = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *sm = &cap->samples[i];
-		uint64_t w = s->unit == MS_UNIT_CPU_TIME ? ms_capture_sample_weight(cap, sm) : sm->count;
+		uint64_t w = weight_of(s, sm);	/* once: a duty lookup per row under a budget */
 		uint32_t c;
 
 		s->all = ms_weight_add(s->all, w);
-		if (!ms_select_sample(s, i, &w, &c))
+		if (!passes(s, sm, &c))
 			continue;
 		s->selected = ms_weight_add(s->selected, w);
 		s->selected_samples += sm->count;

@@ -14,24 +14,6 @@
 #include "util/json.h"
 #include "util/text.h"
 
-int ms_stack_samples(uint64_t **out, const struct ms_capture *cap)
-{
-	uint64_t *counts;
-	uint32_t i;
-
-	*out = NULL;
-	if (!cap->n_stacks)
-		return 0;
-	counts = calloc(cap->n_stacks, sizeof(*counts));
-	if (!counts)
-		return ms_error("out of memory counting %" PRIu32 " stacks", cap->n_stacks);
-	for (i = 0; i < cap->n_samples; i++)
-		if (cap->samples[i].stack < cap->n_stacks)
-			counts[cap->samples[i].stack] += cap->samples[i].count;
-	*out = counts;
-	return 0;
-}
-
 struct sort_ctx {
 	const struct ms_keys *keys;
 	enum ms_sort sort;
