@@ -130,6 +130,21 @@ int ms_capture_builder_stack_ref(struct ms_capture_builder *b, const struct ms_s
 void ms_capture_builder_at(struct ms_capture_builder *b, const char *input, uint64_t offset);
 int ms_capture_builder_lost(struct ms_capture_builder *b, const struct ms_lost *l);
 int ms_capture_builder_throttle(struct ms_capture_builder *b, const struct ms_throttle *t);
+/*
+ * Off-CPU facts (minor 5; capture/capture.h: ms_cap_interval). A switch
+ * record and a switch-out stack (its id names a STACK_DEF given before)
+ * are paired per thread into intervals, with the fork, exit and lost
+ * records and the recording's start and end, as the rules of
+ * man/microscope-capture.5 say: an end the stream does not prove is
+ * missing, never made up. interval: one interval whole (ms-capture
+ * --dump writes them), kept as given. The info "off-cpu" (what recorded
+ * the switches) marks the capture MS_CAPTURE_OFF_CPU, as does any of
+ * these facts.
+ */
+int ms_capture_builder_switch(struct ms_capture_builder *b, const struct ms_switch *s);
+int ms_capture_builder_off_cpu(struct ms_capture_builder *b, const struct ms_off_cpu *o);
+int ms_capture_builder_interval(struct ms_capture_builder *b, const struct ms_interval *i);
+
 int ms_capture_builder_duty(struct ms_capture_builder *b, const struct ms_duty *d);
 int ms_capture_builder_problem(struct ms_capture_builder *b, const struct ms_problem *p);
 /* count records of kind what ("sample", "mmap", "kind-77") were not used. */

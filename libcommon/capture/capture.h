@@ -27,6 +27,11 @@
  *    ms_lost_source; for each source the rows' counts add up to at most
  *    its total (lost_kernel, lost_collector), so no sum of them overflows
  *    (see ms_cap_loss: the rest are losses whose time is unknown);
+ *  - intervals (minor 5) reference a thread < n_threads, an evidence row
+ *    < n_evidence, a stack < n_stacks or MS_NONE, and hold the times
+ *    their missing value says (ms_cap_interval); evidence rows hold a
+ *    cause < MS_CAUSE_COUNT, known sources only, and preempt 0 or 1;
+ *    intervals exist only with MS_CAPTURE_OFF_CPU;
  *  - tables are in deterministic order: the same stream gives the same
  *    tables and the same file bytes.
  *
@@ -44,7 +49,8 @@
 #define MS_CAPTURE_MAJOR 1
 /*
  * The newest minor this code reads and writes. A capture is written as
- * the oldest minor that holds it: 1.4 when it has loss rows, else 1.3
+ * the oldest minor that holds it: 1.5 when it has off-CPU intervals
+ * (MS_CAPTURE_OFF_CPU), 1.4 when it has loss rows, else 1.3
  * when it has duty rows (MS_CAPTURE_DUTY), else 1.2 when a sample's count
  * is not 1 (MS_CAPTURE_WEIGHTED), else 1.1, so a recording that lost
  * nothing and had no budget stays readable by a 1.1 reader and byte for
@@ -52,7 +58,8 @@
  * no required flag: a reader before 1.4 skips their section and keeps the
  * totals, which stay the truth (it only lacks the times).
  */
-#define MS_CAPTURE_MINOR 4
+#define MS_CAPTURE_MINOR 5
+#define MS_CAPTURE_MINOR_OFF_CPU 5
 #define MS_CAPTURE_MINOR_LOSSES 4
 #define MS_CAPTURE_MINOR_DUTY 3
 #define MS_CAPTURE_MINOR_WEIGHTED 2
@@ -78,6 +85,15 @@ enum ms_capture_flags {
 	 * capture has duty rows.
 	 */
 	MS_CAPTURE_DUTY = 1 << 17,
+	/*
+	 * Minor 5, not a required flag: the recording recorded when its
+	 * threads left their CPUs (record --off-cpu), so the capture has an
+	 * intervals section, possibly empty (a thread that never slept).
+	 * A reader before 1.5 skips the section and shows the CPU samples,
+	 * which stay whole; analysis uses the flag to tell "nothing was off
+	 * CPU" from "off-CPU time was not recorded".
+	 */
+	MS_CAPTURE_OFF_CPU = 1 << 1,
 };
 
 /*
@@ -264,6 +280,64 @@ struct ms_cap_loss {
  */
 #define MS_CAPTURE_LOSSES_MAX 65536u
 
+/*
+ * Why an off-CPU interval lacks an end (minor 5). An interval with a
+ * missing end is incomplete: it is never closed at a time the capture does
+ * not know, so it adds nothing to any duration (views count it apart).
+ */
+enum ms_interval_missing {
+	MS_INTERVAL_COMPLETE = 0,
+	/* no start: the thread was off CPU when the recording began (attached) */
+	MS_INTERVAL_BEGAN_INSIDE = 1,
+	/* no end: the thread was still off CPU when the recording ended */
+	MS_INTERVAL_ENDED_INSIDE = 2,
+	/* no start: records were lost, and the thread came back to a CPU it
+	 * was not seen to leave */
+	MS_INTERVAL_LOST_START = 3,
+	/* no end: records were lost while it was off CPU, so the next
+	 * switch-in seen may not be this interval's end */
+	MS_INTERVAL_LOST_END = 4,
+	MS_INTERVAL_MISSING_COUNT,
+};
+/* "complete", "began-inside", "ended-inside", "lost-start", "lost-end", or "unknown". */
+const char *ms_interval_missing_name(uint32_t missing);
+
+/*
+ * A time a thread was off CPU (minor 5): from the switch-out (its
+ * sched_switch sample, or its switch record when that sample was lost)
+ * to the switch-in that followed. Exactly one of start and end is 0 when
+ * missing says an end is missing (BEGAN_INSIDE and LOST_START: start;
+ * ENDED_INSIDE and LOST_END: end); when complete, 0 < start <= end. The
+ * interval's facts are apart from why the thread left (its evidence row).
+ */
+struct ms_cap_interval {
+	uint64_t start;		/* perf clock, ns, as the samples'; 0 when missing */
+	uint64_t end;		/* 0 when missing */
+	uint32_t thread;	/* index into threads */
+	uint32_t cpu;		/* the CPU it left; MS_NONE when the start is missing */
+	uint32_t stack;		/* innermost node of the switch-out stack; MS_NONE if none */
+	uint32_t stack_end;	/* enum ms_stack_end of that stack; MS_END_UNKNOWN if none */
+	uint32_t missing;	/* enum ms_interval_missing */
+	uint32_t evidence;	/* index into evidence */
+};
+
+/*
+ * Why a thread left its CPU (minor 5), kept apart from the interval: what
+ * the kernel said, and the cause (enum ms_off_cpu_cause, stream/records.h)
+ * derived from it. Deduplicated: one row per distinct (cause, sources,
+ * state, preempt), sorted by those fields.
+ */
+enum ms_evidence_source {
+	MS_EVIDENCE_STATE = 1 << 0,	/* state: the sched_switch prev_state */
+	MS_EVIDENCE_SWITCH = 1 << 1,	/* preempt: the switch record's flag */
+};
+struct ms_cap_evidence {
+	uint32_t cause;		/* enum ms_off_cpu_cause */
+	uint32_t sources;	/* enum ms_evidence_source; 0: nothing is known */
+	uint64_t state;		/* meaningful with MS_EVIDENCE_STATE, else 0 */
+	uint32_t preempt;	/* 0 or 1, meaningful with MS_EVIDENCE_SWITCH, else 0 */
+};
+
 /* key/value facts from MS_REC_INFO (value_text 0 when numeric). */
 struct ms_cap_info {
 	uint32_t key;
@@ -301,6 +375,10 @@ struct ms_capture {
 	uint32_t n_losses;		/* minor 4; 0 when nothing was lost, or
 					   the capture does not know when */
 	struct ms_cap_loss *losses;	/* sorted by (time, source), one row per pair */
+	uint32_t n_intervals;		/* minor 5: with MS_CAPTURE_OFF_CPU */
+	struct ms_cap_interval *intervals; /* sorted by (start or else end, thread, end, stack) */
+	uint32_t n_evidence;		/* minor 5 */
+	struct ms_cap_evidence *evidence;
 
 	/* totals from the stream (with the loss rows or without: see ms_cap_loss) */
 	uint64_t lost_kernel;		/* records the kernel dropped */

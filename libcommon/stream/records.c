@@ -28,6 +28,7 @@ static const char *const kind_names[] = {
 	[MS_REC_ROUND] = "round",
 	[MS_REC_VDSO] = "vdso",
 	[MS_REC_DUTY] = "duty",
+	[MS_REC_TRACEPOINT] = "tracepoint",
 	[MS_REC_SAMPLE] = "sample",
 	[MS_REC_MMAP] = "mmap",
 	[MS_REC_COMM] = "comm",
@@ -36,10 +37,14 @@ static const char *const kind_names[] = {
 	[MS_REC_LOST] = "lost",
 	[MS_REC_THROTTLE] = "throttle",
 	[MS_REC_STACK_FILE] = "stack-file",
+	[MS_REC_SWITCH] = "switch",
+	[MS_REC_SWITCH_OUT] = "switch-out",
 	[MS_REC_MODULE] = "module",
 	[MS_REC_STACK] = "stack",
 	[MS_REC_STACK_DEF] = "stack-def",
 	[MS_REC_STACK_REF] = "stack-ref",
+	[MS_REC_OFF_CPU] = "off-cpu",
+	[MS_REC_INTERVAL] = "interval",
 	[MS_REC_FRAME] = "frame",
 };
 
@@ -68,6 +73,34 @@ const char *ms_stack_end_name(uint32_t reason)
 	    stack_end_names[reason])
 		return stack_end_names[reason];
 	return "unknown";
+}
+
+static const char *const cause_names[] = {
+	[MS_CAUSE_UNKNOWN] = "unknown",
+	[MS_CAUSE_PREEMPTED] = "preempted",
+	[MS_CAUSE_SLEEPING] = "sleeping",
+	[MS_CAUSE_BLOCKED] = "blocked",
+};
+
+const char *ms_off_cpu_cause_name(uint32_t cause)
+{
+	return cause < MS_CAUSE_COUNT ? cause_names[cause] : "unknown";
+}
+
+/* TASK_REPORT_MAX, TASK_INTERRUPTIBLE and TASK_UNINTERRUPTIBLE as sched_switch reports them. */
+#define PREV_STATE_PREEMPTED 0x100u
+#define PREV_STATE_S 0x1u
+#define PREV_STATE_D 0x2u
+
+uint32_t ms_off_cpu_cause_of_state(uint64_t prev_state)
+{
+	if (prev_state == 0 || prev_state == PREV_STATE_PREEMPTED)
+		return MS_CAUSE_PREEMPTED;
+	if (prev_state == PREV_STATE_S)
+		return MS_CAUSE_SLEEPING;
+	if (prev_state == PREV_STATE_D)
+		return MS_CAUSE_BLOCKED;
+	return MS_CAUSE_UNKNOWN;
 }
 
 static const char *const frame_reason_names[] = {
@@ -453,6 +486,19 @@ static const struct ms_field duty_fields[] = {
 	U32(struct ms_duty, budget_ppm),
 };
 
+static const struct ms_field tracepoint_fields[] = {
+	U64(struct ms_tracepoint, config),
+	STR(struct ms_tracepoint, name),
+	COUNTED(struct ms_tracepoint, MS_F_STRS, fields, n_fields, MS_TRACEPOINT_FIELDS_MAX,
+		"fields", 0),
+	COUNTED(struct ms_tracepoint, MS_F_U64S, offsets, n_offsets, MS_TRACEPOINT_FIELDS_MAX,
+		"offsets", 0),
+	COUNTED(struct ms_tracepoint, MS_F_U64S, sizes, n_sizes, MS_TRACEPOINT_FIELDS_MAX,
+		"sizes", 0),
+	COUNTED(struct ms_tracepoint, MS_F_U64S, is_signed, n_signed, MS_TRACEPOINT_FIELDS_MAX,
+		"signed flags", 0),
+};
+
 static const struct ms_field vdso_fields[] = {
 	COUNTED(struct ms_vdso, MS_F_BIN, image, len, MS_VDSO_MAX, "image bytes", MS_F_NONEMPTY),
 };
@@ -471,6 +517,38 @@ static const struct ms_field sample_fields[] = {
 	U64(struct ms_sample, regs_mask),
 	CUSTOM("regs", sample_regs, 0),
 	CUSTOM("stack", sample_stack, 0),
+};
+
+/* A switch-out: the sample's fields, the struct's first member, then its evidence. */
+#define SW(m) sample.m
+static const struct ms_field switch_out_fields[] = {
+	U32(struct ms_switch_out, SW(pid)),
+	U32(struct ms_switch_out, SW(tid)),
+	U64(struct ms_switch_out, SW(time)),
+	U32(struct ms_switch_out, SW(cpu)),
+	U64(struct ms_switch_out, SW(period)),
+	U64(struct ms_switch_out, SW(ip)),
+	U32(struct ms_switch_out, SW(cpumode)),
+	COUNTED(struct ms_switch_out, MS_F_U64S, SW(kchain), SW(n_kchain), MS_CHAIN_MAX,
+		"kernel frames", 0),
+	COUNTED(struct ms_switch_out, MS_F_U64S, SW(uchain), SW(n_uchain), MS_CHAIN_MAX,
+		"user frames", 0),
+	U32(struct ms_switch_out, SW(regs_abi)),
+	U64(struct ms_switch_out, SW(regs_mask)),
+	CUSTOM("regs", sample_regs, 0),
+	CUSTOM("stack", sample_stack, 0),
+	U64(struct ms_switch_out, state),
+	U32(struct ms_switch_out, cause),
+};
+#undef SW
+
+static const struct ms_field switch_fields[] = {
+	U32(struct ms_switch, pid),
+	U32(struct ms_switch, tid),
+	U64(struct ms_switch, time),
+	U32(struct ms_switch, cpu),
+	BOOL(struct ms_switch, out),
+	BOOL(struct ms_switch, preempt),
 };
 
 static const struct ms_field stack_file_fields[] = {
@@ -564,6 +642,30 @@ static const struct ms_field stack_ref_fields[] = {
 	U32(struct ms_stack_ref, id),
 };
 
+static const struct ms_field off_cpu_fields[] = {
+	U32(struct ms_off_cpu, pid),
+	U32(struct ms_off_cpu, tid),
+	U64(struct ms_off_cpu, time),
+	U32(struct ms_off_cpu, cpu),
+	U64(struct ms_off_cpu, state),
+	U32(struct ms_off_cpu, cause),
+	U32(struct ms_off_cpu, id),
+};
+
+static const struct ms_field interval_fields[] = {
+	U32(struct ms_interval, pid),
+	U32(struct ms_interval, tid),
+	U64(struct ms_interval, start),
+	U64(struct ms_interval, end),
+	U32(struct ms_interval, cpu),
+	U32(struct ms_interval, missing),
+	U32(struct ms_interval, stack),
+	U32(struct ms_interval, cause),
+	U32(struct ms_interval, sources),
+	U64(struct ms_interval, state),
+	U32(struct ms_interval, preempt),
+};
+
 static const struct ms_field frame_fields[] = {
 	U32(struct ms_frame, module),
 	U64(struct ms_frame, address),
@@ -593,6 +695,12 @@ static const struct ms_schema module_schema = SCHEMA(MS_REC_MODULE, module_field
 const struct ms_schema ms_stack_schema = SCHEMA(MS_REC_STACK, stack_fields);
 const struct ms_schema ms_stack_ref_schema = SCHEMA(MS_REC_STACK_REF, stack_ref_fields);
 static const struct ms_schema frame_schema = SCHEMA(MS_REC_FRAME, frame_fields);
+static const struct ms_schema tracepoint_schema = SCHEMA(MS_REC_TRACEPOINT, tracepoint_fields);
+static const struct ms_schema switch_schema = SCHEMA(MS_REC_SWITCH, switch_fields);
+static const struct ms_schema switch_out_schema = SCHEMA(MS_REC_SWITCH_OUT, switch_out_fields);
+static const struct ms_schema off_cpu_schema = SCHEMA(MS_REC_OFF_CPU, off_cpu_fields);
+static const struct ms_schema interval_schema = SCHEMA(MS_REC_INTERVAL, interval_fields);
+
 
 /* ---- each kind's pack and unpack: the generic codec over its table ---- */
 
@@ -621,6 +729,41 @@ CODEC(throttle, struct ms_throttle, throttle_schema)
 CODEC(duty, struct ms_duty, duty_schema)
 CODEC(module, struct ms_module, module_schema)
 CODEC(frame, struct ms_frame, frame_schema)
+CODEC(switch, struct ms_switch, switch_schema)
+CODEC(off_cpu, struct ms_off_cpu, off_cpu_schema)
+CODEC(interval, struct ms_interval, interval_schema)
+
+int ms_tracepoint_pack(struct ms_writer *w, const struct ms_tracepoint *t)
+{
+	if (t->n_offsets != t->n_fields || t->n_sizes != t->n_fields ||
+	    t->n_signed != t->n_fields)
+		return ms_error("internal error: a tracepoint record whose field arrays differ in "
+				"length");
+	return ms_schema_pack(&tracepoint_schema, MS_REC_TRACEPOINT, w, t);
+}
+
+int ms_tracepoint_unpack(const struct ms_record *rec, struct ms_tracepoint *t)
+{
+	if (ms_schema_unpack(&tracepoint_schema, 0, rec, t) < 0)
+		return -1;
+	if (t->n_offsets != t->n_fields || t->n_sizes != t->n_fields ||
+	    t->n_signed != t->n_fields)
+		return ms_field_bad(rec, "offsets", "has %u entries, sizes %u and signed flags %u "
+				    "for %u fields: the arrays must be parallel", t->n_offsets,
+				    t->n_sizes, t->n_signed, t->n_fields);
+	return 0;
+}
+
+int ms_switch_out_pack(struct ms_writer *w, const struct ms_switch_out *s)
+{
+	return ms_schema_pack(&switch_out_schema, MS_REC_SWITCH_OUT, w, s);
+}
+
+int ms_switch_out_unpack(const struct ms_record *rec, struct ms_switch_out *s)
+{
+	return ms_schema_unpack(&switch_out_schema, 0, rec, s);
+}
+
 
 int ms_round_pack(struct ms_writer *w)
 {

@@ -39,6 +39,7 @@ enum ms_record_kind {
 	MS_REC_ROUND = 14,	/* [14]: every ring was drained up to here */
 	MS_REC_VDSO = 15,	/* minor 2: struct ms_vdso */
 	MS_REC_DUTY = 16,	/* minor 3: struct ms_duty */
+	MS_REC_TRACEPOINT = 17,	/* minor 4: struct ms_tracepoint */
 
 	/* written by ms-decode */
 	MS_REC_SAMPLE = 20,
@@ -49,12 +50,18 @@ enum ms_record_kind {
 	MS_REC_LOST = 25,
 	MS_REC_THROTTLE = 26,
 	MS_REC_STACK_FILE = 27,	/* minor 2: struct ms_stack_file */
+	MS_REC_SWITCH = 28,	/* minor 4: struct ms_switch */
+	MS_REC_SWITCH_OUT = 29,	/* minor 4: struct ms_switch_out */
 
 	/* written by ms-unwind */
 	MS_REC_MODULE = 30,
 	MS_REC_STACK = 31,
 	MS_REC_STACK_DEF = 32,	/* minor 2: a unique stack, numbered */
 	MS_REC_STACK_REF = 33,	/* minor 2: struct ms_stack_ref */
+	MS_REC_OFF_CPU = 34,	/* minor 4: struct ms_off_cpu */
+
+	/* written by ms-capture --dump */
+	MS_REC_INTERVAL = 35,	/* minor 4: struct ms_interval */
 
 	/* written by ms-symbolize */
 	MS_REC_FRAME = 40,
@@ -169,6 +176,32 @@ struct ms_duty {
 };
 
 /*
+ * Minor version 4: how the RAW data of a tracepoint's samples is laid out,
+ * as the kernel's tracefs format file (events/SYSTEM/NAME/format) says:
+ * ms-collect reads it, because later stages read no files of the host.
+ * config is the tracepoint's id (the attr's config); name is
+ * "sched:sched_switch"; the four arrays are parallel, one entry per field
+ * of the format, common fields included: the field's name ("prev_state"),
+ * its offset and size in bytes within the RAW data, and 1 when it is
+ * signed. At most MS_TRACEPOINT_FIELDS_MAX fields; a reader refuses arrays
+ * of unequal length.
+ * [17, config, name, [field...], [offset...], [size...], [signed...]]
+ */
+#define MS_TRACEPOINT_FIELDS_MAX 64
+struct ms_tracepoint {
+	uint64_t config;
+	struct ms_str name;
+	uint32_t n_fields;
+	struct ms_str fields[MS_TRACEPOINT_FIELDS_MAX];
+	uint32_t n_offsets;
+	uint64_t offsets[MS_TRACEPOINT_FIELDS_MAX];
+	uint32_t n_sizes;
+	uint64_t sizes[MS_TRACEPOINT_FIELDS_MAX];
+	uint32_t n_signed;
+	uint64_t is_signed[MS_TRACEPOINT_FIELDS_MAX];
+};
+
+/*
  * Minor version 2: the image of the kernel's vdso, the code the kernel maps
  * into every process as "[vdso]" and that no file on disk holds. ms-collect
  * copies its own (the same image for every 64-bit process of the host),
@@ -228,6 +261,63 @@ struct ms_sample {
 	const uint8_t *stack;
 	bool stack_in_file;
 	uint64_t stack_offset;	/* stack_in_file: where in the STACK_FILE */
+};
+
+/*
+ * Minor version 4: a thread left or came back to a CPU
+ * (PERF_RECORD_SWITCH of an event opened with context_switch). out is
+ * true when it left; preempt, only when it left, is true when it was
+ * preempted while still runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT).
+ * time and cpu come from the record's sample_id_all trailer.
+ * [28, pid, tid, time, cpu, out, preempt]
+ */
+struct ms_switch {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	bool out;
+	bool preempt;
+};
+
+/*
+ * Why a thread left its CPU, as the scheduler said (minor version 4):
+ * the evidence a switch-out carries, never a guess from its stack. A
+ * thread preempted while runnable is PREEMPTED; one waiting
+ * interruptibly (a sleep, a read of a pipe, a futex) is SLEEPING; one
+ * waiting uninterruptibly (most disk I/O) is BLOCKED; any other state
+ * (stopped, traced, parked, idle, dying) or no evidence is UNKNOWN.
+ */
+enum ms_off_cpu_cause {
+	MS_CAUSE_UNKNOWN = 0,
+	MS_CAUSE_PREEMPTED = 1,
+	MS_CAUSE_SLEEPING = 2,
+	MS_CAUSE_BLOCKED = 3,
+	MS_CAUSE_COUNT,
+};
+/* "unknown", "preempted", "sleeping", "blocked"; "unknown" past the last. */
+const char *ms_off_cpu_cause_name(uint32_t cause);
+/*
+ * The cause a sched_switch prev_state gives: the kernel reports
+ * TASK_REPORT_MAX (0x100) when it preempted the task, 0 when the task was
+ * runnable (R), else one bit of TASK_REPORT (1 S, 2 D, 4 T, 8 t, 0x10 X,
+ * 0x20 Z, 0x40 P, 0x80 I) since Linux 4.14.
+ */
+uint32_t ms_off_cpu_cause_of_state(uint64_t prev_state);
+
+/*
+ * Minor version 4: a sample of the sched:sched_switch tracepoint, taken as
+ * a thread of the target left its CPU: the fields of a SAMPLE (its
+ * registers and stack copy are the thread's user state as it entered the
+ * kernel; period is the tracepoint's, 1), then the tracepoint's
+ * prev_state as the kernel wrote it and the cause it gives.
+ * [29, <the fields of a SAMPLE>, state, cause]
+ * The struct begins with the sample, so that code reading a SAMPLE's
+ * fields reads a switch-out's the same way.
+ */
+struct ms_switch_out {
+	struct ms_sample sample;
+	uint64_t state;		/* prev_state */
+	uint32_t cause;		/* enum ms_off_cpu_cause */
 };
 
 /*
@@ -406,6 +496,43 @@ struct ms_stack_ref {
 };
 
 /*
+ * Minor version 4: the stack a thread left its CPU with, unwound by
+ * ms-unwind from a SWITCH_OUT exactly as a SAMPLE's (id names a
+ * STACK_DEF, shared with samples), with the switch-out's evidence.
+ * [34, pid, tid, time, cpu, state, cause, id]
+ */
+struct ms_off_cpu {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t state;
+	uint32_t cause;
+	uint32_t id;
+};
+
+/*
+ * Minor version 4: an off-CPU interval as a capture holds it (see
+ * capture/capture.h: ms_cap_interval and ms_cap_evidence), written by
+ * ms-capture --dump so that a capture dumped and captured again keeps
+ * its intervals whole, incomplete ones with their missing end. start or
+ * end is 0 when missing names it missing; cpu and stack are UINT32_MAX
+ * when none (stack names a STACK_DEF); cause, sources, state and preempt
+ * are the evidence.
+ * [35, pid, tid, start, end, cpu, missing, stack, cause, sources, state, preempt]
+ */
+struct ms_interval {
+	uint32_t pid, tid;
+	uint64_t start, end;
+	uint32_t cpu;
+	uint32_t missing;	/* enum ms_interval_missing (capture/capture.h) */
+	uint32_t stack;
+	uint32_t cause;
+	uint32_t sources;	/* enum ms_evidence_source (capture/capture.h) */
+	uint64_t state;
+	uint32_t preempt;
+};
+
+/*
  * What symbolization knows of one (module, address). Emitted once per
  * unique pair, before the first stack that uses it. name is the function
  * (demangled; the outermost entry of lines when there are lines); name_len
@@ -504,6 +631,16 @@ int ms_duty_pack(struct ms_writer *w, const struct ms_duty *d);
 int ms_duty_unpack(const struct ms_record *rec, struct ms_duty *d);
 int ms_throttle_pack(struct ms_writer *w, const struct ms_throttle *t);
 int ms_throttle_unpack(const struct ms_record *rec, struct ms_throttle *t);
+int ms_tracepoint_pack(struct ms_writer *w, const struct ms_tracepoint *t);
+int ms_tracepoint_unpack(const struct ms_record *rec, struct ms_tracepoint *t);
+int ms_switch_pack(struct ms_writer *w, const struct ms_switch *s);
+int ms_switch_unpack(const struct ms_record *rec, struct ms_switch *s);
+int ms_switch_out_pack(struct ms_writer *w, const struct ms_switch_out *s);
+int ms_switch_out_unpack(const struct ms_record *rec, struct ms_switch_out *s);
+int ms_off_cpu_pack(struct ms_writer *w, const struct ms_off_cpu *o);
+int ms_off_cpu_unpack(const struct ms_record *rec, struct ms_off_cpu *o);
+int ms_interval_pack(struct ms_writer *w, const struct ms_interval *i);
+int ms_interval_unpack(const struct ms_record *rec, struct ms_interval *i);
 int ms_module_pack(struct ms_writer *w, const struct ms_module *m);
 int ms_module_unpack(const struct ms_record *rec, struct ms_module *m);
 int ms_stack_pack(struct ms_writer *w, const struct ms_stack *s);
