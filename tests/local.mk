@@ -18,6 +18,11 @@ tests_fixtures_fixedwork_SOURCES = tests/fixtures/fixedwork.c
 tests_fixtures_fixedwork_CFLAGS = $(FIXTURE_CFLAGS) -pthread
 tests_fixtures_fixedwork_LDADD = -lpthread
 
+check_PROGRAMS += tests/fixtures/offcpu
+tests_fixtures_offcpu_SOURCES = tests/fixtures/offcpu.c
+tests_fixtures_offcpu_CFLAGS = $(FIXTURE_CFLAGS) -pthread
+tests_fixtures_offcpu_LDADD = -lpthread
+
 check_PROGRAMS += tests/fixtures/phases
 tests_fixtures_phases_SOURCES = tests/fixtures/phases.c
 tests_fixtures_phases_CFLAGS = $(FIXTURE_CFLAGS) -pthread
