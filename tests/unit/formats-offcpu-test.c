@@ -49,6 +49,9 @@ static void frame_fact(struct ms_capture_builder *b, uint64_t address, const cha
 	assert_int_equal(ms_capture_builder_frame(b, &f), 0);
 }
 
+/* Each CPU sample's period (0: an event that gave none). */
+static uint64_t sample_period = 1000;
+
 static void sample(struct ms_capture_builder *b, uint32_t tid, uint64_t time, uint32_t n,
 		   const struct ms_stack_frame *frames)
 {
@@ -58,7 +61,7 @@ static void sample(struct ms_capture_builder *b, uint32_t tid, uint64_t time, ui
 	st.pid = 1;
 	st.tid = tid;
 	st.time = time;
-	st.period = 1000;
+	st.period = sample_period;
 	st.reason = MS_END_OUTERMOST;
 	st.n_frames = n;
 	memcpy(st.frames, frames, n * sizeof(*frames));
@@ -447,6 +450,47 @@ static void test_unchanged_without_off_cpu(void **state)
 	ms_capture_free(plain);
 }
 
+/*
+ * Read back, a pprof with off-CPU time gives the samples the same pprof
+ * without it gives: the off-CPU samples count no samples, and their
+ * nanoseconds are no period of the samples' (here the only nanoseconds,
+ * as the samples have no periods).
+ */
+static void test_pprof_import_ignores_off_cpu(void **state)
+{
+	struct ms_capture *cap, *plain, *a, *b;
+	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
+	size_t a_len, b_len;
+	char *a_buf, *b_buf;
+
+	(void)state;
+	sample_period = 0;
+	cap = off_cpu_capture();
+	plain = cpu_capture();
+	sample_period = 1000;
+	a_buf = export_mem(cap, MS_FORMAT_PPROF, &o, &a_len);
+	b_buf = export_mem(plain, MS_FORMAT_PPROF, &o, &b_len);
+	stderr_begin();
+	a = ms_pprof_import(a_buf, a_len, "off.pb.gz", "test 1");
+	b = ms_pprof_import(b_buf, b_len, "cpu.pb.gz", "test 1");
+	(void)stderr_end();
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a->n_samples, 3);
+	assert_int_equal(a->n_samples, b->n_samples);
+	for (uint32_t i = 0; i < a->n_samples; i++) {
+		assert_int_equal(a->samples[i].count, b->samples[i].count);
+		assert_int_equal(a->samples[i].period, b->samples[i].period);
+		assert_int_equal(a->samples[i].stack, b->samples[i].stack);
+	}
+	ms_capture_free(a);
+	ms_capture_free(b);
+	free(a_buf);
+	free(b_buf);
+	detach_free(cap);
+	ms_capture_free(plain);
+}
+
 /* ---- folded ---- */
 
 static void test_folded_off_cpu(void **state)
@@ -631,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_pprof_off_cpu_only),
 		cmocka_unit_test(test_pprof_no_complete_interval),
 		cmocka_unit_test(test_unchanged_without_off_cpu),
+		cmocka_unit_test(test_pprof_import_ignores_off_cpu),
 		cmocka_unit_test(test_folded_off_cpu),
 		cmocka_unit_test(test_speedscope_off_cpu),
 		cmocka_unit_test(test_facts_and_notes),
