@@ -18,8 +18,8 @@
 
 static const char usage_text[] =
 	"usage: ms-export (--pprof | --folded | --chrome | --speedscope) [-o FILE]\n"
-	"                 [--weight samples|time] [--thread-root] [--chrome-form events|samples]\n"
-	"                 [--quiet] CAPTURE\n"
+	"                 [--weight samples|time|off-cpu] [--cause CAUSE,...] [--thread-root]\n"
+	"                 [--chrome-form events|samples] [--quiet] CAPTURE\n"
 	"\n"
 	"Write capture CAPTURE in a format other tools read, to FILE (replaced only\n"
 	"when complete) or to stdout.\n"
@@ -30,7 +30,10 @@ static const char usage_text[] =
 	"  --speedscope          speedscope JSON, a sampled profile per thread\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
 	"  --weight WHAT         folded, speedscope: weigh stacks by 'samples'\n"
-	"                        (the default) or by 'time' (the samples' periods)\n"
+	"                        (the default), by 'time' (the samples' periods) or by\n"
+	"                        'off-cpu' (nanoseconds of complete off-CPU intervals)\n"
+	"  --cause CAUSE,...     pprof, --weight off-cpu: only the off-CPU intervals of\n"
+	"                        these causes: preempted, sleeping, blocked, unknown\n"
 	"  --thread-root         folded: start each stack with its thread\n"
 	"  --chrome-form FORM    chrome: 'events' (complete events, the default) or\n"
 	"                        'samples' (stackFrames and samples)\n"
@@ -44,7 +47,7 @@ static const char usage_text[] =
 int main(int argc, char **argv)
 {
 	enum { OPT_PPROF = 256, OPT_FOLDED, OPT_CHROME, OPT_SPEEDSCOPE, OPT_WEIGHT,
-	       OPT_THREAD_ROOT, OPT_CHROME_FORM, OPT_VERSION };
+	       OPT_THREAD_ROOT, OPT_CHROME_FORM, OPT_CAUSE, OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "pprof", no_argument, NULL, OPT_PPROF },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
@@ -54,6 +57,7 @@ int main(int argc, char **argv)
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
 		{ "thread-root", no_argument, NULL, OPT_THREAD_ROOT },
 		{ "chrome-form", required_argument, NULL, OPT_CHROME_FORM },
+		{ "cause", required_argument, NULL, OPT_CAUSE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -83,8 +87,14 @@ int main(int argc, char **argv)
 			break;
 		case OPT_WEIGHT:
 			if (ms_weight_by_name(optarg, &o.weight))
-				ms_usage_error("--weight is 'samples' or 'time', not '%s'", optarg);
+				ms_usage_error("--weight is 'samples', 'time' or 'off-cpu', not '%s'",
+					       optarg);
 			weight_set = true;
+			break;
+		case OPT_CAUSE:
+			if (ms_causes_by_name(optarg, &o.causes))
+				ms_usage_error("--cause is a list of preempted, sleeping, blocked or "
+					       "unknown, not '%s'", optarg);
 			break;
 		case OPT_THREAD_ROOT:
 			o.thread_root = true;
@@ -123,6 +133,8 @@ int main(int argc, char **argv)
 		ms_usage_error("--thread-root goes with --folded");
 	if (form_set && f != MS_FORMAT_CHROME)
 		ms_usage_error("--chrome-form goes with --chrome");
+	if (o.causes && f != MS_FORMAT_PPROF && o.weight != MS_WEIGHT_OFF_CPU)
+		ms_usage_error("--cause goes with --pprof, or with --weight off-cpu");
 	if (optind == argc)
 		ms_usage_error("name the capture to export");
 	if (argc - optind > 1)
@@ -131,6 +143,10 @@ int main(int argc, char **argv)
 	cap = ms_capture_load(argv[optind]);
 	if (!cap)
 		return MS_EXIT_ERROR;
+	if (ms_export_check(cap, f, &o, argv[optind]) < 0) {
+		ms_capture_free(cap);
+		return MS_EXIT_ERROR;
+	}
 	if (!quiet) {
 		ms_export_note_loss(cap, f, &o, argv[optind]);
 		ms_export_warn_size(cap, f, &o, argv[optind], MS_EXPORT_WARN_BYTES);

@@ -54,8 +54,32 @@ int ms_weight_by_name(const char *name, enum ms_weight *out)
 		*out = MS_WEIGHT_SAMPLES;
 	else if (!strcmp(name, "time"))
 		*out = MS_WEIGHT_TIME;
+	else if (!strcmp(name, "off-cpu"))
+		*out = MS_WEIGHT_OFF_CPU;
 	else
 		return -1;
+	return 0;
+}
+
+int ms_causes_by_name(const char *list, unsigned *causes)
+{
+	unsigned add = 0;
+	const char *p = list;
+
+	do {
+		size_t len = strcspn(p, ",");
+		uint32_t c;
+
+		for (c = 0; c < MS_CAUSE_COUNT; c++)
+			if (len == strlen(ms_off_cpu_cause_name(c)) &&
+			    !strncmp(p, ms_off_cpu_cause_name(c), len))
+				break;
+		if (c == MS_CAUSE_COUNT)
+			return -1;
+		add |= 1u << c;
+		p += len;
+	} while (*p++ == ',');
+	*causes |= add;
 	return 0;
 }
 
@@ -135,12 +159,46 @@ int ms_export(FILE *out, const struct ms_capture *cap, enum ms_format f,
 	}
 }
 
+/* ---- off-CPU time ---- */
+
+uint64_t ms_interval_weight(const struct ms_capture *cap, const struct ms_export_options *o,
+			    const struct ms_cap_interval *iv)
+{
+	/* an end missing: no duration, never one made up (capture.h) */
+	if (iv->missing != MS_INTERVAL_COMPLETE || iv->end < iv->start)
+		return 0;
+	if (o && o->causes && !(o->causes & 1u << cap->evidence[iv->evidence].cause))
+		return 0;
+	return iv->end - iv->start;
+}
+
+int ms_export_check(const struct ms_capture *cap, enum ms_format f,
+		    const struct ms_export_options *o, const char *what)
+{
+	bool off_cpu = o && o->weight == MS_WEIGHT_OFF_CPU;
+
+	if (!o || (!off_cpu && !o->causes))
+		return 0;
+	if (off_cpu && f != MS_FORMAT_FOLDED && f != MS_FORMAT_SPEEDSCOPE)
+		return ms_error("%s weighs samples, not off-CPU time: --weight off-cpu goes with "
+				"folded or speedscope (pprof carries off-CPU time as a sample "
+				"type of its own)", ms_format_name(f));
+	if (!off_cpu && f != MS_FORMAT_PPROF)
+		return ms_error("%s carries no off-CPU intervals to choose causes of: --cause goes "
+				"with pprof, or with --weight off-cpu", ms_format_name(f));
+	if (!(cap->flags & MS_CAPTURE_OFF_CPU))
+		return ms_error("'%s' has no off-CPU intervals: record it with microscope record "
+				"--off-cpu", what);
+	return 0;
+}
+
 /* ---- loss ---- */
 
 /* Short, for the one line of ms_export_note_loss(); ms-export(1) says what each means. */
 static const char *const fact_names[] = {
 	"times", "CPUs", "threads", "counts", "periods", "addresses", "modules",
 	"frame marks", "stack ends", "problems", "info", "incomplete mark", "duty",
+	"off-CPU time", "incomplete intervals",
 };
 
 unsigned ms_capture_facts(const struct ms_capture *cap)
@@ -186,33 +244,38 @@ unsigned ms_capture_facts(const struct ms_capture *cap)
 		facts |= MS_FACT_INCOMPLETE;
 	if (cap->n_duty)
 		facts |= MS_FACT_DUTY;
+	for (i = 0; i < cap->n_intervals; i++)
+		facts |= cap->intervals[i].missing == MS_INTERVAL_COMPLETE ? MS_FACT_OFF_CPU :
+			 MS_FACT_INCOMPLETE_INTERVALS;
 	return facts;
 }
 
 unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o)
 {
 	bool time = o && o->weight == MS_WEIGHT_TIME;
+	bool off_cpu = o && o->weight == MS_WEIGHT_OFF_CPU;
 	/* every export names why a stack ended early, as its outermost frame */
 	unsigned ends = MS_FACT_STACK_ENDS;
+	/* what a weight keeps of the samples, or of the intervals instead */
+	unsigned weighed = off_cpu ? MS_FACT_OFF_CPU :
+			   time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS;
 
 	switch (f) {
 	case MS_FORMAT_CAPTURE:
 		return ~0u;
 	case MS_FORMAT_PPROF:
-		/* the duty is in its time values */
+		/* the duty is in its time values; off-CPU time is a sample type */
 		return MS_FACT_THREADS | MS_FACT_COUNTS | MS_FACT_PERIODS |
-		       MS_FACT_ADDRESSES | MS_FACT_MODULES | MS_FACT_DUTY | ends;
+		       MS_FACT_ADDRESSES | MS_FACT_MODULES | MS_FACT_DUTY | MS_FACT_OFF_CPU | ends;
 	case MS_FORMAT_FOLDED:
-		return (o && o->thread_root ? MS_FACT_THREADS : 0) |
-		       (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS) | ends;
+		return (o && o->thread_root ? MS_FACT_THREADS : 0) | weighed | ends;
 	case MS_FORMAT_CHROME:
 		if (o && o->chrome_form == MS_CHROME_SAMPLES)
 			return MS_FACT_TIMES | MS_FACT_CPUS | MS_FACT_THREADS | MS_FACT_COUNTS |
 			       ends;
 		return MS_FACT_TIMES | MS_FACT_THREADS | MS_FACT_PERIODS | ends;
 	case MS_FORMAT_SPEEDSCOPE:
-		return MS_FACT_THREADS | (time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS) |
-		       ends;
+		return MS_FACT_THREADS | weighed | ends;
 	default:
 		return 0;
 	}

@@ -66,6 +66,8 @@ enum ms_weight {
 	MS_WEIGHT_SAMPLES = 0,	/* one per sample */
 	MS_WEIGHT_TIME = 1,	/* the time the samples stand for: their periods (nanoseconds
 				   for cpu-clock), scaled by the duty in force (capture/weight.h) */
+	MS_WEIGHT_OFF_CPU = 2,	/* not the samples: the nanoseconds of the complete off-CPU
+				   intervals (capture.h: ms_cap_interval), by switch-out stack */
 };
 
 /* The two shapes of a Chrome trace. */
@@ -81,12 +83,36 @@ struct ms_export_options {
 	bool thread_root;		/* folded: each stack starts with its thread */
 	enum ms_chrome_form chrome_form;
 	const char *producer;		/* "NAME VERSION", written where a format has room */
+	/*
+	 * The off-CPU intervals written (pprof, and folded and speedscope
+	 * weighed by off-cpu): those whose evidence's cause is in this set
+	 * of 1 << enum ms_off_cpu_cause (stream/records.h); 0: every cause.
+	 */
+	unsigned causes;
 };
-#define MS_EXPORT_OPTIONS_INIT { MS_WEIGHT_SAMPLES, false, MS_CHROME_EVENTS, NULL }
+#define MS_EXPORT_OPTIONS_INIT { MS_WEIGHT_SAMPLES, false, MS_CHROME_EVENTS, NULL, 0 }
 
-/* Option values by name ("samples", "time"; "events", "samples"): 0, or -1 (no message). */
+/*
+ * Option values by name ("samples", "time", "off-cpu"; "events", "samples"):
+ * 0, or -1 (no message).
+ */
 int ms_weight_by_name(const char *name, enum ms_weight *out);
 int ms_chrome_form_by_name(const char *name, enum ms_chrome_form *out);
+/*
+ * Causes by name, a comma-separated list of ms_off_cpu_cause_name()s
+ * ("sleeping,blocked"), added to *causes: 0, or -1 (no message) when a
+ * name is none of them or the list is empty.
+ */
+int ms_causes_by_name(const char *list, unsigned *causes);
+
+/*
+ * Whether cap can be exported as format f with o: weighing by off-CPU
+ * time, or choosing causes, needs a capture that recorded off-CPU time
+ * (MS_CAPTURE_OFF_CPU), and a format that carries it. Returns 0, or -1
+ * after one message naming the input (what) and what to do.
+ */
+int ms_export_check(const struct ms_capture *cap, enum ms_format f,
+		    const struct ms_export_options *o, const char *what);
 
 /*
  * Write cap to out in format f (an export format: not NONE or CAPTURE).
@@ -145,6 +171,9 @@ enum ms_fact {
 	MS_FACT_INCOMPLETE = 1 << 11,	/* the mark of a salvaged capture */
 	MS_FACT_DUTY = 1 << 12,		/* the sampling duty under a CPU budget: kept
 					   where samples weigh their time */
+	MS_FACT_OFF_CPU = 1 << 13,	/* the time of complete off-CPU intervals */
+	MS_FACT_INCOMPLETE_INTERVALS = 1 << 14,	/* off-CPU intervals with an end missing:
+						   no duration, so no format carries them */
 };
 unsigned ms_capture_facts(const struct ms_capture *cap);
 unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o);

@@ -14,6 +14,8 @@
 #include "capture/builder.h"
 #include "capture/capture.h"
 #include "capture/funcs.h"
+#include "formats/formats.h"
+#include "stream/records.h"
 #include "util/grow.h"
 #include "util/pairmap.h"
 
@@ -45,6 +47,33 @@ struct ms_cuts {
 #define MS_CUTS_INIT { 0, { NULL }, false, 0, 0 }
 /* The cut of a stack that ended with end, added when new; MS_NONE when it was not cut. */
 uint32_t ms_cuts_id(struct ms_cuts *c, uint32_t end);
+
+/*
+ * Off-CPU intervals (capture.h: ms_cap_interval) in exports. What one
+ * weighs: its duration in nanoseconds when it is complete and its cause
+ * is one o chose (o->causes), else 0: an interval with an end missing
+ * has no duration, and is never closed at a time the capture does not
+ * know. It stands on its switch-out stack as a sample does, cut labels
+ * and all; an interval with no switch-out stack at all (the stack's
+ * sample was lost, or the thread left before the recording began: stack
+ * MS_NONE, end unknown) stands on the synthetic frame MS_NO_STACK_LABEL.
+ */
+uint64_t ms_interval_weight(const struct ms_capture *cap, const struct ms_export_options *o,
+			    const struct ms_cap_interval *iv);
+#define MS_NO_STACK_LABEL "[no stack]"
+static inline bool ms_interval_no_stack(const struct ms_cap_interval *iv)
+{
+	return iv->stack == MS_NONE && iv->stack_end == MS_END_UNKNOWN;
+}
+/*
+ * The cut of an interval's stack as ms_cuts_id() gives it, or
+ * MS_CUT_NO_STACK for one without a switch-out stack.
+ */
+#define MS_CUT_NO_STACK MS_CUTS_MAX
+static inline uint32_t ms_interval_cut(struct ms_cuts *c, const struct ms_cap_interval *iv)
+{
+	return ms_interval_no_stack(iv) ? MS_CUT_NO_STACK : ms_cuts_id(c, iv->stack_end);
+}
 
 /*
  * Sample rows keyed by (stack, thread, cut), dense ids in order of first

@@ -42,6 +42,11 @@ tests_unit_formats_cut_test_SOURCES = tests/unit/formats-cut-test.c
 tests_unit_formats_cut_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_formats_cut_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
+UNIT_TESTS += tests/unit/formats-offcpu-test
+tests_unit_formats_offcpu_test_SOURCES = tests/unit/formats-offcpu-test.c tests/unit/stderr-capture.h
+tests_unit_formats_offcpu_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_formats_offcpu_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
 UNIT_TESTS += tests/unit/formats-size-test
 tests_unit_formats_size_test_SOURCES = tests/unit/formats-size-test.c tests/unit/stderr-capture.h
 tests_unit_formats_size_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

@@ -223,3 +223,68 @@ chrome_events() {
 		  stack[++n] = $2 + $3 }
 		END { if (bad || !cuts) exit 1 }'
 }
+
+@test "ms-export, microscope convert: --weight off-cpu and --cause need a capture with off-CPU time, and say so" {
+	run --separate-stderr ms-export --folded --weight off-cpu -o out.folded p.msc
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "ms-export: 'p.msc' has no off-CPU intervals: record it with microscope record --off-cpu" ]
+	[ ! -e out.folded ]
+	run --separate-stderr ms-export --pprof --cause sleeping -o out.pb.gz p.msc
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"'p.msc' has no off-CPU intervals"* ]]
+	[ ! -e out.pb.gz ]
+	run --separate-stderr microscope convert --weight off-cpu p.msc out.folded
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"'p.msc' has no off-CPU intervals: record it with microscope record --off-cpu"* ]]
+	[ ! -e out.folded ]
+	# usage: causes by name only, where off-CPU time is written
+	run --separate-stderr ms-export --pprof --cause io p.msc
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--cause is a list of preempted, sleeping, blocked or unknown, not 'io'"* ]]
+	run --separate-stderr ms-export --chrome --cause sleeping p.msc
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--cause goes with --pprof, or with --weight off-cpu"* ]]
+	run --separate-stderr ms-export --pprof --weight off-cpu p.msc
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--weight goes with --folded or --speedscope"* ]]
+	run --separate-stderr microscope convert --cause lock p.msc out.pb.gz
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"not 'lock'"* ]]
+	assert_no_files '*tmp*'
+}
+
+# The pprof of formats-mkcapture --off-cpu: 3 threads, each i (0-based)
+# 10 sleeping intervals of (i + 1) * 100 us, 2 blocked of 300 us, 1
+# preempted of 50 us, 2 incomplete ones; thread 0 also 5 ms sleeping
+# with no switch-out stack. Complete: 12.95 ms; incomplete: nothing.
+@test "go tool pprof: off-CPU time is its own sample type, by cause, and leaves the CPU's as it was" {
+	command -v go >/dev/null || skip "go is not installed (scripts/install-deps installs golang-go)"
+	export HOME=$BATS_TEST_TMPDIR PPROF_TMPDIR=$BATS_TEST_TMPDIR
+	export GOCACHE=$BATS_TEST_TMPDIR/go-cache PPROF_BINARY_PATH=/nonexistent
+	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 300 --threads 3 --lines \
+		--off-cpu off.pb.gz p.msc
+	# pprof opens on the CPU's type
+	go tool pprof -top off.pb.gz 2>/dev/null | grep -q -x 'Type: cpu'
+	run --separate-stderr go tool pprof -top -sample_index=off-cpu -unit=ns off.pb.gz
+	[ "$status" -eq 0 ]
+	grep -q -x 'Type: off-cpu' <<<"$output"
+	grep -q 'Showing nodes accounting for 12950000ns, 100% of 12950000ns total' <<<"$output"
+	# the 5 ms without a switch-out stack stand on a frame of their own
+	grep -q -E '^ +5000000ns +[0-9.]+% +[0-9.]+% +5000000ns +[0-9.]+% +\[no stack\]$' <<<"$output"
+	# per cause, as labels
+	run --separate-stderr go tool pprof -tags -sample_index=off-cpu -unit=ns off.pb.gz
+	[ "$status" -eq 0 ]
+	grep -q -E '^ +11000000\.0ns \( *[0-9.]+%\): sleeping$' <<<"$output"
+	grep -q -E '^ +1800000\.0ns \( *[0-9.]+%\): blocked$' <<<"$output"
+	grep -q -E '^ +150000\.0ns \( *[0-9.]+%\): preempted$' <<<"$output"
+	# no interval was unknown, and none is called I/O or a lock
+	run -1 grep -w -i -E 'unknown|I/O|io|lock|mutex' <<<"$output"
+	go tool pprof -top -sample_index=off-cpu -unit=ns -tagfocus=cause=blocked off.pb.gz 2>/dev/null |
+		grep -q 'Showing nodes accounting for 1800000ns, 13.90% of 12950000ns total'
+	# the CPU samples' types read as ms-export writes them without intervals
+	ms-export -q --pprof -o cpu.pb.gz p.msc
+	for t in samples cpu; do
+		diff -u <(go tool pprof -top -sample_index=$t cpu.pb.gz 2>/dev/null | grep -v '^written by') \
+			<(go tool pprof -top -sample_index=$t off.pb.gz 2>/dev/null | grep -v '^written by')
+	done
+}

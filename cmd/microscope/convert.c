@@ -20,8 +20,9 @@
 #include "util/error.h"
 
 static const char usage_convert[] =
-	"usage: microscope convert [--from FORMAT] [--to FORMAT] [--weight samples|time]\n"
-	"                          [--thread-root] [--chrome-form events|samples] [-q] IN OUT\n"
+	"usage: microscope convert [--from FORMAT] [--to FORMAT] [--weight samples|time|off-cpu]\n"
+	"                          [--cause CAUSE,...] [--thread-root]\n"
+	"                          [--chrome-form events|samples] [-q] IN OUT\n"
 	"\n"
 	"Converts IN to OUT. One side is a capture (.msc), or both are profiles:\n"
 	"capture to pprof (.pb.gz), folded (.folded), Chrome trace (.json) or\n"
@@ -30,7 +31,10 @@ static const char usage_convert[] =
 	"\n"
 	"  --from FORMAT        read IN as capture, pprof or folded\n"
 	"  --to FORMAT          write OUT as capture, pprof, folded, chrome or speedscope\n"
-	"  --weight WHAT        folded, speedscope: 'samples' (default) or 'time'\n"
+	"  --weight WHAT        folded, speedscope: 'samples' (default), 'time' or\n"
+	"                       'off-cpu' (nanoseconds of complete off-CPU intervals)\n"
+	"  --cause CAUSE,...    pprof, --weight off-cpu: only the off-CPU intervals of\n"
+	"                       these causes: preempted, sleeping, blocked, unknown\n"
 	"  --thread-root        folded: start each stack with its thread\n"
 	"  --chrome-form FORM   chrome: 'events' (default) or 'samples'\n"
 	"  -q, --quiet          do not say which facts the output format drops, nor\n"
@@ -98,13 +102,14 @@ static struct ms_capture *read_input(const char *path, enum ms_format f)
 
 int ms_front_convert(int argc, char **argv)
 {
-	enum { OPT_FROM = 256, OPT_TO, OPT_WEIGHT, OPT_THREAD_ROOT, OPT_CHROME_FORM };
+	enum { OPT_FROM = 256, OPT_TO, OPT_WEIGHT, OPT_THREAD_ROOT, OPT_CHROME_FORM, OPT_CAUSE };
 	static const struct option options[] = {
 		{ "from", required_argument, NULL, OPT_FROM },
 		{ "to", required_argument, NULL, OPT_TO },
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
 		{ "thread-root", no_argument, NULL, OPT_THREAD_ROOT },
 		{ "chrome-form", required_argument, NULL, OPT_CHROME_FORM },
+		{ "cause", required_argument, NULL, OPT_CAUSE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -132,7 +137,13 @@ int ms_front_convert(int argc, char **argv)
 			break;
 		case OPT_WEIGHT:
 			if (ms_weight_by_name(optarg, &o.weight))
-				return usage("--weight is 'samples' or 'time', not '%s'", optarg);
+				return usage("--weight is 'samples', 'time' or 'off-cpu', not '%s'",
+					     optarg);
+			break;
+		case OPT_CAUSE:
+			if (ms_causes_by_name(optarg, &o.causes))
+				return usage("--cause is a list of preempted, sleeping, blocked or "
+					     "unknown, not '%s'", optarg);
 			break;
 		case OPT_THREAD_ROOT:
 			o.thread_root = true;
@@ -179,13 +190,14 @@ int ms_front_convert(int argc, char **argv)
 	}
 	if (to == MS_FORMAT_CAPTURE) {
 		rc = ms_capture_write(cap, out);
+	} else if (ms_export_check(cap, to, &o, in) < 0) {
+		rc = -1;
 	} else {
 		if (!quiet) {
 			ms_export_note_loss(cap, to, &o, in);
 			ms_export_warn_size(cap, to, &o, in, MS_EXPORT_WARN_BYTES);
 		}
 		rc = ms_export_file(out, cap, to, &o);
-
 	}
 	ms_capture_free(cap);
 	return rc < 0 ? MS_EXIT_ERROR : MS_EXIT_OK;

@@ -6,6 +6,11 @@
  * (stack, end's cut), and the thread with --thread-root. Lines are sorted
  * by their bytes, so the output depends only on what the stacks say.
  *
+ * Weighed by off-CPU time (MS_WEIGHT_OFF_CPU), the lines are the complete
+ * off-CPU intervals' instead of the samples: each on its switch-out stack
+ * (an interval without one on "[no stack]", internal.h), its duration in
+ * nanoseconds as weight.
+ *
  * Stacks are merged by what a line can show: two stack nodes whose paths
  * have the same functions (different addresses in one function, say) are
  * one line. That merge is a tree of its own, (parent node, function) ->
@@ -37,6 +42,7 @@ struct fold {
 	uint32_t code_no_frames;	/* codes past the functions' ids */
 	uint32_t code_thread0;
 	uint32_t code_cut0;
+	uint32_t code_no_stack;
 	struct ms_cuts cuts;
 	char *text;			/* the lines, NUL-separated */
 	size_t text_len, text_alloc;
@@ -117,6 +123,8 @@ static int code_label_add(struct fold *f, uint32_t code)
 		return label_add(f, f->funcs.funcs[code].label);
 	if (code == f->code_no_frames)
 		return text_add(f, NO_FRAMES_LABEL, strlen(NO_FRAMES_LABEL));
+	if (code == f->code_no_stack)
+		return text_add(f, MS_NO_STACK_LABEL, strlen(MS_NO_STACK_LABEL));
 	if (code >= f->code_cut0)
 		return label_add(f, f->cuts.labels[code - f->code_cut0]);
 	return thread_label_add(f, code - f->code_thread0);
@@ -145,6 +153,7 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 	uint32_t n_lines = 0;
 	struct ms_progress progress;
 	bool by_time = o && o->weight == MS_WEIGHT_TIME, thread_root = o && o->thread_root;
+	bool off_cpu = o && o->weight == MS_WEIGHT_OFF_CPU;
 	int ret = -1;
 
 	memset(&f, 0, sizeof(f));
@@ -152,7 +161,13 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 	f.nodes = (struct ms_pairmap)MS_PAIRMAP_INIT;
 	if (!nodes)
 		return ms_error("out of memory");
-	ms_progress_start(&progress, "writing folded stacks", cap->n_samples);
+	if (off_cpu && !(cap->flags & MS_CAPTURE_OFF_CPU)) {
+		free(nodes);
+		return ms_error("cannot weigh folded stacks by off-CPU time: the capture has no "
+				"off-CPU intervals; record it with microscope record --off-cpu");
+	}
+	ms_progress_start(&progress, "writing folded stacks",
+			  off_cpu ? cap->n_intervals : cap->n_samples);
 	if (ms_funcs_build(&f.funcs, cap) < 0)
 		goto out;
 	/* a line's nodes: the thread or "[no frames]", the cut, then the functions */
@@ -162,8 +177,11 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 		ms_error("out of memory");
 		goto out;
 	}
-	/* codes: the functions, "[no frames]", the threads, the cuts; MS_NONE stays free */
-	if ((uint64_t)f.funcs.n + 1 + cap->n_threads + MS_CUTS_MAX >= MS_NONE) {
+	/*
+	 * codes: the functions, "[no frames]", the threads, the cuts, "[no
+	 * stack]"; MS_NONE stays free
+	 */
+	if ((uint64_t)f.funcs.n + 1 + cap->n_threads + MS_CUTS_MAX + 1 >= MS_NONE) {
 		ms_error("cannot write folded stacks: %" PRIu32 " functions and %" PRIu32 " threads "
 			 "are more than it numbers; export pprof instead", f.funcs.n, cap->n_threads);
 		goto out;
@@ -171,10 +189,31 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 	f.code_no_frames = f.funcs.n;
 	f.code_thread0 = f.funcs.n + 1;
 	f.code_cut0 = f.code_thread0 + cap->n_threads;
+	f.code_no_stack = f.code_cut0 + MS_CUTS_MAX;
 	f.cuts = (struct ms_cuts)MS_CUTS_INIT;
 
 	/* weight per unique (stack, thread or none, cut or none) */
-	for (i = 0; i < cap->n_samples; i++) {
+	for (i = 0; off_cpu && i < cap->n_intervals; i++) {
+		const struct ms_cap_interval *iv = &cap->intervals[i];
+		uint64_t weight = ms_interval_weight(cap, o, iv);
+		bool added;
+		uint32_t r;
+
+		ms_progress_update(&progress, i);
+		if (!weight)
+			continue;
+		r = ms_rows_get(&rows, iv->stack, thread_root ? iv->thread : MS_NONE,
+				ms_interval_cut(&f.cuts, iv), &added);
+		if (r == MS_NONE)
+			goto out;
+		if (added) {
+			if (ms_grow(&row_weight, &alloc_rows, r, sizeof(*row_weight)) < 0)
+				goto out;
+			row_weight[r] = 0;
+		}
+		row_weight[r] = ms_weight_add(row_weight[r], weight);
+	}
+	for (i = 0; !off_cpu && i < cap->n_samples; i++) {
 		const struct ms_cap_sample *s = &cap->samples[i];
 		bool added;
 		uint32_t r;
@@ -201,14 +240,15 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 		if (thread != MS_NONE && (node = node_get(&f, MS_NONE, f.code_thread0 + thread)) == MS_NONE)
 			goto out;
 		/* the cut outermost: a stack without frames is then its cut alone */
-		if (cut != MS_NONE && (node = node_get(&f, node, f.code_cut0 + cut)) == MS_NONE)
+		if (cut != MS_NONE && (node = node_get(&f, node, cut == MS_CUT_NO_STACK ?
+						       f.code_no_stack : f.code_cut0 + cut)) == MS_NONE)
 			goto out;
 		if (!n && node == MS_NONE && (node = node_get(&f, MS_NONE, f.code_no_frames)) == MS_NONE)
 			goto out;
 		for (k = 0; k < n; k++)
 			if ((node = node_get(&f, node, path[k])) == MS_NONE)
 				goto out;
-		f.weight[node] += row_weight[i];
+		f.weight[node] = ms_weight_add(f.weight[node], row_weight[i]);
 	}
 	/* the text of every line that weighs something */
 	lines = calloc(f.nodes.n ? f.nodes.n : 1, sizeof(*lines));

@@ -17,6 +17,14 @@
  * ("[truncated: stack-copy]", internal.h): a location in no mapping, ids
  * after the frames', with a function of that name, ids after all others.
  * Samples are rows of (stack, thread, cut).
+ *
+ * A capture that recorded off-CPU time (MS_CAPTURE_OFF_CPU) gets a sample
+ * type of its own, "off-cpu" in nanoseconds, last: its complete intervals
+ * (internal.h: ms_interval_weight()) are samples on their switch-out
+ * stacks, rows of (stack, thread, cut, cause) labelled "cause", valued
+ * their durations there and 0 in the CPU columns; the CPU samples are 0
+ * in it. default_sample_type keeps pprof on the CPU's. Incomplete
+ * intervals have no duration and are no samples.
  */
 #include "config.h"
 
@@ -41,7 +49,11 @@ enum {
 	F_SAMPLE_TYPE = 1, F_SAMPLE = 2, F_MAPPING = 3, F_LOCATION = 4,
 	F_FUNCTION = 5, F_STRING_TABLE = 6, F_TIME_NANOS = 9,
 	F_DURATION_NANOS = 10, F_PERIOD_TYPE = 11, F_PERIOD = 12, F_COMMENT = 13,
+	F_DEFAULT_SAMPLE_TYPE = 14,
 };
+
+/* The sample type of off-CPU time (nanoseconds), beside the samples'. */
+#define OFF_CPU_TYPE "off-cpu"
 #define WIRE_VARINT 0
 #define WIRE_LEN 2
 
@@ -73,7 +85,16 @@ struct pw {
 	uint32_t n_labels, alloc_labels;
 	struct ms_cuts cuts;		/* the cuts the samples use */
 	uint64_t cut_func0;		/* the function id of cut 0 */
+	bool no_stack;			/* an off-CPU sample stands on "[no stack]" */
+	int64_t k_pid, k_tid, k_thread;	/* label keys */
 };
+
+/*
+ * "[no stack]" (internal.h) is a location and a function after any cut's
+ * could be, whatever cuts the intervals add after the samples'.
+ */
+#define NO_STACK_LOCATION(w) ((uint64_t)(w)->cap->n_frames + 1 + MS_CUTS_MAX)
+#define NO_STACK_FUNCTION(w) ((w)->cut_func0 + MS_CUTS_MAX)
 
 /* ---- gzip ---- */
 
@@ -339,7 +360,10 @@ static uint64_t write_unnamed_functions(struct pw *w, uint64_t next)
 	return next;
 }
 
-/* One function per cut the samples use, named by it, ids from next. */
+/*
+ * One function per cut the samples use, named by it, ids from next; then
+ * "[no stack]"'s when an off-CPU sample stands on it.
+ */
 static void write_cut_functions(struct pw *w, uint64_t next)
 {
 	w->cut_func0 = next;
@@ -348,6 +372,13 @@ static void write_cut_functions(struct pw *w, uint64_t next)
 
 		fn.id = next + c;
 		fn.name = fn.system_name = str_extra(w, w->cuts.labels[c]);
+		put_message(w, F_FUNCTION, &fn.base);
+	}
+	if (w->no_stack && !w->failed) {
+		Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
+
+		fn.id = NO_STACK_FUNCTION(w);
+		fn.name = fn.system_name = str_extra(w, MS_NO_STACK_LABEL);
 		put_message(w, F_FUNCTION, &fn.base);
 	}
 }
@@ -436,7 +467,7 @@ static void write_locations(struct pw *w, const uint32_t *name_func)
 		loc.line = line_ptrs;
 		put_message(w, F_LOCATION, &loc.base);
 	}
-	/* the cuts': no mapping, no address, one line naming the cut */
+	/* the cuts' and "[no stack]": no mapping, no address, one line naming it */
 	for (i = 0; i < w->cuts.n && !w->failed; i++) {
 		Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
 
@@ -448,9 +479,141 @@ static void write_locations(struct pw *w, const uint32_t *name_func)
 		loc.line = line_ptrs;
 		put_message(w, F_LOCATION, &loc.base);
 	}
+	if (w->no_stack && !w->failed) {
+		Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
+
+		loc.id = NO_STACK_LOCATION(w);
+		perftools__profiles__line__init(&lines[0]);
+		lines[0].function_id = NO_STACK_FUNCTION(w);
+		line_ptrs[0] = &lines[0];
+		loc.n_line = 1;
+		loc.line = line_ptrs;
+		put_message(w, F_LOCATION, &loc.base);
+	}
 out:
 	free(lines);
 	free(line_ptrs);
+}
+
+/* The value columns: samples, the samples' time (when any), off-CPU time (when recorded). */
+struct columns {
+	bool time, off_cpu;
+	uint32_t n;
+};
+
+/*
+ * One sample: the stack's locations leaf first, then the cut's (or "[no
+ * stack]"'s when cut is MS_CUT_NO_STACK); labels pid, tid, thread (its
+ * name) and, for an off-CPU sample, cause (cause_key 0: none).
+ */
+static void write_sample(struct pw *w, uint32_t stack, uint32_t thread, uint32_t cut,
+			 int64_t *values, uint32_t n_values, int64_t cause_key, const char *cause,
+			 uint32_t *nodes, uint64_t *locs)
+{
+	const struct ms_capture *cap = w->cap;
+	const struct ms_cap_thread *t = &cap->threads[thread];
+	Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT;
+	Perftools__Profiles__Label lab[4], *labp[4];
+	uint32_t n, k, n_label = 0;
+
+	n = ms_stack_nodes(cap, stack, nodes);
+	/* pprof lists the leaf first */
+	for (k = 0; k < n; k++)
+		locs[k] = (uint64_t)cap->stacks[nodes[n - 1 - k]].frame + 1;
+	if (cut == MS_CUT_NO_STACK) {
+		w->no_stack = true;
+		locs[n++] = NO_STACK_LOCATION(w);
+	} else if (cut != MS_NONE) {
+		locs[n++] = (uint64_t)cap->n_frames + 1 + cut;
+	}
+	smp.n_location_id = n;
+	smp.location_id = locs;
+	smp.n_value = n_values;
+	smp.value = values;
+	for (k = 0; k < 4; k++) {
+		perftools__profiles__label__init(&lab[k]);
+		labp[k] = &lab[k];
+	}
+	lab[n_label].key = w->k_pid;
+	lab[n_label++].num = t->pid;
+	lab[n_label].key = w->k_tid;
+	lab[n_label++].num = t->tid;
+	if (t->name) {
+		lab[n_label].key = w->k_thread;
+		lab[n_label++].str = t->name;
+	}
+	if (cause_key) {
+		lab[n_label].key = cause_key;
+		lab[n_label++].str = str_extra(w, cause);
+	}
+	smp.n_label = n_label;
+	smp.label = labp;
+	put_message(w, F_SAMPLE, &smp.base);
+}
+
+/*
+ * Off-CPU samples, after the CPU ones: one per unique (stack, thread,
+ * cut, cause) of the complete intervals o chose, valued their durations'
+ * sum in the off-CPU column (0 in the others), labelled with their cause.
+ * Rows come in the order of their first interval.
+ */
+static void write_off_cpu_samples(struct pw *w, const struct ms_export_options *o,
+				  const struct columns *col, uint32_t *nodes, uint64_t *locs,
+				  struct ms_progress *progress)
+{
+	const struct ms_capture *cap = w->cap;
+	struct ms_rows rows = MS_ROWS_INIT;
+	uint64_t *ns = NULL, done = progress->total;
+	uint32_t alloc = 0, i;
+	int64_t k_cause = str_extra(w, "cause");
+
+	progress->total += cap->n_intervals;
+	for (i = 0; i < cap->n_intervals; i++) {
+		const struct ms_cap_interval *iv = &cap->intervals[i];
+		uint64_t weight = ms_interval_weight(cap, o, iv);
+		uint32_t cut, r;
+		bool added;
+
+		ms_progress_update(progress, done + i);
+		if (!weight)
+			continue;
+		cut = ms_interval_cut(&w->cuts, iv);
+		/* the cause in the key beside the cut: both are small */
+		cut = (cut == MS_NONE ? MS_CUT_NO_STACK + 1 : cut) * MS_CAUSE_COUNT +
+		      cap->evidence[iv->evidence].cause;
+		r = ms_rows_get(&rows, iv->stack, iv->thread, cut, &added);
+		if (r == MS_NONE || (added && ms_grow(&ns, &alloc, r, sizeof(*ns)) < 0))
+			goto fail;
+		if (added)
+			ns[r] = 0;
+		ns[r] = ms_weight_add(ns[r], weight);
+	}
+	progress->total += rows.rows.n;
+	done = progress->total - rows.rows.n;
+	for (i = 0; i < rows.rows.n && !w->failed; i++) {
+		uint32_t stack, thread, key, cut, cause;
+		int64_t values[3] = { 0, 0, 0 };
+
+		ms_progress_update(progress, done + i);
+		ms_rows_key(&rows, i, &stack, &thread, &key);
+		cut = key / MS_CAUSE_COUNT;
+		cause = key % MS_CAUSE_COUNT;
+		if (ns[i] > INT64_MAX) {
+			ms_error("cannot write pprof: one stack was off CPU for %" PRIu64 " ns, more "
+				 "than pprof's values hold (%" PRId64 "); export it as folded "
+				 "--weight off-cpu instead", ns[i], INT64_MAX);
+			goto fail;
+		}
+		values[col->n - 1] = (int64_t)ns[i];
+		write_sample(w, stack, thread, cut == MS_CUT_NO_STACK + 1 ? MS_NONE : cut, values,
+			     col->n, k_cause, ms_off_cpu_cause_name(cause), nodes, locs);
+	}
+	goto out;
+fail:
+	w->failed = 1;
+out:
+	ms_rows_release(&rows);
+	free(ns);
 }
 
 /*
@@ -459,9 +622,10 @@ out:
  * (capture/weight.h: what the samples stand for under a CPU budget),
  * labels pid, tid and thread (its name), locations leaf first and the
  * cut's last. Rows come in the order of their first sample, so the output
- * follows the capture's order.
+ * follows the capture's order. Then the off-CPU samples, when recorded.
  */
-static void write_samples(struct pw *w, bool with_period)
+static void write_samples(struct pw *w, const struct ms_export_options *o,
+			  const struct columns *col)
 {
 	const struct ms_capture *cap = w->cap;
 	struct ms_rows rows = MS_ROWS_INIT;
@@ -469,10 +633,11 @@ static void write_samples(struct pw *w, bool with_period)
 	uint32_t alloc = 0, max_depth = ms_stacks_max_depth(cap), i;
 	uint32_t *nodes = calloc(max_depth ? max_depth : 1, sizeof(*nodes));
 	uint64_t *locs = calloc((size_t)max_depth + 1, sizeof(*locs));
-	int64_t k_pid = str_extra(w, "pid"), k_tid = str_extra(w, "tid"),
-		k_thread = str_extra(w, "thread");
 	struct ms_progress progress;
 
+	w->k_pid = str_extra(w, "pid");
+	w->k_tid = str_extra(w, "tid");
+	w->k_thread = str_extra(w, "thread");
 	/* the samples summed, then a row each written and compressed */
 	ms_progress_start(&progress, "writing the pprof profile", cap->n_samples);
 	if (!nodes || !locs) {
@@ -503,15 +668,11 @@ static void write_samples(struct pw *w, bool with_period)
 	}
 	progress.total += rows.rows.n;
 	for (i = 0; i < rows.rows.n && !w->failed; i++) {
-		uint32_t stack, thread, cut, n, k;
-		const struct ms_cap_thread *t;
-		Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT;
-		Perftools__Profiles__Label lab[3], *labp[3];
-		int64_t values[2];
+		uint32_t stack, thread, cut;
+		int64_t values[3] = { 0, 0, 0 };
 
 		ms_progress_update(&progress, (uint64_t)cap->n_samples + i);
 		ms_rows_key(&rows, i, &stack, &thread, &cut);
-		t = &cap->threads[thread];
 		/*
 		 * pprof's values are int64: the rows of an import weighted by
 		 * period can count past them, and a negative count is nonsense.
@@ -523,39 +684,20 @@ static void write_samples(struct pw *w, bool with_period)
 			goto fail;
 		}
 		/* scaled by a low duty, a time can pass them too */
-		if (with_period && period[i] > INT64_MAX) {
+		if (col->time && period[i] > INT64_MAX) {
 			ms_error("cannot write pprof: one stack stands for %" PRIu64 " (its periods "
 				 "scaled by the sampling duty), more than pprof's values hold (%"
 				 PRId64 "); export it as folded or speedscope instead", period[i],
 				 INT64_MAX);
 			goto fail;
 		}
-		n = ms_stack_nodes(cap, stack, nodes);
-		/* pprof lists the leaf first */
-		for (k = 0; k < n; k++)
-			locs[k] = (uint64_t)cap->stacks[nodes[n - 1 - k]].frame + 1;
-		if (cut != MS_NONE)
-			locs[n++] = (uint64_t)cap->n_frames + 1 + cut;
-		smp.n_location_id = n;
-		smp.location_id = locs;
 		values[0] = (int64_t)count[i];
-		values[1] = (int64_t)period[i];
-		smp.n_value = with_period ? 2 : 1;
-		smp.value = values;
-		for (k = 0; k < 3; k++) {
-			perftools__profiles__label__init(&lab[k]);
-			labp[k] = &lab[k];
-		}
-		lab[0].key = k_pid;
-		lab[0].num = t->pid;
-		lab[1].key = k_tid;
-		lab[1].num = t->tid;
-		lab[2].key = k_thread;
-		lab[2].str = t->name;
-		smp.n_label = t->name ? 3 : 2;
-		smp.label = labp;
-		put_message(w, F_SAMPLE, &smp.base);
+		values[1] = col->time ? (int64_t)period[i] : 0;
+		/* the off-CPU column, when there is one, stays 0 */
+		write_sample(w, stack, thread, cut, values, col->n, 0, NULL, nodes, locs);
 	}
+	if (col->off_cpu && !w->failed)
+		write_off_cpu_samples(w, o, col, nodes, locs, &progress);
 	goto out;
 fail:
 	w->failed = 1;
@@ -584,7 +726,7 @@ int ms_pprof_export(FILE *out, const struct ms_capture *cap, const struct ms_exp
 	bool time_event = ms_capture_time_event(cap);
 	const char *type = time_event ? "cpu" : event, *unit = time_event ? "nanoseconds" : "events";
 	uint64_t period = 0, freq, total = 0, start, end, wall;
-	bool with_period;
+	struct columns col;
 	uint32_t *name_func = NULL, i;
 	char comment[512], command[4096];
 	int64_t comments[2];
@@ -605,11 +747,15 @@ int ms_pprof_export(FILE *out, const struct ms_capture *cap, const struct ms_exp
 
 	for (i = 0; i < cap->n_samples; i++)
 		total = ms_weight_add(total, ms_capture_sample_weight(cap, &cap->samples[i]));
-	with_period = total > 0;
+	col.time = total > 0;
+	col.off_cpu = cap->flags & MS_CAPTURE_OFF_CPU;
+	col.n = 1 + col.time + col.off_cpu;
 	write_value_type(w, F_SAMPLE_TYPE, "samples", "count");
-	if (with_period)
+	if (col.time)
 		write_value_type(w, F_SAMPLE_TYPE, type, unit);
-	write_samples(w, with_period);
+	if (col.off_cpu)
+		write_value_type(w, F_SAMPLE_TYPE, OFF_CPU_TYPE, "nanoseconds");
+	write_samples(w, o, &col);
 	write_mappings(w);
 	name_func = write_functions(w);
 	if (name_func)
@@ -623,6 +769,14 @@ int ms_pprof_export(FILE *out, const struct ms_capture *cap, const struct ms_exp
 		period = total / ms_capture_sample_count(cap);
 	write_value_type(w, F_PERIOD_TYPE, type, unit);
 	put_int(w, F_PERIOD, (int64_t)period);
+	/*
+	 * pprof shows the last sample type unless told: with off-CPU time
+	 * last, tell it the CPU's (samples' time, else their count), unless
+	 * there are no samples at all (a recording of sleepers).
+	 */
+	if (col.off_cpu)
+		put_int(w, F_DEFAULT_SAMPLE_TYPE,
+			str_extra(w, !cap->n_samples ? OFF_CPU_TYPE : col.time ? type : "samples"));
 	if (ms_capture_info_number(cap, "start-wall-time", &wall))
 		put_int(w, F_TIME_NANOS, (int64_t)wall);
 	if (ms_capture_info_number(cap, "start-time", &start) &&

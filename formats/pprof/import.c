@@ -637,7 +637,8 @@ static void choose_columns(struct pi *pi)
 		    (pi->count_col < 0 || (!strcmp(type, "samples") &&
 					   strcmp(str(pi, p->sample_type[pi->count_col]->type), "samples"))))
 			pi->count_col = (int)i;
-		if (!strcmp(unit, "nanoseconds") && pi->time_col < 0)
+		/* microscope's off-CPU time is no time of the samples' */
+		if (!strcmp(unit, "nanoseconds") && pi->time_col < 0 && strcmp(type, "off-cpu"))
 			pi->time_col = (int)i;
 	}
 	pi->period_ns = p->period_type && !strcmp(str(pi, p->period_type->unit), "nanoseconds");

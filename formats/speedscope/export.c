@@ -13,6 +13,12 @@
  * the file is smaller. Each thread's samples are found by a pass over the
  * capture's (time-sorted) samples from the thread's first to its last, so
  * nothing is held per sample.
+ *
+ * Weighed by off-CPU time (MS_WEIGHT_OFF_CPU), the profiles are of the
+ * complete off-CPU intervals instead (sorted by time as the samples are),
+ * each on its switch-out stack, its duration in nanoseconds as weight; an
+ * interval without a switch-out stack stands on the shared frame "[no
+ * stack]" (internal.h), after the cuts'.
  */
 #include "config.h"
 
@@ -32,7 +38,7 @@
 #define SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
 static void write_frames(struct ms_json *j, const struct ms_capture *cap,
-			 const struct ms_funcs *funcs, const struct ms_cuts *cuts)
+			 const struct ms_funcs *funcs, const struct ms_cuts *cuts, bool no_stack)
 {
 	ms_json_array_begin(j);
 	for (uint32_t i = 0; i < funcs->n; i++) {
@@ -61,41 +67,79 @@ static void write_frames(struct ms_json *j, const struct ms_capture *cap,
 		ms_json_string(j, cuts->labels[c]);
 		ms_json_object_end(j);
 	}
+	if (no_stack) {
+		ms_json_object_begin(j);
+		ms_json_key(j, "name");
+		ms_json_string(j, MS_NO_STACK_LABEL);
+		ms_json_object_end(j);
+	}
 	ms_json_array_end(j);
 }
 
 struct run_walk {
 	const struct ms_capture *cap;
+	const struct ms_export_options *o;
 	struct ms_cuts *cuts;
 	uint32_t thread, next, last;
-	bool by_time;
 	struct ms_progress *progress;
 	uint64_t *seen;		/* samples walked over, for progress */
 };
+
+/* What is walked: the samples, or the off-CPU intervals. */
+static uint32_t n_items(const struct ms_capture *cap, const struct ms_export_options *o)
+{
+	return o && o->weight == MS_WEIGHT_OFF_CPU ? cap->n_intervals : cap->n_samples;
+}
+
+/*
+ * Item i's thread, stack, cut (MS_CUT_NO_STACK: "[no stack]") and weight
+ * as o weighs it; false when it weighs nothing (an incomplete interval, or
+ * one of a cause not chosen).
+ */
+static bool item(const struct ms_capture *cap, const struct ms_export_options *o,
+		 struct ms_cuts *cuts, uint32_t i, uint32_t *thread, uint32_t *stack,
+		 uint32_t *cut, uint64_t *weight)
+{
+	if (o && o->weight == MS_WEIGHT_OFF_CPU) {
+		const struct ms_cap_interval *iv = &cap->intervals[i];
+
+		*weight = ms_interval_weight(cap, o, iv);
+		*thread = iv->thread;
+		*stack = iv->stack;
+		*cut = *weight ? ms_interval_cut(cuts, iv) : MS_NONE;
+		return *weight > 0;
+	}
+	*thread = cap->samples[i].thread;
+	*stack = cap->samples[i].stack;
+	*cut = ms_cuts_id(cuts, cap->samples[i].end);
+	*weight = o && o->weight == MS_WEIGHT_TIME ?
+		  ms_capture_sample_weight(cap, &cap->samples[i]) : cap->samples[i].count;
+	return true;
+}
 
 /* The next run of thread's samples with one stack and cut: those and its weight. */
 static bool next_run(struct run_walk *w, uint32_t *stack, uint32_t *cut, uint64_t *weight)
 {
 	const struct ms_capture *cap = w->cap;
+	uint32_t n = n_items(cap, w->o);
 	bool have = false;
 
 	*weight = 0;
 	/* a sample that ends the run is walked again by the next call: not counted twice */
-	for (; w->next <= w->last && w->next < cap->n_samples; w->next++, ++*w->seen) {
-		const struct ms_cap_sample *s = &cap->samples[w->next];
-		uint32_t sc;
+	for (; w->next <= w->last && w->next < n; w->next++, ++*w->seen) {
+		uint32_t thread, st, sc;
+		uint64_t wt;
 
 		ms_progress_update(w->progress, *w->seen);
-		if (s->thread != w->thread)
+		if (!item(cap, w->o, w->cuts, w->next, &thread, &st, &sc, &wt) ||
+		    thread != w->thread)
 			continue;
-		sc = ms_cuts_id(w->cuts, s->end);
-		if (have && (s->stack != *stack || sc != *cut))
+		if (have && (st != *stack || sc != *cut))
 			break;
 		have = true;
-		*stack = s->stack;
+		*stack = st;
 		*cut = sc;
-		*weight = w->by_time ? ms_weight_add(*weight, ms_capture_sample_weight(cap, s)) :
-				       *weight + s->count;
+		*weight = ms_weight_add(*weight, wt);
 	}
 	return have;
 }
@@ -106,10 +150,11 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	struct ms_cuts cuts = MS_CUTS_INIT;
 	struct ms_json j;
 	bool by_time = o && o->weight == MS_WEIGHT_TIME;
+	bool off_cpu = o && o->weight == MS_WEIGHT_OFF_CPU, no_stack = false;
 	const char *command = ms_capture_info_text(cap, "command");
 	uint32_t *first = calloc(cap->n_threads ? cap->n_threads : 1, sizeof(*first));
 	uint32_t *last = calloc(cap->n_threads ? cap->n_threads : 1, sizeof(*last));
-	uint32_t max_depth = ms_stacks_max_depth(cap), i, k, n;
+	uint32_t max_depth = ms_stacks_max_depth(cap), n_walked = n_items(cap, o), i, k, n;
 	uint32_t *nodes = calloc(max_depth ? max_depth : 1, sizeof(*nodes)), *path = NULL;
 	struct ms_progress progress;
 	uint64_t walk = 0, seen = 0;
@@ -121,6 +166,11 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 		free(nodes);
 		return ms_error("out of memory");
 	}
+	if (off_cpu && !(cap->flags & MS_CAPTURE_OFF_CPU)) {
+		ms_error("cannot weigh a speedscope profile by off-CPU time: the capture has no "
+			 "off-CPU intervals; record it with microscope record --off-cpu");
+		goto out_free;
+	}
 	if (ms_funcs_build(&funcs, cap) < 0)
 		goto out_free;
 	path = calloc(ms_funcs_max_path(cap, &funcs), sizeof(*path));
@@ -131,13 +181,16 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	for (i = 0; i < cap->n_threads; i++)
 		first[i] = MS_NONE;
 	/* also every cut, for the shared frames */
-	for (i = 0; i < cap->n_samples; i++) {
-		uint32_t t = cap->samples[i].thread;
+	for (i = 0; i < n_walked; i++) {
+		uint32_t t, stack, cut;
+		uint64_t weight;
 
+		if (!item(cap, o, &cuts, i, &t, &stack, &cut, &weight))
+			continue;
 		if (first[t] == MS_NONE)
 			first[t] = i;
 		last[t] = i;
-		ms_cuts_id(&cuts, cap->samples[i].end);
+		no_stack |= cut == MS_CUT_NO_STACK;
 	}
 	/* each thread's samples are walked three times: total, stacks, weights */
 	for (i = 0; i < cap->n_threads; i++)
@@ -151,13 +204,13 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	ms_json_key(&j, "shared");
 	ms_json_object_begin(&j);
 	ms_json_key(&j, "frames");
-	write_frames(&j, cap, &funcs, &cuts);
+	write_frames(&j, cap, &funcs, &cuts, no_stack);
 	ms_json_object_end(&j);
 	ms_json_key(&j, "profiles");
 	ms_json_array_begin(&j);
 	for (i = 0; i < cap->n_threads; i++) {
 		const struct ms_cap_thread *t = &cap->threads[i];
-		struct run_walk w = { cap, &cuts, i, first[i], last[i], by_time, &progress, &seen };
+		struct run_walk w = { cap, o, &cuts, i, first[i], last[i], &progress, &seen };
 		uint64_t total = 0, weight;
 		uint32_t stack, cut;
 		char name[512];
@@ -166,15 +219,16 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 			continue;
 		while (next_run(&w, &stack, &cut, &weight))
 			total += weight;
-		snprintf(name, sizeof(name), "%s (%" PRIu32 "/%" PRIu32 ")",
-			 t->name ? cap->strings[t->name] : "thread", t->pid, t->tid);
+		snprintf(name, sizeof(name), "%s (%" PRIu32 "/%" PRIu32 ")%s",
+			 t->name ? cap->strings[t->name] : "thread", t->pid, t->tid,
+			 off_cpu ? " off-CPU" : "");
 		ms_json_object_begin(&j);
 		ms_json_key(&j, "type");
 		ms_json_string(&j, "sampled");
 		ms_json_key(&j, "name");
 		ms_json_string(&j, name);
 		ms_json_key(&j, "unit");
-		ms_json_string(&j, by_time ? "nanoseconds" : "none");
+		ms_json_string(&j, by_time || off_cpu ? "nanoseconds" : "none");
 		ms_json_key(&j, "startValue");
 		ms_json_uint(&j, 0);
 		ms_json_key(&j, "endValue");
@@ -185,7 +239,9 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 		while (next_run(&w, &stack, &cut, &weight)) {
 			n = ms_stack_funcs(cap, &funcs, stack, nodes, path);
 			ms_json_array_begin(&j);
-			if (cut != MS_NONE)
+			if (cut == MS_CUT_NO_STACK)
+				ms_json_uint(&j, (uint64_t)funcs.n + cuts.n);
+			else if (cut != MS_NONE)
 				ms_json_uint(&j, (uint64_t)funcs.n + cut);
 			for (k = 0; k < n; k++)
 				ms_json_uint(&j, path[k]);

@@ -12,6 +12,13 @@
  * at the thread's entry); with --cut K, every K-th sample with frames
  * ends where its stack copy did instead (reason stack-copy). --lines
  * gives every frame source lines, with an inlined callee on some.
+ *
+ * --off-cpu FILE also writes FILE, the pprof of that capture with off-CPU
+ * intervals added in memory (the .msc has none), of known durations, per
+ * thread i (0-based), on the stack of the thread's first sample with
+ * frames: 10 sleeping of (i + 1) * 100 us, 2 blocked of 300 us, 1
+ * preempted of 50 us, one incomplete of each missing end (no duration);
+ * and thread 0 sleeping 5 ms with no switch-out stack ("[no stack]").
  */
 #include "config.h"
 
@@ -22,6 +29,7 @@
 
 #include "capture/builder.h"
 #include "capture/capture.h"
+#include "formats/formats.h"
 #include "stream/records.h"
 #include "util/error.h"
 
@@ -48,6 +56,69 @@ static void check(int rc)
 		exit(1);
 }
 
+static int cmp_intervals(const void *a, const void *b)
+{
+	const struct ms_cap_interval *x = a, *y = b;
+	uint64_t tx = x->start ? x->start : x->end, ty = y->start ? y->start : y->end;
+
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* The pprof of cap with the off-CPU intervals of --off-cpu, to path. */
+static int write_off_cpu(struct ms_capture *cap, const char *path)
+{
+	static struct ms_cap_evidence ev[] = {
+		{ MS_CAUSE_SLEEPING, MS_EVIDENCE_STATE, 1, 0 },
+		{ MS_CAUSE_BLOCKED, MS_EVIDENCE_STATE, 2, 0 },
+		{ MS_CAUSE_PREEMPTED, MS_EVIDENCE_STATE | MS_EVIDENCE_SWITCH, 0x100, 1 },
+		{ MS_CAUSE_UNKNOWN, 0, 0, 0 },
+	};
+	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
+	uint32_t per = 15, n = 0, i, k;
+	struct ms_cap_interval *iv = calloc((size_t)cap->n_threads * per + 1, sizeof(*iv));
+	uint64_t t0 = 1000000000ull;
+	int rc;
+
+	if (!iv)
+		return -1;
+	for (i = 0; i < cap->n_threads; i++) {
+		uint32_t stack = MS_NONE;
+		uint64_t at = t0 + 250000;
+
+		for (k = 0; k < cap->n_samples && stack == MS_NONE; k++)
+			if (cap->samples[k].thread == i)
+				stack = cap->samples[k].stack;
+#define IV(s, e, ev_, miss) iv[n++] = (struct ms_cap_interval){ (s), (e), i, 0, stack, \
+		MS_END_OUTERMOST, (miss), (ev_) }
+		for (k = 0; k < 10; k++, at += 1000000)
+			IV(at, at + (i + 1) * 100000ull, 0, MS_INTERVAL_COMPLETE);
+		for (k = 0; k < 2; k++, at += 1000000)
+			IV(at, at + 300000, 1, MS_INTERVAL_COMPLETE);
+		IV(at, at + 50000, 2, MS_INTERVAL_COMPLETE);
+		IV(0, t0 - 1, 3, MS_INTERVAL_BEGAN_INSIDE);
+		IV(at + 1000000, 0, 0, MS_INTERVAL_ENDED_INSIDE);
+#undef IV
+	}
+	iv[n++] = (struct ms_cap_interval){ t0 + 100, t0 + 100 + 5000000, 0, 0, MS_NONE,
+					    MS_END_UNKNOWN, MS_INTERVAL_COMPLETE, 0 };
+	qsort(iv, n, sizeof(*iv), cmp_intervals);
+	cap->flags |= MS_CAPTURE_OFF_CPU;
+	cap->intervals = iv;
+	cap->n_intervals = n;
+	cap->evidence = ev;
+	cap->n_evidence = sizeof(ev) / sizeof(ev[0]);
+	o.producer = "formats-mkcapture";
+	rc = ms_export_file(path, cap, MS_FORMAT_PPROF, &o);
+	/* the arrays are this program's, not the capture's storage */
+	cap->intervals = NULL;
+	cap->n_intervals = cap->n_evidence = 0;
+	cap->evidence = NULL;
+	free(iv);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -55,11 +126,13 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "lines", no_argument, NULL, 'l' },
 		{ "cut", required_argument, NULL, 'c' },
+		{ "off-cpu", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t n_samples = 1000;
 	uint32_t n_threads = 4, cut = 0, i, k;
 	bool lines = false;
+	const char *off_cpu = NULL;
 	struct ms_capture_builder *b;
 	struct ms_capture *cap;
 	struct ms_stack *st;
@@ -75,12 +148,13 @@ int main(int argc, char **argv)
 		case 't': n_threads = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'l': lines = true; break;
 		case 'c': cut = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'o': off_cpu = optarg; break;
 		default: return 2;
 		}
 	}
 	if (optind + 1 != argc || !n_threads) {
 		fprintf(stderr, "usage: formats-mkcapture [--samples N] [--threads T] [--lines] "
-			"[--cut K] OUT.msc\n");
+			"[--cut K] [--off-cpu PPROF] OUT.msc\n");
 		return 2;
 	}
 	b = ms_capture_builder_new();
@@ -181,6 +255,8 @@ int main(int argc, char **argv)
 	}
 	cap = ms_capture_builder_seal(b);
 	if (!cap || ms_capture_write(cap, argv[optind]) < 0)
+		return 1;
+	if (off_cpu && write_off_cpu(cap, off_cpu) < 0)
 		return 1;
 	ms_capture_free(cap);
 	free(st);
