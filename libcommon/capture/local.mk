@@ -30,6 +30,11 @@ check_PROGRAMS += tests/unit/mkstream
 tests_unit_mkstream_SOURCES = tests/unit/mkstream.c
 tests_unit_mkstream_LDADD = $(MS_LIBS)
 
+# Prints a capture's (or a dumped stream's) off-CPU intervals, for the bats tests.
+check_PROGRAMS += tests/unit/capintervals
+tests_unit_capintervals_SOURCES = tests/unit/capintervals.c
+tests_unit_capintervals_LDADD = $(MS_LIBS)
+
 # Prints a capture's loss rows and totals as JSON, for the bats tests.
 check_PROGRAMS += tests/unit/caplosses
 tests_unit_caplosses_SOURCES = tests/unit/caplosses.c
