@@ -337,6 +337,52 @@ loss_rows() {
 	cmp f.msc g.msc
 }
 
+@test "off-CPU records become intervals and evidence: format 1.5 without a required flag, shown by --dump" {
+	CAPINTERVALS="$MS_BUILDDIR/tests/unit/capintervals"
+	"$MKSTREAM" --off-cpu >s.msr
+	"$MKSTREAM" --off-cpu --reverse >r.msr
+	ms-capture -o a.msc s.msr
+	ms-capture -o b.msc r.msr
+	cmp a.msc b.msc
+	[ "$(header_minor a.msc)" = 5 ]
+	# flag 1, off-cpu: one a reader before 1.5 may ignore (it skips the sections)
+	[ "$(header_flags a.msc)" = 2 ]
+	# 14 sections, the last two ids 15 (intervals) and 16 (evidence)
+	[ "$(od -An -tu4 -j20 -N4 a.msc | tr -d ' ')" = 14 ]
+	[ "$(od -An -tu4 -j$((40 + 12 * 40)) -N4 a.msc | tr -d ' ')" = 15 ]
+	[ "$(od -An -tu4 -j$((40 + 13 * 40)) -N4 a.msc | tr -d ' ')" = 16 ]
+	# tid start end missing cause sources state preempt: a complete sleep,
+	# a thread off CPU since before the recording, a preemption known from
+	# the switch record alone, a block whose end the loss at 6 s gave up,
+	# a sleep the recording ended inside
+	run "$CAPINTERVALS" a.msc
+	[ "$status" -eq 0 ]
+	[ "$output" = "flag 1
+1001 5200000000 5500000000 complete sleeping 3 1 0
+1004 0 5300000000 began-inside unknown 0 0 0
+1002 5600000000 5610000000 complete preempted 2 0 1
+1000 5900000000 0 lost-end blocked 3 2 0
+1001 6050000000 0 ended-inside sleeping 3 1 0" ]
+	# --dump writes them as interval records, and they capture to the same bytes
+	ms-capture --dump a.msc >d.msr
+	[ "$("$CAPINTERVALS" --stream <d.msr)" = "$(printf '%s\n' "$output" | tail -n +2)" ]
+	ms-capture -o c.msc d.msr
+	cmp a.msc c.msc
+	ms-capture --dump c.msc | ms-capture -o e.msc
+	cmp a.msc e.msc
+	# the samples are those of the stream without off-CPU records
+	"$MKSTREAM" >p.msr
+	ms-capture -o p.msc p.msr
+	[ "$(ms-analyze top --json a.msc)" = "$(ms-analyze top --json p.msc)" ]
+	# nothing lost: the block is still open at the end
+	"$MKSTREAM" --off-cpu --no-lost | ms-capture -o n.msc
+	[ "$("$CAPINTERVALS" n.msc | grep '^1000 ')" = "1000 5900000000 0 ended-inside blocked 3 2 0" ]
+	# without off-CPU records, the 1.4 file it always was: no flag, no sections
+	[ "$(header_minor p.msc)" = 4 ]
+	[ "$(header_flags p.msc)" = 0 ]
+	[ "$("$CAPINTERVALS" p.msc)" = "flag 0" ]
+}
+
 @test "the duty rows survive microscope symbolize and convert, and so does the time they give" {
 	require_built ms-analyze
 	require_built microscope

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "capture/builder.h"
+#include "capture/intervals.h"
 #include "util/hashindex.h"
 #include "util/radix.h"
 #include "capture/internal.h"
@@ -49,6 +50,11 @@ enum own_code {
 	OWN_DUTY_SAME_TIME,
 	OWN_LOST_OVERFLOW,
 	OWN_LOSS_ROWS_FULL,
+	/* the off-CPU pairing's (capture/intervals.h), in its order */
+	OWN_SWITCH_IN_UNPAIRED,
+	OWN_ENDS_BEFORE_START,
+	OWN_INTERVAL_TIME_ZERO,
+	OWN_BAD_INTERVAL,
 	OWN_COUNT,
 };
 static const char *const own_codes[OWN_COUNT] = {
@@ -63,6 +69,10 @@ static const char *const own_codes[OWN_COUNT] = {
 	[OWN_DUTY_SAME_TIME] = "duty-same-time",
 	[OWN_LOST_OVERFLOW] = "lost-count-overflow",
 	[OWN_LOSS_ROWS_FULL] = "loss-rows-full",
+	[OWN_SWITCH_IN_UNPAIRED] = "switch-in-unpaired",
+	[OWN_ENDS_BEFORE_START] = "interval-ends-before-start",
+	[OWN_INTERVAL_TIME_ZERO] = "interval-time-zero",
+	[OWN_BAD_INTERVAL] = "bad-interval",
 };
 
 /*
@@ -163,6 +173,18 @@ struct ms_capture_builder {
 	bool loss_is_cut;
 	struct ms_cap_loss loss_cut, loss_first_cut;
 	uint64_t losses_cut;
+
+	/*
+	 * Off-CPU intervals (threads, stack nodes and evidence rows the
+	 * builder's until seal) and the pairing that ends them; evidence
+	 * rows are unique, found through evidence_ix.
+	 */
+	struct ms_pairing *pairing;
+	struct ms_cap_interval *intervals;
+	uint32_t n_intervals, alloc_intervals;
+	struct ms_cap_evidence *evidence;
+	uint32_t n_evidence, alloc_evidence;
+	struct ms_index evidence_ix;
 
 	struct {
 		uint64_t count;
@@ -338,16 +360,23 @@ static const char *str_at(const struct ms_capture_builder *b, uint32_t id)
 
 /* ---- builder ---- */
 
+static int pairing_interval(void *ctx, const struct ms_pairing_interval *iv);
+static void pairing_problem(void *ctx, enum ms_pairing_problem code, uint32_t pid, uint32_t tid,
+			    uint64_t time);
+
 struct ms_capture_builder *ms_capture_builder_new(void)
 {
 	struct ms_capture_builder *b = calloc(1, sizeof(*b));
+	struct ms_pairing_sink sink = { .interval = pairing_interval, .problem = pairing_problem };
 
 	if (!b) {
 		ms_error("cannot build the capture: out of memory");
 		return NULL;
 	}
 	b->target_exit_code = -1;
-	if (intern(b, "", 0) != 0) {
+	sink.ctx = b;
+	/* Forks count before any switch: the pairing follows every stream. */
+	if (intern(b, "", 0) != 0 || !(b->pairing = ms_pairing_new(&sink))) {
 		ms_capture_builder_free(b);
 		return NULL;
 	}
@@ -384,6 +413,10 @@ void ms_capture_builder_free(struct ms_capture_builder *b)
 	ms_index_release(&b->problem_ix);
 	free(b->duty);
 	free(b->losses);
+	ms_pairing_free(b->pairing);
+	free(b->intervals);
+	free(b->evidence);
+	ms_index_release(&b->evidence_ix);
 	free(b->scratch);
 	free(b->function_used);
 	free(b);
@@ -461,6 +494,10 @@ int ms_capture_builder_info(struct ms_capture_builder *b, const struct ms_info *
 	if (i->key.len == strlen(MS_CAPTURE_INFO_SAMPLE_COUNT) &&
 	    !memcmp(i->key.ptr, MS_CAPTURE_INFO_SAMPLE_COUNT, i->key.len))
 		return next_sample_count(b, i);
+	/* What recorded the switches: the capture holds off-CPU intervals. */
+	if (i->key.len == strlen(MS_CAPTURE_INFO_OFF_CPU) &&
+	    !memcmp(i->key.ptr, MS_CAPTURE_INFO_OFF_CPU, i->key.len))
+		b->flags |= MS_CAPTURE_OFF_CPU;
 	k = intern_str(b, i->key);
 	if (k == MS_NONE)
 		return -1;
@@ -623,6 +660,11 @@ int ms_capture_builder_task(struct ms_capture_builder *b, uint32_t kind, const s
 	child = thread_get(b, t->pid, t->tid);
 	if (child == MS_NONE)
 		return -1;
+	if ((kind == MS_REC_FORK ? ms_pairing_fork(b->pairing, t->pid, t->tid) :
+	     ms_pairing_exit(b->pairing, t->pid, t->tid)) < 0) {
+		b->failed = true;
+		return -1;
+	}
 	/* A new task runs under its parent's name until it gets its own. */
 	if (kind == MS_REC_FORK && !b->threads[child].name) {
 		parent = thread_find(b, t->ppid, t->ptid);
@@ -1120,6 +1162,189 @@ int ms_capture_builder_stack_ref(struct ms_capture_builder *b, const struct ms_s
 			  b->defs[r->id].reason, take_count(b));
 }
 
+/* ---- off-CPU intervals ---- */
+
+static bool evidence_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+	const struct ms_cap_evidence *k = key, *x = &b->evidence[e];
+
+	return x->cause == k->cause && x->sources == k->sources && x->state == k->state &&
+	       x->preempt == k->preempt;
+}
+
+/* The evidence row of ev, added when new; MS_NONE on failure. */
+static uint32_t evidence_get(struct ms_capture_builder *b, const struct ms_cap_evidence *ev)
+{
+	uint32_t h = ms_hash_mix(ms_hash_mix(ms_hash_u64(ev->state),
+					     (uint64_t)ev->cause << 32 | ev->sources), ev->preempt);
+	uint32_t e = ms_index_find(&b->evidence_ix, h, evidence_eq, b, ev);
+
+	if (e != MS_INDEX_EMPTY)
+		return e;
+	if (GROW(b, b->evidence, b->n_evidence, b->alloc_evidence) < 0)
+		return MS_NONE;
+	e = b->n_evidence;
+	memset(&b->evidence[e], 0, sizeof(b->evidence[e]));
+	b->evidence[e].cause = ev->cause;
+	b->evidence[e].sources = ev->sources;
+	b->evidence[e].state = ev->state;
+	b->evidence[e].preempt = ev->preempt;
+	if (ms_index_add(&b->evidence_ix, h, e) < 0) {
+		fail(b, "out of memory");
+		return MS_NONE;
+	}
+	b->n_evidence++;
+	return e;
+}
+
+/* An interval row (stack: the builder's node); the thread is made known. */
+static int add_interval(struct ms_capture_builder *b, const struct ms_pairing_interval *iv)
+{
+	uint32_t thread = thread_get(b, iv->pid, iv->tid), evidence;
+	struct ms_cap_interval *r;
+
+	if (thread == MS_NONE || (evidence = evidence_get(b, &iv->evidence)) == MS_NONE ||
+	    GROW(b, b->intervals, b->n_intervals, b->alloc_intervals) < 0)
+		return -1;
+	r = &b->intervals[b->n_intervals++];
+	r->start = iv->start;
+	r->end = iv->end;
+	r->thread = thread;
+	r->cpu = iv->cpu;
+	r->stack = iv->stack;
+	r->stack_end = iv->stack_end;
+	r->missing = iv->missing;
+	r->evidence = evidence;
+	return 0;
+}
+
+static int pairing_interval(void *ctx, const struct ms_pairing_interval *iv)
+{
+	return add_interval(ctx, iv);
+}
+
+static void pairing_problem(void *ctx, enum ms_pairing_problem code, uint32_t pid, uint32_t tid,
+			    uint64_t time)
+{
+	struct ms_capture_builder *b = ctx;
+
+	switch (code) {
+	case MS_PAIRING_SWITCH_IN_UNPAIRED:
+		own(b, OWN_SWITCH_IN_UNPAIRED, "thread %" PRIu32 "/%" PRIu32 " came back to a CPU "
+		    "at %" PRIu64 " without leaving one, and no records were lost before: no "
+		    "interval", pid, tid, time);
+		break;
+	case MS_PAIRING_ENDS_BEFORE_START:
+		own(b, OWN_ENDS_BEFORE_START, "an off-CPU interval of thread %" PRIu32 "/%" PRIu32
+		    " ended at %" PRIu64 ", before it began: left out", pid, tid, time);
+		break;
+	default:
+		own(b, OWN_INTERVAL_TIME_ZERO, "an off-CPU interval of thread %" PRIu32 "/%" PRIu32
+		    " has a time of 0 where it needs one: left out", pid, tid);
+		break;
+	}
+}
+
+/* The pairing failed: its message (or the builder's, from the sink) is out. */
+static int pairing_failed(struct ms_capture_builder *b)
+{
+	b->failed = true;
+	return -1;
+}
+
+int ms_capture_builder_switch(struct ms_capture_builder *b, const struct ms_switch *s)
+{
+	if (b->failed)
+		return -1;
+	b->flags |= MS_CAPTURE_OFF_CPU;
+	if (thread_get(b, s->pid, s->tid) == MS_NONE)
+		return -1;
+	return ms_pairing_switch(b->pairing, s) < 0 ? pairing_failed(b) : 0;
+}
+
+int ms_capture_builder_off_cpu(struct ms_capture_builder *b, const struct ms_off_cpu *o)
+{
+	if (b->failed)
+		return -1;
+	if (o->id >= b->n_defs) {
+		char what[120];
+
+		snprintf(what, sizeof(what), "an off-cpu record refers to stack %u, which no "
+			 "stack-def before it defines", o->id);
+		return fail(b, what);
+	}
+	b->flags |= MS_CAPTURE_OFF_CPU;
+	if (thread_get(b, o->pid, o->tid) == MS_NONE)
+		return -1;
+	return ms_pairing_off_cpu(b->pairing, o, b->defs[o->id].node, b->defs[o->id].reason) < 0 ?
+	       pairing_failed(b) : 0;
+}
+
+/* Why interval record i cannot be a row (capture.h's invariants), or NULL. */
+static const char *interval_wrong(const struct ms_interval *i)
+{
+	bool no_start = i->missing == MS_INTERVAL_BEGAN_INSIDE || i->missing == MS_INTERVAL_LOST_START;
+
+	if (i->missing >= MS_INTERVAL_MISSING_COUNT)
+		return "its missing end is none the format knows";
+	if (i->missing == MS_INTERVAL_COMPLETE && (!i->start || i->end < i->start))
+		return "it is complete but does not start (after time 0) before it ends";
+	if (no_start && (i->start || !i->end))
+		return "its start is missing but its start is not 0 or its end is";
+	if (!no_start && i->missing != MS_INTERVAL_COMPLETE && (!i->start || i->end))
+		return "its end is missing but its end is not 0 or its start is";
+	if (no_start && (i->cpu != MS_NONE || i->stack != MS_NONE))
+		return "its start is missing but it names the CPU or stack it left with";
+	if (i->cause >= MS_CAUSE_COUNT)
+		return "its cause is none the format knows";
+	if (i->sources & ~(uint32_t)(MS_EVIDENCE_STATE | MS_EVIDENCE_SWITCH))
+		return "its evidence names sources the format does not know";
+	if (i->preempt > 1)
+		return "its preempt flag is not 0 or 1";
+	if ((i->state && !(i->sources & MS_EVIDENCE_STATE)) ||
+	    (i->preempt && !(i->sources & MS_EVIDENCE_SWITCH)))
+		return "it holds a state or preempt flag its sources do not give";
+	return NULL;
+}
+
+int ms_capture_builder_interval(struct ms_capture_builder *b, const struct ms_interval *i)
+{
+	struct ms_pairing_interval iv;
+	const char *wrong;
+
+	if (b->failed)
+		return -1;
+	b->flags |= MS_CAPTURE_OFF_CPU;
+	if (i->stack != MS_NONE && i->stack >= b->n_defs) {
+		char what[120];
+
+		snprintf(what, sizeof(what), "an interval record refers to stack %u, which no "
+			 "stack-def before it defines", i->stack);
+		return fail(b, what);
+	}
+	if ((wrong = interval_wrong(i))) {
+		own(b, OWN_BAD_INTERVAL, "an interval record of thread %" PRIu32 "/%" PRIu32
+		    " (start %" PRIu64 ", end %" PRIu64 ") was left out: %s", i->pid, i->tid,
+		    i->start, i->end, wrong);
+		return 0;
+	}
+	memset(&iv, 0, sizeof(iv));
+	iv.pid = i->pid;
+	iv.tid = i->tid;
+	iv.start = i->start;
+	iv.end = i->end;
+	iv.cpu = i->cpu;
+	iv.stack = i->stack == MS_NONE ? MS_NONE : b->defs[i->stack].node;
+	iv.stack_end = i->stack == MS_NONE ? MS_END_UNKNOWN : b->defs[i->stack].reason;
+	iv.missing = i->missing;
+	iv.evidence.cause = i->cause;
+	iv.evidence.sources = i->sources;
+	iv.evidence.state = i->state;
+	iv.evidence.preempt = i->preempt;
+	return add_interval(b, &iv);
+}
+
 /* ---- totals and problems ---- */
 
 /* Whether loss row a's (time, source) comes before c's. */
@@ -1179,6 +1404,11 @@ int ms_capture_builder_lost(struct ms_capture_builder *b, const struct ms_lost *
 
 	if (b->failed)
 		return -1;
+	/* Whatever the source: some thread's switches may be among them. */
+	if (l->count && ms_pairing_lost(b->pairing, l->time) < 0) {
+		b->failed = true;
+		return -1;
+	}
 	switch (l->source) {
 	case MS_LOST_KERNEL:
 		total = &b->lost_kernel;
@@ -1743,6 +1973,9 @@ static int seal_stacks(struct ms_capture_builder *b, struct ms_capture *cap)
 	for (i = 0; i < b->n_samples; i++)
 		if (b->samples[i].stack != MS_NONE)
 			b->samples[i].stack = new_id[b->samples[i].stack];
+	for (i = 0; i < b->n_intervals; i++)
+		if (b->intervals[i].stack != MS_NONE)
+			b->intervals[i].stack = new_id[b->intervals[i].stack];
 	free(b->stacks);
 	b->stacks = NULL;
 	b->n_stacks = b->alloc_stacks = 0;
@@ -1786,6 +2019,8 @@ static int seal_threads_samples(struct ms_capture_builder *b, struct ms_capture 
 	}
 	for (i = 0; i < b->n_samples; i++)
 		b->samples[i].thread = new_id[b->samples[i].thread];
+	for (i = 0; i < b->n_intervals; i++)
+		b->intervals[i].thread = new_id[b->intervals[i].thread];
 	if (b->n_samples > 1 && !samples_in_order(b->samples, b->n_samples))
 		qsort(b->samples, b->n_samples, sizeof(*b->samples), cmp_samples);
 	for (i = 0; i < b->n_samples; i++) {
@@ -1900,6 +2135,110 @@ static int seal_losses(struct ms_capture_builder *b, struct ms_capture *cap)
 	if (cap->minor < MS_CAPTURE_MINOR_LOSSES)
 		cap->minor = MS_CAPTURE_MINOR_LOSSES;
 	return 0;
+}
+
+static int cmp_evidence(const void *x, const void *y, void *ctx)
+{
+	const struct ms_cap_evidence *ev = ctx;
+	const struct ms_cap_evidence *a = &ev[*(const uint32_t *)x], *c = &ev[*(const uint32_t *)y];
+
+	CMP_FIELD(a, c, cause);
+	CMP_FIELD(a, c, sources);
+	CMP_FIELD(a, c, state);
+	CMP_FIELD(a, c, preempt);
+	return 0;
+}
+
+/* The time an interval sorts by: its start, or its end when the start is missing. */
+static uint64_t interval_key(const struct ms_cap_interval *r)
+{
+	return r->start ? r->start : r->end;
+}
+
+static int cmp_intervals(const void *x, const void *y)
+{
+	const struct ms_cap_interval *a = x, *c = y;
+	uint64_t ka = interval_key(a), kc = interval_key(c);
+
+	if (ka != kc)
+		return ka < kc ? -1 : 1;
+	CMP_FIELD(a, c, thread);
+	CMP_FIELD(a, c, end);
+	CMP_FIELD(a, c, stack);
+	/* Beyond the documented order, so equal keys still sort one way. */
+	CMP_FIELD(a, c, start);
+	CMP_FIELD(a, c, missing);
+	CMP_FIELD(a, c, cpu);
+	CMP_FIELD(a, c, stack_end);
+	CMP_FIELD(a, c, evidence);
+	return 0;
+}
+
+/*
+ * Evidence rows sorted by (cause, sources, state, preempt), intervals by
+ * (start or else end, thread, end, stack, then every other field), once
+ * threads and stacks have their final numbers. With MS_CAPTURE_OFF_CPU
+ * the capture is 1.5, whose sections an older reader skips.
+ */
+static int seal_intervals(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	uint32_t n = b->n_evidence, *order, *new_id, i;
+	struct ms_cap_evidence *evidence;
+
+	if (!(b->flags & MS_CAPTURE_OFF_CPU))
+		return 0;
+	if (cap->minor < MS_CAPTURE_MINOR_OFF_CPU)
+		cap->minor = MS_CAPTURE_MINOR_OFF_CPU;
+	order = alloc_ids(b, n);
+	new_id = alloc_ids(b, n);
+	evidence = malloc((size_t)(n ? n : 1) * sizeof(*evidence));
+	if (!order || !new_id || !evidence) {
+		free(order);
+		free(new_id);
+		free(evidence);
+		return fail(b, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(*order), cmp_evidence, b->evidence);
+	for (i = 0; i < n; i++) {
+		new_id[order[i]] = i;
+		evidence[i] = b->evidence[order[i]];
+	}
+	for (i = 0; i < b->n_intervals; i++)
+		b->intervals[i].evidence = new_id[b->intervals[i].evidence];
+	free(order);
+	free(new_id);
+	if (b->n_intervals > 1)
+		qsort(b->intervals, b->n_intervals, sizeof(*b->intervals), cmp_intervals);
+	cap->evidence = ms_capture_keep(cap, evidence);
+	cap->n_evidence = n;
+	cap->intervals = b->intervals ? ms_capture_keep(cap, b->intervals) : NULL;
+	cap->n_intervals = b->n_intervals;
+	b->intervals = NULL;
+	b->n_intervals = b->alloc_intervals = 0;
+	return 0;
+}
+
+/*
+ * A capture with off-CPU facts but no info "off-cpu" (a stream that did
+ * not say what recorded the switches) gets "unknown" there, so that its
+ * dump, which carries the flag through that key, captures again to the
+ * same file.
+ */
+static int seal_off_cpu_info(struct ms_capture_builder *b)
+{
+	uint32_t k, text;
+
+	if (!(b->flags & MS_CAPTURE_OFF_CPU))
+		return 0;
+	k = intern_c(b, MS_CAPTURE_INFO_OFF_CPU);
+	if (k == MS_NONE)
+		return -1;
+	if (ms_index_find(&b->info_ix, ms_hash_u64(k), info_eq, b, &k) != MS_INDEX_EMPTY)
+		return 0;
+	text = intern_c(b, "unknown");
+	return text == MS_NONE ? -1 : info_set(b, MS_CAPTURE_INFO_OFF_CPU, text, 0);
 }
 
 #define MARK(id) (used[(id)] = true)
@@ -2158,6 +2497,7 @@ static void release_indexes(struct ms_capture_builder *b)
 	ms_index_release(&b->stack_ix);
 	ms_index_release(&b->thread_ix);
 	ms_index_release(&b->problem_ix);
+	ms_index_release(&b->evidence_ix);
 	free(b->defs);
 	b->defs = NULL;
 	b->n_defs = b->alloc_defs = 0;
@@ -2170,8 +2510,13 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 	if (b->failed)
 		goto fail;
 	cap = ms_capture_new();
-	/* Duty and losses first: each may be a problem of its own. */
-	if (!cap || seal_duty(b, cap) < 0 || seal_losses(b, cap) < 0 ||
+	/*
+	 * The intervals still open end first, then duty and losses: each may
+	 * be a problem of its own.
+	 */
+	if (!cap || ms_pairing_end(b->pairing) < 0)
+		goto fail;
+	if (seal_off_cpu_info(b) < 0 || seal_duty(b, cap) < 0 || seal_losses(b, cap) < 0 ||
 	    seal_own_problems(b) < 0)
 		goto fail;
 	if (b->n_paths && b->n_stacks && intern_paths(b) < 0)
@@ -2184,7 +2529,8 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 	cap->target_exit_code = b->target_exit_code;
 	if (seal_frames(b, cap) < 0 ||
 	    (b->n_paths ? seal_paths(b, cap) : seal_stacks(b, cap)) < 0 ||
-	    seal_threads_samples(b, cap) < 0 || seal_strings(b, cap) < 0 ||
+	    seal_threads_samples(b, cap) < 0 || seal_intervals(b, cap) < 0 ||
+	    seal_strings(b, cap) < 0 ||
 	    seal_functions(b, cap) < 0 || seal_modules(b, cap) < 0)
 		goto fail;
 	/* Sorted by key string: the string ids are in string order now. */

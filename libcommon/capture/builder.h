@@ -85,6 +85,8 @@ void ms_capture_builder_free(struct ms_capture_builder *b);
 
 /* The info key that gives the next stack record's count (see above). */
 #define MS_CAPTURE_INFO_SAMPLE_COUNT "sample-count"
+/* The info key that says what recorded the switches (see below). */
+#define MS_CAPTURE_INFO_OFF_CPU "off-cpu"
 
 /* Info "producers": the header's producer chain, "NAME VERSION | ...". */
 int ms_capture_builder_producers(struct ms_capture_builder *b, const struct ms_header *h);
@@ -132,14 +134,23 @@ int ms_capture_builder_lost(struct ms_capture_builder *b, const struct ms_lost *
 int ms_capture_builder_throttle(struct ms_capture_builder *b, const struct ms_throttle *t);
 /*
  * Off-CPU facts (minor 5; capture/capture.h: ms_cap_interval). A switch
- * record and a switch-out stack (its id names a STACK_DEF given before)
- * are paired per thread into intervals, with the fork, exit and lost
- * records and the recording's start and end, as the rules of
- * man/microscope-capture.5 say: an end the stream does not prove is
- * missing, never made up. interval: one interval whole (ms-capture
- * --dump writes them), kept as given. The info "off-cpu" (what recorded
- * the switches) marks the capture MS_CAPTURE_OFF_CPU, as does any of
- * these facts.
+ * record and a switch-out stack (its id names a STACK_DEF given before,
+ * or the builder fails with a message) are paired per thread into
+ * intervals, with the fork, exit and lost records (task, lost) and the
+ * end of the stream (seal), by the rules of capture/intervals.h, which
+ * man/microscope-capture.5 says for readers: an end the stream does not
+ * prove is missing, never made up. What the pairing finds wrong becomes
+ * a problem of stage ms-capture: "switch-in-unpaired",
+ * "interval-ends-before-start", "interval-time-zero". Either record makes
+ * its thread known, samples or not.
+ * interval: one interval whole (ms-capture --dump writes them), kept as
+ * given (its stack a STACK_DEF id, or MS_NONE), unless it breaks what
+ * capture.h says of a row: then a problem "bad-interval" and no row.
+ * The info "off-cpu" (what recorded the switches) marks the capture
+ * MS_CAPTURE_OFF_CPU, as does any of these facts; a capture so marked
+ * without that info gets it, as "unknown", at seal. Evidence rows are
+ * deduplicated; intervals and evidence are sorted at seal as capture.h
+ * says.
  */
 int ms_capture_builder_switch(struct ms_capture_builder *b, const struct ms_switch *s);
 int ms_capture_builder_off_cpu(struct ms_capture_builder *b, const struct ms_off_cpu *o);

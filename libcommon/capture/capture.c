@@ -18,7 +18,7 @@ struct ms_capture *ms_capture_new(void)
 		return NULL;
 	}
 	cap->major = MS_CAPTURE_MAJOR;
-	/* the builder raises it when it seals a capture with counts, duty or loss rows */
+	/* the builder raises it when it seals a capture with counts, duty, loss rows or intervals */
 	cap->minor = MS_CAPTURE_MINOR_UNWEIGHTED;
 	cap->target_exit_code = -1;
 	cap->storage = st;
@@ -112,6 +112,8 @@ const char *ms_capf_section_name(uint32_t id)
 		[MS_CAPF_COUNTS] = "counts",
 		[MS_CAPF_DUTY] = "duty",
 		[MS_CAPF_LOSSES] = "losses",
+		[MS_CAPF_INTERVALS] = "intervals",
+		[MS_CAPF_EVIDENCE] = "evidence",
 	};
 
 	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;
@@ -143,4 +145,17 @@ void ms_capture_span(const struct ms_capture *cap, uint64_t *start, uint64_t *en
 	}
 	*start = cap->start_time;
 	*end = cap->end_time;
+}
+
+const char *ms_interval_missing_name(uint32_t missing)
+{
+	static const char *const names[] = {
+		[MS_INTERVAL_COMPLETE] = "complete",
+		[MS_INTERVAL_BEGAN_INSIDE] = "began-inside",
+		[MS_INTERVAL_ENDED_INSIDE] = "ended-inside",
+		[MS_INTERVAL_LOST_START] = "lost-start",
+		[MS_INTERVAL_LOST_END] = "lost-end",
+	};
+
+	return missing < sizeof(names) / sizeof(names[0]) ? names[missing] : "unknown";
 }

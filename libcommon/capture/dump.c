@@ -28,6 +28,7 @@ union any_record {
 	struct ms_module module;
 	struct ms_stack stack;
 	struct ms_frame frame;
+	struct ms_interval interval;
 };
 
 static struct ms_str str(const struct ms_capture *cap, uint32_t id)
@@ -188,10 +189,118 @@ static int dump_untimed_losses(const struct ms_capture *cap, struct ms_writer *w
 	return 0;
 }
 
+/* The frames of stack node node into s (innermost first, as streams list them). */
+static int stack_frames(const struct ms_capture *cap, uint32_t node, struct ms_stack *s,
+			const char *what, uint32_t row)
+{
+	uint32_t n = 0;
+
+	for (; node != MS_NONE; node = cap->stacks[node].parent) {
+		const struct ms_cap_frame *f = &cap->frames[cap->stacks[node].frame];
+
+		if (n == MS_FRAMES_MAX)
+			return ms_error("%s %u has more than %d frames: a stream record cannot hold it",
+					what, row, MS_FRAMES_MAX);
+		s->frames[n].module = f->module;
+		s->frames[n].flags = f->flags;
+		s->frames[n].address = f->address;
+		n++;
+	}
+	s->n_frames = n;
+	return 0;
+}
+
+/* Whether interval x has a switch-out stack to dump (one with no frames has its end reason). */
+static bool has_stack(const struct ms_cap_interval *x)
+{
+	return x->stack != MS_NONE || x->stack_end != MS_END_UNKNOWN;
+}
+
+/* By (stack, stack_end), then row: the order STACK_DEFs of intervals are numbered in. */
+static int cmp_by_stack(const void *x, const void *y, void *ctx)
+{
+	const struct ms_cap_interval *iv = ctx;
+	uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+
+	if (iv[a].stack != iv[c].stack)
+		return iv[a].stack < iv[c].stack ? -1 : 1;
+	if (iv[a].stack_end != iv[c].stack_end)
+		return iv[a].stack_end < iv[c].stack_end ? -1 : 1;
+	return a < c ? -1 : a > c;
+}
+
+/*
+ * The intervals: a STACK_DEF for each distinct (stack, end reason) they
+ * left with, numbered from 0 in that order, then an INTERVAL per row in
+ * the rows' order, its stack that STACK_DEF's id (MS_NONE when it has
+ * none) and its evidence inline.
+ */
+static int dump_intervals(const struct ms_capture *cap, struct ms_writer *w, union any_record *u)
+{
+	uint32_t n = cap->n_intervals, *order, *def_of, n_order = 0, n_defs = 0, i;
+	int ret = -1;
+
+	order = malloc((size_t)(n ? n : 1) * sizeof(*order));
+	def_of = malloc((size_t)(n ? n : 1) * sizeof(*def_of));
+	if (!order || !def_of) {
+		ms_error("out of memory dumping the capture's %u intervals", n);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		def_of[i] = MS_NONE;
+		if (has_stack(&cap->intervals[i]))
+			order[n_order++] = i;
+	}
+	qsort_r(order, n_order, sizeof(*order), cmp_by_stack, cap->intervals);
+	for (i = 0; i < n_order; i++) {
+		const struct ms_cap_interval *x = &cap->intervals[order[i]];
+
+		if (i && cap->intervals[order[i - 1]].stack == x->stack &&
+		    cap->intervals[order[i - 1]].stack_end == x->stack_end) {
+			def_of[order[i]] = def_of[order[i - 1]];
+			continue;
+		}
+		memset(&u->stack, 0, sizeof(u->stack));
+		u->stack.pid = cap->threads[x->thread].pid;
+		u->stack.tid = cap->threads[x->thread].tid;
+		u->stack.time = x->start;
+		u->stack.cpu = x->cpu;
+		u->stack.reason = x->stack_end;
+		if (stack_frames(cap, x->stack, &u->stack, "interval", order[i]) < 0 ||
+		    ms_stack_def_pack(w, n_defs, &u->stack) < 0)
+			goto out;
+		def_of[order[i]] = n_defs++;
+	}
+	for (i = 0; i < n; i++) {
+		const struct ms_cap_interval *x = &cap->intervals[i];
+		const struct ms_cap_evidence *e = &cap->evidence[x->evidence];
+
+		memset(&u->interval, 0, sizeof(u->interval));
+		u->interval.pid = cap->threads[x->thread].pid;
+		u->interval.tid = cap->threads[x->thread].tid;
+		u->interval.start = x->start;
+		u->interval.end = x->end;
+		u->interval.cpu = x->cpu;
+		u->interval.missing = x->missing;
+		u->interval.stack = def_of[i];
+		u->interval.cause = e->cause;
+		u->interval.sources = e->sources;
+		u->interval.state = e->state;
+		u->interval.preempt = e->preempt;
+		if (ms_interval_pack(w, &u->interval) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(order);
+	free(def_of);
+	return ret;
+}
+
 static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union any_record *u,
 		       unsigned flags)
 {
-	uint32_t i, n, duty = 0, loss = 0;
+	uint32_t i, duty = 0, loss = 0;
 	uint64_t k;
 
 	for (i = 0; i < cap->n_info; i++) {
@@ -208,6 +317,21 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 		u->info.is_text = r->value_text != 0;
 		u->info.text = str(cap, r->value_text);
 		u->info.number = r->value_number;
+		if (ms_info_pack(w, &u->info) < 0)
+			return -1;
+	}
+	/*
+	 * The key that carries the off-cpu flag through a stream: a builder
+	 * gives a capture with the flag and without the key the key, as
+	 * "unknown", so one loaded without it dumps as the builder made it.
+	 */
+	if ((cap->flags & MS_CAPTURE_OFF_CPU) && !ms_capture_info_text(cap, MS_CAPTURE_INFO_OFF_CPU) &&
+	    !ms_capture_info_number(cap, MS_CAPTURE_INFO_OFF_CPU, &k)) {
+		u->info.key = (struct ms_str){ MS_CAPTURE_INFO_OFF_CPU,
+					       sizeof(MS_CAPTURE_INFO_OFF_CPU) - 1 };
+		u->info.is_text = true;
+		u->info.text = (struct ms_str){ "unknown", 7 };
+		u->info.number = 0;
 		if (ms_info_pack(w, &u->info) < 0)
 			return -1;
 	}
@@ -267,7 +391,6 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 	}
 	for (i = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *s = &cap->samples[i];
-		uint32_t node;
 
 		/*
 		 * The duty and lost records of its time first (they share the
@@ -282,26 +405,16 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 		u->stack.cpu = s->cpu;
 		u->stack.period = s->period;
 		u->stack.reason = s->end;
-		n = 0;
-		/* From the innermost node to the root: innermost first, as streams list them. */
-		for (node = s->stack; node != MS_NONE; node = cap->stacks[node].parent) {
-			const struct ms_cap_frame *f = &cap->frames[cap->stacks[node].frame];
-
-			if (n == MS_FRAMES_MAX)
-				return ms_error("sample %u has more than %d frames: a stream record cannot hold it",
-						i, MS_FRAMES_MAX);
-			u->stack.frames[n].module = f->module;
-			u->stack.frames[n].flags = f->flags;
-			u->stack.frames[n].address = f->address;
-			n++;
-		}
-		u->stack.n_frames = n;
-		if (dump_count(w, s->count) < 0 || ms_stack_pack(w, &u->stack) < 0)
+		if (stack_frames(cap, s->stack, &u->stack, "sample", i) < 0 ||
+		    dump_count(w, s->count) < 0 || ms_stack_pack(w, &u->stack) < 0)
 			return -1;
 	}
 	if (dump_duty(cap, w, &u->duty, &duty, UINT64_MAX) < 0 ||
 	    dump_losses(cap, w, &u->lost, &loss, UINT64_MAX) < 0 ||
 	    dump_untimed_losses(cap, w, &u->lost) < 0)
+		return -1;
+	/* After the losses: an interval record is whole, no pairing reads it. */
+	if (dump_intervals(cap, w, u) < 0)
 		return -1;
 	/* The capture keeps only the count of throttle events (bounded above). */
 	memset(&u->throttle, 0, sizeof(u->throttle));

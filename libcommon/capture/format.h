@@ -1,5 +1,5 @@
 /*
- * The on-disk layout of a capture, version 1.4 (man/microscope-capture.5 is
+ * The on-disk layout of a capture, version 1.5 (man/microscope-capture.5 is
  * the normative text; keep the two in step). All integers little-endian.
  *
  *   header     40 bytes at offset 0
@@ -30,7 +30,8 @@
  */
 #define MS_CAPF_FLAGS_REQUIRED 0xffff0000u
 #define MS_CAPF_FLAGS_KNOWN \
-	((uint32_t)(MS_CAPTURE_INCOMPLETE | MS_CAPTURE_WEIGHTED | MS_CAPTURE_DUTY))
+	((uint32_t)(MS_CAPTURE_INCOMPLETE | MS_CAPTURE_OFF_CPU | MS_CAPTURE_WEIGHTED | \
+		    MS_CAPTURE_DUTY))
 
 /* Directory entry fields (offsets within the entry). */
 #define MS_CAPF_DIR_ID 0	/* u32, enum ms_capf_section */
@@ -42,7 +43,7 @@
 #define MS_CAPF_DIR_RESERVED 36	/* u32, zero */
 #define MS_CAPF_DIR_SIZE_BYTES 40
 
-/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 to 1.4 11 to 14). */
+/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 to 1.5 11 to 16). */
 #define MS_CAPF_SECTIONS_MAX 1024
 
 enum ms_capf_codec {
@@ -98,13 +99,27 @@ enum ms_capf_section {
 	 * the totals, which the rows add up to at most (capture.h).
 	 */
 	MS_CAPF_LOSSES = 14,
-	MS_CAPF_SECTION_LAST = MS_CAPF_LOSSES,
+	/*
+	 * Minor 5, both exactly when the header sets MS_CAPTURE_OFF_CPU (not a
+	 * required flag: a reader before 1.5 skips them and the samples stay
+	 * whole), possibly with no rows.
+	 * intervals: time off CPU (capture.h: ms_cap_interval), sorted by
+	 * (start, or end when the start is missing; thread, end, stack), ties
+	 * by start, missing, cpu, stack_end, evidence: start u64, end u64,
+	 * thread, cpu, stack, stack_end, missing, evidence u32.
+	 * evidence: why a thread left (ms_cap_evidence), unique and sorted by
+	 * (cause, sources, state, preempt): cause u32, sources u32, state u64,
+	 * preempt u32, zero u32.
+	 */
+	MS_CAPF_INTERVALS = 15,
+	MS_CAPF_EVIDENCE = 16,
+	MS_CAPF_SECTION_LAST = MS_CAPF_EVIDENCE,
 };
 /* The last section a file of minor 0 has, and the last every file of minor 1 or later has. */
 #define MS_CAPF_SECTION_LAST_1_0 MS_CAPF_TOTALS
 #define MS_CAPF_SECTION_LAST_1_1 MS_CAPF_LINES
 
-/* Row sizes of 1.4; modules and frames were shorter in 1.0. */
+/* Row sizes of 1.5; modules and frames were shorter in 1.0. */
 #define MS_CAPF_TABLE_HEADER 8
 #define MS_CAPF_ROW_INFO 16
 #define MS_CAPF_ROW_MODULES 72
@@ -121,6 +136,8 @@ enum ms_capf_section {
 #define MS_CAPF_ROW_COUNTS 8
 #define MS_CAPF_ROW_DUTY 32
 #define MS_CAPF_ROW_LOSSES 24
+#define MS_CAPF_ROW_INTERVALS 40
+#define MS_CAPF_ROW_EVIDENCE 24
 /* A reader refuses rows larger than this (a sanity bound, not a format limit). */
 #define MS_CAPF_ROW_MAX 4096
 

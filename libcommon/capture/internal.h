@@ -8,7 +8,7 @@
 #include "capture/capture.h"
 
 /* Blocks a capture owns (its tables and string storage), freed together. */
-#define MS_CAPTURE_BLOCKS 16
+#define MS_CAPTURE_BLOCKS 24
 struct ms_capture_storage {
 	void *blocks[MS_CAPTURE_BLOCKS];
 	unsigned n;

@@ -3,6 +3,7 @@ libcommon_a_SOURCES += \
 	libcommon/capture/capture.c libcommon/capture/capture.h \
 	libcommon/capture/funcs.c libcommon/capture/funcs.h \
 	libcommon/capture/builder.c libcommon/capture/builder.h \
+	libcommon/capture/intervals.c libcommon/capture/intervals.h \
 	libcommon/capture/convert.h libcommon/capture/stage.c libcommon/capture/dump.c \
 	libcommon/capture/format.h libcommon/capture/internal.h \
 	libcommon/capture/reader.c libcommon/capture/writer.c \
@@ -29,6 +30,11 @@ check_PROGRAMS += tests/unit/mkstream
 tests_unit_mkstream_SOURCES = tests/unit/mkstream.c
 tests_unit_mkstream_LDADD = $(MS_LIBS)
 
+# Prints a capture's (or a dumped stream's) off-CPU intervals, for the bats tests.
+check_PROGRAMS += tests/unit/capintervals
+tests_unit_capintervals_SOURCES = tests/unit/capintervals.c
+tests_unit_capintervals_LDADD = $(MS_LIBS)
+
 # Prints a capture's loss rows and totals as JSON, for the bats tests.
 check_PROGRAMS += tests/unit/caplosses
 tests_unit_caplosses_SOURCES = tests/unit/caplosses.c
@@ -43,3 +49,8 @@ tests_unit_capture_corpus_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_FUZZ_REPLAY \
 	-DMS_FUZZ_CORPUS='"$(abs_top_srcdir)/tests/fuzz/corpus"'
 tests_unit_capture_corpus_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_capture_corpus_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# The off-CPU pairing (intervals.h) on hand-made sequences.
+UNIT_TESTS += tests/unit/intervals-test
+tests_unit_intervals_test_SOURCES = tests/unit/intervals-test.c
+tests_unit_intervals_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

@@ -270,6 +270,23 @@ static int load_sections(struct load *l, uint32_t n_sections)
 	if (l->raw[MS_CAPF_LOSSES] && l->cap->minor < MS_CAPTURE_MINOR_LOSSES)
 		return bad(l, "losses", "the section in a file of format 1.%u: it came with 1.%u",
 			   l->cap->minor, MS_CAPTURE_MINOR_LOSSES);
+	/*
+	 * Intervals and evidence need no required flag (an older reader skips
+	 * them and keeps the samples), but come with 1.5 and exactly with the
+	 * off-cpu flag, which tells "nothing was off CPU" from "not recorded".
+	 */
+	if ((l->cap->flags & MS_CAPTURE_OFF_CPU) && l->cap->minor < MS_CAPTURE_MINOR_OFF_CPU)
+		return bad(l, "header", "the off-cpu flag (0x%08x) in a file of format 1.%u: "
+			   "it came with 1.%u", (unsigned)MS_CAPTURE_OFF_CPU, l->cap->minor,
+			   MS_CAPTURE_MINOR_OFF_CPU);
+	for (id = MS_CAPF_INTERVALS; id <= MS_CAPF_EVIDENCE; id++) {
+		if ((l->cap->flags & MS_CAPTURE_OFF_CPU) && !l->raw[id])
+			return bad(l, section_label(id), "the section is missing (the header sets "
+				   "the off-cpu flag)");
+		if (!(l->cap->flags & MS_CAPTURE_OFF_CPU) && l->raw[id])
+			return bad(l, section_label(id), "the header does not set the off-cpu flag "
+				   "(0x%08x) that the section needs", (unsigned)MS_CAPTURE_OFF_CPU);
+	}
 	return 0;
 }
 
@@ -782,6 +799,133 @@ static int decode_losses(struct load *l)
 	return 0;
 }
 
+/*
+ * Why threads left their CPUs (minor 5, only with the off-cpu flag): each
+ * row a known cause, known sources, preempt 0 or 1, and state and preempt
+ * 0 unless a source gives them, unique and sorted, so that one set of
+ * facts has one row.
+ */
+static int decode_evidence(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p;
+
+	if (!l->raw[MS_CAPF_EVIDENCE])
+		return 0;
+	p = rows(l, MS_CAPF_EVIDENCE, MS_CAPF_ROW_EVIDENCE, &n, &size);
+	if (!p || !(cap->evidence = table(l, n, sizeof(*cap->evidence))))
+		return -1;
+	cap->n_evidence = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_evidence *e = &cap->evidence[i], *prev = e - 1;
+
+		e->cause = ms_get_u32(p);
+		e->sources = ms_get_u32(p + 4);
+		e->state = ms_get_u64(p + 8);
+		e->preempt = ms_get_u32(p + 16);
+		if (e->cause >= MS_CAUSE_COUNT)
+			return bad(l, "evidence", "row %u: cause %u (0 to %d)", i, e->cause,
+				   MS_CAUSE_COUNT - 1);
+		if (e->sources & ~(uint32_t)(MS_EVIDENCE_STATE | MS_EVIDENCE_SWITCH))
+			return bad(l, "evidence", "row %u: sources 0x%x (1 state, 2 switch)", i,
+				   e->sources);
+		if (e->preempt > 1)
+			return bad(l, "evidence", "row %u: preempt %u (0 or 1)", i, e->preempt);
+		if (e->state && !(e->sources & MS_EVIDENCE_STATE))
+			return bad(l, "evidence", "row %u: a state without the state source", i);
+		if (e->preempt && !(e->sources & MS_EVIDENCE_SWITCH))
+			return bad(l, "evidence", "row %u: preempt without the switch source", i);
+		if (i && (prev->cause > e->cause ||
+			  (prev->cause == e->cause &&
+			   (prev->sources > e->sources ||
+			    (prev->sources == e->sources &&
+			     (prev->state > e->state ||
+			      (prev->state == e->state && prev->preempt >= e->preempt)))))))
+			return bad(l, "evidence", "row %u is not after row %u (rows are unique and "
+				   "sorted by cause, sources, state, preempt)", i, i - 1);
+	}
+	return 0;
+}
+
+/* The time an interval sorts by: its start, or its end when the start is missing. */
+static uint64_t interval_key(const struct ms_cap_interval *r)
+{
+	return r->start ? r->start : r->end;
+}
+
+/*
+ * Time off CPU (minor 5, only with the off-cpu flag): each row's thread,
+ * stack and evidence in their tables, the times its missing value says
+ * (capture.h), no CPU or stack without a start, and rows in order. Needs
+ * threads, stacks and evidence decoded.
+ */
+static int decode_intervals(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p;
+
+	if (!l->raw[MS_CAPF_INTERVALS])
+		return 0;
+	p = rows(l, MS_CAPF_INTERVALS, MS_CAPF_ROW_INTERVALS, &n, &size);
+	if (!p || !(cap->intervals = table(l, n, sizeof(*cap->intervals))))
+		return -1;
+	cap->n_intervals = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_interval *x = &cap->intervals[i], *prev = x - 1;
+		bool no_start, no_end;
+		uint64_t k, pk;
+
+		x->start = ms_get_u64(p);
+		x->end = ms_get_u64(p + 8);
+		x->thread = ms_get_u32(p + 16);
+		x->cpu = ms_get_u32(p + 20);
+		x->stack = ms_get_u32(p + 24);
+		x->stack_end = ms_get_u32(p + 28);
+		x->missing = ms_get_u32(p + 32);
+		x->evidence = ms_get_u32(p + 36);
+		if (x->thread >= cap->n_threads)
+			return bad(l, "intervals", "row %u: thread %u of %u", i, x->thread,
+				   cap->n_threads);
+		if (x->stack != MS_NONE && x->stack >= cap->n_stacks)
+			return bad(l, "intervals", "row %u: stack %u of %u", i, x->stack,
+				   cap->n_stacks);
+		if (x->evidence >= cap->n_evidence)
+			return bad(l, "intervals", "row %u: evidence %u of %u", i, x->evidence,
+				   cap->n_evidence);
+		if (x->missing >= MS_INTERVAL_MISSING_COUNT)
+			return bad(l, "intervals", "row %u: missing %u (0 to %d)", i, x->missing,
+				   MS_INTERVAL_MISSING_COUNT - 1);
+		no_start = x->missing == MS_INTERVAL_BEGAN_INSIDE ||
+			   x->missing == MS_INTERVAL_LOST_START;
+		no_end = x->missing == MS_INTERVAL_ENDED_INSIDE || x->missing == MS_INTERVAL_LOST_END;
+		if (!no_start && !no_end && (!x->start || x->end < x->start))
+			return bad(l, "intervals", "row %u: complete from %" PRIu64 " to %" PRIu64
+				   " (0 < start <= end)", i, x->start, x->end);
+		if ((no_start && (x->start || !x->end)) || (no_end && (!x->start || x->end)))
+			return bad(l, "intervals", "row %u: %s from %" PRIu64 " to %" PRIu64
+				   " (exactly the missing time is 0)", i,
+				   ms_interval_missing_name(x->missing), x->start, x->end);
+		if (no_start && (x->cpu != MS_NONE || x->stack != MS_NONE))
+			return bad(l, "intervals", "row %u: %s with a CPU or stack (none without a "
+				   "start)", i, ms_interval_missing_name(x->missing));
+		if (!i)
+			continue;
+		k = interval_key(x);
+		pk = interval_key(prev);
+		if (pk > k ||
+		    (pk == k &&
+		     (prev->thread > x->thread ||
+		      (prev->thread == x->thread &&
+		       (prev->end > x->end ||
+			(prev->end == x->end && prev->stack > x->stack))))))
+			return bad(l, "intervals", "row %u is out of order (by start or else end, "
+				   "thread, end, stack)", i);
+	}
+	return 0;
+}
+
 static int decode_problems(struct load *l)
 {
 	struct ms_capture *cap = l->cap;
@@ -870,7 +1014,9 @@ static struct ms_capture *load(struct load *l)
 		    decode(l, MS_CAPF_PROBLEMS, decode_problems) == 0 &&
 		    decode(l, MS_CAPF_TOTALS, decode_totals) == 0 &&
 		    decode(l, MS_CAPF_DUTY, decode_duty) == 0 &&
-		    decode(l, MS_CAPF_LOSSES, decode_losses) == 0)
+		    decode(l, MS_CAPF_LOSSES, decode_losses) == 0 &&
+		    decode(l, MS_CAPF_EVIDENCE, decode_evidence) == 0 &&
+		    decode(l, MS_CAPF_INTERVALS, decode_intervals) == 0)
 			ret = 0;
 	}
 	free(l->owned);

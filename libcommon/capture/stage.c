@@ -42,6 +42,9 @@ struct ingest {
 		struct ms_stack stack;
 		struct ms_stack_ref ref;
 		struct ms_frame frame;
+		struct ms_switch sw;
+		struct ms_off_cpu off_cpu;
+		struct ms_interval interval;
 	} u;
 };
 
@@ -171,7 +174,36 @@ static int on_frame(void *ctx, struct ms_stage_io *io, const struct ms_record *r
 	       ms_capture_builder_frame(g->b, &g->u.frame);
 }
 
-/* Sample, mmap, attr, raw, round and kinds from later versions: counted. */
+static int on_switch(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct ingest *g = ctx;
+
+	(void)io;
+	return ms_switch_unpack(rec, &g->u.sw) < 0 ? -1 : ms_capture_builder_switch(g->b, &g->u.sw);
+}
+
+static int on_off_cpu(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct ingest *g = ctx;
+
+	ms_capture_builder_at(g->b, ms_reader_name(io->reader), rec->offset);
+	return ms_off_cpu_unpack(rec, &g->u.off_cpu) < 0 ? -1 :
+	       ms_capture_builder_off_cpu(g->b, &g->u.off_cpu);
+}
+
+static int on_interval(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct ingest *g = ctx;
+
+	ms_capture_builder_at(g->b, ms_reader_name(io->reader), rec->offset);
+	return ms_interval_unpack(rec, &g->u.interval) < 0 ? -1 :
+	       ms_capture_builder_interval(g->b, &g->u.interval);
+}
+
+/*
+ * Sample, switch-out, tracepoint, mmap, attr, raw, round and kinds from
+ * later versions: counted.
+ */
 static int on_ignored(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
 	struct ingest *g = ctx;
@@ -317,6 +349,9 @@ static const struct ms_stage_desc capture_stage = {
 		[MS_REC_STACK_DEF] = on_stack_def,
 		[MS_REC_STACK_REF] = on_stack_ref,
 		[MS_REC_FRAME] = on_frame,
+		[MS_REC_SWITCH] = on_switch,
+		[MS_REC_OFF_CPU] = on_off_cpu,
+		[MS_REC_INTERVAL] = on_interval,
 	},
 	.other = on_ignored,
 	.end = on_end,

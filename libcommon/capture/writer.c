@@ -289,6 +289,57 @@ static int put_losses(struct section *s, const struct ms_capture *cap)
 	return 0;
 }
 
+/*
+ * The intervals and evidence sections, only in a capture that recorded
+ * off-CPU time (MS_CAPTURE_OFF_CPU), rows or none: every other capture
+ * keeps the bytes it always had.
+ */
+static int put_intervals(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p;
+	uint32_t i;
+
+	if (!(cap->flags & MS_CAPTURE_OFF_CPU))
+		return 1;
+	p = table(s, MS_CAPF_INTERVALS, cap->n_intervals, MS_CAPF_ROW_INTERVALS);
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_intervals; i++, p += MS_CAPF_ROW_INTERVALS) {
+		const struct ms_cap_interval *x = &cap->intervals[i];
+
+		ms_put_u64(p, x->start);
+		ms_put_u64(p + 8, x->end);
+		ms_put_u32(p + 16, x->thread);
+		ms_put_u32(p + 20, x->cpu);
+		ms_put_u32(p + 24, x->stack);
+		ms_put_u32(p + 28, x->stack_end);
+		ms_put_u32(p + 32, x->missing);
+		ms_put_u32(p + 36, x->evidence);
+	}
+	return 0;
+}
+
+static int put_evidence(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p;
+	uint32_t i;
+
+	if (!(cap->flags & MS_CAPTURE_OFF_CPU))
+		return 1;
+	p = table(s, MS_CAPF_EVIDENCE, cap->n_evidence, MS_CAPF_ROW_EVIDENCE);
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_evidence; i++, p += MS_CAPF_ROW_EVIDENCE) {
+		const struct ms_cap_evidence *x = &cap->evidence[i];
+
+		ms_put_u32(p, x->cause);
+		ms_put_u32(p + 4, x->sources);
+		ms_put_u64(p + 8, x->state);
+		ms_put_u32(p + 16, x->preempt);
+	}
+	return 0;
+}
+
 static int put_problems(struct section *s, const struct ms_capture *cap)
 {
 	unsigned char *p = table(s, MS_CAPF_PROBLEMS, cap->n_problems, MS_CAPF_ROW_PROBLEMS);
@@ -324,7 +375,7 @@ static int put_totals(struct section *s, const struct ms_capture *cap)
 static int (*const put_section[])(struct section *, const struct ms_capture *) = {
 	put_strings, put_info, put_modules, put_frames, put_stacks,
 	put_threads, put_samples, put_problems, put_totals, put_functions, put_lines,
-	put_counts, put_duty, put_losses,
+	put_counts, put_duty, put_losses, put_intervals, put_evidence,
 };
 #define N_SECTIONS (sizeof(put_section) / sizeof(put_section[0]))
 
@@ -372,10 +423,12 @@ int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t 
 			 (counts ? (uint32_t)MS_CAPTURE_WEIGHTED : 0) |
 			 (duty ? (uint32_t)MS_CAPTURE_DUTY : 0);
 	/*
-	 * The oldest minor that holds it. Loss rows need 1.4 but no flag: a
-	 * reader before it skips them and keeps the totals.
+	 * The oldest minor that holds it. Loss rows need 1.4 and intervals
+	 * 1.5, but no required flag: a reader before them skips their
+	 * sections and keeps the totals and samples.
 	 */
-	uint32_t minor = cap->n_losses ? MS_CAPTURE_MINOR_LOSSES :
+	uint32_t minor = (cap->flags & MS_CAPTURE_OFF_CPU) ? MS_CAPTURE_MINOR_OFF_CPU :
+			 cap->n_losses ? MS_CAPTURE_MINOR_LOSSES :
 			 duty ? MS_CAPTURE_MINOR_DUTY :
 			 counts ? MS_CAPTURE_MINOR_WEIGHTED : MS_CAPTURE_MINOR_UNWEIGHTED;
 	size_t dir_len, total, at;

@@ -10,7 +10,7 @@
  * --omit-failed, then ms-capture --keep-names): the same samples, duty
  * rows, loss rows and totals; and the capture that gives, made by the builder, must dump and
  * capture again to the same file byte for byte, and lose no name when
- * symbolized again. Anything else aborts.
+ * symbolized again; with off-CPU time, the same intervals. Anything else aborts.
  *
  * The first byte of an input chooses how its bytes become a file:
  *  - 'M' (the first byte of the magic): the input is the file;
@@ -324,6 +324,48 @@ static void check_invariants(const struct ms_capture *cap)
 		}
 	}
 	/*
+	 * intervals and evidence (1.5, only with the off-cpu flag): every
+	 * reference in its table, the times missing says, evidence unique and
+	 * sorted, intervals in order
+	 */
+	CHECK(!(cap->n_intervals || cap->n_evidence) ||
+	      ((cap->flags & MS_CAPTURE_OFF_CPU) && cap->minor >= 5));
+	for (i = 0; i < cap->n_evidence; i++) {
+		const struct ms_cap_evidence *e = &cap->evidence[i], *p = e - 1;
+
+		CHECK(e->cause < MS_CAUSE_COUNT && e->preempt <= 1);
+		CHECK(!(e->sources & ~(uint32_t)(MS_EVIDENCE_STATE | MS_EVIDENCE_SWITCH)));
+		CHECK(!e->state || (e->sources & MS_EVIDENCE_STATE));
+		CHECK(!e->preempt || (e->sources & MS_EVIDENCE_SWITCH));
+		if (i)
+			CHECK(p->cause < e->cause || (p->cause == e->cause &&
+			      (p->sources < e->sources || (p->sources == e->sources &&
+			       (p->state < e->state || (p->state == e->state &&
+				p->preempt < e->preempt))))));
+	}
+	for (i = 0; i < cap->n_intervals; i++) {
+		const struct ms_cap_interval *x = &cap->intervals[i], *p = x - 1;
+		bool no_start = x->missing == MS_INTERVAL_BEGAN_INSIDE ||
+				x->missing == MS_INTERVAL_LOST_START;
+		uint64_t key = x->start ? x->start : x->end, pkey;
+
+		CHECK(x->thread < cap->n_threads && x->evidence < cap->n_evidence);
+		CHECK(x->stack == MS_NONE || x->stack < cap->n_stacks);
+		CHECK(x->missing < MS_INTERVAL_MISSING_COUNT);
+		if (x->missing == MS_INTERVAL_COMPLETE)
+			CHECK(x->start && x->start <= x->end);
+		else if (no_start)
+			CHECK(!x->start && x->end && x->cpu == MS_NONE && x->stack == MS_NONE);
+		else
+			CHECK(x->start && !x->end);
+		if (!i)
+			continue;
+		pkey = p->start ? p->start : p->end;
+		CHECK(pkey < key || (pkey == key && (p->thread < x->thread ||
+		      (p->thread == x->thread && (p->end < x->end ||
+		       (p->end == x->end && p->stack <= x->stack))))));
+	}
+	/*
 	 * The duty in force, by binary search, is the last row at or before a
 	 * time (found here by a walk: samples are sorted by time too).
 	 */
@@ -566,7 +608,8 @@ static bool same_tables(const struct ms_capture *a, const struct ms_capture *b)
 	    a->n_functions != b->n_functions || a->n_lines != b->n_lines ||
 	    a->n_stacks != b->n_stacks || a->n_threads != b->n_threads ||
 	    a->n_samples != b->n_samples || a->n_problems != b->n_problems ||
-	    a->n_duty != b->n_duty || a->n_losses != b->n_losses)
+	    a->n_duty != b->n_duty || a->n_losses != b->n_losses ||
+	    a->n_intervals != b->n_intervals || a->n_evidence != b->n_evidence)
 		return false;
 	for (i = 0; i < a->n_strings; i++)
 		if (strcmp(a->strings[i], b->strings[i]))
@@ -621,6 +664,15 @@ static bool same_tables(const struct ms_capture *a, const struct ms_capture *b)
 		if (!SAME(time) || !SAME(count) || !SAME(source))
 			return false;
 	END
+	EACH(n_intervals, intervals)
+		if (!SAME(start) || !SAME(end) || !SAME(thread) || !SAME(cpu) || !SAME(stack) ||
+		    !SAME(stack_end) || !SAME(missing) || !SAME(evidence))
+			return false;
+	END
+	EACH(n_evidence, evidence)
+		if (!SAME(cause) || !SAME(sources) || !SAME(state) || !SAME(preempt))
+			return false;
+	END
 #undef SAME
 #undef EACH
 #undef END
@@ -640,11 +692,12 @@ static void check_encode(const struct ms_capture *cap, unsigned char **out, size
 	back = ms_capture_load_buffer(buf, len, "fuzz encoded");
 	CHECK(back);
 	/*
-	 * the oldest minor that holds it: 1.4 only with loss rows, 1.3 with
-	 * duty rows, 1.2 with counts
+	 * the oldest minor that holds it: 1.5 only with the off-cpu flag, 1.4
+	 * with loss rows, 1.3 with duty rows, 1.2 with counts
 	 */
 	CHECK(back->major == MS_CAPTURE_MAJOR &&
-	      back->minor == (back->n_losses ? MS_CAPTURE_MINOR_LOSSES :
+	      back->minor == (back->flags & MS_CAPTURE_OFF_CPU ? MS_CAPTURE_MINOR_OFF_CPU :
+			      back->n_losses ? MS_CAPTURE_MINOR_LOSSES :
 			      back->flags & MS_CAPTURE_DUTY ? MS_CAPTURE_MINOR_DUTY :
 			      back->flags & MS_CAPTURE_WEIGHTED ? MS_CAPTURE_MINOR_WEIGHTED :
 			      MS_CAPTURE_MINOR_UNWEIGHTED));
@@ -734,6 +787,13 @@ static void check_dump(const struct ms_capture *cap)
 	CHECK(once->lost_kernel == cap->lost_kernel && once->lost_collector == cap->lost_collector &&
 	      once->throttled == cap->throttled);
 	CHECK((once->flags & MS_CAPTURE_INCOMPLETE) == (cap->flags & MS_CAPTURE_INCOMPLETE));
+	/* every interval (a row the reader took is one the builder takes), the flag with them */
+	CHECK((once->flags & MS_CAPTURE_OFF_CPU) == (cap->flags & MS_CAPTURE_OFF_CPU));
+	CHECK(once->n_intervals == cap->n_intervals);
+	for (i = 0; i < cap->n_intervals; i++)
+		CHECK(once->intervals[i].start == cap->intervals[i].start &&
+		      once->intervals[i].end == cap->intervals[i].end &&
+		      once->intervals[i].missing == cap->intervals[i].missing);
 	check_invariants(once);
 
 	/* The builder's capture: dumped and captured again, the same file; */

@@ -654,6 +654,54 @@ static void assert_invariants(const struct ms_capture *cap)
 		}
 	}
 	assert_true(cap->start_time <= cap->end_time);
+	/* intervals and evidence (minor 5): only with the flag */
+	if (!(cap->flags & MS_CAPTURE_OFF_CPU)) {
+		assert_int_equal(cap->n_intervals, 0);
+		assert_int_equal(cap->n_evidence, 0);
+	}
+	for (i = 0; i < cap->n_evidence; i++) {
+		const struct ms_cap_evidence *e = &cap->evidence[i], *p = e - 1;
+
+		assert_true(e->cause < MS_CAUSE_COUNT);
+		assert_int_equal(e->sources & ~(uint32_t)(MS_EVIDENCE_STATE | MS_EVIDENCE_SWITCH), 0);
+		assert_true(e->preempt <= 1);
+		if (i)
+			assert_true(p->cause < e->cause || (p->cause == e->cause &&
+				    (p->sources < e->sources || (p->sources == e->sources &&
+				     (p->state < e->state || (p->state == e->state &&
+				      p->preempt < e->preempt))))));
+	}
+	for (i = 0; i < cap->n_intervals; i++) {
+		const struct ms_cap_interval *x = &cap->intervals[i], *p = x - 1;
+		uint64_t k = x->start ? x->start : x->end, pk;
+
+		assert_true(x->thread < cap->n_threads);
+		assert_true(x->stack == MS_NONE || x->stack < cap->n_stacks);
+		assert_true(x->evidence < cap->n_evidence);
+		switch (x->missing) {
+		case MS_INTERVAL_COMPLETE:
+			assert_true(x->start > 0 && x->start <= x->end);
+			break;
+		case MS_INTERVAL_BEGAN_INSIDE:
+		case MS_INTERVAL_LOST_START:
+			assert_true(x->start == 0 && x->end > 0);
+			assert_int_equal(x->cpu, MS_NONE);
+			assert_int_equal(x->stack, MS_NONE);
+			break;
+		case MS_INTERVAL_ENDED_INSIDE:
+		case MS_INTERVAL_LOST_END:
+			assert_true(x->start > 0 && x->end == 0);
+			break;
+		default:
+			fail_msg("interval %u: missing %u", i, x->missing);
+		}
+		if (!i)
+			continue;
+		pk = p->start ? p->start : p->end;
+		assert_true(pk < k || (pk == k && (p->thread < x->thread ||
+			    (p->thread == x->thread && (p->end < x->end ||
+			     (p->end == x->end && p->stack <= x->stack))))));
+	}
 }
 
 static void assert_same_capture(const struct ms_capture *a, const struct ms_capture *b)
@@ -761,6 +809,26 @@ static void assert_same_capture(const struct ms_capture *a, const struct ms_capt
 		assert_int_equal(a->losses[i].time, b->losses[i].time);
 		assert_int_equal(a->losses[i].count, b->losses[i].count);
 		assert_int_equal(a->losses[i].source, b->losses[i].source);
+	}
+	assert_int_equal(a->n_evidence, b->n_evidence);
+	for (i = 0; i < a->n_evidence; i++) {
+		assert_int_equal(a->evidence[i].cause, b->evidence[i].cause);
+		assert_int_equal(a->evidence[i].sources, b->evidence[i].sources);
+		assert_int_equal(a->evidence[i].state, b->evidence[i].state);
+		assert_int_equal(a->evidence[i].preempt, b->evidence[i].preempt);
+	}
+	assert_int_equal(a->n_intervals, b->n_intervals);
+	for (i = 0; i < a->n_intervals; i++) {
+		const struct ms_cap_interval *x = &a->intervals[i], *y = &b->intervals[i];
+
+		assert_int_equal(x->start, y->start);
+		assert_int_equal(x->end, y->end);
+		assert_int_equal(x->thread, y->thread);
+		assert_int_equal(x->cpu, y->cpu);
+		assert_int_equal(x->stack, y->stack);
+		assert_int_equal(x->stack_end, y->stack_end);
+		assert_int_equal(x->missing, y->missing);
+		assert_int_equal(x->evidence, y->evidence);
 	}
 	assert_int_equal(a->lost_kernel, b->lost_kernel);
 	assert_int_equal(a->lost_collector, b->lost_collector);
@@ -3413,6 +3481,585 @@ static void test_losses_from_stream(void **state)
 	ms_capture_free(cap);
 }
 
+/* ---- off-CPU intervals and evidence (minor 5) ---- */
+
+static void feed_info_text(struct ms_capture_builder *b, const char *key, const char *value);
+
+/* A stack-def: (module, address) pairs innermost first, as feed_stack. */
+static void feed_stack_def(struct ms_capture_builder *b, uint32_t id, uint32_t reason,
+			   uint32_t n, ...)
+{
+	struct ms_stack *s = calloc(1, sizeof(*s));
+	va_list ap;
+
+	s->pid = 100;
+	s->reason = reason;
+	va_start(ap, n);
+	for (uint32_t i = 0; i < n; i++) {
+		s->frames[i].module = va_arg(ap, uint32_t);
+		s->frames[i].address = va_arg(ap, uint64_t);
+		s->frames[i].flags = i ? MS_FRAME_RETURN : 0;
+	}
+	va_end(ap);
+	s->n_frames = n;
+	assert_int_equal(ms_capture_builder_stack_def(b, id, s), 0);
+	free(s);
+}
+
+static void feed_off_cpu(struct ms_capture_builder *b, uint32_t tid, uint64_t time,
+			 uint64_t state, uint32_t cause, uint32_t id)
+{
+	struct ms_off_cpu o = { 100, tid, time, 1, state, cause, id };
+
+	assert_int_equal(ms_capture_builder_off_cpu(b, &o), 0);
+}
+
+static void feed_switch(struct ms_capture_builder *b, uint32_t tid, uint64_t time, bool out,
+			bool preempt)
+{
+	struct ms_switch s = { 100, tid, time, 1, out, preempt };
+
+	assert_int_equal(ms_capture_builder_switch(b, &s), 0);
+}
+
+/* Each thread's records (in time order), for feed_off_cpu_threads. */
+static void thread_101(struct ms_capture_builder *b)
+{
+	struct ms_task task = { 100, 100, 101, 100, 50 };
+	struct ms_stack_ref r = { 100, 101, 1500, 0, 1000000, 0 };
+
+	/* born in the recording: its first switch-in is no interval */
+	assert_int_equal(ms_capture_builder_task(b, MS_REC_FORK, &task), 0);
+	feed_switch(b, 101, 100, false, false);
+	feed_off_cpu(b, 101, 1000, 1, MS_CAUSE_SLEEPING, 0);
+	feed_switch(b, 101, 1001, true, false);
+	assert_int_equal(ms_capture_builder_stack_ref(b, &r), 0);
+	feed_switch(b, 101, 5000, false, false);
+	/* still off CPU when the recording ends */
+	feed_off_cpu(b, 101, 6000, 2, MS_CAUSE_BLOCKED, 1);
+	feed_switch(b, 101, 6001, true, false);
+}
+
+static void thread_102(struct ms_capture_builder *b)
+{
+	/* off CPU when the recording began */
+	feed_switch(b, 102, 500, false, false);
+	/* its sched_switch sample lost: the switch record alone */
+	feed_switch(b, 102, 2000, true, true);
+	feed_switch(b, 102, 2500, false, false);
+	/* a stack of no frames: the end reason stays */
+	feed_off_cpu(b, 102, 3000, 0x100, MS_CAUSE_PREEMPTED, 2);
+	feed_switch(b, 102, 3001, true, true);
+	feed_switch(b, 102, 3500, false, false);
+}
+
+static void thread_103(struct ms_capture_builder *b)
+{
+	/* the evidence of thread 101's first interval: one row for both */
+	feed_off_cpu(b, 103, 1000, 1, MS_CAUSE_SLEEPING, 0);
+	feed_switch(b, 103, 1001, true, false);
+	feed_switch(b, 103, 4000, false, false);
+	/* back on a CPU it never left, nothing lost: a problem */
+	feed_switch(b, 103, 4100, false, false);
+}
+
+static void thread_104(struct ms_capture_builder *b)
+{
+	/* switch records only, no sample: the thread is known all the same */
+	feed_switch(b, 104, 7000, true, false);
+}
+
+static void (*const thread_feeds[])(struct ms_capture_builder *) = {
+	thread_101, thread_102, thread_103, thread_104,
+};
+
+/*
+ * A recording with off-CPU records: stack-defs, then each thread's
+ * records, the threads one after another in the order given (reversed or
+ * not): the capture must not depend on it.
+ */
+static struct ms_capture *make_off_cpu_capture(bool reversed)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap;
+	uint32_t n = sizeof(thread_feeds) / sizeof(thread_feeds[0]);
+
+	assert_non_null(b);
+	feed_header(b);
+	feed_info_text(b, "off-cpu", "sched_switch tracepoint, context switches");
+	feed_module(b, 0, MS_MODULE_FILE, S("/bin/prog"));
+	feed_module(b, 1, MS_MODULE_FILE, S("/lib/libc.so.6"));
+	feed_frame(b, 0, 0x1110, S("leaf_a"), 0x1100);
+	feed_frame(b, 0, 0x1210, S("work"), 0x1200);
+	feed_frame(b, 0, 0x1300, S("other"), 0x1300);
+	feed_frame(b, 1, 0x500, S("__libc_start_main"), 0x480);
+	feed_stack_def(b, 0, MS_END_OUTERMOST, 3, 0u, (uint64_t)0x1110, 0u, (uint64_t)0x1210,
+		       1u, (uint64_t)0x500);
+	feed_stack_def(b, 1, MS_END_FP_CHAIN, 2, 0u, (uint64_t)0x1300, 1u, (uint64_t)0x500);
+	feed_stack_def(b, 2, MS_END_KERNEL_ONLY, 0);
+	for (uint32_t k = 0; k < n; k++)
+		thread_feeds[reversed ? n - 1 - k : k](b);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	return cap;
+}
+
+static uint32_t thread_index(const struct ms_capture *cap, uint32_t tid)
+{
+	for (uint32_t i = 0; i < cap->n_threads; i++)
+		if (cap->threads[i].tid == tid)
+			return i;
+	fail_msg("no thread %u", tid);
+	return MS_NONE;
+}
+
+static void assert_interval(const struct ms_capture *cap, uint32_t i, uint32_t tid, uint64_t start,
+			    uint64_t end, uint32_t missing, const char *stack, uint32_t stack_end)
+{
+	const struct ms_cap_interval *x = &cap->intervals[i];
+
+	assert_true(i < cap->n_intervals);
+	assert_int_equal(x->thread, thread_index(cap, tid));
+	assert_int_equal(x->start, start);
+	assert_int_equal(x->end, end);
+	assert_int_equal(x->missing, missing);
+	assert_string_equal(stack_path(cap, x->stack), stack);
+	assert_int_equal(x->stack_end, stack_end);
+}
+
+static void assert_evidence(const struct ms_capture *cap, uint32_t interval, uint32_t cause,
+			    uint32_t sources, uint64_t state, uint32_t preempt)
+{
+	const struct ms_cap_evidence *e = &cap->evidence[cap->intervals[interval].evidence];
+
+	assert_int_equal(e->cause, cause);
+	assert_int_equal(e->sources, sources);
+	assert_int_equal(e->state, state);
+	assert_int_equal(e->preempt, preempt);
+}
+
+static void test_off_cpu_tables(void **state)
+{
+	struct ms_capture *cap = make_off_cpu_capture(false);
+	const struct ms_cap_problem *p;
+	const uint32_t both = MS_EVIDENCE_STATE | MS_EVIDENCE_SWITCH;
+
+	assert_int_equal(cap->minor, 5);
+	assert_int_equal(cap->flags, MS_CAPTURE_OFF_CPU);
+	/* every thread of a switch is known, 104 without any sample */
+	assert_int_equal(cap->n_threads, 4);
+	assert_int_equal(cap->threads[thread_index(cap, 104)].first_time, 0);
+	assert_int_equal(cap->n_samples, 1);
+	assert_int_equal(cap->n_intervals, 7);
+	/* sorted by start, or end when the start is missing; then thread */
+	assert_interval(cap, 0, 102, 0, 500, MS_INTERVAL_BEGAN_INSIDE, "", MS_END_UNKNOWN);
+	assert_evidence(cap, 0, MS_CAUSE_UNKNOWN, 0, 0, 0);
+	assert_int_equal(cap->intervals[0].cpu, MS_NONE);
+	assert_interval(cap, 1, 101, 1000, 5000, MS_INTERVAL_COMPLETE,
+			"__libc_start_main;work;leaf_a", MS_END_OUTERMOST);
+	assert_evidence(cap, 1, MS_CAUSE_SLEEPING, both, 1, 0);
+	assert_int_equal(cap->intervals[1].cpu, 1);
+	assert_interval(cap, 2, 103, 1000, 4000, MS_INTERVAL_COMPLETE,
+			"__libc_start_main;work;leaf_a", MS_END_OUTERMOST);
+	/* the same evidence: the same row */
+	assert_int_equal(cap->intervals[1].evidence, cap->intervals[2].evidence);
+	/* the sample shares the stack node with the switch-outs */
+	assert_int_equal(cap->samples[0].stack, cap->intervals[1].stack);
+	assert_interval(cap, 3, 102, 2000, 2500, MS_INTERVAL_COMPLETE, "", MS_END_UNKNOWN);
+	assert_evidence(cap, 3, MS_CAUSE_PREEMPTED, MS_EVIDENCE_SWITCH, 0, 1);
+	assert_interval(cap, 4, 102, 3000, 3500, MS_INTERVAL_COMPLETE, "", MS_END_KERNEL_ONLY);
+	assert_evidence(cap, 4, MS_CAUSE_PREEMPTED, both, 0x100, 1);
+	assert_interval(cap, 5, 101, 6000, 0, MS_INTERVAL_ENDED_INSIDE,
+			"__libc_start_main;other", MS_END_FP_CHAIN);
+	assert_evidence(cap, 5, MS_CAUSE_BLOCKED, both, 2, 0);
+	assert_interval(cap, 6, 104, 7000, 0, MS_INTERVAL_ENDED_INSIDE, "", MS_END_UNKNOWN);
+	assert_evidence(cap, 6, MS_CAUSE_UNKNOWN, MS_EVIDENCE_SWITCH, 0, 0);
+	/* six distinct facts, sorted by (cause, sources, state, preempt) */
+	assert_int_equal(cap->n_evidence, 6);
+	assert_int_equal(cap->evidence[0].cause, MS_CAUSE_UNKNOWN);
+	assert_int_equal(cap->evidence[0].sources, 0);
+	assert_int_equal(cap->evidence[1].sources, MS_EVIDENCE_SWITCH);
+	assert_int_equal(cap->evidence[5].cause, MS_CAUSE_BLOCKED);
+	p = find_problem(cap, "switch-in-unpaired");
+	assert_non_null(p);
+	assert_int_equal(p->count, 1);
+	assert_non_null(strstr(cap->strings[p->detail], "thread 100/103 came back to a CPU at 4100"));
+	assert_string_equal(ms_capture_info_text(cap, "off-cpu"),
+			    "sched_switch tracepoint, context switches");
+	assert_invariants(cap);
+	ms_capture_free(cap);
+}
+
+/* The same records, the threads in another order: the same file; and it loads as it was. */
+static void test_off_cpu_deterministic(void **state)
+{
+	struct ms_capture *a = make_off_cpu_capture(false), *b = make_off_cpu_capture(true), *back;
+	unsigned char *ba, *bb;
+	size_t la, lb;
+
+	encode(a, &ba, &la);
+	encode(b, &bb, &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ba, bb, la);
+	assert_int_equal(ms_get_u32(ba + MS_CAPF_MINOR), 5);
+	assert_int_equal(ms_get_u32(ba + MS_CAPF_FLAGS), MS_CAPTURE_OFF_CPU);
+	back = ms_capture_load_buffer(ba, la, "t.msc");
+	assert_non_null(back);
+	assert_invariants(back);
+	assert_same_capture(a, back);
+	ms_capture_free(back);
+	free(ba);
+	free(bb);
+	ms_capture_free(a);
+	ms_capture_free(b);
+}
+
+/* Dumped (stack-defs and interval records) and captured again: the same file. */
+static void test_off_cpu_dump_round_trip(void **state)
+{
+	struct ms_capture *cap = make_off_cpu_capture(false);
+
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
+/* A capture without off-CPU facts has neither section nor flag, and keeps its minor. */
+static void test_off_cpu_absent(void **state)
+{
+	struct ms_capture *cap = make_capture(FEED_LISTED);
+	unsigned char *buf;
+	size_t len;
+	struct tfile f;
+
+	assert_int_equal(cap->n_intervals, 0);
+	assert_false(cap->flags & MS_CAPTURE_OFF_CPU);
+	encode(cap, &buf, &len);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.minor, 1);
+	assert_int_equal(f.n, N_SECTIONS);
+	for (uint32_t i = 0; i < f.n; i++)
+		assert_true(f.s[i].id < MS_CAPF_INTERVALS);
+	release_file(&f);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/* Off-CPU records without the info that says what recorded them: "unknown", kept through a dump. */
+static void test_off_cpu_without_info(void **state)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap;
+
+	feed_header(b);
+	thread_104(b);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	assert_int_equal(cap->flags, MS_CAPTURE_OFF_CPU);
+	assert_string_equal(ms_capture_info_text(cap, "off-cpu"), "unknown");
+	assert_int_equal(cap->n_intervals, 1);
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+
+	/* the info alone: the flag, and empty sections (nothing was off CPU) */
+	b = ms_capture_builder_new();
+	feed_header(b);
+	feed_info_text(b, "off-cpu", "sched_switch");
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	assert_int_equal(cap->flags, MS_CAPTURE_OFF_CPU);
+	assert_int_equal(cap->minor, 5);
+	assert_int_equal(cap->n_intervals, 0);
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
+/* A loss while threads sleep and run: lost ends and starts, from a stream. */
+static void test_off_cpu_losses(void **state)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_lost lost = { MS_LOST_KERNEL, 2000, 0, 5 };
+	struct ms_capture *cap;
+
+	feed_header(b);
+	feed_stack_def(b, 0, MS_END_KERNEL_ONLY, 0);
+	feed_off_cpu(b, 201, 1000, 1, MS_CAUSE_SLEEPING, 0);
+	feed_switch(b, 202, 1500, false, false);	/* attached: began inside */
+	assert_int_equal(ms_capture_builder_lost(b, &lost), 0);
+	feed_switch(b, 201, 3000, false, false);	/* given up: no interval */
+	feed_switch(b, 202, 3500, false, false);	/* ran through the loss: lost start */
+	/* a loss of count 0 is none */
+	lost = (struct ms_lost){ MS_LOST_KERNEL, 4000, 0, 0 };
+	feed_off_cpu(b, 201, 3900, 1, MS_CAUSE_SLEEPING, 0);
+	assert_int_equal(ms_capture_builder_lost(b, &lost), 0);
+	feed_switch(b, 201, 4500, false, false);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	assert_int_equal(cap->n_intervals, 4);
+	/* by start, or end when the start is missing */
+	assert_interval(cap, 0, 201, 1000, 0, MS_INTERVAL_LOST_END, "", MS_END_KERNEL_ONLY);
+	assert_interval(cap, 1, 202, 0, 1500, MS_INTERVAL_BEGAN_INSIDE, "", MS_END_UNKNOWN);
+	assert_interval(cap, 2, 202, 0, 3500, MS_INTERVAL_LOST_START, "", MS_END_UNKNOWN);
+	assert_interval(cap, 3, 201, 3900, 4500, MS_INTERVAL_COMPLETE, "", MS_END_KERNEL_ONLY);
+	assert_int_equal(cap->lost_kernel, 5);
+	assert_int_equal(cap->n_losses, 1);
+	assert_int_equal(cap->n_problems, 0);
+	assert_invariants(cap);
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
+/* Interval records (a dump's) that break a row's rules: a problem each, no row. */
+static void test_off_cpu_bad_interval_records(void **state)
+{
+	static const struct ms_interval bad[] = {
+		/* pid, tid, start, end, cpu, missing, stack, cause, sources, state, preempt */
+		{ 1, 1, 10, 5, 0, MS_INTERVAL_COMPLETE, MS_NONE, 0, 0, 0, 0 },
+		{ 1, 1, 0, 5, 0, MS_INTERVAL_COMPLETE, MS_NONE, 0, 0, 0, 0 },
+		{ 1, 1, 3, 5, MS_NONE, MS_INTERVAL_BEGAN_INSIDE, MS_NONE, 0, 0, 0, 0 },
+		{ 1, 1, 0, 5, 2, MS_INTERVAL_LOST_START, MS_NONE, 0, 0, 0, 0 },
+		{ 1, 1, 3, 5, 2, MS_INTERVAL_LOST_END, MS_NONE, 0, 0, 0, 0 },
+		{ 1, 1, 3, 5, 2, 9, MS_NONE, 0, 0, 0, 0 },
+		{ 1, 1, 3, 5, 2, MS_INTERVAL_COMPLETE, MS_NONE, MS_CAUSE_COUNT, 0, 0, 0 },
+		{ 1, 1, 3, 5, 2, MS_INTERVAL_COMPLETE, MS_NONE, 0, 4, 0, 0 },
+		{ 1, 1, 3, 5, 2, MS_INTERVAL_COMPLETE, MS_NONE, 0, MS_EVIDENCE_SWITCH, 0, 2 },
+		{ 1, 1, 3, 5, 2, MS_INTERVAL_COMPLETE, MS_NONE, 0, MS_EVIDENCE_SWITCH, 1, 0 },
+		{ 1, 1, 3, 5, 2, MS_INTERVAL_COMPLETE, MS_NONE, 0, MS_EVIDENCE_STATE, 1, 1 },
+	};
+	static const struct ms_interval good = {
+		1, 1, 3, 5, 2, MS_INTERVAL_COMPLETE, MS_NONE, MS_CAUSE_SLEEPING,
+		MS_EVIDENCE_STATE, 1, 0,
+	};
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_interval undefined = good;
+	struct ms_capture *cap;
+	const struct ms_cap_problem *p;
+	const char *msg;
+	size_t i;
+
+	feed_header(b);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(ms_capture_builder_interval(b, &bad[i]), 0);
+	assert_int_equal(ms_capture_builder_interval(b, &good), 0);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	assert_int_equal(cap->n_intervals, 1);
+	assert_int_equal(cap->n_evidence, 1);
+	p = find_problem(cap, "bad-interval");
+	assert_non_null(p);
+	assert_int_equal(p->count, sizeof(bad) / sizeof(bad[0]));
+	assert_non_null(strstr(cap->strings[p->detail], "thread 1/1 (start 10, end 5) was left out"));
+	assert_invariants(cap);
+	ms_capture_free(cap);
+
+	/* a stack no stack-def gave: the builder fails, with a message */
+	b = ms_capture_builder_new();
+	undefined.stack = 0;
+	stderr_begin();
+	assert_int_equal(ms_capture_builder_interval(b, &undefined), -1);
+	msg = stderr_end();
+	assert_non_null(strstr(msg, "an interval record refers to stack 0, which no stack-def"));
+	ms_capture_builder_free(b);
+	b = ms_capture_builder_new();
+	stderr_begin();
+	assert_int_equal(ms_capture_builder_off_cpu(b, &(struct ms_off_cpu){ 1, 1, 5, 0, 1, 2, 3 }),
+			 -1);
+	msg = stderr_end();
+	assert_non_null(strstr(msg, "an off-cpu record refers to stack 3, which no stack-def"));
+	ms_capture_builder_free(b);
+}
+
+/* Damage to make_off_cpu_capture()'s file, for test_off_cpu_refused. */
+static unsigned char *interval_row(struct tfile *f, uint32_t row)
+{
+	return section(f, MS_CAPF_INTERVALS)->raw + MS_CAPF_TABLE_HEADER + row * MS_CAPF_ROW_INTERVALS;
+}
+static unsigned char *evidence_row(struct tfile *f, uint32_t row)
+{
+	return section(f, MS_CAPF_EVIDENCE)->raw + MS_CAPF_TABLE_HEADER + row * MS_CAPF_ROW_EVIDENCE;
+}
+static void iv_thread(struct tfile *f) { ms_put_u32(interval_row(f, 2) + 16, 4); }
+static void iv_stack(struct tfile *f) { ms_put_u32(interval_row(f, 1) + 24, 99); }
+static void iv_evidence(struct tfile *f) { ms_put_u32(interval_row(f, 3) + 36, 6); }
+static void iv_missing(struct tfile *f) { ms_put_u32(interval_row(f, 3) + 32, 5); }
+static void iv_backwards(struct tfile *f) { ms_put_u64(interval_row(f, 3) + 8, 1999); }
+static void iv_start_zero(struct tfile *f) { ms_put_u64(interval_row(f, 1), 0); }
+static void iv_began_start(struct tfile *f) { ms_put_u64(interval_row(f, 0), 10); }
+static void iv_ended_end(struct tfile *f) { ms_put_u64(interval_row(f, 6) + 8, 8000); }
+static void iv_began_cpu(struct tfile *f) { ms_put_u32(interval_row(f, 0) + 20, 0); }
+static void iv_order(struct tfile *f) { ms_put_u64(interval_row(f, 4), 1500); }
+static void ev_cause(struct tfile *f) { ms_put_u32(evidence_row(f, 5), MS_CAUSE_COUNT); }
+static void ev_sources(struct tfile *f) { ms_put_u32(evidence_row(f, 0) + 4, 4); }
+static void ev_preempt(struct tfile *f) { ms_put_u32(evidence_row(f, 2) + 16, 2); }
+static void ev_state(struct tfile *f) { ms_put_u64(evidence_row(f, 1) + 8, 1); }
+static void ev_preempt_alone(struct tfile *f) { ms_put_u32(evidence_row(f, 0) + 16, 1); }
+static void ev_order(struct tfile *f) { ms_put_u32(evidence_row(f, 1) + 4, 0); }
+static void clear_off_cpu_flag(struct tfile *f) { f->flags &= ~(uint32_t)MS_CAPTURE_OFF_CPU; }
+static void say_1_4(struct tfile *f) { f->minor = 4; }
+/* the last section, evidence, left out */
+static void drop_evidence(struct tfile *f) { free(f->s[--f->n].raw); }
+static void iv_short_rows(struct tfile *f)
+{
+	struct tsec *s = section(f, MS_CAPF_INTERVALS);
+	uint32_t n = ms_get_u32(s->raw);
+
+	for (uint32_t i = 0; i < n; i++)
+		memmove(s->raw + MS_CAPF_TABLE_HEADER + i * 32,
+			s->raw + MS_CAPF_TABLE_HEADER + i * MS_CAPF_ROW_INTERVALS, 32);
+	ms_put_u32(s->raw + 4, 32);
+	s->raw_len = MS_CAPF_TABLE_HEADER + n * 32;
+}
+
+/* Damaged intervals and evidence: each refused with one message naming the section and row. */
+static void test_off_cpu_refused(void **state)
+{
+	static const struct damage_case cases[] = {
+		{ iv_thread, "section 'intervals'", "row 2: thread 4 of 4" },
+		{ iv_stack, "section 'intervals'", "row 1: stack 99 of" },
+		{ iv_evidence, "section 'intervals'", "row 3: evidence 6 of 6" },
+		{ iv_missing, "section 'intervals'", "row 3: missing 5 (0 to 4)" },
+		{ iv_backwards, "section 'intervals'",
+		  "row 3: complete from 2000 to 1999 (0 < start <= end)" },
+		{ iv_start_zero, "section 'intervals'", "row 1: complete from 0 to 5000" },
+		{ iv_began_start, "section 'intervals'",
+		  "row 0: began-inside from 10 to 500 (exactly the missing time is 0)" },
+		{ iv_ended_end, "section 'intervals'", "row 6: ended-inside from 7000 to 8000" },
+		{ iv_began_cpu, "section 'intervals'", "row 0: began-inside with a CPU or stack" },
+		{ iv_order, "section 'intervals'", "row 4 is out of order" },
+		{ ev_cause, "section 'evidence'", "row 5: cause 4 (0 to 3)" },
+		{ ev_sources, "section 'evidence'", "row 0: sources 0x4 (1 state, 2 switch)" },
+		{ ev_preempt, "section 'evidence'", "row 2: preempt 2 (0 or 1)" },
+		{ ev_state, "section 'evidence'", "row 1: a state without the state source" },
+		{ ev_preempt_alone, "section 'evidence'", "row 0: preempt without the switch source" },
+		{ ev_order, "section 'evidence'", "row 1 is not after row 0" },
+		{ clear_off_cpu_flag, "section 'intervals'",
+		  "the header does not set the off-cpu flag (0x00000002)" },
+		{ say_1_4, "section 'header'", "the off-cpu flag (0x00000002) in a file of format 1.4" },
+		{ drop_evidence, "section 'evidence'", "the section is missing (the header sets" },
+		{ iv_short_rows, "section 'intervals'", "rows of 32 bytes (this version needs 40" },
+	};
+	refuse_each(make_off_cpu_capture(false), cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/*
+ * What a reader before 1.5 sees: sections it does not know, skipped after
+ * their checksums, and a flag it may ignore: the samples whole. And a
+ * later minor's wider rows: skipped.
+ */
+static void test_off_cpu_older_and_later_readers(void **state)
+{
+	struct ms_capture *cap = make_off_cpu_capture(false), *back;
+	unsigned char *buf, *bad;
+	size_t len, blen;
+	struct tfile f;
+
+	encode(cap, &buf, &len);
+	parse_file(buf, len, &f);
+	section(&f, MS_CAPF_INTERVALS)->id = 99;
+	section(&f, MS_CAPF_EVIDENCE)->id = 100;
+	f.flags = 0;
+	bad = assemble(&f, &blen);
+	back = ms_capture_load_buffer(bad, blen, "t.msc");
+	assert_non_null(back);
+	assert_int_equal(back->n_intervals, 0);
+	assert_int_equal(back->n_samples, cap->n_samples);
+	assert_int_equal(back->n_threads, cap->n_threads);
+	ms_capture_free(back);
+	free(bad);
+	release_file(&f);
+
+	parse_file(buf, len, &f);
+	f.minor = 9;
+	for (uint32_t id = MS_CAPF_INTERVALS; id <= MS_CAPF_EVIDENCE; id++) {
+		struct tsec *s = section(&f, id);
+		uint32_t n = ms_get_u32(s->raw), size = ms_get_u32(s->raw + 4);
+		unsigned char *raw = calloc(1, MS_CAPF_TABLE_HEADER + n * (size + 8));
+
+		ms_put_u32(raw, n);
+		ms_put_u32(raw + 4, size + 8);
+		for (uint32_t i = 0; i < n; i++) {
+			unsigned char *row = raw + MS_CAPF_TABLE_HEADER + i * (size + 8);
+
+			memcpy(row, s->raw + MS_CAPF_TABLE_HEADER + i * size, size);
+			memset(row + size, 0xee, 8);
+		}
+		free(s->raw);
+		s->raw = raw;
+		s->raw_len = MS_CAPF_TABLE_HEADER + n * (size + 8);
+	}
+	bad = assemble(&f, &blen);
+	back = ms_capture_load_buffer(bad, blen, "t.msc");
+	assert_non_null(back);
+	back->minor = cap->minor;
+	assert_same_capture(cap, back);
+	ms_capture_free(back);
+	free(bad);
+	release_file(&f);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/*
+ * A stream as the off-CPU pipeline makes it: switch-outs unwound into
+ * stack-defs and off-cpu records, switch records, and the records
+ * ms-capture does not hold (a switch-out sample, the tracepoint's format)
+ * counted as ignored.
+ */
+static void test_off_cpu_from_stream(void **state)
+{
+	FILE *f = tmpfile();
+	struct ms_writer *w = ms_writer_open(fileno(f), "tmp", 0);
+	struct ms_info info = { S("off-cpu"), true, S("sched_switch"), 0 };
+	struct ms_stack *st = calloc(1, sizeof(*st));
+	struct ms_switch_out *so = calloc(1, sizeof(*so));
+	struct ms_tracepoint *tp = calloc(1, sizeof(*tp));
+	struct ms_off_cpu o = { 7, 8, 1000, 0, 1, MS_CAUSE_SLEEPING, 0 };
+	struct ms_switch s = { 7, 8, 1200, 0, true, false };
+	struct ms_reader *r;
+	struct ms_capture *cap;
+	uint64_t n;
+
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
+	assert_int_equal(ms_info_pack(w, &info), 0);
+	tp->name = S("sched:sched_switch");
+	assert_int_equal(ms_tracepoint_pack(w, tp), 0);
+	so->sample.pid = 7;
+	so->sample.tid = 8;
+	assert_int_equal(ms_switch_out_pack(w, so), 0);
+	st->reason = MS_END_KERNEL_ONLY;
+	assert_int_equal(ms_stack_def_pack(w, 0, st), 0);
+	assert_int_equal(ms_off_cpu_pack(w, &o), 0);
+	assert_int_equal(ms_switch_pack(w, &s), 0);
+	s.out = false;
+	s.time = 9000;
+	assert_int_equal(ms_switch_pack(w, &s), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	lseek(fileno(f), 0, SEEK_SET);
+	r = ms_reader_open(fileno(f), "tmp");
+	assert_non_null(r);
+	assert_int_equal(ms_capture_from_stream(r, NULL, &cap), 0);
+	ms_reader_free(r);
+	fclose(f);
+	free(st);
+	free(so);
+	free(tp);
+
+	assert_int_equal(cap->flags, MS_CAPTURE_OFF_CPU);
+	assert_int_equal(cap->n_intervals, 1);
+	assert_int_equal(cap->intervals[0].start, 1000);
+	assert_int_equal(cap->intervals[0].end, 9000);
+	assert_int_equal(cap->intervals[0].stack_end, MS_END_KERNEL_ONLY);
+	assert_true(ms_capture_info_number(cap, "ignored-records.switch-out", &n));
+	assert_int_equal(n, 1);
+	assert_true(ms_capture_info_number(cap, "ignored-records.tracepoint", &n));
+	assert_int_equal(n, 1);
+	assert_false(ms_capture_info_number(cap, "ignored-records.switch", &n));
+	assert_false(ms_capture_info_number(cap, "ignored-records.off-cpu", &n));
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
 /* ---- the time a sample stands for (capture/weight.h) ---- */
 
 /* A sample row of a hand-made capture: only time, period and count matter. */
@@ -3553,6 +4200,16 @@ int main(void)
 		cmocka_unit_test(test_losses_refused),
 		cmocka_unit_test(test_losses_older_and_later_readers),
 		cmocka_unit_test(test_losses_from_stream),
+		cmocka_unit_test(test_off_cpu_tables),
+		cmocka_unit_test(test_off_cpu_deterministic),
+		cmocka_unit_test(test_off_cpu_dump_round_trip),
+		cmocka_unit_test(test_off_cpu_absent),
+		cmocka_unit_test(test_off_cpu_without_info),
+		cmocka_unit_test(test_off_cpu_losses),
+		cmocka_unit_test(test_off_cpu_bad_interval_records),
+		cmocka_unit_test(test_off_cpu_refused),
+		cmocka_unit_test(test_off_cpu_older_and_later_readers),
+		cmocka_unit_test(test_off_cpu_from_stream),
 		cmocka_unit_test(test_weight_without_duty),
 		cmocka_unit_test(test_weight_with_duty),
 		cmocka_unit_test(test_time_event),

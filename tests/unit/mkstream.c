@@ -4,7 +4,7 @@
  *
  *   mkstream [--samples N] [--reverse] [--no-trailer] [--incomplete]
  *            [--major N] [--oversize] [--lines] [--deferred] [--duty]
- *            [--no-lost]
+ *            [--no-lost] [--off-cpu]
  *
  * The stream holds every kind ms-capture uses (info, target, comm, fork,
  * exit, module, frame, stack, lost, throttle, problem, target exit) and
@@ -21,6 +21,10 @@
  * each right before the stack at its time, as ms-decode orders them.
  * --no-lost leaves out the two lost records (a recording that lost
  * nothing), which ms-capture otherwise keeps as loss rows (format 1.4).
+ * --off-cpu adds what `microscope record --off-cpu` records (OFF_CPU below):
+ * the info "off-cpu", a switch-out stack (stack-def 0), off-cpu and switch
+ * records of four threads, and a tracepoint and a switch-out record that
+ * ms-capture does not hold (counted as ignored).
  */
 #include "config.h"
 
@@ -177,6 +181,67 @@ static void frame(uint32_t module_id, uint64_t address, const char *name, uint64
 }
 
 /* Functions of module 0 by weight, like the burn fixture. */
+/*
+ * --off-cpu: thread 1001 sleeps from 5.2 s to 5.5 s (a complete interval),
+ * 1004, never forked, first comes back at 5.3 s (off CPU since before the
+ * recording), 1002 is preempted from 5.6 s to 5.61 s (its sched_switch
+ * sample lost: the switch record alone), 1000 blocks at 5.9 s and the
+ * kernel's loss at 6 s gives its end up (with --no-lost, it is still off
+ * CPU at the end), and 1001 sleeps again at 6.05 s until the end.
+ */
+static void switch_record(uint32_t tid, uint64_t time, bool out, bool preempt)
+{
+	struct ms_switch sw = { 1000, tid, time, tid % 2, out, preempt };
+
+	check(ms_switch_pack(w, &sw));
+}
+
+static void off_cpu(uint32_t tid, uint64_t time, uint64_t state, uint32_t cause)
+{
+	struct ms_off_cpu o = { 1000, tid, time, tid % 2, state, cause, 0 };
+
+	check(ms_off_cpu_pack(w, &o));
+	switch_record(tid, time + 300, true, false);
+}
+
+static void off_cpu_before_losses(void)
+{
+	struct ms_stack *st = calloc(1, sizeof(*st));
+	struct ms_tracepoint *tp = calloc(1, sizeof(*tp));
+	struct ms_switch_out *so = calloc(1, sizeof(*so));
+
+	tp->name = S("sched:sched_switch");
+	check(ms_tracepoint_pack(w, tp));
+	so->sample.pid = 1000;
+	so->sample.tid = 1001;
+	so->state = 1;
+	so->cause = MS_CAUSE_SLEEPING;
+	check(ms_switch_out_pack(w, so));
+	/* the stack they left with: in nanosleep's caller, burn_10 */
+	st->pid = 1000;
+	st->tid = 1001;
+	st->reason = MS_END_FP_CHAIN;
+	st->frames[0] = (struct ms_stack_frame){ 0, 0, 0x1300 };
+	st->frames[1] = (struct ms_stack_frame){ 0, MS_FRAME_RETURN, 0x1034 + 16 };
+	st->frames[2] = (struct ms_stack_frame){ 2, MS_FRAME_RETURN, 0x29d90 };
+	st->n_frames = 3;
+	check(ms_stack_def_pack(w, 0, st));
+	off_cpu(1001, 5200000000ull, 1, MS_CAUSE_SLEEPING);
+	switch_record(1004, 5300000000ull, false, false);
+	switch_record(1001, 5500000000ull, false, false);
+	switch_record(1002, 5600000000ull, true, true);
+	switch_record(1002, 5610000000ull, false, false);
+	off_cpu(1000, 5900000000ull, 2, MS_CAUSE_BLOCKED);
+	free(st);
+	free(tp);
+	free(so);
+}
+
+static void off_cpu_after_losses(void)
+{
+	off_cpu(1001, 6050000000ull, 1, MS_CAUSE_SLEEPING);
+}
+
 static const struct {
 	const char *name;
 	uint64_t start;
@@ -258,10 +323,11 @@ int main(int argc, char **argv)
 		{ "deferred", no_argument, NULL, 'd' },
 		{ "duty", no_argument, NULL, 'D' },
 		{ "no-lost", no_argument, NULL, 'L' },
+		{ "off-cpu", no_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool reverse = false, trailer = true, complete = true, big = false, deferred = false;
-	bool duty = false, lost_records = true;
+	bool duty = false, lost_records = true, with_off_cpu = false;
 	uint32_t n_samples = 100, i;
 	int major = -1, c;
 	struct ms_stack *stacks;
@@ -287,6 +353,7 @@ int main(int argc, char **argv)
 		case 'd': deferred = true; break;
 		case 'D': duty = true; break;
 		case 'L': lost_records = false; break;
+		case 'o': with_off_cpu = true; break;
 		default: return 2;
 		}
 	}
@@ -308,6 +375,8 @@ int main(int argc, char **argv)
 	info_number("frequency", 999);
 	if (deferred)
 		info_text("symbolize", "deferred");
+	if (with_off_cpu)
+		info_text("off-cpu", "sched_switch tracepoint, context switches");
 
 	memset(&t, 0, sizeof(t));
 	t.pid = 1000;
@@ -368,12 +437,16 @@ int main(int argc, char **argv)
 	}
 	free(stacks);
 
+	if (with_off_cpu)
+		off_cpu_before_losses();
 	if (lost_records) {
 		lost = (struct ms_lost){ MS_LOST_KERNEL, 6000000000ull, 1, 3 };
 		check(ms_lost_pack(w, &lost));
 		lost = (struct ms_lost){ MS_LOST_COLLECTOR, 6000000001ull, 0, 2 };
 		check(ms_lost_pack(w, &lost));
 	}
+	if (with_off_cpu)
+		off_cpu_after_losses();
 	for (i = 0; i < 4; i++) {
 		th = (struct ms_throttle){ 6100000000ull + i, 1, i % 2 == 1 };
 		check(ms_throttle_pack(w, &th));
