@@ -197,7 +197,10 @@ int main(int argc, char **argv)
 			usage_error();
 			break;
 		default:
-			if (optopt)
+			/* A long option's own value: one given a value it does not take. */
+			if (optopt >= 256)
+				ms_error("option '%s' takes no value", argv[optind - 1]);
+			else if (optopt)
 				ms_error("unknown option '-%c'", optopt);
 			else
 				ms_error("unknown option '%s'", argv[optind - 1]);
