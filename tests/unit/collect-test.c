@@ -745,6 +745,7 @@ static uint32_t n_switch_ids;
 static struct ms_tracepoint tracepoint;
 static int state_at = -1, prev_pid_at = -1;
 static uint64_t switch_outs[1 << 22], switches[2][1 << 22], states[0x200];
+static uint64_t kernel_lost;
 static uint64_t n_switch_outs, other_thread, unreadable, unknown_switch_ids, switch_out_bytes;
 
 static bool is_switch_id(uint64_t id)
@@ -847,6 +848,11 @@ static int stream_stats(void)
 					unknown_switch_ids++;
 				if (v[1] < (1u << 22))
 					switches[h.misc & PERF_RECORD_MISC_SWITCH_OUT ? 1 : 0][v[1]]++;
+			} else if (h.type == PERF_RECORD_LOST && raw.len >= 24) {
+				uint64_t n;
+
+				memcpy(&n, raw.data + 16, 8);	/* id, then lost */
+				kernel_lost += n;
 			} else if (h.type == PERF_RECORD_FORK && raw.len >= 24) {
 				memcpy(v, raw.data + 8, 16);
 				printf("fork pid %u ppid %u tid %u\n", v[0], v[1], v[2]);
@@ -968,6 +974,7 @@ static int stream_stats(void)
 	for (uint32_t t = 0; t < (1u << 22); t++)
 		if (decoded[t])
 			printf("decoded-samples tid %u %llu\n", t, (unsigned long long)decoded[t]);
+	printf("kernel-lost %llu\n", (unsigned long long)kernel_lost);
 	printf("records %llu\n", (unsigned long long)records);
 	if (got == MS_READ_END)
 		printf("trailer complete %d\n", ms_reader_trailer(r)->complete);
