@@ -18,6 +18,7 @@ static const char usage_text[] =
 	"usage: ms-collect [-o FILE] [-F HZ | -c PERIOD] [-e cpu-clock|task-clock]\n"
 	"                  [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
 	"                  [--budget PCT [--budget-pid PID]...]\n"
+	"                  [--off-cpu [--off-cpu-stack-size BYTES]]\n"
 	"                  (-p PID | [--] CMD [ARGS...])\n"
 	"\n"
 	"Record a program launched as CMD, or the running process PID and every\n"
@@ -39,8 +40,15 @@ static const char usage_text[] =
 	"      --mmap-pages N    data pages per CPU ring, a power of two (default\n"
 	"                        256, or 1024 with stacks over 16 KiB)\n"
 	"      --budget PCT      keep the recording's own CPU time under PCT % of\n"
-	"                        one CPU by pausing the events part of the time\n"
+	"                        one CPU by pausing the sampler part of the time\n"
 	"      --budget-pid PID  count this process too (a live stage downstream)\n"
+	"      --off-cpu         also record when and why the threads leave the\n"
+	"                        CPU: each switch-out (sched:sched_switch, with its\n"
+	"                        stack and prev_state) and each switch in and out\n"
+	"                        (needs root; mounts tracefs when it is not)\n"
+	"      --off-cpu-stack-size N\n"
+	"                        bytes of user stack copied per switch-out\n"
+	"                        (default 8192, or --stack-size when smaller)\n"
 	"  -p, --pid PID         attach to the running process PID\n"
 	"  -h, --help            show this help\n"
 	"      --version         show the version\n"
@@ -57,6 +65,8 @@ enum {
 	OPT_MMAP_PAGES,
 	OPT_BUDGET,
 	OPT_BUDGET_PID,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_STACK,
 	OPT_VERSION,
 };
 
@@ -72,6 +82,8 @@ static const struct option options[] = {
 	{ "mmap-pages", required_argument, NULL, OPT_MMAP_PAGES },
 	{ "budget", required_argument, NULL, OPT_BUDGET },
 	{ "budget-pid", required_argument, NULL, OPT_BUDGET_PID },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-stack-size", required_argument, NULL, OPT_OFF_CPU_STACK },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -92,7 +104,7 @@ int main(int argc, char **argv)
 		.version = PACKAGE_VERSION,
 	};
 	pid_t budget_pids[MS_CPUMETER_PIDS_MAX];
-	bool freq_set = false;
+	bool freq_set = false, off_cpu_stack_set = false;
 	uint64_t v;
 	int opt;
 
@@ -158,6 +170,15 @@ int main(int argc, char **argv)
 			budget_pids[o.n_budget_pids++] = (pid_t)v;
 			o.budget_pids = budget_pids;
 			break;
+		case OPT_OFF_CPU:
+			o.off_cpu = true;
+			break;
+		case OPT_OFF_CPU_STACK:
+			if (ms_parse_u64(optarg, "--off-cpu-stack-size", UINT32_MAX, &v) < 0)
+				usage_error();
+			o.off_cpu_stack_size = (uint32_t)v;
+			off_cpu_stack_set = true;
+			break;
 		case 'p':
 			if (ms_parse_u64(optarg, "-p", INT_MAX, &v) < 0)
 				usage_error();
@@ -176,7 +197,10 @@ int main(int argc, char **argv)
 			usage_error();
 			break;
 		default:
-			if (optopt)
+			/* A long option's own value: one given a value it does not take. */
+			if (optopt >= 256)
+				ms_error("option '%s' takes no value", argv[optind - 1]);
+			else if (optopt)
 				ms_error("unknown option '-%c'", optopt);
 			else
 				ms_error("unknown option '%s'", argv[optind - 1]);
@@ -191,6 +215,12 @@ int main(int argc, char **argv)
 		ms_error("-F: the frequency must be more than 0");
 		usage_error();
 	}
+	if (off_cpu_stack_set && !o.off_cpu) {
+		ms_error("--off-cpu-stack-size is the copy of a switch-out: give --off-cpu too");
+		usage_error();
+	}
+	if (!off_cpu_stack_set)
+		o.off_cpu_stack_size = ms_collect_off_cpu_stack_default(o.stack_size);
 	if (ms_collect_check(&o) < 0)
 		usage_error();
 	return ms_collect_run(&o);

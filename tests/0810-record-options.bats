@@ -37,6 +37,39 @@ refused() {
 	refused "--preset: no preset 'fastest'" --preset fastest
 	refused "option '--budget': '0' is not between 0.01 and 100" --budget 0
 	refused "option '--budget': '2x' is not a percentage" --budget 2x
+	refused "option '--off-cpu=yes' takes no value" --off-cpu=yes
+}
+
+@test "--off-cpu and the wall preset turn blocked-time collection on; --no-off-cpu off" {
+	run -0 --separate-stderr microscope record --preset wall --print-options -- \
+		sh -c "touch '$PWD/ran'"
+	[ "$output" = "preset=wall freq=999 event=cpu-clock stack-size=32768 unwind=auto symbolize=immediate duration=none mmap-pages=auto budget=off off-cpu" ]
+	run -0 --separate-stderr microscope record --no-off-cpu --preset wall --print-options -- true
+	[ "$output" = "preset=wall freq=999 event=cpu-clock stack-size=32768 unwind=auto symbolize=immediate duration=none mmap-pages=auto budget=off" ]
+	run -0 --separate-stderr microscope record --preset light --off-cpu --print-options -- true
+	[ "$output" = "preset=light freq=99 event=cpu-clock stack-size=8192 unwind=dwarf+fp symbolize=immediate duration=none mmap-pages=auto budget=1.0% off-cpu" ]
+	run -0 --separate-stderr microscope record --print-options -- true
+	[[ "$output" != *off-cpu* ]]
+	[ ! -e ran ]
+	# --help lists them, with the preset
+	run -0 microscope record --help
+	[[ "$output" == *"--off-cpu"* ]]
+	[[ "$output" == *"--no-off-cpu"* ]]
+	[[ "$output" == *"wall     default + off-CPU (blocked) time"* ]]
+}
+
+@test "record --off-cpu hands --off-cpu to ms-collect" {
+	[ "$(id -u)" -eq 0 ] || skip "--off-cpu needs root"
+	# Beside a copy of microscope (where it looks for its stages first), an
+	# ms-collect that says what it was given; the other stages from PATH.
+	mkdir bin
+	cp "$MS_BUILDDIR/microscope" bin/
+	printf '#!/bin/sh\necho "$@" > "%s/collect-args"\nexec "%s/ms-collect" "$@"\n' \
+		"$PWD" "$MS_BUILDDIR" > bin/ms-collect
+	chmod +x bin/ms-collect
+	PATH=$MS_BUILDDIR:$PATH bin/microscope record --preset wall -o "$PWD/w.msc" -- sleep 0.1 2>/dev/null
+	grep -q -- "--off-cpu" collect-args
+	ms-analyze summary w.msc | grep -q "options: .* off-cpu$"
 }
 
 @test "--print-options prints the value a preset and flags make, and records nothing" {

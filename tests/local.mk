@@ -23,6 +23,13 @@ tests_fixtures_offcpu_SOURCES = tests/fixtures/offcpu.c
 tests_fixtures_offcpu_CFLAGS = $(FIXTURE_CFLAGS) -pthread
 tests_fixtures_offcpu_LDADD = -lpthread
 
+# Two threads handing a token over pipes, ~20,000 switch-outs a second:
+# off-CPU recording's cost (scripts/bench-smoke) and completeness (tests/0200).
+check_PROGRAMS += tests/fixtures/switcher
+tests_fixtures_switcher_SOURCES = tests/fixtures/switcher.c
+tests_fixtures_switcher_CFLAGS = $(FIXTURE_CFLAGS) -pthread
+tests_fixtures_switcher_LDADD = -lpthread
+
 check_PROGRAMS += tests/fixtures/phases
 tests_fixtures_phases_SOURCES = tests/fixtures/phases.c
 tests_fixtures_phases_CFLAGS = $(FIXTURE_CFLAGS) -pthread

@@ -30,13 +30,19 @@
  *         DWARF unwinding.
  *  deep:  the largest copy the kernel takes (65528 bytes) for the deepest
  *         stacks, with 4 MiB rings (1024 pages) to hold samples that big.
+ *  wall:  the default's sampling plus blocked-time collection (--off-cpu):
+ *         every switch-out of the program's threads with its stack and
+ *         why, for wall-clock and off-CPU views. It costs the program per
+ *         context switch, not per sample (ms-collect(1) has the numbers).
  */
 const struct ms_record_preset ms_record_presets[] = {
 	{ "light", "low rate for production: 99 Hz, 8 KiB copies, dwarf+fp, 1 % CPU budget",
-	  99, 8192, 0, MS_UNWIND_DWARF_FP, 10000 },
-	{ "default", "999 Hz, 32 KiB copies, dwarf", 999, 32768, 0, MS_UNWIND_AUTO, 0 },
+	  99, 8192, 0, MS_UNWIND_DWARF_FP, 10000, false },
+	{ "default", "999 Hz, 32 KiB copies, dwarf", 999, 32768, 0, MS_UNWIND_AUTO, 0, false },
 	{ "deep", "the deepest stacks: 999 Hz, 64 KiB copies, dwarf", 999, 65528, 1024,
-	  MS_UNWIND_DWARF, 0 },
+	  MS_UNWIND_DWARF, 0, false },
+	{ "wall", "default + off-CPU (blocked) time (--off-cpu), for wall-clock views", 999,
+	  32768, 0, MS_UNWIND_AUTO, 0, true },
 };
 const size_t ms_record_n_presets = sizeof(ms_record_presets) / sizeof(ms_record_presets[0]);
 
@@ -59,6 +65,8 @@ enum {
 	OPT_PRINT_OPTIONS,
 	OPT_DEFER,
 	OPT_BUDGET,
+	OPT_OFF_CPU,
+	OPT_NO_OFF_CPU,
 };
 
 /* Which fields a flag set: the preset fills in the others. */
@@ -68,6 +76,7 @@ enum {
 	SET_PAGES = 1 << 2,
 	SET_UNWIND = 1 << 3,
 	SET_BUDGET = 1 << 4,
+	SET_OFF_CPU = 1 << 5,
 };
 
 static const struct option options[] = {
@@ -86,6 +95,8 @@ static const struct option options[] = {
 	{ "print-options", no_argument, NULL, OPT_PRINT_OPTIONS },
 	{ "defer", no_argument, NULL, OPT_DEFER },
 	{ "budget", required_argument, NULL, OPT_BUDGET },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "no-off-cpu", no_argument, NULL, OPT_NO_OFF_CPU },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -158,8 +169,8 @@ static int parse_one(struct ms_record_options *o, int c, const char *arg, unsign
 		return 0;
 	case OPT_PRESET:
 		if (!(o->preset = ms_record_preset_find(arg)))
-			return ms_error("--preset: no preset '%s'; the presets are light, default "
-					"and deep (microscope record --help)", arg);
+			return ms_error("--preset: no preset '%s'; the presets are light, default, "
+					"deep and wall (microscope record --help)", arg);
 		return 0;
 	case OPT_PRINT_OPTIONS:
 		o->print_options = true;
@@ -174,6 +185,11 @@ static int parse_one(struct ms_record_options *o, int c, const char *arg, unsign
 			return 0;
 		}
 		return ms_parse_percent(arg, "--budget", &o->budget_ppm);
+	case OPT_OFF_CPU:
+	case OPT_NO_OFF_CPU:
+		o->off_cpu = c == OPT_OFF_CPU;
+		*set |= SET_OFF_CPU;
+		return 0;
 	case 'h':
 		o->help = true;
 		return 0;
@@ -198,6 +214,9 @@ int ms_record_options_parse(struct ms_record_options *o, int argc, char **argv)
 		if (c == ':')
 			return ms_error("option '%s' needs a value", argv[optind - 1]);
 		if (c == '?') {
+			/* A long option's own value: one given a value it does not take. */
+			if (optopt >= 256)
+				return ms_error("option '%s' takes no value", argv[optind - 1]);
 			if (optopt)
 				return ms_error("unknown option '-%c'", optopt);
 			return ms_error("unknown option '%s'", argv[optind - 1]);
@@ -220,6 +239,8 @@ int ms_record_options_parse(struct ms_record_options *o, int argc, char **argv)
 		o->unwind = o->preset->unwind;
 	if (!(set & SET_BUDGET))
 		o->budget_ppm = o->preset->budget_ppm;
+	if (!(set & SET_OFF_CPU))
+		o->off_cpu = o->preset->off_cpu;
 	if (freq_given && o->period)
 		return ms_error("give either -F HZ or -c PERIOD, not both");
 	if (o->period)
@@ -233,6 +254,8 @@ int ms_record_options_check(const struct ms_record_options *o)
 		.event = o->event, .freq = o->freq, .period = o->period,
 		.stack_size = o->stack_size, .data_pages = o->mmap_pages,
 		.duration_ns = o->duration_ns, .pid = o->pid, .argv = o->argv,
+		.off_cpu = o->off_cpu,
+		.off_cpu_stack_size = ms_collect_off_cpu_stack_default(o->stack_size),
 	};
 
 	if (!strcmp(o->output, "-"))
@@ -268,8 +291,8 @@ int ms_record_options_describe(const struct ms_record_options *o, char *buf, siz
 	else
 		snprintf(budget, sizeof(budget), "off");
 	return snprintf(buf, len, "preset=%s %s event=%s stack-size=%" PRIu32 " unwind=%s "
-			"symbolize=%s duration=%s mmap-pages=%s budget=%s%s", o->preset->name, rate,
+			"symbolize=%s duration=%s mmap-pages=%s budget=%s%s%s", o->preset->name, rate,
 			o->event, o->stack_size, ms_unwind_policy_name(o->unwind),
 			o->deferred ? "deferred" : "immediate", duration, pages, budget,
-			o->defer ? " defer" : "");
+			o->defer ? " defer" : "", o->off_cpu ? " off-cpu" : "");
 }

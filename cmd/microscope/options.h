@@ -24,6 +24,7 @@ struct ms_record_preset {
 	uint32_t mmap_pages;	/* 0: ms-collect's default for the copy size */
 	int unwind;		/* enum ms_unwind_policy */
 	uint32_t budget_ppm;	/* of one CPU, 0: none (perf/governor.h) */
+	bool off_cpu;		/* blocked-time collection (ms-collect --off-cpu) */
 };
 
 struct ms_record_options {
@@ -37,6 +38,7 @@ struct ms_record_options {
 	uint32_t budget_ppm;	/* --budget, of one CPU; 0: none */
 	bool deferred;		/* --symbolize=deferred */
 	bool defer;		/* --defer: process after the program ends */
+	bool off_cpu;		/* --off-cpu: when and why threads were off the CPU too */
 	const char *output;
 	pid_t pid;		/* attach, or 0 */
 	char **argv;		/* launch, or NULL */
@@ -61,7 +63,8 @@ int ms_record_options_parse(struct ms_record_options *o, int argc, char **argv);
 int ms_record_options_check(const struct ms_record_options *o);
 /*
  * One line describing the value, as the capture keeps it:
- * "preset=default freq=999 event=cpu-clock stack-size=8192 unwind=auto ...".
+ * "preset=default freq=999 event=cpu-clock stack-size=8192 unwind=auto ...",
+ * ending in " defer" and " off-cpu" when they are on.
  * Returns the length it needed (snprintf's).
  */
 int ms_record_options_describe(const struct ms_record_options *o, char *buf, size_t len);

@@ -48,7 +48,7 @@ static const char usage_record[] =
 	"                         [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
 	"                         [--symbolize=immediate|deferred] [--unwind dwarf|fp|dwarf+fp]\n"
 	"                         [--debug-dir DIR]... [--budget PCT|off] [--defer]\n"
-	"                         [--print-options]\n"
+	"                         [--off-cpu | --no-off-cpu] [--print-options]\n"
 	"                         (-p PID | -- CMD ARGS...)\n"
 	"\n"
 	"      --preset NAME       a starting point the flags below override:\n"
@@ -74,7 +74,11 @@ static const char usage_record[] =
 	"                          DIR/DEBUGLINK, DIR/NAME.debug, DIR/NAME\n"
 	"      --budget PCT|off    keep the recording's own CPU time under PCT %% of one\n"
 	"                          CPU by sampling part of the time (off: the preset's\n"
-	"                          budget dropped)\n"
+	"                          budget dropped); off-CPU recording is never paused\n"
+	"      --off-cpu           also record when and why each thread was off the CPU\n"
+	"                          (sleeping, blocked, preempted) with the stack it left\n"
+	"                          with, for off-CPU and wall-clock views (the wall\n"
+	"                          preset); needs root. --no-off-cpu: the preset's dropped\n"
 	"      --defer             while the program runs, only record (compressed, to a\n"
 	"                          private file beside FILE); process after it ends\n"
 	"      --print-options     print the options as they will be used, and stop\n"
@@ -119,9 +123,10 @@ static void push(struct argv_builder *a, const char *s)
  * (ms-collect said so in the stream, and the capture keeps its problems),
  * 0 after the one-line summary for output, -1 after a message.
  */
-static int check_written(const char *path, const char *output)
+static int check_written(const char *path, const char *output, bool off_cpu)
 {
 	struct ms_capture *cap = ms_capture_load(path);
+	char intervals[64] = "";
 
 	if (!cap)
 		return -1;
@@ -131,8 +136,10 @@ static int check_written(const char *path, const char *output)
 			return 1;
 		}
 	}
-	fprintf(stderr, "microscope: wrote '%s': %u samples, %u threads%s\n", output,
-		cap->n_samples, cap->n_threads,
+	if (off_cpu)
+		snprintf(intervals, sizeof(intervals), ", %u off-CPU intervals", cap->n_intervals);
+	fprintf(stderr, "microscope: wrote '%s': %u samples%s, %u threads%s\n", output,
+		cap->n_samples, intervals, cap->n_threads,
 		cap->lost_kernel + cap->lost_collector ? " (some records were lost: see the report)" : "");
 	ms_capture_free(cap);
 	return 0;
@@ -355,6 +362,8 @@ int ms_front_record(int argc, char **argv)
 		push(&collect, budget);
 		source.budget = true;
 	}
+	if (o.off_cpu)
+		push(&collect, "--off-cpu");
 	if (o.duration_ns) {
 		snprintf(duration, sizeof(duration), "%" PRIu64 ".%09" PRIu64,
 			 o.duration_ns / 1000000000u, o.duration_ns % 1000000000u);
@@ -416,7 +425,7 @@ int ms_front_record(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	/* The collector's status is the launched program's. */
-	written = check_written(capture_path, output);
+	written = check_written(capture_path, output, o.off_cpu);
 	if (written != 0) {
 		discard(&pub);
 		if (written > 0)

@@ -7,6 +7,7 @@
 #include "perf/ring.h"
 #include "perf/session.h"
 #include "perf/target.h"
+#include "perf/tracefs.h"
 #include "perf/vdso.h"
 #include "stream/protocols.h"
 #include "stream/records.h"
@@ -56,6 +57,7 @@ struct collector {
 	struct ms_writer *w;
 	struct ms_problems problems;
 	struct ms_attr *attr;		/* big: on the heap */
+	struct ms_tracepoint_file *switch_tp;	/* --off-cpu: sched_switch's format */
 	struct ms_trimmer *trim;	/* samples' stack copies cut to dyn_size */
 
 	/* output */
@@ -69,6 +71,7 @@ struct collector {
 	/* target */
 	bool launched;
 	bool misused;			/* a setup failure that is a usage error */
+	bool refused;			/* a setup failure that is the system's refusal */
 	pid_t pid;
 	struct ms_launch launch;
 	bool reaped;
@@ -210,10 +213,24 @@ int ms_collect_check(const struct ms_collect_opts *o)
 				o->data_pages, MS_COLLECT_PAGES_MAX);
 	if (!ms_event_lookup(o->event))
 		return ms_error("unknown event '%s'; known events: %s", o->event, ms_event_names());
+	if (o->off_cpu && !o->stack_size && o->off_cpu_stack_size)
+		return ms_error("--off-cpu-stack-size %u: switch-outs copy a stack only when "
+				"samples do, and --stack-size is 0", o->off_cpu_stack_size);
+	if (o->off_cpu && o->stack_size && (!o->off_cpu_stack_size ||
+					     o->off_cpu_stack_size % 8 ||
+					     o->off_cpu_stack_size > MS_COLLECT_STACK_MAX))
+		return ms_error("--off-cpu-stack-size %u: must be a multiple of 8, more than 0 "
+				"and at most %u", o->off_cpu_stack_size, MS_COLLECT_STACK_MAX);
 	if (o->n_budget_pids && !o->budget_ppm)
 		return ms_error("--budget-pid counts a process toward a budget: give --budget PCT "
 				"too");
 	return 0;
+}
+
+uint32_t ms_collect_off_cpu_stack_default(uint32_t stack_size)
+{
+	return stack_size < MS_COLLECT_OFF_CPU_STACK_DEFAULT ? stack_size
+							      : MS_COLLECT_OFF_CPU_STACK_DEFAULT;
 }
 
 static uint64_t now_ns(void)
@@ -399,6 +416,9 @@ static int write_preamble(struct collector *c)
 	    (c->o->freq ? info_number(c, "frequency", c->o->freq)
 			: info_number(c, "period", c->o->period)) < 0 ||
 	    info_number(c, "stack-size", c->o->stack_size) < 0 ||
+	    (c->o->off_cpu && (info_text(c, "off-cpu", c->switch_tp->name) < 0 ||
+			       info_number(c, "off-cpu-stack-size",
+					   c->s.switch_attr.sample_stack_user) < 0)) ||
 	    (c->o->budget_ppm && info_number(c, "budget-ppm", c->o->budget_ppm) < 0) ||
 	    info_number(c, "cpus", c->s.n_cpus) < 0 ||
 	    info_number(c, "mmap-pages", c->s.config.data_pages) < 0 ||
@@ -414,11 +434,16 @@ static int write_preamble(struct collector *c)
 	}
 	if (ms_target_pack(c->w, &t) < 0)
 		return -1;
-	for (uint32_t part = 0; ms_session_attr_record(&c->s, part, c->attr); part++) {
-		if (ms_attr_pack(c->w, c->attr) < 0)
-			return -1;
-		ms_trimmer_attr(c->trim, c->attr);
-	}
+	if (c->o->off_cpu && ms_tracepoint_pack(c->w, &c->switch_tp->tp) < 0)
+		return -1;
+	/* The switch events' first, the sampler's last: see collect.h. */
+	for (int switches = c->o->off_cpu; switches >= 0; switches--)
+		for (uint32_t part = 0; ms_session_attr_record(&c->s, switches, part, c->attr);
+		     part++) {
+			if (ms_attr_pack(c->w, c->attr) < 0)
+				return -1;
+			ms_trimmer_attr(c->trim, c->attr);
+		}
 	return write_vdso(c);
 }
 
@@ -1109,6 +1134,44 @@ static int open_target(struct collector *c)
 	return attach_threads(c);
 }
 
+/*
+ * --off-cpu: sched:sched_switch's id and format from tracefs (mounted
+ * first when it is not and we are root), for the session and the stream.
+ */
+static int load_switch_tracepoint(struct collector *c, struct ms_session_config *sc)
+{
+	char dir[256];
+	bool mounted;
+
+	c->refused = true;
+	if (ms_tracefs_find(dir, sizeof(dir), &mounted) < 0)
+		return -1;
+	if (mounted)
+		fprintf(stderr, "%s: mounted tracefs at %s to find the sched:sched_switch "
+			"tracepoint (--off-cpu)\n", ms_progname(), dir);
+	c->switch_tp = malloc(sizeof(*c->switch_tp));
+	if (!c->switch_tp)
+		return ms_error("out of memory for a tracepoint format");
+	if (ms_tracepoint_load(dir, "sched", "sched_switch", c->switch_tp) < 0)
+		return -1;
+	/* Why a thread left its CPU is read from it (records.h: ms_off_cpu_cause_of_state). */
+	if (ms_tracepoint_field(&c->switch_tp->tp, "prev_state") < 0)
+		return ms_error("%s has no field prev_state: this kernel's sched_switch does not "
+				"say why a thread left its CPU, which --off-cpu records",
+				c->switch_tp->path);
+	c->refused = false;
+	sc->off_cpu = true;
+	sc->switch_config = c->switch_tp->tp.config;
+	sc->switch_stack_size = c->o->off_cpu_stack_size;
+	return 0;
+}
+
+/* --budget with --off-cpu pauses the sampler only: see collect.h. */
+static int toggle_samplers(void *arg, bool on)
+{
+	return ms_session_samplers_enable(arg, on);
+}
+
 static void collector_release(struct collector *c)
 {
 	if (c->launched && c->pid > 0 && !c->reaped) {
@@ -1129,6 +1192,7 @@ static void collector_release(struct collector *c)
 	free(c->pfds);
 	free(c->tids);
 	free(c->attr);
+	free(c->switch_tp);
 	free(c->gov);
 	ms_trimmer_free(c->trim);
 }
@@ -1194,9 +1258,15 @@ int ms_collect_run(const struct ms_collect_opts *o)
 		}
 		code = MS_EXIT_ERROR;
 	}
-	if (setup_signals(&c) < 0 || output_open(&c) < 0 || ms_session_init(&c.s, &sc) < 0 ||
-	    open_target(&c) < 0) {
-		code = c.misused ? MS_EXIT_USAGE : c.s.refused ? MS_EXIT_SYSTEM : MS_EXIT_ERROR;
+	if (c.gov && o->off_cpu) {
+		c.gov->toggle = toggle_samplers;
+		c.gov->toggle_arg = &c.s;
+	}
+	if (setup_signals(&c) < 0 || output_open(&c) < 0 ||
+	    (o->off_cpu && load_switch_tracepoint(&c, &sc) < 0) ||
+	    ms_session_init(&c.s, &sc) < 0 || open_target(&c) < 0) {
+		code = c.misused ? MS_EXIT_USAGE : c.refused || c.s.refused ? MS_EXIT_SYSTEM :
+		       MS_EXIT_ERROR;
 		goto out;
 	}
 	if (c.s.exclude_kernel)

@@ -3,9 +3,14 @@
  *
  * The stream it writes (see man/ms-collect.1 and microscope-stream.5):
  *   header; INFO records (command, hostname, kernel, event, frequency or
- *   period, stack-size, cpus, mmap-pages, clock, start-time); TARGET; ATTR
- *   (the ids of every event, split when there are more than fit one
- *   record); when attaching, synthesized COMM and MMAP records (time 0)
+ *   period, stack-size, with --off-cpu off-cpu "sched:sched_switch" and
+ *   off-cpu-stack-size, cpus, mmap-pages, clock, start-time); TARGET;
+ *   with --off-cpu, the TRACEPOINT record (sched_switch's id and RAW
+ *   layout) and the ATTR record(s) of the switch events (type
+ *   PERF_TYPE_TRACEPOINT, sample_type with RAW); then the sampler's ATTR
+ *   record(s), always last, as ms-decode lays samples out with the latest
+ *   ATTR (the ids of every event, split when there are more than fit one
+ *   record); VDSO; when attaching, synthesized COMM and MMAP records (time 0)
  *   from /proc; then RAW records, one per kernel record, copied unparsed,
  *   with a ROUND after each pass over the rings that copied something;
  *   LOST records (source collector) for records the output could not take;
@@ -31,6 +36,12 @@
 #define MS_COLLECT_PAGES_DEFAULT 256
 #define MS_COLLECT_PAGES_BIG_STACK 1024
 #define MS_COLLECT_PAGES_MAX (1u << 20)
+/*
+ * The stack copy of a switch-out (--off-cpu), when no --off-cpu-stack-size
+ * is given: this, or the sampler's copy when smaller. See
+ * man/ms-collect.1 for the measurement behind it.
+ */
+#define MS_COLLECT_OFF_CPU_STACK_DEFAULT 8192
 /* How long a launched program may take to end after SIGTERM or SIGINT. */
 #define MS_COLLECT_GRACE_MS 3000
 
@@ -60,7 +71,18 @@ struct ms_collect_opts {
 	uint32_t n_budget_pids;
 	char **argv;		/* launch this command (NULL-terminated), or NULL */
 	const char *version;	/* for the stream header */
+	/*
+	 * --off-cpu: record each switch-out of the target's threads (the
+	 * sched:sched_switch tracepoint, with registers, a stack copy of
+	 * off_cpu_stack_size bytes and prev_state) and their switches in and
+	 * out (PERF_RECORD_SWITCH). --budget pauses the sampler only.
+	 */
+	bool off_cpu;
+	uint32_t off_cpu_stack_size;
 };
+
+/* The switch-out copy when none is given: see MS_COLLECT_OFF_CPU_STACK_DEFAULT. */
+uint32_t ms_collect_off_cpu_stack_default(uint32_t stack_size);
 
 /*
  * Check option values and combinations. Returns 0, or -1 after a message

@@ -13,7 +13,8 @@ libcommon_a_SOURCES += \
 	libcommon/perf/duty.c libcommon/perf/duty.h \
 	libcommon/perf/cpumeter.c libcommon/perf/cpumeter.h \
 	libcommon/perf/governor.c libcommon/perf/governor.h \
-	libcommon/perf/kernel.c libcommon/perf/kernel.h
+	libcommon/perf/kernel.c libcommon/perf/kernel.h \
+	libcommon/perf/tracefs.c libcommon/perf/tracefs.h
 
 bin_PROGRAMS += ms-collect
 ms_collect_SOURCES = cmd/ms-collect.c
@@ -34,3 +35,8 @@ UNIT_TESTS += tests/unit/budget-test
 tests_unit_budget_test_SOURCES = tests/unit/budget-test.c
 tests_unit_budget_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_budget_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS += tests/unit/tracefs-test
+tests_unit_tracefs_test_SOURCES = tests/unit/tracefs-test.c
+tests_unit_tracefs_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_tracefs_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

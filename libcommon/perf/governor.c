@@ -46,15 +46,23 @@ int ms_governor_init(struct ms_governor *g, uint32_t budget_ppm, uint64_t rate, 
 	return 0;
 }
 
-/* Every event this process owns, and the copies threads inherited from them. */
+/*
+ * Every event this process owns, and the copies threads inherited from
+ * them; or those g->toggle switches.
+ */
 static void set_events(struct ms_governor *g, bool on, uint64_t now_ns)
 {
+	int r;
+
 	if (on == g->slicer.on)
 		return;
-	if (prctl(on ? PR_TASK_PERF_EVENTS_ENABLE : PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0) < 0) {
+	r = g->toggle ? g->toggle(g->toggle_arg, on) :
+	    prctl(on ? PR_TASK_PERF_EVENTS_ENABLE : PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0);
+	if (r < 0) {
 		if (!g->told)
-			ms_warn("cannot turn the recording's events %s for --budget (prctl: %s); "
-				"the budget is not kept", on ? "on" : "off", strerror(errno));
+			ms_warn("cannot turn the recording's events %s for --budget (%s: %s); "
+				"the budget is not kept", on ? "on" : "off",
+				g->toggle ? "ioctl" : "prctl", strerror(errno));
 		g->told = true;
 		return;
 	}

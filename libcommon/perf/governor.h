@@ -4,7 +4,9 @@
  * (perf/budget.h) turns it into a sampling duty at the end of each window,
  * and the duty (perf/duty.h) into events turned off and on, all of the
  * owner's at once (PR_TASK_PERF_EVENTS_DISABLE/ENABLE: inherited copies
- * included). Each change of duty is handed back as a stream record.
+ * included), or those a toggle set after init switches (--off-cpu: the
+ * sampler's only, so that no switch of a thread goes unrecorded). Each
+ * change of duty is handed back as a stream record.
  */
 #ifndef MS_PERF_GOVERNOR_H
 #define MS_PERF_GOVERNOR_H
@@ -44,6 +46,9 @@ struct ms_governor {
 	bool first_told;
 	uint32_t changes, lowest_ppm;
 	uint64_t start_ns, start_cpu_ns;
+	/* NULL: every event of this process; else this turns the paused ones off or on (0, or -1 with errno). */
+	int (*toggle)(void *arg, bool on);
+	void *toggle_arg;
 };
 
 /*

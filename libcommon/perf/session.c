@@ -258,6 +258,51 @@ static int open_failed(struct ms_session *s, pid_t tid, int cpu)
 			name, (int)tid, cpu, strerror(err));
 }
 
+/* The switch event's attr: the sampler's, once its first open decided the fallbacks. */
+static void make_switch_attr(struct ms_session *s)
+{
+	struct perf_event_attr *a = &s->switch_attr;
+
+	*a = s->attr;
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->config = s->config.switch_config;
+	a->freq = 0;
+	a->sample_period = 1;
+	a->sample_type |= PERF_SAMPLE_RAW;
+	if (a->sample_type & PERF_SAMPLE_STACK_USER)
+		a->sample_stack_user = s->config.switch_stack_size;
+	/* The sampler writes the side-band records once. */
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = a->build_id = 0;
+	a->context_switch = 1;
+	/* The ring is the sampler's: its owner's watermark wakes the reader. */
+	a->watermark = 0;
+	a->wakeup_watermark = 0;
+}
+
+static int switch_open_failed(struct ms_session *s, pid_t tid, int cpu)
+{
+	int err = errno;
+
+	s->refused = true;
+	if (err == EACCES || err == EPERM)
+		return ms_error("cannot open the sched:sched_switch tracepoint for --off-cpu "
+				"(perf_event_open: %s): a tracepoint's raw data needs root or "
+				"CAP_PERFMON, or kernel.perf_event_paranoid -1 (it is %ld); run as "
+				"root, or record without --off-cpu", strerror(err),
+				read_sysctl("/proc/sys/kernel/perf_event_paranoid"));
+	if (err == EMFILE || err == ENFILE)
+		return ms_error("out of file descriptors after %zu events (two per thread and CPU "
+				"with --off-cpu); raise the limit with ulimit -n", s->n_events);
+	if (err == ENOENT || err == ENODEV || err == EOPNOTSUPP || err == EINVAL)
+		return ms_error("this kernel refused the sched:sched_switch tracepoint (id %llu) "
+				"as a perf event for pid %d on cpu %d (perf_event_open: %s): it "
+				"needs CONFIG_PERF_EVENTS with tracepoints; record without --off-cpu",
+				(unsigned long long)s->config.switch_config, (int)tid, cpu,
+				strerror(err));
+	return ms_error("cannot open the sched:sched_switch tracepoint for pid %d on cpu %d "
+			"(perf_event_open: %s)", (int)tid, cpu, strerror(err));
+}
+
 static int push_event(struct ms_session *s, const struct ms_session_event *e)
 {
 	if (s->n_events == s->alloc_events) {
@@ -285,6 +330,46 @@ static void close_from(struct ms_session *s, size_t first)
 		}
 		close(e->fd);
 	}
+}
+
+/*
+ * The switch event of task tid on CPU index i, into the ring its sampler
+ * event owns or writes to. 0; 1 when the task is gone; -1 after a message.
+ */
+static int open_switch(struct ms_session *s, pid_t tid, uint32_t i)
+{
+	struct ms_session_event e = { .fd = -1, .cpu_index = i, .tid = tid, .is_switch = true };
+	int cpu = s->cpus[i];
+
+	if (s->exclude_kernel) {
+		s->refused = true;
+		return ms_error("--off-cpu needs kernel events, and kernel.perf_event_paranoid "
+				"(%ld) refused them: the sched:sched_switch tracepoint is one; run "
+				"as root, or record without --off-cpu",
+				read_sysctl("/proc/sys/kernel/perf_event_paranoid"));
+	}
+	if (!s->switch_attr.type)
+		make_switch_attr(s);
+	e.fd = perf_event_open(&s->switch_attr, tid, cpu);
+	if (e.fd < 0)
+		return errno == ESRCH ? 1 : switch_open_failed(s, tid, cpu);
+	if (ioctl(e.fd, PERF_EVENT_IOC_ID, &e.id) < 0) {
+		ms_error_errno("cannot read the id of the sched_switch event for pid %d on cpu %d",
+			       (int)tid, cpu);
+		close(e.fd);
+		return -1;
+	}
+	if (ioctl(e.fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring_owner[i]) < 0) {
+		ms_error_errno("cannot direct the sched_switch event for pid %d into the ring of "
+			       "cpu %d", (int)tid, cpu);
+		close(e.fd);
+		return -1;
+	}
+	if (push_event(s, &e) < 0) {
+		close(e.fd);
+		return -1;
+	}
+	return 0;
 }
 
 int ms_session_open_task(struct ms_session *s, pid_t tid)
@@ -326,6 +411,14 @@ int ms_session_open_task(struct ms_session *s, pid_t tid)
 			close(e.fd);
 			goto fail;
 		}
+		if (s->config.off_cpu) {
+			int r = open_switch(s, tid, i);
+
+			if (r > 0)
+				goto gone;
+			if (r < 0)
+				goto fail;
+		}
 	}
 	if (s->exclude_kernel && first == 0)
 		ms_warn("kernel samples refused (kernel.perf_event_paranoid is %ld): recording "
@@ -347,26 +440,52 @@ void ms_session_disable(struct ms_session *s)
 		ioctl(s->events[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
-int ms_session_attr_record(const struct ms_session *s, uint32_t part, struct ms_attr *a)
+int ms_session_attr_record(const struct ms_session *s, bool switches, uint32_t part,
+			   struct ms_attr *a)
 {
-	size_t from = (size_t)part * MS_ATTR_IDS_MAX;
+	const struct perf_event_attr *pa = switches ? &s->switch_attr : &s->attr;
+	size_t skip = (size_t)part * MS_ATTR_IDS_MAX, n = 0, i;
 
-	if (part && from >= s->n_events)
+	if (switches && !s->config.off_cpu)
+		return 0;
+	/* Part 0 always (an ATTR with no ids yet); later parts while ids are left. */
+	for (i = 0; i < s->n_events; i++)
+		n += s->events[i].is_switch == switches;
+	if (part && skip >= n)
 		return 0;
 	memset(a, 0, sizeof(*a));
-	a->type = s->attr.type;
-	a->config = s->attr.config;
-	a->sample_type = s->attr.sample_type;
-	a->read_format = s->attr.read_format;
-	a->sample_regs_user = s->attr.sample_regs_user;
-	a->sample_stack_user = s->attr.sample_stack_user;
-	a->flags = (s->attr.sample_id_all ? MS_ATTR_SAMPLE_ID_ALL : 0) |
-		   (s->attr.freq ? MS_ATTR_FREQ : 0) |
-		   (s->attr.exclude_kernel ? MS_ATTR_EXCLUDE_KERNEL : 0) |
-		   (s->attr.build_id ? MS_ATTR_BUILD_ID : 0);
-	for (size_t i = from; i < s->n_events && a->n_ids < MS_ATTR_IDS_MAX; i++)
+	a->type = pa->type;
+	a->config = pa->config;
+	a->sample_type = pa->sample_type;
+	a->read_format = pa->read_format;
+	a->sample_regs_user = pa->sample_regs_user;
+	a->sample_stack_user = pa->sample_stack_user;
+	a->flags = (pa->sample_id_all ? MS_ATTR_SAMPLE_ID_ALL : 0) |
+		   (pa->freq ? MS_ATTR_FREQ : 0) |
+		   (pa->exclude_kernel ? MS_ATTR_EXCLUDE_KERNEL : 0) |
+		   (pa->build_id ? MS_ATTR_BUILD_ID : 0);
+	for (i = 0; i < s->n_events && a->n_ids < MS_ATTR_IDS_MAX; i++) {
+		if (s->events[i].is_switch != switches)
+			continue;
+		if (skip) {
+			skip--;
+			continue;
+		}
 		a->ids[a->n_ids++] = s->events[i].id;
+	}
 	return 1;
+}
+
+int ms_session_samplers_enable(struct ms_session *s, bool on)
+{
+	int ret = 0;
+
+	/* On a parent event, the ioctl reaches the copies its task's children inherited. */
+	for (size_t i = 0; i < s->n_events; i++)
+		if (!s->events[i].is_switch &&
+		    ioctl(s->events[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
+			ret = -1;
+	return ret;
 }
 
 void ms_session_release(struct ms_session *s)

@@ -19,6 +19,19 @@
  * perf_event_paranoid fall back to exclude_kernel=1 with a warning;
  * build_id or use_clockid refused with EINVAL are dropped.
  *
+ * Off-CPU (config.off_cpu): beside each sampler event, a sched:sched_switch
+ * tracepoint event on the same task and CPU (the switch event): period 1,
+ * inherit, the sampler's sample_type with RAW (prev_state), the same
+ * registers and a stack copy of switch_stack_size, context_switch (so the
+ * kernel's PERF_RECORD_SWITCH in/out records of the task come with it),
+ * the same clock and exec handling, and no side-band records (mmap, comm,
+ * task: the sampler writes them once). It writes into the ring of its
+ * CPU's sampler with PERF_EVENT_IOC_SET_OUTPUT: one ring per CPU keeps
+ * switch-outs and samples in time order for ms-decode's merge, and the
+ * copies of the events that threads created later inherit write there
+ * too (checked on this kernel: tests/0200-ms-collect.bats). A tracepoint
+ * is a kernel event: with kernel samples refused there is none.
+ *
  * Errors: functions return -1 after one message and set s->refused when
  * the system refused (permissions, no such hardware, limits), so that the
  * stage can say so in its exit status.
@@ -66,6 +79,10 @@ struct ms_session_config {
 	uint32_t data_pages_min;
 	/* Launch mode: events start disabled and turn on when the task execs. */
 	bool enable_on_exec;
+	/* Off-CPU: a switch event beside each sampler event (see above). */
+	bool off_cpu;
+	uint64_t switch_config;		/* the tracepoint's id (tracefs) */
+	uint32_t switch_stack_size;	/* bytes of user stack per switch-out */
 };
 
 struct ms_session_event {
@@ -73,11 +90,13 @@ struct ms_session_event {
 	uint32_t cpu_index;	/* into cpus[] and rings[] */
 	pid_t tid;
 	uint64_t id;		/* PERF_EVENT_IOC_ID */
+	bool is_switch;		/* the sched_switch event, not the sampler */
 };
 
 struct ms_session {
 	struct ms_session_config config;
 	struct perf_event_attr attr;
+	struct perf_event_attr switch_attr;	/* off_cpu: made from attr once it is probed */
 	bool attr_probed;	/* the fallbacks below were decided */
 	bool exclude_kernel;	/* kernel samples refused: fell back */
 	bool build_id;		/* mmap2 records carry build ids */
@@ -105,11 +124,19 @@ int ms_session_open_task(struct ms_session *s, pid_t tid);
 /* Stop sampling on every event (and the events inherited from them). */
 void ms_session_disable(struct ms_session *s);
 /*
- * Fill the stream's ATTR records: the ids are split into records of at
- * most MS_ATTR_IDS_MAX. Call with part = 0, 1, ... while it returns 1;
- * it returns 0 when there is no such part.
+ * Fill the stream's ATTR records of the sampler's events, or of the
+ * switch events (switches): the ids are split into records of at most
+ * MS_ATTR_IDS_MAX. Call with part = 0, 1, ... while it returns 1; it
+ * returns 0 when there is no such part (switches without off_cpu: none).
  */
-int ms_session_attr_record(const struct ms_session *s, uint32_t part, struct ms_attr *a);
+int ms_session_attr_record(const struct ms_session *s, bool switches, uint32_t part,
+			   struct ms_attr *a);
+/*
+ * Turn the sampler's events (and their inherited copies) off or on,
+ * leaving the switch events as they are: --budget with --off-cpu. 0, or
+ * -1 with errno when one could not be switched.
+ */
+int ms_session_samplers_enable(struct ms_session *s, bool on);
 /* Close every event, unmap every ring. */
 void ms_session_release(struct ms_session *s);
 

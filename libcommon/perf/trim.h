@@ -21,9 +21,14 @@
 
 #include "perf/decode.h"
 
+/* Layouts of samples in one stream: the sampler's and the switch-outs'. */
+#define MS_TRIM_LAYOUTS 4
+
 struct ms_trimmer {
 	bool off;		/* an attr did not fit: records go as they are */
-	struct ms_decoder dec;
+	uint32_t n_dec;
+	struct ms_decoder dec[MS_TRIM_LAYOUTS];	/* one per layout */
+	uint32_t id_at[MS_TRIM_LAYOUTS];	/* where its samples' id is; 0: none */
 	struct ms_decoded d;
 	uint8_t buf[65536];	/* the cut record (perf records are at most 64 KiB) */
 };

@@ -503,6 +503,28 @@ static void test_collect_check(void **state)
 	assert_int_equal(ms_collect_check(&o), -1);
 	o.event = "cycles";	/* known: refused later, by the kernel, if it must be */
 	assert_int_equal(ms_collect_check(&o), 0);
+
+	/* --off-cpu: a switch-out copy only with a sample copy, of a size the kernel takes. */
+	o.off_cpu = true;
+	o.stack_size = 0;
+	o.off_cpu_stack_size = 0;
+	assert_int_equal(ms_collect_check(&o), 0);
+	o.off_cpu_stack_size = 8192;
+	assert_int_equal(ms_collect_check(&o), -1);
+	o.stack_size = 32768;
+	assert_int_equal(ms_collect_check(&o), 0);
+	o.off_cpu_stack_size = 0;
+	assert_int_equal(ms_collect_check(&o), -1);
+	o.off_cpu_stack_size = 8190;
+	assert_int_equal(ms_collect_check(&o), -1);
+	o.off_cpu_stack_size = 65536;
+	assert_int_equal(ms_collect_check(&o), -1);
+	o.off_cpu_stack_size = 65528;
+	assert_int_equal(ms_collect_check(&o), 0);
+	/* The default: the measured size, or the sample copy when smaller. */
+	assert_int_equal(ms_collect_off_cpu_stack_default(32768), MS_COLLECT_OFF_CPU_STACK_DEFAULT);
+	assert_int_equal(ms_collect_off_cpu_stack_default(4096), 4096);
+	assert_int_equal(ms_collect_off_cpu_stack_default(0), 0);
 }
 
 static void test_event_lookup(void **state)
@@ -546,24 +568,90 @@ static void test_attr_records_split(void **state)
 	for (size_t i = 0; i < s.n_events; i++)
 		s.events[i].id = 1000 + i;
 
-	assert_int_equal(ms_session_attr_record(&s, 0, a), 1);
+	assert_int_equal(ms_session_attr_record(&s, false, 0, a), 1);
 	assert_int_equal(a->n_ids, MS_ATTR_IDS_MAX);
 	assert_int_equal(a->ids[0], 1000);
 	assert_int_equal(a->sample_regs_user, MS_REGS_USER_MASK);
 	assert_int_equal(a->sample_stack_user, 8192);
 	assert_int_equal(a->flags, MS_ATTR_SAMPLE_ID_ALL | MS_ATTR_FREQ | MS_ATTR_BUILD_ID);
-	assert_int_equal(ms_session_attr_record(&s, 1, a), 1);
+	assert_int_equal(ms_session_attr_record(&s, false, 1, a), 1);
 	assert_int_equal(a->n_ids, 476);
 	assert_int_equal(a->ids[0], 1000 + MS_ATTR_IDS_MAX);
 	assert_int_equal(a->ids[475], 1000 + s.n_events - 1);
-	assert_int_equal(ms_session_attr_record(&s, 2, a), 0);
+	assert_int_equal(ms_session_attr_record(&s, false, 2, a), 0);
 
 	s.attr.exclude_kernel = 1;
 	s.attr.freq = 0;
 	s.n_events = 2;
-	assert_int_equal(ms_session_attr_record(&s, 0, a), 1);
+	assert_int_equal(ms_session_attr_record(&s, false, 0, a), 1);
 	assert_int_equal(a->n_ids, 2);
 	assert_int_equal(a->flags, MS_ATTR_SAMPLE_ID_ALL | MS_ATTR_EXCLUDE_KERNEL | MS_ATTR_BUILD_ID);
+	/* Without --off-cpu there are no switch events: no record of them. */
+	assert_int_equal(ms_session_attr_record(&s, true, 0, a), 0);
+	free(s.events);
+	free(a);
+}
+
+/*
+ * --off-cpu: sampler and switch events interleave (one of each per task
+ * and CPU); each kind's ATTR lists its own ids only, split alike, with
+ * its own type, config and layout.
+ */
+static void test_attr_records_switches(void **state)
+{
+	struct ms_session s;
+	struct ms_attr *a = malloc(sizeof(*a));
+	size_t n_switch = 0;
+
+	assert_non_null(a);
+	memset(&s, 0, sizeof(s));
+	s.config.off_cpu = true;
+	s.attr.type = PERF_TYPE_SOFTWARE;
+	s.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+	s.attr.sample_stack_user = 32768;
+	s.attr.freq = 1;
+	s.attr.sample_id_all = 1;
+	s.switch_attr = s.attr;
+	s.switch_attr.type = PERF_TYPE_TRACEPOINT;
+	s.switch_attr.config = 372;
+	s.switch_attr.sample_type |= PERF_SAMPLE_RAW;
+	s.switch_attr.sample_stack_user = 8192;
+	s.switch_attr.freq = 0;
+	s.n_events = 2 * (MS_ATTR_IDS_MAX + 10);
+	s.events = calloc(s.n_events, sizeof(*s.events));
+	assert_non_null(s.events);
+	for (size_t i = 0; i < s.n_events; i++) {
+		s.events[i].id = 1000 + i;
+		s.events[i].is_switch = i % 2;
+	}
+
+	assert_int_equal(ms_session_attr_record(&s, true, 0, a), 1);
+	assert_int_equal(a->type, PERF_TYPE_TRACEPOINT);
+	assert_int_equal(a->config, 372);
+	assert_int_equal(a->sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_RAW);
+	assert_int_equal(a->sample_stack_user, 8192);
+	assert_int_equal(a->flags, MS_ATTR_SAMPLE_ID_ALL);
+	assert_int_equal(a->n_ids, MS_ATTR_IDS_MAX);
+	for (uint32_t i = 0; i < a->n_ids; i++)
+		assert_int_equal(a->ids[i] % 2, 1);
+	n_switch += a->n_ids;
+	assert_int_equal(ms_session_attr_record(&s, true, 1, a), 1);
+	assert_int_equal(a->n_ids, 10);
+	assert_int_equal(a->ids[9], 1000 + s.n_events - 1);
+	n_switch += a->n_ids;
+	assert_int_equal(ms_session_attr_record(&s, true, 2, a), 0);
+	assert_int_equal(n_switch, s.n_events / 2);
+
+	assert_int_equal(ms_session_attr_record(&s, false, 0, a), 1);
+	assert_int_equal(a->type, PERF_TYPE_SOFTWARE);
+	assert_int_equal(a->sample_stack_user, 32768);
+	assert_int_equal(a->n_ids, MS_ATTR_IDS_MAX);
+	assert_int_equal(a->ids[0], 1000);
+	assert_int_equal(a->ids[1], 1002);
+	assert_int_equal(ms_session_attr_record(&s, false, 1, a), 1);
+	assert_int_equal(a->n_ids, 10);
+	assert_int_equal(a->ids[9], 1000 + s.n_events - 2);
+	assert_int_equal(ms_session_attr_record(&s, false, 2, a), 0);
 	free(s.events);
 	free(a);
 }
@@ -650,6 +738,63 @@ static void test_terminate_ignoring_child(void **state)
 	assert_int_equal(ms_exit_code_of(status), 128 + SIGKILL);
 }
 
+/* For --stream-stats: what the switch events wrote. */
+#define SWITCH_IDS_MAX 65536
+static uint64_t switch_ids[SWITCH_IDS_MAX];
+static uint32_t n_switch_ids;
+static struct ms_tracepoint tracepoint;
+static int state_at = -1, prev_pid_at = -1;
+static uint64_t switch_outs[1 << 22], switches[2][1 << 22], states[0x200];
+static uint64_t kernel_lost;
+static uint64_t n_switch_outs, other_thread, unreadable, unknown_switch_ids, switch_out_bytes;
+
+static bool is_switch_id(uint64_t id)
+{
+	for (uint32_t i = 0; i < n_switch_ids; i++)
+		if (switch_ids[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * A sample of a switch event: counted for its tid, its RAW read with the
+ * TRACEPOINT record's offsets (ms-collect's layout: IP TID TIME ID CPU
+ * PERIOD CALLCHAIN RAW): prev_state counted, prev_pid checked.
+ */
+static void switch_out(const struct ms_raw *raw, uint32_t tid)
+{
+	size_t at = 8 + 6 * 8;	/* header, IP TID TIME ID CPU PERIOD */
+	uint64_t nr, state = 0;
+	uint32_t raw_size;
+	int32_t prev_pid;
+
+	n_switch_outs++;
+	switch_out_bytes += raw->len;
+	if (tid < (1u << 22))
+		switch_outs[tid]++;
+	if (raw->len < at + 8)
+		goto bad;
+	memcpy(&nr, raw->data + at, 8);
+	if (nr > raw->len / 8)
+		goto bad;
+	at += 8 + nr * 8;
+	if (raw->len < at + 4)
+		goto bad;
+	memcpy(&raw_size, raw->data + at, 4);
+	at += 4;
+	if (state_at < 0 || prev_pid_at < 0 || raw_size > raw->len - at ||
+	    (size_t)state_at + 8 > raw_size || (size_t)prev_pid_at + 4 > raw_size)
+		goto bad;
+	memcpy(&state, raw->data + at + state_at, 8);
+	memcpy(&prev_pid, raw->data + at + prev_pid_at, 4);
+	states[state < 0x200 ? state : 0x1ff]++;
+	if ((uint32_t)prev_pid != tid)
+		other_thread++;
+	return;
+bad:
+	unreadable++;
+}
+
 /*
  * Not a test: `collect-test --stream-stats < STREAM` prints what an
  * ms-collect stream holds, one fact per line, for the bats tests (which
@@ -684,10 +829,30 @@ static int stream_stats(void)
 			if (h.type < 32)
 				types[h.type]++;
 			/* Samples start with IP then pid, tid (this stage's layout). */
-			if (h.type == PERF_RECORD_SAMPLE && raw.len >= 24) {
+			if (h.type == PERF_RECORD_SAMPLE && raw.len >= 40) {
+				uint64_t id;
+
 				memcpy(v, raw.data + 16, 8);
-				if (v[1] < (1u << 22))
+				memcpy(&id, raw.data + 32, 8);	/* IP TID TIME, then ID */
+				if (is_switch_id(id))
+					switch_out(&raw, v[1]);
+				else if (v[1] < (1u << 22))
 					per_tid[v[1]]++;
+			} else if (h.type == PERF_RECORD_SWITCH && raw.len >= 40) {
+				uint64_t id;
+
+				/* The sample_id trailer: pid, tid, time, id, cpu. */
+				memcpy(v, raw.data + raw.len - 32, 8);
+				memcpy(&id, raw.data + raw.len - 16, 8);
+				if (!is_switch_id(id))
+					unknown_switch_ids++;
+				if (v[1] < (1u << 22))
+					switches[h.misc & PERF_RECORD_MISC_SWITCH_OUT ? 1 : 0][v[1]]++;
+			} else if (h.type == PERF_RECORD_LOST && raw.len >= 24) {
+				uint64_t n;
+
+				memcpy(&n, raw.data + 16, 8);	/* id, then lost */
+				kernel_lost += n;
 			} else if (h.type == PERF_RECORD_FORK && raw.len >= 24) {
 				memcpy(v, raw.data + 8, 16);
 				printf("fork pid %u ppid %u tid %u\n", v[0], v[1], v[2]);
@@ -759,7 +924,26 @@ static int stream_stats(void)
 				return 1;
 			printf("attr ids %u sample_type %#llx flags %#x\n", a->n_ids,
 			       (unsigned long long)a->sample_type, a->flags);
+			printf("attr-type %u config %llu ids %u stack %u\n", a->type,
+			       (unsigned long long)a->config, a->n_ids, a->sample_stack_user);
+			if (a->type == PERF_TYPE_TRACEPOINT)
+				for (uint32_t i = 0; i < a->n_ids && n_switch_ids < SWITCH_IDS_MAX; i++)
+					switch_ids[n_switch_ids++] = a->ids[i];
 			free(a);
+		} else if (rec.kind == MS_REC_TRACEPOINT) {
+			if (ms_tracepoint_unpack(&rec, &tracepoint) < 0)
+				return 1;
+			printf("tracepoint %.*s config %llu fields %u\n", (int)tracepoint.name.len,
+			       tracepoint.name.ptr, (unsigned long long)tracepoint.config,
+			       tracepoint.n_fields);
+			for (uint32_t i = 0; i < tracepoint.n_fields; i++) {
+				if (tracepoint.fields[i].len == 10 &&
+				    !memcmp(tracepoint.fields[i].ptr, "prev_state", 10))
+					state_at = (int)tracepoint.offsets[i];
+				if (tracepoint.fields[i].len == 8 &&
+				    !memcmp(tracepoint.fields[i].ptr, "prev_pid", 8))
+					prev_pid_at = (int)tracepoint.offsets[i];
+			}
 		}
 	}
 	for (uint32_t k = 0; k < 64; k++)
@@ -772,8 +956,25 @@ static int stream_stats(void)
 		if (per_tid[t])
 			printf("samples tid %u %llu\n", t, (unsigned long long)per_tid[t]);
 	for (uint32_t t = 0; t < (1u << 22); t++)
+		if (switch_outs[t])
+			printf("switch-outs tid %u %llu\n", t, (unsigned long long)switch_outs[t]);
+	for (uint32_t t = 0; t < (1u << 22); t++)
+		if (switches[0][t] || switches[1][t])
+			printf("switches tid %u out %llu in %llu\n", t,
+			       (unsigned long long)switches[1][t], (unsigned long long)switches[0][t]);
+	for (uint32_t i = 0; i < 0x200; i++)
+		if (states[i])
+			printf("switch-out-state %#x %llu\n", i, (unsigned long long)states[i]);
+	if (n_switch_outs)
+		printf("switch-outs-of-another-thread %llu\nswitch-outs-unreadable %llu\n"
+		       "switch-out-bytes %llu\n", (unsigned long long)other_thread,
+		       (unsigned long long)unreadable, (unsigned long long)switch_out_bytes);
+	if (unknown_switch_ids)
+		printf("switches-unknown-id %llu\n", (unsigned long long)unknown_switch_ids);
+	for (uint32_t t = 0; t < (1u << 22); t++)
 		if (decoded[t])
 			printf("decoded-samples tid %u %llu\n", t, (unsigned long long)decoded[t]);
+	printf("kernel-lost %llu\n", (unsigned long long)kernel_lost);
 	printf("records %llu\n", (unsigned long long)records);
 	if (got == MS_READ_END)
 		printf("trailer complete %d\n", ms_reader_trailer(r)->complete);
@@ -804,6 +1005,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cpu_lists),
 		cmocka_unit_test(test_parse_numbers),
 		cmocka_unit_test(test_collect_check),
+		cmocka_unit_test(test_attr_records_switches),
 		cmocka_unit_test(test_event_lookup),
 		cmocka_unit_test(test_attr_records_split),
 		cmocka_unit_test(test_exit_codes),

@@ -172,6 +172,37 @@ static void test_refusals(void **state)
 }
 
 /* --unwind fp without a copy is fine; so is the default with none (fp then). */
+/* Blocked-time collection: the wall preset turns it on, the flags either way over any preset. */
+static void test_off_cpu(void **state)
+{
+	struct ms_record_options o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "--", "true", NULL), 0);
+	assert_false(o.off_cpu);
+	assert_null(strstr(describe(&o), "off-cpu"));
+	assert_int_equal(parse(&o, "--preset", "wall", "--", "true", NULL), 0);
+	assert_true(o.off_cpu);
+	assert_int_equal(o.freq, 999);
+	assert_int_equal(o.stack_size, 32768);
+	assert_int_equal(o.unwind, MS_UNWIND_AUTO);
+	assert_int_equal(o.budget_ppm, 0);
+	assert_string_equal(describe(&o), "preset=wall freq=999 event=cpu-clock stack-size=32768 "
+			    "unwind=auto symbolize=immediate duration=none mmap-pages=auto "
+			    "budget=off off-cpu");
+	assert_int_equal(parse(&o, "--no-off-cpu", "--preset", "wall", "--", "true", NULL), 0);
+	assert_false(o.off_cpu);
+	assert_int_equal(parse(&o, "--off-cpu", "--preset", "light", "-p", "1", NULL), 0);
+	assert_true(o.off_cpu);
+	assert_int_equal(o.freq, 99);
+	assert_true(strstr(describe(&o), " budget=1.0% off-cpu") != NULL);
+	/* Without a sample copy, switch-outs copy none either: still valid. */
+	assert_int_equal(parse(&o, "--off-cpu", "--stack-size", "0", "--unwind", "fp", "--", "true",
+			       NULL), 0);
+	assert_true(o.off_cpu);
+	assert_int_equal(parse(&o, "--off-cpu=yes", "--", "true", NULL), -1);
+}
+
 static void test_no_copy(void **state)
 {
 	struct ms_record_options o;
@@ -190,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_overrides),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_no_copy),
+		cmocka_unit_test(test_off_cpu),
 	};
 
 	ms_set_progname("record-options-test");
