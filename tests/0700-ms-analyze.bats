@@ -102,13 +102,13 @@ assert_usage_error() {
 
 @test "an option of another view is a usage error" {
 	run --separate-stderr ms-analyze summary --limit 3 a.msc
-	assert_usage_error "--limit applies to top, diff and report, not summary"
+	assert_usage_error "--limit applies to top, diff, report and off-cpu, not summary"
 	run --separate-stderr ms-analyze top --min-percent 1 a.msc
 	assert_usage_error "--min-percent applies to tree, callers, callees and report, not top"
 	run --separate-stderr ms-analyze tree --sort total a.msc
-	assert_usage_error "--sort applies to top, diff and report, not tree"
+	assert_usage_error "--sort applies to top, diff, report and off-cpu, not tree"
 	run --separate-stderr ms-analyze problems --focus main a.msc
-	assert_usage_error "--focus applies to every view but summary and problems, not problems"
+	assert_usage_error "--focus applies to every view but summary, problems and wall, not problems"
 	run --separate-stderr ms-analyze top --buckets 10 a.msc
 	assert_usage_error "--buckets applies to timeline, not top"
 }
@@ -185,7 +185,7 @@ assert_usage_error() {
 	[ "$(jq '[.stack_ends[].samples] | add' summary.json)" -eq 1000 ]
 	[ "$(jq -r '.stack_ends[0].reason' summary.json)" = "fp-chain" ]
 	[ "$(jq -r 'keys_unsorted | join(",")' summary.json)" = \
-	  "command,pid,record_options,incomplete,duration_ns,start_time_ns,end_time_ns,samples,period,cpu_time_ns,budget,threads,lost,throttled,exit_code,stack_ends,unsymbolized,problems" ]
+	  "command,pid,record_options,incomplete,duration_ns,start_time_ns,end_time_ns,samples,period,cpu_time_ns,off_cpu,budget,threads,lost,throttled,exit_code,stack_ends,unsymbolized,problems" ]
 	# no budget: the CPU time is the periods' sum
 	[ "$(jq '.cpu_time_ns == .period and .budget == null' summary.json)" = true ]
 
@@ -298,7 +298,7 @@ assert_usage_error() {
 
 	ms-analyze problems --json p.msc >problems.json
 	jq -e . problems.json >/dev/null
-	[ "$(jq -r 'keys_unsorted | join(",")' problems.json)" = "samples,unsymbolized,unsymbolized_percent,modules" ]
+	[ "$(jq -r 'keys_unsorted | join(",")' problems.json)" = "samples,unsymbolized,unsymbolized_percent,modules,off_cpu,recording" ]
 	[ "$(jq '.unsymbolized' problems.json)" -eq "$n" ]
 	[ "$(jq -r '.modules[0] | keys_unsorted | join(",")' problems.json)" = \
 	  "path,kind,build_id,dev_major,dev_minor,inode,size,mtime,status,reason,samples,addresses" ]

@@ -13,6 +13,9 @@ libcommon_a_SOURCES += \
 	libcommon/analysis/threads.c \
 	libcommon/analysis/timeline.c \
 	libcommon/analysis/diff.c \
+	libcommon/analysis/intervals.h libcommon/analysis/intervals.c \
+	libcommon/analysis/offcpu.c \
+	libcommon/analysis/wall.c \
 	libcommon/analysis/report.c
 
 UNIT_TESTS += tests/unit/analysis-test
