@@ -237,7 +237,8 @@ struct ms_off_cpu_view_thread {
 	uint64_t cause_ns[MS_CAUSE_COUNT];	/* enum ms_off_cpu_cause */
 };
 struct ms_off_cpu_view {
-	struct ms_select sel;	/* unit off-cpu: sel.all is every complete interval's time */
+	struct ms_query query;	/* the query in the unit off-cpu, which sel points to */
+	struct ms_select sel;	/* sel.all is every complete interval's time */
 	bool recorded;		/* the capture has MS_CAPTURE_OFF_CPU */
 	uint64_t total, intervals;	/* selected complete intervals: ns, count */
 	uint64_t cause_ns[MS_CAUSE_COUNT];

@@ -23,6 +23,12 @@ tests_unit_analysis_test_SOURCES = tests/unit/analysis-test.c
 tests_unit_analysis_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_analysis_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
+# The off-CPU views over hand-built captures with known truth.
+UNIT_TESTS += tests/unit/offcpu-test
+tests_unit_offcpu_test_SOURCES = tests/unit/offcpu-test.c
+tests_unit_offcpu_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_offcpu_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
 bin_PROGRAMS += ms-analyze
 ms_analyze_SOURCES = cmd/ms-analyze.c cmd/analyze/cli.c cmd/analyze/cli.h
 ms_analyze_LDADD = $(STAGE_LIBS)

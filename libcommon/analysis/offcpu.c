@@ -61,12 +61,12 @@ static bool incomplete_in_range(const struct ms_select *s, const struct ms_cap_i
 
 int ms_off_cpu_view_compute(struct ms_off_cpu_view *v, const struct ms_capture *cap, const struct ms_query *q)
 {
-	struct ms_query oq = *q;
 	uint32_t i, *slot = NULL;
 
 	memset(v, 0, sizeof(*v));
-	oq.unit = MS_UNIT_OFF_CPU;
-	if (ms_select_build(&v->sel, cap, &oq))
+	v->query = *q;
+	v->query.unit = MS_UNIT_OFF_CPU;
+	if (ms_select_build(&v->sel, cap, &v->query))
 		return -1;
 	v->recorded = cap->flags & MS_CAPTURE_OFF_CPU;
 	slot = malloc((cap->n_threads + 1) * sizeof(*slot));

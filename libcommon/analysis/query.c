@@ -368,5 +368,10 @@ uint64_t ms_query_origin(const struct ms_capture *cap)
 	ms_capture_span(cap, &start, &end);
 	if (start)
 		return start;
-	return cap->n_samples ? cap->samples[0].time : 0;
+	if (cap->n_samples)
+		return cap->samples[0].time;
+	/* intervals are sorted by start, or else end: the first holds the earliest time */
+	if (cap->n_intervals)
+		return cap->intervals[0].start ? cap->intervals[0].start : cap->intervals[0].end;
+	return 0;
 }

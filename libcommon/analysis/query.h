@@ -169,7 +169,8 @@ bool ms_query_filters(const struct ms_query *q);
 
 /*
  * Time 0 of the query's ranges and the timeline: the recording's start
- * when the capture knows it, else its first sample, else 0.
+ * when the capture knows it, else its first sample, else its first
+ * off-CPU interval's first known time, else 0.
  */
 uint64_t ms_query_origin(const struct ms_capture *cap);
 

@@ -79,9 +79,10 @@ static void window_of(struct window *w, const struct ms_capture *cap, const stru
 	for (uint32_t i = 0; i < cap->n_intervals; i++) {
 		uint64_t from, to;
 
+		/* an end is exclusive; a lone known end is a point, as a sample's time */
 		ms_interval_known(cap, &cap->intervals[i], &from, &to);
-		if (to + 1 > last)
-			last = to + 1;
+		if (to + (from == to) > last)
+			last = to + (from == to);
 	}
 	ms_capture_span(cap, &span_start, &span_end);
 	if (span_end > last)
@@ -240,7 +241,7 @@ static void write_off_text(const struct ms_view_out *o, const struct ms_capture 
 		}
 		fputc('|', out);
 		if (l->incomplete[t])
-			fprintf(out, "%*" PRIu64 " incomplete", TOTAL_COLS - 11, l->incomplete[t]);
+			fprintf(out, " %" PRIu64 " incomplete", l->incomplete[t]);
 		fputc('\n', out);
 	}
 	if (!shown)
