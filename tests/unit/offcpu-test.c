@@ -571,6 +571,13 @@ static void test_wall_sums(void **state)
 	assert_int_equal(w.threads[1].off_cpu, 20 * MS_);
 	assert_int_equal(w.threads[1].incomplete, 0);
 	ms_wall_release(&w);
+	/* a sample stands for the CPU time before it: main's at 31 ms began at 30 ms */
+	assert_int_equal(ms_query_parse_time(&q, "30500us..39ms"), 0);
+	assert_int_equal(ms_wall_compute(&w, &t->cap, &q), 0);
+	assert_int_equal(w.threads[0].first, T0 + 30500000);
+	assert_int_equal(w.threads[0].last, T0 + 38 * MS_);
+	assert_int_equal(w.threads[0].on_cpu, 8 * MS_);
+	ms_wall_release(&w);
 	/* --tid: one thread */
 	q = query(MS_VIEW_WALL);
 	assert_int_equal(ms_query_add_tids(&q, "11"), 0);
@@ -705,6 +712,8 @@ static void test_timeline_lanes(void **state)
 	q.buckets = 5;		/* 20 ms each: main's [40, 45) is a quarter of [40, 60) with [50, 60) */
 	text = view(&t->cap, &q, true);
 	expect_in(text, "\"buckets\":[10000000,10000000,15000000,20000000,0]");
+	/* [40, 60): preempted 5 ms, sleeping 10 ms: the cause of most of it */
+	expect_in(text, "\"causes\":[\"sleeping\",\"sleeping\",\"sleeping\",\"sleeping\",null]");
 	free(text);
 	free(t);
 }
