@@ -113,6 +113,38 @@ assert_usage_error() {
 	assert_usage_error "--buckets applies to timeline, not top"
 }
 
+@test "off-CPU options: --cause values, and the views and units they apply to" {
+	run --separate-stderr ms-analyze top --unit off-cpu --cause io a.msc
+	assert_usage_error "--cause wants preempted, sleeping, blocked or unknown"
+	run --separate-stderr ms-analyze top --cause sleeping a.msc
+	assert_usage_error "--cause selects off-CPU intervals: use it with --unit off-cpu"
+	run --separate-stderr ms-analyze wall --cause sleeping a.msc
+	assert_usage_error "--cause applies to every view but summary, problems and wall, not wall"
+	run --separate-stderr ms-analyze wall --focus main a.msc
+	assert_usage_error "--focus applies to every view but summary, problems and wall, not wall"
+	run --separate-stderr ms-analyze off-cpu --unit cpu-time a.msc
+	assert_usage_error "--unit applies to every view but summary, problems, off-cpu and wall, not off-cpu"
+	run --separate-stderr ms-analyze timeline --unit off-cpu a.msc
+	assert_usage_error "the timeline draws off-CPU lanes of its own"
+}
+
+@test "off-CPU time asked of a capture that did not record it: what to do" {
+	make_capture p.msc 100
+	for args in "off-cpu" "wall" "top --unit off-cpu" "tree --unit off-cpu --cause blocked"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr ms-analyze $args p.msc
+		[ "$status" -eq 1 ]
+		[ -z "$output" ]
+		[ "$stderr" = "ms-analyze: 'p.msc' has no off-CPU intervals: record it with microscope record --off-cpu" ]
+	done
+	# the CPU views stay as they were: no off-CPU lanes, and null in JSON
+	run --separate-stderr ms-analyze timeline --json p.msc
+	[ "$status" -eq 0 ]
+	[ "$(jq -c .off_cpu <<<"$output")" = null ]
+	run --separate-stderr ms-analyze summary --json p.msc
+	[ "$(jq -c .off_cpu <<<"$output")" = null ]
+}
+
 @test "a missing file is an error naming it" {
 	run --separate-stderr ms-analyze summary missing.msc
 	[ "$status" -eq 1 ]
