@@ -120,7 +120,7 @@ int ms_wall_compute(struct ms_wall *w, const struct ms_capture *cap, const struc
 	struct ms_query tq;
 	struct ms_select s;
 	uint64_t rec_start, rec_end;
-	bool *seen;
+	bool *seen, on_known;
 	uint32_t i, n = 0;
 
 	memset(w, 0, sizeof(*w));
@@ -153,14 +153,15 @@ int ms_wall_compute(struct ms_wall *w, const struct ms_capture *cap, const struc
 	add_intervals(w, cap, &s, seen);
 	ms_select_release(&s);
 	/* keep the threads seen, in capture order */
+	on_known = on_cpu_known(cap);
 	for (i = 0; i < cap->n_threads; i++) {
 		struct ms_wall_thread *t = &w->threads[i];
 		uint64_t span = t->last - t->first;
-		uint64_t on = on_cpu_known(cap) ? t->on_cpu : 0, used = ms_weight_add(on, t->off_cpu);
+		uint64_t on = on_known ? t->on_cpu : 0, used = ms_weight_add(on, t->off_cpu);
 
 		if (!seen[i])
 			continue;
-		t->on_known = on_cpu_known(cap);
+		t->on_known = on_known;
 		t->unaccounted = span > used ? span - used : 0;
 		t->excess = used > span ? used - span : 0;
 		w->threads[n++] = *t;

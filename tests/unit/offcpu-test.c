@@ -913,6 +913,37 @@ static void test_interval_helpers(void **state)
 	free(t);
 }
 
+/*
+ * Rows a loader refuses (a thread or stack past its table, a missing
+ * reason past the known ones) are not read past their tables by any view.
+ */
+static void test_rows_past_tables(void **state)
+{
+	struct tcap *t = offcpu_capture();
+	int v, json;
+
+	(void)state;
+	t->intervals[2].thread = 99;		/* [20, 60) blocked */
+	t->intervals[3].stack = 999;		/* [40, 45) preempted */
+	t->intervals[6].missing = 42;		/* the lost end */
+	for (json = 0; json <= 1; json++)
+		for (v = 0; v < MS_VIEW_COUNT; v++) {
+			struct ms_query q = query((enum ms_view)v);
+			char *x;
+
+			if (v == MS_VIEW_DIFF)
+				continue;
+			q.function = "main";
+			q.buckets = 5;
+			if (v != MS_VIEW_TIMELINE && v != MS_VIEW_OFF_CPU && v != MS_VIEW_WALL)
+				q.unit = MS_UNIT_OFF_CPU;
+			x = view(&t->cap, &q, json);
+			assert_true(*x);
+			free(x);
+		}
+	free(t);
+}
+
 /* Every view of the off-CPU capture, text and JSON, under several queries: the same bytes twice. */
 static void test_deterministic(void **state)
 {
@@ -973,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(test_refused_without_off_cpu),
 		cmocka_unit_test(test_query_checks),
 		cmocka_unit_test(test_interval_helpers),
+		cmocka_unit_test(test_rows_past_tables),
 		cmocka_unit_test(test_deterministic),
 	};
 
