@@ -102,15 +102,47 @@ assert_usage_error() {
 
 @test "an option of another view is a usage error" {
 	run --separate-stderr ms-analyze summary --limit 3 a.msc
-	assert_usage_error "--limit applies to top, diff and report, not summary"
+	assert_usage_error "--limit applies to top, diff, report and off-cpu, not summary"
 	run --separate-stderr ms-analyze top --min-percent 1 a.msc
 	assert_usage_error "--min-percent applies to tree, callers, callees and report, not top"
 	run --separate-stderr ms-analyze tree --sort total a.msc
-	assert_usage_error "--sort applies to top, diff and report, not tree"
+	assert_usage_error "--sort applies to top, diff, report and off-cpu, not tree"
 	run --separate-stderr ms-analyze problems --focus main a.msc
-	assert_usage_error "--focus applies to every view but summary and problems, not problems"
+	assert_usage_error "--focus applies to every view but summary, problems and wall, not problems"
 	run --separate-stderr ms-analyze top --buckets 10 a.msc
 	assert_usage_error "--buckets applies to timeline, not top"
+}
+
+@test "off-CPU options: --cause values, and the views and units they apply to" {
+	run --separate-stderr ms-analyze top --unit off-cpu --cause io a.msc
+	assert_usage_error "--cause wants preempted, sleeping, blocked or unknown"
+	run --separate-stderr ms-analyze top --cause sleeping a.msc
+	assert_usage_error "--cause selects off-CPU intervals: use it with --unit off-cpu"
+	run --separate-stderr ms-analyze wall --cause sleeping a.msc
+	assert_usage_error "--cause applies to every view but summary, problems and wall, not wall"
+	run --separate-stderr ms-analyze wall --focus main a.msc
+	assert_usage_error "--focus applies to every view but summary, problems and wall, not wall"
+	run --separate-stderr ms-analyze off-cpu --unit cpu-time a.msc
+	assert_usage_error "--unit applies to every view but summary, problems, off-cpu and wall, not off-cpu"
+	run --separate-stderr ms-analyze timeline --unit off-cpu a.msc
+	assert_usage_error "the timeline draws off-CPU lanes of its own"
+}
+
+@test "off-CPU time asked of a capture that did not record it: what to do" {
+	make_capture p.msc 100
+	for args in "off-cpu" "wall" "top --unit off-cpu" "tree --unit off-cpu --cause blocked"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr ms-analyze $args p.msc
+		[ "$status" -eq 1 ]
+		[ -z "$output" ]
+		[ "$stderr" = "ms-analyze: 'p.msc' has no off-CPU intervals: record it with microscope record --off-cpu" ]
+	done
+	# the CPU views stay as they were: no off-CPU lanes, and null in JSON
+	run --separate-stderr ms-analyze timeline --json p.msc
+	[ "$status" -eq 0 ]
+	[ "$(jq -c .off_cpu <<<"$output")" = null ]
+	run --separate-stderr ms-analyze summary --json p.msc
+	[ "$(jq -c .off_cpu <<<"$output")" = null ]
 }
 
 @test "a missing file is an error naming it" {
@@ -185,7 +217,7 @@ assert_usage_error() {
 	[ "$(jq '[.stack_ends[].samples] | add' summary.json)" -eq 1000 ]
 	[ "$(jq -r '.stack_ends[0].reason' summary.json)" = "fp-chain" ]
 	[ "$(jq -r 'keys_unsorted | join(",")' summary.json)" = \
-	  "command,pid,record_options,incomplete,duration_ns,start_time_ns,end_time_ns,samples,period,cpu_time_ns,budget,threads,lost,throttled,exit_code,stack_ends,unsymbolized,problems" ]
+	  "command,pid,record_options,incomplete,duration_ns,start_time_ns,end_time_ns,samples,period,cpu_time_ns,off_cpu,budget,threads,lost,throttled,exit_code,stack_ends,unsymbolized,problems" ]
 	# no budget: the CPU time is the periods' sum
 	[ "$(jq '.cpu_time_ns == .period and .budget == null' summary.json)" = true ]
 
@@ -298,7 +330,7 @@ assert_usage_error() {
 
 	ms-analyze problems --json p.msc >problems.json
 	jq -e . problems.json >/dev/null
-	[ "$(jq -r 'keys_unsorted | join(",")' problems.json)" = "samples,unsymbolized,unsymbolized_percent,modules" ]
+	[ "$(jq -r 'keys_unsorted | join(",")' problems.json)" = "samples,unsymbolized,unsymbolized_percent,modules,off_cpu,recording" ]
 	[ "$(jq '.unsymbolized' problems.json)" -eq "$n" ]
 	[ "$(jq -r '.modules[0] | keys_unsorted | join(",")' problems.json)" = \
 	  "path,kind,build_id,dev_major,dev_minor,inode,size,mtime,status,reason,samples,addresses" ]

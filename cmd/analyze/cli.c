@@ -42,8 +42,13 @@ static const char help_text[] =
 	"  callees FUNCTION    what FUNCTION called, from it inwards\n"
 	"  threads             samples per thread\n"
 	"  timeline            samples per thread over time, as density lanes\n"
-	"  problems            the modules and addresses that could not be symbolized\n"
+	"  problems            the modules and addresses that could not be symbolized,\n"
+	"                      and the off-CPU intervals with an end missing\n"
 	"  diff A B            per function, the change from capture A to capture B\n"
+	"  off-cpu             off-CPU time per cause and thread, and per cause the\n"
+	"                      functions threads left the CPU in (record --off-cpu)\n"
+	"  wall                per thread, wall-clock time on CPU, off CPU per cause,\n"
+	"                      and unaccounted (record --off-cpu)\n"
 	"\n"
 	"Filters (every view but summary and problems; they compose):\n"
 	"  --tid N[,N...]      samples of these thread ids\n"
@@ -54,13 +59,16 @@ static const char help_text[] =
 	"                      (its file name, or path)\n"
 	"  --focus REGEX       samples whose stack goes through a matching function\n"
 	"  --ignore REGEX      drop matching functions from every stack\n"
+	"  --cause C[,C...]    off-CPU intervals of these causes: preempted, sleeping,\n"
+	"                      blocked, unknown (--unit off-cpu, off-cpu, timeline)\n"
 	"  --hide-below PCT    leave out rows, nodes and lanes under PCT percent\n"
 	"                      (diff: changes under PCT points; report: the tree's)\n"
 	"\n"
 	"How to count:\n"
 	"  --by function|line|address|module   what one frame is (default function)\n"
-	"  --unit samples|cpu-time             samples (default), or the CPU time\n"
-	"                      they stand for (clock events only)\n"
+	"  --unit samples|cpu-time|off-cpu     samples (default), the CPU time they\n"
+	"                      stand for (clock events only), or the time off CPU of\n"
+	"                      complete off-CPU intervals, at their switch-out stacks\n"
 	"  --look native       how a stack is seen (native: as unwound)\n"
 	"\n"
 	"Output:\n"
@@ -69,9 +77,10 @@ static const char help_text[] =
 	"                      NO_COLOR is set), always or never\n"
 	"  --width N           shorten names to N columns (default: the terminal's;\n"
 	"                      0: never)\n"
-	"  --limit N           top, diff, report: the first N rows (0: all; default\n"
-	"                      20 in text, all in JSON)\n"
-	"  --sort self|total   top, diff, report: order by self (default) or total\n"
+	"  --limit N           top, diff, report, off-cpu: the first N rows (0: all;\n"
+	"                      default 20 in text, all in JSON)\n"
+	"  --sort self|total   top, diff, report, off-cpu: order by self (default) or\n"
+	"                      total\n"
 	"  --min-percent P     tree, callers, callees, report: the same as\n"
 	"                      --hide-below (default 0.5 in text, 1 in the report)\n"
 	"  --buckets N         timeline: buckets per lane (default: the width)\n"
@@ -99,6 +108,7 @@ enum {
 	OPT_FOCUS,
 	OPT_IGNORE,
 	OPT_BUCKETS,
+	OPT_CAUSE,
 	OPT_VERSION,
 };
 
@@ -121,6 +131,7 @@ static const struct option longopts[] = {
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
 	{ "buckets", required_argument, NULL, OPT_BUCKETS },
+	{ "cause", required_argument, NULL, OPT_CAUSE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -174,13 +185,19 @@ static const char *views_of(int opt)
 	switch (opt) {
 	case OPT_LIMIT:
 	case OPT_SORT:
-		return "top, diff and report";
+		return "top, diff, report and off-cpu";
 	case OPT_MIN_PERCENT:
 		return "tree, callers, callees and report";
 	case OPT_BUCKETS:
 		return "timeline";
-	default:
+	case OPT_CAUSE:
+		return "every view but summary, problems and wall";
+	case OPT_TID: case OPT_THREAD: case OPT_TIME:
 		return "every view but summary and problems";
+	case OPT_UNIT:
+		return "every view but summary, problems, off-cpu and wall";
+	default:
+		return "every view but summary, problems and wall";
 	}
 }
 
@@ -189,15 +206,21 @@ static bool view_takes(enum ms_view v, int opt)
 	switch (opt) {
 	case OPT_LIMIT:
 	case OPT_SORT:
-		return v == MS_VIEW_TOP || v == MS_VIEW_DIFF || v == MS_VIEW_REPORT;
+		return v == MS_VIEW_TOP || v == MS_VIEW_DIFF || v == MS_VIEW_REPORT ||
+		       v == MS_VIEW_OFF_CPU;
 	case OPT_MIN_PERCENT:
 		return v == MS_VIEW_TREE || v == MS_VIEW_CALLERS || v == MS_VIEW_CALLEES ||
 		       v == MS_VIEW_REPORT;
 	case OPT_BUCKETS:
 		return v == MS_VIEW_TIMELINE;
-	case OPT_TID: case OPT_THREAD: case OPT_TIME: case OPT_MODULE: case OPT_FOCUS:
-	case OPT_IGNORE: case OPT_HIDE_BELOW: case OPT_BY: case OPT_UNIT:
+	case OPT_TID: case OPT_THREAD: case OPT_TIME:
 		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS;
+	case OPT_UNIT:
+		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS && v != MS_VIEW_OFF_CPU &&
+		       v != MS_VIEW_WALL;
+	case OPT_MODULE: case OPT_FOCUS: case OPT_IGNORE: case OPT_HIDE_BELOW: case OPT_BY:
+	case OPT_CAUSE:
+		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS && v != MS_VIEW_WALL;
 	default:
 		return true;
 	}
@@ -252,6 +275,7 @@ static void parse_options(struct cli *c, int argc, char **argv)
 		case OPT_MODULE: c->q.module = optarg; break;
 		case OPT_FOCUS: c->q.focus = optarg; break;
 		case OPT_IGNORE: c->q.ignore = optarg; break;
+		case OPT_CAUSE: usage_fail_if(ms_query_add_causes(&c->q, optarg)); break;
 		case OPT_BUCKETS:
 			c->q.buckets = parse_count("--buckets", "buckets", optarg, MS_TIMELINE_MAX_BUCKETS);
 			if (!c->q.buckets)
@@ -368,13 +392,13 @@ int ms_analyze_main(int argc, char **argv, bool report)
 	if (argc < 2)
 		ms_usage_error(report ? "which capture? give a file, or '-' for stdin"
 				      : "which view? summary, top, tree, callers, callees, threads, "
-					"timeline, problems or diff");
+					"timeline, problems, diff, off-cpu or wall");
 	if (argv[1][0] != '-' || !argv[1][1]) {
 		if (!ms_view_parse_quiet(argv[1], &view) && (!report || argc > 2))
 			first = 2;
 		else if (!report)
 			ms_usage_error("unknown view '%s': use summary, top, tree, callers, callees, "
-				       "threads, timeline, problems or diff", argv[1]);
+				       "threads, timeline, problems, diff, off-cpu or wall", argv[1]);
 		else
 			view = MS_VIEW_REPORT;
 	} else if (!report) {

@@ -17,6 +17,8 @@ void ms_view_value(char *buf, size_t size, const struct ms_select *s, uint64_t w
  * nothing when it does not.
  */
 void ms_view_selection_line(FILE *out, const struct ms_select *s);
+/* The filters of that line alone: ": threads 43, time 1s..2s"; nothing without filters. */
+void ms_view_put_filters(FILE *out, const struct ms_query *q);
 /* The first keys of a stack view's JSON: source, unit, by, look, samples, total, capture_total. */
 void ms_view_json_head(struct ms_json *j, const struct ms_select *s);
 /*
@@ -28,5 +30,8 @@ void ms_view_put_key(const struct ms_view_out *o, const struct ms_select *s, uin
 		     size_t width, bool with_module);
 /* "12.5%" in the heat colour of its share when colour is on. */
 void ms_view_put_percent(const struct ms_view_out *o, double percent);
+
+/* The off-CPU view's "incomplete" object: the count, and per missing reason count and lower bound. */
+void ms_off_cpu_json_incomplete(struct ms_json *j, const struct ms_off_cpu_view *v);
 
 #endif

@@ -31,6 +31,7 @@
 #include "capture/funcs.h"
 #include "analysis/query.h"
 #include "analysis/select.h"
+#include "stream/records.h"
 
 /*
  * Summary: the facts of the recording and how much of it can be trusted.
@@ -83,6 +84,16 @@ struct ms_summary {
 	uint64_t unsymbolized;
 	/* a module's frames wait for `microscope symbolize` (module status) */
 	bool deferred;
+	/*
+	 * Off-CPU time (MS_CAPTURE_OFF_CPU; else all 0): ns in complete
+	 * intervals, their count, and the incomplete ones per missing reason
+	 * (enum ms_interval_missing; slot 0: a reason not known).
+	 */
+	bool off_cpu;
+	uint64_t off_cpu_ns, off_cpu_intervals;
+	uint64_t off_cpu_cause_ns[MS_CAUSE_COUNT];
+	uint64_t off_cpu_incomplete;
+	uint64_t off_cpu_missing[MS_INTERVAL_MISSING_COUNT];
 };
 
 int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap);
@@ -206,6 +217,82 @@ int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
  */
 int ms_diff_write(const struct ms_view_out *o, const struct ms_capture *a, const char *a_name,
 		  const struct ms_capture *b, const char *b_name, const struct ms_query *q);
+
+/*
+ * off-cpu: the time threads spent off CPU (capture.h: intervals, minor 5),
+ * in nanoseconds of wall-clock time from each switch-out to the switch-in
+ * after it. Only complete intervals have time; an incomplete one (an end
+ * missing) is counted per missing reason, with the lower bound its known
+ * part gives (began-inside: from the recording's start; ended-inside: to
+ * its end; 0 for lost ends), never summed into a total. The query's
+ * filters apply to intervals as to samples (module and --focus by the
+ * switch-out stack; --time keeps the part of each interval inside it;
+ * --cause by the evidence).
+ */
+struct ms_off_cpu_view_thread {
+	uint32_t thread;	/* index into the capture's threads */
+	uint64_t total;		/* ns in complete intervals */
+	uint64_t intervals;	/* complete */
+	uint64_t incomplete;
+	uint64_t cause_ns[MS_CAUSE_COUNT];	/* enum ms_off_cpu_cause */
+};
+struct ms_off_cpu_view {
+	struct ms_query query;	/* the query in the unit off-cpu, which sel points to */
+	struct ms_select sel;	/* sel.all is every complete interval's time */
+	bool recorded;		/* the capture has MS_CAPTURE_OFF_CPU */
+	uint64_t total, intervals;	/* selected complete intervals: ns, count */
+	uint64_t cause_ns[MS_CAUSE_COUNT];
+	uint64_t cause_intervals[MS_CAUSE_COUNT];
+	/* incomplete intervals selected, per enum ms_interval_missing (slot 0: a reason not known) */
+	uint64_t n_incomplete;
+	uint64_t incomplete[MS_INTERVAL_MISSING_COUNT];
+	uint64_t incomplete_known[MS_INTERVAL_MISSING_COUNT];	/* lower bounds, ns */
+	/* threads with a selected interval, by total desc, incomplete desc, then (pid, tid) */
+	uint32_t n_threads;
+	struct ms_off_cpu_view_thread *threads;
+};
+int ms_off_cpu_view_compute(struct ms_off_cpu_view *v, const struct ms_capture *cap, const struct ms_query *q);
+void ms_off_cpu_view_release(struct ms_off_cpu_view *v);
+/* The causes with selected complete intervals into order, by time desc then cause; how many. */
+uint32_t ms_off_cpu_view_causes(const struct ms_off_cpu_view *v, uint32_t *order);
+/*
+ * The totals per cause and per thread, the incomplete intervals per
+ * reason, then per cause the top functions by off-CPU time at switch-out
+ * (a top view of unit off-cpu and that cause). A capture without
+ * MS_CAPTURE_OFF_CPU is refused.
+ */
+int ms_off_cpu_write(const struct ms_view_out *o, const struct ms_capture *cap,
+		     const struct ms_query *q);
+
+/*
+ * wall: per thread, the wall-clock time from its first to its last event
+ * the capture holds (in --time's range), split into on CPU (the CPU time
+ * its samples stand for, capture/weight.h), off CPU per cause (complete
+ * intervals), and the rest, unaccounted: neither sampled nor inside a
+ * complete interval. All in nanoseconds of wall-clock time.
+ */
+struct ms_wall_thread {
+	uint32_t thread;
+	uint64_t first, last;	/* the thread's span, clipped to the range; first == last: none */
+	bool on_known;		/* the samples' periods are CPU time */
+	uint64_t on_cpu;	/* ns the samples stand for */
+	uint64_t samples;
+	uint64_t off_cpu;	/* ns in complete intervals */
+	uint64_t cause_ns[MS_CAUSE_COUNT];
+	uint64_t intervals, incomplete;
+	uint64_t incomplete_known;	/* lower bound of the incomplete intervals' time, ns */
+	uint64_t unaccounted;	/* span - on - off when that is not negative */
+	uint64_t excess;	/* on + off - span when it is: sampling's estimate overshot */
+};
+struct ms_wall {
+	uint32_t n_threads;
+	struct ms_wall_thread *threads;	/* capture order (pid, tid), those with an event in range */
+	uint64_t lo, hi;	/* the range, absolute */
+};
+int ms_wall_compute(struct ms_wall *w, const struct ms_capture *cap, const struct ms_query *q);
+void ms_wall_release(struct ms_wall *w);
+int ms_wall_write(const struct ms_view_out *o, const struct ms_capture *cap,
+		  const struct ms_query *q);
 
 /*
  * The report of `microscope report FILE`: the summary (starting with the

@@ -193,9 +193,9 @@ static void write_text(const struct ms_view_out *o, const struct side *a, const 
 	ms_view_value(y, sizeof(y), sb, sb->selected);
 	fputs("A: ", out);
 	ms_text_put(out, an);
-	fprintf(out, " (%s%s)\nB: ", x, sa->unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples");
+	fprintf(out, " (%s%s)\nB: ", x, ms_unit_words(sa->unit));
 	ms_text_put(out, bn);
-	fprintf(out, " (%s%s)\n", y, sb->unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples");
+	fprintf(out, " (%s%s)\n", y, ms_unit_words(sb->unit));
 	ms_view_selection_line(out, sb);
 	fprintf(out, "%" PRIu32 " changed", changed);
 	if (n < changed)
@@ -230,7 +230,7 @@ static void write_json(const struct ms_view_out *o, const struct side *a, const 
 	ms_json_init(&j, o->f);
 	ms_json_object_begin(&j);
 	ms_json_key(&j, "source");
-	ms_json_string(&j, "cpu-sampling");
+	ms_json_string(&j, ms_unit_source(q->unit));
 	ms_json_key(&j, "unit");
 	ms_json_string(&j, ms_unit_measure(q->unit));
 	ms_json_key(&j, "by");

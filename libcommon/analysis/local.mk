@@ -13,12 +13,21 @@ libcommon_a_SOURCES += \
 	libcommon/analysis/threads.c \
 	libcommon/analysis/timeline.c \
 	libcommon/analysis/diff.c \
+	libcommon/analysis/intervals.h libcommon/analysis/intervals.c \
+	libcommon/analysis/offcpu.c \
+	libcommon/analysis/wall.c \
 	libcommon/analysis/report.c
 
 UNIT_TESTS += tests/unit/analysis-test
 tests_unit_analysis_test_SOURCES = tests/unit/analysis-test.c
 tests_unit_analysis_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_analysis_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+# The off-CPU views over hand-built captures with known truth.
+UNIT_TESTS += tests/unit/offcpu-test
+tests_unit_offcpu_test_SOURCES = tests/unit/offcpu-test.c
+tests_unit_offcpu_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_offcpu_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 bin_PROGRAMS += ms-analyze
 ms_analyze_SOURCES = cmd/ms-analyze.c cmd/analyze/cli.c cmd/analyze/cli.h

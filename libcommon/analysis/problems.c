@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "analysis/intervals.h"
 #include "util/text.h"
 #include "util/json.h"
 #include "stream/records.h"
@@ -428,20 +429,118 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 		ms_json_object_end(&j);
 	}
 	ms_json_array_end(&j);
-	ms_json_object_end(&j);
-	fputc('\n', out);
+	/* left open: write_recording_json() adds its keys and closes it */
+}
+
+/*
+ * The off-CPU intervals with an end missing, per reason, and the problem
+ * rows the stages counted (a switch-in with no switch-out, say): what
+ * limits trust in off-CPU time.
+ */
+static void write_recording_text(FILE *out, const struct ms_capture *cap,
+				 const struct ms_off_cpu_view *v)
+{
+	char a[32];
+	uint32_t m, i;
+
+	if (v->recorded && !v->n_incomplete) {
+		fprintf(out, "\noff-CPU intervals: none incomplete (%" PRIu64 " complete)\n", v->intervals);
+	} else if (v->recorded) {
+		fprintf(out, "\noff-CPU intervals: %" PRIu64 " of %" PRIu64 " incomplete: an end is "
+			"missing, so they add no time to any view\n", v->n_incomplete,
+			v->n_incomplete + v->intervals);
+		fprintf(out, "  %8s  %-12s  what it means\n", "count", "missing");
+		for (m = 0; m < MS_INTERVAL_MISSING_COUNT; m++) {
+			if (!v->incomplete[m])
+				continue;
+			fprintf(out, "  %8" PRIu64 "  %-12s  %s", v->incomplete[m],
+				m ? ms_interval_missing_label(m) : "unknown",
+				m ? ms_interval_missing_words(m) : "an end is missing");
+			if (v->incomplete_known[m]) {
+				ms_format_ns(a, sizeof(a), v->incomplete_known[m]);
+				fprintf(out, " (at least %s inside the recording)", a);
+			}
+			fputc('\n', out);
+		}
+	}
+	if (!cap->n_problems)
+		return;		/* the summary says "problems: none" */
+	fprintf(out, "\nrecording problems: %" PRIu32 " kind%s the stages counted\n", cap->n_problems,
+		cap->n_problems == 1 ? "" : "s");
+	for (i = 0; i < cap->n_problems; i++) {
+		const struct ms_cap_problem *p = &cap->problems[i];
+
+		fputs("  ", out);
+		ms_text_put(out, cap->strings[p->stage]);
+		fputs("  ", out);
+		ms_text_put(out, cap->strings[p->code]);
+		fprintf(out, "  %" PRIu64 "  ", p->count);
+		ms_text_put(out, cap->strings[p->detail]);
+		fputc('\n', out);
+	}
+}
+
+/* ,"off_cpu":null|{..},"recording":[..] after the modules, closing the object. */
+static void write_recording_json(FILE *out, const struct ms_capture *cap,
+				 const struct ms_off_cpu_view *v)
+{
+	struct ms_json j;
+	uint32_t i;
+
+	ms_json_init(&j, out);
+	j.need_comma = true;
+	ms_json_key(&j, "off_cpu");
+	if (v->recorded) {
+		ms_json_object_begin(&j);
+		ms_json_key(&j, "intervals");
+		ms_json_uint(&j, v->intervals + v->n_incomplete);
+		ms_json_key(&j, "incomplete");
+		ms_off_cpu_json_incomplete(&j, v);
+		ms_json_object_end(&j);
+	} else {
+		ms_json_null(&j);
+	}
+	ms_json_key(&j, "recording");
+	ms_json_array_begin(&j);
+	for (i = 0; i < cap->n_problems; i++) {
+		const struct ms_cap_problem *p = &cap->problems[i];
+
+		ms_json_object_begin(&j);
+		ms_json_key(&j, "stage");
+		ms_json_string(&j, cap->strings[p->stage]);
+		ms_json_key(&j, "code");
+		ms_json_string(&j, cap->strings[p->code]);
+		ms_json_key(&j, "count");
+		ms_json_uint(&j, p->count);
+		ms_json_key(&j, "detail");
+		ms_json_string(&j, cap->strings[p->detail]);
+		ms_json_object_end(&j);
+	}
+	ms_json_array_end(&j);
 }
 
 int ms_sym_problems_write(FILE *out, const struct ms_capture *cap, bool json)
 {
 	struct ms_sym_problems v;
+	struct ms_off_cpu_view off;
+	struct ms_query q;
 
+	ms_query_init(&q, MS_VIEW_PROBLEMS);
 	if (ms_sym_problems_compute(&v, cap))
 		return -1;
-	if (json)
+	if (ms_off_cpu_view_compute(&off, cap, &q)) {
+		ms_sym_problems_release(&v);
+		return -1;
+	}
+	if (json) {
 		write_json(out, cap, &v);
-	else
+		write_recording_json(out, cap, &off);
+		fputs("}\n", out);
+	} else {
 		write_text(out, cap, &v);
+		write_recording_text(out, cap, &off);
+	}
+	ms_off_cpu_view_release(&off);
 	ms_sym_problems_release(&v);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "capture/weight.h"
+#include "stream/records.h"
 #include "util/error.h"
 
 static const char *const view_names[MS_VIEW_COUNT] = {
@@ -24,6 +25,8 @@ static const char *const view_names[MS_VIEW_COUNT] = {
 	[MS_VIEW_TIMELINE] = "timeline",
 	[MS_VIEW_PROBLEMS] = "problems",
 	[MS_VIEW_DIFF] = "diff",
+	[MS_VIEW_OFF_CPU] = "off-cpu",
+	[MS_VIEW_WALL] = "wall",
 };
 static const char *const by_names[MS_BY_COUNT] = {
 	[MS_BY_FUNCTION] = "function",
@@ -37,6 +40,7 @@ static const char *const look_names[MS_LOOK_COUNT] = {
 static const char *const unit_names[MS_UNIT_COUNT] = {
 	[MS_UNIT_SAMPLES] = "samples",
 	[MS_UNIT_CPU_TIME] = "cpu-time",
+	[MS_UNIT_OFF_CPU] = "off-cpu",
 };
 
 void ms_query_init(struct ms_query *q, enum ms_view view)
@@ -67,7 +71,18 @@ const char *ms_unit_name(enum ms_unit u)
 
 const char *ms_unit_measure(enum ms_unit u)
 {
-	return u == MS_UNIT_CPU_TIME ? "ns" : "samples";
+	return u == MS_UNIT_CPU_TIME || u == MS_UNIT_OFF_CPU ? "ns" : "samples";
+}
+
+const char *ms_unit_source(enum ms_unit u)
+{
+	return u == MS_UNIT_OFF_CPU ? "intervals" : "cpu-sampling";
+}
+
+const char *ms_unit_words(enum ms_unit u)
+{
+	return u == MS_UNIT_CPU_TIME ? " of CPU time" : u == MS_UNIT_OFF_CPU ? " of off-CPU time" :
+	       " samples";
 }
 
 /* The index of arg in names, or -1 after a message listing them. */
@@ -238,6 +253,33 @@ int ms_query_add_thread_name(struct ms_query *q, const char *name)
 	return 0;
 }
 
+int ms_query_add_causes(struct ms_query *q, const char *arg)
+{
+	const char *p = arg;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		uint32_t c;
+
+		for (c = 0; c < MS_CAUSE_COUNT; c++)
+			if (strlen(ms_off_cpu_cause_name(c)) == len &&
+			    !strncmp(p, ms_off_cpu_cause_name(c), len))
+				break;
+		if (c == MS_CAUSE_COUNT)
+			return ms_error("--cause wants preempted, sleeping, blocked or unknown, "
+					"or a list such as sleeping,blocked; not '%s'", arg);
+		q->causes |= 1u << c;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+bool ms_query_off_cpu(const struct ms_query *q)
+{
+	return q->unit == MS_UNIT_OFF_CPU || q->view == MS_VIEW_OFF_CPU || q->view == MS_VIEW_WALL;
+}
+
 static int check_regex(const char *opt, const char *re)
 {
 	char msg[160];
@@ -269,6 +311,19 @@ int ms_query_check(const struct ms_query *q)
 		return ms_error("%s needs the function to start from", ms_view_name(q->view));
 	if (check_regex("--focus", q->focus) || check_regex("--ignore", q->ignore))
 		return -1;
+	/* the off-CPU views weigh time of their own; the timeline draws off-CPU lanes apart */
+	if (q->view == MS_VIEW_TIMELINE && q->unit == MS_UNIT_OFF_CPU)
+		return ms_error("the timeline draws off-CPU lanes of its own beside the CPU lanes: "
+				"leave --unit off-cpu out");
+	if ((q->view == MS_VIEW_OFF_CPU || q->view == MS_VIEW_WALL) && q->unit == MS_UNIT_CPU_TIME)
+		return ms_error("the %s view states its own units: leave --unit out",
+				ms_view_name(q->view));
+	if (q->causes && q->view == MS_VIEW_WALL)
+		return ms_error("the wall view joins every cause: leave --cause out, or see one "
+				"cause in the off-cpu view");
+	if (q->causes && !ms_query_off_cpu(q) && q->view != MS_VIEW_TIMELINE)
+		return ms_error("--cause selects off-CPU intervals: use it with --unit off-cpu, "
+				"the off-cpu view or the timeline");
 	return 0;
 }
 
@@ -277,6 +332,9 @@ int ms_query_check_capture(const struct ms_query *q, const struct ms_capture *ca
 {
 	const char *event;
 
+	if (ms_query_off_cpu(q) && !(cap->flags & MS_CAPTURE_OFF_CPU))
+		return ms_error("'%s' has no off-CPU intervals: record it with microscope record "
+				"--off-cpu", file);
 	if (q->unit != MS_UNIT_CPU_TIME)
 		return 0;
 	if (ms_capture_time_event(cap)) {
@@ -300,7 +358,7 @@ int ms_query_check_capture(const struct ms_query *q, const struct ms_capture *ca
 bool ms_query_filters(const struct ms_query *q)
 {
 	return q->n_tids || q->n_thread_names || q->has_time_start || q->has_time_end ||
-	       q->module || q->focus || q->ignore;
+	       q->module || q->focus || q->ignore || q->causes;
 }
 
 uint64_t ms_query_origin(const struct ms_capture *cap)
@@ -310,5 +368,10 @@ uint64_t ms_query_origin(const struct ms_capture *cap)
 	ms_capture_span(cap, &start, &end);
 	if (start)
 		return start;
-	return cap->n_samples ? cap->samples[0].time : 0;
+	if (cap->n_samples)
+		return cap->samples[0].time;
+	/* intervals are sorted by start, or else end: the first holds the earliest time */
+	if (cap->n_intervals)
+		return cap->intervals[0].start ? cap->intervals[0].start : cap->intervals[0].end;
+	return 0;
 }

@@ -29,6 +29,8 @@ enum ms_view {
 	MS_VIEW_TIMELINE,
 	MS_VIEW_PROBLEMS,
 	MS_VIEW_DIFF,
+	MS_VIEW_OFF_CPU,	/* off-CPU time per cause and thread, and its stacks */
+	MS_VIEW_WALL,		/* wall-clock time per thread: on CPU, off CPU, unaccounted */
 	MS_VIEW_COUNT,
 };
 
@@ -56,14 +58,18 @@ enum ms_look {
 };
 
 /*
- * What a view weighs. Both are measured by CPU sampling: samples counts
- * them; cpu-time adds the time each stands for (its period, scaled by
- * the sampling duty; capture/weight.h), which only a capture of a clock
- * event has. Off-CPU and probe values will add units, never mix them.
+ * What a view weighs. samples and cpu-time are measured by CPU sampling:
+ * samples counts them; cpu-time adds the time each stands for (its
+ * period, scaled by the sampling duty; capture/weight.h), which only a
+ * capture of a clock event has. off-cpu is measured by the scheduler:
+ * the duration of each complete off-CPU interval (capture.h), weighed at
+ * its switch-out stack; an incomplete interval weighs nothing. Units are
+ * never mixed in one view.
  */
 enum ms_unit {
 	MS_UNIT_SAMPLES = 0,
 	MS_UNIT_CPU_TIME,
+	MS_UNIT_OFF_CPU,
 	MS_UNIT_COUNT,
 };
 
@@ -94,6 +100,11 @@ struct ms_query {
 	uint64_t time_start, time_end;	/* [start, end) */
 	/* Its innermost frame lies in a module of this file name (basename). */
 	const char *module;
+	/*
+	 * Off-CPU intervals whose evidence gives one of these causes: bit
+	 * 1 << enum ms_off_cpu_cause (stream/records.h); 0: every cause.
+	 */
+	uint32_t causes;
 	/* POSIX extended regexes over key names. */
 	const char *focus;	/* the stack goes through a matching key */
 	const char *ignore;	/* matching keys are dropped from every stack */
@@ -119,6 +130,10 @@ const char *ms_look_name(enum ms_look l);
 const char *ms_unit_name(enum ms_unit u);
 /* The unit's measure as text and JSON state it: "samples" or "ns". */
 const char *ms_unit_measure(enum ms_unit u);
+/* What measured it, as JSON states it: "cpu-sampling" or "intervals". */
+const char *ms_unit_source(enum ms_unit u);
+/* What a total in the unit is, for text: " samples", " of CPU time", " of off-CPU time". */
+const char *ms_unit_words(enum ms_unit u);
 
 /* Parsers of option values: 0, or -1 after a message naming arg and the choices. */
 int ms_view_parse(const char *arg, enum ms_view *out);
@@ -136,10 +151,17 @@ int ms_query_parse_time(struct ms_query *q, const char *arg);
 /* "123" or "12,13": tids added to q. */
 int ms_query_add_tids(struct ms_query *q, const char *arg);
 int ms_query_add_thread_name(struct ms_query *q, const char *name);
+/* "sleeping" or "preempted,blocked": causes added to q. */
+int ms_query_add_causes(struct ms_query *q, const char *arg);
+/* Whether q asks for off-CPU intervals (the unit, or a view of them). */
+bool ms_query_off_cpu(const struct ms_query *q);
 
 /* Whether q can be answered at all; -1 after a message. */
 int ms_query_check(const struct ms_query *q);
-/* Whether cap can answer q (the unit); -1 after a message naming file. */
+/*
+ * Whether cap can answer q (the unit; off-CPU intervals, which only a
+ * capture with MS_CAPTURE_OFF_CPU has); -1 after a message naming file.
+ */
 int ms_query_check_capture(const struct ms_query *q, const struct ms_capture *cap,
 			   const char *file);
 /* Whether q selects fewer than all samples (some filter is given). */
@@ -147,7 +169,8 @@ bool ms_query_filters(const struct ms_query *q);
 
 /*
  * Time 0 of the query's ranges and the timeline: the recording's start
- * when the capture knows it, else its first sample, else 0.
+ * when the capture knows it, else its first sample, else its first
+ * off-CPU interval's first known time, else 0.
  */
 uint64_t ms_query_origin(const struct ms_capture *cap);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/intervals.h"
 #include "capture/funcs.h"
 #include "capture/weight.h"
 #include "stream/records.h"
@@ -114,32 +115,62 @@ static uint64_t weight_of(const struct ms_select *s, const struct ms_cap_sample 
 	return s->unit == MS_UNIT_CPU_TIME ? ms_capture_sample_weight(s->cap, sm) : sm->count;
 }
 
-/* Whether sample row sm passes the filters; *cls its class. */
-static bool passes(const struct ms_select *s, const struct ms_cap_sample *sm, uint32_t *cls)
+/*
+ * Whether a row of thread, stack and stack end passes the filters of
+ * threads, module and focus, which samples and intervals share; *cls
+ * its class.
+ */
+static bool passes_stack(const struct ms_select *s, uint32_t thread, uint32_t stack,
+			 uint32_t end, uint32_t *cls)
 {
 	const struct ms_capture *cap = s->cap;
-	uint32_t c = s->class_of_end[ms_keys_end_slot(sm->end)];
+	uint32_t c = s->class_of_end[ms_keys_end_slot(end)];
 
-	if (sm->time < s->time_lo || sm->time >= s->time_hi)
-		return false;
-	if (s->thread_ok && (sm->thread >= cap->n_threads || !s->thread_ok[sm->thread]))
+	if (s->thread_ok && (thread >= cap->n_threads || !s->thread_ok[thread]))
 		return false;
 	if (s->module_ok) {
 		uint32_t m;
 
-		if (sm->stack >= cap->n_stacks)
+		if (stack >= cap->n_stacks)
 			return false;
-		m = cap->frames[cap->stacks[sm->stack].frame].module;
+		m = cap->frames[cap->stacks[stack].frame].module;
 		if (m >= cap->n_modules || !s->module_ok[m])
 			return false;
 	}
 	if (s->keys.has_focus) {
 		bool hit = c && s->keys.keys[s->class_key[c]].focused;
 
-		if (!hit && !(sm->stack < cap->n_stacks && s->focus_path[sm->stack]))
+		if (!hit && !(stack < cap->n_stacks && s->focus_path[stack]))
 			return false;
 	}
 	*cls = c;
+	return true;
+}
+
+/* Whether sample row sm passes the filters; *cls its class. */
+static bool passes(const struct ms_select *s, const struct ms_cap_sample *sm, uint32_t *cls)
+{
+	if (sm->time < s->time_lo || sm->time >= s->time_hi)
+		return false;
+	return passes_stack(s, sm->thread, sm->stack, sm->end, cls);
+}
+
+bool ms_select_interval_passes(const struct ms_select *s, uint32_t i, uint32_t *cls)
+{
+	const struct ms_cap_interval *iv = &s->cap->intervals[i];
+
+	if (s->q->causes && !(s->q->causes & (1u << ms_interval_cause(s->cap, iv))))
+		return false;
+	return passes_stack(s, iv->thread, iv->stack, iv->stack_end, cls);
+}
+
+bool ms_select_interval(const struct ms_select *s, uint32_t i, uint64_t *weight, uint32_t *cls)
+{
+	uint64_t w = ms_interval_clipped(&s->cap->intervals[i], s->time_lo, s->time_hi);
+
+	if (!w || !ms_select_interval_passes(s, i, cls))
+		return false;
+	*weight = w;
 	return true;
 }
 
@@ -151,6 +182,33 @@ bool ms_select_sample(const struct ms_select *s, uint32_t i, uint64_t *weight, u
 		return false;
 	*weight = weight_of(s, sm);
 	return true;
+}
+
+/* The off-cpu unit: complete intervals weigh their time at their switch-out stack. */
+static int select_intervals(struct ms_select *s)
+{
+	const struct ms_capture *cap = s->cap;
+	uint32_t i;
+
+	for (i = 0; i < cap->n_intervals; i++) {
+		const struct ms_cap_interval *iv = &cap->intervals[i];
+		uint64_t w;
+		uint32_t c;
+
+		s->all = ms_weight_add(s->all, ms_interval_clipped(iv, 0, UINT64_MAX));
+		if (!ms_select_interval(s, i, &w, &c))
+			continue;
+		s->selected = ms_weight_add(s->selected, w);
+		s->selected_intervals++;
+		if (iv->stack >= cap->n_stacks) {
+			s->noframe[c] = ms_weight_add(s->noframe[c], w);
+			continue;
+		}
+		if (!s->self[c] && !(s->self[c] = calloc(cap->n_stacks, sizeof(uint64_t))))
+			return -1;
+		s->self[c][iv->stack] = ms_weight_add(s->self[c][iv->stack], w);
+	}
+	return 0;
 }
 
 int ms_select_build(struct ms_select *s, const struct ms_capture *cap, const struct ms_query *q)
@@ -184,6 +242,11 @@ int ms_select_build(struct ms_select *s, const struct ms_capture *cap, const str
 	}
 	if (build_merged(s) || build_filters(s))
 		goto oom;
+	if (s->unit == MS_UNIT_OFF_CPU) {
+		if (select_intervals(s))
+			goto oom;
+		return 0;
+	}
 
 	for (i = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *sm = &cap->samples[i];

@@ -28,9 +28,10 @@ struct ms_select {
 	const struct ms_query *q;
 	struct ms_keys keys;
 	enum ms_unit unit;
-	uint64_t all;		/* weight of every sample of the capture */
-	uint64_t selected;	/* weight of the selected samples */
+	uint64_t all;		/* weight of every sample (off-cpu: complete interval) */
+	uint64_t selected;	/* weight of the selected samples (intervals) */
 	uint64_t selected_samples;	/* how many samples were selected */
+	uint64_t selected_intervals;	/* off-cpu: how many complete intervals */
 	uint32_t n_classes;
 	uint32_t class_key[MS_SELECT_CLASSES];	/* MS_NONE for class 0 */
 	uint8_t class_of_end[MS_KEYS_ENDS];
@@ -62,7 +63,12 @@ struct ms_select {
 	uint64_t time_lo, time_hi;	/* absolute, [lo, hi) */
 };
 
-/* Select cap's samples for q. 0, or -1 after a message. */
+/*
+ * Select cap's samples for q, or its complete off-CPU intervals when q's
+ * unit is off-cpu: an interval weighs its duration (the part inside
+ * --time's range), at its switch-out stack, in the class of how that
+ * stack ended. 0, or -1 after a message.
+ */
 int ms_select_build(struct ms_select *s, const struct ms_capture *cap, const struct ms_query *q);
 void ms_select_release(struct ms_select *s);
 
@@ -71,6 +77,18 @@ void ms_select_release(struct ms_select *s);
  * unit, *cls its class. For views over samples (threads, timeline).
  */
 bool ms_select_sample(const struct ms_select *s, uint32_t i, uint64_t *weight, uint32_t *cls);
+
+/*
+ * Whether interval row i passes the filters but time and completeness
+ * (its thread, cause, the module of its innermost frame, --focus); *cls
+ * its class. For views that count incomplete intervals apart.
+ */
+bool ms_select_interval_passes(const struct ms_select *s, uint32_t i, uint32_t *cls);
+/*
+ * Whether interval row i is selected: it passes, is complete and has
+ * time inside --time's range; *weight that time in ns.
+ */
+bool ms_select_interval(const struct ms_select *s, uint32_t i, uint64_t *weight, uint32_t *cls);
 
 /* The keys of stack node i, outermost first: *n of them from *first (into keys.chain). */
 static inline const uint32_t *ms_select_node_keys(const struct ms_select *s, uint32_t i, uint32_t *n)

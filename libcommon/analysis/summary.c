@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/intervals.h"
 #include "analysis/present.h"
 #include "capture/funcs.h"
 #include "capture/weight.h"
@@ -92,6 +93,30 @@ static void summarize_duty(struct ms_summary *s, const struct ms_capture *cap)
 	s->mean_duty_ppm = (uint32_t)(sum / (double)(t1 - t0) + 0.5);
 }
 
+/* Off-CPU time of the whole capture: complete intervals summed, incomplete ones counted apart. */
+static void summarize_off_cpu(struct ms_summary *s, const struct ms_capture *cap)
+{
+	uint32_t i;
+
+	s->off_cpu = cap->flags & MS_CAPTURE_OFF_CPU;
+	for (i = 0; s->off_cpu && i < cap->n_intervals; i++) {
+		const struct ms_cap_interval *iv = &cap->intervals[i];
+		uint32_t m = iv->missing < MS_INTERVAL_MISSING_COUNT ? iv->missing : 0;
+		uint64_t ns;
+
+		if (iv->missing != MS_INTERVAL_COMPLETE) {
+			s->off_cpu_incomplete++;
+			s->off_cpu_missing[m]++;
+			continue;
+		}
+		ns = ms_interval_clipped(iv, 0, UINT64_MAX);
+		s->off_cpu_ns = ms_weight_add(s->off_cpu_ns, ns);
+		s->off_cpu_intervals++;
+		s->off_cpu_cause_ns[ms_interval_cause(cap, iv)] =
+			ms_weight_add(s->off_cpu_cause_ns[ms_interval_cause(cap, iv)], ns);
+	}
+}
+
 int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 {
 	uint32_t i, ends_alloc = 0;
@@ -154,6 +179,7 @@ int ms_summary_compute(struct ms_summary *s, const struct ms_capture *cap)
 		ms_summary_release(s);
 		return -1;
 	}
+	summarize_off_cpu(s, cap);
 	return 0;
 oom:
 	ms_summary_release(s);
@@ -381,6 +407,44 @@ static void write_time(FILE *out, const struct ms_summary *s)
 		s->duty_changes == 1 ? "" : "s");
 }
 
+/*
+ * "off cpu:     1.2 s in 40 complete intervals (sleeping 1.1 s, preempted
+ * 0.1 s); 2 incomplete, in no total (ended-inside 2)": only when recorded.
+ */
+static void write_off_cpu(FILE *out, const struct ms_summary *s)
+{
+	const char *sep = " (";
+	char buf[64];
+	uint32_t c, m;
+
+	if (!s->off_cpu)
+		return;
+	ms_format_duration(buf, sizeof(buf), s->off_cpu_ns);
+	fprintf(out, "off cpu:     %s in %" PRIu64 " complete interval%s", buf, s->off_cpu_intervals,
+		s->off_cpu_intervals == 1 ? "" : "s");
+	for (c = 0; c < MS_CAUSE_COUNT; c++) {
+		if (!s->off_cpu_cause_ns[c])
+			continue;
+		ms_format_duration(buf, sizeof(buf), s->off_cpu_cause_ns[c]);
+		fprintf(out, "%s%s %s", sep, ms_off_cpu_cause_name(c), buf);
+		sep = ", ";
+	}
+	if (*sep == ',')
+		fputc(')', out);
+	if (s->off_cpu_incomplete) {
+		fprintf(out, "; %" PRIu64 " incomplete, in no total", s->off_cpu_incomplete);
+		for (m = 0, sep = " ("; m < MS_INTERVAL_MISSING_COUNT; m++) {
+			if (!s->off_cpu_missing[m])
+				continue;
+			fprintf(out, "%s%s %" PRIu64, sep, m ? ms_interval_missing_label(m) : "unknown",
+				s->off_cpu_missing[m]);
+			sep = ", ";
+		}
+		fputc(')', out);
+	}
+	fputc('\n', out);
+}
+
 /* How long the recording was, in words, into buf. */
 static void recorded_for(char *buf, size_t size, const struct ms_summary *s)
 {
@@ -460,6 +524,7 @@ static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_
 	fprintf(out, ", %" PRIu32 " thread%s\n", s->n_threads - idle,
 		s->n_threads - idle == 1 ? "" : "s");
 	write_time(out, s);
+	write_off_cpu(out, s);
 	fprintf(out, "threads:     %" PRIu32, s->n_threads - idle);
 	if (idle)
 		fprintf(out, " with samples (%" PRIu32 " more without, not listed)", idle);
@@ -490,6 +555,39 @@ static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_
 		ms_text_put(out, s->record_options);
 		fputc('\n', out);
 	}
+}
+
+/* {"source":"intervals","unit":"ns","total":..,"intervals":..,"causes":{..},"incomplete":..,"missing":{..}} */
+static void write_off_cpu_json(struct ms_json *j, const struct ms_summary *s)
+{
+	uint32_t c, m;
+
+	ms_json_object_begin(j);
+	ms_json_key(j, "source");
+	ms_json_string(j, "intervals");
+	ms_json_key(j, "unit");
+	ms_json_string(j, "ns");
+	ms_json_key(j, "total");
+	ms_json_uint(j, s->off_cpu_ns);
+	ms_json_key(j, "intervals");
+	ms_json_uint(j, s->off_cpu_intervals);
+	ms_json_key(j, "causes");
+	ms_json_object_begin(j);
+	for (c = 0; c < MS_CAUSE_COUNT; c++) {
+		ms_json_key(j, ms_off_cpu_cause_name(c));
+		ms_json_uint(j, s->off_cpu_cause_ns[c]);
+	}
+	ms_json_object_end(j);
+	ms_json_key(j, "incomplete");
+	ms_json_uint(j, s->off_cpu_incomplete);
+	ms_json_key(j, "missing");
+	ms_json_object_begin(j);
+	for (m = 1; m < MS_INTERVAL_MISSING_COUNT; m++) {
+		ms_json_key(j, ms_interval_missing_label(m));
+		ms_json_uint(j, s->off_cpu_missing[m]);
+	}
+	ms_json_object_end(j);
+	ms_json_object_end(j);
 }
 
 static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_summary *s)
@@ -529,6 +627,11 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 	ms_json_key(&j, "cpu_time_ns");
 	if (s->time_event)
 		ms_json_uint(&j, s->weight);
+	else
+		ms_json_null(&j);
+	ms_json_key(&j, "off_cpu");
+	if (s->off_cpu)
+		write_off_cpu_json(&j, s);
 	else
 		ms_json_null(&j);
 	ms_json_key(&j, "budget");

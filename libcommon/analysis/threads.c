@@ -16,7 +16,8 @@
 
 struct thread_row {
 	uint32_t thread;
-	uint64_t weight, samples;
+	uint64_t weight;
+	uint64_t samples;	/* off-cpu: complete intervals */
 };
 
 static int cmp_row(const void *pa, const void *pb, void *data)
@@ -51,7 +52,7 @@ int ms_threads_write(const struct ms_view_out *o, const struct ms_capture *cap,
 	}
 	for (i = 0; i < cap->n_threads; i++)
 		rows[i].thread = i;
-	for (i = 0; i < cap->n_samples; i++) {
+	for (i = 0; i < cap->n_samples && s.unit != MS_UNIT_OFF_CPU; i++) {
 		uint64_t w;
 		uint32_t c, t = cap->samples[i].thread;
 
@@ -59,6 +60,16 @@ int ms_threads_write(const struct ms_view_out *o, const struct ms_capture *cap,
 			continue;
 		rows[t].weight = ms_weight_add(rows[t].weight, w);
 		rows[t].samples += cap->samples[i].count;
+	}
+	/* off-cpu: samples counts the thread's complete intervals */
+	for (i = 0; i < cap->n_intervals && s.unit == MS_UNIT_OFF_CPU; i++) {
+		uint64_t w;
+		uint32_t c, t = cap->intervals[i].thread;
+
+		if (t >= cap->n_threads || !ms_select_interval(&s, i, &w, &c))
+			continue;
+		rows[t].weight = ms_weight_add(rows[t].weight, w);
+		rows[t].samples++;
 	}
 	if (cap->n_threads)
 		qsort_r(rows, cap->n_threads, sizeof(*rows), cmp_row, (void *)cap);
@@ -84,7 +95,7 @@ int ms_threads_write(const struct ms_view_out *o, const struct ms_capture *cap,
 			ms_json_uint(&j, t->tid);
 			ms_json_key(&j, "name");
 			ms_json_string(&j, cap->strings[t->name]);
-			ms_json_key(&j, "samples");
+			ms_json_key(&j, s.unit == MS_UNIT_OFF_CPU ? "intervals" : "samples");
 			ms_json_uint(&j, rows[i].samples);
 			ms_json_key(&j, "total");
 			ms_json_uint(&j, rows[i].weight);
@@ -98,14 +109,15 @@ int ms_threads_write(const struct ms_view_out *o, const struct ms_capture *cap,
 	} else {
 		ms_view_value(a, sizeof(a), &s, s.selected);
 		fprintf(o->f, "%s%s in %" PRIu32 " thread%s", a,
-			s.unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples", cap->n_threads,
+			ms_unit_words(s.unit), cap->n_threads,
 			cap->n_threads == 1 ? "" : "s");
 		if (listed < cap->n_threads)
-			fprintf(o->f, " (%" PRIu32 " not listed: no selected samples%s)",
-				cap->n_threads - listed, q->hide_below > 0 ? " or under --hide-below" : "");
+			fprintf(o->f, " (%" PRIu32 " not listed: no selected %s%s)",
+				cap->n_threads - listed, s.unit == MS_UNIT_OFF_CPU ? "intervals" : "samples",
+				q->hide_below > 0 ? " or under --hide-below" : "");
 		fputc('\n', o->f);
 		ms_view_selection_line(o->f, &s);
-		fprintf(o->f, "%6s  %12s  %8s  %8s  name\n", "share", s.unit == MS_UNIT_CPU_TIME ? "cpu time" : "samples",
+		fprintf(o->f, "%6s  %12s  %8s  %8s  name\n", "share", s.unit == MS_UNIT_SAMPLES ? "samples" : s.unit == MS_UNIT_CPU_TIME ? "cpu time" : "off cpu",
 			"pid", "tid");
 		for (i = 0; i < listed; i++) {
 			const struct ms_cap_thread *t = &cap->threads[rows[i].thread];

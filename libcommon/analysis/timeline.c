@@ -3,6 +3,12 @@
  * equal time from the window's start; a bucket holds the weight of the
  * selected samples taken in it. Text draws each bucket as one of nine
  * levels of one scale for all lanes, so lanes compare.
+ *
+ * A capture with off-CPU intervals adds an off-CPU lane per thread: the
+ * wall-clock time of each bucket the thread spent in complete intervals
+ * (drawn as a share of the bucket, an absolute scale), the cause that
+ * holds most of it, and where an incomplete interval's known part lies,
+ * which adds no time.
  */
 #include "analysis/analysis.h"
 
@@ -11,6 +17,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "analysis/intervals.h"
 #include "analysis/present.h"
 #include "capture/weight.h"
 #include "util/error.h"
@@ -69,6 +76,14 @@ static void window_of(struct window *w, const struct ms_capture *cap, const stru
 
 	if (cap->n_samples)
 		last = cap->samples[cap->n_samples - 1].time + 1;
+	for (uint32_t i = 0; i < cap->n_intervals; i++) {
+		uint64_t from, to;
+
+		/* an end is exclusive; a lone known end is a point, as a sample's time */
+		ms_interval_known(cap, &cap->intervals[i], &from, &to);
+		if (to + (from == to) > last)
+			last = to + (from == to);
+	}
 	ms_capture_span(cap, &span_start, &span_end);
 	if (span_end > last)
 		last = span_end;
@@ -82,6 +97,212 @@ static void window_of(struct window *w, const struct ms_capture *cap, const stru
 		w->bucket_ns = 1;
 }
 
+/*
+ * The off-CPU lanes: per thread and bucket, ns in complete intervals
+ * (ns), the same per cause (cause_ns, MS_CAUSE_COUNT per bucket), and
+ * whether an incomplete interval's known part lies there.
+ */
+struct off_lanes {
+	uint64_t *ns, *cause_ns, *totals, *incomplete;	/* incomplete: per thread, how many */
+	uint8_t *marks;
+};
+
+/* The buckets [a, b) covers in the window, with the time it spends in each. */
+static void spread(const struct window *w, uint64_t a, uint64_t b, uint64_t *per_bucket,
+		   uint64_t *cause_ns, uint32_t cause, uint8_t *marks)
+{
+	uint64_t k, k1;
+
+	a = a < w->start ? w->start : a;
+	b = b > w->end ? w->end : b;
+	if (b < a || (b == a && (a < w->start || a >= w->end)))
+		return;
+	k = (a - w->start) / w->bucket_ns;
+	k1 = b > a ? (b - 1 - w->start) / w->bucket_ns : k;
+	for (; k <= k1 && k < w->buckets; k++) {
+		uint64_t lo = w->start + k * w->bucket_ns, hi = lo + w->bucket_ns;
+		uint64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
+
+		if (marks) {
+			marks[k] = 1;
+			continue;
+		}
+		per_bucket[k] = ms_weight_add(per_bucket[k], y - x);
+		cause_ns[k * MS_CAUSE_COUNT + cause] =
+			ms_weight_add(cause_ns[k * MS_CAUSE_COUNT + cause], y - x);
+	}
+}
+
+static void count_off_cpu(struct off_lanes *l, const struct ms_select *s, const struct window *w)
+{
+	const struct ms_capture *cap = s->cap;
+	uint32_t i, c;
+
+	for (i = 0; i < cap->n_intervals; i++) {
+		const struct ms_cap_interval *iv = &cap->intervals[i];
+		size_t t = iv->thread;
+		uint64_t from, to;
+
+		if (t >= cap->n_threads || !ms_select_interval_passes(s, i, &c))
+			continue;
+		ms_interval_known(cap, iv, &from, &to);
+		if (iv->missing == MS_INTERVAL_COMPLETE) {
+			uint64_t ns = ms_interval_clipped(iv, w->start > s->time_lo ? w->start : s->time_lo,
+							  w->end < s->time_hi ? w->end : s->time_hi);
+
+			if (!ns)
+				continue;
+			l->totals[t] = ms_weight_add(l->totals[t], ns);
+			spread(w, from, to, l->ns + t * w->buckets,
+			       l->cause_ns + t * w->buckets * MS_CAUSE_COUNT, ms_interval_cause(cap, iv),
+			       NULL);
+			continue;
+		}
+		if (from == to ? from < w->start || from >= w->end : to <= w->start || from >= w->end)
+			continue;
+		l->incomplete[t]++;
+		spread(w, from, to, NULL, NULL, 0, l->marks + t * w->buckets);
+	}
+}
+
+/* The width of bucket b: the last one ends with the window. */
+static uint64_t bucket_width(const struct window *w, uint32_t b)
+{
+	uint64_t lo = w->start + (uint64_t)b * w->bucket_ns;
+
+	return lo + w->bucket_ns <= w->end ? w->bucket_ns : w->end > lo ? w->end - lo : 1;
+}
+
+/* The cause that holds most of bucket b's time (ties: the lower cause); MS_NONE when none. */
+static uint32_t dominant_cause(const uint64_t *cause_ns)
+{
+	uint32_t c, best = MS_NONE;
+
+	for (c = 0; c < MS_CAUSE_COUNT; c++)
+		if (cause_ns[c] && (best == MS_NONE || cause_ns[c] > cause_ns[best]))
+			best = c;
+	return best;
+}
+
+static const char cause_marks[MS_CAUSE_COUNT] = {
+	[MS_CAUSE_UNKNOWN] = 'U',
+	[MS_CAUSE_PREEMPTED] = 'P',
+	[MS_CAUSE_SLEEPING] = 'S',
+	[MS_CAUSE_BLOCKED] = 'B',
+};
+
+static bool off_lane_shown(const struct off_lanes *l, uint32_t t)
+{
+	return l->totals[t] || l->incomplete[t];
+}
+
+static void write_off_text(const struct ms_view_out *o, const struct ms_capture *cap,
+			   const struct window *w, const struct off_lanes *l)
+{
+	FILE *out = o->f;
+	uint32_t t, b, shown = 0;
+	char a[32], label[64];
+
+	fputs("\noff CPU: the share of each bucket in complete off-CPU intervals (wall-clock ns, "
+	      "not samples); below it the cause of most of it: S sleeping, P preempted, B blocked, "
+	      "U unknown; ~ where only an incomplete interval lies (no time counted)\n", out);
+	for (t = 0; t < cap->n_threads; t++) {
+		const struct ms_cap_thread *th = &cap->threads[t];
+		const uint64_t *ns = l->ns + (size_t)t * w->buckets;
+		const uint8_t *marks = l->marks + (size_t)t * w->buckets;
+
+		if (!off_lane_shown(l, t))
+			continue;
+		shown++;
+		snprintf(label, sizeof(label), "%" PRIu32 " ", th->tid);
+		fputs(label, out);
+		ms_text_pad(out, cap->strings[th->name], LABEL_COLS - strlen(label), 0);
+		fputc('|', out);
+		for (b = 0; b < w->buckets; b++) {
+			uint64_t width = bucket_width(w, b);
+			/* ceil(8 share): any time shows, a bucket wholly off CPU is full */
+			unsigned lvl = !ns[b] ? 0 : 1 + (unsigned)(((double)ns[b] * 8 - 1) / (double)width);
+
+			if (!ns[b] && marks[b]) {
+				ms_style_put(out, o->color, MS_STYLE_WARN);
+				fputc('~', out);
+				ms_style_put(out, o->color, MS_STYLE_RESET);
+				continue;
+			}
+			fputs(levels[lvl > 8 ? 8 : lvl], out);
+		}
+		ms_format_ns(a, sizeof(a), l->totals[t]);
+		fprintf(out, "|%*s\n", TOTAL_COLS, a);
+		fprintf(out, "%-*s|", LABEL_COLS, "  cause");
+		for (b = 0; b < w->buckets; b++) {
+			uint32_t c = dominant_cause(l->cause_ns + ((size_t)t * w->buckets + b) * MS_CAUSE_COUNT);
+
+			fputc(c == MS_NONE ? ' ' : cause_marks[c], out);
+		}
+		fputc('|', out);
+		if (l->incomplete[t])
+			fprintf(out, " %" PRIu64 " incomplete", l->incomplete[t]);
+		fputc('\n', out);
+	}
+	if (!shown)
+		fputs("(no selected off-CPU interval)\n", out);
+}
+
+static void write_off_json(struct ms_json *j, const struct ms_capture *cap, const struct window *w,
+			   const struct off_lanes *l)
+{
+	uint32_t t, b;
+
+	ms_json_object_begin(j);
+	ms_json_key(j, "source");
+	ms_json_string(j, ms_unit_source(MS_UNIT_OFF_CPU));
+	ms_json_key(j, "unit");
+	ms_json_string(j, ms_unit_measure(MS_UNIT_OFF_CPU));
+	ms_json_key(j, "lanes");
+	ms_json_array_begin(j);
+	for (t = 0; t < cap->n_threads; t++) {
+		const struct ms_cap_thread *th = &cap->threads[t];
+
+		if (!off_lane_shown(l, t))
+			continue;
+		ms_json_object_begin(j);
+		ms_json_key(j, "pid");
+		ms_json_uint(j, th->pid);
+		ms_json_key(j, "tid");
+		ms_json_uint(j, th->tid);
+		ms_json_key(j, "name");
+		ms_json_string(j, cap->strings[th->name]);
+		ms_json_key(j, "total");
+		ms_json_uint(j, l->totals[t]);
+		ms_json_key(j, "incomplete");
+		ms_json_uint(j, l->incomplete[t]);
+		ms_json_key(j, "buckets");
+		ms_json_array_begin(j);
+		for (b = 0; b < w->buckets; b++)
+			ms_json_uint(j, l->ns[(size_t)t * w->buckets + b]);
+		ms_json_array_end(j);
+		ms_json_key(j, "causes");
+		ms_json_array_begin(j);
+		for (b = 0; b < w->buckets; b++) {
+			uint32_t c = dominant_cause(l->cause_ns + ((size_t)t * w->buckets + b) * MS_CAUSE_COUNT);
+
+			if (c == MS_NONE)
+				ms_json_null(j);
+			else
+				ms_json_string(j, ms_off_cpu_cause_name(c));
+		}
+		ms_json_array_end(j);
+		ms_json_key(j, "incomplete_buckets");
+		ms_json_array_begin(j);
+		for (b = 0; b < w->buckets; b++)
+			ms_json_uint(j, l->marks[(size_t)t * w->buckets + b]);
+		ms_json_array_end(j);
+		ms_json_object_end(j);
+	}
+	ms_json_array_end(j);
+	ms_json_object_end(j);
+}
+
 static uint32_t bucket_count(const struct ms_view_out *o, const struct ms_query *q)
 {
 	if (q->buckets)
@@ -93,7 +314,7 @@ static uint32_t bucket_count(const struct ms_view_out *o, const struct ms_query 
 
 static void write_text(const struct ms_view_out *o, const struct ms_select *s,
 		       const struct window *w, const uint64_t *lanes, const uint64_t *totals,
-		       const struct losses *lost)
+		       const struct losses *lost, const struct off_lanes *off)
 {
 	const struct ms_capture *cap = s->cap;
 	uint64_t max = 0, origin = ms_query_origin(cap);
@@ -108,7 +329,7 @@ static void write_text(const struct ms_view_out *o, const struct ms_select *s,
 	ms_view_value(a, sizeof(a), s, s->selected);
 	ms_format_ns(z, sizeof(z), w->bucket_ns);
 	fprintf(out, "%s%s over %" PRIu32 " buckets of %s\n", a,
-		s->unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples", w->buckets, z);
+		ms_unit_words(s->unit), w->buckets, z);
 	ms_view_selection_line(out, s);
 	if (lost->untimed) {
 		ms_style_put(out, o->color, MS_STYLE_WARN);
@@ -152,20 +373,22 @@ static void write_text(const struct ms_view_out *o, const struct ms_select *s,
 	}
 	if (!shown)
 		fputs("(no selected samples)\n", out);
-	if (!lost->in_window)
-		return;
-	/* where records were lost: any lane may lack samples there */
-	fprintf(out, "%-*s|", LABEL_COLS, "lost records");
-	ms_style_put(out, o->color, MS_STYLE_WARN);
-	for (b = 0; b < w->buckets; b++)
-		fputc(lost->bucket[b] ? '!' : ' ', out);
-	ms_style_put(out, o->color, MS_STYLE_RESET);
-	fprintf(out, "|%*" PRIu64 "\n", TOTAL_COLS, lost->in_window);
+	if (lost->in_window) {
+		/* where records were lost: any lane may lack samples there */
+		fprintf(out, "%-*s|", LABEL_COLS, "lost records");
+		ms_style_put(out, o->color, MS_STYLE_WARN);
+		for (b = 0; b < w->buckets; b++)
+			fputc(lost->bucket[b] ? '!' : ' ', out);
+		ms_style_put(out, o->color, MS_STYLE_RESET);
+		fprintf(out, "|%*" PRIu64 "\n", TOTAL_COLS, lost->in_window);
+	}
+	if (off)
+		write_off_text(o, cap, w, off);
 }
 
 static void write_json(const struct ms_view_out *o, const struct ms_select *s,
 		       const struct window *w, const uint64_t *lanes, const uint64_t *totals,
-		       const struct losses *lost)
+		       const struct losses *lost, const struct off_lanes *off)
 {
 	const struct ms_capture *cap = s->cap;
 	uint64_t origin = ms_query_origin(cap);
@@ -214,6 +437,12 @@ static void write_json(const struct ms_view_out *o, const struct ms_select *s,
 		ms_json_object_end(&j);
 	}
 	ms_json_array_end(&j);
+	/* null: the capture did not record off-CPU time (not: none was spent) */
+	ms_json_key(&j, "off_cpu");
+	if (off)
+		write_off_json(&j, cap, w, off);
+	else
+		ms_json_null(&j);
 	ms_json_object_end(&j);
 	fputc('\n', o->f);
 }
@@ -224,8 +453,11 @@ int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
 	struct ms_select s;
 	struct window w;
 	struct losses lost = { 0 };
+	struct off_lanes off = { 0 };
+	bool has_off = cap->flags & MS_CAPTURE_OFF_CPU;
 	uint64_t *lanes, *totals;
 	uint32_t i, buckets = bucket_count(o, q);
+	int rc = 0;
 
 	if (buckets > MS_TIMELINE_MAX_BUCKETS)
 		return ms_error("at most %d buckets, not %" PRIu32, MS_TIMELINE_MAX_BUCKETS, buckets);
@@ -243,13 +475,20 @@ int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
 	lanes = calloc((size_t)(cap->n_threads + 1) * buckets, sizeof(*lanes));
 	totals = calloc(cap->n_threads + 1, sizeof(*totals));
 	lost.bucket = calloc(buckets, sizeof(*lost.bucket));
-	if (!lanes || !totals || !lost.bucket) {
-		free(lanes);
-		free(totals);
-		free(lost.bucket);
-		ms_select_release(&s);
-		return ms_error("out of memory for %" PRIu32 " lanes of %" PRIu32 " buckets",
-				cap->n_threads, buckets);
+	if (has_off) {
+		size_t n = (size_t)(cap->n_threads + 1) * buckets;
+
+		off.ns = calloc(n, sizeof(*off.ns));
+		off.cause_ns = calloc(n * MS_CAUSE_COUNT, sizeof(*off.cause_ns));
+		off.marks = calloc(n, sizeof(*off.marks));
+		off.totals = calloc(cap->n_threads + 1, sizeof(*off.totals));
+		off.incomplete = calloc(cap->n_threads + 1, sizeof(*off.incomplete));
+	}
+	if (!lanes || !totals || !lost.bucket ||
+	    (has_off && (!off.ns || !off.cause_ns || !off.marks || !off.totals || !off.incomplete))) {
+		rc = ms_error("out of memory for %" PRIu32 " lanes of %" PRIu32 " buckets",
+			      cap->n_threads, buckets);
+		goto out;
 	}
 	for (i = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *sm = &cap->samples[i];
@@ -267,13 +506,21 @@ int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
 		totals[sm->thread] = ms_weight_add(totals[sm->thread], v);
 	}
 	count_losses(&lost, cap, &w);
+	if (has_off)
+		count_off_cpu(&off, &s, &w);
 	if (o->json)
-		write_json(o, &s, &w, lanes, totals, &lost);
+		write_json(o, &s, &w, lanes, totals, &lost, has_off ? &off : NULL);
 	else
-		write_text(o, &s, &w, lanes, totals, &lost);
+		write_text(o, &s, &w, lanes, totals, &lost, has_off ? &off : NULL);
+out:
 	free(lanes);
 	free(totals);
 	free(lost.bucket);
+	free(off.ns);
+	free(off.cause_ns);
+	free(off.marks);
+	free(off.totals);
+	free(off.incomplete);
 	ms_select_release(&s);
-	return 0;
+	return rc;
 }

@@ -228,7 +228,7 @@ static void write_text(const struct ms_view_out *o, const struct ms_top *t, uint
 			wmod = w;
 	}
 	ms_view_value(a, sizeof(a), s, s->selected);
-	fprintf(out, "%s%s, %" PRIu32 " %s", a, s->unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples",
+	fprintf(out, "%s%s, %" PRIu32 " %s", a, ms_unit_words(s->unit),
 		t->n, rows_noun(s->keys.by));
 	if (rows < t->n)
 		fprintf(out, " (the first %" PRIu32 " shown)", rows);

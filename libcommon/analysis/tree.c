@@ -597,7 +597,7 @@ static void write_text(const struct ms_view_out *o, const struct ms_tree *t,
 		ms_text_put(out, t->root_label);
 		fprintf(out, ": %s (%.1f%%) of ", r, ms_select_percent(s, t->nodes[0].total));
 	}
-	fprintf(out, "%s%s", a, s->unit == MS_UNIT_CPU_TIME ? " of CPU time" : " samples");
+	fprintf(out, "%s%s", a, ms_unit_words(s->unit));
 	if (q->hide_below > 0)
 		fprintf(out, " (nodes under %.1f%% left out)", q->hide_below);
 	fputc('\n', out);

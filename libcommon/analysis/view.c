@@ -9,12 +9,13 @@
 
 #include "analysis/analysis-internal.h"
 #include "analysis/present.h"
+#include "stream/records.h"
 #include "util/error.h"
 #include "util/text.h"
 
 void ms_view_value(char *buf, size_t size, const struct ms_select *s, uint64_t w)
 {
-	if (s->unit == MS_UNIT_CPU_TIME)
+	if (s->unit == MS_UNIT_CPU_TIME || s->unit == MS_UNIT_OFF_CPU)
 		ms_format_ns(buf, size, w);
 	else
 		snprintf(buf, size, "%" PRIu64, w);
@@ -28,18 +29,11 @@ static void put_time(FILE *out, uint64_t ns)
 	fputs(buf, out);
 }
 
-void ms_view_selection_line(FILE *out, const struct ms_select *s)
+void ms_view_put_filters(FILE *out, const struct ms_query *q)
 {
-	const struct ms_query *q = s->q;
 	const char *sep = ": ";
-	char a[32], b[32];
 	uint32_t i;
 
-	if (!ms_query_filters(q))
-		return;
-	ms_view_value(a, sizeof(a), s, s->selected);
-	ms_view_value(b, sizeof(b), s, s->all);
-	fprintf(out, "selected %s of %s%s", a, b, s->unit == MS_UNIT_CPU_TIME ? "" : " samples");
 	if (q->n_tids || q->n_thread_names) {
 		fprintf(out, "%sthreads", sep);
 		for (i = 0; i < q->n_tids; i++)
@@ -76,22 +70,47 @@ void ms_view_selection_line(FILE *out, const struct ms_select *s)
 		fprintf(out, "%sframes '", sep);
 		ms_text_put(out, q->ignore);
 		fputs("' dropped", out);
+		sep = ", ";
 	}
+	if (q->causes) {
+		fprintf(out, "%scause", sep);
+		for (i = 0; i < MS_CAUSE_COUNT; i++)
+			if (q->causes & (1u << i))
+				fprintf(out, " %s", ms_off_cpu_cause_name(i));
+	}
+}
+
+void ms_view_selection_line(FILE *out, const struct ms_select *s)
+{
+	char a[32], b[32];
+
+	if (!ms_query_filters(s->q))
+		return;
+	ms_view_value(a, sizeof(a), s, s->selected);
+	ms_view_value(b, sizeof(b), s, s->all);
+	fprintf(out, "selected %s of %s%s", a, b, s->unit == MS_UNIT_SAMPLES ? " samples" : "");
+	ms_view_put_filters(out, s->q);
 	fputc('\n', out);
 }
 
 void ms_view_json_head(struct ms_json *j, const struct ms_select *s)
 {
 	ms_json_key(j, "source");
-	ms_json_string(j, "cpu-sampling");
+	ms_json_string(j, ms_unit_source(s->unit));
 	ms_json_key(j, "unit");
 	ms_json_string(j, ms_unit_measure(s->unit));
 	ms_json_key(j, "by");
 	ms_json_string(j, ms_by_name(s->keys.by));
 	ms_json_key(j, "look");
 	ms_json_string(j, ms_look_name(s->q->look));
-	ms_json_key(j, "samples");
-	ms_json_uint(j, s->selected_samples);
+	/* what was counted: samples, or complete intervals */
+	if (s->unit == MS_UNIT_OFF_CPU) {
+		ms_json_key(j, "intervals");
+		ms_json_uint(j, s->selected_intervals);
+	} else {
+		ms_json_key(j, "samples");
+		ms_json_uint(j, s->selected_samples);
+	}
 	ms_json_key(j, "total");
 	ms_json_uint(j, s->selected);
 	ms_json_key(j, "capture_total");
@@ -178,6 +197,10 @@ int ms_view_write(const struct ms_view_out *o, const struct ms_capture *cap,
 		return ms_timeline_write(o, cap, q);
 	case MS_VIEW_PROBLEMS:
 		return ms_sym_problems_write(o->f, cap, o->json);
+	case MS_VIEW_OFF_CPU:
+		return ms_off_cpu_write(o, cap, q);
+	case MS_VIEW_WALL:
+		return ms_wall_write(o, cap, q);
 	default:
 		return ms_error("the view %s compares two captures: use ms_diff_write()",
 				ms_view_name(q->view));

@@ -807,7 +807,8 @@ static void test_summary_json(void **state)
 	assert_string_equal(text,
 		"{\"command\":\"./burn 1\",\"pid\":42,\"record_options\":null,\"incomplete\":false,\"duration_ns\":10000000,"
 		"\"start_time_ns\":500,\"end_time_ns\":2000000500,"
-		"\"samples\":11,\"period\":11000000,\"cpu_time_ns\":11000000,\"budget\":null,"
+		"\"samples\":11,\"period\":11000000,\"cpu_time_ns\":11000000,\"off_cpu\":null,"
+		"\"budget\":null,"
 		"\"threads\":[{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"samples\":8},"
 		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"samples\":3}],"
 		"\"lost\":{\"kernel\":5,\"collector\":1},\"throttled\":2,\"exit_code\":0,"
@@ -914,7 +915,7 @@ static void test_summary_empty(void **state)
 	assert_string_equal(text,
 		"{\"command\":\"\",\"pid\":0,\"record_options\":null,\"incomplete\":false,\"duration_ns\":0,"
 		"\"start_time_ns\":null,\"end_time_ns\":null,\"samples\":0,\"period\":0,"
-		"\"cpu_time_ns\":0,\"budget\":null,"
+		"\"cpu_time_ns\":0,\"off_cpu\":null,\"budget\":null,"
 		"\"threads\":[],\"lost\":{\"kernel\":0,\"collector\":0},\"throttled\":0,"
 		"\"exit_code\":null,\"stack_ends\":[],"
 		"\"unsymbolized\":{\"samples\":0,\"percent\":0,\"deferred\":false},\"problems\":[]}\n");
@@ -1435,7 +1436,8 @@ static void test_problems_json(void **state)
 		"\"reason\":\"no-debug-file\",\"samples\":1,\"addresses\":[]},"
 		"{\"path\":\"\",\"kind\":\"none\",\"build_id\":\"\",\"dev_major\":0,\"dev_minor\":0,"
 		"\"inode\":0,\"size\":0,\"mtime\":0,\"status\":\"\",\"reason\":\"\",\"samples\":1,"
-		"\"addresses\":[{\"address\":\"0xdead\",\"reason\":\"no-module\",\"samples\":1}]}]}\n");
+		"\"addresses\":[{\"address\":\"0xdead\",\"reason\":\"no-module\",\"samples\":1}]}],"
+		"\"off_cpu\":null,\"recording\":[]}\n");
 	free(text);
 	free(t);
 }
@@ -1456,7 +1458,7 @@ static void test_problems_none(void **state)
 	tcap_init(&e);
 	text = CAPTURE_OUTPUT(ms_sym_problems_write(out, &e.cap, true));
 	assert_string_equal(text, "{\"samples\":0,\"unsymbolized\":0,\"unsymbolized_percent\":0,"
-				 "\"modules\":[]}\n");
+				 "\"modules\":[],\"off_cpu\":null,\"recording\":[]}\n");
 	free(text);
 }
 
@@ -1748,13 +1750,13 @@ static void test_summary_duty_json(void **state)
 
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
 	assert_non_null(strstr(text,
-		"\"samples\":11,\"period\":11000000,\"cpu_time_ns\":23500000,"
+		"\"samples\":11,\"period\":11000000,\"cpu_time_ns\":23500000,\"off_cpu\":null,"
 		"\"budget\":{\"budget_ppm\":20000,\"duty_changes\":4,\"lowest_duty_ppm\":250000,"
 		"\"mean_duty_ppm\":585000},\"threads\":"));
 	free(text);
 	set_event(t, "sched:sched_switch");
 	text = CAPTURE_OUTPUT(ms_summary_write(out, &t->cap, true));
-	assert_non_null(strstr(text, "\"period\":11000000,\"cpu_time_ns\":null,\"budget\":{"));
+	assert_non_null(strstr(text, "\"period\":11000000,\"cpu_time_ns\":null,\"off_cpu\":null,\"budget\":{"));
 	free(text);
 	free(t);
 }
@@ -1787,7 +1789,8 @@ static void test_summary_duty_json(void **state)
 static void test_query_names(void **state)
 {
 	static const char *const views[] = { "report", "summary", "top", "tree", "callers",
-					     "callees", "threads", "timeline", "problems", "diff" };
+					     "callees", "threads", "timeline", "problems", "diff",
+					     "off-cpu", "wall" };
 	static const char *const bys[] = { "function", "line", "address", "module" };
 	enum ms_view v;
 	enum ms_by b;
@@ -1821,6 +1824,10 @@ static void test_query_names(void **state)
 	assert_int_equal(u, MS_UNIT_SAMPLES);
 	assert_string_equal(ms_unit_measure(MS_UNIT_SAMPLES), "samples");
 	assert_string_equal(ms_unit_measure(MS_UNIT_CPU_TIME), "ns");
+	assert_string_equal(ms_unit_name(MS_UNIT_OFF_CPU), "off-cpu");
+	EXPECT_QUIET(ms_unit_parse("off-cpu", &u));
+	assert_int_equal(u, MS_UNIT_OFF_CPU);
+	assert_string_equal(ms_unit_measure(MS_UNIT_OFF_CPU), "ns");
 
 	/* out of range: no name */
 	assert_null(ms_view_name(MS_VIEW_COUNT));
@@ -1839,13 +1846,13 @@ static void test_query_parsers_refuse(void **state)
 
 	EXPECT_ERROR(ms_view_parse("tops", &v),
 		     "microscope: unknown view 'tops': use report, summary, top, tree, callers, "
-		     "callees, threads, timeline, problems, diff\n");
+		     "callees, threads, timeline, problems, diff, off-cpu, wall\n");
 	EXPECT_ERROR(ms_by_parse("lines", &b),
 		     "unknown granularity for --by 'lines': use function, line, address, module\n");
 	EXPECT_ERROR(ms_by_parse("Function", &b), "'Function'");
 	EXPECT_ERROR(ms_look_parse("python", &l), "unknown look 'python': use native\n");
-	EXPECT_ERROR(ms_unit_parse("cpu", &u), "unknown unit 'cpu': use samples, cpu-time\n");
-	EXPECT_ERROR(ms_unit_parse("", &u), "unknown unit '': use samples, cpu-time\n");
+	EXPECT_ERROR(ms_unit_parse("cpu", &u), "unknown unit 'cpu': use samples, cpu-time, off-cpu\n");
+	EXPECT_ERROR(ms_unit_parse("", &u), "unknown unit '': use samples, cpu-time, off-cpu\n");
 	/* the quiet one says nothing */
 	stderr_begin();
 	assert_int_equal(ms_view_parse_quiet("tops", &v), -1);
@@ -3378,7 +3385,8 @@ static void test_timeline_json(void **state)
 		"\"start\":0,\"end\":12000000,\"bucket_ns\":1000000,\"lost\":6,\"lost_untimed\":6,"
 		"\"lost_buckets\":[0,0,0,0,0,0,0,0,0,0,0,0],\"lanes\":["
 		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":8,\"buckets\":[1,1,1,0,1,1,0,0,1,1,1,0]},"
-		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":3,\"buckets\":[0,0,0,1,0,0,1,1,0,0,0,0]}]}\n");
+		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":3,\"buckets\":[0,0,0,1,0,0,1,1,0,0,0,0]}],"
+		"\"off_cpu\":null}\n");
 	free(text);
 
 	/* 5 buckets of 2.4 ms */
@@ -3398,7 +3406,7 @@ static void test_timeline_json(void **state)
 		"\"start\":2000000,\"end\":6000000,\"bucket_ns\":1000000,\"lost\":6,\"lost_untimed\":6,"
 		"\"lost_buckets\":[0,0,0,0],\"lanes\":["
 		"{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":3,\"buckets\":[1,0,1,1]},"
-		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":1,\"buckets\":[0,1,0,0]}]}\n");
+		"{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":1,\"buckets\":[0,1,0,0]}],\"off_cpu\":null}\n");
 	free(text);
 	/* from 10 ms to the recording's end; a lane only for threads with selected samples */
 	assert_int_equal(ms_query_parse_time(&q, "10ms.."), 0);
@@ -3408,7 +3416,7 @@ static void test_timeline_json(void **state)
 				"\"start\":10000000,\"end\":12000000,\"bucket_ns\":1000000,\"lost\":6,"
 				    "\"lost_untimed\":6,\"lost_buckets\":[0,0],"
 				"\"lanes\":[{\"pid\":42,\"tid\":42,\"name\":\"burn\",\"total\":1,"
-				"\"buckets\":[1,0]}]}\n"));
+				"\"buckets\":[1,0]}],\"off_cpu\":null}\n"));
 	free(text);
 
 	/* a filter: thread 43 only */
@@ -3417,7 +3425,7 @@ static void test_timeline_json(void **state)
 	assert_int_equal(ms_query_add_thread_name(&q, "worker"), 0);
 	text = view(&t->cap, &q, true);
 	assert_non_null(strstr(text, "\"lanes\":[{\"pid\":42,\"tid\":43,\"name\":\"worker\",\"total\":3,"
-				    "\"buckets\":[1,2,0]}]}\n"));
+				    "\"buckets\":[1,2,0]}],\"off_cpu\":null}\n"));
 	free(text);
 
 	/* the default: MS_TIMELINE_BUCKETS in JSON; more than the most is refused */
@@ -3864,7 +3872,8 @@ static void test_view_dispatch(void **state)
 
 			q.function = "main";
 			q.buckets = 10;
-			if (v == MS_VIEW_DIFF)
+			/* diff takes two captures; off-cpu and wall want intervals (offcpu-test.c) */
+			if (v == MS_VIEW_DIFF || v == MS_VIEW_OFF_CPU || v == MS_VIEW_WALL)
 				continue;
 			x = view(&t->cap, &q, json);
 			switch (v) {
@@ -3907,7 +3916,8 @@ static void expect_twice_same(const struct ms_capture *cap, struct ms_query q)
 		for (v = 0; v < MS_VIEW_COUNT; v++) {
 			char *x, *y;
 
-			if (v == MS_VIEW_DIFF)
+			/* diff takes two captures; off-cpu and wall want intervals (offcpu-test.c) */
+			if (v == MS_VIEW_DIFF || v == MS_VIEW_OFF_CPU || v == MS_VIEW_WALL)
 				continue;
 			q.view = (enum ms_view)v;
 			x = view(cap, &q, json);
@@ -4001,7 +4011,7 @@ static void test_views_no_samples(void **state)
 	assert_true(starts_with(text, "{" HEAD("samples", "function", 0, 0, 0)
 				      "\"start\":0,\"end\":1,\"bucket_ns\":1,\"lost\":0,\"lost_untimed\":0,"
 				      "\"lost_buckets\":[0,0,"));
-	assert_non_null(strstr(text, ",0],\"lanes\":[]}\n"));
+	assert_non_null(strstr(text, ",0],\"lanes\":[],\"off_cpu\":null}\n"));
 	free(text);
 	q = query(MS_VIEW_CALLEES);
 	q.function = "[truncated: depth]";
