@@ -16,14 +16,6 @@ uint32_t ms_interval_cause(const struct ms_capture *cap, const struct ms_cap_int
 	return c < MS_CAUSE_COUNT ? c : MS_CAUSE_UNKNOWN;
 }
 
-static const char *const missing_labels[MS_INTERVAL_MISSING_COUNT] = {
-	[MS_INTERVAL_COMPLETE] = "complete",
-	[MS_INTERVAL_BEGAN_INSIDE] = "began-inside",
-	[MS_INTERVAL_ENDED_INSIDE] = "ended-inside",
-	[MS_INTERVAL_LOST_START] = "lost-start",
-	[MS_INTERVAL_LOST_END] = "lost-end",
-};
-
 static const char *const missing_words[MS_INTERVAL_MISSING_COUNT] = {
 	[MS_INTERVAL_COMPLETE] = "both ends known",
 	[MS_INTERVAL_BEGAN_INSIDE] = "off CPU when the recording began",
@@ -31,11 +23,6 @@ static const char *const missing_words[MS_INTERVAL_MISSING_COUNT] = {
 	[MS_INTERVAL_LOST_START] = "records were lost before it came back: its start is not known",
 	[MS_INTERVAL_LOST_END] = "records were lost while it was off CPU: its end is not known",
 };
-
-const char *ms_interval_missing_label(uint32_t missing)
-{
-	return missing < MS_INTERVAL_MISSING_COUNT ? missing_labels[missing] : "unknown";
-}
 
 const char *ms_interval_missing_words(uint32_t missing)
 {

@@ -18,12 +18,9 @@
 uint32_t ms_interval_cause(const struct ms_capture *cap, const struct ms_cap_interval *iv);
 
 /*
- * The missing reason as JSON names it ("complete", "began-inside",
- * "ended-inside", "lost-start", "lost-end"; "unknown" past the last), and
- * what it means for text ("the thread was off CPU when the recording
- * began").
+ * What a missing reason means for text ("off CPU when the recording
+ * began"); JSON names it with ms_interval_missing_name() (capture.h).
  */
-const char *ms_interval_missing_label(uint32_t missing);
 const char *ms_interval_missing_words(uint32_t missing);
 
 /* Complete interval iv's time inside [lo, hi) in ns; 0 for an incomplete one. */

@@ -177,7 +177,7 @@ static void write_incomplete_text(FILE *out, const struct ms_off_cpu_view *v)
 		if (!v->incomplete[m])
 			continue;
 		fprintf(out, "  %8" PRIu64 "  %-12s  %s", v->incomplete[m],
-			m == MS_INTERVAL_COMPLETE ? "unknown" : ms_interval_missing_label(m),
+			m == MS_INTERVAL_COMPLETE ? "unknown" : ms_interval_missing_name(m),
 			m == MS_INTERVAL_COMPLETE ? "an end is missing" : ms_interval_missing_words(m));
 		if (v->incomplete_known[m])
 			fprintf(out, " (at least %s inside the recording, not summed)",
@@ -300,7 +300,7 @@ void ms_off_cpu_json_incomplete(struct ms_json *j, const struct ms_off_cpu_view 
 			continue;
 		ms_json_object_begin(j);
 		ms_json_key(j, "missing");
-		ms_json_string(j, m == MS_INTERVAL_COMPLETE ? "unknown" : ms_interval_missing_label(m));
+		ms_json_string(j, m == MS_INTERVAL_COMPLETE ? "unknown" : ms_interval_missing_name(m));
 		ms_json_key(j, "intervals");
 		ms_json_uint(j, v->incomplete[m]);
 		ms_json_key(j, "at_least_ns");

@@ -454,7 +454,7 @@ static void write_recording_text(FILE *out, const struct ms_capture *cap,
 			if (!v->incomplete[m])
 				continue;
 			fprintf(out, "  %8" PRIu64 "  %-12s  %s", v->incomplete[m],
-				m ? ms_interval_missing_label(m) : "unknown",
+				m ? ms_interval_missing_name(m) : "unknown",
 				m ? ms_interval_missing_words(m) : "an end is missing");
 			if (v->incomplete_known[m]) {
 				ms_format_ns(a, sizeof(a), v->incomplete_known[m]);

@@ -436,7 +436,7 @@ static void write_off_cpu(FILE *out, const struct ms_summary *s)
 		for (m = 0, sep = " ("; m < MS_INTERVAL_MISSING_COUNT; m++) {
 			if (!s->off_cpu_missing[m])
 				continue;
-			fprintf(out, "%s%s %" PRIu64, sep, m ? ms_interval_missing_label(m) : "unknown",
+			fprintf(out, "%s%s %" PRIu64, sep, m ? ms_interval_missing_name(m) : "unknown",
 				s->off_cpu_missing[m]);
 			sep = ", ";
 		}
@@ -583,7 +583,7 @@ static void write_off_cpu_json(struct ms_json *j, const struct ms_summary *s)
 	ms_json_key(j, "missing");
 	ms_json_object_begin(j);
 	for (m = 1; m < MS_INTERVAL_MISSING_COUNT; m++) {
-		ms_json_key(j, ms_interval_missing_label(m));
+		ms_json_key(j, ms_interval_missing_name(m));
 		ms_json_uint(j, s->off_cpu_missing[m]);
 	}
 	ms_json_object_end(j);

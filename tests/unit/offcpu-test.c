@@ -889,8 +889,8 @@ static void test_interval_helpers(void **state)
 	t->evidence[EV_BLOCKED].cause = 77;
 	iv.evidence = EV_BLOCKED;
 	assert_int_equal(ms_interval_cause(&t->cap, &iv), MS_CAUSE_UNKNOWN);
-	assert_string_equal(ms_interval_missing_label(MS_INTERVAL_LOST_START), "lost-start");
-	assert_string_equal(ms_interval_missing_label(99), "unknown");
+	assert_string_equal(ms_interval_missing_name(MS_INTERVAL_LOST_START), "lost-start");
+	assert_string_equal(ms_interval_missing_name(99), "unknown");
 	assert_int_equal(ms_interval_clipped(&iv, 0, UINT64_MAX), 20 * MS_);
 	assert_int_equal(ms_interval_clipped(&iv, T0 + 30 * MS_, UINT64_MAX), 0);
 	assert_int_equal(ms_interval_clipped(&iv, T0 + 29 * MS_, T0 + 29 * MS_), 0);
