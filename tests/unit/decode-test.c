@@ -2339,6 +2339,211 @@ static void test_fast_path_attr_change(void **state)
 	}
 }
 
+/*
+ * ---- the stage over an off-CPU recording ----
+ *
+ * TRACEPOINT, the tracepoint's ATTR, the sampler's ATTR, then switch-outs,
+ * switch records and samples from two rings: all decoded and in time
+ * order, the switch-outs' stack copies carried or referred to as samples'.
+ */
+static int off_cpu_input(int fd)
+{
+	static struct ms_attr tp, sampler;
+	static struct ms_tracepoint t;
+	struct ms_writer *w = ms_writer_open(fd, "input", 0);
+
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-collect", "0.1.0"), 0);
+	tracepoint_init(&t, "sched:sched_switch");
+	assert_int_equal(ms_tracepoint_pack(w, &t), 0);
+	attr_init(&tp, TP_SAMPLE_TYPE, 50, 51);
+	tp.type = PERF_TYPE_TRACEPOINT;
+	tp.config = TP_CONFIG;
+	assert_int_equal(ms_attr_pack(w, &tp), 0);
+	attr_init(&sampler, COLLECT_SAMPLE_TYPE, 42, 43);
+	assert_int_equal(ms_attr_pack(w, &sampler), 0);
+	/* ring 0: a switch-out at 30 (stack of 2 KiB), its switch record at 31 */
+	switch_out_sample(50, 101, 1, 68, 68, 2048);
+	memcpy(r.buf + 24, &(uint64_t){ 30 }, 8);
+	write_raw(w, 0);
+	begin(&r, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
+	trailer(&r, 100, 101, 31, 50);
+	finish(&r);
+	write_raw(w, 0);
+	/* ring 1: a sample at 10, a preempted switch-out at 20 (small stack), one spoiled */
+	sample_at(10, 43);
+	write_raw(w, 1);
+	switch_out_sample(51, 101, 0x100, 68, 68, 64);
+	memcpy(r.buf + 24, &(uint64_t){ 20 }, 8);
+	write_raw(w, 1);
+	switch_out_sample(51, 101, 1, 28, 28, 64);
+	write_raw(w, 1);
+	assert_int_equal(ms_round_pack(w), 0);
+	/* ring 1: back on the CPU at 40 */
+	begin(&r, PERF_RECORD_SWITCH, 0);
+	trailer(&r, 100, 101, 40, 51);
+	finish(&r);
+	write_raw(w, 1);
+	assert_int_equal(ms_round_pack(w), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	return fd;
+}
+
+static void check_off_cpu_output(const char *bytes, size_t len, int in_fd, bool refer)
+{
+	static struct ms_switch_out so;
+	static const uint32_t kinds[] = {
+		MS_REC_TRACEPOINT, MS_REC_ATTR, MS_REC_ATTR, MS_REC_SAMPLE, MS_REC_SWITCH_OUT,
+		MS_REC_SWITCH_OUT, MS_REC_SWITCH, MS_REC_SWITCH, MS_REC_PROBLEM,
+	};
+	static const uint64_t times[] = { 0, 0, 0, 10, 20, 30, 31, 40, 0 };
+	int fd = tmpfile_fd();
+	struct ms_reader *rd;
+	struct ms_record rec;
+	size_t n = 0;
+	int ret;
+
+	assert_int_equal(pwrite(fd, bytes, len, 0), (ssize_t)len);
+	rd = ms_reader_open(fd, "output");
+	assert_non_null(rd);
+	while ((ret = ms_reader_next(rd, &rec)) == MS_READ_RECORD) {
+		if (rec.kind == MS_REC_STACK_FILE)
+			continue;
+		assert_true(n < sizeof(kinds) / sizeof(kinds[0]));
+		if (rec.kind != kinds[n])
+			fail_msg("record %zu is a %s, not a %s", n, ms_record_kind_name(rec.kind),
+				 ms_record_kind_name(kinds[n]));
+		if (rec.kind == MS_REC_SWITCH_OUT) {
+			uint8_t copy[2048];
+
+			assert_int_equal(ms_switch_out_unpack(&rec, &so), 0);
+			assert_int_equal(so.sample.time, times[n]);
+			assert_int_equal(so.sample.tid, 101);
+			assert_int_equal(so.sample.n_kchain, 2);
+			assert_int_equal(so.sample.n_uchain, 3);
+			assert_int_equal(so.sample.n_regs, 17);
+			assert_int_equal(so.state, times[n] == 20 ? 0x100 : 1);
+			assert_int_equal(so.cause, times[n] == 20 ? MS_CAUSE_PREEMPTED :
+					 MS_CAUSE_SLEEPING);
+			assert_int_equal(so.sample.stack_len, times[n] == 20 ? 64 : 2048);
+			/* the large copy is referred to in refer mode, carried otherwise */
+			assert_int_equal(so.sample.stack_in_file, refer);
+			if (refer) {
+				assert_int_equal(pread(in_fd, copy, so.sample.stack_len,
+						       (off_t)so.sample.stack_offset),
+						 so.sample.stack_len);
+			} else {
+				memcpy(copy, so.sample.stack, so.sample.stack_len);
+			}
+			for (uint32_t i = 0; i < so.sample.stack_len / 8; i++) {
+				uint64_t v;
+
+				memcpy(&v, copy + 8 * i, 8);
+				assert_int_equal(v, 0xabc0000 + i);
+			}
+		} else if (rec.kind == MS_REC_SWITCH) {
+			struct ms_switch sw;
+
+			assert_int_equal(ms_switch_unpack(&rec, &sw), 0);
+			assert_int_equal(sw.time, times[n]);
+			assert_int_equal(sw.tid, 101);
+			assert_int_equal(sw.out, times[n] == 31);
+		} else if (rec.kind == MS_REC_PROBLEM) {
+			struct ms_problem p;
+
+			assert_int_equal(ms_problem_unpack(&rec, &p), 0);
+			assert_int_equal(p.code.len, strlen("truncated-raw"));
+			assert_memory_equal(p.code.ptr, "truncated-raw", p.code.len);
+		}
+		n++;
+	}
+	assert_int_equal(ret, MS_READ_END);
+	assert_int_equal(n, sizeof(kinds) / sizeof(kinds[0]));
+	ms_reader_free(rd);
+	close(fd);
+}
+
+static void test_stage_off_cpu(void **state)
+{
+	char path[4096];
+	int fd = named_tmpfile(path, sizeof(path));
+	uint64_t n_fast = 0;
+	size_t len, len_checked;
+	char *bytes, *checked;
+
+	off_cpu_input(fd);
+	for (int refer = 0; refer <= 1; refer++) {
+		enum ms_stack_bytes how = refer ? MS_STACK_BYTES_REFER : MS_STACK_BYTES_COPY;
+
+		bytes = run_to_bytes(fd, path, how, false, false, &n_fast, &len);
+		/* the sampler's sample took the fast path, the switch-outs did not */
+		assert_int_equal(n_fast, 1);
+		check_off_cpu_output(bytes, len, fd, refer);
+		checked = run_to_bytes(fd, path, how, false, true, &n_fast, &len_checked);
+		assert_int_equal(len, len_checked);
+		assert_memory_equal(bytes, checked, len);
+		free(bytes);
+		free(checked);
+	}
+	/* through a pipe: copies */
+	bytes = run_to_bytes(fd, path, MS_STACK_BYTES_AUTO, true, false, &n_fast, &len);
+	check_off_cpu_output(bytes, len, fd, false);
+	free(bytes);
+	close(fd);
+	unlink(path);
+}
+
+/* A SWITCH_OUT as the stage packs it is what ms_switch_out_pack() writes. */
+static void test_switch_out_bytes_like_pack(void **state)
+{
+	char path[4096];
+	int fd = named_tmpfile(path, sizeof(path)), fd2 = tmpfile_fd();
+	static struct ms_switch_out so;
+	struct ms_reader *rd;
+	struct ms_writer *w;
+	struct ms_record rec;
+	char *bytes, *packed;
+	size_t len;
+	bool seen = false;
+
+	off_cpu_input(fd);
+	bytes = run_to_bytes(fd, path, MS_STACK_BYTES_COPY, false, false, NULL, &len);
+	assert_int_equal(pwrite(fd2, bytes, len, 0), (ssize_t)len);
+	rd = ms_reader_open(fd2, "output");
+	assert_non_null(rd);
+	while (ms_reader_next(rd, &rec) == MS_READ_RECORD) {
+		int out_fd;
+		struct stat sb;
+
+		if (rec.kind != MS_REC_SWITCH_OUT)
+			continue;
+		assert_int_equal(ms_switch_out_unpack(&rec, &so), 0);
+		out_fd = tmpfile_fd();
+		w = ms_writer_open(out_fd, "packed", 0);
+		assert_non_null(w);
+		assert_int_equal(ms_writer_header(w, NULL, "test", "0"), 0);
+		assert_int_equal(ms_switch_out_pack(w, &so), 0);
+		assert_int_equal(ms_writer_close(w), 0);
+		/* the record is what follows the header, at the end */
+		assert_int_equal(fstat(out_fd, &sb), 0);
+		assert_true((size_t)sb.st_size > rec.len);
+		packed = malloc(rec.len);
+		assert_int_equal(pread(out_fd, packed, rec.len, sb.st_size - (off_t)rec.len),
+				 (ssize_t)rec.len);
+		assert_memory_equal(packed, rec.bytes, rec.len);
+		free(packed);
+		close(out_fd);
+		seen = true;
+	}
+	assert_true(seen);
+	ms_reader_free(rd);
+	free(bytes);
+	close(fd2);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2399,6 +2604,8 @@ int main(void)
 		cmocka_unit_test(test_fast_path_copy),
 		cmocka_unit_test(test_fast_path_refer),
 		cmocka_unit_test(test_fast_path_attr_change),
+		cmocka_unit_test(test_stage_off_cpu),
+		cmocka_unit_test(test_switch_out_bytes_like_pack),
 	};
 
 	ms_set_progname("decode-test");
