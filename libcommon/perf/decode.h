@@ -162,6 +162,9 @@ const char *ms_perf_record_name(uint32_t type);
  * ms_decode() (which judges any sample that pass doubts); when the input
  * is a mapped file, one that will carry its stack copy is held for
  * ordering as a reference into the file and packed when it goes out.
+ * TRACEPOINT records teach the decoder (and pass on); switch-outs take
+ * ms_decode() and are held packed, their stack copied or referred to as a
+ * sample's.
  * Messages name in_name and out_name. Runs on the stage loop
  * (stream/stage.h), whose exit status it returns: what was decoded goes
  * out whatever the input's end, with a trailer only after a complete one.
