@@ -23,7 +23,8 @@ static const char usage_text[] = "usage: ms-decode [--stack-bytes=auto|copy|refe
 static const char help_text[] =
 	"\n"
 	"Decode the raw kernel records of a stream written by ms-collect into\n"
-	"sample, mmap, comm, fork, exit, lost and throttle records, ordered by\n"
+	"sample, mmap, comm, fork, exit, lost, throttle, switch and switch-out\n"
+	"records (a thread left or came back to its CPU), ordered by\n"
 	"time, and pass every other record through. Reads FILE, or standard\n"
 	"input when FILE is absent or '-'; writes the stream to standard output.\n"
 	"Malformed kernel records are skipped and counted as problems.\n"

@@ -48,9 +48,11 @@ static void print_stats(const struct ms_unwind_stats *s)
 {
 	uint32_t i;
 
-	fprintf(stderr, "ms-unwind: samples %llu stacks %llu kernel-frames %llu user-frames %llu\n",
+	fprintf(stderr, "ms-unwind: samples %llu stacks %llu kernel-frames %llu user-frames %llu "
+		"switch-outs %llu\n",
 		(unsigned long long)s->samples, (unsigned long long)s->stacks,
-		(unsigned long long)s->kernel_frames, (unsigned long long)s->user_frames);
+		(unsigned long long)s->kernel_frames, (unsigned long long)s->user_frames,
+		(unsigned long long)s->switch_outs);
 	fprintf(stderr, "ms-unwind: mmaps %llu exec-mmaps %llu execs %llu forks %llu exits %llu "
 		"processes %llu\n",
 		(unsigned long long)s->mmaps, (unsigned long long)s->exec_mmaps,

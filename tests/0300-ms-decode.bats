@@ -276,3 +276,108 @@ recorded() {
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"--stack-bytes must be auto, copy or refer, not 'some'"* ]]
 }
+
+# ---- off-CPU: sched_switch samples and switch records ----
+
+# Bytes from hex digits ("0a1b" -> \x0a\x1b).
+hex() {
+	printf '%b' "$(sed 's/../\\x&/g' <<<"$1")"
+}
+
+# The stream's bytes as one line of hex digits.
+hexdump() {
+	od -An -v -tx1 "$1" | tr -d ' \n'
+}
+
+# A little-endian u64 of $1 (< 256) as hex.
+le64() {
+	printf '%02x00000000000000' "$1"
+}
+
+# [17, 372, "sched:sched_switch", ["prev_pid", "prev_state"], [8, 16], [4, 8], [1, 1]]
+tracepoint() {
+	printf '\x97\x11\xcd\x01\x74\xb2sched:sched_switch\x92\xa8prev_pid\xaaprev_state'
+	printf '\x92\x08\x10\x92\x04\x08\x92\x01\x01'
+}
+
+# [10, PERF_TYPE_TRACEPOINT, 372, TID|TIME|ID|RAW, 0, 0, 0, sample_id_all, [50]]
+tp_attr() {
+	printf '\x99\x0a\x02\xcd\x01\x74\xcd\x04\x46\x00\x00\x00\x01\x91\x32'
+}
+
+# [10, 1, 0, TID|TIME|ID, 0, 0, 0, sample_id_all, [42]]: the sampler, last
+sampler_attr() {
+	printf '\x99\x0a\x01\x00\x46\x00\x00\x00\x01\x91\x2a'
+}
+
+# [11, cpu 0, bin]: a sched_switch sample of pid 100 tid 101 at time $1
+# (< 256), id ${4:-50}, whose 28 bytes of raw data hold prev_pid $2 at 8
+# and prev_state $3 at 16
+raw_switch_out() {
+	hex "930b00c440""090000000100400064000000650000""00$(le64 "$1")$(le64 "${4:-50}")"
+	hex "1c000000""0000000000000000""$(printf %02x "$2")000000""00000000"
+	hex "$(printf %04x "$3" | sed 's/\(..\)\(..\)/\2\1/')000000000000""00000000"
+}
+
+# [11, cpu 0, bin]: a PERF_RECORD_SWITCH with misc $1 (hex, as its two bytes)
+# at time $2, of pid 100 tid 101, event 50: the trailer only
+raw_switch() {
+	hex "930b00c420""0e000000$1""2000""6400000065000000$(le64 "$2")$(le64 50)"
+}
+
+# [11, cpu 0, bin]: a sample of the sampler at time $1
+raw_cpu_sample() {
+	hex "930b00c420""0900000002002000""6400000065000000$(le64 "$1")$(le64 42)"
+}
+
+@test "ms-decode: sched_switch samples become switch-outs, switch records switches, in time order" {
+	{ header; tracepoint; tp_attr; sampler_attr
+	  # ring 0, then ring 1 (cpu 0 both: the order is by time), then a round
+	  raw_switch_out 30 101 1; raw_switch 0020 31; raw_switch_out 50 101 256
+	  raw_switch 0060 51
+	  raw_cpu_sample 20; raw_switch 0000 40
+	  raw_switch_out 60 99 1; raw_switch_out 70 101 1 51
+	  round; trailer 12; } > in
+	run --separate-stderr sh -c 'exec ms-decode --stats in > /dev/null'
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"stats: out tracepoint 1"* ]]
+	[[ "$stderr" == *"stats: out sample 1"* ]]
+	[[ "$stderr" == *"stats: out switch 3"* ]]
+	[[ "$stderr" == *"stats: out switch-out 2"* ]]
+	[[ "$stderr" == *"stats: skipped 2"* ]]
+	ms-decode in > out
+	grep -a -q 'switch-out-tid-mismatch' out
+	grep -a -q 'unknown-id' out
+	# sample 20; switch-out 30 (state 1, sleeping); switch out 31; switch in
+	# 40; switch-out 50 (state 0x100, preempted); switch out preempted 51:
+	# one run of records, in this order
+	expect="9e14""6465""14""00""00""00""02""90""90""00""00""c400""c400"
+	expect+="dc0010""1d""6465""1e""00""00""00""01""90""90""00""00""c400""c400""01""02"
+	expect+="971c""6465""1f""00""c3""c2"
+	expect+="971c""6465""28""00""c2""c2"
+	expect+="dc0010""1d""6465""32""00""00""00""01""90""90""00""00""c400""c400""cd0100""01"
+	expect+="971c""6465""33""00""c3""c3"
+	[[ "$(hexdump out)" == *"$expect"* ]]
+}
+
+@test "ms-decode: a switch-out without its tracepoint's format, or cut short, is counted and skipped" {
+	# no TRACEPOINT record
+	{ header; tp_attr; sampler_attr; raw_switch_out 30 101 1; raw_cpu_sample 20
+	  trailer 4; } > in
+	run --separate-stderr sh -c 'exec ms-decode --stats in > /dev/null'
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"stats: out sample 1"* ]]
+	[[ "$stderr" == *"stats: skipped 1"* ]]
+	ms-decode in > out
+	grep -a -q 'no-tracepoint-format' out
+	# a switch record cut to its header and 16 bytes: no room for the trailer
+	{ header; tracepoint; tp_attr; sampler_attr
+	  hex "930b00c418""0e00000000201800""6400000065000000$(le64 31)"
+	  trailer 4; } > in2
+	run --separate-stderr sh -c 'exec ms-decode --stats in2 > /dev/null'
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"stats: skipped 1"* ]]
+	[[ "$stderr" != *"out switch "* ]]
+	ms-decode in2 > out2
+	grep -a -q 'truncated-record' out2
+}

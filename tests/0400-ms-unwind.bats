@@ -177,3 +177,83 @@ good_stream() {
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"end fp-chain"* ]]
 }
+
+# ---- off-CPU records ----
+
+# The stream's bytes as one line of hex digits.
+hexdump() {
+	od -An -v -tx1 "$1" | tr -d ' \n'
+}
+
+# [29, <sample's fields: pid 7, tid 7, time $1, cpu 0, period 1, ip 0x10010,
+#  user, [], [0x10010, 0x10020, 0x99999], 0, 0, [], bin "">, state 1,
+#  sleeping]: the thread left its CPU with the sample's stack
+switch_out_same() {
+	printf '%b' "\\xdc\\x00\\x10\\x1d\\x07\\x07\\x$(printf %02x "$1")"
+	printf '\x00\x01\xce\x00\x01\x00\x10\x02\x90'
+	printf '\x93\xce\x00\x01\x00\x10\xce\x00\x01\x00\x20\xce\x00\x09\x99\x99'
+	printf '\x00\x00\x90\xc4\x00\x01\x02'
+}
+
+# The same at time 5 with user frames [0x10030], state 2, blocked
+switch_out_other() {
+	printf '\xdc\x00\x10\x1d\x07\x07\x05\x00\x01\xce\x00\x01\x00\x30\x02\x90'
+	printf '\x91\xce\x00\x01\x00\x30\x00\x00\x90\xc4\x00\x02\x03'
+}
+
+# [28, 7, 7, time 6, cpu 0, out, not preempted]
+switch() {
+	printf '\x97\x1c\x07\x07\x06\x00\xc3\xc2'
+}
+
+# [34, 7, 7, time 7, cpu 0, state 1, sleeping, stack 0]
+off_cpu() {
+	printf '\x98\x22\x07\x07\x07\x00\x01\x02\x00'
+}
+
+# [35, 7, 7, start 1, end 8, cpu 0, nothing missing, stack 0, sleeping, sources 1, state 1, 0]
+interval() {
+	printf '\x9c\x23\x07\x07\x01\x08\x00\x00\x00\x02\x01\x01\x00'
+}
+
+# [17, 372, "sched:sched_switch", ["prev_state"], [16], [8], [1]]
+tracepoint() {
+	printf '\x97\x11\xcd\x01\x74\xb2sched:sched_switch\x91\xaaprev_state\x91\x10\x91\x08\x91\x01'
+}
+
+off_cpu_stream() {
+	{ header; tracepoint; mmap_anon; comm; sample; switch_out_same 4; switch_out_other
+	  switch; off_cpu; interval; trailer 9; } > "$1"
+}
+
+@test "ms-unwind: switch-outs are unwound as samples into off-cpu records; off-CPU kinds pass through" {
+	off_cpu_stream in.msr
+	unwind_to_file --stats in.msr
+	[ "$status" -eq 0 ]
+	# three walks: one sample, two switch-outs
+	[[ "$stderr" == *"samples 3 stacks 3 kernel-frames 0 user-frames 7 switch-outs 2"* ]]
+	out=$(hexdump out.msr)
+	# [34, 7, 7, 4, 0, 1, sleeping, stack 0] and [34, 7, 7, 5, 0, 2, blocked, stack 1]:
+	# the first switch-out's stack is the sample's, defined once
+	[[ "$out" == *"98220707040001""02""00"* ]]
+	[[ "$out" == *"98220707050002""03""01"* ]]
+	# no switch-out goes on; the switch, off-cpu, interval and tracepoint records do, as they were
+	[[ "$out" != *"dc00101d"* ]]
+	[[ "$out" == *"$(switch | od -An -v -tx1 | tr -d ' \n')"* ]]
+	[[ "$out" == *"$(off_cpu | od -An -v -tx1 | tr -d ' \n')"* ]]
+	[[ "$out" == *"$(interval | od -An -v -tx1 | tr -d ' \n')"* ]]
+	[[ "$out" == *"$(tracepoint | od -An -v -tx1 | tr -d ' \n')"* ]]
+}
+
+@test "ms-unwind: ms-symbolize gives facts for frames only switch-outs use, and passes off-CPU records" {
+	require_built ms-symbolize
+	off_cpu_stream in.msr
+	ms-unwind in.msr > unwound.msr
+	ms-symbolize --stats unwound.msr > out.msr 2> symbolize.err
+	out=$(hexdump out.msr)
+	# a frame fact [40, module, 0x10030, ...] for the frame only the blocked switch-out has
+	[[ "$out" =~ 28..ce00010030 ]]
+	[[ "$out" == *"98220707050002""03""01"* ]]
+	[[ "$out" == *"$(switch | od -An -v -tx1 | tr -d ' \n')"* ]]
+	[[ "$out" == *"$(interval | od -An -v -tx1 | tr -d ' \n')"* ]]
+}

@@ -78,6 +78,21 @@ static int cmp_u64(const void *a, const void *b)
 void ms_decoder_init(struct ms_decoder *d)
 {
 	d->n_attrs = 0;
+	d->sample_id_at = 0;
+	d->n_tracepoints = 0;
+}
+
+/* Where a's samples have their id (header included); 0: they have none. */
+static uint32_t sample_id_at(const struct ms_attr *a)
+{
+	uint64_t st = a->sample_type;
+
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		return 8;
+	if (!(st & PERF_SAMPLE_ID))
+		return 0;
+	return 8 + 8 * (uint32_t)ms_popcount64(st & (PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+						       PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR));
 }
 
 int ms_decoder_add_attr(struct ms_decoder *d, const struct ms_attr *a)
@@ -92,7 +107,91 @@ int ms_decoder_add_attr(struct ms_decoder *d, const struct ms_attr *a)
 	if (slot->n_ids > MS_ATTR_IDS_MAX)
 		slot->n_ids = MS_ATTR_IDS_MAX;
 	qsort(slot->ids, slot->n_ids, sizeof(slot->ids[0]), cmp_u64);
+	/* once two attrs put the id in different places, it chooses nothing */
+	if (d->n_attrs == 1)
+		d->sample_id_at = sample_id_at(slot);
+	else if (sample_id_at(slot) != d->sample_id_at)
+		d->sample_id_at = 0;
 	return 0;
+}
+
+#define SCHED_SWITCH "sched:sched_switch"
+
+static bool str_is(const struct ms_str *s, const char *lit)
+{
+	return s->len == strlen(lit) && !memcmp(s->ptr, lit, s->len);
+}
+
+static int field_index(const struct ms_tracepoint *t, const char *name)
+{
+	for (uint32_t i = 0; i < t->n_fields; i++)
+		if (str_is(&t->fields[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* Judge a format once: what its samples need is where, or why it is unusable. */
+static void tracepoint_learn(struct ms_decode_tracepoint *tp, const struct ms_tracepoint *t)
+{
+	int state, pid;
+
+	memset(tp, 0, sizeof(*tp));
+	tp->config = t->config;
+	if (!str_is(&t->name, SCHED_SWITCH)) {
+		tp->bad = "unknown-tracepoint";
+		snprintf(tp->why, sizeof(tp->why), "its tracepoint record names '%.*s', not "
+			 SCHED_SWITCH, (int)(t->name.len < 40 ? t->name.len : 40), t->name.ptr);
+		return;
+	}
+	tp->bad = "bad-tracepoint-format";
+	state = field_index(t, "prev_state");
+	pid = field_index(t, "prev_pid");
+	/* a perf record is at most 64 KiB: so is any place in its raw data */
+	if (state < 0) {
+		snprintf(tp->why, sizeof(tp->why), "its format has no prev_state field");
+	} else if (t->sizes[state] != 4 && t->sizes[state] != 8) {
+		snprintf(tp->why, sizeof(tp->why), "its prev_state field is %" PRIu64
+			 " bytes wide (4 or 8 are read)", t->sizes[state]);
+	} else if (t->offsets[state] > 65535) {
+		snprintf(tp->why, sizeof(tp->why), "its prev_state field is at offset %" PRIu64
+			 ", past any record", t->offsets[state]);
+	} else if (pid >= 0 && (t->sizes[pid] != 4 || t->offsets[pid] > 65535)) {
+		snprintf(tp->why, sizeof(tp->why), "its prev_pid field is %" PRIu64
+			 " bytes at offset %" PRIu64 " (4 bytes in a record are read)",
+			 t->sizes[pid], t->offsets[pid]);
+	} else {
+		tp->bad = NULL;
+		tp->state_at = (uint32_t)t->offsets[state];
+		tp->state_size = (uint32_t)t->sizes[state];
+		if (pid >= 0) {
+			tp->pid_at = (uint32_t)t->offsets[pid];
+			tp->pid_size = 4;
+		}
+	}
+}
+
+int ms_decoder_add_tracepoint(struct ms_decoder *d, const struct ms_tracepoint *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->n_tracepoints && d->tracepoints[i].config != t->config; i++)
+		;
+	if (i == MS_DECODE_TRACEPOINTS_MAX)
+		return ms_error("more than %d tracepoint records: this decoder keeps at most %d",
+				MS_DECODE_TRACEPOINTS_MAX, MS_DECODE_TRACEPOINTS_MAX);
+	if (i == d->n_tracepoints)
+		d->n_tracepoints++;
+	tracepoint_learn(&d->tracepoints[i], t);
+	return 0;
+}
+
+static const struct ms_decode_tracepoint *tracepoint_of(const struct ms_decoder *d,
+							uint64_t config)
+{
+	for (uint32_t i = 0; i < d->n_tracepoints; i++)
+		if (d->tracepoints[i].config == config)
+			return &d->tracepoints[i];
+	return NULL;
 }
 
 static bool attr_has_id(const struct ms_attr *a, uint64_t id)
@@ -119,6 +218,13 @@ static const struct ms_attr *attr_of_id(const struct ms_decoder *d, uint64_t id)
 		if (attr_has_id(&d->attrs[i], id))
 			return &d->attrs[i];
 	return NULL;
+}
+
+/* Whether the sample_id_all trailers of a's and b's records are laid out alike. */
+static bool same_trailer(const struct ms_attr *a, const struct ms_attr *b)
+{
+	return (a->sample_type & TRAILER_BITS) == (b->sample_type & TRAILER_BITS) &&
+	       (a->flags & MS_ATTR_SAMPLE_ID_ALL) == (b->flags & MS_ATTR_SAMPLE_ID_ALL);
 }
 
 /* Whether records of a and b are laid out alike. */
@@ -266,19 +372,71 @@ static int check_id(const struct ms_decoder *d, const struct ms_attr *a, uint64_
 	if (!owner)
 		return skip(out, "unknown-id", "%s record with event id %" PRIu64
 			    ", which no attr record lists", ms_perf_record_name(out->type), id);
-	if (owner != a && !same_layout(owner, a))
+	/* a sample's whole layout is its attr's; another record's, only its trailer */
+	if (owner != a && (out->type == PERF_RECORD_SAMPLE ? !same_layout(owner, a) :
+			   !same_trailer(owner, a)))
 		return skip(out, "unknown-id", "%s record with event id %" PRIu64
 			    ", whose attr lays records out differently",
 			    ms_perf_record_name(out->type), id);
 	return 1;
 }
 
+/* A value of size 4 or 8 in the kernel's byte order, little-endian here. */
+static uint64_t load_le(const uint8_t *p, uint32_t size)
+{
+	uint64_t v = 0;
+
+	for (uint32_t i = size; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * A sched:sched_switch sample, its fields decoded as a sample's: its
+ * evidence from the raw data (raw_len bytes at raw, NULL when it has none).
+ */
+static int decode_switch_out(const struct ms_decoder *d, const struct ms_attr *a,
+			     const uint8_t *raw, uint32_t raw_len, struct ms_decoded *out)
+{
+	const struct ms_decode_tracepoint *tp = tracepoint_of(d, a->config);
+	struct ms_switch_out *so = &out->u.switch_out;
+	uint32_t pid;
+
+	if (!tp)
+		return skip(out, "no-tracepoint-format",
+			    "sample of tracepoint %" PRIu64 ", whose format no tracepoint "
+			    "record gave before it: its prev_state cannot be read", a->config);
+	if (tp->bad)
+		return skip(out, tp->bad, "sample of tracepoint %" PRIu64 ": %s", a->config,
+			    tp->why);
+	if (!raw)
+		return skip(out, "truncated-raw", "sample of tracepoint %" PRIu64
+			    " without raw data (sample_type 0x%" PRIx64 ")", a->config,
+			    a->sample_type);
+	if ((uint64_t)tp->state_at + tp->state_size > raw_len ||
+	    (tp->pid_size && (uint64_t)tp->pid_at + tp->pid_size > raw_len))
+		return skip(out, "truncated-raw", "sample of tracepoint %" PRIu64 " with %u "
+			    "bytes of raw data: its prev_state (%u bytes at %u)%s lies past them",
+			    a->config, raw_len, tp->state_size, tp->state_at,
+			    tp->pid_size ? " or prev_pid" : "");
+	if (tp->pid_size && (pid = (uint32_t)load_le(raw + tp->pid_at, 4)) != so->sample.tid)
+		return skip(out, "switch-out-tid-mismatch", "sample of tracepoint %" PRIu64
+			    " of thread %u whose prev_pid is %u: not the thread that left its CPU",
+			    a->config, so->sample.tid, pid);
+	so->state = load_le(raw + tp->state_at, tp->state_size);
+	so->cause = ms_off_cpu_cause_of_state(so->state);
+	return MS_DECODE_SWITCH_OUT;
+}
+
 static int decode_sample(const struct ms_decoder *d, const struct ms_attr *a, uint32_t cpu,
 			 const uint8_t *data, size_t size, uint16_t misc, struct ms_decoded *out)
 {
 	struct cursor cur = { data, 8, size }, *c = &cur;
-	struct ms_sample *s = &out->u.sample;
+	/* a switch-out begins with its sample: u.switch_out.sample */
+	struct ms_sample *s = &out->u.switch_out.sample;
 	uint64_t st = a->sample_type, id = 0;
+	const uint8_t *raw = NULL;
+	uint32_t raw_len = 0;
 	bool has_id = false;
 	int ret;
 
@@ -366,6 +524,8 @@ static int decode_sample(const struct ms_decoder *d, const struct ms_attr *a, ui
 			return skip(out, "truncated-sample",
 				    "sample of %zu bytes: raw data of %u bytes does not fit in the %zu left",
 				    size, raw_size, c->end - c->pos);
+		raw = data + c->pos;
+		raw_len = raw_size;
 		c->pos += raw_size;
 		/* the kernel pads raw data so that what follows is aligned */
 		if (c->pos % 8)
@@ -441,6 +601,8 @@ static int decode_sample(const struct ms_decoder *d, const struct ms_attr *a, ui
 	if (has_id && (ret = check_id(d, a, id, out)) <= 0)
 		return ret;
 	out->time = s->time;
+	if (a->type == PERF_TYPE_TRACEPOINT)
+		return decode_switch_out(d, a, raw, raw_len, out);
 	return MS_DECODE_SAMPLE;
 }
 
@@ -457,12 +619,15 @@ static int fixed_size(uint32_t type)
 	case PERF_RECORD_LOST_SAMPLES:	return 8;	/* lost */
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:	return 24;	/* time id stream_id */
+	case PERF_RECORD_SWITCH:	return 0;	/* the trailer only */
+	case PERF_RECORD_SWITCH_CPU_WIDE: return 8;	/* next_prev_pid next_prev_tid */
 	default:			return -1;
 	}
 }
 
 struct trailer {
-	bool has_time, has_id;
+	bool has_tid, has_time, has_id, has_cpu;
+	uint32_t pid, tid, cpu;
 	uint64_t time, id;
 };
 
@@ -482,7 +647,7 @@ static int take_string(struct cursor *c, size_t size, const char *what, struct m
 	return 1;
 }
 
-static int decode_other(const struct ms_decoder *d, const struct ms_attr *a,
+static int decode_other(const struct ms_decoder *d, const struct ms_attr *a, uint32_t cpu,
 			const uint8_t *data, size_t size, uint16_t misc, struct ms_decoded *out)
 {
 	uint32_t type = out->type;
@@ -508,8 +673,11 @@ static int decode_other(const struct ms_decoder *d, const struct ms_attr *a,
 		uint64_t st = a->sample_type;
 		struct cursor tc = { data, size - trailer_size, size };
 
-		if (st & PERF_SAMPLE_TID)
-			tc.pos += 8;
+		if (st & PERF_SAMPLE_TID) {
+			t.pid = take_u32(&tc);
+			t.tid = take_u32(&tc);
+			t.has_tid = true;
+		}
 		if (st & PERF_SAMPLE_TIME) {
 			t.time = take_u64(&tc);
 			t.has_time = true;
@@ -520,8 +688,11 @@ static int decode_other(const struct ms_decoder *d, const struct ms_attr *a,
 		}
 		if (st & PERF_SAMPLE_STREAM_ID)
 			tc.pos += 8;
-		if (st & PERF_SAMPLE_CPU)
-			tc.pos += 8;
+		if (st & PERF_SAMPLE_CPU) {
+			t.cpu = take_u32(&tc);
+			tc.pos += 4;
+			t.has_cpu = true;
+		}
 		if (st & PERF_SAMPLE_IDENTIFIER) {
 			t.id = take_u64(&tc);
 			t.has_id = true;
@@ -619,6 +790,31 @@ static int decode_other(const struct ms_decoder *d, const struct ms_attr *a,
 		out->time = t.time;
 		return MS_DECODE_LOST;
 	}
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: {
+		struct ms_switch *sw = &out->u.sw;
+
+		/* who and when are in the trailer only: without it the record says nothing */
+		if (!t.has_tid || !t.has_time)
+			return skip(out, "switch-without-sample-id",
+				    "%s record without the tid and time of a sample_id_all "
+				    "trailer (sample_type 0x%" PRIx64 ")", ms_perf_record_name(type),
+				    a->sample_type);
+		if (size != 8 + (size_t)fixed + trailer_size)
+			return skip(out, "bad-record-size",
+				    "%s record of %zu bytes, not its %d bytes of fields and a "
+				    "%zu-byte sample_id trailer", ms_perf_record_name(type), size,
+				    fixed, trailer_size);
+		/* the cpu-wide kind's body names the other task: not recorded */
+		sw->pid = t.pid;
+		sw->tid = t.tid;
+		sw->time = t.time;
+		sw->cpu = t.has_cpu ? t.cpu : cpu;
+		sw->out = !!(misc & PERF_RECORD_MISC_SWITCH_OUT);
+		sw->preempt = sw->out && (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+		out->time = t.time;
+		return MS_DECODE_SWITCH;
+	}
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE: {
 		struct ms_throttle *th = &out->u.throttle;
@@ -638,8 +834,10 @@ static int decode_other(const struct ms_decoder *d, const struct ms_attr *a,
 }
 
 /*
- * The attr to lay the record out with: the latest, or when the latest
- * carries PERF_SAMPLE_IDENTIFIER, the one owning the id at its fixed place.
+ * The attr to lay the record out with: for a sample, the one that lists
+ * its id when every attr puts the id in the same place; when the latest
+ * carries PERF_SAMPLE_IDENTIFIER, the one owning the id at its fixed
+ * place; else the latest.
  */
 static const struct ms_attr *pick_attr(const struct ms_decoder *d, const uint8_t *data,
 				       size_t size, uint32_t type, struct ms_decoded *out)
@@ -648,8 +846,19 @@ static const struct ms_attr *pick_attr(const struct ms_decoder *d, const uint8_t
 	size_t at;
 	uint64_t id;
 
-	if (d->n_attrs == 1 || !(latest->sample_type & PERF_SAMPLE_IDENTIFIER))
+	if (d->n_attrs == 1)
 		return latest;
+	if (!(latest->sample_type & PERF_SAMPLE_IDENTIFIER)) {
+		/* a sample's id, where every attr puts it, names its attr */
+		if (type != PERF_RECORD_SAMPLE || !d->sample_id_at || size < d->sample_id_at + 8)
+			return latest;
+		memcpy(&id, data + d->sample_id_at, 8);
+		owner = attr_of_id(d, id);
+		if (!owner)
+			skip(out, "unknown-id", "%s record with event id %" PRIu64
+			     ", which no attr record lists", ms_perf_record_name(type), id);
+		return owner;
+	}
 	if (type == PERF_RECORD_SAMPLE)
 		at = 8;
 	else if (latest->flags & MS_ATTR_SAMPLE_ID_ALL)
@@ -707,7 +916,7 @@ int ms_decode(const struct ms_decoder *d, uint32_t cpu, const uint8_t *data, siz
 		return MS_DECODE_SKIP;
 	if (h.type == PERF_RECORD_SAMPLE)
 		return decode_sample(d, a, cpu, data, len, h.misc, out);
-	return decode_other(d, a, data, len, h.misc, out);
+	return decode_other(d, a, cpu, data, len, h.misc, out);
 }
 
 /* ---- the stage ------------------------------------------------------------ */
@@ -754,6 +963,7 @@ struct stage {
 	uint64_t n_skipped;
 	struct ms_raw raw;
 	struct ms_attr attr;
+	struct ms_tracepoint tracepoint;
 	struct ms_decoded d;
 	union {
 		struct ms_mmap mmap;
@@ -804,7 +1014,7 @@ static void fast_layout_set(struct fast_layout *L, const struct ms_decoder *d, b
 	a = &d->attrs[d->n_attrs - 1];
 	st = a->sample_type;
 	/* with several attrs, an identifier chooses the attr: pick_attr() */
-	if ((st & ~(uint64_t)FAST_SAMPLE_BITS) ||
+	if ((st & ~(uint64_t)FAST_SAMPLE_BITS) || a->type == PERF_TYPE_TRACEPOINT ||
 	    (d->n_attrs > 1 && (st & PERF_SAMPLE_IDENTIFIER)))
 		return;
 	/* decode_sample()'s order; a later ID is the id it checks */
@@ -1157,6 +1367,8 @@ static size_t stored_size(const struct ms_decoded *d, int kind)
 		return n + sizeof(struct ms_task);
 	case MS_REC_LOST:
 		return n + sizeof(struct ms_lost);
+	case MS_REC_SWITCH:
+		return n + sizeof(struct ms_switch);
 	default:
 		return n + sizeof(struct ms_throttle);
 	}
@@ -1184,6 +1396,9 @@ static void store(unsigned char *p, const struct ms_decoded *d, int kind)
 		break;
 	case MS_REC_LOST:
 		memcpy(p, &d->u.lost, sizeof(d->u.lost));
+		break;
+	case MS_REC_SWITCH:
+		memcpy(p, &d->u.sw, sizeof(d->u.sw));
 		break;
 	default:
 		memcpy(p, &d->u.throttle, sizeof(d->u.throttle));
@@ -1237,6 +1452,13 @@ static int emit_stored(void *ctx, const void *data, size_t len)
 			ret = ms_lost_pack(st->w, &l);
 			break;
 		}
+		case MS_REC_SWITCH: {
+			struct ms_switch sw;
+
+			memcpy(&sw, p, sizeof(sw));
+			ret = ms_switch_pack(st->w, &sw);
+			break;
+		}
 		default: {
 			struct ms_throttle t;
 
@@ -1273,6 +1495,47 @@ static int store_sample(struct stage *st, struct ms_sample *s)
 	return ms_order_commit(&st->order, MS_ORDER_TIMED, s->time);
 }
 
+/*
+ * The bytes ms_switch_out_pack() writes, by the encoder of a SAMPLE's
+ * fields: a SWITCH_OUT is [29, <a SAMPLE's fields>, state, cause], an
+ * array of 16 (a 3-byte header where a SAMPLE's 14 take one).
+ */
+static size_t fp_switch_out_bound(const struct ms_switch_out *so)
+{
+	return 2 + fp_sample_bound(&so->sample) + 9 + 5;
+}
+
+static char *fp_switch_out(char *p, const struct ms_switch_out *so)
+{
+	char *end = fp_sample(p + 2, &so->sample);
+
+	/* over the SAMPLE's header and kind, which fp_sample() put at p + 2 */
+	p[0] = (char)0xdc;
+	p[1] = 0;
+	p[2] = 16;
+	p[3] = (char)MS_REC_SWITCH_OUT;
+	end = fp_uint(end, so->state);
+	return fp_uint(end, so->cause);
+}
+
+/* A switch-out is held for ordering as a sample is: packed, its stack as the sample's. */
+static int store_switch_out(struct stage *st, struct ms_switch_out *so)
+{
+	struct ms_sample *s = &so->sample;
+	struct stored_head *h;
+	char *end;
+
+	s->stack_in_file = in_file(st, s);
+	s->stack_offset = s->stack_in_file ? (uint64_t)((const char *)s->stack - st->map) : 0;
+	h = ms_order_reserve(&st->order, sizeof(*h) + fp_switch_out_bound(so));
+	if (!h)
+		return -1;
+	end = fp_switch_out((char *)(h + 1), so);
+	h->kind = MS_REC_SWITCH_OUT;
+	h->len = (uint32_t)(end - (char *)(h + 1));
+	return ms_order_commit(&st->order, MS_ORDER_TIMED, s->time);
+}
+
 static int pass_through(struct stage *st, const struct ms_record *rec, enum ms_order_time how,
 			uint64_t time)
 {
@@ -1296,6 +1559,9 @@ static unsigned time_field(uint32_t kind)
 	case MS_REC_SAMPLE:
 	case MS_REC_MMAP:
 	case MS_REC_COMM:
+	case MS_REC_SWITCH:
+	case MS_REC_SWITCH_OUT:
+	case MS_REC_OFF_CPU:
 		return 3;
 	case MS_REC_FORK:
 	case MS_REC_EXIT:
@@ -1422,6 +1688,8 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 				"at byte %" PRIu64, d->foreign_frames, rec->offset);
 	if (kind == MS_DECODE_SAMPLE)
 		return store_sample(st, &d->u.sample);
+	if (kind == MS_DECODE_SWITCH_OUT)
+		return store_switch_out(st, &d->u.switch_out);
 	p = ms_order_reserve(&st->order, stored_size(d, kind));
 	if (!p)
 		return -1;
@@ -1455,6 +1723,18 @@ static int on_attr(void *ctx, struct ms_stage_io *io, const struct ms_record *re
 	if (ms_attr_unpack(rec, &st->attr) < 0 || ms_decoder_add_attr(&st->dec, &st->attr) < 0)
 		return -1;
 	fast_layout_set(&st->fast, &st->dec, st->checked_only);
+	return pass_through(st, rec, MS_ORDER_UNTIMED, 0);
+}
+
+/* A tracepoint's format, for the switch-outs of its samples; it goes on too. */
+static int on_tracepoint(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct stage *st = ctx;
+
+	(void)io;
+	if (ms_tracepoint_unpack(rec, &st->tracepoint) < 0 ||
+	    ms_decoder_add_tracepoint(&st->dec, &st->tracepoint) < 0)
+		return -1;
 	return pass_through(st, rec, MS_ORDER_UNTIMED, 0);
 }
 
@@ -1548,6 +1828,7 @@ static const struct ms_stage_desc decode_stage = {
 		[MS_REC_RAW] = on_raw,
 		[MS_REC_ROUND] = on_round,
 		[MS_REC_ATTR] = on_attr,
+		[MS_REC_TRACEPOINT] = on_tracepoint,
 	},
 	.other = on_other,
 	.end = on_end,

@@ -16,7 +16,14 @@
  *    where its last field does;
  *  - strings (mmap filename, comm) end with a NUL inside the record, before
  *    the sample_id_all trailer, which must itself fit;
- *  - the event id, where the record carries one, was listed by an ATTR.
+ *  - the event id, where the record carries one, was listed by an ATTR;
+ *  - a sample of a tracepoint event (an ATTR of type PERF_TYPE_TRACEPOINT)
+ *    has a TRACEPOINT record for its config naming "sched:sched_switch",
+ *    whose prev_state field (size 4 or 8) lies inside the sample's RAW
+ *    data, and whose prev_pid, when the format has one, is the sample's
+ *    tid;
+ *  - a switch record (PERF_RECORD_SWITCH, _SWITCH_CPU_WIDE) is exactly its
+ *    body and a sample_id_all trailer that gives its tid and time.
  * A record that fails a check is skipped with a stable problem code and a
  * detail; no byte outside [data, data + len) is ever read.
  *
@@ -34,17 +41,38 @@
 #include "stream/records.h"
 
 #define MS_DECODE_ATTRS_MAX 16
+#define MS_DECODE_TRACEPOINTS_MAX 8
+
+/*
+ * What a TRACEPOINT record says of where a switch-out's evidence is in
+ * the RAW data of its samples, checked once when it is learnt: bad names
+ * what makes it unusable (then every sample of it is skipped with that).
+ */
+struct ms_decode_tracepoint {
+	uint64_t config;
+	const char *bad;		/* a stable problem code, or NULL */
+	char why[96];			/* bad's detail */
+	uint32_t state_at, state_size;	/* prev_state */
+	uint32_t pid_at, pid_size;	/* prev_pid; size 0: not in the format */
+};
 
 /*
  * The ATTR records seen, in order of arrival, each with its ids sorted
- * (for lookup). Records are decoded with the layout of the latest ATTR,
- * unless that layout has PERF_SAMPLE_IDENTIFIER: then the id at its fixed
- * place chooses the ATTR. The id a record carries must belong to an ATTR of
- * the same layout.
+ * (for lookup), and the TRACEPOINT records. A sample is decoded with the
+ * layout of the ATTR that lists its id, when the ATTRs agree on where a
+ * sample's id is (the fields before PERF_SAMPLE_ID: IP, TID, TIME, ADDR;
+ * or PERF_SAMPLE_IDENTIFIER first in each); else with the latest's. Other
+ * records are decoded with the latest ATTR's sample_id_all trailer, and
+ * their id must belong to an ATTR with the same trailer; a sample's id
+ * must belong to an ATTR of the same layout.
  */
 struct ms_decoder {
 	uint32_t n_attrs;
+	/* where every ATTR's samples have their id; 0 when they differ or lack one */
+	uint32_t sample_id_at;
 	struct ms_attr attrs[MS_DECODE_ATTRS_MAX];
+	uint32_t n_tracepoints;
+	struct ms_decode_tracepoint tracepoints[MS_DECODE_TRACEPOINTS_MAX];
 };
 
 /*
@@ -62,6 +90,8 @@ enum ms_decode_result {
 	MS_DECODE_EXIT = MS_REC_EXIT,		/* u.task */
 	MS_DECODE_LOST = MS_REC_LOST,		/* u.lost (LOST, LOST_SAMPLES) */
 	MS_DECODE_THROTTLE = MS_REC_THROTTLE,	/* u.throttle (both kinds) */
+	MS_DECODE_SWITCH = MS_REC_SWITCH,	/* u.sw (SWITCH, SWITCH_CPU_WIDE) */
+	MS_DECODE_SWITCH_OUT = MS_REC_SWITCH_OUT, /* u.switch_out (sched:sched_switch) */
 };
 
 struct ms_decoded {
@@ -90,6 +120,9 @@ struct ms_decoded {
 		struct ms_task task;
 		struct ms_lost lost;
 		struct ms_throttle throttle;
+		struct ms_switch sw;
+		/* its sample first: u.sample and u.switch_out.sample are one */
+		struct ms_switch_out switch_out;
 	} u;
 };
 
@@ -99,6 +132,13 @@ void ms_decoder_init(struct ms_decoder *d);
  * already known.
  */
 int ms_decoder_add_attr(struct ms_decoder *d, const struct ms_attr *a);
+/*
+ * Learn a TRACEPOINT record (one for a config known replaces it). A format
+ * that is not sched:sched_switch's, or whose fields cannot be read, is kept
+ * to name the problem of its samples. Returns -1 after a message when
+ * MS_DECODE_TRACEPOINTS_MAX others are already known.
+ */
+int ms_decoder_add_tracepoint(struct ms_decoder *d, const struct ms_tracepoint *t);
 
 /*
  * Decode one kernel record of len bytes at data (struct perf_event_header
@@ -122,6 +162,9 @@ const char *ms_perf_record_name(uint32_t type);
  * ms_decode() (which judges any sample that pass doubts); when the input
  * is a mapped file, one that will carry its stack copy is held for
  * ordering as a reference into the file and packed when it goes out.
+ * TRACEPOINT records teach the decoder (and pass on); switch-outs take
+ * ms_decode() and are held packed, their stack copied or referred to as a
+ * sample's.
  * Messages name in_name and out_name. Runs on the stage loop
  * (stream/stage.h), whose exit status it returns: what was decoded goes
  * out whatever the input's end, with a trailer only after a complete one.

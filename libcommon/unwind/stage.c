@@ -25,6 +25,9 @@ struct unwind_bufs {
 	bool settled;
 	bool attr_seen, attr_stacks;	/* an attr asks for user registers and stack */
 	struct ms_sample sample;
+	/* A switch-out: its sample is unwound as a SAMPLE is. */
+	struct ms_switch_out switch_out;
+	struct ms_off_cpu off_cpu;
 	/* The next sample, framed ahead (ms_reader_peek_sample()): two, in turn. */
 	struct ms_sample ahead[2];
 	struct ms_stack stack;
@@ -57,28 +60,43 @@ static int write_ref(struct ms_writer *w, struct unwind_bufs *b, uint32_t id)
 	return ms_stack_ref_pack(w, &b->ref);
 }
 
-/* The stack as a STACK_REF to its STACK_DEF, or whole when the table is full. */
-static int write_stack(struct ms_unwinder *u, struct ms_writer *w, struct unwind_bufs *b)
+/*
+ * The id of the stack just unwound, its STACK_DEF written the first time
+ * it appears; MS_STACKTAB_FULL when the table is full (nothing written).
+ */
+static int intern_stack(struct ms_unwinder *u, struct ms_writer *w, struct unwind_bufs *b,
+			uint32_t *id)
 {
 	const struct ms_stack *s = &b->stack;
-	uint32_t id;
 
-	switch (ms_stacktab_intern(b->stacks, s, &id)) {
+	switch (ms_stacktab_intern(b->stacks, s, id)) {
 	case MS_STACKTAB_ADDED:
-		if (ms_stack_def_pack(w, id, s) < 0)
+		if (ms_stack_def_pack(w, *id, s) < 0)
 			return -1;
 		break;
 	case MS_STACKTAB_FULL:
 		ms_problems_add(ms_unwinder_problems(u), "stack-table-full",
 				"the table of unique stacks is full after %u stacks: a stack "
-				"not in it is written whole", ms_stacktab_count(b->stacks));
-		return ms_stack_pack(w, s);
+				"not in it is written whole (a switch-out's: none)",
+				ms_stacktab_count(b->stacks));
+		return MS_STACKTAB_FULL;
 	default:
 		break;
 	}
 	/* Later samples with this stack skip its frames (ms_unwinder_sample_tagged()). */
-	ms_unwinder_tag(u, id);
-	return write_ref(w, b, id);
+	ms_unwinder_tag(u, *id);
+	return 0;
+}
+
+/* The stack as a STACK_REF to its STACK_DEF, or whole when the table is full. */
+static int write_stack(struct ms_unwinder *u, struct ms_writer *w, struct unwind_bufs *b)
+{
+	uint32_t id;
+	int r = intern_stack(u, w, b, &id);
+
+	if (r < 0)
+		return -1;
+	return r == MS_STACKTAB_FULL ? ms_stack_pack(w, &b->stack) : write_ref(w, b, id);
 }
 
 static int settle(struct ms_unwinder *u, struct ms_writer *w, struct unwind_bufs *b,
@@ -123,21 +141,18 @@ static void prefetch_next(struct ms_unwinder *u, struct unwind_bufs *b,
 		ms_unwinder_prefetch(u, ahead);
 }
 
-static int on_sample(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+/*
+ * Unwind sample s (a SAMPLE's, or a SWITCH_OUT's) into b->stack, and
+ * write the modules it used first. Returns 1 with *id when its stack was
+ * tagged before (its frames not made), 0 when they were made, -1 after a
+ * message.
+ */
+static int unwind_one(struct unwind_bufs *b, struct ms_writer *w, const struct ms_record *rec,
+		      struct ms_sample *s, uint32_t *id)
 {
-	struct unwind_bufs *b = ctx;
 	struct ms_unwinder *u = b->u;
-	struct ms_writer *w = io->writer;
-	/* (Most samples were unpacked as the reader framed them.) */
-	struct ms_sample *s = ms_reader_sample(b->reader, rec);
-	uint32_t id;
 	int r;
 
-	if (!s) {
-		if (ms_sample_unpack(rec, &b->sample) < 0)
-			return -1;
-		s = &b->sample;
-	}
 	if (s->stack_in_file) {
 		s->stack = ms_stack_map_at(&b->stack_map, s->stack_offset, s->stack_len);
 		if (!s->stack)
@@ -152,7 +167,7 @@ static int on_sample(void *ctx, struct ms_stage_io *io, const struct ms_record *
 		return -1;
 	prefetch_next(u, b, s);
 	/* A stack numbered before: its id, without its frames. */
-	if ((r = ms_unwinder_sample_tagged(u, s, &b->stack, &id)) < 0)
+	if ((r = ms_unwinder_sample_tagged(u, s, &b->stack, id)) < 0)
 		return -1;
 	/* What was unwound from zeros read past a cut stack file is not written. */
 	if (s->stack_in_file && ms_stack_map_cut(&b->stack_map, b->in_name))
@@ -160,7 +175,56 @@ static int on_sample(void *ctx, struct ms_stage_io *io, const struct ms_record *
 	while (ms_unwinder_next_module(u, &b->module))
 		if (ms_module_pack(w, &b->module) < 0)
 			return -1;
-	return r ? write_ref(w, b, id) : write_stack(u, w, b);
+	return r;
+}
+
+static int on_sample(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+	/* (Most samples were unpacked as the reader framed them.) */
+	struct ms_sample *s = ms_reader_sample(b->reader, rec);
+	uint32_t id;
+	int r;
+
+	if (!s) {
+		if (ms_sample_unpack(rec, &b->sample) < 0)
+			return -1;
+		s = &b->sample;
+	}
+	if ((r = unwind_one(b, io->writer, rec, s, &id)) < 0)
+		return -1;
+	return r ? write_ref(io->writer, b, id) : write_stack(b->u, io->writer, b);
+}
+
+/*
+ * A switch-out: its stack unwound by the same walk and numbered in the
+ * same table as samples' (a STACK_DEF the first time), then an OFF_CPU
+ * that refers to it with the evidence. No stack to refer to when the
+ * table is full: id UINT32_MAX.
+ */
+static int on_switch_out(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+	struct ms_switch_out *so = &b->switch_out;
+	struct ms_off_cpu *o = &b->off_cpu;
+	uint32_t id;
+	int r;
+
+	if (ms_switch_out_unpack(rec, so) < 0)
+		return -1;
+	if ((r = unwind_one(b, io->writer, rec, &so->sample, &id)) < 0)
+		return -1;
+	if (!r && (r = intern_stack(b->u, io->writer, b, &id)) < 0)
+		return -1;
+	o->pid = so->sample.pid;
+	o->tid = so->sample.tid;
+	o->time = so->sample.time;
+	o->cpu = so->sample.cpu;
+	o->state = so->state;
+	o->cause = so->cause;
+	o->id = r == MS_STACKTAB_FULL ? UINT32_MAX : id;
+	ms_unwinder_counters(b->u)->switch_outs++;
+	return ms_off_cpu_pack(io->writer, o);
 }
 
 /* Records the unwinder learns from go on for the stages after it. */
@@ -278,6 +342,7 @@ static const struct ms_stage_desc unwind_stage = {
 	.header = on_header,
 	.on = {
 		[MS_REC_SAMPLE] = on_sample,
+		[MS_REC_SWITCH_OUT] = on_switch_out,
 		[MS_REC_ATTR] = on_attr,
 		[MS_REC_MMAP] = on_mmap,
 		[MS_REC_COMM] = on_comm,

@@ -179,7 +179,8 @@ struct ms_unwind_options {
 
 /* Counters for --stats. */
 struct ms_unwind_stats {
-	uint64_t samples, stacks;
+	/* samples counts switch-outs too: each is unwound as a sample */
+	uint64_t samples, stacks, switch_outs;
 	uint64_t kernel_frames, user_frames;
 	uint64_t ends[MS_END_KERNEL_ONLY + 1];
 	uint64_t mmaps, exec_mmaps, kernel_mmaps;
@@ -324,8 +325,10 @@ struct ms_problems *ms_unwinder_problems(struct ms_unwinder *u);
 
 /*
  * The ms-unwind stage: read a stream from in_fd, write one to out_fd.
- * Consumes SAMPLE records (replaced by MODULE and STACK records), passes
- * every other record through unchanged, and appends its problems before
+ * Consumes SAMPLE records (replaced by MODULE, STACK_DEF and STACK_REF
+ * records) and SWITCH_OUT records (unwound the same way: MODULE,
+ * STACK_DEF and an OFF_CPU referring to the stack), passes every other
+ * record through unchanged, and appends its problems before
  * the trailer. The unwind method is opts->method, else opts->policy's
  * (AUTO settled at the first sample, see enum ms_unwind_policy); its name
  * goes out once as INFO "unwind-policy" before the first stack. Runs on

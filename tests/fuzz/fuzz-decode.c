@@ -84,7 +84,7 @@ struct item {
 
 /* What ms_decode() made of the records, one by one: what the stage must write. */
 struct expect {
-	uint64_t n[MS_REC_THROTTLE + 1];	/* decoded, by record kind */
+	uint64_t n[MS_REC_SWITCH_OUT + 1];	/* decoded, by record kind */
 	uint64_t attrs, skipped, foreign;
 	uint64_t sample_hash;	/* sum of the hashes of the SAMPLEs packed */
 	bool error;		/* the stage must stop: too many attrs, or no attr yet */
@@ -92,7 +92,7 @@ struct expect {
 
 /* What an output held. */
 struct outcome {
-	uint64_t n[MS_REC_THROTTLE + 1];
+	uint64_t n[MS_REC_SWITCH_OUT + 1];
 	uint64_t attrs, decode_problems, foreign;
 	uint64_t sample_hash;
 };
@@ -270,6 +270,13 @@ static void check_decoded(int ret, const uint8_t *data, size_t len, struct expec
 	case MS_DECODE_EXIT:
 	case MS_DECODE_LOST:
 	case MS_DECODE_THROTTLE:
+		break;
+	case MS_DECODE_SWITCH:
+		CHECK(out.u.sw.out || !out.u.sw.preempt);
+		break;
+	case MS_DECODE_SWITCH_OUT:
+		/* the inputs' attrs are the sampler's: no tracepoint event */
+		CHECK(!"a switch-out of an attr that is no tracepoint's");
 		break;
 	default:
 		CHECK(!"a result ms_decode() does not return");
@@ -456,6 +463,7 @@ static void check_output(const uint8_t *bytes, size_t len, int code, bool refer,
 		struct ms_task task;
 		struct ms_lost lost;
 		struct ms_throttle throttle;
+		struct ms_switch sw;
 		struct ms_problem problem;
 		struct ms_stack_file sf;
 	} u;
@@ -497,6 +505,9 @@ static void check_output(const uint8_t *bytes, size_t len, int code, bool refer,
 		case MS_REC_THROTTLE:
 			CHECK(ms_throttle_unpack(&rec, &u.throttle) == 0);
 			break;
+		case MS_REC_SWITCH:
+			CHECK(ms_switch_unpack(&rec, &u.sw) == 0);
+			break;
 		case MS_REC_ATTR:
 			CHECK(ms_attr_unpack(&rec, &attr) == 0);
 			o->attrs++;
@@ -517,7 +528,7 @@ static void check_output(const uint8_t *bytes, size_t len, int code, bool refer,
 		default:
 			CHECK(!"a record kind ms-decode does not write");
 		}
-		if (rec.kind <= MS_REC_THROTTLE)
+		if (rec.kind <= MS_REC_THROTTLE || rec.kind == MS_REC_SWITCH)
 			o->n[rec.kind]++;
 	}
 	CHECK(ret == (code == MS_EXIT_OK ? MS_READ_END : MS_READ_TRUNCATED));
@@ -527,7 +538,7 @@ static void check_output(const uint8_t *bytes, size_t len, int code, bool refer,
 
 static void check_expected(const struct outcome *o, const struct expect *e, bool copy_mode)
 {
-	for (int k = MS_REC_SAMPLE; k <= MS_REC_THROTTLE; k++)
+	for (int k = MS_REC_SAMPLE; k <= MS_REC_SWITCH_OUT; k++)
 		CHECK(o->n[k] == e->n[k]);
 	CHECK(o->attrs == e->attrs);
 	CHECK(o->decode_problems == e->skipped);

@@ -834,13 +834,15 @@ static void test_throttle(void **state)
 
 static void test_unknown_type(void **state)
 {
-	/* a context switch: known to the kernel, not decoded here */
-	begin(&r, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
+	/* a cgroup record: known to the kernel, not decoded here */
+	begin(&r, PERF_RECORD_CGROUP, 0);
+	u64(&r, 7);
+	str8(&r, "/a");
 	trailer(&r, 1, 1, 1, 42);
 	finish(&r);
 	assert_skip("unknown-kernel-record");
-	assert_non_null(strstr(out.detail, "14"));
-	assert_int_equal(out.type, PERF_RECORD_SWITCH);
+	assert_non_null(strstr(out.detail, "19"));
+	assert_int_equal(out.type, PERF_RECORD_CGROUP);
 
 	begin(&r, PERF_RECORD_KSYMBOL, 0);
 	u64(&r, 0xffffffffc0000000ull); u32(&r, 64); u32(&r, 1);
@@ -880,6 +882,449 @@ static void test_noise(void **state)
 		if (ret == MS_DECODE_SAMPLE) {
 			assert_true(out.u.sample.n_kchain + out.u.sample.n_uchain <= MS_CHAIN_MAX);
 			assert_true(out.u.sample.stack_len <= r.len);
+		}
+	}
+}
+
+/* ---- off-CPU: sched_switch samples and switch records ---- */
+
+#define TP_CONFIG 372
+#define TP_SAMPLE_TYPE (COLLECT_SAMPLE_TYPE | PERF_SAMPLE_RAW)
+
+/* sched_switch's format on this kernel: 64 bytes of raw data. */
+static const char *const tp_names[] = {
+	"common_type", "common_flags", "common_preempt_count", "common_pid", "prev_comm",
+	"prev_pid", "prev_prio", "prev_state", "next_comm", "next_pid", "next_prio",
+};
+static const uint64_t tp_offsets[] = { 0, 2, 3, 4, 8, 24, 28, 32, 40, 56, 60 };
+static const uint64_t tp_sizes[] = { 2, 1, 1, 4, 16, 4, 4, 8, 16, 4, 4 };
+static const uint64_t tp_signed[] = { 0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1 };
+#define TP_FIELDS 11
+#define TP_PREV_STATE 7
+#define TP_PREV_PID 5
+
+static void tracepoint_init(struct ms_tracepoint *t, const char *name)
+{
+	memset(t, 0, sizeof(*t));
+	t->config = TP_CONFIG;
+	t->name = (struct ms_str){ name, (uint32_t)strlen(name) };
+	t->n_fields = t->n_offsets = t->n_sizes = t->n_signed = TP_FIELDS;
+	for (int i = 0; i < TP_FIELDS; i++) {
+		t->fields[i] = (struct ms_str){ tp_names[i], (uint32_t)strlen(tp_names[i]) };
+		t->offsets[i] = tp_offsets[i];
+		t->sizes[i] = tp_sizes[i];
+		t->is_signed[i] = tp_signed[i];
+	}
+}
+
+/* The tracepoint's events (ids 50, 51), then the sampler's (42, 43), as ms-collect writes. */
+static void setup_off_cpu_decoder(const struct ms_tracepoint *t)
+{
+	static struct ms_attr tp, sampler;
+
+	attr_init(&tp, TP_SAMPLE_TYPE, 50, 51);
+	tp.type = PERF_TYPE_TRACEPOINT;
+	tp.config = TP_CONFIG;
+	attr_init(&sampler, COLLECT_SAMPLE_TYPE, 42, 43);
+	ms_decoder_init(&dec);
+	if (t)
+		assert_int_equal(ms_decoder_add_tracepoint(&dec, t), 0);
+	assert_int_equal(ms_decoder_add_attr(&dec, &tp), 0);
+	assert_int_equal(ms_decoder_add_attr(&dec, &sampler), 0);
+}
+
+static int setup_off_cpu(void **state)
+{
+	static struct ms_tracepoint t;
+
+	tracepoint_init(&t, "sched:sched_switch");
+	setup_off_cpu_decoder(&t);
+	return 0;
+}
+
+/*
+ * A sched_switch sample of thread 101 with the fields of collect_sample()
+ * and raw data of raw_len bytes (the kernel's: 68, which with its u32 size
+ * makes 72) whose prev_pid is prev_pid and prev_state state; raw_size is
+ * the size the record claims, usually raw_len.
+ */
+static void switch_out_sample(uint64_t id, uint32_t prev_pid, uint64_t state, uint32_t raw_len,
+			      uint32_t raw_size, uint64_t stack_size)
+{
+	uint8_t raw[256] = { 0 };
+
+	assert_true(raw_len <= sizeof(raw) && (raw_len + 4) % 8 == 0);
+	memcpy(raw + 24, &prev_pid, 4);
+	memcpy(raw + 32, &state, 8);
+	memcpy(raw + 56, &(uint32_t){ 0 }, 4);	/* next_pid: the idle task */
+	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	u64(&r, 0xffffffff81000030ull);	/* ip: in the kernel's __schedule */
+	u32(&r, 100);
+	u32(&r, 101);
+	u64(&r, 6000);
+	u64(&r, id);
+	u32(&r, 1);
+	u32(&r, 0);
+	u64(&r, 1);			/* period */
+	u64(&r, 7);
+	for (int i = 0; i < 7; i++)
+		u64(&r, kuchain[i]);
+	u32(&r, raw_size);
+	put(&r, raw, raw_len);
+	u64(&r, PERF_SAMPLE_REGS_ABI_64);
+	for (unsigned i = 0; i < 17; i++)
+		u64(&r, 0x1000 + i);
+	u64(&r, stack_size);
+	if (stack_size) {
+		for (uint64_t i = 0; i < stack_size / 8; i++)
+			u64(&r, 0xabc0000 + i);
+		u64(&r, stack_size);
+	}
+	finish(&r);
+}
+
+static int decode_switch_out(void)
+{
+	int ret = decode();
+
+	if (ret == MS_DECODE_SWITCH_OUT && out.u.switch_out.sample.stack)
+		out.u.switch_out.sample.stack = NULL;	/* pointed into the freed copy */
+	return ret;
+}
+
+static void test_switch_out_sample(void **state)
+{
+	const struct ms_switch_out *so = &out.u.switch_out;
+	static const struct {
+		uint64_t state;
+		uint32_t cause;
+	} cases[] = {
+		{ 1, MS_CAUSE_SLEEPING }, { 2, MS_CAUSE_BLOCKED }, { 0, MS_CAUSE_PREEMPTED },
+		{ 0x100, MS_CAUSE_PREEMPTED }, { 0x80, MS_CAUSE_UNKNOWN },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		switch_out_sample(51, 101, cases[i].state, 68, 68, 64);
+		assert_int_equal(decode_switch_out(), MS_DECODE_SWITCH_OUT);
+		assert_int_equal(so->state, cases[i].state);
+		assert_int_equal(so->cause, cases[i].cause);
+	}
+	/* the sample's fields, as a SAMPLE's */
+	assert_int_equal(so->sample.pid, 100);
+	assert_int_equal(so->sample.tid, 101);
+	assert_int_equal(so->sample.time, 6000);
+	assert_int_equal(out.time, 6000);
+	assert_int_equal(so->sample.period, 1);
+	assert_int_equal(so->sample.cpumode, MS_CPUMODE_KERNEL);
+	assert_int_equal(so->sample.n_kchain, 2);
+	assert_int_equal(so->sample.n_uchain, 3);
+	assert_int_equal(so->sample.uchain[0], 0x401000);
+	assert_int_equal(so->sample.n_regs, 17);
+	assert_int_equal(so->sample.regs[16], 0x1000 + 16);
+	assert_int_equal(so->sample.stack_len, 64);
+	/* the sampler's samples are samples still */
+	collect_sample(43, kuchain, 7, 17, 64, 48);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	assert_int_equal(out.u.sample.stack_len, 48);
+}
+
+/* A prev_state of 4 bytes (a 32-bit kernel's long) is read as such. */
+static void test_switch_out_state_of_4_bytes(void **state)
+{
+	static struct ms_tracepoint t;
+
+	tracepoint_init(&t, "sched:sched_switch");
+	t.sizes[TP_PREV_STATE] = 4;
+	setup_off_cpu_decoder(&t);
+	switch_out_sample(50, 101, 0xffffffff00000002ull, 68, 68, 0);
+	assert_int_equal(decode_switch_out(), MS_DECODE_SWITCH_OUT);
+	assert_int_equal(out.u.switch_out.state, 2);
+	assert_int_equal(out.u.switch_out.cause, MS_CAUSE_BLOCKED);
+}
+
+static void test_switch_out_raw_too_short(void **state)
+{
+	/* 28 bytes of raw data: prev_pid (24..28) in, prev_state (32..40) out */
+	switch_out_sample(50, 101, 1, 28, 28, 0);
+	assert_skip("truncated-raw");
+	assert_non_null(strstr(out.detail, "28 bytes of raw data"));
+	/* 36: prev_state cut in half */
+	switch_out_sample(50, 101, 1, 36, 36, 0);
+	assert_skip("truncated-raw");
+}
+
+static void test_switch_out_raw_size_past_record(void **state)
+{
+	switch_out_sample(50, 101, 1, 68, 2000, 0);
+	assert_skip("truncated-sample");
+	assert_non_null(strstr(out.detail, "raw data of 2000 bytes"));
+	/* one byte more than there is: the u32 and the data no longer end aligned either */
+	switch_out_sample(50, 101, 1, 68, 69, 0);
+	assert_skip("truncated-sample");
+}
+
+static void test_switch_out_prev_pid_mismatch(void **state)
+{
+	switch_out_sample(50, 999, 1, 68, 68, 0);
+	assert_skip("switch-out-tid-mismatch");
+	assert_non_null(strstr(out.detail, "999"));
+}
+
+static void test_switch_out_bad_formats(void **state)
+{
+	static struct ms_tracepoint t;
+
+	/* prev_state of 2 bytes */
+	tracepoint_init(&t, "sched:sched_switch");
+	t.sizes[TP_PREV_STATE] = 2;
+	setup_off_cpu_decoder(&t);
+	switch_out_sample(50, 101, 1, 68, 68, 0);
+	assert_skip("bad-tracepoint-format");
+	assert_non_null(strstr(out.detail, "2 bytes wide"));
+	/* no prev_state */
+	tracepoint_init(&t, "sched:sched_switch");
+	t.fields[TP_PREV_STATE] = (struct ms_str){ "prev_stat", 9 };
+	setup_off_cpu_decoder(&t);
+	switch_out_sample(50, 101, 1, 68, 68, 0);
+	assert_skip("bad-tracepoint-format");
+	/* prev_state far past any record */
+	tracepoint_init(&t, "sched:sched_switch");
+	t.offsets[TP_PREV_STATE] = 1ull << 40;
+	setup_off_cpu_decoder(&t);
+	switch_out_sample(50, 101, 1, 68, 68, 0);
+	assert_skip("bad-tracepoint-format");
+	/* prev_pid of 8 bytes */
+	tracepoint_init(&t, "sched:sched_switch");
+	t.sizes[TP_PREV_PID] = 8;
+	setup_off_cpu_decoder(&t);
+	switch_out_sample(50, 101, 1, 68, 68, 0);
+	assert_skip("bad-tracepoint-format");
+	/* without prev_pid the tid is not checked */
+	tracepoint_init(&t, "sched:sched_switch");
+	t.fields[TP_PREV_PID] = (struct ms_str){ "prev_tid", 8 };
+	setup_off_cpu_decoder(&t);
+	switch_out_sample(50, 999, 1, 68, 68, 0);
+	assert_int_equal(decode_switch_out(), MS_DECODE_SWITCH_OUT);
+	/* a later record for the same config replaces the earlier */
+	tracepoint_init(&t, "sched:sched_switch");
+	t.sizes[TP_PREV_STATE] = 2;
+	assert_int_equal(ms_decoder_add_tracepoint(&dec, &t), 0);
+	assert_int_equal(dec.n_tracepoints, 1);
+	assert_skip("bad-tracepoint-format");
+}
+
+static void test_switch_out_unknown_tracepoint(void **state)
+{
+	static struct ms_tracepoint t;
+
+	tracepoint_init(&t, "sched:sched_wakeup");
+	setup_off_cpu_decoder(&t);
+	switch_out_sample(50, 101, 1, 68, 68, 0);
+	assert_skip("unknown-tracepoint");
+	assert_non_null(strstr(out.detail, "sched:sched_wakeup"));
+}
+
+static void test_switch_out_no_tracepoint_record(void **state)
+{
+	setup_off_cpu_decoder(NULL);
+	switch_out_sample(50, 101, 1, 68, 68, 0);
+	assert_skip("no-tracepoint-format");
+	assert_non_null(strstr(out.detail, "372"));
+	/* the sampler's samples still decode */
+	collect_sample(42, kuchain, 7, 17, 0, 0);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+}
+
+static void test_tracepoint_capacity(void **state)
+{
+	static struct ms_tracepoint t;
+
+	tracepoint_init(&t, "sched:sched_switch");
+	ms_decoder_init(&dec);
+	for (int i = 0; i < MS_DECODE_TRACEPOINTS_MAX; i++) {
+		t.config = (uint64_t)i;
+		assert_int_equal(ms_decoder_add_tracepoint(&dec, &t), 0);
+	}
+	t.config = 3;	/* known: replaced */
+	assert_int_equal(ms_decoder_add_tracepoint(&dec, &t), 0);
+	t.config = 100;
+	assert_int_equal(ms_decoder_add_tracepoint(&dec, &t), -1);
+}
+
+/* The id chooses the layout: RAW or not; an id nobody lists is a problem. */
+static void test_id_chooses_layout(void **state)
+{
+	switch_out_sample(50, 101, 1, 68, 68, 16);
+	assert_int_equal(decode_switch_out(), MS_DECODE_SWITCH_OUT);
+	collect_sample(42, kuchain, 7, 17, 16, 16);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	/* the same bytes with an id of nobody's */
+	switch_out_sample(77, 101, 1, 68, 68, 16);
+	assert_skip("unknown-id");
+	assert_non_null(strstr(out.detail, "77"));
+	/* a sampler's sample that claims a tracepoint id: read as one, it does not fit */
+	collect_sample(51, kuchain, 7, 17, 16, 16);
+	assert_int_equal(decode(), MS_DECODE_SKIP);
+}
+
+/* Attrs that put the id in different places: the latest's layout, as before. */
+static void test_id_places_differ(void **state)
+{
+	static struct ms_attr a, b;
+
+	attr_init(&a, TP_SAMPLE_TYPE | PERF_SAMPLE_ADDR, 50, 51);
+	a.type = PERF_TYPE_TRACEPOINT;
+	attr_init(&b, COLLECT_SAMPLE_TYPE, 42, 43);
+	ms_decoder_init(&dec);
+	assert_int_equal(ms_decoder_add_attr(&dec, &a), 0);
+	assert_int_equal(ms_decoder_add_attr(&dec, &b), 0);
+	assert_int_equal(dec.sample_id_at, 0);
+	collect_sample(42, kuchain, 7, 17, 0, 0);
+	assert_int_equal(decode(), MS_DECODE_SAMPLE);
+	/* an id of the other layout's attr cannot be read where b puts it */
+	collect_sample(50, kuchain, 7, 17, 0, 0);
+	assert_skip("unknown-id");
+	assert_non_null(strstr(out.detail, "lays records out differently"));
+}
+
+/* A switch record: the trailer only (TID, TIME, ID, CPU of the sampler's layout). */
+static void switch_record(uint32_t type, uint16_t misc, uint64_t id)
+{
+	begin(&r, type, misc);
+	if (type == PERF_RECORD_SWITCH_CPU_WIDE) {
+		u32(&r, 300);	/* next_prev_pid */
+		u32(&r, 301);
+	}
+	trailer(&r, 100, 101, 7000, id);
+	finish(&r);
+}
+
+static void test_switch_records(void **state)
+{
+	const struct ms_switch *sw = &out.u.sw;
+
+	switch_record(PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT, 50);
+	assert_int_equal(decode(), MS_DECODE_SWITCH);
+	assert_int_equal(sw->pid, 100);
+	assert_int_equal(sw->tid, 101);
+	assert_int_equal(sw->time, 7000);
+	assert_int_equal(out.time, 7000);
+	assert_int_equal(sw->cpu, 1);
+	assert_true(sw->out);
+	assert_false(sw->preempt);
+
+	switch_record(PERF_RECORD_SWITCH,
+		      PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, 51);
+	assert_int_equal(decode(), MS_DECODE_SWITCH);
+	assert_true(sw->out);
+	assert_true(sw->preempt);
+
+	/* in: never preempted, whatever the bit says */
+	switch_record(PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, 42);
+	assert_int_equal(decode(), MS_DECODE_SWITCH);
+	assert_false(sw->out);
+	assert_false(sw->preempt);
+
+	/* the cpu-wide kind: the body names the other task, the trailer this one */
+	switch_record(PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT, 50);
+	assert_int_equal(decode(), MS_DECODE_SWITCH);
+	assert_int_equal(sw->tid, 101);
+	assert_true(sw->out);
+
+	/* an id nobody lists */
+	switch_record(PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT, 77);
+	assert_skip("unknown-id");
+}
+
+static void test_switch_record_malformed(void **state)
+{
+	static struct ms_attr a;
+
+	/* a short trailer */
+	switch_record(PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT, 50);
+	r.len -= 8;
+	finish(&r);
+	assert_skip("truncated-record");
+	/* a cpu-wide record without its body */
+	switch_record(PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT, 50);
+	memcpy(r.buf, &(uint32_t){ PERF_RECORD_SWITCH_CPU_WIDE }, 4);
+	assert_skip("truncated-record");
+	/* a word more than the trailer */
+	begin(&r, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
+	u64(&r, 0);
+	trailer(&r, 100, 101, 7000, 50);
+	finish(&r);
+	assert_skip("bad-record-size");
+	/* no trailer to say who and when */
+	attr_init(&a, COLLECT_SAMPLE_TYPE, 42, 43);
+	a.flags = 0;
+	ms_decoder_init(&dec);
+	assert_int_equal(ms_decoder_add_attr(&dec, &a), 0);
+	begin(&r, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
+	finish(&r);
+	assert_skip("switch-without-sample-id");
+}
+
+/* Other records' trailers: one layout across attrs whose samples differ. */
+static void test_trailer_of_tracepoint_event(void **state)
+{
+	static struct ms_attr a;
+
+	/* a lost record of the tracepoint event: its trailer is the sampler's */
+	begin(&r, PERF_RECORD_LOST, 0);
+	u64(&r, 50);
+	u64(&r, 3);
+	trailer(&r, 100, 101, 7000, 50);
+	finish(&r);
+	assert_int_equal(decode(), MS_DECODE_LOST);
+	/* an attr whose trailer differs (no CPU): its ids are refused in trailers */
+	attr_init(&a, TP_SAMPLE_TYPE & ~(uint64_t)PERF_SAMPLE_CPU, 60, 61);
+	a.type = PERF_TYPE_TRACEPOINT;
+	ms_decoder_init(&dec);
+	assert_int_equal(ms_decoder_add_attr(&dec, &a), 0);
+	attr_init(&a, COLLECT_SAMPLE_TYPE, 42, 43);
+	assert_int_equal(ms_decoder_add_attr(&dec, &a), 0);
+	switch_record(PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT, 60);
+	assert_skip("unknown-id");
+	assert_non_null(strstr(out.detail, "lays records out differently"));
+}
+
+/* A valid switch-out or switch record spoiled at random: never a crash, never a bad result. */
+static void test_off_cpu_noise(void **state)
+{
+	srand(4242);
+	for (int i = 0; i < 20000; i++) {
+		int ret;
+
+		switch (rand() % 3) {
+		case 0:
+			switch_out_sample(rand() % 2 ? 50 : 42, 101, (uint64_t)rand() % 0x200,
+					  rand() % 2 ? 68 : 4 + 8 * (uint32_t)(rand() % 8),
+					  68, 8 * (uint64_t)(rand() % 4));
+			break;
+		case 1:
+			switch_record(PERF_RECORD_SWITCH, (uint16_t)rand(), 50);
+			break;
+		default:
+			switch_record(PERF_RECORD_SWITCH_CPU_WIDE, (uint16_t)rand(), 42);
+			break;
+		}
+		for (int k = rand() % 4; k > 0; k--) {
+			size_t at = 8 + 4 * (size_t)(rand() % ((r.len - 8) / 4));
+			uint32_t v = rand() % 2 ? (uint32_t)rand() : (uint32_t)(rand() % 128);
+
+			memcpy(r.buf + at, &v, 4);
+		}
+		if (rand() % 8 == 0) {
+			r.len -= 8;
+			finish(&r);
+		}
+		ret = decode_switch_out();
+		assert_true(ret == MS_DECODE_SKIP || ret == MS_DECODE_SAMPLE ||
+			    ret == MS_DECODE_SWITCH || ret == MS_DECODE_SWITCH_OUT);
+		if (ret == MS_DECODE_SWITCH_OUT) {
+			assert_true(out.u.switch_out.cause < MS_CAUSE_COUNT);
+			assert_true(out.u.switch_out.sample.stack_len <= r.len);
 		}
 	}
 }
@@ -1368,7 +1813,9 @@ static int make_input(bool complete)
 	sample_at(30, 42); write_raw(w, 0);
 	sample_at(20, 43); write_raw(w, 1);
 	sample_at(40, 43); write_raw(w, 1);
-	begin(&r, PERF_RECORD_SWITCH, 0);
+	begin(&r, PERF_RECORD_CGROUP, 0);
+	u64(&r, 7);
+	str8(&r, "/a");
 	trailer(&r, 1, 1, 41, 43);
 	finish(&r);
 	write_raw(w, 1);
@@ -1892,6 +2339,211 @@ static void test_fast_path_attr_change(void **state)
 	}
 }
 
+/*
+ * ---- the stage over an off-CPU recording ----
+ *
+ * TRACEPOINT, the tracepoint's ATTR, the sampler's ATTR, then switch-outs,
+ * switch records and samples from two rings: all decoded and in time
+ * order, the switch-outs' stack copies carried or referred to as samples'.
+ */
+static int off_cpu_input(int fd)
+{
+	static struct ms_attr tp, sampler;
+	static struct ms_tracepoint t;
+	struct ms_writer *w = ms_writer_open(fd, "input", 0);
+
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-collect", "0.1.0"), 0);
+	tracepoint_init(&t, "sched:sched_switch");
+	assert_int_equal(ms_tracepoint_pack(w, &t), 0);
+	attr_init(&tp, TP_SAMPLE_TYPE, 50, 51);
+	tp.type = PERF_TYPE_TRACEPOINT;
+	tp.config = TP_CONFIG;
+	assert_int_equal(ms_attr_pack(w, &tp), 0);
+	attr_init(&sampler, COLLECT_SAMPLE_TYPE, 42, 43);
+	assert_int_equal(ms_attr_pack(w, &sampler), 0);
+	/* ring 0: a switch-out at 30 (stack of 2 KiB), its switch record at 31 */
+	switch_out_sample(50, 101, 1, 68, 68, 2048);
+	memcpy(r.buf + 24, &(uint64_t){ 30 }, 8);
+	write_raw(w, 0);
+	begin(&r, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
+	trailer(&r, 100, 101, 31, 50);
+	finish(&r);
+	write_raw(w, 0);
+	/* ring 1: a sample at 10, a preempted switch-out at 20 (small stack), one spoiled */
+	sample_at(10, 43);
+	write_raw(w, 1);
+	switch_out_sample(51, 101, 0x100, 68, 68, 64);
+	memcpy(r.buf + 24, &(uint64_t){ 20 }, 8);
+	write_raw(w, 1);
+	switch_out_sample(51, 101, 1, 28, 28, 64);
+	write_raw(w, 1);
+	assert_int_equal(ms_round_pack(w), 0);
+	/* ring 1: back on the CPU at 40 */
+	begin(&r, PERF_RECORD_SWITCH, 0);
+	trailer(&r, 100, 101, 40, 51);
+	finish(&r);
+	write_raw(w, 1);
+	assert_int_equal(ms_round_pack(w), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	return fd;
+}
+
+static void check_off_cpu_output(const char *bytes, size_t len, int in_fd, bool refer)
+{
+	static struct ms_switch_out so;
+	static const uint32_t kinds[] = {
+		MS_REC_TRACEPOINT, MS_REC_ATTR, MS_REC_ATTR, MS_REC_SAMPLE, MS_REC_SWITCH_OUT,
+		MS_REC_SWITCH_OUT, MS_REC_SWITCH, MS_REC_SWITCH, MS_REC_PROBLEM,
+	};
+	static const uint64_t times[] = { 0, 0, 0, 10, 20, 30, 31, 40, 0 };
+	int fd = tmpfile_fd();
+	struct ms_reader *rd;
+	struct ms_record rec;
+	size_t n = 0;
+	int ret;
+
+	assert_int_equal(pwrite(fd, bytes, len, 0), (ssize_t)len);
+	rd = ms_reader_open(fd, "output");
+	assert_non_null(rd);
+	while ((ret = ms_reader_next(rd, &rec)) == MS_READ_RECORD) {
+		if (rec.kind == MS_REC_STACK_FILE)
+			continue;
+		assert_true(n < sizeof(kinds) / sizeof(kinds[0]));
+		if (rec.kind != kinds[n])
+			fail_msg("record %zu is a %s, not a %s", n, ms_record_kind_name(rec.kind),
+				 ms_record_kind_name(kinds[n]));
+		if (rec.kind == MS_REC_SWITCH_OUT) {
+			uint8_t copy[2048];
+
+			assert_int_equal(ms_switch_out_unpack(&rec, &so), 0);
+			assert_int_equal(so.sample.time, times[n]);
+			assert_int_equal(so.sample.tid, 101);
+			assert_int_equal(so.sample.n_kchain, 2);
+			assert_int_equal(so.sample.n_uchain, 3);
+			assert_int_equal(so.sample.n_regs, 17);
+			assert_int_equal(so.state, times[n] == 20 ? 0x100 : 1);
+			assert_int_equal(so.cause, times[n] == 20 ? MS_CAUSE_PREEMPTED :
+					 MS_CAUSE_SLEEPING);
+			assert_int_equal(so.sample.stack_len, times[n] == 20 ? 64 : 2048);
+			/* the large copy is referred to in refer mode, carried otherwise */
+			assert_int_equal(so.sample.stack_in_file, refer);
+			if (refer) {
+				assert_int_equal(pread(in_fd, copy, so.sample.stack_len,
+						       (off_t)so.sample.stack_offset),
+						 so.sample.stack_len);
+			} else {
+				memcpy(copy, so.sample.stack, so.sample.stack_len);
+			}
+			for (uint32_t i = 0; i < so.sample.stack_len / 8; i++) {
+				uint64_t v;
+
+				memcpy(&v, copy + 8 * i, 8);
+				assert_int_equal(v, 0xabc0000 + i);
+			}
+		} else if (rec.kind == MS_REC_SWITCH) {
+			struct ms_switch sw;
+
+			assert_int_equal(ms_switch_unpack(&rec, &sw), 0);
+			assert_int_equal(sw.time, times[n]);
+			assert_int_equal(sw.tid, 101);
+			assert_int_equal(sw.out, times[n] == 31);
+		} else if (rec.kind == MS_REC_PROBLEM) {
+			struct ms_problem p;
+
+			assert_int_equal(ms_problem_unpack(&rec, &p), 0);
+			assert_int_equal(p.code.len, strlen("truncated-raw"));
+			assert_memory_equal(p.code.ptr, "truncated-raw", p.code.len);
+		}
+		n++;
+	}
+	assert_int_equal(ret, MS_READ_END);
+	assert_int_equal(n, sizeof(kinds) / sizeof(kinds[0]));
+	ms_reader_free(rd);
+	close(fd);
+}
+
+static void test_stage_off_cpu(void **state)
+{
+	char path[4096];
+	int fd = named_tmpfile(path, sizeof(path));
+	uint64_t n_fast = 0;
+	size_t len, len_checked;
+	char *bytes, *checked;
+
+	off_cpu_input(fd);
+	for (int refer = 0; refer <= 1; refer++) {
+		enum ms_stack_bytes how = refer ? MS_STACK_BYTES_REFER : MS_STACK_BYTES_COPY;
+
+		bytes = run_to_bytes(fd, path, how, false, false, &n_fast, &len);
+		/* the sampler's sample took the fast path, the switch-outs did not */
+		assert_int_equal(n_fast, 1);
+		check_off_cpu_output(bytes, len, fd, refer);
+		checked = run_to_bytes(fd, path, how, false, true, &n_fast, &len_checked);
+		assert_int_equal(len, len_checked);
+		assert_memory_equal(bytes, checked, len);
+		free(bytes);
+		free(checked);
+	}
+	/* through a pipe: copies */
+	bytes = run_to_bytes(fd, path, MS_STACK_BYTES_AUTO, true, false, &n_fast, &len);
+	check_off_cpu_output(bytes, len, fd, false);
+	free(bytes);
+	close(fd);
+	unlink(path);
+}
+
+/* A SWITCH_OUT as the stage packs it is what ms_switch_out_pack() writes. */
+static void test_switch_out_bytes_like_pack(void **state)
+{
+	char path[4096];
+	int fd = named_tmpfile(path, sizeof(path)), fd2 = tmpfile_fd();
+	static struct ms_switch_out so;
+	struct ms_reader *rd;
+	struct ms_writer *w;
+	struct ms_record rec;
+	char *bytes, *packed;
+	size_t len;
+	bool seen = false;
+
+	off_cpu_input(fd);
+	bytes = run_to_bytes(fd, path, MS_STACK_BYTES_COPY, false, false, NULL, &len);
+	assert_int_equal(pwrite(fd2, bytes, len, 0), (ssize_t)len);
+	rd = ms_reader_open(fd2, "output");
+	assert_non_null(rd);
+	while (ms_reader_next(rd, &rec) == MS_READ_RECORD) {
+		int out_fd;
+		struct stat sb;
+
+		if (rec.kind != MS_REC_SWITCH_OUT)
+			continue;
+		assert_int_equal(ms_switch_out_unpack(&rec, &so), 0);
+		out_fd = tmpfile_fd();
+		w = ms_writer_open(out_fd, "packed", 0);
+		assert_non_null(w);
+		assert_int_equal(ms_writer_header(w, NULL, "test", "0"), 0);
+		assert_int_equal(ms_switch_out_pack(w, &so), 0);
+		assert_int_equal(ms_writer_close(w), 0);
+		/* the record is what follows the header, at the end */
+		assert_int_equal(fstat(out_fd, &sb), 0);
+		assert_true((size_t)sb.st_size > rec.len);
+		packed = malloc(rec.len);
+		assert_int_equal(pread(out_fd, packed, rec.len, sb.st_size - (off_t)rec.len),
+				 (ssize_t)rec.len);
+		assert_memory_equal(packed, rec.bytes, rec.len);
+		free(packed);
+		close(out_fd);
+		seen = true;
+	}
+	assert_true(seen);
+	ms_reader_free(rd);
+	free(bytes);
+	close(fd2);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1921,6 +2573,21 @@ int main(void)
 		cmocka_unit_test_setup(test_throttle, setup_collect_attr),
 		cmocka_unit_test_setup(test_unknown_type, setup_collect_attr),
 		cmocka_unit_test_setup(test_noise, setup_collect_attr),
+		cmocka_unit_test_setup(test_switch_out_sample, setup_off_cpu),
+		cmocka_unit_test(test_switch_out_state_of_4_bytes),
+		cmocka_unit_test_setup(test_switch_out_raw_too_short, setup_off_cpu),
+		cmocka_unit_test_setup(test_switch_out_raw_size_past_record, setup_off_cpu),
+		cmocka_unit_test_setup(test_switch_out_prev_pid_mismatch, setup_off_cpu),
+		cmocka_unit_test(test_switch_out_bad_formats),
+		cmocka_unit_test(test_switch_out_unknown_tracepoint),
+		cmocka_unit_test(test_switch_out_no_tracepoint_record),
+		cmocka_unit_test(test_tracepoint_capacity),
+		cmocka_unit_test_setup(test_id_chooses_layout, setup_off_cpu),
+		cmocka_unit_test(test_id_places_differ),
+		cmocka_unit_test_setup(test_switch_records, setup_off_cpu),
+		cmocka_unit_test_setup(test_switch_record_malformed, setup_off_cpu),
+		cmocka_unit_test_setup(test_trailer_of_tracepoint_event, setup_off_cpu),
+		cmocka_unit_test_setup(test_off_cpu_noise, setup_off_cpu),
 		cmocka_unit_test(test_order_two_rings),
 		cmocka_unit_test(test_order_time_zero_and_untimed),
 		cmocka_unit_test(test_order_out_of_order),
@@ -1937,6 +2604,8 @@ int main(void)
 		cmocka_unit_test(test_fast_path_copy),
 		cmocka_unit_test(test_fast_path_refer),
 		cmocka_unit_test(test_fast_path_attr_change),
+		cmocka_unit_test(test_stage_off_cpu),
+		cmocka_unit_test(test_switch_out_bytes_like_pack),
 	};
 
 	ms_set_progname("decode-test");

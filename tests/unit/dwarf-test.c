@@ -27,11 +27,13 @@
 #include <unistd.h>
 
 #include "stream/records.h"
+#include "stream/stream.h"
 #include "dwarf/cfi.h"
 #include "unwind/dwarf.h"
 #include "elf/debugfind.h"
 #include "elf/elffile.h"
 #include "unwind/unwind.h"
+#include "util/error.h"
 #include "cfi-helpers.h"
 #include "elf-helpers.h"
 
@@ -1163,10 +1165,122 @@ static void test_sampled_pc_sp(void **state)
 	}
 }
 
+/* ---- a switch-out through the ms-unwind stage ---- */
+
+static int stream_fd(void)
+{
+	int fd = memfd_create("dwarf-test", 0);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* The mapping, then the saved sample as a SAMPLE (with_sample) and as a SWITCH_OUT. */
+static int switch_out_input(bool with_sample)
+{
+	static struct ms_switch_out so;
+	struct ms_mmap m = file_mapping("dwarf-frames");
+	int fd = stream_fd();
+	struct ms_writer *w = ms_writer_open(fd, "input", 0);
+
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "dwarf-test", "1"), 0);
+	assert_int_equal(ms_mmap_pack(w, &m), 0);
+	if (with_sample)
+		assert_int_equal(ms_sample_pack(w, &saved->s), 0);
+	so.sample = saved->s;
+	so.sample.time = 2;
+	so.state = 1;
+	so.cause = MS_CAUSE_SLEEPING;
+	assert_int_equal(ms_switch_out_pack(w, &so), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+/*
+ * Unwind the input through the stage: the one STACK_DEF into *def (its
+ * frames checked), the ids of STACK_REF and OFF_CPU records.
+ */
+static void unwind_stream(int in, struct ms_stack *def, int64_t *ref_id, int64_t *off_id)
+{
+	const char *dirs[1] = { NULL };
+	struct ms_unwind_options o = { .method = &ms_unwind_method_dwarf, .debug_dirs = dirs,
+				       .system_debug_dir = "" };
+	struct ms_unwind_stats stats;
+	int out = stream_fd(), n_defs = 0;
+	struct ms_reader *r;
+	struct ms_record rec;
+	uint32_t id;
+
+	*ref_id = *off_id = -1;
+	assert_int_equal(ms_unwind_stage(in, "input", out, &o, &stats), MS_EXIT_OK);
+	assert_int_equal(stats.switch_outs, 1);
+	assert_int_equal(lseek(out, 0, SEEK_SET), 0);
+	r = ms_reader_open(out, "output");
+	assert_non_null(r);
+	while (ms_reader_next(r, &rec) == MS_READ_RECORD) {
+		if (rec.kind == MS_REC_STACK_DEF) {
+			assert_int_equal(ms_stack_def_unpack(&rec, &id, def), 0);
+			assert_int_equal(id, 0);
+			n_defs++;
+		} else if (rec.kind == MS_REC_STACK_REF) {
+			struct ms_stack_ref ref;
+
+			assert_int_equal(ms_stack_ref_unpack(&rec, &ref), 0);
+			*ref_id = ref.id;
+		} else if (rec.kind == MS_REC_OFF_CPU) {
+			struct ms_off_cpu oc;
+
+			assert_int_equal(ms_off_cpu_unpack(&rec, &oc), 0);
+			assert_int_equal(oc.pid, PID);
+			assert_int_equal(oc.tid, PID);
+			assert_int_equal(oc.time, 2);
+			assert_int_equal(oc.state, 1);
+			assert_int_equal(oc.cause, MS_CAUSE_SLEEPING);
+			*off_id = oc.id;
+		} else {
+			assert_true(rec.kind != MS_REC_SWITCH_OUT && rec.kind != MS_REC_STACK);
+		}
+	}
+	/* one stack: the sample's and the switch-out's are the same */
+	assert_int_equal(n_defs, 1);
+	ms_reader_free(r);
+	close(out);
+	close(in);
+}
+
+/* A switch-out's saved registers and stack unwind to the frames the same sample gives. */
+static void test_switch_out_unwinds_as_sample(void **state)
+{
+	struct ms_stack *first = calloc(1, sizeof(*first));
+	int64_t ref_id, off_id;
+
+	(void)state;
+	assert_non_null(first);
+	chain_sample(FULL);
+	unwind_stream(switch_out_input(true), first, &ref_id, &off_id);
+	assert_int_equal(ref_id, 0);
+	assert_int_equal(off_id, 0);
+	*stack = *first;
+	EXPECT(MS_END_OUTERMOST, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_outer_ret");
+	/* the switch-out alone: its own STACK_DEF, of the same frames */
+	unwind_stream(switch_out_input(false), stack, &ref_id, &off_id);
+	assert_int_equal(ref_id, -1);
+	assert_int_equal(off_id, 0);
+	EXPECT(MS_END_OUTERMOST, "t_leaf_body", "+t_nofp_ret", "+t_fp_ret", "+t_outer_ret");
+	assert_int_equal(stack->n_frames, first->n_frames);
+	assert_memory_equal(stack->frames, first->frames,
+			    first->n_frames * sizeof(first->frames[0]));
+	free(first);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_complete),
+		cmocka_unit_test(test_switch_out_unwinds_as_sample),
 		cmocka_unit_test(test_sampled_pc_sp),
 		cmocka_unit_test(test_truncated_every_length),
 		cmocka_unit_test(test_no_cfi_no_module),

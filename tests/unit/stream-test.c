@@ -803,7 +803,13 @@ static void test_newer_major_version(void **state)
 
 	write_bytes(fd, v2, sizeof(v2) - 1);
 	assert_int_equal(drain(fd, &err), 99);
-	assert_contains(err, "version 2.3 stream, newer than this build reads (1.3)");
+	{
+		char want[96];
+
+		snprintf(want, sizeof(want), "version 2.3 stream, newer than this build reads (%d.%d)",
+			 MS_STREAM_MAJOR, MS_STREAM_MINOR);
+		assert_contains(err, want);
+	}
 	close(fd);
 
 	fd = new_fd();
@@ -3378,10 +3384,209 @@ static void test_stack_file_cut(void **state)
 
 #define T(f) cmocka_unit_test_teardown(f, restore_stderr)
 
+/* ---- off-CPU records (minor 4): round trips and malformed input ---- */
+
+static void test_off_cpu_records(void **state)
+{
+	static const char *const names[] = { "prev_pid", "prev_state" };
+	static struct ms_tracepoint tp, tp_back;
+	static struct ms_switch_out so, so_back;
+	static uint8_t stack[64];
+	struct ms_switch sw = { 7, 8, 1000, 1, true, true }, sw_back;
+	struct ms_off_cpu oc = { 7, 8, 2000, 1, 0x100, MS_CAUSE_PREEMPTED, 5 }, oc_back;
+	struct ms_interval iv = { 7, 8, 1000, 0, UINT32_MAX, 2, UINT32_MAX, MS_CAUSE_SLEEPING,
+				  3, 1, 0 }, iv_back;
+	struct ms_record rec;
+	struct ms_reader *r;
+	struct ms_writer *w;
+	const char *err;
+	int fd;
+
+	(void)state;
+	assert_string_equal(ms_record_kind_name(MS_REC_TRACEPOINT), "tracepoint");
+	assert_string_equal(ms_record_kind_name(MS_REC_SWITCH), "switch");
+	assert_string_equal(ms_record_kind_name(MS_REC_SWITCH_OUT), "switch-out");
+	assert_string_equal(ms_record_kind_name(MS_REC_OFF_CPU), "off-cpu");
+	assert_string_equal(ms_record_kind_name(MS_REC_INTERVAL), "interval");
+	tp.config = 372;
+	tp.name = (struct ms_str){ "sched:sched_switch", 18 };
+	tp.n_fields = tp.n_offsets = tp.n_sizes = tp.n_signed = 2;
+	for (int i = 0; i < 2; i++) {
+		tp.fields[i] = (struct ms_str){ names[i], (uint32_t)strlen(names[i]) };
+		tp.offsets[i] = 24 + 8 * (uint64_t)i;
+		tp.sizes[i] = 4 + 4 * (uint64_t)i;
+		tp.is_signed[i] = 1;
+	}
+	for (uint32_t i = 0; i < sizeof(stack); i++)
+		stack[i] = (uint8_t)(i * 3);
+	so.sample.pid = 7;
+	so.sample.tid = 8;
+	so.sample.time = 3000;
+	so.sample.cpu = 1;
+	so.sample.period = 1;
+	so.sample.ip = 0xffffffff81000000ull;
+	so.sample.cpumode = MS_CPUMODE_KERNEL;
+	so.sample.n_kchain = 1;
+	so.sample.kchain[0] = 0xffffffff81000010ull;
+	so.sample.n_uchain = 2;
+	so.sample.uchain[0] = 0x401000;
+	so.sample.uchain[1] = 0x401100;
+	so.sample.regs_abi = 2;
+	so.sample.regs_mask = 0x3;
+	so.sample.n_regs = 2;
+	so.sample.regs[0] = 11;
+	so.sample.regs[1] = 0x7ffc0000;
+	so.sample.stack = stack;
+	so.sample.stack_len = sizeof(stack);
+	so.state = 2;
+	so.cause = MS_CAUSE_BLOCKED;
+
+	fd = new_fd();
+	w = ms_writer_open(fd, "test", 0);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1.0"), 0);
+	assert_int_equal(ms_tracepoint_pack(w, &tp), 0);
+	assert_int_equal(ms_switch_pack(w, &sw), 0);
+	assert_int_equal(ms_switch_out_pack(w, &so), 0);
+	/* a switch-out whose stack is in the STACK_FILE */
+	so.sample.stack_in_file = true;
+	so.sample.stack_offset = 4096;
+	so.sample.stack = NULL;
+	assert_int_equal(ms_switch_out_pack(w, &so), 0);
+	assert_int_equal(ms_off_cpu_pack(w, &oc), 0);
+	assert_int_equal(ms_interval_pack(w, &iv), 0);
+	/* parallel arrays of unequal length are not written */
+	tp.n_sizes = 1;
+	begin_capture();
+	assert_int_equal(ms_tracepoint_pack(w, &tp), -1);
+	err = end_capture();
+	assert_contains(err, "field arrays differ in length");
+	tp.n_sizes = 2;
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+
+	r = reopen(fd);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(rec.kind, MS_REC_TRACEPOINT);
+	assert_int_equal(ms_tracepoint_unpack(&rec, &tp_back), 0);
+	assert_int_equal(tp_back.config, 372);
+	assert_int_equal(tp_back.name.len, 18);
+	assert_memory_equal(tp_back.name.ptr, "sched:sched_switch", 18);
+	assert_int_equal(tp_back.n_fields, 2);
+	assert_memory_equal(tp_back.fields[1].ptr, "prev_state", tp_back.fields[1].len);
+	assert_int_equal(tp_back.offsets[1], 32);
+	assert_int_equal(tp_back.sizes[0], 4);
+	assert_int_equal(tp_back.is_signed[1], 1);
+
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(ms_switch_unpack(&rec, &sw_back), 0);
+	assert_int_equal(sw_back.pid, 7);
+	assert_int_equal(sw_back.tid, 8);
+	assert_int_equal(sw_back.time, 1000);
+	assert_int_equal(sw_back.cpu, 1);
+	assert_true(sw_back.out && sw_back.preempt);
+
+	for (int i = 0; i < 2; i++) {
+		const struct ms_sample *s = &so_back.sample;
+
+		assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+		assert_int_equal(rec.kind, MS_REC_SWITCH_OUT);
+		assert_int_equal(ms_switch_out_unpack(&rec, &so_back), 0);
+		assert_int_equal(s->pid, 7);
+		assert_int_equal(s->tid, 8);
+		assert_int_equal(s->time, 3000);
+		assert_int_equal(s->cpumode, MS_CPUMODE_KERNEL);
+		assert_int_equal(s->n_kchain, 1);
+		assert_int_equal(s->kchain[0], 0xffffffff81000010ull);
+		assert_int_equal(s->n_uchain, 2);
+		assert_int_equal(s->uchain[1], 0x401100);
+		assert_int_equal(s->n_regs, 2);
+		assert_int_equal(s->regs[1], 0x7ffc0000);
+		assert_int_equal(s->stack_len, sizeof(stack));
+		assert_int_equal(s->stack_in_file, i == 1);
+		if (i == 0)
+			assert_memory_equal(s->stack, stack, sizeof(stack));
+		else
+			assert_int_equal(s->stack_offset, 4096);
+		assert_int_equal(so_back.state, 2);
+		assert_int_equal(so_back.cause, MS_CAUSE_BLOCKED);
+	}
+
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(ms_off_cpu_unpack(&rec, &oc_back), 0);
+	assert_int_equal(oc_back.pid, 7);
+	assert_int_equal(oc_back.tid, 8);
+	assert_int_equal(oc_back.time, 2000);
+	assert_int_equal(oc_back.cpu, 1);
+	assert_int_equal(oc_back.state, 0x100);
+	assert_int_equal(oc_back.cause, MS_CAUSE_PREEMPTED);
+	assert_int_equal(oc_back.id, 5);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_RECORD);
+	assert_int_equal(ms_interval_unpack(&rec, &iv_back), 0);
+	assert_int_equal(iv_back.start, 1000);
+	assert_int_equal(iv_back.end, 0);
+	assert_int_equal(iv_back.cpu, UINT32_MAX);
+	assert_int_equal(iv_back.missing, 2);
+	assert_int_equal(iv_back.stack, UINT32_MAX);
+	assert_int_equal(iv_back.cause, MS_CAUSE_SLEEPING);
+	assert_int_equal(iv_back.sources, 3);
+	assert_int_equal(iv_back.state, 1);
+	assert_int_equal(iv_back.preempt, 0);
+	assert_int_equal(ms_reader_next(r, &rec), MS_READ_END);
+	ms_reader_free(r);
+	close(fd);
+
+	/* [17, 1, "a", ["x", "y"], [0], [4, 4], [0, 0]]: arrays of unequal length */
+	r = one_record("\x97\x11\x01\xa1" "a" "\x92\xa1x\xa1y\x91\x00\x92\x04\x04\x92\x00\x00", 19,
+		       &rec);
+	begin_capture();
+	assert_int_equal(ms_tracepoint_unpack(&rec, &tp_back), -1);
+	err = end_capture();
+	assert_contains(err, "malformed tracepoint record");
+	assert_contains(err, "must be parallel");
+	ms_reader_free(r);
+	/* a field name that is not a string */
+	r = one_record("\x97\x11\x01\xa1" "a" "\x91\x05\x91\x00\x91\x04\x91\x00", 13, &rec);
+	begin_capture();
+	assert_int_equal(ms_tracepoint_unpack(&rec, &tp_back), -1);
+	end_capture();
+	ms_reader_free(r);
+	/* a switch whose out is not a boolean */
+	r = one_record("\x97\x1c\x07\x08\x01\x00\x01\xc2", 8, &rec);
+	begin_capture();
+	assert_int_equal(ms_switch_unpack(&rec, &sw_back), -1);
+	err = end_capture();
+	assert_contains(err, "malformed switch record");
+	ms_reader_free(r);
+	/* a switch-out without its evidence */
+	r = one_record("\xdc\x00\x0e\x1d\x07\x08\x01\x00\x01\x00\x01\x90\x90\x00\x00\xc4\x00\xc4\x00", 19,
+		       &rec);
+	begin_capture();
+	assert_int_equal(ms_switch_out_unpack(&rec, &so_back), -1);
+	err = end_capture();
+	assert_contains(err, "field 'state' is missing");
+	ms_reader_free(r);
+	/* an off-cpu whose cause is past 32 bits */
+	r = one_record("\x98\x22\x07\x08\x01\x00\x01\xcf\x00\x00\x00\x01\x00\x00\x00\x00\x00", 17,
+		       &rec);
+	begin_capture();
+	assert_int_equal(ms_off_cpu_unpack(&rec, &oc_back), -1);
+	err = end_capture();
+	assert_contains(err, "more than 32 bits");
+	ms_reader_free(r);
+	/* an interval cut short */
+	r = one_record("\x95\x23\x07\x08\x01\x02", 6, &rec);
+	begin_capture();
+	assert_int_equal(ms_interval_unpack(&rec, &iv_back), -1);
+	err = end_capture();
+	assert_contains(err, "malformed interval record");
+	ms_reader_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_round_trip_every_kind),
+		T(test_off_cpu_records),
 		T(test_header_and_trailer),
 		T(test_writer_misuse),
 		T(test_oversized_record_not_written),
