@@ -434,8 +434,11 @@ static int write_preamble(struct collector *c)
 	}
 	if (ms_target_pack(c->w, &t) < 0)
 		return -1;
-	if (c->o->off_cpu && ms_tracepoint_pack(c->w, &c->switch_tp->tp) < 0)
-		return -1;
+	if (c->o->off_cpu) {
+		if (ms_tracepoint_pack(c->w, &c->switch_tp->tp) < 0)
+			return -1;
+		ms_trimmer_tracepoint(c->trim, &c->switch_tp->tp);
+	}
 	/* The switch events' first, the sampler's last: see collect.h. */
 	for (int switches = c->o->off_cpu; switches >= 0; switches--)
 		for (uint32_t part = 0; ms_session_attr_record(&c->s, switches, part, c->attr);

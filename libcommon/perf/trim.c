@@ -8,82 +8,24 @@
 
 struct ms_trimmer *ms_trimmer_new(void)
 {
-	return calloc(1, sizeof(struct ms_trimmer));
-}
+	struct ms_trimmer *t = calloc(1, sizeof(struct ms_trimmer));
 
-/* Where a sample of this layout has its id: after the fixed fields before ID; 0: none. */
-static uint32_t id_offset(uint64_t st)
-{
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		return sizeof(struct perf_event_header);
-	if (!(st & PERF_SAMPLE_ID))
-		return 0;
-	return (uint32_t)(sizeof(struct perf_event_header) +
-			  8 * __builtin_popcountll(st & (PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-							 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR)));
+	if (t)
+		ms_decoder_init(&t->dec);
+	return t;
 }
 
 void ms_trimmer_attr(struct ms_trimmer *t, const struct ms_attr *a)
 {
-	uint32_t i;
-
-	for (i = 0; i < t->n_dec; i++) {
-		const struct ms_attr *b = &t->dec[i].attrs[0];
-
-		if (a->sample_type == b->sample_type && a->read_format == b->read_format &&
-		    a->sample_regs_user == b->sample_regs_user &&
-		    (a->flags & MS_ATTR_SAMPLE_ID_ALL) == (b->flags & MS_ATTR_SAMPLE_ID_ALL))
-			break;
-	}
-	if (i == t->n_dec) {
-		if (i == MS_TRIM_LAYOUTS) {
-			t->off = true;
-			return;
-		}
-		ms_decoder_init(&t->dec[i]);
-		t->id_at[i] = id_offset(a->sample_type);
-		t->n_dec++;
-	}
-	if (t->dec[i].n_attrs >= MS_DECODE_ATTRS_MAX || ms_decoder_add_attr(&t->dec[i], a) < 0)
+	if (t->dec.n_attrs >= MS_DECODE_ATTRS_MAX || ms_decoder_add_attr(&t->dec, a) < 0)
 		t->off = true;
 }
 
-/* Whether a lists id: the decoder keeps an attr's ids sorted. */
-static bool has_id(const struct ms_attr *a, uint64_t id)
+void ms_trimmer_tracepoint(struct ms_trimmer *t, const struct ms_tracepoint *tp)
 {
-	uint32_t lo = 0, hi = a->n_ids;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (a->ids[mid] == id)
-			return true;
-		if (a->ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
-/* The decoder of the sample rec of len bytes: by its id when layouts differ; NULL: none. */
-static const struct ms_decoder *decoder_of(const struct ms_trimmer *t, const uint8_t *rec,
-					   uint32_t len)
-{
-	if (t->n_dec == 1)
-		return &t->dec[0];
-	for (uint32_t i = 0; i < t->n_dec; i++) {
-		const struct ms_decoder *d = &t->dec[i];
-		uint64_t id;
-
-		if (!t->id_at[i] || t->id_at[i] + 8 > len)
-			continue;
-		memcpy(&id, rec + t->id_at[i], 8);
-		for (uint32_t k = 0; k < d->n_attrs; k++)
-			if (has_id(&d->attrs[k], id))
-				return d;
-	}
-	return NULL;
+	if (t->dec.n_tracepoints >= MS_DECODE_TRACEPOINTS_MAX ||
+	    ms_decoder_add_tracepoint(&t->dec, tp) < 0)
+		t->off = true;
 }
 
 static void put_u64(uint8_t *p, uint64_t v)
@@ -97,13 +39,15 @@ const uint8_t *ms_trim(struct ms_trimmer *t, uint32_t cpu, const uint8_t *rec, u
 	uint64_t size, keep;
 	uint32_t at, tail, out;
 	uint16_t size16;
-	const struct ms_decoder *dec;
+	int r;
 
-	if (t->off || !t->n_dec || *len < sizeof(struct perf_event_header) ||
+	if (t->off || !t->dec.n_attrs || *len < sizeof(struct perf_event_header) ||
 	    *len > sizeof(t->buf) ||
-	    ((const struct perf_event_header *)rec)->type != PERF_RECORD_SAMPLE ||
-	    !(dec = decoder_of(t, rec, *len)) ||
-	    ms_decode(dec, cpu, rec, *len, &t->d) != MS_DECODE_SAMPLE || !s->stack)
+	    ((const struct perf_event_header *)rec)->type != PERF_RECORD_SAMPLE)
+		return rec;
+	/* A switch-out's sample is the same memory as a sample's (decode.h). */
+	r = ms_decode(&t->dec, cpu, rec, *len, &t->d);
+	if ((r != MS_DECODE_SAMPLE && r != MS_DECODE_SWITCH_OUT) || !s->stack)
 		return rec;
 	/* The copy's size field is just before its bytes, dyn_size just after them. */
 	at = (uint32_t)(s->stack - rec);

@@ -21,14 +21,14 @@
 
 #include "perf/decode.h"
 
-/* Layouts of samples in one stream: the sampler's and the switch-outs'. */
-#define MS_TRIM_LAYOUTS 4
-
+/*
+ * The decoder knows every attr and tracepoint the collector wrote, so it
+ * picks each sample's layout by its id: the sampler's samples and the
+ * sched_switch samples (switch-outs) are cut alike.
+ */
 struct ms_trimmer {
-	bool off;		/* an attr did not fit: records go as they are */
-	uint32_t n_dec;
-	struct ms_decoder dec[MS_TRIM_LAYOUTS];	/* one per layout */
-	uint32_t id_at[MS_TRIM_LAYOUTS];	/* where its samples' id is; 0: none */
+	bool off;		/* an attr or tracepoint did not fit: records go as they are */
+	struct ms_decoder dec;
 	struct ms_decoded d;
 	uint8_t buf[65536];	/* the cut record (perf records are at most 64 KiB) */
 };
@@ -37,6 +37,8 @@ struct ms_trimmer {
 struct ms_trimmer *ms_trimmer_new(void);
 /* Learn an ATTR the collector wrote; one too many turns trimming off. */
 void ms_trimmer_attr(struct ms_trimmer *t, const struct ms_attr *a);
+/* Learn a TRACEPOINT the collector wrote (before its ATTR); one too many turns trimming off. */
+void ms_trimmer_tracepoint(struct ms_trimmer *t, const struct ms_tracepoint *tp);
 /*
  * The record to write for the kernel record rec of *len bytes from the
  * ring of CPU cpu: rec itself, or the cut copy in t's buffer with *len
