@@ -91,6 +91,7 @@ struct collector {
 	bool last_from_parent;
 	struct timespec last_at;
 	bool duration_done;
+	uint64_t end_ns;	/* when the events were disabled at the duration's end; 0: not yet */
 	bool final;			/* draining after the end: may block on output */
 	bool output_failed;
 	bool output_blocked;		/* records wait in the rings for the output */
@@ -779,7 +780,8 @@ static void govern(struct collector *c)
 {
 	struct ms_duty d;
 
-	if (!c->gov)
+	/* (the events stay off once the duration ended) */
+	if (!c->gov || c->duration_done)
 		return;
 	/* No new decision while one waits for the output: every change is in the stream. */
 	if (ms_governor_step(c->gov, now_ns(), !c->duty_waiting, &d)) {
@@ -892,6 +894,13 @@ static void handle_timer(struct collector *c)
 		return;
 	}
 	c->stop = STOP_DURATION;
+	/*
+	 * The recording ends here, before the program is ended: how it dies
+	 * is not part of it, and a thread asleep now stays asleep in the
+	 * capture (an off-CPU interval without an end), not woken by SIGTERM.
+	 */
+	ms_session_disable(&c->s);
+	c->end_ns = now_ns();
 	terminate_target(c, SIGTERM);
 }
 
@@ -1033,7 +1042,7 @@ static int write_epilogue(struct collector *c)
 	if (ms_problems_write(c->w, &c->problems) < 0 ||
 	    (c->gov && info_number(c, "budget-used-ppm",
 				   ms_governor_share(c->gov, now_ns())) < 0) ||
-	    info_number(c, "end-time", now_ns()) < 0)
+	    info_number(c, "end-time", c->end_ns ? c->end_ns : now_ns()) < 0)
 		return -1;
 	return ms_writer_trailer(c->w, true);
 }
