@@ -444,12 +444,12 @@ switches_of_every_thread() {
 		outs=$(awk -v t="$tid" '$1 == "switch-outs" && $3 == t { print $4 }' "$T/stats")
 		sw_out=$(awk -v t="$tid" '$1 == "switches" && $3 == t { print $5 }' "$T/stats")
 		sw_in=$(awk -v t="$tid" '$1 == "switches" && $3 == t { print $7 }' "$T/stats")
-		[ "${outs:-0}" -ge "$want" ] && [ "${sw_out:-0}" -ge "$want" ] &&
-			[ "${sw_in:-0}" -ge "$want" ] || {
+		if ! { [ "${outs:-0}" -ge "$want" ] && [ "${sw_out:-0}" -ge "$want" ] &&
+			[ "${sw_in:-0}" -ge "$want" ]; }; then
 			echo "thread $tid: $((vol + invol)) switches by its count, $lost records lost;" \
 				"recorded $outs switch-outs, $sw_out out, $sw_in in"
 			return 1
-		}
+		fi
 	done < <(grep '^thread ' "$2")
 	[ "$n" -eq 2 ]
 }
@@ -574,11 +574,13 @@ without_tracefs() {
 	command -v unshare >/dev/null || skip "unshare(1) (util-linux) is not installed"
 	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$MS_BUILDDIR/ms-collect" ||
 		skip "the user nobody cannot run programs in $MS_BUILDDIR"
+	# shellcheck disable=SC2016 # $0 is the inner shell's: the program to run
 	run --separate-stderr -4 without_tracefs setpriv --reuid=65534 --regid=65534 --clear-groups \
 		sh -c '"$0" --off-cpu -- true > /dev/null' "$MS_BUILDDIR/ms-collect"
 	[[ "$stderr" == *"tracefs is not mounted"* ]]
 	[[ "$stderr" == *"mount -t tracefs nodev /sys/kernel/tracing"* ]]
 	# With tracefs there, the tracepoint's raw data is what a user may not have.
+	# shellcheck disable=SC2016 # $0 is the inner shell's: the program to run
 	run --separate-stderr -4 setpriv --reuid=65534 --regid=65534 --clear-groups \
 		sh -c '"$0" --off-cpu -- true > /dev/null' "$MS_BUILDDIR/ms-collect"
 	[[ "$stderr" == *"run as root"* ]]

@@ -281,6 +281,7 @@ recorded() {
 
 # Bytes from hex digits ("0a1b" -> \x0a\x1b).
 hex() {
+	# shellcheck disable=SC2001 # one substitution per pair of digits: sed says it simply
 	printf '%b' "$(sed 's/../\\x&/g' <<<"$1")"
 }
 

@@ -20,7 +20,7 @@ offcpu_secs=$(echo "if ($seconds < 2) 2 else $seconds / 2" | bc)
 # rate_of FILE: the hand-off rate the fixture printed.
 rate_of() { sed -n 's/^handoffs .* rate \([0-9.]*\).*/\1/p' "$1"; }
 
-: >"$work/oc-alone" >"$work/oc-ms" >"$work/oc-perf" >"$work/oc-perf-offcpu"
+for f in alone ms perf perf-offcpu; do : >"$work/oc-$f"; done
 perf_offcpu=yes
 for _ in 1 2 3; do
 	"$sw" "$offcpu_secs" >"$work/o" 2>/dev/null && rate_of "$work/o" >>"$work/oc-alone"
