@@ -96,6 +96,13 @@ points() { awk -v a="$1" -v b="$2" 'BEGIN { d = (a - b) * 100; printf "%d\n", d 
 	# the holder sleeps holding the lock: its time is hold_lock's, not a wait for the lock
 	at_least "$(total_of holder.json hold_lock)" "$h" 90
 	[ "$(total_of holder.json lock_mutex)" -eq 0 ]
+	# the off-cpu view's wait sites: the system call and where the program made it
+	ms-analyze off-cpu --json --thread reader waits.msc > reader-off.json
+	jq -e '.causes[] | select(.cause == "sleeping") | .sites[0] |
+	       .syscall == "read" and (.functions | map(.name) | index("read_pipe") != null)' reader-off.json
+	ms-analyze off-cpu --json --thread waiter waits.msc > waiter-off.json
+	jq -e '.causes[] | select(.cause == "sleeping") | .sites[0] |
+	       .syscall == "futex" and (.functions | map(.name) | index("lock_mutex") != null)' waiter-off.json
 	# none of it is called I/O or lock: the scheduler said sleeping
 	ms-analyze off-cpu --json waits.msc > off.json
 	for t in reader waiter holder; do

@@ -16,6 +16,7 @@ libcommon_a_SOURCES += \
 	libcommon/analysis/intervals.h libcommon/analysis/intervals.c \
 	libcommon/analysis/offcpu.c \
 	libcommon/analysis/wall.c \
+	libcommon/analysis/waits.h libcommon/analysis/waits.c \
 	libcommon/analysis/report.c
 
 UNIT_TESTS += tests/unit/analysis-test

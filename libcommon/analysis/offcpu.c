@@ -14,6 +14,7 @@
 #include "analysis/analysis-internal.h"
 #include "analysis/intervals.h"
 #include "analysis/present.h"
+#include "analysis/waits.h"
 #include "capture/weight.h"
 #include "stream/records.h"
 #include "util/error.h"
@@ -255,20 +256,115 @@ static int write_cause_top(const struct ms_view_out *o, const struct ms_capture 
 	return ms_top_write(o, cap, &tq);
 }
 
+/* How many wait sites a cause's text lists: --limit, else this. */
+#define SITES_SHOWN 10
+
+/* "futex" for the capture string "__x64_sys_futex"; "-" for none. */
+static const char *syscall_label(const struct ms_capture *cap, uint32_t str)
+{
+	const char *name;
+
+	if (str == MS_NONE)
+		return "-";
+	name = cap->strings[str];
+	return name + ms_wait_syscall_name(name);
+}
+
+static void write_sites_text(const struct ms_view_out *o, const struct ms_capture *cap,
+			     const struct ms_off_cpu_view *v, const struct ms_wait_site *w,
+			     uint32_t n, uint32_t cause)
+{
+	FILE *out = o->f;
+	uint32_t shown = 0, total = 0, limit = v->query.limit ? v->query.limit : SITES_SHOWN;
+	char a[32];
+
+	for (uint32_t i = 0; i < n; i++)
+		total += w[i].cause == cause;
+	fprintf(out, "\nwhere threads were %s: by system call, the user function in it and where "
+		"its module was called from (%" PRIu32 " site%s", ms_off_cpu_cause_name(cause), total,
+		total == 1 ? "" : "s");
+	if (total > limit)
+		fprintf(out, ", the first %" PRIu32 " shown", limit);
+	fputs(")\n", out);
+	ms_style_put(out, o->color, MS_STYLE_HEADER);
+	fprintf(out, "%6s  %12s  %9s  %-16s  %s", "share", "off cpu", "intervals", "system call",
+		"in  <  from");
+	ms_style_put(out, o->color, MS_STYLE_RESET);
+	fputc('\n', out);
+	for (uint32_t i = 0; i < n && shown < limit; i++) {
+		if (w[i].cause != cause)
+			continue;
+		shown++;
+		ms_view_put_percent(o, ms_percent(w[i].ns, v->cause_ns[cause]));
+		fprintf(out, "  %12s  %9" PRIu64 "  %-16s  ", ns_text(a, sizeof(a), w[i].ns),
+			w[i].intervals, syscall_label(cap, w[i].syscall));
+		if (w[i].key[0] == MS_NONE) {
+			fputs("(no user frame)", out);
+		} else {
+			ms_view_put_key(o, &v->sel, w[i].key[0], 0, true);
+			if (w[i].key[1] != MS_NONE) {
+				fputs("  <  ", out);
+				ms_view_put_key(o, &v->sel, w[i].key[1], 0, false);
+			}
+		}
+		fputc('\n', out);
+	}
+}
+
 static int write_causes_text(const struct ms_view_out *o, const struct ms_capture *cap,
 			     const struct ms_query *q, const struct ms_off_cpu_view *v)
 {
-	uint32_t order[MS_CAUSE_COUNT], n = ms_off_cpu_view_causes(v, order), i;
+	uint32_t order[MS_CAUSE_COUNT], n = ms_off_cpu_view_causes(v, order), i, n_sites;
+	struct ms_wait_site *sites;
 
+	if (ms_wait_sites(&v->sel, &sites, &n_sites))
+		return -1;
 	for (i = 0; i < n; i++) {
 		if (!v->cause_ns[order[i]])
 			continue;
+		write_sites_text(o, cap, v, sites, n_sites, order[i]);
 		fprintf(o->f, "\nwhere threads were %s: functions by off-CPU time at switch-out\n",
 			ms_off_cpu_cause_name(order[i]));
-		if (write_cause_top(o, cap, q, order[i]))
+		if (write_cause_top(o, cap, q, order[i])) {
+			free(sites);
 			return -1;
+		}
 	}
+	free(sites);
 	return 0;
+}
+
+/* The wait sites of one cause, as JSON: every one. */
+static void write_sites_json(struct ms_json *j, const struct ms_capture *cap,
+			     const struct ms_off_cpu_view *v, const struct ms_wait_site *w,
+			     uint32_t n, uint32_t cause)
+{
+	ms_json_key(j, "sites");
+	ms_json_array_begin(j);
+	for (uint32_t i = 0; i < n; i++) {
+		if (w[i].cause != cause)
+			continue;
+		ms_json_object_begin(j);
+		ms_json_key(j, "syscall");
+		if (w[i].syscall == MS_NONE)
+			ms_json_null(j);
+		else
+			ms_json_string(j, syscall_label(cap, w[i].syscall));
+		ms_json_key(j, "total");
+		ms_json_uint(j, w[i].ns);
+		ms_json_key(j, "intervals");
+		ms_json_uint(j, w[i].intervals);
+		ms_json_key(j, "functions");
+		ms_json_array_begin(j);
+		for (int k = 0; k < 2 && w[i].key[k] != MS_NONE; k++) {
+			ms_json_object_begin(j);
+			ms_key_json(j, cap, &v->sel.keys, w[i].key[k]);
+			ms_json_object_end(j);
+		}
+		ms_json_array_end(j);
+		ms_json_object_end(j);
+	}
+	ms_json_array_end(j);
 }
 
 static void write_json_head(struct ms_json *j, const struct ms_off_cpu_view *v)
@@ -314,9 +410,12 @@ void ms_off_cpu_json_incomplete(struct ms_json *j, const struct ms_off_cpu_view 
 static int write_json(const struct ms_view_out *o, const struct ms_capture *cap,
 		      const struct ms_query *q, const struct ms_off_cpu_view *v)
 {
-	uint32_t order[MS_CAUSE_COUNT], n = ms_off_cpu_view_causes(v, order), i, k;
+	uint32_t order[MS_CAUSE_COUNT], n = ms_off_cpu_view_causes(v, order), i, k, n_sites;
+	struct ms_wait_site *sites;
 	struct ms_json j;
 
+	if (ms_wait_sites(&v->sel, &sites, &n_sites))
+		return -1;
 	ms_json_init(&j, o->f);
 	ms_json_object_begin(&j);
 	write_json_head(&j, v);
@@ -337,14 +436,18 @@ static int write_json(const struct ms_view_out *o, const struct ms_capture *cap,
 		ms_json_uint(&j, v->cause_ns[order[i]]);
 		ms_json_key(&j, "intervals");
 		ms_json_uint(&j, v->cause_intervals[order[i]]);
+		write_sites_json(&j, cap, v, sites, n_sites, order[i]);
 		/* the cause's top view, its own object */
 		ms_json_key(&j, "top");
 		part.f = open_memstream(&buf, &len);
-		if (!part.f)
+		if (!part.f) {
+			free(sites);
 			return ms_error("out of memory writing the off-CPU view");
+		}
 		rc = write_cause_top(&part, cap, q, order[i]);
 		if (fclose(part.f) || rc) {
 			free(buf);
+			free(sites);
 			return rc ? -1 : ms_error("out of memory writing the off-CPU view");
 		}
 		while (len && buf[len - 1] == '\n')
@@ -386,6 +489,7 @@ static int write_json(const struct ms_view_out *o, const struct ms_capture *cap,
 	ms_json_array_end(&j);
 	ms_json_object_end(&j);
 	fputc('\n', o->f);
+	free(sites);
 	return 0;
 }
 

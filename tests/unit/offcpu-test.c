@@ -20,6 +20,7 @@
 #include "analysis/analysis.h"
 #include "analysis/intervals.h"
 #include "analysis/select.h"
+#include "analysis/waits.h"
 #include "capture/capture.h"
 #include "stream/records.h"
 #include "tests/unit/stderr-capture.h"
@@ -508,10 +509,14 @@ static void test_off_cpu_view_json(void **state)
 			     "{\"missing\":\"ended-inside\",\"intervals\":1,\"at_least_ns\":10000000},"
 			     "{\"missing\":\"lost-end\",\"intervals\":1,\"at_least_ns\":0}]},"
 			     "\"causes\":[{\"cause\":\"sleeping\",\"total\":58000000,\"intervals\":3,"
-			     "\"top\":{\"source\":\"intervals\",\"unit\":\"ns\",\"by\":\"function\","
-			     "\"look\":\"native\",\"intervals\":3,\"total\":58000000,\"capture_total\":103000000,"
-			     "\"functions\":[");
-	expect_in(text, "},{\"cause\":\"blocked\",\"total\":40000000,\"intervals\":1,\"top\":{");
+			     "\"sites\":[{\"syscall\":null,\"total\":50000000,\"intervals\":2,"
+			     "\"functions\":[{\"name\":\"nanosleep\",\"module\":\"libc.so.6\"");
+	expect_in(text, "{\"syscall\":null,\"total\":8000000,\"intervals\":1,"
+		  "\"functions\":[{\"name\":\"futex_wait\",");
+	expect_in(text, "\"top\":{\"source\":\"intervals\",\"unit\":\"ns\",\"by\":\"function\","
+		  "\"look\":\"native\",\"intervals\":3,\"total\":58000000,\"capture_total\":103000000,"
+		  "\"functions\":[");
+	expect_in(text, "},{\"cause\":\"blocked\",\"total\":40000000,\"intervals\":1,\"sites\":[{");
 	expect_in(text, "\"threads\":[{\"pid\":10,\"tid\":10,\"name\":\"main\",\"total\":55000000,"
 		  "\"intervals\":3,\"incomplete\":1,\"causes\":{\"unknown\":0,\"preempted\":5000000,"
 		  "\"sleeping\":50000000,\"blocked\":0}},{\"pid\":10,\"tid\":11,");
@@ -945,6 +950,129 @@ static void test_rows_past_tables(void **state)
 }
 
 /* Every view of the off-CPU capture, text and JSON, under several queries: the same bytes twice. */
+/* The node of a stack of n frames (outermost first), made as needed. */
+static uint32_t chain(struct tcap *t, uint32_t n, const uint32_t *frames)
+{
+	uint32_t parent = MS_NONE;
+
+	for (uint32_t d = 0; d < n; d++) {
+		uint32_t i;
+
+		for (i = 0; i < t->cap.n_stacks; i++)
+			if (t->stacks[i].parent == parent && t->stacks[i].frame == frames[d])
+				break;
+		if (i == t->cap.n_stacks) {
+			assert_true(i < 16);
+			t->stacks[i] = (struct ms_cap_stack){ parent, frames[d], d + 1 };
+			t->cap.n_stacks++;
+		}
+		parent = i;
+	}
+	return parent;
+}
+
+/*
+ * Wait sites: the system call (the outermost kernel frame named like its
+ * entry), the innermost user function and where its module was called
+ * from; ordered by time, summed per (cause, call, functions).
+ */
+static void test_wait_sites(void **state)
+{
+	struct tcap *t = calloc(1, sizeof(*t));
+	uint32_t app, libc, kern, f_main, f_lock, f_mlock, f_wait, f_entry, f_sys, f_helper,
+		 f_sched, f_read, f_kread, f_comp, f_irq, s_futex, s_read, s_pre;
+	struct ms_query q = query(MS_VIEW_TOP);
+	struct ms_select sel;
+	struct ms_wait_site *w;
+	uint32_t n;
+
+	(void)state;
+	assert_non_null(t);
+	t->cap.major = MS_CAPTURE_MAJOR;
+	t->cap.minor = MS_CAPTURE_MINOR;
+	t->cap.flags = MS_CAPTURE_OFF_CPU;
+	t->cap.strings = t->strings;
+	t->cap.modules = t->modules;
+	t->cap.frames = t->frames;
+	t->cap.stacks = t->stacks;
+	t->cap.threads = t->threads;
+	t->cap.intervals = t->intervals;
+	t->cap.evidence = t->evidence;
+	t->cap.target_exit_code = -1;
+	str(t, "");
+	t->modules[0] = (struct ms_cap_module){ .path = str(t, "/usr/bin/app"), .kind = MS_MODULE_FILE };
+	t->modules[1] = (struct ms_cap_module){ .path = str(t, "/lib/libc.so.6"), .kind = MS_MODULE_FILE };
+	t->modules[2] = (struct ms_cap_module){ .path = str(t, "[kernel.kallsyms]"),
+						.kind = MS_MODULE_KERNEL };
+	t->cap.n_modules = 3;
+	app = 0, libc = 1, kern = 2;
+	f_main = frame(t, app, 0x1000, "main");
+	f_lock = frame(t, app, 0x1100, "lock_it");
+	f_mlock = frame(t, libc, 0x2000, "pthread_mutex_lock");
+	f_wait = frame(t, libc, 0x2100, "lll_lock_wait");
+	f_read = frame(t, libc, 0x2200, "read");
+	f_comp = frame(t, app, 0x1200, "compute");
+	f_entry = frame(t, kern, 0xffff0000, "entry_SYSCALL_64");
+	f_sys = frame(t, kern, 0xffff0100, "__x64_sys_futex");
+	f_helper = frame(t, kern, 0xffff0200, "__se_sys_helper_not_the_call");
+	f_kread = frame(t, kern, 0xffff0300, "ksys_read");
+	f_irq = frame(t, kern, 0xffff0400, "asm_sysvec_apic_timer_interrupt");
+	f_sched = frame(t, kern, 0xffff0500, "__schedule");
+	s_futex = chain(t, 7, (uint32_t[]){ f_main, f_lock, f_mlock, f_wait, f_entry, f_sys,
+					   f_helper });
+	s_futex = chain(t, 8, (uint32_t[]){ f_main, f_lock, f_mlock, f_wait, f_entry, f_sys,
+					   f_helper, f_sched });
+	s_read = chain(t, 4, (uint32_t[]){ f_main, f_read, f_kread, f_sched });
+	s_pre = chain(t, 4, (uint32_t[]){ f_main, f_comp, f_irq, f_sched });
+	t->threads[0] = (struct ms_cap_thread){ 10, 10, str(t, "app"), 0, 0 };
+	t->cap.n_threads = 1;
+	t->evidence[0] = (struct ms_cap_evidence){ MS_CAUSE_PREEMPTED, MS_EVIDENCE_STATE, 0x100, 0 };
+	t->evidence[1] = (struct ms_cap_evidence){ MS_CAUSE_SLEEPING, MS_EVIDENCE_STATE, 1, 0 };
+	t->cap.n_evidence = 2;
+	interval(t, 0, 10, 20, MS_INTERVAL_COMPLETE, 1, s_futex);	/* 10 ms */
+	interval(t, 0, 21, 50, MS_INTERVAL_COMPLETE, 1, s_read);	/* 29 ms */
+	interval(t, 0, 51, 52, MS_INTERVAL_COMPLETE, 0, s_pre);		/*  1 ms */
+	interval(t, 0, 60, 70, MS_INTERVAL_COMPLETE, 1, s_futex);	/* 10 ms */
+	interval(t, 0, 80, 0, MS_INTERVAL_ENDED_INSIDE, 1, s_futex);	/* no time */
+	q.unit = MS_UNIT_OFF_CPU;
+	assert_int_equal(ms_select_build(&sel, &t->cap, &q), 0);
+	assert_int_equal(ms_wait_sites(&sel, &w, &n), 0);
+	assert_int_equal(n, 3);
+	/* read's 29 ms first; its call named by ksys_read; read is called from main */
+	assert_int_equal(w[0].ns, 29 * MS_);
+	assert_int_equal(w[0].intervals, 1);
+	assert_int_equal(w[0].cause, MS_CAUSE_SLEEPING);
+	assert_string_equal(t->strings[w[0].syscall], "ksys_read");
+	assert_string_equal(sel.keys.keys[w[0].key[0]].label, "read");
+	assert_string_equal(sel.keys.keys[w[0].key[1]].label, "main");
+	/* the futex wait, twice: the outermost named frame is the call, not a helper inside it;
+	   the innermost function, then where libc was called from (lock_it, not pthread_mutex_lock) */
+	assert_int_equal(w[1].ns, 20 * MS_);
+	assert_int_equal(w[1].intervals, 2);
+	assert_string_equal(t->strings[w[1].syscall], "__x64_sys_futex");
+	assert_int_equal(ms_wait_syscall_name(t->strings[w[1].syscall]), strlen("__x64_sys_"));
+	assert_string_equal(sel.keys.keys[w[1].key[0]].label, "lll_lock_wait");
+	assert_string_equal(sel.keys.keys[w[1].key[1]].label, "lock_it");
+	/* preempted in user code: no system call; one module: the direct caller */
+	assert_int_equal(w[2].cause, MS_CAUSE_PREEMPTED);
+	assert_int_equal(w[2].syscall, MS_NONE);
+	assert_string_equal(sel.keys.keys[w[2].key[0]].label, "compute");
+	assert_string_equal(sel.keys.keys[w[2].key[1]].label, "main");
+	free(w);
+	ms_select_release(&sel);
+	/* --cause narrows them */
+	q.causes = 1u << MS_CAUSE_PREEMPTED;
+	assert_int_equal(ms_select_build(&sel, &t->cap, &q), 0);
+	assert_int_equal(ms_wait_sites(&sel, &w, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(w[0].cause, MS_CAUSE_PREEMPTED);
+	free(w);
+	ms_select_release(&sel);
+	assert_int_equal(ms_wait_syscall_name("schedule"), 0);
+	assert_int_equal(ms_wait_syscall_name("__x64_sys_"), 0);
+	free(t);
+}
+
 static void test_deterministic(void **state)
 {
 	struct tcap *t = offcpu_capture(), *u = offcpu_capture();
@@ -1005,6 +1133,7 @@ int main(void)
 		cmocka_unit_test(test_query_checks),
 		cmocka_unit_test(test_interval_helpers),
 		cmocka_unit_test(test_rows_past_tables),
+		cmocka_unit_test(test_wait_sites),
 		cmocka_unit_test(test_deterministic),
 	};
 
