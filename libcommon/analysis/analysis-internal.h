@@ -28,6 +28,11 @@ void ms_view_json_head(struct ms_json *j, const struct ms_select *s);
  */
 void ms_view_put_key(const struct ms_view_out *o, const struct ms_select *s, uint32_t key,
 		     size_t width, bool with_module);
+/* The keys "pid", "tid" and "name" of capture thread th, into an open object. */
+void ms_view_json_thread(struct ms_json *j, const struct ms_capture *cap,
+			 const struct ms_cap_thread *th);
+/* The capture's problems table as a JSON array of {stage, code, count, detail}. */
+void ms_view_json_problem_rows(struct ms_json *j, const struct ms_capture *cap);
 /* "12.5%" in the heat colour of its share when colour is on. */
 void ms_view_put_percent(const struct ms_view_out *o, double percent);
 

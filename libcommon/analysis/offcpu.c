@@ -465,12 +465,7 @@ static int write_json(const struct ms_view_out *o, const struct ms_capture *cap,
 		const struct ms_cap_thread *th = &cap->threads[t->thread];
 
 		ms_json_object_begin(&j);
-		ms_json_key(&j, "pid");
-		ms_json_uint(&j, th->pid);
-		ms_json_key(&j, "tid");
-		ms_json_uint(&j, th->tid);
-		ms_json_key(&j, "name");
-		ms_json_string(&j, cap->strings[th->name]);
+		ms_view_json_thread(&j, cap, th);
 		ms_json_key(&j, "total");
 		ms_json_uint(&j, t->total);
 		ms_json_key(&j, "intervals");

@@ -485,7 +485,6 @@ static void write_recording_json(FILE *out, const struct ms_capture *cap,
 				 const struct ms_off_cpu_view *v)
 {
 	struct ms_json j;
-	uint32_t i;
 
 	ms_json_init(&j, out);
 	j.need_comma = true;
@@ -501,22 +500,7 @@ static void write_recording_json(FILE *out, const struct ms_capture *cap,
 		ms_json_null(&j);
 	}
 	ms_json_key(&j, "recording");
-	ms_json_array_begin(&j);
-	for (i = 0; i < cap->n_problems; i++) {
-		const struct ms_cap_problem *p = &cap->problems[i];
-
-		ms_json_object_begin(&j);
-		ms_json_key(&j, "stage");
-		ms_json_string(&j, cap->strings[p->stage]);
-		ms_json_key(&j, "code");
-		ms_json_string(&j, cap->strings[p->code]);
-		ms_json_key(&j, "count");
-		ms_json_uint(&j, p->count);
-		ms_json_key(&j, "detail");
-		ms_json_string(&j, cap->strings[p->detail]);
-		ms_json_object_end(&j);
-	}
-	ms_json_array_end(&j);
+	ms_view_json_problem_rows(&j, cap);
 }
 
 int ms_sym_problems_write(FILE *out, const struct ms_capture *cap, bool json)

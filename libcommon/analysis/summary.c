@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/intervals.h"
+#include "analysis/analysis-internal.h"
 #include "analysis/present.h"
 #include "capture/funcs.h"
 #include "capture/weight.h"
@@ -706,22 +707,7 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 	ms_json_object_end(&j);
 
 	ms_json_key(&j, "problems");
-	ms_json_array_begin(&j);
-	for (i = 0; i < cap->n_problems; i++) {
-		const struct ms_cap_problem *p = &cap->problems[i];
-
-		ms_json_object_begin(&j);
-		ms_json_key(&j, "stage");
-		ms_json_string(&j, cap->strings[p->stage]);
-		ms_json_key(&j, "code");
-		ms_json_string(&j, cap->strings[p->code]);
-		ms_json_key(&j, "count");
-		ms_json_uint(&j, p->count);
-		ms_json_key(&j, "detail");
-		ms_json_string(&j, cap->strings[p->detail]);
-		ms_json_object_end(&j);
-	}
-	ms_json_array_end(&j);
+	ms_view_json_problem_rows(&j, cap);
 	ms_json_object_end(&j);
 	fputc('\n', out);
 }

@@ -89,12 +89,7 @@ int ms_threads_write(const struct ms_view_out *o, const struct ms_capture *cap,
 			const struct ms_cap_thread *t = &cap->threads[rows[i].thread];
 
 			ms_json_object_begin(&j);
-			ms_json_key(&j, "pid");
-			ms_json_uint(&j, t->pid);
-			ms_json_key(&j, "tid");
-			ms_json_uint(&j, t->tid);
-			ms_json_key(&j, "name");
-			ms_json_string(&j, cap->strings[t->name]);
+			ms_view_json_thread(&j, cap, t);
 			ms_json_key(&j, s.unit == MS_UNIT_OFF_CPU ? "intervals" : "samples");
 			ms_json_uint(&j, rows[i].samples);
 			ms_json_key(&j, "total");

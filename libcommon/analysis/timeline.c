@@ -266,12 +266,7 @@ static void write_off_json(struct ms_json *j, const struct ms_capture *cap, cons
 		if (!off_lane_shown(l, t))
 			continue;
 		ms_json_object_begin(j);
-		ms_json_key(j, "pid");
-		ms_json_uint(j, th->pid);
-		ms_json_key(j, "tid");
-		ms_json_uint(j, th->tid);
-		ms_json_key(j, "name");
-		ms_json_string(j, cap->strings[th->name]);
+		ms_view_json_thread(j, cap, th);
 		ms_json_key(j, "total");
 		ms_json_uint(j, l->totals[t]);
 		ms_json_key(j, "incomplete");
@@ -421,12 +416,7 @@ static void write_json(const struct ms_view_out *o, const struct ms_select *s,
 		if (!totals[t] || ms_select_percent(s, totals[t]) < s->q->hide_below)
 			continue;
 		ms_json_object_begin(&j);
-		ms_json_key(&j, "pid");
-		ms_json_uint(&j, th->pid);
-		ms_json_key(&j, "tid");
-		ms_json_uint(&j, th->tid);
-		ms_json_key(&j, "name");
-		ms_json_string(&j, cap->strings[th->name]);
+		ms_view_json_thread(&j, cap, th);
 		ms_json_key(&j, "total");
 		ms_json_uint(&j, totals[t]);
 		ms_json_key(&j, "buckets");

@@ -206,3 +206,34 @@ int ms_view_write(const struct ms_view_out *o, const struct ms_capture *cap,
 				ms_view_name(q->view));
 	}
 }
+
+void ms_view_json_thread(struct ms_json *j, const struct ms_capture *cap,
+			 const struct ms_cap_thread *th)
+{
+	ms_json_key(j, "pid");
+	ms_json_uint(j, th->pid);
+	ms_json_key(j, "tid");
+	ms_json_uint(j, th->tid);
+	ms_json_key(j, "name");
+	ms_json_string(j, cap->strings[th->name]);
+}
+
+void ms_view_json_problem_rows(struct ms_json *j, const struct ms_capture *cap)
+{
+	ms_json_array_begin(j);
+	for (uint32_t i = 0; i < cap->n_problems; i++) {
+		const struct ms_cap_problem *p = &cap->problems[i];
+
+		ms_json_object_begin(j);
+		ms_json_key(j, "stage");
+		ms_json_string(j, cap->strings[p->stage]);
+		ms_json_key(j, "code");
+		ms_json_string(j, cap->strings[p->code]);
+		ms_json_key(j, "count");
+		ms_json_uint(j, p->count);
+		ms_json_key(j, "detail");
+		ms_json_string(j, cap->strings[p->detail]);
+		ms_json_object_end(j);
+	}
+	ms_json_array_end(j);
+}
