@@ -137,9 +137,11 @@ static int check_written(const char *path, const char *output, bool off_cpu)
 		}
 	}
 	if (off_cpu)
-		snprintf(intervals, sizeof(intervals), ", %u off-CPU intervals", cap->n_intervals);
-	fprintf(stderr, "microscope: wrote '%s': %u samples%s, %u threads%s\n", output,
-		cap->n_samples, intervals, cap->n_threads,
+		snprintf(intervals, sizeof(intervals), ", %u off-CPU interval%s", cap->n_intervals,
+			 cap->n_intervals == 1 ? "" : "s");
+	fprintf(stderr, "microscope: wrote '%s': %u sample%s%s, %u thread%s%s\n", output,
+		cap->n_samples, cap->n_samples == 1 ? "" : "s", intervals, cap->n_threads,
+		cap->n_threads == 1 ? "" : "s",
 		cap->lost_kernel + cap->lost_collector ? " (some records were lost: see the report)" : "");
 	ms_capture_free(cap);
 	return 0;
