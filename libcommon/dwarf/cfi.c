@@ -358,12 +358,11 @@ static bool callee_saved(int reg)
 }
 
 /*
- * The parts of rule r that follow from its CFA, listed registers (in
- * register order), undef mask and MS_CFI_SIGNAL: the other flags, masks
- * and fast step. Shared by rules made from libdw and rules read from the
- * cache, so that a cached rule cannot carry a step its registers deny.
+ * (cfi.h) Shared by rules made from libdw, rules read from the cache and
+ * rules proved from JIT code (jit/prove.h), so that no rule can carry a
+ * step its registers deny.
  */
-static void finish_rule(struct ms_cfi_rule *r)
+void ms_cfi_rule_finish(struct ms_cfi_rule *r)
 {
 	const struct ms_reg_rule *rbp = NULL, *ra = NULL;
 
@@ -450,7 +449,7 @@ static int make_rule(struct ms_cfi *c, Dwarf_Frame *f, struct ms_cfi_rule *r)
 		else if (rr[reg].kind)
 			r->regs[r->n++] = rr[reg];
 	}
-	finish_rule(r);
+	ms_cfi_rule_finish(r);
 	return 1;
 }
 
@@ -681,7 +680,7 @@ struct cache_reg {
 	int32_t arg;
 };
 
-/* What a rule is made of; the rest follows from it (finish_rule()). */
+/* What a rule is made of; the rest follows from it (ms_cfi_rule_finish()). */
 struct cache_rule {
 	int32_t cfa_arg;
 	uint32_t undef;
@@ -765,7 +764,7 @@ static bool cache_rule_read(const struct cache_rule *k, struct ms_cfi_rule *r)
 	/* make_rule() always gives %rsp a rule. */
 	if (!(listed & (1u << MS_DW_RSP)))
 		return false;
-	finish_rule(r);
+	ms_cfi_rule_finish(r);
 	return true;
 }
 

@@ -130,6 +130,13 @@ struct ms_cfi_rule {
 	struct ms_reg_rule regs[MS_RULE_REGS];
 };
 
+/*
+ * The parts of rule r that follow from its CFA, listed registers (in
+ * register order), undef mask and MS_CFI_SIGNAL: the other flags, the
+ * masks and the fast step. Every rule is finished by it, however made.
+ */
+void ms_cfi_rule_finish(struct ms_cfi_rule *r);
+
 struct ms_cfi;
 
 /* Where a module's CFI was found; counted per module for --stats. */
