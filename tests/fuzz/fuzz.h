@@ -1,7 +1,8 @@
 /*
  * Fuzz targets of the parsers of untrusted bytes: the importers
  * (formats/formats.h), the perf record decoder and the stream reader, the
- * unwinder and its CFI rows cache, and the capture reader. Each takes any
+ * unwinder and its CFI rows cache, the capture reader, and the JIT frame
+ * prover. Each takes any
  * bytes; the code under test either refuses them with a message or gives
  * a result whose documented invariants the target checks: anything else
  * aborts, which libFuzzer reports as a crash. Each file's head says what
@@ -9,7 +10,7 @@
  *
  * Built two ways: by `make fuzz` with clang -fsanitize=fuzzer (each file
  * then defines LLVMFuzzerTestOneInput), and, with MS_FUZZ_REPLAY, into
- * tests/unit/formats-, stream-, unwind- and capture-corpus-test, which
+ * tests/unit/formats-, stream-, unwind-, capture- and prove-corpus-test, which
  * replay the committed corpus (tests/fuzz/corpus/NAME) in `make check`.
  */
 #ifndef MS_TESTS_FUZZ_H
@@ -27,6 +28,7 @@ int ms_fuzz_stream(const uint8_t *data, size_t size);
 int ms_fuzz_unwind(const uint8_t *data, size_t size);
 int ms_fuzz_cfirows(const uint8_t *data, size_t size);
 int ms_fuzz_capture(const uint8_t *data, size_t size);
+int ms_fuzz_prove(const uint8_t *data, size_t size);
 /* The checks the importers' targets make on what an import returned. */
 void ms_fuzz_check(struct ms_capture *cap);
 
