@@ -3,8 +3,10 @@
  *
  * The input: two bytes (little-endian) choosing pc's offset from the
  * entry, taken modulo the code's length + 16 so that pcs past the end are
- * tried too; then the code. The code is copied into a buffer of exactly
- * its size, so that AddressSanitizer sees any read past it.
+ * tried too; then the code, of which at most MAX_CODE bytes are used. The
+ * code is copied to the end of a mapping followed by a page that cannot be
+ * read: Zydis is not built with the sanitizers, so a read past the bytes
+ * must fault to be seen.
  *
  * Checked (abort() when broken):
  *  - a result is one of the enum's, with a name;
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "dwarf/step.h"
 #include "jit/prove.h"
@@ -43,8 +46,11 @@
 #define CALLEE_SAVED ((1u << MS_DW_RBX) | (1u << MS_DW_RBP) | (0xfu << 12))
 /* The stack a step reads: frames up to this deep are stepped. */
 #define STEP_STACK 4096
+#define MAX_CODE (64u << 10)
+#define PAGE 4096u
 
 static struct ms_prover *prover;
+static uint8_t *area;		/* MAX_CODE bytes, then the guard page */
 
 static void check_frame(const struct ms_proved_frame *f, uint64_t off)
 {
@@ -122,13 +128,16 @@ int ms_fuzz_prove(const uint8_t *data, size_t size)
 	if (!prover) {
 		prover = ms_prover_new();
 		CHECK(prover);
+		area = mmap(NULL, MAX_CODE + PAGE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHECK(area != MAP_FAILED);
+		CHECK(mprotect(area + MAX_CODE, PAGE, PROT_NONE) == 0);
 	}
 	if (size < 2)
 		return 0;
-	len = size - 2;
+	len = size - 2 < MAX_CODE ? size - 2 : MAX_CODE;
 	off = ((uint64_t)data[0] | (uint64_t)data[1] << 8) % (len + 16);
-	code = malloc(len ? len : 1);
-	CHECK(code);
+	code = area + MAX_CODE - len;
 	memcpy(code, data + 2, len);
 
 	res = ms_prove(prover, code, len, ENTRY, ENTRY + off, &f);
@@ -139,13 +148,15 @@ int ms_fuzz_prove(const uint8_t *data, size_t size)
 		check_frame(&f, off);
 		CHECK(ms_prove(prover, code, len, ENTRY, ENTRY + off, &again) == MS_PROVE_OK);
 		CHECK(memcmp(&f, &again, sizeof(f)) == 0);
-		CHECK(ms_prove(prover, code, off + 1, ENTRY, ENTRY + off, &again) == MS_PROVE_OK);
+		/* the code cut after pc's first byte, moved to end at the guard page too */
+		memmove(area + MAX_CODE - (off + 1), code, off + 1);
+		CHECK(ms_prove(prover, area + MAX_CODE - (off + 1), off + 1, ENTRY, ENTRY + off,
+			       &again) == MS_PROVE_OK);
 		CHECK(memcmp(&f, &again, sizeof(f)) == 0);
 		check_rule(&f);
 	} else {
 		CHECK(ms_prove(prover, code, len, ENTRY, ENTRY + off, &again) == res);
 	}
-	free(code);
 	return 0;
 }
 

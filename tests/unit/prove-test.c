@@ -331,6 +331,7 @@ static void test_not_reached(void **state)
 	static const uint8_t ud2[] = { 0x0f, 0x0b, 0x90 };	/* ud2; nop */
 	static const uint8_t hlt[] = { 0xf4, 0x90 };	/* hlt; nop */
 	static const uint8_t loop[] = { 0xe2, 0xfe, 0x90 };	/* loop -2; nop */
+	static const uint8_t sysret[] = { 0x48, 0x0f, 0x07, 0x90 };	/* sysretq; nop */
 
 	(void)state;
 	/* at the jump itself the frame is proved */
@@ -346,6 +347,8 @@ static void test_not_reached(void **state)
 	expect_fail(ud2, sizeof(ud2), 2, MS_PROVE_NOT_REACHED_TRAP);
 	expect_fail(hlt, sizeof(hlt), 1, MS_PROVE_NOT_REACHED_TRAP);
 	expect_fail(loop, sizeof(loop), 2, MS_PROVE_NOT_REACHED_JUMP);
+	/* no branch by category: caught as a write to the pc */
+	expect_fail(sysret, sizeof(sysret), 3, MS_PROVE_NOT_REACHED_JUMP);
 }
 
 static void test_undecodable_and_cut(void **state)
@@ -402,6 +405,12 @@ static void test_writes_rsp(void **state)
 		0x48, 0x81, 0xec, 0x00, 0x00, 0x00, 0x02,	/* 0: sub rsp, 0x2000000 */
 		0x90,						/* 7: nop */
 	};
+	static const uint8_t deeper[] = {
+		0x48, 0x81, 0xec, 0x00, 0x00, 0x60, 0x00,	/* 0: sub rsp, 0x600000 */
+		0x48, 0x81, 0xec, 0x00, 0x00, 0x60, 0x00,	/* 7: sub rsp, 0x600000 */
+		0x48, 0x81, 0xec, 0x00, 0x00, 0x60, 0x00,	/* 14: sub rsp, 0x600000 */
+		0x90,						/* 21: nop */
+	};
 
 	(void)state;
 	expect_fail(and_rsp, sizeof(and_rsp), 4, MS_PROVE_WRITES_RSP);
@@ -419,6 +428,9 @@ static void test_writes_rsp(void **state)
 	expect_fail(write_ra, sizeof(write_ra), 4, MS_PROVE_WRITES_RA);
 	expect_fail(write_ra_fp, sizeof(write_ra_fp), 8, MS_PROVE_WRITES_RA);
 	expect_fail(deep, sizeof(deep), 7, MS_PROVE_TOO_DEEP);
+	/* each step is small, the sum is not */
+	expect(deeper, sizeof(deeper), 14, MS_DW_RSP, 0xc00008, 0xc00008, 0, 0);
+	expect_fail(deeper, sizeof(deeper), 21, MS_PROVE_TOO_DEEP);
 }
 
 /* Callee-saved registers: written before saved (lost), saved by mov, slots overwritten. */
@@ -444,9 +456,31 @@ static void test_callee_saved(void **state)
 		0x48, 0x89, 0xfd,		/* 4: mov rbp, rdi (rbp as a plain register) */
 		0x90,				/* 7: nop */
 	};
+	static const uint8_t popped_away[] = {
+		0x53,		/* 0: push rbx */
+		0x58,		/* 1: pop rax (rbx's slot freed) */
+		0x90,		/* 2: nop */
+	};
+	static const uint8_t popped_lost[] = {
+		0x53,		/* 0: push rbx */
+		0x31, 0xdb,	/* 1: xor ebx, ebx */
+		0x58,		/* 3: pop rax (rbx's slot freed, rbx not the caller's) */
+		0x90,		/* 4: nop */
+	};
+	static const uint8_t crossed[] = {
+		0x53,		/* 0: push rbx */
+		0x41, 0x54,	/* 1: push r12 */
+		0x5b,		/* 3: pop rbx (r12's slot: rbx is not the caller's now) */
+		0x90,		/* 4: nop */
+	};
 	struct ms_proved_frame f;
 
 	(void)state;
+	expect(crossed, sizeof(crossed), 4, MS_DW_RSP, 16, 16, RBX_BIT, 0);
+	expect(popped_away, sizeof(popped_away), 1, MS_DW_RSP, 16, 16, RBX_BIT, 0);
+	expect(popped_away, sizeof(popped_away), 2, MS_DW_RSP, 8, 8, 0, 0);
+	expect(popped_lost, sizeof(popped_lost), 3, MS_DW_RSP, 16, 16, RBX_BIT, 0);
+	expect(popped_lost, sizeof(popped_lost), 4, MS_DW_RSP, 8, 8, 0, RBX_BIT);
 	expect(lost, sizeof(lost), 8, MS_DW_RSP, 24, 24, 1u << 13, RBX_BIT);
 	assert_int_equal(at(lost, sizeof(lost), 8, &f), MS_PROVE_OK);
 	assert_int_equal(f.save_off[13], -24);
