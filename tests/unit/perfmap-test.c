@@ -325,6 +325,9 @@ static void test_unmap(void **state)
 	feed(t, "2000 80 D\n");
 	assert_string_equal(name_at(t, 0x2050), "D");
 	assert_null(name_at(t, 0x2090));
+	/* The ended functions' ranges left the index; an ended one is not replaced. */
+	assert_int_equal(t->n_seg, 2);
+	assert_int_equal(t->c.replaced, 0);
 	/* A function only partly under the mapping ends whole. */
 	assert_int_equal(ms_perfmap_unmap(t, 0x10ff, 0x1100), 0);
 	assert_null(name_at(t, 0x1000));
