@@ -27,6 +27,7 @@ int ms_fuzz_stream(const uint8_t *data, size_t size);
 int ms_fuzz_unwind(const uint8_t *data, size_t size);
 int ms_fuzz_cfirows(const uint8_t *data, size_t size);
 int ms_fuzz_capture(const uint8_t *data, size_t size);
+int ms_fuzz_perfmap(const uint8_t *data, size_t size);
 /* The checks the importers' targets make on what an import returned. */
 void ms_fuzz_check(struct ms_capture *cap);
 
