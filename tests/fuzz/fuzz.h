@@ -29,6 +29,7 @@ int ms_fuzz_unwind(const uint8_t *data, size_t size);
 int ms_fuzz_cfirows(const uint8_t *data, size_t size);
 int ms_fuzz_capture(const uint8_t *data, size_t size);
 int ms_fuzz_prove(const uint8_t *data, size_t size);
+int ms_fuzz_perfmap(const uint8_t *data, size_t size);
 /* The checks the importers' targets make on what an import returned. */
 void ms_fuzz_check(struct ms_capture *cap);
 
