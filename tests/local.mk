@@ -47,3 +47,4 @@ check-local: $(check_PROGRAMS) $(bin_PROGRAMS)
 # Fixtures of later capabilities, one fragment each.
 include tests/fixtures/unwind.mk
 include tests/fixtures/symbols.mk
+include tests/fixtures/jit.mk
