@@ -46,6 +46,7 @@ static const char *const names[MS_PROVE_RESULTS] = {
 	[MS_PROVE_WRITES_RA] = "writes-return-address",
 	[MS_PROVE_TOO_DEEP] = "too-deep",
 	[MS_PROVE_TOO_LONG] = "too-long",
+	[MS_PROVE_TOO_MANY_ROWS] = "too-many-rows",
 };
 
 const char *ms_prove_result_name(enum ms_prove_result r)
@@ -417,6 +418,21 @@ static enum ms_prove_result step(struct state *s, const ZydisDecodedInstruction 
 	return MS_PROVE_OK;
 }
 
+/* What ms_prove() says of the state s after n instructions. */
+static void frame_of(const struct state *s, uint32_t n, struct ms_proved_frame *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->cfa_reg = s->fp ? MS_DW_RBP : MS_DW_RSP;
+	out->cfa_off = (int32_t)(s->fp ? s->fp_d : s->d);
+	out->sp_off = (int32_t)s->d;
+	out->saved = s->saved;
+	for (int r = 0; r < MS_DWARF_REGS; r++)
+		if (s->saved & (1u << r))
+			out->save_off[r] = (int32_t)-s->slot[r];
+	out->lost = s->clobbered & ~s->saved & CALLEE_SAVED;
+	out->insns = n;
+}
+
 static enum ms_prove_result decode_failure(ZyanStatus st)
 {
 	return st == ZYDIS_STATUS_NO_MORE_DATA ? MS_PROVE_CUT : MS_PROVE_UNDECODABLE;
@@ -454,17 +470,48 @@ enum ms_prove_result ms_prove(const struct ms_prover *p, const uint8_t *code, si
 		off += in.length;
 	}
 
-	memset(out, 0, sizeof(*out));
-	out->cfa_reg = s.fp ? MS_DW_RBP : MS_DW_RSP;
-	out->cfa_off = (int32_t)(s.fp ? s.fp_d : s.d);
-	out->sp_off = (int32_t)s.d;
-	out->saved = s.saved;
-	for (int r = 0; r < MS_DWARF_REGS; r++)
-		if (s.saved & (1u << r))
-			out->save_off[r] = (int32_t)-s.slot[r];
-	out->lost = s.clobbered & ~s.saved & CALLEE_SAVED;
-	out->insns = n;
+	frame_of(&s, n, out);
 	return MS_PROVE_OK;
+}
+
+enum ms_prove_result ms_prove_walk(const struct ms_prover *p, const uint8_t *code, size_t len,
+				   ms_prove_visit visit, void *arg, uint32_t *stop)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
+	struct ms_proved_frame f;
+	struct state s = { .d = 8 };
+	uint32_t off = 0, n = 0;	/* off < MS_PROVE_MAX_INSNS * 15: no wrap */
+	enum ms_prove_result res;
+
+	for (;;) {
+		ZyanStatus st;
+
+		*stop = off;
+		if (off >= len)
+			return MS_PROVE_OUT_OF_BOUNDS;
+		/* The frame at off is proved: ms_prove() checks the bounds only past it. */
+		frame_of(&s, n, &f);
+		res = visit(arg, off, &f);
+		if (res != MS_PROVE_OK)
+			return res;
+		/* Not followed, so pc = off alone is proved (ms_prove() fails inside). */
+		*stop = off + 1;
+		if (n >= MS_PROVE_MAX_INSNS)
+			return MS_PROVE_TOO_LONG;
+		st = ZydisDecoderDecodeFull(&p->dec, code + off, len - off, &in, op);
+		if (!ZYAN_SUCCESS(st))
+			return decode_failure(st);
+		n++;
+		/* Followed and failed: the pcs inside it are mid-instruction, past it not reached. */
+		*stop = off + in.length;
+		res = transfer(&in, op);
+		if (res == MS_PROVE_OK)
+			res = step(&s, &in, op);
+		if (res != MS_PROVE_OK)
+			return res;
+		off += in.length;
+	}
 }
 
 void ms_proved_rule(const struct ms_proved_frame *f, struct ms_cfi_rule *r)

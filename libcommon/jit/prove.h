@@ -73,6 +73,7 @@ enum ms_prove_result {
 	MS_PROVE_WRITES_RA,		/* an instruction writes the return address's slot */
 	MS_PROVE_TOO_DEEP,		/* the frame grows past MS_PROVE_MAX_DEPTH */
 	MS_PROVE_TOO_LONG,		/* pc is past MS_PROVE_MAX_INSNS instructions */
+	MS_PROVE_TOO_MANY_ROWS,		/* (ms_prove_rows() only: its table is full, jit/rows.h) */
 	MS_PROVE_RESULTS
 };
 
@@ -110,6 +111,30 @@ void ms_prover_free(struct ms_prover *p);
  */
 enum ms_prove_result ms_prove(const struct ms_prover *p, const uint8_t *code, size_t len,
 			      uint64_t entry, uint64_t pc, struct ms_proved_frame *out);
+
+/*
+ * Called by ms_prove_walk() with the frame at each instruction boundary
+ * off (from the entry) that ms_prove() proves; anything but MS_PROVE_OK
+ * ends the walk with that result, its stop at off.
+ */
+typedef enum ms_prove_result (*ms_prove_visit)(void *arg, uint32_t off,
+					       const struct ms_proved_frame *f);
+
+/*
+ * ms_prove() at every pc in one pass (ms_prove() at each would cost the
+ * square of the instructions): visit at each boundary whose proof
+ * succeeds, in order of off. Returns why the walk ended, with *stop such
+ * that each pc in [entry, entry + *stop) is a proved boundary or inside
+ * the instruction at one, and ms_prove() fails at every pc from
+ * entry + *stop on (unless visit ended the walk): *stop is past the
+ * instruction whose transfer or effect ended the proofs (a jump, ret,
+ * unmodelled write to %rsp ...), one past the boundary whose instruction
+ * was not followed (undecodable, cut, too long), or len when every
+ * instruction falls through to the end (MS_PROVE_OUT_OF_BOUNDS). At most
+ * MS_PROVE_MAX_INSNS + 1 visits; no allocation.
+ */
+enum ms_prove_result ms_prove_walk(const struct ms_prover *p, const uint8_t *code, size_t len,
+				   ms_prove_visit visit, void *arg, uint32_t *stop);
 
 /*
  * The CFI rule of a proved frame (dwarf/cfi.h), which ms_dwarf_step()
