@@ -3,6 +3,7 @@
  * entry to pc, decoded by Zydis, with the frame's state after each.
  */
 #include "jit/prove.h"
+#include "jit/rows.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -17,7 +18,6 @@ struct ms_prover {
 };
 
 /* %rbx, %rbp, %r12-%r15: the registers a callee keeps for its caller. */
-#define CALLEE_SAVED ((1u << MS_DW_RBX) | (1u << MS_DW_RBP) | (0xfu << 12))
 
 /*
  * The frame after the instructions followed so far. Depths are bytes
@@ -137,7 +137,7 @@ static enum ms_prove_result set_depth(struct state *s, int64_t d)
 /* r gets a value that is not its caller's. */
 static void clobber(struct state *s, int r)
 {
-	if (r < 0 || !(CALLEE_SAVED & (1u << r)))
+	if (r < 0 || !(MS_PROVE_CALLEE_SAVED & (1u << r)))
 		return;
 	s->clobbered |= 1u << r;
 	if (r == MS_DW_RBP)
@@ -153,7 +153,7 @@ static enum ms_prove_result pop(struct state *s, int r)
 		return MS_PROVE_WRITES_RSP;
 	if (from - 8 < 8)
 		return MS_PROVE_WRITES_RSP;	/* it would pop the return address */
-	if (r >= 0 && (CALLEE_SAVED & (1u << r))) {
+	if (r >= 0 && (MS_PROVE_CALLEE_SAVED & (1u << r))) {
 		if ((s->saved & (1u << r)) && s->slot[r] == from) {
 			/* Restored: the caller's value is back in the register. */
 			s->saved &= ~(1u << r);
@@ -216,7 +216,7 @@ static void mov_save(struct state *s, const ZydisDecodedInstruction *in,
 	    ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, op[1].reg.value) != 64)
 		return;
 	r = dwarf_reg(op[1].reg.value);
-	if (r < 0 || !(CALLEE_SAVED & (1u << r)) || ((s->clobbered | s->saved) & (1u << r)))
+	if (r < 0 || !(MS_PROVE_CALLEE_SAVED & (1u << r)) || ((s->clobbered | s->saved) & (1u << r)))
 		return;
 	if (!frame_addr(s, &op[0], &at) || at % 8 || at < -s->d || at > -16)
 		return;
@@ -347,7 +347,7 @@ static enum ms_prove_result step(struct state *s, const ZydisDecodedInstruction 
 		if (in->operand_count_visible == 1 && op[0].type == ZYDIS_OPERAND_TYPE_REGISTER)
 			r = dwarf_reg(op[0].reg.value);
 		res = deeper(s, 8);
-		if (res == MS_PROVE_OK && r >= 0 && (CALLEE_SAVED & (1u << r)) &&
+		if (res == MS_PROVE_OK && r >= 0 && (MS_PROVE_CALLEE_SAVED & (1u << r)) &&
 		    !((s->clobbered | s->saved) & (1u << r))) {
 			s->saved |= 1u << r;
 			s->slot[r] = s->d;
@@ -429,7 +429,7 @@ static void frame_of(const struct state *s, uint32_t n, struct ms_proved_frame *
 	for (int r = 0; r < MS_DWARF_REGS; r++)
 		if (s->saved & (1u << r))
 			out->save_off[r] = (int32_t)-s->slot[r];
-	out->lost = s->clobbered & ~s->saved & CALLEE_SAVED;
+	out->lost = s->clobbered & ~s->saved & MS_PROVE_CALLEE_SAVED;
 	out->insns = n;
 }
 
@@ -516,26 +516,9 @@ enum ms_prove_result ms_prove_walk(const struct ms_prover *p, const uint8_t *cod
 
 void ms_proved_rule(const struct ms_proved_frame *f, struct ms_cfi_rule *r)
 {
-	memset(r, 0, sizeof(*r));
-	r->cfa_kind = MS_CFA_REG;
-	r->cfa_reg = f->cfa_reg;
-	r->cfa_arg = f->cfa_off;
-	/* psABI: the caller-saved registers have no value in the caller. */
-	r->undef = (0xffffu & ~CALLEE_SAVED & ~(1u << MS_DW_RSP)) | f->lost;
-	for (int reg = 0; reg < MS_DWARF_REGS; reg++) {
-		struct ms_reg_rule *g = &r->regs[r->n];
+	struct ms_prove_row row;
 
-		if (f->saved & (1u << reg))
-			*g = (struct ms_reg_rule){ .reg = (uint8_t)reg, .kind = MS_REG_OFFSET,
-						   .arg = f->save_off[reg] };
-		else if (reg == MS_DW_RSP)
-			*g = (struct ms_reg_rule){ .reg = MS_DW_RSP, .kind = MS_REG_VAL_OFFSET };
-		else if (reg == MS_DW_RA)
-			*g = (struct ms_reg_rule){ .reg = MS_DW_RA, .kind = MS_REG_OFFSET,
-						   .arg = MS_PROVE_RA_OFF };
-		else
-			continue;
-		r->n++;
-	}
-	ms_cfi_rule_finish(r);
+	/* one rule for both: a frame is the row it would make (the prover saves callee-saved only) */
+	ms_prove_row_of(f, 0, &row);
+	ms_rows_rule(&row, r);
 }
