@@ -17,8 +17,6 @@ struct ms_prover {
 	ZydisDecoder dec;
 };
 
-/* %rbx, %rbp, %r12-%r15: the registers a callee keeps for its caller. */
-
 /*
  * The frame after the instructions followed so far. Depths are bytes
  * below the CFA: %rsp = CFA - d; %rbp = CFA - fp_d while fp; the caller's
