@@ -561,7 +561,8 @@ without_tracefs() {
 
 @test "off-cpu: root mounts tracefs when it is not, and says so once" {
 	require_off_cpu
-	command -v unshare >/dev/null || skip "unshare(1) (util-linux) is not installed"
+	command -v unshare >/dev/null ||
+		{ echo "unshare(1) is missing: util-linux, essential on Debian, provides it" >&2; return 1; }
 	run --separate-stderr -0 without_tracefs ms-collect --off-cpu -o "$T/run.msr" -- sleep 0.1
 	[ "$(printf '%s\n' "$stderr" | grep -c 'mounted tracefs at /sys/kernel/tracing')" -eq 1 ]
 	stats "$T/run.msr"
@@ -571,9 +572,12 @@ without_tracefs() {
 
 @test "off-cpu: without root or tracefs, a clear refusal that says what to do" {
 	require_off_cpu
-	command -v unshare >/dev/null || skip "unshare(1) (util-linux) is not installed"
-	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$MS_BUILDDIR/ms-collect" ||
-		skip "the user nobody cannot run programs in $MS_BUILDDIR"
+	command -v unshare >/dev/null ||
+		{ echo "unshare(1) is missing: util-linux, essential on Debian, provides it" >&2; return 1; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$MS_BUILDDIR/ms-collect" || {
+		echo "the user nobody cannot run $MS_BUILDDIR/ms-collect: make its folders readable by all" >&2
+		return 1
+	}
 	# shellcheck disable=SC2016 # $0 is the inner shell's: the program to run
 	run --separate-stderr -4 without_tracefs setpriv --reuid=65534 --regid=65534 --clear-groups \
 		sh -c '"$0" --off-cpu -- true > /dev/null' "$MS_BUILDDIR/ms-collect"

@@ -258,7 +258,7 @@ chrome_events() {
 # preempted of 50 us, 2 incomplete ones; thread 0 also 5 ms sleeping
 # with no switch-out stack. Complete: 12.95 ms; incomplete: nothing.
 @test "go tool pprof: off-CPU time is its own sample type, by cause, and leaves the CPU's as it was" {
-	command -v go >/dev/null || skip "go is not installed (scripts/install-deps installs golang-go)"
+	command -v go >/dev/null || { echo "go is not installed (scripts/install-deps installs golang-go)" >&2; return 1; }
 	export HOME=$BATS_TEST_TMPDIR PPROF_TMPDIR=$BATS_TEST_TMPDIR
 	export GOCACHE=$BATS_TEST_TMPDIR/go-cache PPROF_BINARY_PATH=/nonexistent
 	"$MS_BUILDDIR/tests/unit/formats-mkcapture" --samples 300 --threads 3 --lines \

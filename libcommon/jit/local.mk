@@ -5,7 +5,7 @@ libcommon_a_SOURCES += \
 	libcommon/jit/prove.c libcommon/jit/prove.h
 
 UNIT_TESTS += tests/unit/prove-test
-tests_unit_prove_test_SOURCES = tests/unit/prove-test.c
+tests_unit_prove_test_SOURCES = tests/unit/prove-test.c tests/unit/jit-code.h
 tests_unit_prove_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_prove_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
@@ -26,7 +26,7 @@ libcommon_a_SOURCES += \
 	libcommon/jit/rows.c libcommon/jit/rows.h libcommon/jit/rowsprove.c
 
 UNIT_TESTS += tests/unit/rows-test
-tests_unit_rows_test_SOURCES = tests/unit/rows-test.c
+tests_unit_rows_test_SOURCES = tests/unit/rows-test.c tests/unit/jit-code.h
 tests_unit_rows_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_rows_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 

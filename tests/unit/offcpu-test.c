@@ -104,6 +104,26 @@ static void interval(struct tcap *t, uint32_t thr, uint64_t start_ms, uint64_t e
 	};
 }
 
+/* An empty off-CPU capture over t's arrays, string 0 "" made. */
+static void tcap_init(struct tcap *t)
+{
+	assert_non_null(t);
+	t->cap.major = MS_CAPTURE_MAJOR;
+	t->cap.minor = MS_CAPTURE_MINOR;
+	t->cap.flags = MS_CAPTURE_OFF_CPU;
+	t->cap.strings = t->strings;
+	t->cap.modules = t->modules;
+	t->cap.frames = t->frames;
+	t->cap.stacks = t->stacks;
+	t->cap.threads = t->threads;
+	t->cap.samples = t->samples;
+	t->cap.intervals = t->intervals;
+	t->cap.evidence = t->evidence;
+	t->cap.problems = t->problems;
+	t->cap.target_exit_code = -1;
+	str(t, "");
+}
+
 enum { EV_UNKNOWN, EV_PREEMPTED, EV_SLEEPING, EV_BLOCKED };
 
 /*
@@ -125,23 +145,9 @@ static struct tcap *offcpu_capture(void)
 	uint32_t app, libc, mainf, compute, nsleep, rd, futex;
 	uint32_t s_sleep, s_comp, s_read, s_futex;
 
-	assert_non_null(t);
-	t->cap.major = MS_CAPTURE_MAJOR;
-	t->cap.minor = MS_CAPTURE_MINOR;
-	t->cap.flags = MS_CAPTURE_OFF_CPU;
-	t->cap.strings = t->strings;
-	t->cap.modules = t->modules;
-	t->cap.frames = t->frames;
-	t->cap.stacks = t->stacks;
-	t->cap.threads = t->threads;
-	t->cap.samples = t->samples;
-	t->cap.intervals = t->intervals;
-	t->cap.evidence = t->evidence;
-	t->cap.problems = t->problems;
-	t->cap.target_exit_code = -1;
+	tcap_init(t);
 	t->cap.start_time = T0;
 	t->cap.end_time = T0 + 100 * MS_;
-	str(t, "");
 	t->modules[0] = (struct ms_cap_module){ .path = str(t, "/usr/bin/app"), .kind = MS_MODULE_FILE };
 	t->modules[1] = (struct ms_cap_module){ .path = str(t, "/lib/libc.so.6"), .kind = MS_MODULE_FILE };
 	t->cap.n_modules = 2;
@@ -987,19 +993,7 @@ static void test_wait_sites(void **state)
 	uint32_t n;
 
 	(void)state;
-	assert_non_null(t);
-	t->cap.major = MS_CAPTURE_MAJOR;
-	t->cap.minor = MS_CAPTURE_MINOR;
-	t->cap.flags = MS_CAPTURE_OFF_CPU;
-	t->cap.strings = t->strings;
-	t->cap.modules = t->modules;
-	t->cap.frames = t->frames;
-	t->cap.stacks = t->stacks;
-	t->cap.threads = t->threads;
-	t->cap.intervals = t->intervals;
-	t->cap.evidence = t->evidence;
-	t->cap.target_exit_code = -1;
-	str(t, "");
+	tcap_init(t);
 	t->modules[0] = (struct ms_cap_module){ .path = str(t, "/usr/bin/app"), .kind = MS_MODULE_FILE };
 	t->modules[1] = (struct ms_cap_module){ .path = str(t, "/lib/libc.so.6"), .kind = MS_MODULE_FILE };
 	t->modules[2] = (struct ms_cap_module){ .path = str(t, "[kernel.kallsyms]"),

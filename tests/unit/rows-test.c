@@ -16,6 +16,7 @@
 #include "dwarf/step.h"
 #include "jit/prove.h"
 #include "jit/rows.h"
+#include "tests/unit/jit-code.h"
 #include "util/error.h"
 
 #define ENTRY 0x7f1234560000ull
@@ -135,14 +136,6 @@ static void expect_row(uint32_t i, uint32_t offset, uint8_t reg, int32_t cfa, ui
 	assert_int_equal(row->lost, lost);
 }
 
-/* CPython 3.12's Python/asm_trampoline.S, as libpython3.12.so holds it. */
-static const uint8_t trampoline[] = {
-	0x48, 0x83, 0xec, 0x08,	/* 0: sub rsp, 8 */
-	0xff, 0xd1,		/* 4: call rcx */
-	0x48, 0x83, 0xc4, 0x08,	/* 6: add rsp, 8 */
-	0xc3,			/* 10: ret */
-	0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, /* 11: nopw (padding) */
-};
 
 static void test_trampoline(void **state)
 {
@@ -191,19 +184,6 @@ static void test_trampoline_step(void **state)
 	assert_int_equal(rs.val[MS_DW_RBX], 0xb0b0);
 }
 
-static const uint8_t classic[] = {
-	0x55,				/* 0: push rbp */
-	0x48, 0x89, 0xe5,		/* 1: mov rbp, rsp */
-	0x53,				/* 4: push rbx */
-	0x48, 0x83, 0xec, 0x18,		/* 5: sub rsp, 24 */
-	0x48, 0x89, 0xc3,		/* 9: mov rbx, rax */
-	0xe8, 0x10, 0x00, 0x00, 0x00,	/* 12: call +16 */
-	0x48, 0x83, 0xc4, 0x18,		/* 17: add rsp, 24 */
-	0x5b,				/* 21: pop rbx */
-	0x5d,				/* 22: pop rbp */
-	0xc3,				/* 23: ret */
-	0xcc,				/* 24: int3 */
-};
 
 static void test_classic(void **state)
 {
