@@ -791,6 +791,19 @@ static void govern(struct collector *c)
 	write_duty(c);
 }
 
+/*
+ * Whether the budget is about to pause the events: then they go off before
+ * the drain, so that the work on what the rings hold (here and in every
+ * later stage) falls in the time they are off. Done while they sample, it
+ * took the CPU from the target exactly when it was being sampled: with 16
+ * busy threads on 2 CPUs the samples counted some 6 % too little CPU time.
+ */
+static bool events_due_off(const struct collector *c)
+{
+	return c->gov && !c->duration_done && c->gov->slicer.on &&
+	       c->gov->slicer.duty_ppm < MS_DUTY_FULL && now_ns() >= c->gov->next_toggle_ns;
+}
+
 static void arm_timer(struct collector *c, uint64_t ns)
 {
 	struct itimerspec it = {
@@ -1001,6 +1014,8 @@ static void record_loop(struct collector *c)
 		}
 		if (c->poll_alive && !c->stop && !ms_proc_alive(c->pid))
 			c->stop = STOP_EXIT;
+		if (events_due_off(c))
+			govern(c);
 		drain_pass(c);
 		govern(c);
 		watch_rate(c);

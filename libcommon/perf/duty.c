@@ -9,15 +9,6 @@ void ms_duty_init(struct ms_duty_slicer *d, uint64_t slice_ns, uint64_t now_ns)
 	};
 }
 
-void ms_duty_set(struct ms_duty_slicer *d, uint32_t duty_ppm, uint64_t now_ns)
-{
-	if (!duty_ppm)
-		duty_ppm = 1;
-	d->duty_ppm = duty_ppm > MS_DUTY_FULL ? MS_DUTY_FULL : duty_ppm;
-	d->since_ns = d->changed_ns = now_ns;
-	d->on_ns = 0;
-}
-
 /* On-time owed at now (negative: ahead), in ns. */
 static int64_t owed(const struct ms_duty_slicer *d, uint64_t now_ns)
 {
@@ -27,7 +18,22 @@ static int64_t owed(const struct ms_duty_slicer *d, uint64_t now_ns)
 	uint64_t due = elapsed / MS_DUTY_FULL * d->duty_ppm +
 		       elapsed % MS_DUTY_FULL * d->duty_ppm / MS_DUTY_FULL;
 
-	return (int64_t)due - (int64_t)on;
+	return (int64_t)due - (int64_t)on + d->carried_ns;
+}
+
+void ms_duty_set(struct ms_duty_slicer *d, uint32_t duty_ppm, uint64_t now_ns)
+{
+	int64_t err = owed(d, now_ns);
+	uint32_t old = d->duty_ppm;
+
+	if (!duty_ppm)
+		duty_ppm = 1;
+	d->duty_ppm = duty_ppm > MS_DUTY_FULL ? MS_DUTY_FULL : duty_ppm;
+	/* what is owed, as time stood for, owed again at the new duty (see duty.h) */
+	d->carried_ns = old >= MS_DUTY_FULL ? 0 : err / (int64_t)old * (int64_t)d->duty_ppm +
+			err % (int64_t)old * (int64_t)d->duty_ppm / (int64_t)old;
+	d->since_ns = d->changed_ns = now_ns;
+	d->on_ns = 0;
 }
 
 /* While off, the time until quantum is owed: the debt grows at duty a nanosecond. */
@@ -74,6 +80,7 @@ void ms_duty_switched(struct ms_duty_slicer *d, bool on, uint64_t now_ns)
 	d->changed_ns = now_ns > d->since_ns ? now_ns : d->since_ns;
 }
 
+/* Of this duty's own time: what it carried over does not count. */
 uint32_t ms_duty_kept(const struct ms_duty_slicer *d, uint64_t now_ns)
 {
 	uint64_t elapsed = now_ns > d->since_ns ? now_ns - d->since_ns : 0;

@@ -21,6 +21,12 @@
  * A late switch is made up by the next: over any stretch longer than a few
  * slices the share on is D, whatever the latency.
  *
+ * A new duty takes over what is owed, as time stood for: each sample
+ * weighs 1/D, so x ns on owed under D1 are x * D2 / D1 under D2. Starting
+ * each duty's account from nothing instead dropped up to a stretch on
+ * (MS_DUTY_MIN_ON_NS) at every change; at 2 % with a change a second,
+ * a tenth of the time went uncounted.
+ *
  * Pure: the caller gives the time, applies the answer and says when it did.
  */
 #ifndef MS_PERF_DUTY_H
@@ -51,6 +57,7 @@ struct ms_duty_slicer {
 	uint64_t since_ns;	/* the account starts here: the duty was set */
 	uint64_t on_ns;		/* on since since_ns, up to changed_ns */
 	uint64_t changed_ns;	/* the last switch (or since_ns) */
+	int64_t carried_ns;	/* owed from the duty before, scaled to this one (< 0: ahead) */
 	bool on;		/* as last switched */
 };
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 
 #include "perf/governor.h"
 #include "util/error.h"
@@ -65,6 +66,18 @@ static void set_events(struct ms_governor *g, bool on, uint64_t now_ns)
 				g->toggle ? "ioctl" : "prctl", strerror(errno));
 		g->told = true;
 		return;
+	}
+	/*
+	 * On from when the call returned: it takes a few hundred
+	 * microseconds (an IPI per event on a running thread), during which
+	 * this process holds a CPU the target would be sampled on. Off from
+	 * when it was called, for the same reason.
+	 */
+	if (on) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	}
 	ms_duty_switched(&g->slicer, on, now_ns);
 }
