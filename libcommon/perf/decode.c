@@ -1583,6 +1583,14 @@ static int handle_typed(struct stage *st, const struct ms_record *rec)
 	uint32_t n;
 	uint64_t time;
 
+	/*
+	 * What ms-collect read of a JIT goes ahead of every record still held
+	 * (time 0: as early as it can), so that every sample not yet passed
+	 * on, the one that made it read included, is unwound with it (see
+	 * stream/records.h). Its own time stays in it for ms-unwind.
+	 */
+	if (rec->kind == MS_REC_JIT_FUNC || rec->kind == MS_REC_JIT_READ)
+		return pass_through(st, rec, MS_ORDER_TIMED, 0);
 	/* not validated here: the record goes on unchanged, and is checked downstream */
 	ms_cur_init(&c, rec->bytes, rec->len);
 	if (at && ms_cur_array(&c, &n) > 0 && n > at) {

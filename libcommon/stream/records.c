@@ -29,6 +29,8 @@ static const char *const kind_names[] = {
 	[MS_REC_VDSO] = "vdso",
 	[MS_REC_DUTY] = "duty",
 	[MS_REC_TRACEPOINT] = "tracepoint",
+	[MS_REC_JIT_FUNC] = "jit-func",
+	[MS_REC_JIT_READ] = "jit-read",
 	[MS_REC_SAMPLE] = "sample",
 	[MS_REC_MMAP] = "mmap",
 	[MS_REC_COMM] = "comm",
@@ -53,6 +55,19 @@ const char *ms_record_kind_name(uint32_t kind)
 	if (kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind])
 		return kind_names[kind];
 	return "unknown";
+}
+
+static const char *const jit_read_status_names[] = {
+	[MS_JIT_READ_OK] = "ok",
+	[MS_JIT_READ_BOUNDED] = "bounded",
+	[MS_JIT_READ_MISSING] = "missing",
+	[MS_JIT_READ_STALE] = "stale",
+	[MS_JIT_READ_FAILED] = "failed",
+};
+
+const char *ms_jit_read_status_name(uint32_t status)
+{
+	return status < MS_JIT_READ_STATUS_COUNT ? jit_read_status_names[status] : "unknown";
 }
 
 static const char *const stack_end_names[] = {
@@ -427,6 +442,39 @@ static const struct ms_field_codec frame_lines = {
 	frame_lines_unpack, frame_lines_size, frame_lines_pack,
 };
 
+/* A module's base (minor 5): absent in older streams, 0 then. */
+static int module_base_unpack(struct ms_cursor *c, const struct ms_field *f,
+			      const struct ms_record *rec, void *obj)
+{
+	struct ms_module *m = obj;
+	int r;
+
+	m->base = 0;
+	if (!c)
+		return 0;
+	if ((r = ms_cur_uint(c, &m->base)) <= 0)
+		return r < 0 ? ms_field_bad(rec, f->name, "is not an unsigned integer") :
+			       ms_field_short(rec);
+	return 0;
+}
+
+static size_t module_base_size(const struct ms_field *f, uint32_t kind, const void *obj)
+{
+	(void)f;
+	(void)kind;
+	return ms_uint_size(((const struct ms_module *)obj)->base);
+}
+
+static char *module_base_pack(char *p, const struct ms_field *f, const void *obj)
+{
+	(void)f;
+	return fp_uint(p, ((const struct ms_module *)obj)->base);
+}
+
+static const struct ms_field_codec module_base = {
+	module_base_unpack, module_base_size, module_base_pack,
+};
+
 /* ---- the field tables: one per kind, in the order of records.h ---- */
 
 #define U32(T, m) { #m, MS_F_U32, 0, offsetof(T, m), 0, 0, NULL, NULL }
@@ -484,6 +532,33 @@ static const struct ms_field duty_fields[] = {
 	U64(struct ms_duty, rate),
 	U32(struct ms_duty, share_ppm),
 	U32(struct ms_duty, budget_ppm),
+};
+
+static const struct ms_field jit_func_fields[] = {
+	U32(struct ms_jit_func, pid),
+	U64(struct ms_jit_func, time),
+	U64(struct ms_jit_func, start),
+	U64(struct ms_jit_func, end),
+	STR(struct ms_jit_func, name),
+	U32(struct ms_jit_func, source),
+	U32(struct ms_jit_func, line),
+	U32(struct ms_jit_func, flags),
+	COUNTED(struct ms_jit_func, MS_F_BIN, rows, rows_len, MS_JIT_ROWS_MAX, "row bytes", 0),
+};
+
+static const struct ms_field jit_read_fields[] = {
+	U32(struct ms_jit_read, pid),
+	U64(struct ms_jit_read, time),
+	STR(struct ms_jit_read, path),
+	U32(struct ms_jit_read, status),
+	U32(struct ms_jit_read, err),
+	U64(struct ms_jit_read, offset),
+	U64(struct ms_jit_read, functions),
+	U64(struct ms_jit_read, malformed),
+	U64(struct ms_jit_read, over_max),
+	U64(struct ms_jit_read, no_code),
+	U64(struct ms_jit_read, code_unread),
+	U64(struct ms_jit_read, code_bytes),
 };
 
 static const struct ms_field tracepoint_fields[] = {
@@ -621,6 +696,7 @@ static const struct ms_field module_fields[] = {
 	U64(struct ms_module, ino),
 	U64(struct ms_module, size),
 	U64(struct ms_module, mtime),
+	CUSTOM("base", module_base, MS_F_OPTIONAL),
 };
 
 static const struct ms_field stack_fields[] = {
@@ -692,6 +768,12 @@ static const struct ms_schema task_schema = SCHEMA(MS_REC_FORK, task_fields);
 static const struct ms_schema lost_schema = SCHEMA(MS_REC_LOST, lost_fields);
 static const struct ms_schema throttle_schema = SCHEMA(MS_REC_THROTTLE, throttle_fields);
 static const struct ms_schema module_schema = SCHEMA(MS_REC_MODULE, module_fields);
+/* Modules other than perf-map ones are written without base, as before minor 5. */
+static const struct ms_schema module_schema_v4 = {
+	MS_REC_MODULE, sizeof(module_fields) / sizeof(module_fields[0]) - 1, module_fields
+};
+static const struct ms_schema jit_func_schema = SCHEMA(MS_REC_JIT_FUNC, jit_func_fields);
+static const struct ms_schema jit_read_schema = SCHEMA(MS_REC_JIT_READ, jit_read_fields);
 const struct ms_schema ms_stack_schema = SCHEMA(MS_REC_STACK, stack_fields);
 const struct ms_schema ms_stack_ref_schema = SCHEMA(MS_REC_STACK_REF, stack_ref_fields);
 static const struct ms_schema frame_schema = SCHEMA(MS_REC_FRAME, frame_fields);
@@ -727,7 +809,40 @@ CODEC(comm, struct ms_comm, comm_schema)
 CODEC(lost, struct ms_lost, lost_schema)
 CODEC(throttle, struct ms_throttle, throttle_schema)
 CODEC(duty, struct ms_duty, duty_schema)
-CODEC(module, struct ms_module, module_schema)
+CODEC(jit_read, struct ms_jit_read, jit_read_schema)
+
+int ms_module_pack(struct ms_writer *w, const struct ms_module *m)
+{
+	return ms_schema_pack(m->kind == MS_MODULE_PERF_MAP ? &module_schema : &module_schema_v4,
+			      MS_REC_MODULE, w, m);
+}
+
+int ms_module_unpack(const struct ms_record *rec, struct ms_module *m)
+{
+	return ms_schema_unpack(&module_schema, 0, rec, m);
+}
+
+int ms_jit_func_pack(struct ms_writer *w, const struct ms_jit_func *f)
+{
+	if (f->start >= f->end || !f->name.len)
+		return ms_error("internal error: a JIT function record with an empty range or name");
+	return ms_schema_pack(&jit_func_schema, MS_REC_JIT_FUNC, w, f);
+}
+
+int ms_jit_func_unpack(const struct ms_record *rec, struct ms_jit_func *f)
+{
+	if (ms_schema_unpack(&jit_func_schema, 0, rec, f) < 0)
+		return -1;
+	if (f->start >= f->end)
+		return ms_field_bad(rec, "end", "is not past start (0x%" PRIx64 " to 0x%" PRIx64 ")",
+				    f->start, f->end);
+	if (!f->name.len)
+		return ms_field_bad(rec, "name", "is empty");
+	if (f->source >= MS_JIT_SOURCE_COUNT)
+		return ms_field_bad(rec, "source", "is %" PRIu32 ", not a known source",
+				    f->source);
+	return 0;
+}
 CODEC(frame, struct ms_frame, frame_schema)
 CODEC(switch, struct ms_switch, switch_schema)
 CODEC(off_cpu, struct ms_off_cpu, off_cpu_schema)

@@ -40,6 +40,8 @@ enum ms_record_kind {
 	MS_REC_VDSO = 15,	/* minor 2: struct ms_vdso */
 	MS_REC_DUTY = 16,	/* minor 3: struct ms_duty */
 	MS_REC_TRACEPOINT = 17,	/* minor 4: struct ms_tracepoint */
+	MS_REC_JIT_FUNC = 18,	/* minor 5: struct ms_jit_func */
+	MS_REC_JIT_READ = 19,	/* minor 5: struct ms_jit_read */
 
 	/* written by ms-decode */
 	MS_REC_SAMPLE = 20,
@@ -213,6 +215,80 @@ struct ms_tracepoint {
 struct ms_vdso {
 	const uint8_t *image;	/* borrowed from the record */
 	uint32_t len;		/* 1..MS_VDSO_MAX */
+};
+
+/*
+ * Minor version 5: a JIT function as ms-collect read it from a process's
+ * perf map (/tmp/perf-PID.map, source MS_JIT_PERF_MAP): the map's line
+ * (from 1) said [start, end) holds name. Nothing describes such code's
+ * frames, so ms-collect read the function's first bytes from the process
+ * when it read the line and proved its frame from them (jit/rows.h): rows
+ * is that table as ms_rows_encode() writes it, empty when no code was read
+ * (flags say why). time is when the line was read (CLOCK_MONOTONIC ns, as
+ * samples'): a mapping made over the function after that time ends it,
+ * one made before does not (the line may name the new code).
+ *
+ * ms-collect writes the records of one read before the raw record of the
+ * sample that made it read (a sample in anonymous code no function it had
+ * read covered); ms-decode lets them go ahead of every record it still
+ * holds for ordering, so that every sample not yet passed on, that one
+ * included, is unwound and named with them.
+ * [18, pid, time, start, end, name, source, line, flags, bin rows]
+ */
+enum ms_jit_source {
+	MS_JIT_PERF_MAP = 0,
+	MS_JIT_SOURCE_COUNT,
+};
+enum ms_jit_func_flags {
+	MS_JIT_NO_CODE = 1 << 0,	/* past the code budget: not read, no frames proved */
+	MS_JIT_CODE_UNREAD = 1 << 1,	/* reading it from the process failed */
+};
+#define MS_JIT_ROWS_MAX 4096	/* bytes: more than ms_rows_encode() ever writes */
+struct ms_jit_func {
+	uint32_t pid;
+	uint64_t time;
+	uint64_t start, end;	/* start < end */
+	struct ms_str name;	/* not empty */
+	uint32_t source;	/* enum ms_jit_source */
+	uint32_t line;
+	uint32_t flags;		/* enum ms_jit_func_flags */
+	const uint8_t *rows;	/* borrowed from the record */
+	uint32_t rows_len;	/* 0 to MS_JIT_ROWS_MAX */
+};
+
+/*
+ * Minor version 5: what ms-collect's reads of one process's perf map came
+ * to, written after a read that found something new or ended otherwise
+ * than the one before. The counts are the process's totals so far, so the
+ * last record of a process is its perf-map setting: path is the map,
+ * offset how far it was read (bytes), functions the lines kept, and what
+ * was bounded or refused (jit/perfmap.h: MS_PERFMAP_*_MAX). err is the
+ * errno of a failed open or read, else 0.
+ * [19, pid, time, path, status, err, offset, functions, malformed,
+ *  over_max, no_code, code_unread, code_bytes]
+ */
+enum ms_jit_read_status {
+	MS_JIT_READ_OK = 0,		/* read to its end */
+	MS_JIT_READ_BOUNDED = 1,	/* one read's bound reached: the next goes on from offset */
+	MS_JIT_READ_MISSING = 2,	/* the process has no map */
+	MS_JIT_READ_STALE = 3,		/* older than the process: an earlier one's, not read */
+	MS_JIT_READ_FAILED = 4,		/* opening or reading it failed (err) */
+	MS_JIT_READ_STATUS_COUNT,
+};
+const char *ms_jit_read_status_name(uint32_t status);
+struct ms_jit_read {
+	uint32_t pid;
+	uint64_t time;
+	struct ms_str path;
+	uint32_t status;	/* enum ms_jit_read_status */
+	uint32_t err;
+	uint64_t offset;
+	uint64_t functions;
+	uint64_t malformed;	/* lines that were not START SIZE NAME */
+	uint64_t over_max;	/* lines past the function bound, not kept */
+	uint64_t no_code;	/* functions past the code budget */
+	uint64_t code_unread;	/* functions whose code could not be read */
+	uint64_t code_bytes;	/* of the code budget, read */
 };
 
 /*
@@ -401,7 +477,7 @@ struct ms_throttle {
  * first use. path is a hint. dev/ino/size/mtime identify the file that was
  * opened when there is no build id (mtime in nanoseconds since the epoch;
  * all zero when unknown).
- * [30, id, kind, path, bin build_id, dev_maj, dev_min, ino, size, mtime]
+ * [30, id, kind, path, bin build_id, dev_maj, dev_min, ino, size, mtime, base]
  */
 enum ms_module_kind {
 	MS_MODULE_FILE = 0,	/* an ELF file */
@@ -409,6 +485,16 @@ enum ms_module_kind {
 	MS_MODULE_VDSO = 2,
 	MS_MODULE_ANON = 3,	/* anonymous executable memory: no file */
 	MS_MODULE_UNKNOWN = 4,	/* an address in no known mapping */
+	/*
+	 * Minor version 5: an anonymous range whose code a perf map names
+	 * (MS_REC_JIT_FUNC): one module per range, base its start and size
+	 * its length, path the map's. Addresses are absolute, as anonymous
+	 * ones; ms-unwind writes the FRAME record of each of its frames
+	 * itself (the name the map gave when it was read), since no build id
+	 * proves which code a map describes: nothing names them later.
+	 */
+	MS_MODULE_PERF_MAP = 5,
+	MS_MODULE_KIND_COUNT,
 };
 struct ms_module {
 	uint32_t id;
@@ -420,6 +506,7 @@ struct ms_module {
 	uint64_t ino;
 	uint64_t size;
 	uint64_t mtime;
+	uint64_t base;		/* minor 5, trailing: a perf-map module's start, else 0 */
 };
 
 /*
@@ -633,6 +720,10 @@ int ms_throttle_pack(struct ms_writer *w, const struct ms_throttle *t);
 int ms_throttle_unpack(const struct ms_record *rec, struct ms_throttle *t);
 int ms_tracepoint_pack(struct ms_writer *w, const struct ms_tracepoint *t);
 int ms_tracepoint_unpack(const struct ms_record *rec, struct ms_tracepoint *t);
+int ms_jit_func_pack(struct ms_writer *w, const struct ms_jit_func *f);
+int ms_jit_func_unpack(const struct ms_record *rec, struct ms_jit_func *f);
+int ms_jit_read_pack(struct ms_writer *w, const struct ms_jit_read *r);
+int ms_jit_read_unpack(const struct ms_record *rec, struct ms_jit_read *r);
 int ms_switch_pack(struct ms_writer *w, const struct ms_switch *s);
 int ms_switch_unpack(const struct ms_record *rec, struct ms_switch *s);
 int ms_switch_out_pack(struct ms_writer *w, const struct ms_switch_out *s);
