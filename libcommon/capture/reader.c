@@ -475,8 +475,8 @@ static int decode_modules(struct load *l)
 
 /*
  * The perf-map settings (minor 6): one row per pid in increasing order,
- * each path a string, a known status (one of a later minor is shown as
- * unknown) and an errno that is one.
+ * each path a string, a known status (the builder refuses any other, so
+ * that every row loaded dumps and captures again) and an errno that is one.
  */
 static int decode_perf_maps(struct load *l)
 {
@@ -506,7 +506,7 @@ static int decode_perf_maps(struct load *l)
 		x->code_unread = ms_get_u64(p + 64);
 		x->code_bytes = ms_get_u64(p + 72);
 		CHECK_STRING("perf-maps", i, "path", x->path);
-		if (x->status >= MS_JIT_READ_STATUS_COUNT && cap->minor <= MS_CAPTURE_MINOR)
+		if (x->status >= MS_JIT_READ_STATUS_COUNT)
 			return bad(l, "perf-maps", "row %u: status %u (0 to %d)", i, x->status,
 				   MS_JIT_READ_STATUS_COUNT - 1);
 		if (x->err > MS_CAP_ERRNO_MAX)

@@ -4438,10 +4438,7 @@ static void test_jit_refused(void **state)
 	ms_capture_free(cap);
 }
 
-/*
- * A reader skips what a later minor appends to rows, and shows a status
- * it does not know as unknown: minor 9, rows 8 bytes longer, status 7.
- */
+/* A reader skips what a later minor appends to rows: minor 9, rows 8 bytes longer. */
 static void test_jit_later_readers(void **state)
 {
 	struct ms_capture *cap = make_jit_capture(false), *back;
@@ -4470,16 +4467,17 @@ static void test_jit_later_readers(void **state)
 		s->raw = raw;
 		s->raw_len = MS_CAPF_TABLE_HEADER + n * (size + 8);
 	}
-	ms_put_u32(section(&f, MS_CAPF_PERF_MAPS)->raw + MS_CAPF_TABLE_HEADER + 8, 7);
 	bad = assemble(&f, &blen);
 	back = ms_capture_load_buffer(bad, blen, "t.msc");
 	assert_non_null(back);
-	assert_int_equal(back->perf_maps[0].status, 7);
-	assert_string_equal(ms_jit_read_status_name(back->perf_maps[0].status), "unknown");
 	back->minor = cap->minor;
-	back->perf_maps[0].status = cap->perf_maps[0].status;
 	assert_same_capture(cap, back);
 	ms_capture_free(back);
+	free(bad);
+	/* but not a status it does not know: no builder would take the row again */
+	ms_put_u32(section(&f, MS_CAPF_PERF_MAPS)->raw + MS_CAPF_TABLE_HEADER + 8, 7);
+	bad = assemble(&f, &blen);
+	expect_refused(bad, blen, "section 'perf-maps'", "row 0: status 7 (0 to 4)", NULL);
 	free(bad);
 	release_file(&f);
 	free(buf);
