@@ -90,3 +90,9 @@ tests_unit_import_tables_test_SOURCES = tests/unit/import-tables-test.c tests/un
 	tests/unit/stderr-capture.h
 tests_unit_import_tables_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_import_tables_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+# What analysis and the exporters make of a capture's JIT data.
+UNIT_TESTS += tests/unit/jit-views-test
+tests_unit_jit_views_test_SOURCES = tests/unit/jit-views-test.c
+tests_unit_jit_views_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_jit_views_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

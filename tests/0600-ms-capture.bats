@@ -383,6 +383,53 @@ loss_rows() {
 	[ "$("$CAPINTERVALS" p.msc)" = "flag 0" ]
 }
 
+@test "JIT records become perf-map modules and settings: format 1.6 without a flag, the same bytes through --dump" {
+	CAPJIT="$MS_BUILDDIR/tests/unit/capjit"
+	"$MKSTREAM" --jit >s.msr
+	"$MKSTREAM" --jit --reverse | ms-capture -o b.msc
+	ms-capture -o a.msc s.msr
+	cmp a.msc b.msc
+	[ "$(header_minor a.msc)" = 6 ]
+	[ "$(header_flags a.msc)" = 0 ]
+	# 13 sections (mkstream's lost records: losses), the last id 17 (perf-maps)
+	[ "$(od -An -tu4 -j20 -N4 a.msc | tr -d ' ')" = 13 ]
+	[ "$(od -An -tu4 -j$((40 + 12 * 40)) -N4 a.msc | tr -d ' ')" = 17 ]
+	# the module with its base; of process 1000's two reads the last
+	run "$CAPJIT" a.msc
+	[ "$status" -eq 0 ]
+	[ "$output" = "module /tmp/perf-1000.map 0x7f0000100000 256
+read 1000 /tmp/perf-1000.map ok 0 16781312 2 3 1 1 0 64
+read 1005 /tmp/perf-1005.map stale 0 0 0 0 0 0 0 0" ]
+	# the dump writes them so: the module with its base, one jit-read per process
+	ms-capture --dump a.msc >d.msr
+	[ "$("$CAPJIT" --stream <d.msr)" = "$output" ]
+	ms-capture -o c.msc d.msr
+	cmp a.msc c.msc
+	ms-capture --dump c.msc | ms-capture -o e.msc
+	cmp a.msc e.msc
+	# jit-func records are counted, not kept
+	run ms-analyze summary --json a.msc
+	[ "$(jq -c '.samples' <<<"$output")" = 100 ]
+	# without JIT records, the 1.4 file it always was, and no JIT data
+	"$MKSTREAM" | ms-capture -o p.msc
+	[ "$(header_minor p.msc)" = 4 ]
+	[ -z "$("$CAPJIT" p.msc)" ]
+}
+
+@test "microscope symbolize keeps the names of JIT frames, which no file could give again" {
+	require_built microscope
+	"$MKSTREAM" --jit | ms-capture -o a.msc
+	microscope symbolize -o s.msc a.msc 2>/dev/null
+	[ "$(header_minor s.msc)" = 6 ]
+	ms-analyze top --json a.msc | jq -c '[.functions[] | select(.name | startswith("py::"))]' >want
+	[ "$(jq length want)" = 1 ]
+	ms-analyze top --json s.msc | jq -c '[.functions[] | select(.name | startswith("py::"))]' >got
+	cmp want got
+	ms-capture --dump a.msc --omit-failed | ms-capture -o o.msc
+	ms-analyze top --json o.msc | jq -c '[.functions[] | select(.name | startswith("py::"))]' >got
+	cmp want got
+}
+
 @test "the duty rows survive microscope symbolize and convert, and so does the time they give" {
 	require_built ms-analyze
 	require_built microscope

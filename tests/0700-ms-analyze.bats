@@ -417,3 +417,30 @@ assert_usage_error() {
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"'-' (stdin or stdout) is not taken"* ]]
 }
+
+# mkstream --jit: process 1000 read its perf map to its end (3 malformed
+# lines, 1 function over the bound, 1 past the code budget); 1005's map
+# was stale.
+@test "problems and summary: each process's perf map, what was kept out and what it means" {
+	"$MKSTREAM" --jit | ms-capture -o jit.msc
+	run --separate-stderr ms-analyze problems jit.msc
+	[ "$status" -eq 0 ]
+	grep -q -x 'perf maps: 2 processes read, 2 with something to report' <<<"$output"
+	grep -q -x '  pid 1000  /tmp/perf-1000.map: ok, 2 functions, 16781312 bytes read' <<<"$output"
+	grep -q -x '    3 lines not START SIZE NAME: .*' <<<"$output"
+	grep -q -x '    1 function past the 64 MiB code budget: .*' <<<"$output"
+	grep -q -x '    stale: written by an earlier process with this pid; not read, .*' <<<"$output"
+	run --separate-stderr ms-analyze problems --json jit.msc
+	[ "$(jq -c '[.perf_maps[] | [.pid, .status, (.issues | map(.what + "=" + (.count | tostring)))]]' <<<"$output")" = \
+		'[[1000,"ok",["malformed=3","over_max=1","no_code=1"]],[1005,"stale",[]]]' ]
+	run --separate-stderr ms-analyze summary jit.msc
+	[ "$status" -eq 0 ]
+	grep -q -x 'perf maps:   pid 1000 /tmp/perf-1000.map: 2 functions, ok (ms-analyze problems says more)' <<<"$output"
+	run --separate-stderr ms-analyze summary --json jit.msc
+	[ "$(jq -c '.perf_maps' <<<"$output")" = \
+		'[{"pid":1000,"path":"/tmp/perf-1000.map","status":"ok","functions":2},{"pid":1005,"path":"/tmp/perf-1005.map","status":"stale","functions":0}]' ]
+	# a capture without perf maps has neither the lines nor the key
+	"$MKSTREAM" | ms-capture -o p.msc
+	run --separate-stderr ms-analyze summary --json p.msc
+	[ "$(jq 'has("perf_maps")' <<<"$output")" = false ]
+}

@@ -288,3 +288,28 @@ chrome_events() {
 			<(go tool pprof -top -sample_index=$t off.pb.gz 2>/dev/null | grep -v '^written by')
 	done
 }
+
+# mkstream --jit: process 1000's perf map names the JIT function
+# py::spin at 0x7f0000100010, in a perf-map module over
+# [0x7f0000100000, 0x7f0000100100); 9 of its 100 samples run there, 8
+# with it innermost (one in the kernel under it).
+jit_pprof() {
+	HOME=$BATS_TEST_TMPDIR PPROF_TMPDIR=$BATS_TEST_TMPDIR GOCACHE=$BATS_TEST_TMPDIR/go-cache \
+		PPROF_BINARY_PATH=/nonexistent go tool pprof "$@"
+}
+
+@test "go tool pprof: a perf-map module is a mapping over its range, named by its map, its functions named as recorded" {
+	command -v go >/dev/null || { echo "go is not installed (scripts/install-deps installs golang-go)" >&2; return 1; }
+	"$MS_BUILDDIR/tests/unit/mkstream" --jit | ms-capture -o jit.msc
+	ms-export -q --pprof -o jit.pb.gz jit.msc
+	run --separate-stderr jit_pprof -raw jit.pb.gz
+	[ "$status" -eq 0 ]
+	# claiming its functions ([FN]): pprof looks nothing up in the map
+	grep -q -x '4: 0x7f0000100000/0x7f0000100100/0x0 /tmp/perf-1000.map  \[FN\]' <<<"$output"
+	run --separate-stderr jit_pprof -top -sample_index=samples jit.pb.gz
+	[ "$status" -eq 0 ]
+	grep -q -E '^ +8 +8\.00% +[0-9.]+% +9 +9\.00% +py::spin:/srv/app\.py$' <<<"$output"
+	# folded and speedscope name it from its frame fact too
+	[ "$(ms-export -q --folded jit.msc | grep -c 'py::spin:/srv/app.py 1$')" -ge 1 ]
+	ms-export -q --speedscope jit.msc | jq -e '[.shared.frames[].name] | index("py::spin:/srv/app.py")' >/dev/null
+}

@@ -241,6 +241,7 @@ static const char *module_kind_name(uint32_t kind)
 	case MS_MODULE_KERNEL: return "[kernel.kallsyms]";
 	case MS_MODULE_VDSO: return "[vdso]";
 	case MS_MODULE_ANON: return "[anon]";
+	case MS_MODULE_PERF_MAP: return "[perf-map]";
 	default: return "[unknown]";
 	}
 }
@@ -284,6 +285,16 @@ static void write_mappings(struct pw *w)
 		if (lo[i] != UINT64_MAX) {
 			mp.memory_start = lo[i];
 			mp.memory_limit = hi[i];
+		}
+		/*
+		 * A perf-map module's range is known, and its addresses are the
+		 * process's: the mapping is that range (a return address may
+		 * sit at its end), its file the map that named it.
+		 */
+		if (m->kind == MS_MODULE_PERF_MAP) {
+			mp.memory_start = m->base;
+			mp.memory_limit = lo[i] != UINT64_MAX && hi[i] > m->base + m->size ?
+					  hi[i] : m->base + m->size;
 		}
 		mp.filename = m->path && *cap->strings[m->path] ? (int64_t)m->path
 				: str_extra(w, module_kind_name(m->kind));

@@ -39,4 +39,16 @@ void ms_view_put_percent(const struct ms_view_out *o, double percent);
 /* The off-CPU view's "incomplete" object: the count, and per missing reason count and lower bound. */
 void ms_off_cpu_json_incomplete(struct ms_json *j, const struct ms_off_cpu_view *v);
 
+/*
+ * The perf-map settings (capture.h: ms_cap_perf_map), nothing when the
+ * capture has none. problems_text: a section per process, its last read's
+ * status and each bound's count with what it means; json: an array of
+ * {pid, path, status, functions}, with detail also {meaning, err, error,
+ * time_ns, bytes_read, code_bytes, issues: [{what, count, meaning}]};
+ * summary_text: a line per process.
+ */
+void ms_perf_maps_problems_text(FILE *out, const struct ms_capture *cap);
+void ms_perf_maps_json(struct ms_json *j, const struct ms_capture *cap, bool detail);
+void ms_perf_maps_summary_text(FILE *out, const struct ms_capture *cap);
+
 #endif

@@ -8,6 +8,7 @@ libcommon_a_SOURCES += \
 	libcommon/analysis/view.c \
 	libcommon/analysis/summary.c \
 	libcommon/analysis/problems.c \
+	libcommon/analysis/perfmaps.c \
 	libcommon/analysis/top.c \
 	libcommon/analysis/tree.c \
 	libcommon/analysis/threads.c \

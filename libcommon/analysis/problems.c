@@ -20,17 +20,6 @@ const char *ms_cap_reason_name(uint32_t reason)
 	return reason == MS_CAP_UNSYMBOLIZED ? "not-symbolized" : ms_frame_reason_name(reason);
 }
 
-static const char *kind_name(uint32_t kind)
-{
-	switch (kind) {
-	case MS_MODULE_FILE: return "file";
-	case MS_MODULE_KERNEL: return "kernel";
-	case MS_MODULE_VDSO: return "vdso";
-	case MS_MODULE_ANON: return "anon";
-	default: return "unknown";
-	}
-}
-
 int ms_unsymbolized_samples(const struct ms_capture *cap, uint64_t *out)
 {
 	bool *bad;
@@ -298,7 +287,7 @@ static void write_module_text(FILE *out, const struct ms_capture *cap,
 		fprintf(out, " (%s)", ms_cap_reason_name(m->status_reason));
 	fprintf(out, ", %" PRIu64 " sample%s (%.1f%%)\n", pm->samples,
 		pm->samples == 1 ? "" : "s", ms_percent(pm->samples, samples));
-	fprintf(out, "  identity: %s, ", kind_name(m->kind));
+	fprintf(out, "  identity: %s, ", ms_module_kind_name(m->kind));
 	if (m->build_id_len) {
 		fputs("build id ", out);
 		put_build_id(out, m);
@@ -389,7 +378,7 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 		ms_json_key(&j, "path");
 		ms_json_string(&j, m ? cap->strings[m->path] : "");
 		ms_json_key(&j, "kind");
-		ms_json_string(&j, m ? kind_name(m->kind) : "none");
+		ms_json_string(&j, m ? ms_module_kind_name(m->kind) : "none");
 		ms_json_key(&j, "build_id");
 		id[0] = '\0';
 		for (k = 0; m && k < m->build_id_len; k++)
@@ -499,6 +488,11 @@ static void write_recording_json(FILE *out, const struct ms_capture *cap,
 	} else {
 		ms_json_null(&j);
 	}
+	/* only with perf-map settings, so that every other capture's JSON stays as it was */
+	if (cap->n_perf_maps) {
+		ms_json_key(&j, "perf_maps");
+		ms_perf_maps_json(&j, cap, true);
+	}
 	ms_json_key(&j, "recording");
 	ms_view_json_problem_rows(&j, cap);
 }
@@ -522,6 +516,7 @@ int ms_sym_problems_write(FILE *out, const struct ms_capture *cap, bool json)
 		fputs("}\n", out);
 	} else {
 		write_text(out, cap, &v);
+		ms_perf_maps_problems_text(out, cap);
 		write_recording_text(out, cap, &off);
 	}
 	ms_off_cpu_view_release(&off);

@@ -526,6 +526,7 @@ static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_
 		s->n_threads - idle == 1 ? "" : "s");
 	write_time(out, s);
 	write_off_cpu(out, s);
+	ms_perf_maps_summary_text(out, cap);
 	fprintf(out, "threads:     %" PRIu32, s->n_threads - idle);
 	if (idle)
 		fprintf(out, " with samples (%" PRIu32 " more without, not listed)", idle);
@@ -635,6 +636,11 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 		write_off_cpu_json(&j, s);
 	else
 		ms_json_null(&j);
+	/* only with perf-map settings, so that every other capture's JSON stays as it was */
+	if (cap->n_perf_maps) {
+		ms_json_key(&j, "perf_maps");
+		ms_perf_maps_json(&j, cap, false);
+	}
 	ms_json_key(&j, "budget");
 	if (s->duty_changes) {
 		ms_json_object_begin(&j);

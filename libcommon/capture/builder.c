@@ -186,6 +186,11 @@ struct ms_capture_builder {
 	uint32_t n_evidence, alloc_evidence;
 	struct ms_index evidence_ix;
 
+	/* perf-map settings, one per pid (the last record wins), sorted at seal */
+	struct ms_cap_perf_map *perf_maps;
+	uint32_t n_perf_maps, alloc_perf_maps;
+	struct ms_index perf_map_ix;
+
 	struct {
 		uint64_t count;
 		char detail[DETAIL_MAX];
@@ -417,6 +422,8 @@ void ms_capture_builder_free(struct ms_capture_builder *b)
 	free(b->intervals);
 	free(b->evidence);
 	ms_index_release(&b->evidence_ix);
+	free(b->perf_maps);
+	ms_index_release(&b->perf_map_ix);
 	free(b->scratch);
 	free(b->function_used);
 	free(b);
@@ -713,7 +720,26 @@ static bool module_same(const struct ms_cap_module *a, const struct ms_cap_modul
 	return a->path == c->path && a->kind == c->kind && a->build_id_len == c->build_id_len &&
 	       !memcmp(a->build_id, c->build_id, a->build_id_len) &&
 	       a->dev_maj == c->dev_maj && a->dev_min == c->dev_min &&
-	       a->ino == c->ino && a->size == c->size && a->mtime == c->mtime;
+	       a->ino == c->ino && a->size == c->size && a->mtime == c->mtime &&
+	       a->base == c->base;
+}
+
+/*
+ * What is wrong with a module record's base (stream minor 5), or NULL: a
+ * perf-map module's range lies in the address space, and no other kind
+ * has one. capture.h holds every row to it.
+ */
+static const char *module_base_wrong(const struct ms_module *m)
+{
+	if (m->kind != MS_MODULE_PERF_MAP)
+		return m->base ? "has a base, which only a perf-map module has" : NULL;
+	if (!m->base)
+		return "is a perf-map module without a base";
+	if (!m->size)
+		return "is a perf-map module of size 0";
+	if (m->base > UINT64_MAX - m->size)
+		return "is a perf-map module whose range passes the end of the address space";
+	return NULL;
 }
 
 int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_module *m)
@@ -721,8 +747,16 @@ int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_modu
 	struct ms_cap_module cm;
 	uint32_t e;
 
+	const char *wrong;
+	char msg[192];
+
 	if (b->failed)
 		return -1;
+	if ((wrong = module_base_wrong(m))) {
+		snprintf(msg, sizeof(msg), "module record %u (kind %u, base 0x%" PRIx64
+			 ", size %" PRIu64 ") %s", m->id, m->kind, m->base, m->size, wrong);
+		return fail(b, msg);
+	}
 	memset(&cm, 0, sizeof(cm));
 	cm.path = intern_str(b, m->path);
 	if (cm.path == MS_NONE || module_ref(b, m->id, &e) < 0)
@@ -739,6 +773,7 @@ int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_modu
 	cm.ino = m->ino;
 	cm.size = m->size;
 	cm.mtime = m->mtime;
+	cm.base = m->base;
 	if (!b->modules[e].defined) {
 		b->modules[e].m = cm;
 		b->modules[e].defined = true;
@@ -747,6 +782,62 @@ int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_modu
 		    "module %u was described again differently (path \"%s\"); the first description was kept",
 		    m->id, str_at(b, cm.path));
 	}
+	return 0;
+}
+
+/* ---- perf-map settings ---- */
+
+static bool perf_map_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+
+	return b->perf_maps[e].pid == *(const uint32_t *)key;
+}
+
+int ms_capture_builder_jit_read(struct ms_capture_builder *b, const struct ms_jit_read *r)
+{
+	struct ms_cap_perf_map x;
+	uint32_t h = ms_hash_u64(r->pid), e;
+	char msg[160];
+
+	if (b->failed)
+		return -1;
+	if (r->status >= MS_JIT_READ_STATUS_COUNT) {
+		snprintf(msg, sizeof(msg), "the jit-read record of pid %" PRIu32 " has status %"
+			 PRIu32 " (0 to %d)", r->pid, r->status, MS_JIT_READ_STATUS_COUNT - 1);
+		return fail(b, msg);
+	}
+	if (r->err > MS_CAP_ERRNO_MAX) {
+		snprintf(msg, sizeof(msg), "the jit-read record of pid %" PRIu32 " has err %"
+			 PRIu32 ", which is no errno (at most %u)", r->pid, r->err, MS_CAP_ERRNO_MAX);
+		return fail(b, msg);
+	}
+	memset(&x, 0, sizeof(x));
+	x.pid = r->pid;
+	if ((x.path = intern_str(b, r->path)) == MS_NONE)
+		return -1;
+	x.status = r->status;
+	x.err = r->err;
+	x.time = r->time;
+	x.offset = r->offset;
+	x.functions = r->functions;
+	x.malformed = r->malformed;
+	x.over_max = r->over_max;
+	x.no_code = r->no_code;
+	x.code_unread = r->code_unread;
+	x.code_bytes = r->code_bytes;
+	/* Its counts are the process's totals so far: the last record is its setting. */
+	e = ms_index_find(&b->perf_map_ix, h, perf_map_eq, b, &r->pid);
+	if (e != MS_INDEX_EMPTY) {
+		b->perf_maps[e] = x;
+		return 0;
+	}
+	if (GROW(b, b->perf_maps, b->n_perf_maps, b->alloc_perf_maps) < 0)
+		return -1;
+	b->perf_maps[b->n_perf_maps] = x;
+	if (ms_index_add(&b->perf_map_ix, h, b->n_perf_maps) < 0)
+		return fail(b, "out of memory");
+	b->n_perf_maps++;
 	return 0;
 }
 
@@ -2280,6 +2371,8 @@ static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
 		}
 	for (i = 0; i < cap->n_threads; i++)
 		MARK(cap->threads[i].name);
+	for (i = 0; i < b->n_perf_maps; i++)
+		MARK(b->perf_maps[i].path);
 	for (i = 0; i < b->n_problems; i++) {
 		MARK(b->problems[i].stage);
 		MARK(b->problems[i].code);
@@ -2326,6 +2419,8 @@ static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
 		}
 	for (i = 0; i < cap->n_threads; i++)
 		REMAP(cap->threads[i].name);
+	for (i = 0; i < b->n_perf_maps; i++)
+		REMAP(b->perf_maps[i].path);
 	for (i = 0; i < b->n_problems; i++) {
 		REMAP(b->problems[i].stage);
 		REMAP(b->problems[i].code);
@@ -2461,6 +2556,33 @@ static int seal_modules(struct ms_capture_builder *b, struct ms_capture *cap)
 	return 0;
 }
 
+static int cmp_perf_maps(const void *x, const void *y)
+{
+	uint32_t a = ((const struct ms_cap_perf_map *)x)->pid;
+	uint32_t c = ((const struct ms_cap_perf_map *)y)->pid;
+
+	return a < c ? -1 : a > c;
+}
+
+/* Perf-map rows by pid; they, or a perf-map module, make the capture 1.6. */
+static void seal_perf_maps(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	uint32_t i;
+
+	if (b->n_perf_maps) {
+		qsort(b->perf_maps, b->n_perf_maps, sizeof(*b->perf_maps), cmp_perf_maps);
+		cap->perf_maps = ms_capture_keep(cap, b->perf_maps);
+		cap->n_perf_maps = b->n_perf_maps;
+		b->perf_maps = NULL;
+		b->n_perf_maps = b->alloc_perf_maps = 0;
+	}
+	for (i = 0; i < cap->n_modules; i++)
+		if (cap->modules[i].kind == MS_MODULE_PERF_MAP)
+			break;
+	if ((cap->n_perf_maps || i < cap->n_modules) && cap->minor < MS_CAPTURE_MINOR_JIT)
+		cap->minor = MS_CAPTURE_MINOR_JIT;
+}
+
 /* Problems the builder counted itself become rows. */
 static int seal_own_problems(struct ms_capture_builder *b)
 {
@@ -2498,6 +2620,7 @@ static void release_indexes(struct ms_capture_builder *b)
 	ms_index_release(&b->thread_ix);
 	ms_index_release(&b->problem_ix);
 	ms_index_release(&b->evidence_ix);
+	ms_index_release(&b->perf_map_ix);
 	free(b->defs);
 	b->defs = NULL;
 	b->n_defs = b->alloc_defs = 0;
@@ -2533,6 +2656,7 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 	    seal_strings(b, cap) < 0 ||
 	    seal_functions(b, cap) < 0 || seal_modules(b, cap) < 0)
 		goto fail;
+	seal_perf_maps(b, cap);
 	/* Sorted by key string: the string ids are in string order now. */
 	if (b->n_info > 1)
 		qsort(b->info, b->n_info, sizeof(*b->info), cmp_info);

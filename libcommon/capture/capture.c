@@ -4,6 +4,7 @@
 
 #include "capture/format.h"
 #include "capture/internal.h"
+#include "stream/records.h"
 #include "util/error.h"
 
 struct ms_capture *ms_capture_new(void)
@@ -114,6 +115,7 @@ const char *ms_capf_section_name(uint32_t id)
 		[MS_CAPF_LOSSES] = "losses",
 		[MS_CAPF_INTERVALS] = "intervals",
 		[MS_CAPF_EVIDENCE] = "evidence",
+		[MS_CAPF_PERF_MAPS] = "perf-maps",
 	};
 
 	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;
@@ -145,6 +147,34 @@ void ms_capture_span(const struct ms_capture *cap, uint64_t *start, uint64_t *en
 	}
 	*start = cap->start_time;
 	*end = cap->end_time;
+}
+
+bool ms_capture_has_jit(const struct ms_capture *cap)
+{
+	if (cap->n_perf_maps)
+		return true;
+	for (uint32_t i = 0; i < cap->n_modules; i++)
+		if (cap->modules[i].kind == MS_MODULE_PERF_MAP)
+			return true;
+	return false;
+}
+
+const struct ms_cap_perf_map *ms_capture_perf_map(const struct ms_capture *cap, uint32_t pid)
+{
+	uint32_t lo = 0, hi = cap->n_perf_maps;
+
+	/* sorted by pid (the loader checks it) */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (cap->perf_maps[mid].pid == pid)
+			return &cap->perf_maps[mid];
+		if (cap->perf_maps[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 const char *ms_interval_missing_name(uint32_t missing)

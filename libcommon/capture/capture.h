@@ -32,6 +32,12 @@
  *    their missing value says (ms_cap_interval); evidence rows hold a
  *    cause < MS_CAUSE_COUNT, known sources only, and preempt 0 or 1;
  *    intervals exist only with MS_CAPTURE_OFF_CPU;
+ *  - modules (minor 6): a module of kind MS_MODULE_PERF_MAP has a base
+ *    not 0, a size not 0, and base + size fits in 64 bits; every other
+ *    module's base is 0;
+ *  - perf-map rows (minor 6) are sorted by strictly increasing pid, each
+ *    path a string, each status an enum ms_jit_read_status, each err at
+ *    most MS_CAP_ERRNO_MAX;
  *  - tables are in deterministic order: the same stream gives the same
  *    tables and the same file bytes.
  *
@@ -49,16 +55,22 @@
 #define MS_CAPTURE_MAJOR 1
 /*
  * The newest minor this code reads and writes. A capture is written as
- * the oldest minor that holds it: 1.5 when it has off-CPU intervals
+ * the oldest minor that holds it: 1.6 when it holds JIT data (a perf-map
+ * module or a process's perf-map setting), 1.5 when it has off-CPU intervals
  * (MS_CAPTURE_OFF_CPU), 1.4 when it has loss rows, else 1.3
  * when it has duty rows (MS_CAPTURE_DUTY), else 1.2 when a sample's count
  * is not 1 (MS_CAPTURE_WEIGHTED), else 1.1, so a recording that lost
  * nothing and had no budget stays readable by a 1.1 reader and byte for
  * byte what it was before counts, duty and losses existed. Loss rows need
  * no required flag: a reader before 1.4 skips their section and keeps the
- * totals, which stay the truth (it only lacks the times).
+ * totals, which stay the truth (it only lacks the times). JIT data needs
+ * none either: a reader before 1.6 skips the perf-map section and the
+ * modules' base (rows grew to 80 bytes, which it skips), and shows a
+ * perf-map module as one of an unknown kind, whose frames keep the names
+ * the recording gave them.
  */
-#define MS_CAPTURE_MINOR 5
+#define MS_CAPTURE_MINOR 6
+#define MS_CAPTURE_MINOR_JIT 6
 #define MS_CAPTURE_MINOR_OFF_CPU 5
 #define MS_CAPTURE_MINOR_LOSSES 4
 #define MS_CAPTURE_MINOR_DUTY 3
@@ -123,7 +135,8 @@ enum ms_cap_module_status {
 const char *ms_cap_module_status_name(uint32_t status);
 
 struct ms_cap_module {
-	uint32_t path;		/* string: a hint, never identity */
+	uint32_t path;		/* string: a hint, never identity; a perf-map
+				   module's is its map's */
 	uint32_t kind;		/* enum ms_module_kind (stream/records.h) */
 	uint32_t build_id_len;
 	uint8_t build_id[20];
@@ -150,6 +163,12 @@ struct ms_cap_module {
 	 */
 	uint32_t status;
 	uint32_t status_reason;
+	/*
+	 * Minor 6: a perf-map module's start in the process (its range is
+	 * [base, base + size), and its frames' addresses are absolute, as
+	 * anonymous ones); 0 for every other kind.
+	 */
+	uint64_t base;
 };
 
 /* A frame: one (module, address) with what symbolization found. */
@@ -338,6 +357,30 @@ struct ms_cap_evidence {
 	uint32_t preempt;	/* 0 or 1, meaningful with MS_EVIDENCE_SWITCH, else 0 */
 };
 
+/*
+ * A process's perf-map setting (minor 6): the last MS_REC_JIT_READ record
+ * of its pid in the stream (stream/records.h: struct ms_jit_read), whose
+ * counts are the process's totals, so the last says what the recording
+ * made of the process's perf map: where it is, how far it was read,
+ * what each bound kept out. One row per pid, sorted by pid.
+ */
+struct ms_cap_perf_map {
+	uint32_t pid;
+	uint32_t path;		/* string: the map's path */
+	uint32_t status;	/* enum ms_jit_read_status of the last read */
+	uint32_t err;		/* errno of a failed open or read, else 0 */
+	uint64_t time;		/* of the last read: perf clock, ns */
+	uint64_t offset;	/* bytes of the map read */
+	uint64_t functions;	/* lines kept */
+	uint64_t malformed;	/* lines that were not START SIZE NAME */
+	uint64_t over_max;	/* lines past the function bound, not kept */
+	uint64_t no_code;	/* functions past the code budget: no frames proved */
+	uint64_t code_unread;	/* functions whose code could not be read */
+	uint64_t code_bytes;	/* code read, of the budget */
+};
+/* The largest err a perf-map row may hold (Linux's errno values are below 4096). */
+#define MS_CAP_ERRNO_MAX 4095u
+
 /* key/value facts from MS_REC_INFO (value_text 0 when numeric). */
 struct ms_cap_info {
 	uint32_t key;
@@ -379,6 +422,8 @@ struct ms_capture {
 	struct ms_cap_interval *intervals; /* sorted by (start or else end, thread, end, stack) */
 	uint32_t n_evidence;		/* minor 5 */
 	struct ms_cap_evidence *evidence;
+	uint32_t n_perf_maps;		/* minor 6: processes with a perf-map setting */
+	struct ms_cap_perf_map *perf_maps;	/* sorted by pid, one row each */
 
 	/* totals from the stream (with the loss rows or without: see ms_cap_loss) */
 	uint64_t lost_kernel;		/* records the kernel dropped */
@@ -422,6 +467,13 @@ uint64_t ms_capture_sample_count(const struct ms_capture *cap);
  * when both are there in order, else the first and last sample's times.
  */
 void ms_capture_span(const struct ms_capture *cap, uint64_t *start, uint64_t *end);
+/*
+ * Whether cap holds JIT data (a perf-map module or a perf-map row): what
+ * makes a capture of minor 6.
+ */
+bool ms_capture_has_jit(const struct ms_capture *cap);
+/* The perf-map row of pid, or NULL. */
+const struct ms_cap_perf_map *ms_capture_perf_map(const struct ms_capture *cap, uint32_t pid);
 /* Info value by key, or NULL / false when absent. */
 const char *ms_capture_info_text(const struct ms_capture *cap, const char *key);
 bool ms_capture_info_number(const struct ms_capture *cap, const char *key, uint64_t *out);

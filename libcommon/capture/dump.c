@@ -29,6 +29,7 @@ union any_record {
 	struct ms_stack stack;
 	struct ms_frame frame;
 	struct ms_interval interval;
+	struct ms_jit_read jit_read;
 };
 
 static struct ms_str str(const struct ms_capture *cap, uint32_t id)
@@ -363,7 +364,28 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 		u->module.ino = m->ino;
 		u->module.size = m->size;
 		u->module.mtime = m->mtime;
+		u->module.base = m->base;
 		if (ms_module_pack(w, &u->module) < 0)
+			return -1;
+	}
+	/* One read per process, its last: the counts are its totals. */
+	for (i = 0; i < cap->n_perf_maps; i++) {
+		const struct ms_cap_perf_map *x = &cap->perf_maps[i];
+
+		memset(&u->jit_read, 0, sizeof(u->jit_read));
+		u->jit_read.pid = x->pid;
+		u->jit_read.time = x->time;
+		u->jit_read.path = str(cap, x->path);
+		u->jit_read.status = x->status;
+		u->jit_read.err = x->err;
+		u->jit_read.offset = x->offset;
+		u->jit_read.functions = x->functions;
+		u->jit_read.malformed = x->malformed;
+		u->jit_read.over_max = x->over_max;
+		u->jit_read.no_code = x->no_code;
+		u->jit_read.code_unread = x->code_unread;
+		u->jit_read.code_bytes = x->code_bytes;
+		if (ms_jit_read_pack(w, &u->jit_read) < 0)
 			return -1;
 	}
 	/* Frames are sorted by (module, address, flags): one fact per address. */

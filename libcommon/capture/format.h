@@ -1,5 +1,5 @@
 /*
- * The on-disk layout of a capture, version 1.5 (man/microscope-capture.5 is
+ * The on-disk layout of a capture, version 1.6 (man/microscope-capture.5 is
  * the normative text; keep the two in step). All integers little-endian.
  *
  *   header     40 bytes at offset 0
@@ -43,7 +43,7 @@
 #define MS_CAPF_DIR_RESERVED 36	/* u32, zero */
 #define MS_CAPF_DIR_SIZE_BYTES 40
 
-/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 to 1.5 11 to 16). */
+/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 to 1.6 11 to 17). */
 #define MS_CAPF_SECTIONS_MAX 1024
 
 enum ms_capf_codec {
@@ -62,7 +62,10 @@ enum ms_capf_section {
 	MS_CAPF_INFO = 2,	/* key u32, value_text u32, value_number u64 */
 	MS_CAPF_MODULES = 3,	/* path, kind, build_id_len u32, build_id[20],
 				   dev_maj, dev_min u32, ino, size, mtime u64;
-				   1.1: status, status_reason u32 */
+				   1.1: status, status_reason u32;
+				   1.6: base u64 (rows of 80 bytes in a file
+				   holding JIT data, 72 otherwise: a reader
+				   takes shorter rows as bases of 0) */
 	MS_CAPF_FRAMES = 4,	/* module, flags u32, address u64, name, reason u32,
 				   symbol_start u64; 1.1: first_line, n_lines u32 */
 	MS_CAPF_STACKS = 5,	/* parent, frame, depth u32 */
@@ -113,16 +116,25 @@ enum ms_capf_section {
 	 */
 	MS_CAPF_INTERVALS = 15,
 	MS_CAPF_EVIDENCE = 16,
-	MS_CAPF_SECTION_LAST = MS_CAPF_EVIDENCE,
+	/*
+	 * Minor 6: each process's perf-map setting (capture.h:
+	 * ms_cap_perf_map), one row per pid, sorted by it: pid, path, status,
+	 * err u32, time, offset, functions, malformed, over_max, no_code,
+	 * code_unread, code_bytes u64. In a file only when it has rows; no
+	 * flag: a reader before 1.6 skips it and loses nothing it reads.
+	 */
+	MS_CAPF_PERF_MAPS = 17,
+	MS_CAPF_SECTION_LAST = MS_CAPF_PERF_MAPS,
 };
 /* The last section a file of minor 0 has, and the last every file of minor 1 or later has. */
 #define MS_CAPF_SECTION_LAST_1_0 MS_CAPF_TOTALS
 #define MS_CAPF_SECTION_LAST_1_1 MS_CAPF_LINES
 
-/* Row sizes of 1.5; modules and frames were shorter in 1.0. */
+/* Row sizes of 1.6; modules were shorter before it, frames in 1.0. */
 #define MS_CAPF_TABLE_HEADER 8
 #define MS_CAPF_ROW_INFO 16
-#define MS_CAPF_ROW_MODULES 72
+#define MS_CAPF_ROW_MODULES_1_6 80
+#define MS_CAPF_ROW_MODULES 72	/* 1.1 to 1.5 */
 #define MS_CAPF_ROW_MODULES_1_0 64
 #define MS_CAPF_ROW_FRAMES 40
 #define MS_CAPF_ROW_FRAMES_1_0 32
@@ -138,6 +150,7 @@ enum ms_capf_section {
 #define MS_CAPF_ROW_LOSSES 24
 #define MS_CAPF_ROW_INTERVALS 40
 #define MS_CAPF_ROW_EVIDENCE 24
+#define MS_CAPF_ROW_PERF_MAPS 80
 /* A reader refuses rows larger than this (a sanity bound, not a format limit). */
 #define MS_CAPF_ROW_MAX 4096
 

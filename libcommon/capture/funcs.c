@@ -23,6 +23,18 @@ const char *ms_module_basename(const struct ms_capture *cap, uint32_t m)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+const char *ms_module_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case MS_MODULE_FILE: return "file";
+	case MS_MODULE_KERNEL: return "kernel";
+	case MS_MODULE_VDSO: return "vdso";
+	case MS_MODULE_ANON: return "anon";
+	case MS_MODULE_PERF_MAP: return "perf-map";
+	default: return "unknown";
+	}
+}
+
 const char *ms_module_label(const struct ms_capture *cap, uint32_t m)
 {
 	const char *base;
@@ -37,6 +49,7 @@ const char *ms_module_label(const struct ms_capture *cap, uint32_t m)
 	case MS_MODULE_KERNEL: return "[kernel]";
 	case MS_MODULE_VDSO: return "[vdso]";
 	case MS_MODULE_ANON: return "[anon]";
+	case MS_MODULE_PERF_MAP: return "[perf-map]";
 	case MS_MODULE_FILE: return "[no path]";
 	default: return "[unknown]";
 	}

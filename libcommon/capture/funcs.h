@@ -75,6 +75,8 @@ uint32_t ms_frame_chain_len(const struct ms_cap_frame *fr);
  * lines): what "unsymbolized" means in every view.
  */
 bool ms_frame_unnamed(const struct ms_capture *cap, const struct ms_cap_frame *fr);
+/* A module kind's name: "file", "kernel", "vdso", "anon", "perf-map", or "unknown". */
+const char *ms_module_kind_name(uint32_t kind);
 /* Basename of module m's path hint; "" for MS_NONE or no path. */
 const char *ms_module_basename(const struct ms_capture *cap, uint32_t m);
 /* What a text column calls module m (see module_label above). */

@@ -35,6 +35,11 @@ check_PROGRAMS += tests/unit/capintervals
 tests_unit_capintervals_SOURCES = tests/unit/capintervals.c
 tests_unit_capintervals_LDADD = $(MS_LIBS)
 
+# Prints a capture's (or a dumped stream's) perf-map modules and settings, for the bats tests.
+check_PROGRAMS += tests/unit/capjit
+tests_unit_capjit_SOURCES = tests/unit/capjit.c
+tests_unit_capjit_LDADD = $(MS_LIBS)
+
 # Prints a capture's loss rows and totals as JSON, for the bats tests.
 check_PROGRAMS += tests/unit/caplosses
 tests_unit_caplosses_SOURCES = tests/unit/caplosses.c

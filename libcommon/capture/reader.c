@@ -279,6 +279,10 @@ static int load_sections(struct load *l, uint32_t n_sections)
 		return bad(l, "header", "the off-cpu flag (0x%08x) in a file of format 1.%u: "
 			   "it came with 1.%u", (unsigned)MS_CAPTURE_OFF_CPU, l->cap->minor,
 			   MS_CAPTURE_MINOR_OFF_CPU);
+	/* Perf-map rows need no flag either (an older reader skips them), but came with 1.6. */
+	if (l->raw[MS_CAPF_PERF_MAPS] && l->cap->minor < MS_CAPTURE_MINOR_JIT)
+		return bad(l, "perf-maps", "the section in a file of format 1.%u: it came with 1.%u",
+			   l->cap->minor, MS_CAPTURE_MINOR_JIT);
 	for (id = MS_CAPF_INTERVALS; id <= MS_CAPF_EVIDENCE; id++) {
 		if ((l->cap->flags & MS_CAPTURE_OFF_CPU) && !l->raw[id])
 			return bad(l, section_label(id), "the section is missing (the header sets "
@@ -401,20 +405,46 @@ static int decode_info(struct load *l)
 	return 0;
 }
 
+/*
+ * A module's base (minor 6): a perf-map module's range lies in the
+ * address space, every other module's base is 0. NULL when m is right,
+ * else what is wrong.
+ */
+static const char *module_base_wrong(const struct ms_cap_module *m, uint32_t minor)
+{
+	if (m->kind != MS_MODULE_PERF_MAP)
+		return m->base ? "a base, which only a perf-map module has" : NULL;
+	if (minor < MS_CAPTURE_MINOR_JIT)
+		return "kind perf-map, which came with format 1.6";
+	if (!m->base)
+		return "a perf-map module without a base";
+	if (!m->size)
+		return "a perf-map module of size 0";
+	if (m->base > UINT64_MAX - m->size)
+		return "a perf-map module whose range passes the end of the address space";
+	return NULL;
+}
+
 static int decode_modules(struct load *l)
 {
 	struct ms_capture *cap = l->cap;
 	uint32_t n, size, i;
-	bool v1_1 = cap->minor >= 1;
+	bool v1_1 = cap->minor >= 1, base;
 	const unsigned char *p = rows(l, MS_CAPF_MODULES,
 				      v1_1 ? MS_CAPF_ROW_MODULES : MS_CAPF_ROW_MODULES_1_0,
 				      &n, &size);
 
 	if (!p || !(cap->modules = table(l, n, sizeof(*cap->modules))))
 		return -1;
+	/*
+	 * The base came with 1.6, whose writer makes rows of 80 bytes when the
+	 * file holds JIT data; shorter rows hold none, so no perf-map module.
+	 */
+	base = cap->minor >= MS_CAPTURE_MINOR_JIT && size >= MS_CAPF_ROW_MODULES_1_6;
 	cap->n_modules = n;
 	for (i = 0; i < n; i++, p += size) {
 		struct ms_cap_module *m = &cap->modules[i];
+		const char *wrong;
 
 		m->path = ms_get_u32(p);
 		m->kind = ms_get_u32(p + 4);
@@ -434,6 +464,57 @@ static int decode_modules(struct load *l)
 			m->status = ms_get_u32(p + 64);
 			m->status_reason = ms_get_u32(p + 68);
 		}
+		if (base)
+			m->base = ms_get_u64(p + 72);
+		if ((wrong = module_base_wrong(m, cap->minor)))
+			return bad(l, "modules", "row %u: %s (base 0x%" PRIx64 ", size %" PRIu64 ")",
+				   i, wrong, m->base, m->size);
+	}
+	return 0;
+}
+
+/*
+ * The perf-map settings (minor 6): one row per pid in increasing order,
+ * each path a string, a known status (the builder refuses any other, so
+ * that every row loaded dumps and captures again) and an errno that is one.
+ */
+static int decode_perf_maps(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p;
+
+	if (!l->raw[MS_CAPF_PERF_MAPS])
+		return 0;
+	p = rows(l, MS_CAPF_PERF_MAPS, MS_CAPF_ROW_PERF_MAPS, &n, &size);
+	if (!p || !(cap->perf_maps = table(l, n, sizeof(*cap->perf_maps))))
+		return -1;
+	cap->n_perf_maps = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_perf_map *x = &cap->perf_maps[i];
+
+		x->pid = ms_get_u32(p);
+		x->path = ms_get_u32(p + 4);
+		x->status = ms_get_u32(p + 8);
+		x->err = ms_get_u32(p + 12);
+		x->time = ms_get_u64(p + 16);
+		x->offset = ms_get_u64(p + 24);
+		x->functions = ms_get_u64(p + 32);
+		x->malformed = ms_get_u64(p + 40);
+		x->over_max = ms_get_u64(p + 48);
+		x->no_code = ms_get_u64(p + 56);
+		x->code_unread = ms_get_u64(p + 64);
+		x->code_bytes = ms_get_u64(p + 72);
+		CHECK_STRING("perf-maps", i, "path", x->path);
+		if (x->status >= MS_JIT_READ_STATUS_COUNT)
+			return bad(l, "perf-maps", "row %u: status %u (0 to %d)", i, x->status,
+				   MS_JIT_READ_STATUS_COUNT - 1);
+		if (x->err > MS_CAP_ERRNO_MAX)
+			return bad(l, "perf-maps", "row %u: err %u is no errno (at most %u)", i,
+				   x->err, MS_CAP_ERRNO_MAX);
+		if (i && x[-1].pid >= x->pid)
+			return bad(l, "perf-maps", "row %u: pid %u is not after pid %u (one row per "
+				   "pid, sorted)", i, x->pid, x[-1].pid);
 	}
 	return 0;
 }
@@ -1004,6 +1085,7 @@ static struct ms_capture *load(struct load *l)
 		if (decode(l, MS_CAPF_STRINGS, decode_strings) == 0 &&
 		    decode(l, MS_CAPF_INFO, decode_info) == 0 &&
 		    decode(l, MS_CAPF_MODULES, decode_modules) == 0 &&
+		    decode(l, MS_CAPF_PERF_MAPS, decode_perf_maps) == 0 &&
 		    decode(l, MS_CAPF_FUNCTIONS, decode_functions) == 0 &&
 		    decode(l, MS_CAPF_LINES, decode_lines) == 0 &&
 		    decode(l, MS_CAPF_FRAMES, decode_frames) == 0 &&

@@ -45,6 +45,7 @@ struct ingest {
 		struct ms_switch sw;
 		struct ms_off_cpu off_cpu;
 		struct ms_interval interval;
+		struct ms_jit_read jit_read;
 	} u;
 };
 
@@ -132,9 +133,19 @@ static int on_module(void *ctx, struct ms_stage_io *io, const struct ms_record *
 {
 	struct ingest *g = ctx;
 
-	(void)io;
+	ms_capture_builder_at(g->b, ms_reader_name(io->reader), rec->offset);
 	return ms_module_unpack(rec, &g->u.module) < 0 ? -1 :
 	       ms_capture_builder_module(g->b, &g->u.module);
+}
+
+/* A perf-map read of ms-collect: the last of each pid is its setting. */
+static int on_jit_read(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct ingest *g = ctx;
+
+	ms_capture_builder_at(g->b, ms_reader_name(io->reader), rec->offset);
+	return ms_jit_read_unpack(rec, &g->u.jit_read) < 0 ? -1 :
+	       ms_capture_builder_jit_read(g->b, &g->u.jit_read);
 }
 
 static int on_stack(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
@@ -201,8 +212,9 @@ static int on_interval(void *ctx, struct ms_stage_io *io, const struct ms_record
 }
 
 /*
- * Sample, switch-out, tracepoint, mmap, attr, raw, round and kinds from
- * later versions: counted.
+ * Sample, switch-out, tracepoint, jit-func (ms-unwind made its modules and
+ * frame facts), mmap, attr, raw, round and kinds from later versions:
+ * counted.
  */
 static int on_ignored(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
@@ -352,6 +364,7 @@ static const struct ms_stage_desc capture_stage = {
 		[MS_REC_SWITCH] = on_switch,
 		[MS_REC_OFF_CPU] = on_off_cpu,
 		[MS_REC_INTERVAL] = on_interval,
+		[MS_REC_JIT_READ] = on_jit_read,
 	},
 	.other = on_ignored,
 	.end = on_end,

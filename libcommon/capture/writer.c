@@ -76,14 +76,17 @@ static int put_info(struct section *s, const struct ms_capture *cap)
 	return 0;
 }
 
+/* Rows of 80 bytes, with base, in a file of minor 6 (one holding JIT data); 72 before. */
 static int put_modules(struct section *s, const struct ms_capture *cap)
 {
-	unsigned char *p = table(s, MS_CAPF_MODULES, cap->n_modules, MS_CAPF_ROW_MODULES);
+	bool jit = ms_capture_has_jit(cap);
+	uint32_t row = jit ? MS_CAPF_ROW_MODULES_1_6 : MS_CAPF_ROW_MODULES;
+	unsigned char *p = table(s, MS_CAPF_MODULES, cap->n_modules, row);
 	uint32_t i;
 
 	if (!p)
 		return -1;
-	for (i = 0; i < cap->n_modules; i++, p += MS_CAPF_ROW_MODULES) {
+	for (i = 0; i < cap->n_modules; i++, p += row) {
 		const struct ms_cap_module *m = &cap->modules[i];
 		uint32_t len = m->build_id_len <= 20 ? m->build_id_len : 20;
 
@@ -99,6 +102,8 @@ static int put_modules(struct section *s, const struct ms_capture *cap)
 		ms_put_u64(p + 56, m->mtime);
 		ms_put_u32(p + 64, m->status);
 		ms_put_u32(p + 68, m->status_reason);
+		if (jit)
+			ms_put_u64(p + 72, m->base);
 	}
 	return 0;
 }
@@ -340,6 +345,36 @@ static int put_evidence(struct section *s, const struct ms_capture *cap)
 	return 0;
 }
 
+/* The perf-map settings (minor 6), only when some process has one. */
+static int put_perf_maps(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p;
+	uint32_t i;
+
+	if (!cap->n_perf_maps)
+		return 1;
+	p = table(s, MS_CAPF_PERF_MAPS, cap->n_perf_maps, MS_CAPF_ROW_PERF_MAPS);
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_perf_maps; i++, p += MS_CAPF_ROW_PERF_MAPS) {
+		const struct ms_cap_perf_map *x = &cap->perf_maps[i];
+
+		ms_put_u32(p, x->pid);
+		ms_put_u32(p + 4, x->path);
+		ms_put_u32(p + 8, x->status);
+		ms_put_u32(p + 12, x->err);
+		ms_put_u64(p + 16, x->time);
+		ms_put_u64(p + 24, x->offset);
+		ms_put_u64(p + 32, x->functions);
+		ms_put_u64(p + 40, x->malformed);
+		ms_put_u64(p + 48, x->over_max);
+		ms_put_u64(p + 56, x->no_code);
+		ms_put_u64(p + 64, x->code_unread);
+		ms_put_u64(p + 72, x->code_bytes);
+	}
+	return 0;
+}
+
 static int put_problems(struct section *s, const struct ms_capture *cap)
 {
 	unsigned char *p = table(s, MS_CAPF_PROBLEMS, cap->n_problems, MS_CAPF_ROW_PROBLEMS);
@@ -375,7 +410,7 @@ static int put_totals(struct section *s, const struct ms_capture *cap)
 static int (*const put_section[])(struct section *, const struct ms_capture *) = {
 	put_strings, put_info, put_modules, put_frames, put_stacks,
 	put_threads, put_samples, put_problems, put_totals, put_functions, put_lines,
-	put_counts, put_duty, put_losses, put_intervals, put_evidence,
+	put_counts, put_duty, put_losses, put_intervals, put_evidence, put_perf_maps,
 };
 #define N_SECTIONS (sizeof(put_section) / sizeof(put_section[0]))
 
@@ -423,11 +458,12 @@ int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t 
 			 (counts ? (uint32_t)MS_CAPTURE_WEIGHTED : 0) |
 			 (duty ? (uint32_t)MS_CAPTURE_DUTY : 0);
 	/*
-	 * The oldest minor that holds it. Loss rows need 1.4 and intervals
-	 * 1.5, but no required flag: a reader before them skips their
-	 * sections and keeps the totals and samples.
+	 * The oldest minor that holds it. Loss rows need 1.4, intervals 1.5
+	 * and JIT data 1.6, but no required flag: a reader before them skips
+	 * their sections (and the modules' base) and keeps the rest.
 	 */
-	uint32_t minor = (cap->flags & MS_CAPTURE_OFF_CPU) ? MS_CAPTURE_MINOR_OFF_CPU :
+	uint32_t minor = ms_capture_has_jit(cap) ? MS_CAPTURE_MINOR_JIT :
+			 (cap->flags & MS_CAPTURE_OFF_CPU) ? MS_CAPTURE_MINOR_OFF_CPU :
 			 cap->n_losses ? MS_CAPTURE_MINOR_LOSSES :
 			 duty ? MS_CAPTURE_MINOR_DUTY :
 			 counts ? MS_CAPTURE_MINOR_WEIGHTED : MS_CAPTURE_MINOR_UNWEIGHTED;

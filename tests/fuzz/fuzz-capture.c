@@ -366,6 +366,29 @@ static void check_invariants(const struct ms_capture *cap)
 		       (p->end == x->end && p->stack <= x->stack))))));
 	}
 	/*
+	 * JIT data (1.6, no flag): a perf-map module's range in the address
+	 * space and no base on any other; perf-map rows one per pid, sorted,
+	 * each a known status and an errno
+	 */
+	for (i = 0; i < cap->n_modules; i++) {
+		const struct ms_cap_module *m = &cap->modules[i];
+
+		if (m->kind == MS_MODULE_PERF_MAP)
+			CHECK(cap->minor >= MS_CAPTURE_MINOR_JIT && m->base && m->size &&
+			      m->base <= UINT64_MAX - m->size);
+		else
+			CHECK(!m->base);
+	}
+	CHECK(!cap->n_perf_maps || cap->minor >= MS_CAPTURE_MINOR_JIT);
+	for (i = 0; i < cap->n_perf_maps; i++) {
+		const struct ms_cap_perf_map *x = &cap->perf_maps[i];
+
+		CHECK(x->path < cap->n_strings && x->status < MS_JIT_READ_STATUS_COUNT &&
+		      x->err <= MS_CAP_ERRNO_MAX);
+		CHECK(!i || x[-1].pid < x->pid);
+		CHECK(ms_capture_perf_map(cap, x->pid) == x);
+	}
+	/*
 	 * The duty in force, by binary search, is the last row at or before a
 	 * time (found here by a walk: samples are sorted by time too).
 	 */
@@ -609,7 +632,8 @@ static bool same_tables(const struct ms_capture *a, const struct ms_capture *b)
 	    a->n_stacks != b->n_stacks || a->n_threads != b->n_threads ||
 	    a->n_samples != b->n_samples || a->n_problems != b->n_problems ||
 	    a->n_duty != b->n_duty || a->n_losses != b->n_losses ||
-	    a->n_intervals != b->n_intervals || a->n_evidence != b->n_evidence)
+	    a->n_intervals != b->n_intervals || a->n_evidence != b->n_evidence ||
+	    a->n_perf_maps != b->n_perf_maps)
 		return false;
 	for (i = 0; i < a->n_strings; i++)
 		if (strcmp(a->strings[i], b->strings[i]))
@@ -622,7 +646,13 @@ static bool same_tables(const struct ms_capture *a, const struct ms_capture *b)
 		if (!SAME(path) || !SAME(kind) || !SAME(build_id_len) ||
 		    memcmp(x->build_id, y->build_id, x->build_id_len) || !SAME(dev_maj) ||
 		    !SAME(dev_min) || !SAME(ino) || !SAME(size) || !SAME(mtime) ||
-		    !SAME(status) || !SAME(status_reason))
+		    !SAME(status) || !SAME(status_reason) || !SAME(base))
+			return false;
+	END
+	EACH(n_perf_maps, perf_maps)
+		if (!SAME(pid) || !SAME(path) || !SAME(status) || !SAME(err) || !SAME(time) ||
+		    !SAME(offset) || !SAME(functions) || !SAME(malformed) || !SAME(over_max) ||
+		    !SAME(no_code) || !SAME(code_unread) || !SAME(code_bytes))
 			return false;
 	END
 	EACH(n_frames, frames)
@@ -692,11 +722,13 @@ static void check_encode(const struct ms_capture *cap, unsigned char **out, size
 	back = ms_capture_load_buffer(buf, len, "fuzz encoded");
 	CHECK(back);
 	/*
-	 * the oldest minor that holds it: 1.5 only with the off-cpu flag, 1.4
-	 * with loss rows, 1.3 with duty rows, 1.2 with counts
+	 * the oldest minor that holds it: 1.6 only with JIT data, 1.5 only
+	 * with the off-cpu flag, 1.4 with loss rows, 1.3 with duty rows, 1.2
+	 * with counts
 	 */
 	CHECK(back->major == MS_CAPTURE_MAJOR &&
-	      back->minor == (back->flags & MS_CAPTURE_OFF_CPU ? MS_CAPTURE_MINOR_OFF_CPU :
+	      back->minor == (ms_capture_has_jit(back) ? MS_CAPTURE_MINOR_JIT :
+			      back->flags & MS_CAPTURE_OFF_CPU ? MS_CAPTURE_MINOR_OFF_CPU :
 			      back->n_losses ? MS_CAPTURE_MINOR_LOSSES :
 			      back->flags & MS_CAPTURE_DUTY ? MS_CAPTURE_MINOR_DUTY :
 			      back->flags & MS_CAPTURE_WEIGHTED ? MS_CAPTURE_MINOR_WEIGHTED :
@@ -794,6 +826,17 @@ static void check_dump(const struct ms_capture *cap)
 		CHECK(once->intervals[i].start == cap->intervals[i].start &&
 		      once->intervals[i].end == cap->intervals[i].end &&
 		      once->intervals[i].missing == cap->intervals[i].missing);
+	/* every perf-map setting, and every module's base (modules keep their order) */
+	CHECK(once->n_perf_maps == cap->n_perf_maps);
+	for (i = 0; i < cap->n_perf_maps; i++)
+		CHECK(once->perf_maps[i].pid == cap->perf_maps[i].pid &&
+		      once->perf_maps[i].status == cap->perf_maps[i].status &&
+		      once->perf_maps[i].functions == cap->perf_maps[i].functions &&
+		      !strcmp(once->strings[once->perf_maps[i].path],
+			      cap->strings[cap->perf_maps[i].path]));
+	CHECK(once->n_modules == cap->n_modules);
+	for (i = 0; i < cap->n_modules; i++)
+		CHECK(once->modules[i].base == cap->modules[i].base);
 	check_invariants(once);
 
 	/* The builder's capture: dumped and captured again, the same file; */

@@ -584,8 +584,24 @@ static void assert_invariants(const struct ms_capture *cap)
 					   cap->strings[cap->info[i].key]) < 0);
 	}
 	for (i = 0; i < cap->n_modules; i++) {
-		assert_true(cap->modules[i].path < cap->n_strings);
-		assert_true(cap->modules[i].build_id_len <= 20);
+		const struct ms_cap_module *m = &cap->modules[i];
+
+		assert_true(m->path < cap->n_strings);
+		assert_true(m->build_id_len <= 20);
+		/* minor 6: a perf-map module's range is in the address space, no other has one */
+		if (m->kind == MS_MODULE_PERF_MAP)
+			assert_true(m->base && m->size && m->base <= UINT64_MAX - m->size);
+		else
+			assert_int_equal(m->base, 0);
+	}
+	for (i = 0; i < cap->n_perf_maps; i++) {
+		const struct ms_cap_perf_map *x = &cap->perf_maps[i];
+
+		assert_true(x->path < cap->n_strings);
+		assert_true(x->status < MS_JIT_READ_STATUS_COUNT);
+		assert_true(x->err <= MS_CAP_ERRNO_MAX);
+		if (i)
+			assert_true(x[-1].pid < x->pid);
 	}
 	for (i = 0; i < cap->n_frames; i++) {
 		assert_true(cap->frames[i].module == MS_NONE || cap->frames[i].module < cap->n_modules);
@@ -735,7 +751,12 @@ static void assert_same_capture(const struct ms_capture *a, const struct ms_capt
 		assert_int_equal(x->mtime, y->mtime);
 		assert_int_equal(x->status, y->status);
 		assert_int_equal(x->status_reason, y->status_reason);
+		assert_int_equal(x->base, y->base);
 	}
+	assert_int_equal(a->n_perf_maps, b->n_perf_maps);
+	if (a->n_perf_maps)	/* four u32 then u64s: no padding to differ */
+		assert_memory_equal(a->perf_maps, b->perf_maps,
+				    a->n_perf_maps * sizeof(*a->perf_maps));
 	assert_int_equal(a->n_frames, b->n_frames);
 	for (i = 0; i < a->n_frames; i++) {
 		const struct ms_cap_frame *x = &a->frames[i], *y = &b->frames[i];
@@ -1075,7 +1096,7 @@ struct tsec {
 
 struct tfile {
 	uint32_t major, minor, flags, n;
-	struct tsec s[16];
+	struct tsec s[24];
 };
 
 static void parse_file(const unsigned char *buf, size_t len, struct tfile *f)
@@ -1087,7 +1108,7 @@ static void parse_file(const unsigned char *buf, size_t len, struct tfile *f)
 	f->minor = ms_get_u32(buf + MS_CAPF_MINOR);
 	f->flags = ms_get_u32(buf + MS_CAPF_FLAGS);
 	f->n = ms_get_u32(buf + MS_CAPF_N_SECTIONS);
-	assert_true(f->n <= 16);
+	assert_true(f->n <= 24);
 	for (i = 0; i < f->n; i++) {
 		const unsigned char *d = buf + MS_CAPF_HEADER_SIZE + i * MS_CAPF_DIR_SIZE_BYTES;
 		struct tsec *s = &f->s[i];
@@ -1111,8 +1132,8 @@ static void parse_file(const unsigned char *buf, size_t len, struct tfile *f)
 static unsigned char *assemble(struct tfile *f, size_t *len)
 {
 	size_t dir_end = MS_CAPF_HEADER_SIZE + (size_t)f->n * MS_CAPF_DIR_SIZE_BYTES, at = dir_end;
-	unsigned char *stored[16], *buf;
-	size_t stored_len[16];
+	unsigned char *stored[24], *buf;
+	size_t stored_len[24];
 	uint32_t i;
 
 	for (i = 0; i < f->n; i++) {
@@ -4060,6 +4081,543 @@ static void test_off_cpu_from_stream(void **state)
 	ms_capture_free(cap);
 }
 
+/* ---- JIT data (minor 6): perf-map modules and each process's perf-map setting ---- */
+
+#define PM_BASE_A 0x7f0000001000ull
+#define PM_BASE_B 0x7f0000001040ull
+#define PM_BASE_C 0x7f1000000000ull
+
+static void feed_perf_map_module(struct ms_capture_builder *b, uint32_t id, struct ms_str path,
+				 uint64_t base, uint64_t size)
+{
+	struct ms_module m;
+
+	memset(&m, 0, sizeof(m));
+	m.id = id;
+	m.kind = MS_MODULE_PERF_MAP;
+	m.path = path;
+	m.base = base;
+	m.size = size;
+	assert_int_equal(ms_capture_builder_module(b, &m), 0);
+}
+
+/* A perf-map read: status, err, offset, functions, malformed, over_max, no_code, code_unread. */
+static struct ms_jit_read jit_read(uint32_t pid, uint64_t time, struct ms_str path, uint32_t status,
+				   uint32_t err, uint64_t offset, uint64_t functions,
+				   uint64_t malformed, uint64_t over_max, uint64_t no_code,
+				   uint64_t code_unread)
+{
+	return (struct ms_jit_read){ pid, time, path, status, err, offset, functions, malformed,
+				     over_max, no_code, code_unread, functions * 64 };
+}
+
+/* Each process's reads in order; the last of each is its setting. */
+static const struct ms_jit_read *jit_reads(uint32_t k, uint32_t *n)
+{
+	static struct ms_jit_read r100[2], r200[1], r300[1], r400[1];
+
+	r100[0] = jit_read(100, 1500, S("/tmp/perf-100.map"), MS_JIT_READ_BOUNDED, 0, 16 << 20,
+			   10, 1, 0, 0, 0);
+	r100[1] = jit_read(100, 2600, S("/tmp/perf-100.map"), MS_JIT_READ_OK, 0, 20 << 20, 12,
+			   2, 4, 3, 1);
+	r200[0] = jit_read(200, 1800, S("/tmp/perf-200.map"), MS_JIT_READ_OK, 0, 90, 1, 0, 0, 0, 0);
+	r300[0] = jit_read(300, 1900, S("/tmp/perf-300.map"), MS_JIT_READ_STALE, 0, 0, 0, 0, 0, 0, 0);
+	r400[0] = jit_read(400, 2000, S("/tmp/perf-400.map"), MS_JIT_READ_FAILED, 13, 0, 0, 0, 0, 0,
+			   0);
+	switch (k) {
+	case 0: *n = 2; return r100;
+	case 1: *n = 1; return r200;
+	case 2: *n = 1; return r300;
+	default: *n = 1; return r400;
+	}
+}
+
+/*
+ * A recording of a JIT: a file module, three perf-map modules (two of one
+ * process's map), frame facts naming their frames, samples through them,
+ * and perf-map reads of four processes, fed process by process in the
+ * order given (reversed or not): the capture must not depend on it.
+ */
+static struct ms_capture *make_jit_capture(bool reversed)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap;
+	const struct ms_jit_read *r;
+	uint32_t k, i, n;
+
+	assert_non_null(b);
+	feed_header(b);
+	feed_module(b, 0, MS_MODULE_FILE, S("/usr/bin/python3"));
+	feed_perf_map_module(b, 1, S("/tmp/perf-100.map"), PM_BASE_A, 0x40);
+	feed_perf_map_module(b, 2, S("/tmp/perf-100.map"), PM_BASE_B, 0x80);
+	feed_perf_map_module(b, 3, S("/tmp/perf-200.map"), PM_BASE_C, 0x100);
+	feed_frame(b, 0, 0x500, S("_PyEval_EvalFrameDefault"), 0x480);
+	feed_frame(b, 1, PM_BASE_A + 0x10, S("py::f:/srv/app.py"), PM_BASE_A);
+	feed_frame(b, 2, PM_BASE_B + 0x8, S("py::g:/srv/app.py"), PM_BASE_B);
+	feed_frame(b, 3, PM_BASE_C + 0x20, S("py::h:/srv/other.py"), PM_BASE_C);
+	feed_stack(b, 100, 1000, 0, 2, 1u, (uint64_t)PM_BASE_A + 0x10, 0u, (uint64_t)0x500);
+	feed_stack(b, 100, 2000, 0, 3, 2u, (uint64_t)PM_BASE_B + 0x8, 1u,
+		   (uint64_t)PM_BASE_A + 0x10, 0u, (uint64_t)0x500);
+	feed_stack(b, 101, 2100, 1, 2, 3u, (uint64_t)PM_BASE_C + 0x20, 0u, (uint64_t)0x500);
+	for (k = 0; k < 4; k++) {
+		r = jit_reads(reversed ? 3 - k : k, &n);
+		for (i = 0; i < n; i++)
+			assert_int_equal(ms_capture_builder_jit_read(b, &r[i]), 0);
+	}
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	return cap;
+}
+
+static void assert_perf_map_row(const struct ms_capture *cap, uint32_t row,
+				const struct ms_jit_read *want)
+{
+	const struct ms_cap_perf_map *x = &cap->perf_maps[row];
+
+	assert_true(row < cap->n_perf_maps);
+	assert_int_equal(x->pid, want->pid);
+	assert_string_equal(cap->strings[x->path], want->path.ptr);
+	assert_int_equal(x->status, want->status);
+	assert_int_equal(x->err, want->err);
+	assert_int_equal(x->time, want->time);
+	assert_int_equal(x->offset, want->offset);
+	assert_int_equal(x->functions, want->functions);
+	assert_int_equal(x->malformed, want->malformed);
+	assert_int_equal(x->over_max, want->over_max);
+	assert_int_equal(x->no_code, want->no_code);
+	assert_int_equal(x->code_unread, want->code_unread);
+	assert_int_equal(x->code_bytes, want->code_bytes);
+	assert_ptr_equal(ms_capture_perf_map(cap, want->pid), x);
+}
+
+static void test_jit_tables(void **state)
+{
+	struct ms_capture *cap = make_jit_capture(false);
+	uint32_t n;
+
+	assert_int_equal(cap->minor, 6);
+	assert_int_equal(cap->flags, 0);
+	assert_true(ms_capture_has_jit(cap));
+	assert_int_equal(cap->n_modules, 4);
+	assert_int_equal(cap->modules[0].base, 0);
+	assert_int_equal(cap->modules[1].kind, MS_MODULE_PERF_MAP);
+	assert_int_equal(cap->modules[1].base, PM_BASE_A);
+	assert_int_equal(cap->modules[1].size, 0x40);
+	assert_int_equal(cap->modules[2].base, PM_BASE_B);
+	assert_int_equal(cap->modules[3].base, PM_BASE_C);
+	assert_string_equal(cap->strings[cap->modules[3].path], "/tmp/perf-200.map");
+	/* named as recorded: the module is ok, nothing waits for a symbolize run */
+	assert_int_equal(cap->modules[1].status, MS_CAP_MODULE_OK);
+	assert_string_equal(stack_path(cap, cap->samples[1].stack),
+			    "_PyEval_EvalFrameDefault;py::f:/srv/app.py;py::g:/srv/app.py");
+	/* one row per process, by pid; of process 100's two reads the last */
+	assert_int_equal(cap->n_perf_maps, 4);
+	assert_perf_map_row(cap, 0, &jit_reads(0, &n)[1]);
+	assert_perf_map_row(cap, 1, jit_reads(1, &n));
+	assert_perf_map_row(cap, 2, jit_reads(2, &n));
+	assert_perf_map_row(cap, 3, jit_reads(3, &n));
+	assert_null(ms_capture_perf_map(cap, 101));
+	/* the earlier read's counts are no row's, and nothing is a problem */
+	assert_int_equal(cap->n_problems, 0);
+	assert_invariants(cap);
+	ms_capture_free(cap);
+}
+
+/* The same facts in another order: the same file; 1.6, rows of 80 bytes, the section; loads back. */
+static void test_jit_deterministic(void **state)
+{
+	struct ms_capture *a = make_jit_capture(false), *b = make_jit_capture(true), *back;
+	unsigned char *ba, *bb;
+	size_t la, lb;
+	struct tfile f;
+
+	encode(a, &ba, &la);
+	encode(b, &bb, &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ba, bb, la);
+	parse_file(ba, la, &f);
+	assert_int_equal(f.minor, 6);
+	assert_int_equal(f.flags, 0);
+	assert_int_equal(ms_get_u32(section(&f, MS_CAPF_MODULES)->raw + 4), MS_CAPF_ROW_MODULES_1_6);
+	assert_int_equal(ms_get_u32(section(&f, MS_CAPF_PERF_MAPS)->raw), 4);
+	assert_int_equal(ms_get_u32(section(&f, MS_CAPF_PERF_MAPS)->raw + 4), MS_CAPF_ROW_PERF_MAPS);
+	release_file(&f);
+	back = ms_capture_load_buffer(ba, la, "t.msc");
+	assert_non_null(back);
+	assert_invariants(back);
+	assert_same_capture(a, back);
+	ms_capture_free(back);
+	free(ba);
+	free(bb);
+	ms_capture_free(a);
+	ms_capture_free(b);
+}
+
+/* Dumped (modules with their base, a jit-read per process) and captured again: the same file. */
+static void test_jit_dump_round_trip(void **state)
+{
+	struct ms_capture *cap = make_jit_capture(false);
+
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
+/* Only a perf-map module, or only a setting (a process whose map was stale): each makes 1.6. */
+static void test_jit_either_makes_1_6(void **state)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_jit_read r = jit_read(7, 5, S("/tmp/perf-7.map"), MS_JIT_READ_STALE, 0, 0, 0, 0,
+					0, 0, 0);
+	struct ms_capture *cap;
+	unsigned char *buf;
+	size_t len;
+	struct tfile f;
+
+	feed_header(b);
+	feed_perf_map_module(b, 0, S("/tmp/perf-7.map"), 0x10000, 1);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	assert_int_equal(cap->minor, 6);
+	assert_int_equal(cap->n_perf_maps, 0);
+	encode(cap, &buf, &len);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.minor, 6);
+	for (uint32_t i = 0; i < f.n; i++)
+		assert_true(f.s[i].id != MS_CAPF_PERF_MAPS);
+	release_file(&f);
+	free(buf);
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+
+	b = ms_capture_builder_new();
+	feed_header(b);
+	feed_module(b, 0, MS_MODULE_ANON, S("//anon"));
+	assert_int_equal(ms_capture_builder_jit_read(b, &r), 0);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	assert_int_equal(cap->minor, 6);
+	assert_int_equal(cap->n_perf_maps, 1);
+	encode(cap, &buf, &len);
+	parse_file(buf, len, &f);
+	assert_int_equal(ms_get_u32(section(&f, MS_CAPF_MODULES)->raw + 4), MS_CAPF_ROW_MODULES_1_6);
+	release_file(&f);
+	free(buf);
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
+/* A capture without JIT data: rows of 72 bytes, no section, its old minor. */
+static void test_jit_absent(void **state)
+{
+	struct ms_capture *cap = make_capture(FEED_LISTED);
+	unsigned char *buf;
+	size_t len;
+	struct tfile f;
+
+	assert_false(ms_capture_has_jit(cap));
+	encode(cap, &buf, &len);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.minor, 1);
+	assert_int_equal(ms_get_u32(section(&f, MS_CAPF_MODULES)->raw + 4), MS_CAPF_ROW_MODULES);
+	for (uint32_t i = 0; i < f.n; i++)
+		assert_true(f.s[i].id != MS_CAPF_PERF_MAPS);
+	release_file(&f);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/* A module record the builder must refuse: one message naming the record and what is wrong. */
+static void refuse_module(uint32_t kind, uint64_t base, uint64_t size, const char *what)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_module m;
+	const char *msg;
+
+	memset(&m, 0, sizeof(m));
+	m.id = 4;
+	m.kind = kind;
+	m.path = S("/tmp/perf-1.map");
+	m.base = base;
+	m.size = size;
+	feed_header(b);
+	ms_capture_builder_at(b, "in.msr", 77);
+	stderr_begin();
+	assert_int_equal(ms_capture_builder_module(b, &m), -1);
+	msg = stderr_end();
+	assert_int_equal(count_lines(msg), 1);
+	if (!strstr(msg, "module record 4") || !strstr(msg, what) || !strstr(msg, "byte 77 of 'in.msr'"))
+		fail_msg("unexpected message: %s", msg);
+	assert_null(ms_capture_builder_seal(b));
+}
+
+static void refuse_jit_read(struct ms_jit_read r, const char *what)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	const char *msg;
+
+	feed_header(b);
+	stderr_begin();
+	assert_int_equal(ms_capture_builder_jit_read(b, &r), -1);
+	msg = stderr_end();
+	assert_int_equal(count_lines(msg), 1);
+	if (!strstr(msg, "jit-read record of pid 9") || !strstr(msg, what))
+		fail_msg("unexpected message: %s", msg);
+	assert_null(ms_capture_builder_seal(b));
+}
+
+static void test_jit_builder_refusals(void **state)
+{
+	refuse_module(MS_MODULE_PERF_MAP, 0, 0x40, "perf-map module without a base");
+	refuse_module(MS_MODULE_PERF_MAP, 0x10000, 0, "perf-map module of size 0");
+	refuse_module(MS_MODULE_PERF_MAP, UINT64_MAX - 0xf, 0x20, "passes the end of the address");
+	refuse_module(MS_MODULE_ANON, 0x10000, 0x40, "only a perf-map module has");
+	refuse_module(MS_MODULE_FILE, 1, 0x40, "only a perf-map module has");
+	refuse_jit_read(jit_read(9, 1, S("/tmp/perf-9.map"), MS_JIT_READ_STATUS_COUNT, 0, 0, 0, 0,
+				 0, 0, 0), "status 5 (0 to 4)");
+	refuse_jit_read(jit_read(9, 1, S("/tmp/perf-9.map"), MS_JIT_READ_FAILED, 4096, 0, 0, 0, 0,
+				 0, 0), "err 4096, which is no errno");
+}
+
+/* Damage to make_jit_capture()'s tables, written as they are and refused on load. */
+static void pm_base_zero(struct ms_capture *c) { c->modules[2].base = 0; }
+static void pm_size_zero(struct ms_capture *c) { c->modules[2].size = 0; }
+static void pm_past_end(struct ms_capture *c) { c->modules[2].base = UINT64_MAX - 0x7f; }
+static void file_with_base(struct ms_capture *c) { c->modules[0].base = 0x1000; }
+static void pm_pid_order(struct ms_capture *c) { c->perf_maps[2].pid = 200; }
+static void pm_status(struct ms_capture *c) { c->perf_maps[1].status = 9; }
+static void pm_err(struct ms_capture *c) { c->perf_maps[3].err = 70000; }
+static void pm_path(struct ms_capture *c) { c->perf_maps[0].path = c->n_strings; }
+
+static void refuse_jit_edited(void (*edit)(struct ms_capture *), const char *a, const char *b)
+{
+	struct ms_capture *cap = make_jit_capture(false);
+	unsigned char *buf;
+	size_t len;
+
+	edit(cap);
+	encode(cap, &buf, &len);
+	expect_refused(buf, len, a, b, NULL);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/* The JIT sections of a file saying another minor, or rows of another size. */
+static void say_minor(struct tfile *f, uint32_t minor) { f->minor = minor; }
+
+static void test_jit_refused(void **state)
+{
+	struct ms_capture *cap = make_jit_capture(false);
+	unsigned char *buf, *bad;
+	size_t len, blen;
+	struct tfile f;
+
+	refuse_jit_edited(pm_base_zero, "section 'modules'", "row 2: a perf-map module without a base");
+	refuse_jit_edited(pm_size_zero, "section 'modules'", "row 2: a perf-map module of size 0");
+	refuse_jit_edited(pm_past_end, "section 'modules'", "passes the end of the address space");
+	refuse_jit_edited(file_with_base, "section 'modules'", "row 0: a base, which only a perf-map");
+	refuse_jit_edited(pm_pid_order, "section 'perf-maps'", "row 2: pid 200 is not after pid 200");
+	refuse_jit_edited(pm_status, "section 'perf-maps'", "row 1: status 9 (0 to 4)");
+	refuse_jit_edited(pm_err, "section 'perf-maps'", "row 3: err 70000 is no errno");
+	refuse_jit_edited(pm_path, "section 'perf-maps'", "row 0: path is string");
+
+	/* a 1.5 file has neither perf-map rows nor perf-map modules */
+	encode(cap, &buf, &len);
+	parse_file(buf, len, &f);
+	say_minor(&f, 5);
+	bad = assemble(&f, &blen);
+	expect_refused(bad, blen, "section 'perf-maps'", "in a file of format 1.5: it came with 1.6",
+		       NULL);
+	free(bad);
+	free(f.s[--f.n].raw);	/* the last section: perf-maps */
+	bad = assemble(&f, &blen);
+	expect_refused(bad, blen, "section 'modules'", "row 1: kind perf-map, which came with "
+		       "format 1.6", NULL);
+	free(bad);
+	release_file(&f);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/* A reader skips what a later minor appends to rows: minor 9, rows 8 bytes longer. */
+static void test_jit_later_readers(void **state)
+{
+	struct ms_capture *cap = make_jit_capture(false), *back;
+	unsigned char *buf, *bad;
+	size_t len, blen;
+	struct tfile f;
+	static const uint32_t ids[] = { MS_CAPF_MODULES, MS_CAPF_PERF_MAPS };
+
+	encode(cap, &buf, &len);
+	parse_file(buf, len, &f);
+	f.minor = 9;
+	for (uint32_t k = 0; k < 2; k++) {
+		struct tsec *s = section(&f, ids[k]);
+		uint32_t n = ms_get_u32(s->raw), size = ms_get_u32(s->raw + 4);
+		unsigned char *raw = calloc(1, MS_CAPF_TABLE_HEADER + n * (size + 8));
+
+		ms_put_u32(raw, n);
+		ms_put_u32(raw + 4, size + 8);
+		for (uint32_t i = 0; i < n; i++) {
+			unsigned char *row = raw + MS_CAPF_TABLE_HEADER + i * (size + 8);
+
+			memcpy(row, s->raw + MS_CAPF_TABLE_HEADER + i * size, size);
+			memset(row + size, 0xee, 8);
+		}
+		free(s->raw);
+		s->raw = raw;
+		s->raw_len = MS_CAPF_TABLE_HEADER + n * (size + 8);
+	}
+	bad = assemble(&f, &blen);
+	back = ms_capture_load_buffer(bad, blen, "t.msc");
+	assert_non_null(back);
+	back->minor = cap->minor;
+	assert_same_capture(cap, back);
+	ms_capture_free(back);
+	free(bad);
+	/* but not a status it does not know: no builder would take the row again */
+	ms_put_u32(section(&f, MS_CAPF_PERF_MAPS)->raw + MS_CAPF_TABLE_HEADER + 8, 7);
+	bad = assemble(&f, &blen);
+	expect_refused(bad, blen, "section 'perf-maps'", "row 0: status 7 (0 to 4)", NULL);
+	free(bad);
+	release_file(&f);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/* A stream's records into the capture: f is rewound and read. */
+static struct ms_capture *capture_file(FILE *f)
+{
+	struct ms_reader *r;
+	struct ms_capture *cap;
+
+	lseek(fileno(f), 0, SEEK_SET);
+	r = ms_reader_open(fileno(f), "tmp");
+	assert_non_null(r);
+	assert_int_equal(ms_capture_from_stream(r, NULL, &cap), 0);
+	ms_reader_free(r);
+	return cap;
+}
+
+/* The JIT part of a stream as ms-unwind passes it on: modules, functions, reads, facts, a stack. */
+static void write_jit_stream(struct ms_writer *w, uint32_t bad_status, uint64_t bad_base)
+{
+	struct ms_module m;
+	struct ms_jit_func fn = { 100, 900, PM_BASE_A, PM_BASE_A + 0x40, S("py::f:/srv/app.py"),
+				  MS_JIT_PERF_MAP, 1, 0, (const uint8_t *)"\x01\x02", 2 };
+	struct ms_jit_read r = jit_read(100, 900, S("/tmp/perf-100.map"), MS_JIT_READ_OK, 0, 50,
+					1, 0, 0, 0, 0);
+	struct ms_frame fr = { .module = 1, .address = PM_BASE_A + 0x10,
+			       .name = S("py::f:/srv/app.py"), .symbol_start = PM_BASE_A,
+			       .reason = MS_SYM_OK };
+	struct ms_frame failed = { .module = 0, .address = 0x700, .reason = MS_SYM_NO_SYMBOL };
+	struct ms_stack *st = calloc(1, sizeof(*st));
+
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
+	memset(&m, 0, sizeof(m));
+	m.kind = MS_MODULE_FILE;
+	m.path = S("/usr/bin/python3");
+	assert_int_equal(ms_module_pack(w, &m), 0);
+	m.id = 1;
+	m.kind = MS_MODULE_PERF_MAP;
+	m.path = S("/tmp/perf-100.map");
+	m.base = bad_base;
+	m.size = 0x40;
+	assert_int_equal(ms_module_pack(w, &m), 0);
+	assert_int_equal(ms_jit_func_pack(w, &fn), 0);
+	fn.start += 0x40;
+	fn.end += 0x40;
+	assert_int_equal(ms_jit_func_pack(w, &fn), 0);
+	r.status = MS_JIT_READ_BOUNDED;
+	assert_int_equal(ms_jit_read_pack(w, &r), 0);
+	r.status = bad_status;
+	r.functions = 2;
+	assert_int_equal(ms_jit_read_pack(w, &r), 0);
+	assert_int_equal(ms_frame_pack(w, &fr), 0);
+	assert_int_equal(ms_frame_pack(w, &failed), 0);
+	st->pid = st->tid = 100;
+	st->time = 1000;
+	st->period = 1;
+	st->reason = MS_END_NO_CFI;
+	st->n_frames = 2;
+	st->frames[0] = (struct ms_stack_frame){ 1, 0, PM_BASE_A + 0x10 };
+	st->frames[1] = (struct ms_stack_frame){ 0, MS_FRAME_RETURN, 0x700 };
+	assert_int_equal(ms_stack_pack(w, st), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	free(st);
+}
+
+/*
+ * From a stream: the perf-map module with its base, the last read as the
+ * setting, jit-func records counted as ignored; and a dump that leaves
+ * failed facts out (what `microscope symbolize` reads) keeps the JIT
+ * frame's name, which nothing could give it again.
+ */
+static void test_jit_from_stream(void **state)
+{
+	FILE *f = tmpfile(), *g = tmpfile();
+	struct ms_writer *w = ms_writer_open(fileno(f), "tmp", 0);
+	struct ms_capture *cap, *back;
+	uint64_t n;
+
+	assert_non_null(w);
+	write_jit_stream(w, MS_JIT_READ_OK, PM_BASE_A);
+	assert_int_equal(ms_writer_close(w), 0);
+	cap = capture_file(f);
+	fclose(f);
+	assert_int_equal(cap->minor, 6);
+	assert_int_equal(cap->modules[1].kind, MS_MODULE_PERF_MAP);
+	assert_int_equal(cap->modules[1].base, PM_BASE_A);
+	assert_int_equal(cap->n_perf_maps, 1);
+	assert_int_equal(cap->perf_maps[0].status, MS_JIT_READ_OK);
+	assert_int_equal(cap->perf_maps[0].functions, 2);
+	assert_true(ms_capture_info_number(cap, "ignored-records.jit-func", &n));
+	assert_int_equal(n, 2);
+	assert_false(ms_capture_info_number(cap, "ignored-records.jit-read", &n));
+	assert_dump_round_trip(cap);
+
+	w = ms_writer_open(fileno(g), "tmp", 0);
+	assert_int_equal(ms_capture_dump(cap, w, "ms-capture", "test", MS_DUMP_OMIT_FAILED), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	back = capture_file(g);
+	fclose(g);
+	assert_int_equal(back->n_frames, 2);
+	assert_int_equal(back->frames[1].module, 1);
+	assert_string_equal(back->strings[back->frames[1].name], "py::f:/srv/app.py");
+	assert_int_equal(back->frames[1].reason, MS_SYM_OK);
+	assert_int_equal(back->frames[0].reason, MS_CAP_UNSYMBOLIZED);
+	assert_int_equal(back->modules[1].base, PM_BASE_A);
+	assert_int_equal(back->n_perf_maps, 1);
+	ms_capture_free(back);
+	ms_capture_free(cap);
+}
+
+/* A stream whose read has an unknown status, or whose perf-map module has no base: refused, saying where. */
+static void test_jit_stream_refused(void **state)
+{
+	for (int k = 0; k < 2; k++) {
+		FILE *f = tmpfile();
+		struct ms_writer *w = ms_writer_open(fileno(f), "tmp", 0);
+		struct ms_reader *r;
+		struct ms_capture *cap = NULL;
+		const char *msg;
+
+		write_jit_stream(w, k ? MS_JIT_READ_OK : 6, k ? 0 : PM_BASE_A);
+		assert_int_equal(ms_writer_close(w), 0);
+		lseek(fileno(f), 0, SEEK_SET);
+		r = ms_reader_open(fileno(f), "tmp");
+		assert_non_null(r);
+		stderr_begin();
+		assert_int_equal(ms_capture_from_stream(r, NULL, &cap), -1);
+		msg = stderr_end();
+		assert_null(cap);
+		if (!strstr(msg, k ? "is a perf-map module without a base" : "has status 6 (0 to 4)") ||
+		    !strstr(msg, "of 'tmp')"))
+			fail_msg("unexpected message: %s", msg);
+		ms_reader_free(r);
+		fclose(f);
+	}
+}
+
 /* ---- the time a sample stands for (capture/weight.h) ---- */
 
 /* A sample row of a hand-made capture: only time, period and count matter. */
@@ -4210,6 +4768,16 @@ int main(void)
 		cmocka_unit_test(test_off_cpu_refused),
 		cmocka_unit_test(test_off_cpu_older_and_later_readers),
 		cmocka_unit_test(test_off_cpu_from_stream),
+		cmocka_unit_test(test_jit_tables),
+		cmocka_unit_test(test_jit_deterministic),
+		cmocka_unit_test(test_jit_dump_round_trip),
+		cmocka_unit_test(test_jit_either_makes_1_6),
+		cmocka_unit_test(test_jit_absent),
+		cmocka_unit_test(test_jit_builder_refusals),
+		cmocka_unit_test(test_jit_refused),
+		cmocka_unit_test(test_jit_later_readers),
+		cmocka_unit_test(test_jit_from_stream),
+		cmocka_unit_test(test_jit_stream_refused),
 		cmocka_unit_test(test_weight_without_duty),
 		cmocka_unit_test(test_weight_with_duty),
 		cmocka_unit_test(test_time_event),

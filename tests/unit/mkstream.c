@@ -4,7 +4,7 @@
  *
  *   mkstream [--samples N] [--reverse] [--no-trailer] [--incomplete]
  *            [--major N] [--oversize] [--lines] [--deferred] [--duty]
- *            [--no-lost] [--off-cpu]
+ *            [--no-lost] [--off-cpu] [--jit]
  *
  * The stream holds every kind ms-capture uses (info, target, comm, fork,
  * exit, module, frame, stack, lost, throttle, problem, target exit) and
@@ -25,6 +25,12 @@
  * the info "off-cpu", a switch-out stack (stack-def 0), off-cpu and switch
  * records of four threads, and a tracepoint and a switch-out record that
  * ms-capture does not hold (counted as ignored).
+ * --jit adds what a recording of a JIT writing a perf map holds (JIT
+ * below): a perf-map module with its base, its functions' jit-func
+ * records (ignored by ms-capture, counted), the frame facts ms-unwind
+ * writes for it, samples whose innermost frame is in it, and jit-read
+ * records of two processes, the later of process 1000 replacing the
+ * earlier.
  */
 #include "config.h"
 
@@ -146,6 +152,56 @@ static void module(uint32_t id, uint32_t kind, struct ms_str path, uint8_t build
 }
 
 static bool with_lines;
+static bool with_jit;
+
+/*
+ * --jit: process 1000's perf map names two functions in one anonymous
+ * range, module 3 (its base JIT_BASE); every eleventh sample runs in the
+ * first, called from burn_10's caller. Process 1000's map was read twice
+ * (bounded, then to its end: the later counts are its totals); process
+ * 1005's map was older than the process (stale).
+ */
+#define JIT_BASE 0x7f0000100000ull
+#define JIT_MAP "/tmp/perf-1000.map"
+
+static void jit_records(void)
+{
+	struct ms_module m;
+	struct ms_jit_func fn = { 1000, 4500000000ull, JIT_BASE, JIT_BASE + 0x40,
+				  S("py::spin:/srv/app.py"), MS_JIT_PERF_MAP, 1, 0,
+				  (const uint8_t *)"\x01", 1 };
+	struct ms_jit_read r = { 1000, 4500000000ull, S(JIT_MAP), MS_JIT_READ_BOUNDED, 0,
+				 16u << 20, 1, 0, 0, 0, 0, 64 };
+	struct ms_frame f;
+
+	memset(&m, 0, sizeof(m));
+	m.id = 3;
+	m.kind = MS_MODULE_PERF_MAP;
+	m.path = S(JIT_MAP);
+	m.size = 0x100;
+	m.base = JIT_BASE;
+	check(ms_module_pack(w, &m));
+	check(ms_jit_func_pack(w, &fn));
+	check(ms_jit_read_pack(w, &r));
+	fn = (struct ms_jit_func){ 1000, 4600000000ull, JIT_BASE + 0x40, JIT_BASE + 0x100,
+				   S("py::idle:/srv/app.py"), MS_JIT_PERF_MAP, 2, MS_JIT_NO_CODE,
+				   NULL, 0 };
+	check(ms_jit_func_pack(w, &fn));
+	r = (struct ms_jit_read){ 1000, 4600000000ull, S(JIT_MAP), MS_JIT_READ_OK, 0,
+				  (16u << 20) + 4096, 2, 3, 1, 1, 0, 64 };
+	check(ms_jit_read_pack(w, &r));
+	r = (struct ms_jit_read){ 1005, 4700000000ull, S("/tmp/perf-1005.map"),
+				  MS_JIT_READ_STALE, 0, 0, 0, 0, 0, 0, 0, 0 };
+	check(ms_jit_read_pack(w, &r));
+	/* the names ms-unwind gives the frames, as the map said when it was read */
+	memset(&f, 0, sizeof(f));
+	f.module = 3;
+	f.address = JIT_BASE + 0x10;
+	f.name = S("py::spin:/srv/app.py");
+	f.symbol_start = JIT_BASE;
+	f.reason = MS_SYM_OK;
+	check(ms_frame_pack(w, &f));
+}
 
 static void set_line(struct ms_frame_line *l, const char *function, uint32_t line,
 		     uint32_t function_line)
@@ -275,7 +331,12 @@ static void make_stack(struct ms_stack *s, uint32_t i)
 		s->frames[n++] = (struct ms_stack_frame){ 7, MS_FRAME_RETURN, 0x42 };
 		s->reason = MS_END_NO_MODULE;
 	}
-	s->frames[n++] = (struct ms_stack_frame){ 0, 0, funcs[f].start + 4 * (next_random() % 8) };
+	/* the JIT function called from the leaf: its caller's frame is a return address */
+	if (with_jit && i % 11 == 4)
+		s->frames[n++] = (struct ms_stack_frame){ 3, 0, JIT_BASE + 0x10 };
+	s->frames[n] = (struct ms_stack_frame){ 0, with_jit && i % 11 == 4 ? MS_FRAME_RETURN : 0,
+						funcs[f].start + 4 * (next_random() % 8) };
+	n++;
 	s->frames[n++] = (struct ms_stack_frame){ 0, MS_FRAME_RETURN, 0x1034 + 8 * f };
 	s->frames[n++] = (struct ms_stack_frame){ 2, MS_FRAME_RETURN, 0x29d90 };
 	s->n_frames = n;
@@ -324,6 +385,7 @@ int main(int argc, char **argv)
 		{ "duty", no_argument, NULL, 'D' },
 		{ "no-lost", no_argument, NULL, 'L' },
 		{ "off-cpu", no_argument, NULL, 'o' },
+		{ "jit", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool reverse = false, trailer = true, complete = true, big = false, deferred = false;
@@ -354,6 +416,7 @@ int main(int argc, char **argv)
 		case 'D': duty = true; break;
 		case 'L': lost_records = false; break;
 		case 'o': with_off_cpu = true; break;
+		case 'j': with_jit = true; break;
 		default: return 2;
 		}
 	}
@@ -424,6 +487,8 @@ int main(int argc, char **argv)
 		frame(1, 0xffffffff81000010ull, "", 0, MS_SYM_NO_FILE);
 		frame(UINT32_MAX, 0x7f0000001234ull, "", 0, MS_SYM_NO_MODULE);
 	}
+	if (with_jit)
+		jit_records();
 
 	stacks = calloc(n_samples ? n_samples : 1, sizeof(*stacks));
 	for (i = 0; i < n_samples; i++)

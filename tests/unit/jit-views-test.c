@@ -1,0 +1,370 @@
+/*
+ * Unit tests of what analysis and the exporters make of a capture's JIT
+ * data (capture minor 6): the perf-map settings in ms-analyze problems
+ * and summary (text and JSON, exact), perf-map modules' kind name, and
+ * pprof's mappings and folded stacks of perf-map frames. The capture is
+ * built from hand-made records with the builder, as ms-capture builds it.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "analysis/analysis.h"
+#include "capture/builder.h"
+#include "capture/capture.h"
+#include "capture/funcs.h"
+#include "formats/formats.h"
+#include "pprof/profile.pb-c.h"
+#include "stream/records.h"
+#include "util/error.h"
+
+#define S(lit) ((struct ms_str){ (lit), sizeof(lit) - 1 })
+#define BASE 0x7f0000100000ull
+
+static char *membuf;
+static size_t membuf_len;
+
+#define CAPTURE_OUTPUT(call) ({                                  \
+	FILE *out = open_memstream(&membuf, &membuf_len);        \
+	assert_non_null(out);                                    \
+	assert_int_equal(call, 0);                               \
+	assert_int_equal(fclose(out), 0);                        \
+	membuf;                                                  \
+})
+
+static void module(struct ms_capture_builder *b, uint32_t id, uint32_t kind, struct ms_str path,
+		   uint64_t base, uint64_t size)
+{
+	struct ms_module m;
+
+	memset(&m, 0, sizeof(m));
+	m.id = id;
+	m.kind = kind;
+	m.path = path;
+	m.base = base;
+	m.size = size;
+	assert_int_equal(ms_capture_builder_module(b, &m), 0);
+}
+
+static void frame(struct ms_capture_builder *b, uint32_t module, uint64_t address, struct ms_str name)
+{
+	struct ms_frame f = { .module = module, .address = address, .name = name,
+			      .symbol_start = address, .reason = MS_SYM_OK };
+
+	assert_int_equal(ms_capture_builder_frame(b, &f), 0);
+}
+
+/* A sample of pid 100: (module, address) innermost first. */
+static void stack(struct ms_capture_builder *b, uint64_t time, uint32_t reason, uint32_t n, ...)
+{
+	struct ms_stack *s = calloc(1, sizeof(*s));
+	va_list ap;
+
+	s->pid = s->tid = 100;
+	s->time = time;
+	s->period = 1000000;
+	s->reason = reason;
+	va_start(ap, n);
+	for (uint32_t i = 0; i < n; i++) {
+		s->frames[i].module = va_arg(ap, uint32_t);
+		s->frames[i].address = va_arg(ap, uint64_t);
+		s->frames[i].flags = i ? MS_FRAME_RETURN : 0;
+	}
+	va_end(ap);
+	s->n_frames = n;
+	assert_int_equal(ms_capture_builder_stack(b, s), 0);
+	free(s);
+}
+
+static void read_of(struct ms_capture_builder *b, struct ms_jit_read r)
+{
+	assert_int_equal(ms_capture_builder_jit_read(b, &r), 0);
+}
+
+/*
+ * A program running JIT code from a perf map (module 1, two functions),
+ * called from the interpreter (module 0): three samples, one of them in
+ * code past the budget, whose stack ends there. Process 100 read its map
+ * twice; 200's was stale, 300's could not be opened, 400's was bounded.
+ */
+static struct ms_capture *jit_capture(bool with_reads)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap;
+
+	assert_non_null(b);
+	module(b, 0, MS_MODULE_FILE, S("/usr/bin/python3.12"), 0, 0);
+	module(b, 1, MS_MODULE_PERF_MAP, S("/tmp/perf-100.map"), BASE, 0x100);
+	frame(b, 0, 0x5000, S("_PyEval_EvalFrameDefault"));
+	frame(b, 0, 0x4000, S("main"));
+	frame(b, 1, BASE + 0x10, S("py::work:/srv/app.py"));
+	frame(b, 1, BASE + 0x90, S("py::idle:/srv/app.py"));
+	stack(b, 1000, MS_END_OUTERMOST, 3, 1u, BASE + 0x10, 0u, (uint64_t)0x5000, 0u,
+	      (uint64_t)0x4000);
+	stack(b, 2000, MS_END_OUTERMOST, 3, 1u, BASE + 0x10, 0u, (uint64_t)0x5000, 0u,
+	      (uint64_t)0x4000);
+	stack(b, 3000, MS_END_NO_CFI, 1, 1u, BASE + 0x90);
+	if (with_reads) {
+		read_of(b, (struct ms_jit_read){ 100, 500, S("/tmp/perf-100.map"),
+						 MS_JIT_READ_BOUNDED, 0, 16 << 20, 1, 0, 0, 0, 0,
+						 16 });
+		read_of(b, (struct ms_jit_read){ 400, 600, S("/tmp/perf-400.map"),
+						 MS_JIT_READ_BOUNDED, 0, 16 << 20, 900, 0, 0, 0, 0,
+						 1 << 20 });
+		read_of(b, (struct ms_jit_read){ 300, 700, S("/tmp/perf-300.map"),
+						 MS_JIT_READ_FAILED, 13, 0, 0, 0, 0, 0, 0, 0 });
+		read_of(b, (struct ms_jit_read){ 200, 800, S("/tmp/perf-200.map"),
+						 MS_JIT_READ_STALE, 0, 0, 0, 0, 0, 0, 0, 0 });
+		read_of(b, (struct ms_jit_read){ 100, 900, S("/tmp/perf-100.map"), MS_JIT_READ_OK,
+						 0, 4200, 2, 3, 0, 1, 1, 32 });
+		read_of(b, (struct ms_jit_read){ 500, 950, S("/tmp/perf-500.map"), MS_JIT_READ_OK,
+						 0, 80, 1, 0, 0, 0, 0, 16 });
+	}
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	return cap;
+}
+
+/* The lines of text from the one that starts with first, up to a blank line. */
+static char *section_of(const char *text, const char *first)
+{
+	const char *at = strstr(text, first), *end;
+
+	if (!at)
+		fail_msg("no \"%s\" in:\n%s", first, text);
+	end = strstr(at, "\n\n");
+	return strndup(at, end ? (size_t)(end - at + 1) : strlen(at));
+}
+
+static void test_problems_text(void **state)
+{
+	struct ms_capture *cap = jit_capture(true);
+	char *text = CAPTURE_OUTPUT(ms_sym_problems_write(out, cap, false)), *part;
+
+	(void)state;
+	part = section_of(text, "perf maps:");
+	assert_string_equal(part,
+		"perf maps: 5 processes read, 4 with something to report\n"
+		"  pid 100  /tmp/perf-100.map: ok, 2 functions, 4200 bytes read\n"
+		"    3 lines not START SIZE NAME: skipped, so the code they meant to name has "
+		"none (the program that writes the map wrote them)\n"
+		"    1 function past the 64 MiB code budget: named, but no frame was proved from "
+		"their code, so stacks end in them (no unwind information)\n"
+		"    1 function whose code could not be read from the process (gone before it was "
+		"read): named, but stacks end in them (no unwind information)\n"
+		"  pid 200  /tmp/perf-200.map: stale, 0 functions, 0 bytes read\n"
+		"    stale: written by an earlier process with this pid; not read, so its JIT code "
+		"has no names (remove the old map before recording)\n"
+		"  pid 300  /tmp/perf-300.map: failed, 0 functions, 0 bytes read\n"
+		"    failed: opening or reading it failed, so its JIT code has no names (make the "
+		"map readable by the recorder); errno 13 (EACCES)\n"
+		"  pid 400  /tmp/perf-400.map: bounded, 900 functions, 16777216 bytes read\n"
+		"    bounded: the last read stopped at its bound of 16 MiB; what the process wrote "
+		"after that was never read, so the functions named there have no name (a longer "
+		"recording reads on)\n"
+		"  pid 500  /tmp/perf-500.map: ok, 1 function, 80 bytes read\n");
+	/* the perf-map frames are named: nothing about their module */
+	assert_null(strstr(text, "perf-100.map: failed"));
+	assert_non_null(strstr(text, "unsymbolized: none\n"));
+	free(part);
+	free(text);
+	ms_capture_free(cap);
+}
+
+static void test_problems_json(void **state)
+{
+	struct ms_capture *cap = jit_capture(true);
+	char *text = CAPTURE_OUTPUT(ms_sym_problems_write(out, cap, true));
+	const char *at = strstr(text, "\"perf_maps\":");
+	static const char want[] =
+		"\"perf_maps\":[{\"pid\":100,\"path\":\"/tmp/perf-100.map\",\"status\":\"ok\","
+		"\"functions\":2,\"meaning\":\"read to its end\",\"err\":0,\"error\":\"\","
+		"\"time_ns\":900,\"bytes_read\":4200,\"code_bytes\":32,\"issues\":["
+		"{\"what\":\"malformed\",\"count\":3,\"meaning\":\"not START SIZE NAME: skipped, so "
+		"the code they meant to name has none (the program that writes the map wrote "
+		"them)\"},{\"what\":\"no_code\",\"count\":1,\"meaning\":\"past the 64 MiB code "
+		"budget: named, but no frame was proved from their code, so stacks end in them (no "
+		"unwind information)\"},{\"what\":\"code_unread\",\"count\":1,\"meaning\":\"whose "
+		"code could not be read from the process (gone before it was read): named, but "
+		"stacks end in them (no unwind information)\"}]},{\"pid\":200,";
+
+	(void)state;
+	assert_non_null(at);
+	if (strncmp(at, want, sizeof(want) - 1))
+		fail_msg("got: %s", at);
+	assert_non_null(strstr(at, "{\"pid\":300,\"path\":\"/tmp/perf-300.map\",\"status\":\"failed\","
+				   "\"functions\":0,\"meaning\":\"opening or reading it failed, so its "
+				   "JIT code has no names (make the map readable by the recorder)\","
+				   "\"err\":13,\"error\":\"errno 13 (EACCES)\",\"time_ns\":700,"
+				   "\"bytes_read\":0,\"code_bytes\":0,\"issues\":[]}"));
+	/* before the recording's problems, whose key closes the object */
+	assert_non_null(strstr(at, "}],\"recording\":[]}\n"));
+	free(text);
+	ms_capture_free(cap);
+}
+
+static void test_summary(void **state)
+{
+	struct ms_capture *cap = jit_capture(true);
+	char *text = CAPTURE_OUTPUT(ms_summary_write(out, cap, false)), *part;
+
+	(void)state;
+	part = section_of(text, "perf maps:");
+	*strstr(part, "threads:") = '\0';
+	assert_string_equal(part,
+		"perf maps:   pid 100 /tmp/perf-100.map: 2 functions, ok (ms-analyze problems says more)\n"
+		"             pid 200 /tmp/perf-200.map: 0 functions, stale (ms-analyze problems says more)\n"
+		"             pid 300 /tmp/perf-300.map: 0 functions, failed (ms-analyze problems says more)\n"
+		"             pid 400 /tmp/perf-400.map: 900 functions, bounded (ms-analyze problems says more)\n"
+		"             pid 500 /tmp/perf-500.map: 1 function, ok\n");
+	free(part);
+	free(text);
+	text = CAPTURE_OUTPUT(ms_summary_write(out, cap, true));
+	assert_non_null(strstr(text,
+		",\"perf_maps\":[{\"pid\":100,\"path\":\"/tmp/perf-100.map\",\"status\":\"ok\","
+		"\"functions\":2},{\"pid\":200,\"path\":\"/tmp/perf-200.map\",\"status\":\"stale\","
+		"\"functions\":0},{\"pid\":300,\"path\":\"/tmp/perf-300.map\",\"status\":\"failed\","
+		"\"functions\":0},{\"pid\":400,\"path\":\"/tmp/perf-400.map\",\"status\":\"bounded\","
+		"\"functions\":900},{\"pid\":500,\"path\":\"/tmp/perf-500.map\",\"status\":\"ok\","
+		"\"functions\":1}],\"budget\":null,"));
+	free(text);
+	ms_capture_free(cap);
+}
+
+/* Without perf-map settings, nothing: every other capture's views stay as they were. */
+static void test_no_settings_no_lines(void **state)
+{
+	struct ms_capture *cap = jit_capture(false);
+	char *text;
+
+	(void)state;
+	text = CAPTURE_OUTPUT(ms_sym_problems_write(out, cap, false));
+	assert_null(strstr(text, "perf map"));
+	free(text);
+	text = CAPTURE_OUTPUT(ms_sym_problems_write(out, cap, true));
+	assert_null(strstr(text, "perf_maps"));
+	free(text);
+	text = CAPTURE_OUTPUT(ms_summary_write(out, cap, false));
+	assert_null(strstr(text, "perf map"));
+	free(text);
+	text = CAPTURE_OUTPUT(ms_summary_write(out, cap, true));
+	assert_null(strstr(text, "perf_maps"));
+	free(text);
+	ms_capture_free(cap);
+}
+
+/* The kind's name, and the label of a perf-map module's unnamed frame. */
+static void test_kind_name(void **state)
+{
+	(void)state;
+	assert_string_equal(ms_module_kind_name(MS_MODULE_PERF_MAP), "perf-map");
+	assert_string_equal(ms_module_kind_name(MS_MODULE_ANON), "anon");
+	assert_string_equal(ms_module_kind_name(MS_MODULE_KIND_COUNT), "unknown");
+}
+
+static unsigned char *gunzip_mem(const unsigned char *in, size_t len, size_t *out_len)
+{
+	z_stream z;
+	size_t alloc = 1 << 20;
+	unsigned char *out = malloc(alloc);
+
+	memset(&z, 0, sizeof(z));
+	assert_int_equal(inflateInit2(&z, 31), Z_OK);
+	z.next_in = (unsigned char *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)alloc;
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	*out_len = z.total_out;
+	inflateEnd(&z);
+	return out;
+}
+
+/*
+ * pprof: the perf-map module is a mapping over its range, named by its
+ * map, claiming its functions (named from the frame facts, as recorded),
+ * so that no pprof tool looks them up in a file.
+ */
+static void test_pprof_mapping(void **state)
+{
+	struct ms_capture *cap = jit_capture(true);
+	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
+	Perftools__Profiles__Profile *p;
+	const Perftools__Profiles__Mapping *m = NULL;
+	unsigned char *raw;
+	size_t len, plen;
+	bool named = false;
+	char *gz;
+
+	(void)state;
+	gz = CAPTURE_OUTPUT(ms_export(out, cap, MS_FORMAT_PPROF, &o));
+	len = membuf_len;
+	raw = gunzip_mem((unsigned char *)gz, len, &plen);
+	p = perftools__profiles__profile__unpack(NULL, plen, raw);
+	assert_non_null(p);
+	assert_int_equal(p->n_mapping, 2);
+	for (size_t i = 0; i < p->n_mapping; i++)
+		if (!strcmp(p->string_table[p->mapping[i]->filename], "/tmp/perf-100.map"))
+			m = p->mapping[i];
+	assert_non_null(m);
+	assert_int_equal(m->memory_start, BASE);
+	assert_int_equal(m->memory_limit, BASE + 0x100);
+	assert_true(m->has_functions);
+	for (size_t i = 0; i < p->n_location; i++) {
+		const Perftools__Profiles__Location *l = p->location[i];
+
+		if (l->mapping_id != m->id)
+			continue;
+		assert_true(l->address >= m->memory_start && l->address < m->memory_limit);
+		assert_int_equal(l->n_line, 1);
+		for (size_t k = 0; k < p->n_function; k++)
+			if (p->function[k]->id == l->line[0]->function_id &&
+			    !strcmp(p->string_table[p->function[k]->name], "py::work:/srv/app.py"))
+				named = true;
+	}
+	assert_true(named);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+	ms_capture_free(cap);
+}
+
+/* Folded stacks name perf-map frames from their facts, as every other frame. */
+static void test_folded_names(void **state)
+{
+	struct ms_capture *cap = jit_capture(true);
+	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
+	char *text;
+
+	(void)state;
+	text = CAPTURE_OUTPUT(ms_export(out, cap, MS_FORMAT_FOLDED, &o));
+	assert_string_equal(text,
+		"[truncated: no-cfi];py::idle:/srv/app.py 1\n"
+		"main;_PyEval_EvalFrameDefault;py::work:/srv/app.py 2\n");
+	free(text);
+	ms_capture_free(cap);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_problems_text),
+		cmocka_unit_test(test_problems_json),
+		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_no_settings_no_lines),
+		cmocka_unit_test(test_kind_name),
+		cmocka_unit_test(test_pprof_mapping),
+		cmocka_unit_test(test_folded_names),
+	};
+
+	ms_set_progname("jit-views-test");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
