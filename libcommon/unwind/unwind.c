@@ -1122,13 +1122,16 @@ int ms_unwinder_jit_func(struct ms_unwinder *u, const struct ms_jit_func *f)
 int ms_unwinder_jit_read(struct ms_unwinder *u, const struct ms_jit_read *r)
 {
 	struct ms_process *p = process_get(u, r->pid);
+	const char *cur;
 
 	if (!p || (!p->jit && !(p->jit = ms_jit_table_new())))
 		return -1;
-	if (!r->path.len)
+	cur = ms_jit_table_path(p->jit);
+	if (!r->path.len || (strlen(cur) == r->path.len && !memcmp(cur, r->path.ptr, r->path.len)))
 		return 0;
-	/* Modules made from now on carry it (the module used last is made again). */
+	/* Modules bound from now on carry it: what the caches hold goes. */
 	p->jit_mod = NONE;
+	ms_addrspace_touch(&p->as);
 	return ms_jit_table_set_path(p->jit, &r->path);
 }
 

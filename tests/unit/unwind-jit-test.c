@@ -443,13 +443,13 @@ static void test_exec(void **state)
 	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
 	struct ms_comm exec = { .pid = PID, .tid = PID, .time = READ_TIME + 10, .exec = true,
 				.comm = { "t", 1 } };
-	struct ms_mmap f = file_mapping(), a = anon_mapping(PID, READ_TIME + 11);
+	/* (A mapping as old as the lines, so that only the exec can end them.) */
+	struct ms_mmap f = file_mapping(), a = anon_mapping(PID, READ_TIME);
 
 	(void)state;
 	add_both(u, PID);
 	add(u, jit_func(PID, JBASE + 0x400, 16, "after-exec", READ_TIME + 20, NULL, 0));
 	assert_int_equal(ms_unwinder_comm(u, &exec), 0);
-	f.time = a.time;
 	assert_int_equal(ms_unwinder_mmap(u, &f), 0);
 	assert_int_equal(ms_unwinder_mmap(u, &a), 0);
 	tramp_sample(PID, TRAMP + 4);
@@ -496,11 +496,15 @@ static void test_read_path(void **state)
 
 	(void)state;
 	add_both(u, PID);
-	assert_int_equal(ms_unwinder_jit_read(u, &r), 0);
 	tramp_sample(PID, TRAMP + 4);
 	unwind(u);
 	drain(u);
+	expect_perf_map(stack->frames[0].module, "/tmp/perf-77.map");
+	assert_int_equal(ms_unwinder_jit_read(u, &r), 0);
+	unwind(u);
+	drain(u);
 	expect_perf_map(stack->frames[0].module, "/proc/77/root/tmp/perf-9.map");
+	expect_named(0, stack->frames[0].module, TRAMP + 4, "py::tramp", TRAMP);
 	ms_unwinder_free(u);
 }
 
