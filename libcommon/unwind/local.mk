@@ -122,3 +122,9 @@ tests_unit_unwind_jit_test_SOURCES = tests/unit/unwind-jit-test.c tests/unit/jit
 tests_unit_unwind_jit_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_unwind_jit_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 EXTRA_tests_unit_unwind_jit_test_DEPENDENCIES = tests/unit/data/dwarf-frames$(EXEEXT)
+
+# The stream ms-decode would give ms-unwind for JIT code named by a perf
+# map, made without a collector (tests/0735-jit-unwind.bats).
+check_PROGRAMS += tests/unit/mkjitstream
+tests_unit_mkjitstream_SOURCES = tests/unit/mkjitstream.c tests/unit/jit-code.h
+tests_unit_mkjitstream_LDADD = $(MS_LIBS)
