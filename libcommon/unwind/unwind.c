@@ -110,6 +110,8 @@ struct ms_unwinder {
 	uint32_t next_stream_id;
 	uint32_t kernel_module, unknown_module;
 
+	uint32_t *by_stream;	/* stream id -> module index */
+	uint32_t n_stream, alloc_stream;
 	uint32_t *pending;	/* modules first used by the last sample */
 	uint32_t n_pending, pending_pos, alloc_pending;
 
@@ -345,8 +347,12 @@ static int module_first_use(struct ms_unwinder *u, uint32_t i)
 	struct module *mod = &u->modules[i];
 
 	if (!(u->pending = grow_array(u->pending, &u->alloc_pending, u->n_pending + 1,
-				      sizeof(*u->pending))))
+				      sizeof(*u->pending))) ||
+	    !(u->by_stream = grow_array(u->by_stream, &u->alloc_stream, u->next_stream_id + 1,
+					sizeof(*u->by_stream))))
 		return -1;
+	u->by_stream[u->next_stream_id] = i;
+	u->n_stream = u->next_stream_id + 1;
 	mod->stream_id = u->next_stream_id++;
 	mod->rec.id = mod->stream_id;
 	u->pending[u->n_pending++] = i;
@@ -447,6 +453,20 @@ static __attribute__((noinline)) int jit_frame(struct ms_unwinder *u, struct ms_
 	return 0;
 }
 
+/* The perf-map frames among frames[0, n) of a process with JIT functions. */
+static __attribute__((noinline)) int jit_frames(struct ms_unwinder *u, struct ms_process *proc,
+						const struct ms_stack_frame *frames, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = frames[i].module;
+
+		if (id < u->n_stream && u->modules[u->by_stream[id]].rec.kind == MS_MODULE_PERF_MAP &&
+		    jit_frame(u, proc, id, frames[i].address, frames[i].flags) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 bool ms_unwinder_next_frame(struct ms_unwinder *u, struct ms_frame *out)
 {
 	const struct pending_frame *pf;
@@ -465,22 +485,23 @@ bool ms_unwinder_next_frame(struct ms_unwinder *u, struct ms_frame *out)
 }
 
 /*
- * pc lies in anonymous mapping map of proc: when a JIT function holds it,
- * bind *out to the perf-map module of (proc, the mapping's range, the
- * table's epoch) and give *rule the rule of the function's rows at pc
- * (NULL: none). 0, or -1 after a message.
+ * pc lies in an anonymous mapping of proc, *out bound to it: when a JIT
+ * function holds it, bind *out to the perf-map module of (proc, the
+ * mapping's range, the table's epoch) and give *rule (when not NULL) the
+ * rule of the function's rows at pc (NULL: none). 1, or -1 after a
+ * message.
  */
 static __attribute__((noinline)) int jit_resolve(struct ms_unwinder *u, struct ms_process *proc,
-						 const struct ms_mapping *map, uint64_t pc,
-						 struct ms_code_loc *out,
+						 uint64_t pc, struct ms_code_loc *out,
 						 const struct ms_cfi_rule **rule)
 {
+	const struct ms_mapping *map = ms_addrspace_find(&proc->as, pc);
 	struct ms_jit_fn fn;
 	uint64_t epoch;
 	int r = ms_jit_table_find(proc->jit, pc, &fn);
 
 	if (r <= 0)
-		return r;
+		return r < 0 ? -1 : 1;
 	epoch = ms_jit_table_epoch(proc->jit);
 	if (proc->jit_mod == NONE || proc->jit_mod_start != map->start ||
 	    proc->jit_mod_end != map->end || proc->jit_mod_epoch != epoch) {
@@ -507,7 +528,7 @@ static __attribute__((noinline)) int jit_resolve(struct ms_unwinder *u, struct m
 	out->file = out->path;
 	if (rule)
 		*rule = ms_jit_fn_rule(u->jit_rules, &fn, pc);
-	return 0;
+	return 1;
 }
 
 /* File entries ---------------------------------------------------------- */
@@ -1000,6 +1021,7 @@ void ms_unwinder_free(struct ms_unwinder *u)
 	free(u->pending);
 	free(u->named);
 	free(u->frames);
+	free(u->by_stream);
 	ms_jit_rules_free(u->jit_rules);
 	/* After the method's module data: their CFI borrows it. */
 	ms_debugfind_free(u->finder);
@@ -1313,8 +1335,11 @@ const struct ms_mapping *ms_unwinder_lookup(struct ms_unwinder *u, struct ms_pro
 	return proc ? ms_addrspace_find(&proc->as, pc) : NULL;
 }
 
-static inline int resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t pc,
-			  struct ms_code_loc *out, const struct ms_cfi_rule **rule)
+/* Inlined in both callers: ms_unwinder_resolve() (rule NULL) stays the non-JIT path it was. */
+static inline __attribute__((always_inline)) int resolve(struct ms_unwinder *u,
+							 struct ms_process *proc, uint64_t pc,
+							 struct ms_code_loc *out,
+							 const struct ms_cfi_rule **rule)
 {
 	const struct ms_mapping *map = ms_unwinder_lookup(u, proc, pc);
 	struct fentry *fe;
@@ -1351,14 +1376,11 @@ static inline int resolve(struct ms_unwinder *u, struct ms_process *proc, uint64
 		if (!mod->has_loads || !ms_elf_loads_vaddr(&mod->loads, off, &out->address))
 			out->address = off;
 		break;
-	case MS_MODULE_ANON:
-		out->address = pc;
-		if (__builtin_expect(proc->jit != NULL, 0) &&
-		    jit_resolve(u, proc, map, pc, out, rule) < 0)
-			return -1;
-		break;
 	default:
 		out->address = pc;
+		/* (A tail call, so that the paths above keep the registers they had.) */
+		if (__builtin_expect(proc->jit != NULL, 0) && mod->rec.kind == MS_MODULE_ANON)
+			return jit_resolve(u, proc, pc, out, rule);
 		break;
 	}
 	return 1;
@@ -1481,7 +1503,6 @@ static int sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_st
 		struct ms_stack_frame *f = &out->frames[n];
 		uint32_t take = us->n < MS_FRAMES_MAX - n ? us->n : MS_FRAMES_MAX - n;
 		uint32_t n_modules = u->n_modules, unknown = u->unknown_module;
-		bool jit = false;
 
 		for (i = 0; i < take; i++, uf++, f++) {
 			uint32_t module = uf->module, flags = uf->loc_flags;
@@ -1504,11 +1525,7 @@ static int sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_st
 					return -1;
 				last_module = module;
 				last_id = u->modules[module].stream_id;
-				jit = u->modules[module].rec.kind == MS_MODULE_PERF_MAP;
 			}
-			/* A JIT function's frame is named here, once (unwind/jit.h). */
-			if (__builtin_expect(jit, 0) && jit_frame(u, proc, last_id, address, uf->flags) < 0)
-				return -1;
 			f->module = last_id;
 			f->address = address;
 			f->flags = (uf->flags & MS_FRAME_RETURN) | flags;
@@ -1518,6 +1535,10 @@ static int sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_st
 				break;
 			}
 		}
+		/* A JIT function's frames are named here, once (unwind/jit.h). */
+		if (__builtin_expect(proc && proc->jit, 0) &&
+		    jit_frames(u, proc, &out->frames[n], i + broke) < 0)
+			return -1;
 		n += i + broke;
 	}
 	u->stats.user_frames += i + broke;	/* the frame that broke out counts */
