@@ -70,6 +70,11 @@ static void print_stats(const struct ms_unwind_stats *s)
 	fprintf(stderr, "ms-unwind: walk-cache replayed %llu kept %llu emptied %llu\n",
 		(unsigned long long)s->walks_replayed, (unsigned long long)s->walks_kept,
 		(unsigned long long)s->walk_cache_resets);
+	if (s->jit_funcs || s->jit_ended)
+		fprintf(stderr, "ms-unwind: jit-functions %llu without-rows %llu ended %llu "
+			"frames-named %llu\n",
+			(unsigned long long)s->jit_funcs, (unsigned long long)s->jit_funcs_no_rows,
+			(unsigned long long)s->jit_ended, (unsigned long long)s->jit_frames_named);
 	for (i = 0; i <= MS_END_KERNEL_ONLY; i++)
 		if (s->ends[i])
 			fprintf(stderr, "ms-unwind: end %s %llu\n", ms_stack_end_name(i),

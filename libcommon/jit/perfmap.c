@@ -112,13 +112,51 @@ static const char *intern(struct ms_perfmap *t, const char *s, size_t len)
 	return copy;
 }
 
+/*
+ * Keep function [start, end) named s[0..len) (not empty, no NUL) from
+ * line: 1, 0 when past MS_PERFMAP_FUNCS_MAX (counted), -1 out of memory.
+ */
+static int append(struct ms_perfmap *t, uint64_t start, uint64_t end, const char *s, size_t len,
+		  uint32_t line)
+{
+	struct ms_perfmap_func *f;
+	const char *name;
+	size_t name_len;
+
+	if (t->n >= MS_PERFMAP_FUNCS_MAX) {
+		t->c.over_max++;
+		return 0;
+	}
+	name_len = cut_utf8(s, len, MS_PERFMAP_NAME_MAX);
+	if (name_len < len)
+		t->c.names_cut++;
+	if (!ms_reserve((void **)&t->funcs, &t->alloc, (uint64_t)t->n + 1, sizeof(*t->funcs)) ||
+	    !(name = intern(t, s, name_len)))
+		return ms_error("cannot keep line %u of the perf map: out of memory", line);
+	f = &t->funcs[t->n++];
+	f->start = start;
+	f->end = end;
+	f->name = name;
+	f->line = line;
+	f->flags = 0;
+	return 1;
+}
+
+int ms_perfmap_add(struct ms_perfmap *t, uint64_t start, uint64_t end, const char *name,
+		   size_t name_len, uint32_t line)
+{
+	if (start >= end || !name_len || memchr(name, '\0', name_len)) {
+		t->c.malformed++;
+		return 0;
+	}
+	return append(t, start, end, name, name_len, line);
+}
+
 /* One whole line, its newline not included. 0, or -1 out of memory. */
 static int parse_line(struct ms_perfmap *t, const char *s, size_t len)
 {
-	const char *p = s, *end = s + len, *name;
-	struct ms_perfmap_func *f;
+	const char *p = s, *end = s + len;
 	uint64_t start, size;
-	size_t name_len;
 
 	t->c.lines++;
 	if (len && end[-1] == '\r')
@@ -129,24 +167,8 @@ static int parse_line(struct ms_perfmap *t, const char *s, size_t len)
 		t->c.malformed++;
 		return 0;
 	}
-	if (t->n >= MS_PERFMAP_FUNCS_MAX) {
-		t->c.over_max++;
-		return 0;
-	}
-	name_len = cut_utf8(p, (size_t)(end - p), MS_PERFMAP_NAME_MAX);
-	if (name_len < (size_t)(end - p))
-		t->c.names_cut++;
-	if (!ms_reserve((void **)&t->funcs, &t->alloc, (uint64_t)t->n + 1, sizeof(*t->funcs)) ||
-	    !(name = intern(t, p, name_len)))
-		return ms_error("cannot keep line %llu of the perf map: out of memory",
-				(unsigned long long)t->c.lines);
-	f = &t->funcs[t->n++];
-	f->start = start;
-	f->end = start + size;
-	f->name = name;
-	f->line = t->c.lines > UINT32_MAX ? UINT32_MAX : (uint32_t)t->c.lines;
-	f->flags = 0;
-	return 0;
+	return append(t, start, start + size, p, (size_t)(end - p),
+		      t->c.lines > UINT32_MAX ? UINT32_MAX : (uint32_t)t->c.lines) < 0 ? -1 : 0;
 }
 
 static void too_long(struct ms_perfmap *t)

@@ -139,6 +139,29 @@ const struct ms_perfmap_func *ms_perfmap_find(const struct ms_perfmap *t, uint64
 int ms_perfmap_unmap(struct ms_perfmap *t, uint64_t start, uint64_t end);
 
 /*
+ * Keep one function as a line of the map would: [start, end) named
+ * name[0..name_len) (cut to MS_PERFMAP_NAME_MAX as a line's), from map
+ * line line, after every function kept so far (so it wins where they
+ * overlap once indexed). For a reader of functions that were parsed
+ * elsewhere (ms-unwind: MS_REC_JIT_FUNC records); the parser's state is
+ * not touched. Returns 1 (its id is t->n - 1); 0 when not kept: an empty
+ * or inverted range, an empty name or one holding a NUL (counted
+ * malformed), or the table full (counted over_max); -1 after a message
+ * when memory runs out.
+ */
+int ms_perfmap_add(struct ms_perfmap *t, uint64_t start, uint64_t end, const char *name,
+		   size_t name_len, uint32_t line);
+
+/*
+ * ms_perfmap_unmap(), but a function ends only when ends(ctx, id) says so
+ * (NULL: every one): ms-unwind ends only functions whose lines were read
+ * before the mapping was made. A function that does not end keeps the
+ * range. Returns how many ended, or -1 after a message (indexing failed).
+ */
+int ms_perfmap_unmap_if(struct ms_perfmap *t, uint64_t start, uint64_t end,
+			bool (*ends)(void *ctx, uint32_t id), void *ctx);
+
+/*
  * Whether function id may have its code read: the budget of
  * MS_PERFMAP_CODE_MAX bytes goes to functions in line order, so this
  * decides every function up to id first (an ended one takes nothing and

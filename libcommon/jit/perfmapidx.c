@@ -215,19 +215,30 @@ const struct ms_perfmap_func *ms_perfmap_find(const struct ms_perfmap *t, uint64
 	return f->flags & MS_PERFMAP_ENDED ? NULL : f;
 }
 
-int ms_perfmap_unmap(struct ms_perfmap *t, uint64_t start, uint64_t end)
+int ms_perfmap_unmap_if(struct ms_perfmap *t, uint64_t start, uint64_t end,
+			bool (*ends)(void *ctx, uint32_t id), void *ctx)
 {
+	int n = 0;
+
 	if (ms_perfmap_index(t) < 0)
 		return -1;
 	if (start >= end)
 		return 0;
 	for (uint32_t i = first_past(t, start); i < t->n_seg && t->seg[i].start < end; i++) {
-		struct ms_perfmap_func *f = &t->funcs[t->seg[i].func];
+		uint32_t id = t->seg[i].func;
+		struct ms_perfmap_func *f = &t->funcs[id];
 
-		if (!(f->flags & MS_PERFMAP_ENDED)) {
+		if (!(f->flags & MS_PERFMAP_ENDED) && (!ends || ends(ctx, id))) {
 			f->flags |= MS_PERFMAP_ENDED;
 			t->c.ended++;
+			if (n < INT32_MAX)
+				n++;
 		}
 	}
-	return 0;
+	return n;
+}
+
+int ms_perfmap_unmap(struct ms_perfmap *t, uint64_t start, uint64_t end)
+{
+	return ms_perfmap_unmap_if(t, start, end, NULL, NULL) < 0 ? -1 : 0;
 }

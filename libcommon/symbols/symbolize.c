@@ -1034,6 +1034,15 @@ static int look_up(struct ms_symbolizer *s, const struct ms_stack_frame *f, stru
 		return look_up_vdso(s, f, f->module, mod, out);
 	case MS_MODULE_KERNEL:
 		break;
+	case MS_MODULE_PERF_MAP:
+		/*
+		 * A JIT function's frame: ms-unwind named it when it was
+		 * recorded (a FRAME record, known already). No file proves what
+		 * code a perf map described, so none is read: an address it did
+		 * not name has no symbol.
+		 */
+		out->reason = MS_SYM_NO_SYMBOL;
+		return 0;
 	default:
 		/* anonymous memory: no file to read. */
 		out->reason = MS_SYM_NO_FILE;

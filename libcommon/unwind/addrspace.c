@@ -29,6 +29,11 @@ void ms_addrspace_release(struct ms_addrspace *as)
 	ms_addrspace_init(as);
 }
 
+void ms_addrspace_touch(struct ms_addrspace *as)
+{
+	new_generation(as);
+}
+
 void ms_addrspace_clear(struct ms_addrspace *as)
 {
 	as->n = 0;

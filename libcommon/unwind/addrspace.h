@@ -42,6 +42,11 @@ struct ms_addrspace {
 
 void ms_addrspace_init(struct ms_addrspace *as);
 void ms_addrspace_release(struct ms_addrspace *as);
+/*
+ * A new generation without a change of mappings: what the space answers
+ * through its owner changed (ms-unwind: the process's JIT functions).
+ */
+void ms_addrspace_touch(struct ms_addrspace *as);
 /* Forget every mapping (exec); keeps the storage. */
 void ms_addrspace_clear(struct ms_addrspace *as);
 /* Make dst a copy of src (fork). Returns 0, or -1 after a message. */

@@ -5,7 +5,8 @@ libcommon_a_SOURCES += \
 	libcommon/unwind/fp.c libcommon/unwind/stage.c \
 	libcommon/unwind/dwarf.c libcommon/unwind/dwarf.h \
 	libcommon/unwind/sample.c \
-	libcommon/unwind/stacktab.c libcommon/unwind/stacktab.h
+	libcommon/unwind/stacktab.c libcommon/unwind/stacktab.h \
+	libcommon/unwind/jit.c libcommon/unwind/jit.h
 
 bin_PROGRAMS += ms-unwind
 ms_unwind_SOURCES = cmd/ms-unwind.c
@@ -110,3 +111,20 @@ tests_unit_unwind_corpus_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_FUZZ_REPLAY \
 	-DMS_FUZZ_CORPUS='"$(abs_top_srcdir)/tests/fuzz/corpus"'
 tests_unit_unwind_corpus_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_unwind_corpus_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# JIT functions in ms-unwind (unwind/jit.c): rows proved from hand-assembled
+# code (tests/unit/jit-code.h) unwind frameless and frame-pointer JIT frames
+# to callers in dwarf-frames; read times against mappings, exec and fork;
+# latest line wins; malformed rows and pcs past the rows end with no CFI.
+UNIT_TESTS += tests/unit/unwind-jit-test
+tests_unit_unwind_jit_test_SOURCES = tests/unit/unwind-jit-test.c tests/unit/jit-code.h \
+	tests/unit/elf-helpers.h
+tests_unit_unwind_jit_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_unwind_jit_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+EXTRA_tests_unit_unwind_jit_test_DEPENDENCIES = tests/unit/data/dwarf-frames$(EXEEXT)
+
+# The stream ms-decode would give ms-unwind for JIT code named by a perf
+# map, made without a collector (tests/0735-jit-unwind.bats).
+check_PROGRAMS += tests/unit/mkjitstream
+tests_unit_mkjitstream_SOURCES = tests/unit/mkjitstream.c tests/unit/jit-code.h
+tests_unit_mkjitstream_LDADD = $(MS_LIBS)

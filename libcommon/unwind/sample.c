@@ -10,8 +10,11 @@
  *  - a PC cache, shared by all processes, maps (address-space generation,
  *    lookup address) to the module, the module-relative address and the
  *    rule index: a hit costs one probe and no mapping search. Any change
- *    to a process's mappings gives its space a new generation, so entries
- *    made before it are never used again;
+ *    to a process's mappings or to its JIT functions gives its space a
+ *    new generation, so entries made before it are never used again;
+ *  - a JIT function's rule comes from the rows proved from its code
+ *    (unwind/jit.h), through the same entries: no frame pointer is
+ *    assumed, and a pc no row covers ends the stack with no CFI;
  *  - a walk cache (unwind/dwarf.h: ms_walk_cache_new()) keeps whole walks
  *    by generation, PC and %rsp with the stack words they read: a sample
  *    whose words are the same is that walk, copied rather than walked, and
@@ -107,10 +110,11 @@ static __attribute__((noinline)) int fill(struct dwarf_state *st, struct pc_entr
 					  uint64_t lookup)
 {
 	struct ms_code_loc loc;
+	const struct ms_cfi_rule *jit_rule;
 	uint32_t rule;
 	uint64_t made, cached;
 	void **slot;
-	int r = ms_unwinder_resolve(st->u, st->proc, lookup, &loc), found;
+	int r = ms_unwinder_resolve_rule(st->u, st->proc, lookup, &loc, &jit_rule), found;
 
 	if (r < 0)
 		return -1;
@@ -119,6 +123,18 @@ static __attribute__((noinline)) int fill(struct dwarf_state *st, struct pc_entr
 		.module = loc.module, .rule = r ? RULE_NO_CFI : RULE_NO_MODULE,
 		.loc_flags = loc.flags,
 	};
+	/*
+	 * A JIT function: the rule of the rows proved from its code (no frame
+	 * pointer assumed); none there is no CFI. Its rules need no
+	 * expression, so no CFI object is kept for find().
+	 */
+	if (r && loc.kind == MS_MODULE_PERF_MAP) {
+		if (jit_rule && (jit_rule->flags & MS_CFI_SIMPLE)) {
+			e->rule = 0;
+			e->rp = jit_rule;
+		}
+		return 0;
+	}
 	/* Only a file (or vdso image) proved to be the module that ran has CFI to trust. */
 	if (!r || (loc.kind != MS_MODULE_FILE && loc.kind != MS_MODULE_VDSO) || !loc.verified ||
 	    (loc.flags & MS_FRAME_FILE_OFFSET))

@@ -35,6 +35,9 @@ struct unwind_bufs {
 	struct ms_comm comm;
 	struct ms_task task;
 	struct ms_module module;
+	struct ms_frame frame;
+	struct ms_jit_func jit_func;
+	struct ms_jit_read jit_read;
 	struct ms_attr attr;
 	struct ms_stack_file stack_file;
 	/* The file samples' stack copies are in, when ms-decode referred to them. */
@@ -175,6 +178,10 @@ static int unwind_one(struct unwind_bufs *b, struct ms_writer *w, const struct m
 	while (ms_unwinder_next_module(u, &b->module))
 		if (ms_module_pack(w, &b->module) < 0)
 			return -1;
+	/* JIT functions' frames, named here: nothing names them later. */
+	while (ms_unwinder_next_frame(u, &b->frame))
+		if (ms_frame_pack(w, &b->frame) < 0)
+			return -1;
 	return r;
 }
 
@@ -285,6 +292,43 @@ static int on_info(void *ctx, struct ms_stage_io *io, const struct ms_record *re
 	return MS_STAGE_PASS;
 }
 
+/*
+ * A JIT function: kept for the process's frames, and consumed (large, and
+ * of use to no later stage: the frames go out named). A record that does
+ * not unpack is a counted problem, not the stream's end.
+ */
+static int on_jit_func(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+
+	(void)io;
+	if (ms_jit_func_unpack(rec, &b->jit_func) < 0) {
+		ms_problems_add(ms_unwinder_problems(b->u), "bad-jit-function",
+				"'%s': the jit-func record at byte %" PRIu64 " is malformed (see "
+				"the message above): its function is not kept, and its frames "
+				"stay anonymous", b->in_name, rec->offset);
+		return 0;
+	}
+	return ms_unwinder_jit_func(b->u, &b->jit_func);
+}
+
+/* What a read of a perf map came to: its path names the modules; passed on. */
+static int on_jit_read(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+
+	(void)io;
+	if (ms_jit_read_unpack(rec, &b->jit_read) < 0) {
+		ms_problems_add(ms_unwinder_problems(b->u), "bad-jit-read",
+				"'%s': the jit-read record at byte %" PRIu64 " is malformed (see "
+				"the message above): passed on as it is", b->in_name, rec->offset);
+		return MS_STAGE_PASS;
+	}
+	if (ms_unwinder_jit_read(b->u, &b->jit_read) < 0)
+		return -1;
+	return MS_STAGE_PASS;
+}
+
 /* Kept for the vdso's CFI, and passed on for symbolization. */
 static int on_vdso(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
@@ -351,6 +395,8 @@ static const struct ms_stage_desc unwind_stage = {
 		[MS_REC_INFO] = on_info,
 		[MS_REC_VDSO] = on_vdso,
 		[MS_REC_STACK_FILE] = on_stack_file,
+		[MS_REC_JIT_FUNC] = on_jit_func,
+		[MS_REC_JIT_READ] = on_jit_read,
 	},
 	.end = on_end,
 };

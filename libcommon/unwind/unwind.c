@@ -10,6 +10,7 @@
 #include "elf/debugfind.h"
 #include "elf/elffile.h"
 #include "perf/kernel.h"
+#include "unwind/jit.h"
 #include "util/error.h"
 #include "util/grow.h"
 
@@ -40,6 +41,8 @@ struct fentry {
 struct module {
 	uint64_t hash;
 	struct ms_module rec;	/* rec.path borrows path */
+	/* A perf-map module's naming epoch (unwind/jit.h), part of its identity; else 0. */
+	uint64_t epoch;
 	char *path;
 	/* The file its build id proved when the file at path is not the module; NULL: path's. */
 	char *found;
@@ -59,6 +62,25 @@ struct ms_process {
 	struct ms_addrspace as;
 	uint32_t *tids;
 	uint32_t n_tids, alloc_tids;
+	/* Its JIT functions (NULL: none came), and the perf-map module used last. */
+	struct ms_jit_table *jit;
+	uint64_t jit_mod_start, jit_mod_end, jit_mod_epoch;
+	uint32_t jit_mod;	/* NONE: none */
+};
+
+/* A (module, address) whose FRAME record ms-unwind wrote or will write. */
+struct named_pair {
+	uint64_t address;
+	uint32_t module;	/* stream id + 1; 0: empty slot */
+};
+
+/* A FRAME record to write after the last sample's modules. */
+struct pending_frame {
+	uint32_t module;	/* stream id */
+	uint64_t address;
+	const char *name;	/* the process's JIT table's: valid until it changes */
+	uint64_t start;
+	bool named;
 };
 
 /* Open addressing over indices into an array; the entries keep their hash. */
@@ -88,8 +110,17 @@ struct ms_unwinder {
 	uint32_t next_stream_id;
 	uint32_t kernel_module, unknown_module;
 
+	uint32_t *by_stream;	/* stream id -> module index */
+	uint32_t n_stream, alloc_stream;
 	uint32_t *pending;	/* modules first used by the last sample */
 	uint32_t n_pending, pending_pos, alloc_pending;
+
+	/* JIT functions: their rules, the pairs named, and the last sample's new ones. */
+	struct ms_jit_rules *jit_rules;
+	struct named_pair *named;
+	uint32_t named_mask, n_named;
+	struct pending_frame *frames;
+	uint32_t n_frames, frames_pos, alloc_frames;
 
 	struct ms_user_stack ustack;	/* reused for every sample */
 	/*
@@ -208,9 +239,14 @@ static char *dup_str(const struct ms_str *s)
 
 /* Modules --------------------------------------------------------------- */
 
-static uint64_t module_hash(const struct ms_module *m, const char *path)
+static uint64_t module_hash(const struct ms_module *m, const char *path, uint64_t epoch)
 {
 	uint64_t h = HASH_INIT;
+
+	if (m->kind == MS_MODULE_PERF_MAP) {
+		h = hash_u64(h, m->base);
+		h = hash_u64(h, epoch);
+	}
 
 	h = hash_u64(h, m->kind);
 	h = hash_bytes(h, path, strlen(path));
@@ -222,11 +258,13 @@ static uint64_t module_hash(const struct ms_module *m, const char *path)
 	return hash_u64(h, m->mtime);
 }
 
-static bool module_equal(const struct module *a, const struct ms_module *m, const char *path)
+static bool module_equal(const struct module *a, const struct ms_module *m, const char *path,
+			 uint64_t epoch)
 {
 	const struct ms_module *r = &a->rec;
 
-	return r->kind == m->kind && !strcmp(a->path, path) &&
+	return r->kind == m->kind && r->base == m->base && a->epoch == epoch &&
+	       !strcmp(a->path, path) &&
 	       r->build_id_len == m->build_id_len &&
 	       !memcmp(r->build_id, m->build_id, m->build_id_len) &&
 	       r->dev_maj == m->dev_maj && r->dev_min == m->dev_min && r->ino == m->ino &&
@@ -238,10 +276,11 @@ static bool module_equal(const struct module *a, const struct ms_module *m, cons
  * taken over by a new module (freed otherwise), and so is found (the file
  * its build id proved, malloc'd; NULL: none). Returns its index or NONE.
  */
-static uint32_t module_get(struct ms_unwinder *u, const struct ms_module *m, const char *path,
-			   struct ms_elf_loads *loads, char *found)
+static uint32_t module_get_epoch(struct ms_unwinder *u, const struct ms_module *m,
+				 const char *path, struct ms_elf_loads *loads, char *found,
+				 uint64_t epoch)
 {
-	uint64_t h = module_hash(m, path);
+	uint64_t h = module_hash(m, path, epoch);
 	struct module *mod;
 	uint32_t pos, i;
 
@@ -249,7 +288,8 @@ static uint32_t module_get(struct ms_unwinder *u, const struct ms_module *m, con
 		for (pos = (uint32_t)h & u->module_index.mask;
 		     (i = u->module_index.slots[pos]) != NONE;
 		     pos = (pos + 1) & u->module_index.mask) {
-			if (u->modules[i].hash == h && module_equal(&u->modules[i], m, path)) {
+			if (u->modules[i].hash == h &&
+			    module_equal(&u->modules[i], m, path, epoch)) {
 				if (loads)
 					ms_elf_loads_release(loads);
 				free(found);
@@ -272,6 +312,7 @@ static uint32_t module_get(struct ms_unwinder *u, const struct ms_module *m, con
 	}
 	mod->found = found;
 	mod->hash = h;
+	mod->epoch = epoch;
 	mod->rec = *m;
 	mod->rec.path.ptr = mod->path;
 	mod->rec.path.len = (uint32_t)strlen(mod->path);
@@ -287,6 +328,12 @@ static uint32_t module_get(struct ms_unwinder *u, const struct ms_module *m, con
 	return i;
 }
 
+static uint32_t module_get(struct ms_unwinder *u, const struct ms_module *m, const char *path,
+			   struct ms_elf_loads *loads, char *found)
+{
+	return module_get_epoch(u, m, path, loads, found, 0);
+}
+
 static uint32_t special_module(struct ms_unwinder *u, uint32_t kind, const char *path)
 {
 	struct ms_module m = { .kind = kind };
@@ -300,8 +347,12 @@ static int module_first_use(struct ms_unwinder *u, uint32_t i)
 	struct module *mod = &u->modules[i];
 
 	if (!(u->pending = grow_array(u->pending, &u->alloc_pending, u->n_pending + 1,
-				      sizeof(*u->pending))))
+				      sizeof(*u->pending))) ||
+	    !(u->by_stream = grow_array(u->by_stream, &u->alloc_stream, u->next_stream_id + 1,
+					sizeof(*u->by_stream))))
 		return -1;
+	u->by_stream[u->next_stream_id] = i;
+	u->n_stream = u->next_stream_id + 1;
 	mod->stream_id = u->next_stream_id++;
 	mod->rec.id = mod->stream_id;
 	u->pending[u->n_pending++] = i;
@@ -323,6 +374,161 @@ bool ms_unwinder_next_module(struct ms_unwinder *u, struct ms_module *out)
 		return false;
 	*out = u->modules[u->pending[u->pending_pos++]].rec;
 	return true;
+}
+
+/* JIT frames ------------------------------------------------------------- */
+
+static uint32_t pair_slot(const struct ms_unwinder *u, uint32_t id, uint64_t address)
+{
+	uint64_t h = (address ^ (uint64_t)id << 40) * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(h >> 32) & u->named_mask;
+}
+
+/* Whether (stream id, address) was named already (1); if not (0), it now is. -1 after a message. */
+static int pair_add(struct ms_unwinder *u, uint32_t id, uint64_t address)
+{
+	struct named_pair *p;
+	uint32_t pos;
+
+	if (!u->named || (u->n_named + 1) * 2 > u->named_mask + 1) {
+		uint32_t old_size = u->named ? u->named_mask + 1 : 0, size = old_size ? old_size * 2 : 256;
+		struct named_pair *old = u->named, *n = calloc(size, sizeof(*n));
+
+		if (!n)
+			return ms_error("out of memory for %u named JIT frames", size);
+		u->named = n;
+		u->named_mask = size - 1;
+		for (uint32_t i = 0; i < old_size; i++) {
+			if (!old[i].module)
+				continue;
+			for (pos = pair_slot(u, old[i].module - 1, old[i].address); n[pos].module;
+			     pos = (pos + 1) & u->named_mask)
+				;
+			n[pos] = old[i];
+		}
+		free(old);
+	}
+	for (pos = pair_slot(u, id, address); (p = &u->named[pos])->module;
+	     pos = (pos + 1) & u->named_mask)
+		if (p->module == id + 1 && p->address == address)
+			return 1;
+	*p = (struct named_pair){ .address = address, .module = id + 1 };
+	u->n_named++;
+	return 0;
+}
+
+/*
+ * A frame of proc at address (flags: MS_FRAME_RETURN or 0) bound to the
+ * perf-map module of stream id: its FRAME record goes out before the stack
+ * the first time the pair is seen, named by the function that holds it
+ * (a return address: its call, address - 1). 0, or -1 after a message.
+ */
+static __attribute__((noinline)) int jit_frame(struct ms_unwinder *u, struct ms_process *proc,
+					       uint32_t id, uint64_t address, uint32_t flags)
+{
+	struct ms_jit_fn fn;
+	struct pending_frame *pf;
+	int r;
+
+	if ((r = pair_add(u, id, address)) != 0)
+		return r < 0 ? -1 : 0;
+	if (!(u->frames = grow_array(u->frames, &u->alloc_frames, u->n_frames + 1,
+				     sizeof(*u->frames))))
+		return -1;
+	pf = &u->frames[u->n_frames++];
+	*pf = (struct pending_frame){ .module = id, .address = address };
+	/* (The module was chosen from the same table: a function is there.) */
+	r = proc && proc->jit ? ms_jit_table_find(proc->jit, address - (flags & MS_FRAME_RETURN),
+						   &fn) : 0;
+	if (r < 0)
+		return -1;
+	if (r) {
+		pf->name = fn.name;
+		pf->start = fn.start;
+		pf->named = true;
+		ms_jit_table_named(proc->jit, fn.id);
+		u->stats.jit_frames_named++;
+	}
+	return 0;
+}
+
+/* The perf-map frames among frames[0, n) of a process with JIT functions. */
+static __attribute__((noinline)) int jit_frames(struct ms_unwinder *u, struct ms_process *proc,
+						const struct ms_stack_frame *frames, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = frames[i].module;
+
+		if (id < u->n_stream && u->modules[u->by_stream[id]].rec.kind == MS_MODULE_PERF_MAP &&
+		    jit_frame(u, proc, id, frames[i].address, frames[i].flags) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+bool ms_unwinder_next_frame(struct ms_unwinder *u, struct ms_frame *out)
+{
+	const struct pending_frame *pf;
+
+	if (u->frames_pos >= u->n_frames)
+		return false;
+	pf = &u->frames[u->frames_pos++];
+	out->module = pf->module;
+	out->address = pf->address;
+	out->name.ptr = pf->named ? pf->name : "";
+	out->name.len = pf->named ? (uint32_t)strlen(pf->name) : 0;
+	out->symbol_start = pf->named ? pf->start : 0;
+	out->reason = pf->named ? MS_SYM_OK : MS_SYM_NO_SYMBOL;
+	out->n_lines = 0;
+	return true;
+}
+
+/*
+ * pc lies in an anonymous mapping of proc, *out bound to it: when a JIT
+ * function holds it, bind *out to the perf-map module of (proc, the
+ * mapping's range, the table's epoch) and give *rule (when not NULL) the
+ * rule of the function's rows at pc (NULL: none). 1, or -1 after a
+ * message.
+ */
+static __attribute__((noinline)) int jit_resolve(struct ms_unwinder *u, struct ms_process *proc,
+						 uint64_t pc, struct ms_code_loc *out,
+						 const struct ms_cfi_rule **rule)
+{
+	const struct ms_mapping *map = ms_addrspace_find(&proc->as, pc);
+	struct ms_jit_fn fn;
+	uint64_t epoch;
+	int r = ms_jit_table_find(proc->jit, pc, &fn);
+
+	if (r <= 0)
+		return r < 0 ? -1 : 1;
+	epoch = ms_jit_table_epoch(proc->jit);
+	if (proc->jit_mod == NONE || proc->jit_mod_start != map->start ||
+	    proc->jit_mod_end != map->end || proc->jit_mod_epoch != epoch) {
+		struct ms_module m = { .kind = MS_MODULE_PERF_MAP, .size = map->end - map->start,
+				       .base = map->start };
+		const char *path = ms_jit_table_path(proc->jit);
+		char def[64];
+		uint32_t i;
+
+		if (!*path) {
+			snprintf(def, sizeof(def), "/tmp/perf-%u.map", proc->pid);
+			path = def;
+		}
+		if ((i = module_get_epoch(u, &m, path, NULL, NULL, epoch)) == NONE)
+			return -1;
+		proc->jit_mod = i;
+		proc->jit_mod_start = map->start;
+		proc->jit_mod_end = map->end;
+		proc->jit_mod_epoch = epoch;
+	}
+	out->module = proc->jit_mod;
+	out->kind = MS_MODULE_PERF_MAP;
+	out->path = u->modules[proc->jit_mod].path;
+	out->file = out->path;
+	if (rule)
+		*rule = ms_jit_fn_rule(u->jit_rules, &fn, pc);
+	return 1;
 }
 
 /* File entries ---------------------------------------------------------- */
@@ -627,6 +833,7 @@ static struct ms_process *process_get(struct ms_unwinder *u, uint32_t pid)
 		return NULL;
 	}
 	p->pid = pid;
+	p->jit_mod = NONE;
 	ms_addrspace_init(&p->as);
 	p->next = u->buckets[pid & u->bucket_mask];
 	u->buckets[pid & u->bucket_mask] = p;
@@ -637,6 +844,7 @@ static struct ms_process *process_get(struct ms_unwinder *u, uint32_t pid)
 
 static void process_free(struct ms_process *p)
 {
+	ms_jit_table_free(p->jit);
 	ms_addrspace_release(&p->as);
 	free(p->tids);
 	free(p);
@@ -710,7 +918,7 @@ struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts)
 	}
 	u->bucket_mask = 63;
 	u->buckets = calloc(u->bucket_mask + 1, sizeof(*u->buckets));
-	if (!u->buckets || ms_elf_setup() < 0)
+	if (!u->buckets || ms_elf_setup() < 0 || !(u->jit_rules = ms_jit_rules_new()))
 		goto fail;
 	{
 		/* The kernel is known by its build id (issue 4), as files are. */
@@ -811,6 +1019,10 @@ void ms_unwinder_free(struct ms_unwinder *u)
 	free(u->modules);
 	free(u->module_index.slots);
 	free(u->pending);
+	free(u->named);
+	free(u->frames);
+	free(u->by_stream);
+	ms_jit_rules_free(u->jit_rules);
 	/* After the method's module data: their CFI borrows it. */
 	ms_debugfind_free(u->finder);
 	free(u->vdso);
@@ -891,12 +1103,58 @@ int ms_unwinder_mmap(struct ms_unwinder *u, const struct ms_mmap *m)
 	}
 	if (!(p = process_get(u, m->pid)))
 		return -1;
+	/* JIT functions read before the mapping was made: their code is gone. */
+	if (p->jit) {
+		int n = ms_jit_table_unmap(p->jit, m->start, m->start + m->len, m->time);
+
+		if (n < 0)
+			return -1;
+		if (n) {
+			u->stats.jit_ended += (uint64_t)n;
+			ms_addrspace_touch(&p->as);
+		}
+	}
 	if (!(m->prot & PROT_EXEC))
 		return ms_addrspace_remove(&p->as, m->start, m->start + m->len);
 	u->stats.exec_mmaps++;
 	if ((fe = fentry_get(u, m)) == NONE)
 		return -1;
 	return ms_addrspace_insert(&p->as, m->start, m->start + m->len, m->pgoff, fe);
+}
+
+int ms_unwinder_jit_func(struct ms_unwinder *u, const struct ms_jit_func *f)
+{
+	struct ms_process *p = process_get(u, f->pid);
+	int r;
+
+	if (!p || (!p->jit && !(p->jit = ms_jit_table_new())))
+		return -1;
+	if ((r = ms_jit_table_add(p->jit, u->jit_rules, f, &u->problems)) < 0)
+		return -1;
+	if (r == MS_JIT_DROPPED)
+		return 0;
+	u->stats.jit_funcs++;
+	if (r == MS_JIT_ADDED_NO_ROWS || !f->rows_len)
+		u->stats.jit_funcs_no_rows++;
+	/* What the caches answered for the process's anonymous code may change. */
+	ms_addrspace_touch(&p->as);
+	return 0;
+}
+
+int ms_unwinder_jit_read(struct ms_unwinder *u, const struct ms_jit_read *r)
+{
+	struct ms_process *p = process_get(u, r->pid);
+	const char *cur;
+
+	if (!p || (!p->jit && !(p->jit = ms_jit_table_new())))
+		return -1;
+	cur = ms_jit_table_path(p->jit);
+	if (!r->path.len || (strlen(cur) == r->path.len && !memcmp(cur, r->path.ptr, r->path.len)))
+		return 0;
+	/* Modules bound from now on carry it: what the caches hold goes. */
+	p->jit_mod = NONE;
+	ms_addrspace_touch(&p->as);
+	return ms_jit_table_set_path(p->jit, &r->path);
 }
 
 /* Whether elf has segments, all readable and with their bytes within size. */
@@ -1020,6 +1278,9 @@ int ms_unwinder_comm(struct ms_unwinder *u, const struct ms_comm *c)
 		u->stats.execs++;
 		ms_addrspace_clear(&p->as);
 		p->n_tids = 0;
+		/* JIT functions read after the exec (their records come early) are the new image's. */
+		if (p->jit && ms_jit_table_exec(p->jit, c->time) < 0)
+			return -1;
 	}
 	return thread_add(p, c->tid);
 }
@@ -1046,6 +1307,14 @@ int ms_unwinder_fork(struct ms_unwinder *u, const struct ms_task *t)
 	} else {
 		ms_addrspace_clear(&child->as);
 	}
+	/* The child runs its parent's JIT code until it writes its own map. */
+	if ((parent && parent->jit) || child->jit) {
+		if (!child->jit && !(child->jit = ms_jit_table_new()))
+			return -1;
+		if (ms_jit_table_fork(child->jit, parent ? parent->jit : NULL, t->time) < 0)
+			return -1;
+		child->jit_mod = NONE;
+	}
 	return thread_add(child, t->tid);
 }
 
@@ -1066,8 +1335,11 @@ const struct ms_mapping *ms_unwinder_lookup(struct ms_unwinder *u, struct ms_pro
 	return proc ? ms_addrspace_find(&proc->as, pc) : NULL;
 }
 
-int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t pc,
-			struct ms_code_loc *out)
+/* Inlined in both callers: ms_unwinder_resolve() (rule NULL) stays the non-JIT path it was. */
+static inline __attribute__((always_inline)) int resolve(struct ms_unwinder *u,
+							 struct ms_process *proc, uint64_t pc,
+							 struct ms_code_loc *out,
+							 const struct ms_cfi_rule **rule)
 {
 	const struct ms_mapping *map = ms_unwinder_lookup(u, proc, pc);
 	struct fentry *fe;
@@ -1106,9 +1378,25 @@ int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t
 		break;
 	default:
 		out->address = pc;
+		/* (A tail call, so that the paths above keep the registers they had.) */
+		if (__builtin_expect(proc->jit != NULL, 0) && mod->rec.kind == MS_MODULE_ANON)
+			return jit_resolve(u, proc, pc, out, rule);
 		break;
 	}
 	return 1;
+}
+
+int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t pc,
+			struct ms_code_loc *out)
+{
+	return resolve(u, proc, pc, out, NULL);
+}
+
+int ms_unwinder_resolve_rule(struct ms_unwinder *u, struct ms_process *proc, uint64_t pc,
+			     struct ms_code_loc *out, const struct ms_cfi_rule **rule)
+{
+	*rule = NULL;
+	return resolve(u, proc, pc, out, rule);
 }
 
 void **ms_unwinder_module_slot(struct ms_unwinder *u, uint32_t module)
@@ -1154,6 +1442,7 @@ static int sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_st
 
 	u->last_token = 0;
 	u->n_pending = u->pending_pos = 0;
+	u->n_frames = u->frames_pos = 0;
 	u->stats.samples++;
 	out->pid = s->pid;
 	out->tid = s->tid;
@@ -1246,6 +1535,10 @@ static int sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_st
 				break;
 			}
 		}
+		/* A JIT function's frames are named here, once (unwind/jit.h). */
+		if (__builtin_expect(proc && proc->jit, 0) &&
+		    jit_frames(u, proc, &out->frames[n], i + broke) < 0)
+			return -1;
 		n += i + broke;
 	}
 	u->stats.user_frames += i + broke;	/* the frame that broke out counts */

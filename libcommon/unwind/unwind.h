@@ -20,6 +20,10 @@
  *    methods read from the image. Garbage, a truncated image or one without
  *    a build id is a counted problem, and [vdso] frames then end stacks
  *    with MS_END_NO_CFI as without the record.
+ *  - JIT_FUNC (ahead of the records of its time, from ms-collect): a
+ *    function of the process's perf map, with the frame table proved from
+ *    its code, kept per process (unwind/jit.h: read times decide what a
+ *    mapping, exec or fork does to it). JIT_READ: the map's path.
  *  - SAMPLE: the kernel frames (the first exact, the others return
  *    addresses), then the user frames an unwind method finds, each bound to
  *    the mapping that holds it now. The first user address in no mapping
@@ -33,7 +37,14 @@
  * flag MS_FRAME_FILE_OFFSET. vdso: with its image, the image's virtual
  * address (its PT_LOAD, as for a file), else the offset in the image (the
  * same for the kernel's vdso, linked at 0). Kernel, anonymous and unknown:
- * the absolute address.
+ * the absolute address. A frame in a JIT function (the latest perf-map
+ * line holding its address, as the process's table answers when the frame
+ * is bound) is a frame of a perf-map module (MS_MODULE_PERF_MAP: one per
+ * process, anonymous mapping range and naming epoch; base the range's
+ * start, size its length, path the map's), its address absolute; the
+ * unwinder names it at once: ms_unwinder_next_frame() gives the FRAME
+ * record of each (module, address) the first time a stack uses it. A
+ * frame in an anonymous range outside every function stays anonymous.
  *
  * Modules: one per identity (kind, path, build id, file identity). Files
  * are probed once, on first use: the file at the mapping's path is used
@@ -197,6 +208,8 @@ struct ms_unwind_stats {
 	uint64_t cfi_cached;		/* PCs answered by rows of an earlier run (cfi.h's cache) */
 	/* The walk cache (unwind/dwarf.h): walks replayed, walks kept, times emptied. */
 	uint64_t walks_replayed, walks_kept, walk_cache_resets;
+	/* JIT functions kept (without rows: of them), ended by mappings, frames named */
+	uint64_t jit_funcs, jit_funcs_no_rows, jit_ended, jit_frames_named;
 };
 
 struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts);
@@ -218,6 +231,14 @@ int ms_unwinder_mmap(struct ms_unwinder *u, const struct ms_mmap *m);
 int ms_unwinder_comm(struct ms_unwinder *u, const struct ms_comm *c);
 int ms_unwinder_fork(struct ms_unwinder *u, const struct ms_task *t);
 int ms_unwinder_exit(struct ms_unwinder *u, const struct ms_task *t);
+/*
+ * A JIT function (MS_REC_JIT_FUNC, unpacked): kept in its process's table
+ * with its rows decoded; malformed rows or a full table are counted
+ * problems. JIT_READ: its path names the process's perf-map modules made
+ * from then on. Each returns 0, or -1 after a message (out of memory).
+ */
+int ms_unwinder_jit_func(struct ms_unwinder *u, const struct ms_jit_func *f);
+int ms_unwinder_jit_read(struct ms_unwinder *u, const struct ms_jit_read *r);
 /*
  * The VDSO record: the image is copied. A first image that cannot be used
  * and any later different one are counted problems, not errors. Returns
@@ -269,6 +290,15 @@ bool ms_unwinder_tagged(const struct ms_unwinder *u, uint64_t token);
  * of id; false when none is left. out's strings borrow from the unwinder.
  */
 bool ms_unwinder_next_module(struct ms_unwinder *u, struct ms_module *out);
+/*
+ * The next FRAME record the last sample needs, to be written after its
+ * modules and before its stack: a JIT function's frame (a perf-map
+ * module's (module, address) the first time a stack uses it), named by
+ * the function (reason MS_SYM_OK, symbol_start its absolute start, no
+ * lines). false when none is left. out's name borrows from the unwinder
+ * until its next record.
+ */
+bool ms_unwinder_next_frame(struct ms_unwinder *u, struct ms_frame *out);
 
 /*
  * Where pc lies in proc's space now: the mapping, or NULL. For methods
@@ -305,6 +335,15 @@ struct ms_code_loc {
 int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t pc,
 			struct ms_code_loc *loc);
 /*
+ * ms_unwinder_resolve(), and for a pc in a JIT function (loc->kind
+ * MS_MODULE_PERF_MAP) *rule the rule its proved rows give at pc: NULL
+ * when none covers it (no rows, or at or past where the proofs stop).
+ * The rule stays where it is for the unwinder's life.
+ */
+struct ms_cfi_rule;
+int ms_unwinder_resolve_rule(struct ms_unwinder *u, struct ms_process *proc, uint64_t pc,
+			     struct ms_code_loc *loc, const struct ms_cfi_rule **rule);
+/*
  * A slot per module where the unwind method keeps its data (parsed CFI,
  * rule caches), kept for the unwinder's life and freed with the method's
  * module_free. NULL for an unknown module index.
@@ -325,9 +364,11 @@ struct ms_problems *ms_unwinder_problems(struct ms_unwinder *u);
 
 /*
  * The ms-unwind stage: read a stream from in_fd, write one to out_fd.
- * Consumes SAMPLE records (replaced by MODULE, STACK_DEF and STACK_REF
- * records) and SWITCH_OUT records (unwound the same way: MODULE,
- * STACK_DEF and an OFF_CPU referring to the stack), passes every other
+ * Consumes SAMPLE records (replaced by MODULE, FRAME, STACK_DEF and
+ * STACK_REF records) and SWITCH_OUT records (unwound the same way: MODULE,
+ * FRAME, STACK_DEF and an OFF_CPU referring to the stack) and JIT_FUNC
+ * records (kept: they are large and only the unwinder reads them; a
+ * malformed one is a counted problem), passes every other
  * record through unchanged, and appends its problems before
  * the trailer. The unwind method is opts->method, else opts->policy's
  * (AUTO settled at the first sample, see enum ms_unwind_policy); its name

@@ -1,0 +1,249 @@
+/*
+ * mkjitstream: write on stdout the stream ms-decode would give ms-unwind
+ * for a process running JIT code named by its perf map, without a
+ * collector (tests/0735-jit-unwind.bats):
+ *
+ *   mkjitstream [--bad] ELF
+ *
+ * Process 77 maps ELF (tests/unit/data/dwarf-frames, whose functions have
+ * exact CFI) and an anonymous range at 0x7f5500000000, and its perf map
+ * names two functions there, as JIT_FUNC records with the rows proved
+ * from their code (tests/unit/jit-code.h): py::tramp (CPython's frameless
+ * trampoline, sub rsp, 8) and js::classic (a frame-pointer frame). Then,
+ * one a line of ms-symbolize --text, outermost first:
+ *   time 901   t_outer;t_fp;py::tramp             the leaf by its rows
+ *   time 902   t_outer;t_fp;js::classic;py::tramp a JIT caller
+ *   time 903   [anonymous] (no-cfi)               outside every function
+ *   (a mapping over the range made after the lines were read)
+ *   time 1002  [anonymous] (no-cfi)               the functions ended
+ * --bad adds, before the samples, a JIT_FUNC whose rows are corrupt (the
+ * function named, its frames no-cfi: time 904, py::badrows) and one
+ * whose source no reader knows (not kept).
+ *
+ *   mkjitstream --unnamed MAP ADDRESS
+ *
+ * writes instead what ms-symbolize reads: a perf-map module whose path is
+ * MAP and a stack of one frame at ADDRESS (hex) in it that no FRAME record
+ * names.
+ */
+#include "config.h"
+
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "elf/elffile.h"
+#include "jit/prove.h"
+#include "jit/rows.h"
+#include "stream/records.h"
+#include "stream/stream.h"
+#include "util/error.h"
+#include "jit-code.h"
+
+#define PID 77
+#define BASE 0x7f1234000000ull
+#define JBASE 0x7f5500000000ull
+#define JLEN 0x10000ull
+#define TRAMP (JBASE + 0x100)
+#define CLASSIC (JBASE + 0x200)
+#define BADROWS (JBASE + 0x300)
+#define SP0 0x7ffe00001000ull
+#define READ_TIME 1000
+
+static struct ms_writer *w;
+static struct ms_elf_file elf;
+static struct ms_elf_loads loads;
+static struct ms_prover *prover;
+static uint64_t mem[64];
+
+static void check(int rc)
+{
+	if (rc < 0)
+		exit(1);
+}
+
+/* Where ELF's symbol name runs, mapped whole at BASE. */
+static uint64_t pc_of(const char *name)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf.elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &s) ||
+			    !(n = elf_strptr(elf.elf, sh.sh_link, s.st_name)) || strcmp(n, name))
+				continue;
+			for (uint32_t j = 0; j < loads.n; j++)
+				if (s.st_value >= loads.load[j].vaddr &&
+				    s.st_value - loads.load[j].vaddr < loads.load[j].filesz)
+					return BASE + s.st_value - loads.load[j].vaddr +
+					       loads.load[j].offset;
+		}
+	}
+	fprintf(stderr, "mkjitstream: no symbol %s\n", name);
+	exit(1);
+}
+
+static void jit_func(uint64_t start, uint64_t size, const char *name, const uint8_t *code,
+		     size_t len, uint32_t line)
+{
+	uint8_t rows[MS_ROWS_ENCODED_MAX];
+	struct ms_prove_rows t;
+	struct ms_jit_func f = {
+		.pid = PID, .time = READ_TIME, .start = start, .end = start + size,
+		.name = { name, (uint32_t)strlen(name) }, .line = line, .rows = rows,
+	};
+
+	ms_prove_rows(prover, code, len, &t);
+	f.rows_len = (uint32_t)ms_rows_encode(&t, rows, sizeof(rows));
+	if (!strcmp(name, "py::badrows"))
+		rows[f.rows_len - 1] ^= 0xff;	/* the last row's bytes: corrupt */
+	if (!strcmp(name, "py::badsource"))
+		f.source = 9;
+	check(ms_jit_func_pack(w, &f));
+}
+
+/* A sample at ip, %rsp SP0, %rbp bp, with mem as its stack copy. */
+static void sample(uint64_t time, uint64_t ip, uint64_t bp)
+{
+	static struct ms_sample s;
+	uint32_t n = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.pid = s.tid = PID;
+	s.time = time;
+	s.period = 1;
+	s.ip = ip;
+	s.cpumode = MS_CPUMODE_USER;
+	s.regs_abi = 2;
+	s.regs_mask = 0xff01ffull;
+	for (int bit = 0; bit < 24; bit++) {
+		if (!(s.regs_mask & (1ull << bit)))
+			continue;
+		s.regs[n++] = bit == 7 ? SP0 : bit == 6 ? bp : bit == 8 ? ip : 0x1000 + (uint64_t)bit;
+	}
+	s.n_regs = n;
+	s.n_uchain = 1;
+	s.uchain[0] = ip;
+	s.stack = (const uint8_t *)mem;
+	s.stack_len = sizeof(mem);
+	check(ms_sample_pack(w, &s));
+}
+
+static void put(uint64_t addr, uint64_t v)
+{
+	mem[(addr - SP0) / 8] = v;
+}
+
+static void anon(uint64_t time)
+{
+	struct ms_mmap m = {
+		.pid = PID, .tid = PID, .time = time, .start = JBASE, .len = JLEN,
+		.prot = PROT_READ | PROT_EXEC, .cpumode = MS_CPUMODE_USER,
+		.filename = { "//anon", 6 },
+	};
+
+	check(ms_mmap_pack(w, &m));
+}
+
+/* A perf-map module at path and a stack at address that nothing named. */
+static int unnamed(const char *path, uint64_t address)
+{
+	static struct ms_stack st;
+	struct ms_module m = { .id = 0, .kind = MS_MODULE_PERF_MAP,
+			       .path = { path, (uint32_t)strlen(path) }, .base = address & ~0xfffull,
+			       .size = 0x10000 };
+
+	w = ms_writer_open(1, "stdout", 0);
+	if (!w)
+		return 1;
+	check(ms_writer_header(w, NULL, "mkjitstream", PACKAGE_VERSION));
+	check(ms_module_pack(w, &m));
+	st.pid = st.tid = PID;
+	st.time = 1;
+	st.period = 1;
+	st.reason = MS_END_NO_CFI;
+	st.n_frames = 1;
+	st.frames[0] = (struct ms_stack_frame){ .module = 0, .address = address };
+	check(ms_stack_pack(w, &st));
+	check(ms_writer_trailer(w, true));
+	return ms_writer_close(w) < 0;
+}
+
+int main(int argc, char **argv)
+{
+	bool bad = argc == 3 && !strcmp(argv[1], "--bad");
+	const char *path = argv[argc - 1];
+	struct ms_comm c = { .pid = PID, .tid = PID, .time = 1, .comm = { "jit", 3 } };
+	struct ms_jit_read r = { .pid = PID, .time = READ_TIME, .path = { "/tmp/perf-77.map", 16 },
+				 .offset = 100, .functions = 2 };
+	struct ms_mmap m = { .pid = PID, .tid = PID, .time = 1, .start = BASE,
+			     .prot = PROT_READ | PROT_EXEC, .cpumode = MS_CPUMODE_USER };
+	struct stat sb;
+
+	ms_set_progname("mkjitstream");
+	if (argc == 4 && !strcmp(argv[1], "--unnamed"))
+		return unnamed(argv[2], strtoull(argv[3], NULL, 16));
+	if (argc < 2 || stat(path, &sb) < 0 || ms_elf_setup() < 0 ||
+	    ms_elf_file_open(&elf, path) != MS_SYM_OK || ms_elf_loads_read(elf.elf, &loads) < 0 ||
+	    !(prover = ms_prover_new())) {
+		fprintf(stderr, "usage: mkjitstream [--bad] ELF (an ELF file that exists)\n");
+		return 2;
+	}
+	m.len = ((uint64_t)sb.st_size + 0xfff) & ~0xfffull;
+	m.maj = major(sb.st_dev);
+	m.min = minor(sb.st_dev);
+	m.ino = sb.st_ino;
+	m.filename = (struct ms_str){ path, (uint32_t)strlen(path) };
+
+	w = ms_writer_open(1, "stdout", 0);
+	if (!w)
+		return 1;
+	check(ms_writer_header(w, NULL, "mkjitstream", PACKAGE_VERSION));
+	/* ms-decode sends what the collector read ahead of every record it holds. */
+	jit_func(TRAMP, sizeof(trampoline), "py::tramp", trampoline, sizeof(trampoline), 1);
+	jit_func(CLASSIC, sizeof(classic), "js::classic", classic, sizeof(classic), 2);
+	if (bad) {
+		jit_func(BADROWS, sizeof(trampoline), "py::badrows", trampoline, sizeof(trampoline), 3);
+		jit_func(BADROWS + 0x100, 16, "py::badsource", trampoline, sizeof(trampoline), 4);
+	}
+	check(ms_jit_read_pack(w, &r));
+	check(ms_comm_pack(w, &c));
+	check(ms_mmap_pack(w, &m));
+	anon(2);
+
+	memset(mem, 0xee, sizeof(mem));
+	put(SP0 + 8, pc_of("t_fp_ret"));
+	put(SP0 + 96, 0);
+	put(SP0 + 104, pc_of("t_outer_ret"));
+	sample(901, TRAMP + 4, SP0 + 96);
+	memset(mem, 0xee, sizeof(mem));
+	put(SP0 + 8, CLASSIC + 17);
+	put(SP0 + 96, SP0 + 112);
+	put(SP0 + 104, pc_of("t_fp_ret"));
+	put(SP0 + 112, 0);
+	put(SP0 + 120, pc_of("t_outer_ret"));
+	sample(902, TRAMP + 4, SP0 + 96);
+	sample(903, JBASE + 0x800, SP0 + 96);
+	if (bad)
+		sample(904, BADROWS + 4, SP0 + 96);
+	anon(READ_TIME + 1);
+	sample(1002, TRAMP + 4, SP0 + 96);
+	check(ms_writer_trailer(w, true));
+	check(ms_writer_close(w));
+	ms_prover_free(prover);
+	ms_elf_loads_release(&loads);
+	ms_elf_file_close(&elf);
+	return 0;
+}
