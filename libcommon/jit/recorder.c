@@ -364,7 +364,11 @@ done:
 	p->mapped_since = false;
 	p->rd = (struct ms_jit_read){ .pid = p->pid, .time = p->read_at, .status = status,
 				      .err = err };
-	if (res.funcs > 0 || status != p->written_status)
+	/*
+	 * A process that ended (samples of it are drained after its end) has
+	 * nothing more to say: its last record stays its perf-map setting.
+	 */
+	if (res.funcs > 0 || (status != p->written_status && err != ESRCH))
 		p->read_waits = true;
 	if (!was && waits(p))
 		r->n_waiting++;
