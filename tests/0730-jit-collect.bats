@@ -172,3 +172,23 @@ outer()' 2> collect.err || { cat collect.err >&2; false; }
 	grep -q '^jit-next-sample holds$' jit.txt
 	run ! grep -q '^jit-prev-sample holds' jit.txt
 }
+
+@test "microscope record reads perf maps by default and hands --no-perf-map to ms-collect" {
+	require_built microscope ms-analyze
+	# Beside a copy of microscope (where it looks for its stages first), an
+	# ms-collect that says what it was given; the other stages from PATH.
+	mkdir bin
+	cp "$MS_BUILDDIR/microscope" bin/
+	printf '#!/bin/sh\necho "$@" > "%s/collect-args"\nexec "%s/ms-collect" "$@"\n' \
+		"$PWD" "$MS_BUILDDIR" > bin/ms-collect
+	chmod +x bin/ms-collect
+	PATH=$MS_BUILDDIR:$PATH bin/microscope record -o "$PWD/a.msc" -- \
+		"$FIXTURES/jitmap" basic 0.3 > /dev/null 2> record.err || { cat record.err >&2; false; }
+	run ! grep -q -- "--no-perf-map" collect-args
+	PATH=$MS_BUILDDIR:$PATH bin/microscope record --no-perf-map -o "$PWD/b.msc" -- \
+		"$FIXTURES/jitmap" basic 0.3 > /dev/null 2> record.err || { cat record.err >&2; false; }
+	grep -q -- "--no-perf-map" collect-args
+	ms-analyze summary b.msc | grep -q "options: .* no-perf-map$"
+	run -0 microscope record --help
+	[[ "$output" == *"--no-perf-map"* ]]
+}
