@@ -36,6 +36,7 @@ struct proc {
 	bool mapped_since;	/* something was mapped since the last read (throttle.h) */
 	struct ms_jit_throttle th;
 	struct ms_perfmap *map;	/* made at the first read that finds a map */
+	struct ms_anon_set covered;	/* what map's functions cover (ms_anon_covered()) */
 	bool known_start;	/* start_boot_ns is this process's (first read) */
 	uint64_t start_boot_ns;
 	uint64_t read_at;	/* the last read's time, CLOCK_MONOTONIC; 0: none yet */
@@ -125,6 +126,7 @@ static struct proc *proc_get(struct ms_jit_recorder *r, uint32_t pid)
 	p->pid = pid;
 	p->written_status = STATUS_NONE;
 	ms_anon_init(&p->anon);
+	ms_anon_init(&p->covered);
 	snprintf(p->path, sizeof(p->path), "/tmp/perf-%u.map", pid);
 	memmove(r->procs + i + 1, r->procs + i, (r->n_procs - i) * sizeof(*r->procs));
 	r->procs[i] = p;
@@ -163,6 +165,7 @@ static void proc_forget(struct ms_jit_recorder *r, struct proc *p)
 		free(p->map);
 	}
 	p->map = NULL;
+	ms_anon_clear(&p->covered);
 	p->next = 0;
 	p->read_waits = false;
 	p->read_at = 0;
@@ -181,6 +184,7 @@ static void proc_free(struct ms_jit_recorder *r, struct proc *p)
 
 	proc_forget(r, p);
 	ms_anon_release(&p->anon);
+	ms_anon_release(&p->covered);
 	memmove(r->procs + i, r->procs + i + 1, (r->n_procs - i - 1) * sizeof(*r->procs));
 	r->n_procs--;
 	if (r->last == p)
@@ -203,8 +207,13 @@ static void on_mmap(struct ms_jit_recorder *r, const struct ms_mmap *m)
 	 * may already name the new code: they stay, until a later line
 	 * replaces them.
 	 */
-	if (p->map && m->time > p->read_at)
-		ms_perfmap_unmap(p->map, m->start, m->start + m->len);
+	if (p->map && m->time > p->read_at) {
+		uint64_t ended = p->map->c.ended;
+
+		if (ms_perfmap_unmap(p->map, m->start, m->start + m->len) == 0 &&
+		    p->map->c.ended != ended)
+			ms_anon_covered(&p->covered, p->map);
+	}
 	had = p->anon.n > 0;
 	ms_anon_map(&p->anon, m->start, m->start + m->len, anon);
 	anon_changed(r, p, had);
@@ -357,6 +366,8 @@ static void read_map(struct ms_jit_recorder *r, struct proc *p, uint64_t sample_
 	}
 	if (res.bounded)
 		status = MS_JIT_READ_BOUNDED;
+	if (res.funcs)
+		ms_anon_covered(&p->covered, p->map);
 done:
 	if (fd >= 0)
 		close(fd);
@@ -498,7 +509,7 @@ static enum ms_watch_verdict on_sample(void *arg, const struct ms_sample *s,
 	if (!(p = proc_find(r, s->pid)) || !p->anon.n)
 		return MS_WATCH_WRITE;
 	r->c.scanned++;
-	if (!ms_anon_trigger(&p->anon, s, p->map))
+	if (!ms_anon_trigger(&p->anon, s, p->map ? &p->covered : NULL))
 		return MS_WATCH_WRITE;
 	r->c.triggers++;
 	if (!ms_jit_read_due(&p->th, s->time, p->mapped_since)) {

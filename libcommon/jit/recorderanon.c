@@ -103,6 +103,30 @@ int ms_anon_map(struct ms_anon_set *s, uint64_t start, uint64_t end, bool anon)
 	return 0;
 }
 
+int ms_anon_covered(struct ms_anon_set *s, const struct ms_perfmap *map)
+{
+	ms_anon_clear(s);
+	for (uint32_t i = 0; i < map->n_seg; i++) {
+		const struct ms_perfmap_seg *g = &map->seg[i];
+
+		if (map->funcs[g->func].flags & MS_PERFMAP_ENDED)
+			continue;
+		/* The index's ranges come sorted and disjoint: merge touching ones. */
+		if (s->n && s->r[s->n - 1].end == g->start) {
+			s->r[s->n - 1].end = g->end;
+			continue;
+		}
+		if (!ms_reserve((void **)&s->r, &s->alloc, (uint64_t)s->n + 1, sizeof(*s->r))) {
+			ms_anon_clear(s);
+			return ms_error("out of memory for the ranges of %u JIT functions", map->n);
+		}
+		s->r[s->n++] = (struct ms_anon_range){ g->start, g->end };
+	}
+	s->lo = s->n ? s->r[0].start : 0;
+	s->hi = s->n ? s->r[s->n - 1].end : 0;
+	return 0;
+}
+
 bool ms_anon_has(const struct ms_anon_set *s, uint64_t addr)
 {
 	uint32_t i;
@@ -123,9 +147,10 @@ bool ms_anon_name(const char *name, uint32_t len)
 }
 
 /* Whether addr is JIT code (in the set) no function read covers. */
-static bool uncovered(const struct ms_anon_set *s, const struct ms_perfmap *map, uint64_t addr)
+static bool uncovered(const struct ms_anon_set *s, const struct ms_anon_set *covered,
+		      uint64_t addr)
 {
-	return ms_anon_has(s, addr) && (!map || !ms_perfmap_find(map, addr));
+	return ms_anon_has(s, addr) && (!covered || !ms_anon_has(covered, addr));
 }
 
 /* The sample's user stack pointer, or 0 when its registers do not hold it. */
@@ -140,28 +165,52 @@ static uint64_t user_sp(const struct ms_sample *smp)
 	return at < smp->n_regs ? smp->regs[at] : 0;
 }
 
-uint64_t ms_anon_trigger(const struct ms_anon_set *s, const struct ms_sample *smp,
-			 const struct ms_perfmap *map)
+/* The first word of words[0, n) in s and not in covered, or 0. */
+static uint64_t scan(const struct ms_anon_set *s, const struct ms_anon_set *covered,
+		     const uint8_t *words, uint32_t n)
 {
-	uint64_t lo = s->lo, span = s->hi - s->lo, w;
+	uint64_t lo = s->lo, span = s->hi - s->lo, w[4];
+	uint32_t i = 0;
+
+	/*
+	 * The hot loop (a stack copy is up to 8 K words): one subtraction and
+	 * compare rejects a word outside [lo, hi), and four words share a
+	 * branch, since nearly none is in JIT code.
+	 */
+	for (; i + 4 <= n; i += 4) {
+		memcpy(w, words + (size_t)i * 8, sizeof(w));
+		if (!((w[0] - lo < span) | (w[1] - lo < span) | (w[2] - lo < span) |
+		      (w[3] - lo < span)))
+			continue;
+		for (int k = 0; k < 4; k++)
+			if (w[k] - lo < span && uncovered(s, covered, w[k]))
+				return w[k];
+	}
+	for (; i < n; i++) {
+		memcpy(w, words + (size_t)i * 8, 8);
+		if (w[0] - lo < span && uncovered(s, covered, w[0]))
+			return w[0];
+	}
+	return 0;
+}
+
+uint64_t ms_anon_trigger(const struct ms_anon_set *s, const struct ms_sample *smp,
+			 const struct ms_anon_set *covered)
+{
 	uint32_t skip;
 
 	if (!s->n)
 		return 0;
-	if (uncovered(s, map, smp->ip))
+	if (uncovered(s, covered, smp->ip))
 		return smp->ip;
 	for (uint32_t i = 0; i < smp->n_uchain; i++)
-		if (uncovered(s, map, smp->uchain[i]))
+		if (uncovered(s, covered, smp->uchain[i]))
 			return smp->uchain[i];
 	if (!smp->stack || smp->stack_len < 8)
 		return 0;
 	/* The copy starts at the stack pointer: its words are where sp + off is a multiple of 8. */
 	skip = (uint32_t)((8 - (user_sp(smp) & 7)) & 7);
-	for (uint32_t off = skip; off + 8 <= smp->stack_len; off += 8) {
-		memcpy(&w, smp->stack + off, 8);
-		/* One compare rejects what is outside [lo, hi) (most words). */
-		if (w - lo < span && uncovered(s, map, w))
-			return w;
-	}
-	return 0;
+	if (skip + 8 > smp->stack_len)
+		return 0;
+	return scan(s, covered, smp->stack + skip, (smp->stack_len - skip) / 8);
 }

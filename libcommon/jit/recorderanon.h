@@ -15,6 +15,12 @@
  * Bounded: at most MS_ANON_RANGES_MAX ranges (a kernel's default
  * vm.max_map_count is 65530 mappings); a range past that is not kept and
  * counted (over_max), so samples in it trigger nothing.
+ *
+ * The same set type holds what the functions read cover
+ * (ms_anon_covered()): the perf map's index with touching functions
+ * merged, since a JIT lays its code out back to back (CPython 3.12's
+ * trampolines are contiguous: 180 functions, one range), so that a word
+ * in JIT code costs a search over a few ranges, not over every function.
  */
 #ifndef MS_JIT_RECORDERANON_H
 #define MS_JIT_RECORDERANON_H
@@ -55,6 +61,14 @@ int ms_anon_copy(struct ms_anon_set *dst, const struct ms_anon_set *src);
  */
 int ms_anon_map(struct ms_anon_set *s, uint64_t start, uint64_t end, bool anon);
 
+/*
+ * s becomes what map's functions cover: the ranges of its index
+ * (ms_perfmap_find()'s answers) but ended functions', touching ones merged.
+ * Bounded by the map's own bounds, not MS_ANON_RANGES_MAX. 0, or -1 after
+ * a message (s is then empty: every address counts as uncovered).
+ */
+int ms_anon_covered(struct ms_anon_set *s, const struct ms_perfmap *map);
+
 /* Whether addr is in one of the ranges: two compares, then a binary search. */
 bool ms_anon_has(const struct ms_anon_set *s, uint64_t addr);
 
@@ -67,14 +81,14 @@ bool ms_anon_has(const struct ms_anon_set *s, uint64_t addr);
 bool ms_anon_name(const char *name, uint32_t len);
 
 /*
- * The first address of sample s that is in the set and that no function
- * of map (NULL: none read yet) covers (ms_perfmap_find()), or 0: its ip,
+ * The first address of sample s that is in the set and not in covered
+ * (NULL: nothing read yet; ms_anon_covered() of the functions read), or 0: its ip,
  * then its user call chain, then each 8-byte-aligned word of its user
  * stack copy (a JIT's frames may show only as return addresses there, as
  * CPython 3.12's trampolines under libpython's own frames do). A word is
  * searched only when it is in [lo, hi). Allocates nothing.
  */
 uint64_t ms_anon_trigger(const struct ms_anon_set *s, const struct ms_sample *smp,
-			 const struct ms_perfmap *map);
+			 const struct ms_anon_set *covered);
 
 #endif

@@ -171,8 +171,8 @@ static void map_of(struct ms_perfmap *t, const char *text)
 static void test_trigger(void **state)
 {
 	static struct ms_sample s;
-	struct ms_anon_set a;
-	struct ms_perfmap t;
+	struct ms_anon_set a, t;
+	struct ms_perfmap map;
 	uint64_t words[6] = {
 		0x1234,			/* outside every range */
 		0x7f0000001000,		/* a file's code, not JIT code */
@@ -186,7 +186,9 @@ static void test_trigger(void **state)
 	ms_anon_init(&a);
 	assert_int_equal(ms_anon_map(&a, 0x40000000, 0x40003000, true), 0);
 	assert_int_equal(ms_anon_map(&a, 0x7f0000000000, 0x7f0000100000, false), 0);
-	map_of(&t, "40000000 100 jit_a\n40001000 100 jit_b\n");
+	map_of(&map, "40000000 100 jit_a\n40001000 100 jit_b\n");
+	ms_anon_init(&t);
+	assert_int_equal(ms_anon_covered(&t, &map), 0);
 
 	memset(&s, 0, sizeof(s));
 	s.ip = 0x7f0000001000;
@@ -236,8 +238,39 @@ static void test_trigger(void **state)
 	ms_anon_clear(&a);
 	s.ip = 0x40002010;
 	assert_int_equal(ms_anon_trigger(&a, &s, NULL), 0);
-	ms_perfmap_release(&t);
+	ms_perfmap_release(&map);
+	ms_anon_release(&t);
 	ms_anon_release(&a);
+}
+
+/* What functions cover: the index's ranges, touching ones merged, ended ones out. */
+static void test_covered(void **state)
+{
+	struct ms_perfmap map;
+	struct ms_anon_set c;
+
+	(void)state;
+	/* b and c touch a; d stands apart; e replaces part of d. */
+	map_of(&map, "1000 10 a\n1010 8 b\n1018 8 c\n2000 100 d\n2040 10 e\n");
+	ms_anon_init(&c);
+	assert_int_equal(ms_anon_covered(&c, &map), 0);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(c.r[0].start, 0x1000);
+	assert_int_equal(c.r[0].end, 0x1020);
+	assert_int_equal(c.r[1].start, 0x2000);
+	assert_int_equal(c.r[1].end, 0x2100);
+	/* Each address as the map answers it. */
+	for (uint64_t a = 0xff0; a < 0x2110; a++)
+		assert_int_equal(ms_anon_has(&c, a), ms_perfmap_find(&map, a) != NULL);
+	/* A mapping over b ends it: a hole there. */
+	assert_int_equal(ms_perfmap_unmap(&map, 0x1010, 0x1011), 0);
+	assert_int_equal(ms_anon_covered(&c, &map), 0);
+	for (uint64_t a = 0xff0; a < 0x2110; a++)
+		assert_int_equal(ms_anon_has(&c, a), ms_perfmap_find(&map, a) != NULL);
+	assert_false(ms_anon_has(&c, 0x1014));
+	assert_true(ms_anon_has(&c, 0x1018));
+	ms_perfmap_release(&map);
+	ms_anon_release(&c);
 }
 
 /* ---- /proc ---- */
@@ -920,6 +953,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_anon_set_bounded),
 		cmocka_unit_test(test_anon_names),
 		cmocka_unit_test(test_trigger),
+		cmocka_unit_test(test_covered),
 		cmocka_unit_test(test_parse_status),
 		cmocka_unit_test(test_parse_starttime),
 		cmocka_unit_test(test_proc_self),
