@@ -196,3 +196,20 @@ outer()' 2> collect.err || { cat collect.err >&2; false; }
 	run -0 microscope record --help
 	[[ "$output" == *"--no-perf-map"* ]]
 }
+
+@test "attach: the anonymous code /proc/PID/maps shows is JIT code; the map is read" {
+	local pid start
+	"$FIXTURES/jitmap" basic 3 > fixture.out 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do grep -q '^ready' fixture.out && break; sleep 0.05; done
+	grep -q '^ready' fixture.out || { kill "$pid"; wait "$pid"; false; }
+	MAPS+=("/tmp/perf-$pid.map")
+	ms-collect -p "$pid" --duration 0.5 -o run.msr 2> collect.err || { cat collect.err >&2; kill "$pid"; false; }
+	kill "$pid"
+	wait "$pid" || true
+	jit_records run.msr
+	start=$(awk '$1 == "map" && $4 == "jit_inner" { print $2 }' fixture.out)
+	grep -q "^jit-func pid $pid start 0x$start size 0x21 name jit_inner line 1 flags 0 " jit.txt
+	grep -q "^jit-read pid $pid path /tmp/perf-$pid.map status ok err 0 .* functions 2 " jit.txt
+	grep -q '^jit-next-sample holds$' jit.txt
+}
