@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jit/recorder.h"
 #include "perf/collect.h"
 #include "perf/cpumeter.h"
 #include "util/error.h"
@@ -18,7 +19,7 @@ static const char usage_text[] =
 	"usage: ms-collect [-o FILE] [-F HZ | -c PERIOD] [-e cpu-clock|task-clock]\n"
 	"                  [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
 	"                  [--budget PCT [--budget-pid PID]...]\n"
-	"                  [--off-cpu [--off-cpu-stack-size BYTES]]\n"
+	"                  [--off-cpu [--off-cpu-stack-size BYTES]] [--no-perf-map]\n"
 	"                  (-p PID | [--] CMD [ARGS...])\n"
 	"\n"
 	"Record a program launched as CMD, or the running process PID and every\n"
@@ -49,6 +50,10 @@ static const char usage_text[] =
 	"      --off-cpu-stack-size N\n"
 	"                        bytes of user stack copied per switch-out\n"
 	"                        (default 8192, or --stack-size when smaller)\n"
+	"      --no-perf-map     read no perf map (/tmp/perf-PID.map): by default\n"
+	"                        a sample in anonymous code no function read\n"
+	"                        names makes ms-collect read the process's map\n"
+	"                        and prove each new function's frame from its code\n"
 	"  -p, --pid PID         attach to the running process PID\n"
 	"  -h, --help            show this help\n"
 	"      --version         show the version\n"
@@ -67,6 +72,7 @@ enum {
 	OPT_BUDGET_PID,
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_STACK,
+	OPT_NO_PERF_MAP,
 	OPT_VERSION,
 };
 
@@ -84,6 +90,7 @@ static const struct option options[] = {
 	{ "budget-pid", required_argument, NULL, OPT_BUDGET_PID },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-stack-size", required_argument, NULL, OPT_OFF_CPU_STACK },
+	{ "no-perf-map", no_argument, NULL, OPT_NO_PERF_MAP },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -104,9 +111,11 @@ int main(int argc, char **argv)
 		.version = PACKAGE_VERSION,
 	};
 	pid_t budget_pids[MS_CPUMETER_PIDS_MAX];
-	bool freq_set = false, off_cpu_stack_set = false;
+	bool freq_set = false, off_cpu_stack_set = false, perf_map = true;
+	struct ms_jit_recorder *jit = NULL;
+	struct ms_collect_watch watch;
 	uint64_t v;
-	int opt;
+	int opt, code;
 
 	ms_set_progname("ms-collect");
 	opterr = 0;
@@ -173,6 +182,9 @@ int main(int argc, char **argv)
 		case OPT_OFF_CPU:
 			o.off_cpu = true;
 			break;
+		case OPT_NO_PERF_MAP:
+			perf_map = false;
+			break;
 		case OPT_OFF_CPU_STACK:
 			if (ms_parse_u64(optarg, "--off-cpu-stack-size", UINT32_MAX, &v) < 0)
 				usage_error();
@@ -223,5 +235,13 @@ int main(int argc, char **argv)
 		o.off_cpu_stack_size = ms_collect_off_cpu_stack_default(o.stack_size);
 	if (ms_collect_check(&o) < 0)
 		usage_error();
-	return ms_collect_run(&o);
+	if (perf_map) {
+		if (!(jit = ms_jit_recorder_new()))
+			return MS_EXIT_ERROR;
+		ms_jit_recorder_watch(jit, &watch);
+		o.watch = &watch;
+	}
+	code = ms_collect_run(&o);
+	ms_jit_recorder_free(jit);
+	return code;
 }

@@ -67,6 +67,7 @@ enum {
 	OPT_BUDGET,
 	OPT_OFF_CPU,
 	OPT_NO_OFF_CPU,
+	OPT_NO_PERF_MAP,
 };
 
 /* Which fields a flag set: the preset fills in the others. */
@@ -97,6 +98,7 @@ static const struct option options[] = {
 	{ "budget", required_argument, NULL, OPT_BUDGET },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "no-off-cpu", no_argument, NULL, OPT_NO_OFF_CPU },
+	{ "no-perf-map", no_argument, NULL, OPT_NO_PERF_MAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -189,6 +191,9 @@ static int parse_one(struct ms_record_options *o, int c, const char *arg, unsign
 	case OPT_NO_OFF_CPU:
 		o->off_cpu = c == OPT_OFF_CPU;
 		*set |= SET_OFF_CPU;
+		return 0;
+	case OPT_NO_PERF_MAP:
+		o->no_perf_map = true;
 		return 0;
 	case 'h':
 		o->help = true;
@@ -291,8 +296,9 @@ int ms_record_options_describe(const struct ms_record_options *o, char *buf, siz
 	else
 		snprintf(budget, sizeof(budget), "off");
 	return snprintf(buf, len, "preset=%s %s event=%s stack-size=%" PRIu32 " unwind=%s "
-			"symbolize=%s duration=%s mmap-pages=%s budget=%s%s%s", o->preset->name, rate,
-			o->event, o->stack_size, ms_unwind_policy_name(o->unwind),
+			"symbolize=%s duration=%s mmap-pages=%s budget=%s%s%s%s", o->preset->name,
+			rate, o->event, o->stack_size, ms_unwind_policy_name(o->unwind),
 			o->deferred ? "deferred" : "immediate", duration, pages, budget,
-			o->defer ? " defer" : "", o->off_cpu ? " off-cpu" : "");
+			o->defer ? " defer" : "", o->off_cpu ? " off-cpu" : "",
+			o->no_perf_map ? " no-perf-map" : "");
 }

@@ -48,7 +48,7 @@ static const char usage_record[] =
 	"                         [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
 	"                         [--symbolize=immediate|deferred] [--unwind dwarf|fp|dwarf+fp]\n"
 	"                         [--debug-dir DIR]... [--budget PCT|off] [--defer]\n"
-	"                         [--off-cpu | --no-off-cpu] [--print-options]\n"
+	"                         [--off-cpu | --no-off-cpu] [--no-perf-map] [--print-options]\n"
 	"                         (-p PID | -- CMD ARGS...)\n"
 	"\n"
 	"      --preset NAME       a starting point the flags below override:\n"
@@ -79,6 +79,9 @@ static const char usage_record[] =
 	"                          (sleeping, blocked, preempted) with the stack it left\n"
 	"                          with, for off-CPU and wall-clock views (the wall\n"
 	"                          preset); needs root. --no-off-cpu: the preset's dropped\n"
+	"      --no-perf-map       read no JIT's perf map (/tmp/perf-PID.map): by default\n"
+	"                          code a JIT names there (python3.12 -X perf, node\n"
+	"                          --perf-basic-prof) is read when samples land in it\n"
 	"      --defer             while the program runs, only record (compressed, to a\n"
 	"                          private file beside FILE); process after it ends\n"
 	"      --print-options     print the options as they will be used, and stop\n"
@@ -366,6 +369,8 @@ int ms_front_record(int argc, char **argv)
 	}
 	if (o.off_cpu)
 		push(&collect, "--off-cpu");
+	if (o.no_perf_map)
+		push(&collect, "--no-perf-map");
 	if (o.duration_ns) {
 		snprintf(duration, sizeof(duration), "%" PRIu64 ".%09" PRIu64,
 			 o.duration_ns / 1000000000u, o.duration_ns % 1000000000u);

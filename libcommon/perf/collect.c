@@ -59,6 +59,8 @@ struct collector {
 	struct ms_attr *attr;		/* big: on the heap */
 	struct ms_tracepoint_file *switch_tp;	/* --off-cpu: sched_switch's format */
 	struct ms_trimmer *trim;	/* samples' stack copies cut to dyn_size */
+	const struct ms_collect_watch *looker;	/* o->watch, or NULL */
+	struct ms_collect_out watch_out;
 
 	/* output */
 	int out_fd;
@@ -605,6 +607,8 @@ static int synth_mmap(const struct ms_maps_entry *e, void *data)
 		return 0;
 	if (ms_mmap_pack(c->w, &m) < 0)
 		return -1;
+	if (c->looker && c->looker->record)
+		c->looker->record(c->looker->arg, MS_REC_MMAP, &m);
 	return 0;
 }
 
@@ -625,6 +629,8 @@ static int write_synthesized(struct collector *c)
 			continue;	/* the thread is gone */
 		if (ms_comm_pack(c->w, &rec) < 0)
 			return -1;
+		if (c->looker && c->looker->record)
+			c->looker->record(c->looker->arg, MS_REC_COMM, &rec);
 	}
 	if (ms_maps_read(c->pid, synth_mmap, c) < 0) {
 		if (ms_writer_broken_pipe(c->w))
@@ -686,6 +692,46 @@ static bool room(struct collector *c, size_t len)
 	return ms_writer_room(c->w, len);
 }
 
+/* room() for a watch (perf/collect.h: struct ms_collect_out). */
+static bool watch_room(void *ctx, size_t len)
+{
+	return room(ctx, len);
+}
+
+/* What the trimmer decoded of a record, for the watch: a sample's verdict. */
+static enum ms_watch_verdict watch_sample(struct collector *c)
+{
+	int k = c->trim->decoded;
+
+	if (!c->looker || !c->looker->sample || (k != MS_DECODE_SAMPLE && k != MS_DECODE_SWITCH_OUT))
+		return MS_WATCH_WRITE;
+	/* A switch-out's sample is its first member (perf/decode.h). */
+	return c->looker->sample(c->looker->arg, &c->trim->d.u.sample, &c->watch_out);
+}
+
+/* A mapping, comm, fork or exit that left its ring, for the watch. */
+static void watch_record(struct collector *c)
+{
+	const struct ms_decoded *d = &c->trim->d;
+
+	if (!c->looker || !c->looker->record)
+		return;
+	switch (c->trim->decoded) {
+	case MS_DECODE_MMAP:
+		c->looker->record(c->looker->arg, MS_REC_MMAP, &d->u.mmap);
+		break;
+	case MS_DECODE_COMM:
+		c->looker->record(c->looker->arg, MS_REC_COMM, &d->u.comm);
+		break;
+	case MS_DECODE_FORK:
+	case MS_DECODE_EXIT:
+		c->looker->record(c->looker->arg, (uint32_t)c->trim->decoded, &d->u.task);
+		break;
+	default:
+		break;
+	}
+}
+
 static void drop(struct collector *c)
 {
 	c->dropped++;
@@ -723,13 +769,20 @@ static uint64_t drain_pass(struct collector *c)
 		ms_ring_begin(r);
 		while ((got = ms_ring_next(r, &rec, &len)) == 1) {
 			struct ms_raw raw = { .cpu = (uint32_t)c->s.cpus[i] };
+			enum ms_watch_verdict v;
 
 			raw.len = len;
 			raw.data = ms_trim(c->trim, raw.cpu, rec, &raw.len);
 			len = raw.len;
+			/* What a watch writes goes before the sample it was written for. */
+			v = watch_sample(c);
+			if (v == MS_WATCH_ERROR) {
+				c->output_failed = true;
+				return copied;
+			}
 
 			/* array, kind, cpu, bin header: at most 16 bytes around the data */
-			if (room(c, (size_t)len + 16)) {
+			if (v == MS_WATCH_WRITE && room(c, (size_t)len + 16)) {
 				if (ms_raw_pack(c->w, &raw) < 0) {
 					c->output_failed = true;
 					return copied;
@@ -744,6 +797,7 @@ static uint64_t drain_pass(struct collector *c)
 				break;
 			}
 			count_kernel_lost(c, rec, len);
+			watch_record(c);
 			ms_ring_commit(r);
 		}
 		if (got < 0) {
@@ -1037,6 +1091,10 @@ static void final_drain(struct collector *c)
 			break;
 	/* A change of duty still waiting: now the output may block for it. */
 	write_duty(c);
+	/* What a watch kept for room goes out now. */
+	if (!c->output_failed && c->looker && c->looker->finish &&
+	    c->looker->finish(c->looker->arg, &c->watch_out) < 0)
+		c->output_failed = true;
 }
 
 static int write_epilogue(struct collector *c)
@@ -1264,6 +1322,10 @@ int ms_collect_run(const struct ms_collect_opts *o)
 	}
 	c.attr = malloc(sizeof(*c.attr));
 	c.trim = ms_trimmer_new();
+	if (c.trim && o->watch) {
+		c.looker = o->watch;
+		c.trim->decode_all = true;
+	}
 	if (!c.attr || !c.trim) {
 		free(c.attr);
 		ms_trimmer_free(c.trim);
@@ -1289,6 +1351,9 @@ int ms_collect_run(const struct ms_collect_opts *o)
 		c.gov->toggle = toggle_samplers;
 		c.gov->toggle_arg = &c.s;
 	}
+	c.watch_out = (struct ms_collect_out){
+		.problems = &c.problems, .room = watch_room, .ctx = &c,
+	};
 	if (setup_signals(&c) < 0 || output_open(&c) < 0 ||
 	    (o->off_cpu && load_switch_tracepoint(&c, &sc) < 0) ||
 	    ms_session_init(&c.s, &sc) < 0 || open_target(&c) < 0) {
@@ -1296,6 +1361,7 @@ int ms_collect_run(const struct ms_collect_opts *o)
 		       MS_EXIT_ERROR;
 		goto out;
 	}
+	c.watch_out.w = c.w;
 	if (c.s.exclude_kernel)
 		ms_problems_add(&c.problems, "kernel-samples-excluded",
 				"kernel.perf_event_paranoid refused kernel samples; samples "

@@ -25,6 +25,7 @@
 #define MS_PERF_COLLECT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -44,6 +45,57 @@
 #define MS_COLLECT_OFF_CPU_STACK_DEFAULT 8192
 /* How long a launched program may take to end after SIGTERM or SIGINT. */
 #define MS_COLLECT_GRACE_MS 3000
+
+struct ms_writer;
+struct ms_problems;
+struct ms_sample;
+
+/*
+ * Where a watch (below) writes: into w, and only len bytes that room()
+ * said the output takes now (while recording it never blocks; after the
+ * end it waits). problems collects what the stream's PROBLEM records say.
+ */
+struct ms_collect_out {
+	struct ms_writer *w;
+	struct ms_problems *problems;
+	bool (*room)(void *ctx, size_t len);
+	void *ctx;
+};
+
+/* What a watch's sample() asks of the sample's own RAW record. */
+enum ms_watch_verdict {
+	MS_WATCH_ERROR = -1,	/* writing failed: the recording ends */
+	MS_WATCH_WRITE = 0,	/* write it now */
+	/*
+	 * What must go before it found no room: keep it in its ring and ask
+	 * again later, as for a record the output cannot take (past half a
+	 * ring it is dropped and counted, and the next sample asks again).
+	 */
+	MS_WATCH_WAIT = 1,
+};
+
+/*
+ * A watch of the recording (jit/recorder.h is one): told of what the
+ * collector decodes anyway (its trimmer decodes every record, perf/trim.h)
+ * and allowed to write records of its own ahead of a sample's. Every
+ * callback may be NULL.
+ *  record(): a mapping, comm, fork or exit of a recorded task, as kind
+ *   MS_REC_MMAP (struct ms_mmap), MS_REC_COMM (struct ms_comm),
+ *   MS_REC_FORK or MS_REC_EXIT (struct ms_task): the MMAP and COMM
+ *   records synthesized from /proc when attaching (time 0), then each
+ *   kernel record once it left its ring, written or dropped. Borrowed.
+ *  sample(): a sample or switch-out (its sample), before its RAW record is
+ *   written; its stack copy borrows from the kernel's record.
+ *  finish(): after the last drain, before the stream's epilogue: the
+ *   output may block now, so what waited for room goes out.
+ */
+struct ms_collect_watch {
+	void *arg;
+	void (*record)(void *arg, uint32_t kind, const void *rec);
+	enum ms_watch_verdict (*sample)(void *arg, const struct ms_sample *s,
+					const struct ms_collect_out *out);
+	int (*finish)(void *arg, const struct ms_collect_out *out);
+};
 
 struct ms_collect_opts {
 	const char *output;	/* NULL: stdout (or output_fd) */
@@ -79,6 +131,8 @@ struct ms_collect_opts {
 	 */
 	bool off_cpu;
 	uint32_t off_cpu_stack_size;
+	/* Told of what is recorded (above), or NULL. */
+	const struct ms_collect_watch *watch;
 };
 
 /* The switch-out copy when none is given: see MS_COLLECT_OFF_CPU_STACK_DEFAULT. */

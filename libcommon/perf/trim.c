@@ -39,14 +39,27 @@ const uint8_t *ms_trim(struct ms_trimmer *t, uint32_t cpu, const uint8_t *rec, u
 	uint64_t size, keep;
 	uint32_t at, tail, out;
 	uint16_t size16;
+	uint32_t type;
 	int r;
 
+	t->decoded = MS_DECODE_SKIP;
 	if (t->off || !t->dec.n_attrs || *len < sizeof(struct perf_event_header) ||
-	    *len > sizeof(t->buf) ||
-	    ((const struct perf_event_header *)rec)->type != PERF_RECORD_SAMPLE)
+	    *len > sizeof(t->buf))
 		return rec;
+	type = ((const struct perf_event_header *)rec)->type;
+	if (type != PERF_RECORD_SAMPLE) {
+		/* Rare records, decoded only for a watch. */
+		if (t->decode_all && (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
+				      type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
+				      type == PERF_RECORD_EXIT)) {
+			r = ms_decode(&t->dec, cpu, rec, *len, &t->d);
+			t->decoded = r > 0 ? r : MS_DECODE_SKIP;
+		}
+		return rec;
+	}
 	/* A switch-out's sample is the same memory as a sample's (decode.h). */
 	r = ms_decode(&t->dec, cpu, rec, *len, &t->d);
+	t->decoded = r > 0 ? r : MS_DECODE_SKIP;
 	if ((r != MS_DECODE_SAMPLE && r != MS_DECODE_SWITCH_OUT) || !s->stack)
 		return rec;
 	/* The copy's size field is just before its bytes, dyn_size just after them. */

@@ -28,6 +28,13 @@
  */
 struct ms_trimmer {
 	bool off;		/* an attr or tracepoint did not fit: records go as they are */
+	/*
+	 * Decode mappings, comms, forks and exits too, for a watch of the
+	 * recording (perf/collect.h): samples are decoded anyway.
+	 */
+	bool decode_all;
+	/* What the last ms_trim() decoded into d: MS_DECODE_*, MS_DECODE_SKIP if nothing. */
+	int decoded;
 	struct ms_decoder dec;
 	struct ms_decoded d;
 	uint8_t buf[65536];	/* the cut record (perf records are at most 64 KiB) */
@@ -42,7 +49,8 @@ void ms_trimmer_tracepoint(struct ms_trimmer *t, const struct ms_tracepoint *tp)
 /*
  * The record to write for the kernel record rec of *len bytes from the
  * ring of CPU cpu: rec itself, or the cut copy in t's buffer with *len
- * updated (valid until the next call).
+ * updated (valid until the next call). t->decoded and t->d say what it
+ * decoded (a sample's stack copy borrows from rec).
  */
 const uint8_t *ms_trim(struct ms_trimmer *t, uint32_t cpu, const uint8_t *rec, uint32_t *len);
 void ms_trimmer_free(struct ms_trimmer *t);

@@ -203,6 +203,26 @@ static void test_off_cpu(void **state)
 	assert_int_equal(parse(&o, "--off-cpu=yes", "--", "true", NULL), -1);
 }
 
+/* JIT perf maps are read unless --no-perf-map, whatever the preset; the description says so. */
+static void test_no_perf_map(void **state)
+{
+	struct ms_record_options o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "--", "true", NULL), 0);
+	assert_false(o.no_perf_map);
+	assert_null(strstr(describe(&o), "perf-map"));
+	assert_int_equal(parse(&o, "--no-perf-map", "--preset", "wall", "--", "true", NULL), 0);
+	assert_true(o.no_perf_map);
+	assert_string_equal(describe(&o), "preset=wall freq=999 event=cpu-clock stack-size=32768 "
+			    "unwind=auto symbolize=immediate duration=none mmap-pages=auto "
+			    "budget=off off-cpu no-perf-map");
+	assert_int_equal(parse(&o, "--no-perf-map", "-p", "1", NULL), 0);
+	assert_true(o.no_perf_map);
+	assert_int_equal(parse(&o, "--no-perf-map=yes", "--", "true", NULL), -1);
+	assert_int_equal(parse(&o, "--perf-map", "--", "true", NULL), -1);
+}
+
 static void test_no_copy(void **state)
 {
 	struct ms_record_options o;
@@ -222,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_no_copy),
 		cmocka_unit_test(test_off_cpu),
+		cmocka_unit_test(test_no_perf_map),
 	};
 
 	ms_set_progname("record-options-test");
