@@ -1589,7 +1589,8 @@ static int handle_typed(struct stage *st, const struct ms_record *rec)
 	 * on, the one that made it read included, is unwound with it (see
 	 * stream/records.h). Its own time stays in it for ms-unwind.
 	 */
-	if (rec->kind == MS_REC_JIT_FUNC || rec->kind == MS_REC_JIT_READ)
+	if (rec->kind == MS_REC_JIT_FUNC || rec->kind == MS_REC_JIT_READ ||
+	    rec->kind == MS_REC_JIT_OBJECT)
 		return pass_through(st, rec, MS_ORDER_TIMED, 0);
 	/* not validated here: the record goes on unchanged, and is checked downstream */
 	ms_cur_init(&c, rec->bytes, rec->len);

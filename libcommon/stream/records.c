@@ -21,6 +21,7 @@ static const char *const kind_names[] = {
 	[MS_REC_TRAILER] = "trailer",
 	[MS_REC_PROBLEM] = "problem",
 	[MS_REC_INFO] = "info",
+	[MS_REC_JIT_OBJECT] = "jit-object",
 	[MS_REC_ATTR] = "attr",
 	[MS_REC_RAW] = "raw",
 	[MS_REC_TARGET] = "target",
@@ -546,6 +547,16 @@ static const struct ms_field jit_func_fields[] = {
 	COUNTED(struct ms_jit_func, MS_F_BIN, rows, rows_len, MS_JIT_ROWS_MAX, "row bytes", 0),
 };
 
+static const struct ms_field jit_object_fields[] = {
+	U32(struct ms_jit_object, pid),
+	U64(struct ms_jit_object, time),
+	U64(struct ms_jit_object, entry),
+	U64(struct ms_jit_object, addr),
+	U64(struct ms_jit_object, size),
+	U64(struct ms_jit_object, offset),
+	COUNTED(struct ms_jit_object, MS_F_BIN, chunk, chunk_len, MS_JIT_OBJECT_CHUNK, "chunk bytes", 0),
+};
+
 static const struct ms_field jit_read_fields[] = {
 	U32(struct ms_jit_read, pid),
 	U64(struct ms_jit_read, time),
@@ -774,6 +785,7 @@ static const struct ms_schema module_schema_v4 = {
 };
 static const struct ms_schema jit_func_schema = SCHEMA(MS_REC_JIT_FUNC, jit_func_fields);
 static const struct ms_schema jit_read_schema = SCHEMA(MS_REC_JIT_READ, jit_read_fields);
+static const struct ms_schema jit_object_schema = SCHEMA(MS_REC_JIT_OBJECT, jit_object_fields);
 const struct ms_schema ms_stack_schema = SCHEMA(MS_REC_STACK, stack_fields);
 const struct ms_schema ms_stack_ref_schema = SCHEMA(MS_REC_STACK_REF, stack_ref_fields);
 static const struct ms_schema frame_schema = SCHEMA(MS_REC_FRAME, frame_fields);
@@ -813,13 +825,49 @@ CODEC(jit_read, struct ms_jit_read, jit_read_schema)
 
 int ms_module_pack(struct ms_writer *w, const struct ms_module *m)
 {
-	return ms_schema_pack(m->kind == MS_MODULE_PERF_MAP ? &module_schema : &module_schema_v4,
+	return ms_schema_pack(m->kind == MS_MODULE_PERF_MAP || m->kind == MS_MODULE_JIT_OBJECT ?
+			      &module_schema : &module_schema_v4,
 			      MS_REC_MODULE, w, m);
 }
 
 int ms_module_unpack(const struct ms_record *rec, struct ms_module *m)
 {
 	return ms_schema_unpack(&module_schema, 0, rec, m);
+}
+
+/* A chunk that fits its object: what every reader relies on. */
+static const char *jit_object_wrong(const struct ms_jit_object *o)
+{
+	if (o->size > MS_JIT_OBJECT_MAX)
+		return "size is over MS_JIT_OBJECT_MAX";
+	if (!o->size)
+		return o->chunk_len || o->offset ? "an unregistration holds bytes" : NULL;
+	if (!o->chunk_len)
+		return "a chunk of a registered object is empty";
+	if (o->offset >= o->size || o->chunk_len > o->size - o->offset)
+		return "the chunk lies outside the object";
+	return NULL;
+}
+
+int ms_jit_object_pack(struct ms_writer *w, const struct ms_jit_object *o)
+{
+	const char *why = jit_object_wrong(o);
+
+	if (why)
+		return ms_error("internal error: a JIT object record whose %s", why);
+	return ms_schema_pack(&jit_object_schema, MS_REC_JIT_OBJECT, w, o);
+}
+
+int ms_jit_object_unpack(const struct ms_record *rec, struct ms_jit_object *o)
+{
+	const char *why;
+
+	if (ms_schema_unpack(&jit_object_schema, 0, rec, o) < 0)
+		return -1;
+	if ((why = jit_object_wrong(o)))
+		return ms_field_bad(rec, "size", "is %" PRIu64 " with a chunk of %" PRIu32
+				    " bytes at %" PRIu64 ": %s", o->size, o->chunk_len, o->offset, why);
+	return 0;
 }
 
 int ms_jit_func_pack(struct ms_writer *w, const struct ms_jit_func *f)

@@ -30,6 +30,7 @@ enum ms_record_kind {
 	MS_REC_TRAILER = 1,	/* [records, complete] */
 	MS_REC_PROBLEM = 2,	/* struct ms_problem */
 	MS_REC_INFO = 3,	/* struct ms_info: recording facts */
+	MS_REC_JIT_OBJECT = 9,	/* minor 5: struct ms_jit_object (ms-collect's; the 10s are full) */
 
 	/* written by ms-collect */
 	MS_REC_ATTR = 10,	/* struct ms_attr: how to decode raw records */
@@ -292,6 +293,35 @@ struct ms_jit_read {
 };
 
 /*
+ * Minor version 5: an object a process registered through the GDB JIT
+ * interface (__jit_debug_descriptor, as GDB documents it): an ELF image
+ * whose sections lie at the addresses its code runs at, with its symbols
+ * and call-frame information. ms-collect copies it from the process when
+ * a sample lands in code nothing names (and reads the descriptor again
+ * only when its bytes changed or a mapping replaced an object's code).
+ * entry is the registration's identity (its jit_code_entry's address),
+ * addr where the image lies (symfile_addr), size its bytes (at most
+ * MS_JIT_OBJECT_MAX); time when it was read, as JIT_FUNC's. The image
+ * comes in chunks of at most MS_JIT_OBJECT_CHUNK bytes, one record each,
+ * consecutive, offsets from 0 covering [0, size) in order; a record of
+ * size 0 (no chunk) says the entry was unregistered at time. ms-decode
+ * lets them go ahead as it does JIT_FUNC.
+ * [9, pid, time, entry, addr, size, offset, bin chunk]
+ */
+#define MS_JIT_OBJECT_MAX (4u << 20)
+#define MS_JIT_OBJECT_CHUNK (128u << 10)
+struct ms_jit_object {
+	uint32_t pid;
+	uint64_t time;
+	uint64_t entry;
+	uint64_t addr;
+	uint64_t size;		/* 0: unregistered */
+	uint64_t offset;	/* of chunk in the image */
+	const uint8_t *chunk;	/* borrowed from the record */
+	uint32_t chunk_len;	/* 1 to MS_JIT_OBJECT_CHUNK; 0 only when size is 0 */
+};
+
+/*
  * A sample, validated. Chains are split at the kernel's context markers:
  * kchain holds the kernel frames, uchain the user frames (frame-pointer
  * chain), innermost first, markers removed. regs are the user registers in
@@ -494,6 +524,15 @@ enum ms_module_kind {
 	 * proves which code a map describes: nothing names them later.
 	 */
 	MS_MODULE_PERF_MAP = 5,
+	/*
+	 * Minor version 5: the code of an object registered through the GDB
+	 * JIT interface (MS_REC_JIT_OBJECT): one module per object, base the
+	 * lowest address of its executable sections and size their extent,
+	 * path "[jit-object ENTRY]" (ENTRY its jit_code_entry's address in
+	 * hex). Addresses absolute; ms-unwind writes its frames' FRAME
+	 * records from the object's symbols, as for perf-map modules.
+	 */
+	MS_MODULE_JIT_OBJECT = 6,
 	MS_MODULE_KIND_COUNT,
 };
 struct ms_module {
@@ -506,7 +545,7 @@ struct ms_module {
 	uint64_t ino;
 	uint64_t size;
 	uint64_t mtime;
-	uint64_t base;		/* minor 5, trailing: a perf-map module's start, else 0 */
+	uint64_t base;		/* minor 5, trailing: a perf-map or jit-object module's start, else 0 */
 };
 
 /*
@@ -723,6 +762,8 @@ int ms_tracepoint_unpack(const struct ms_record *rec, struct ms_tracepoint *t);
 int ms_jit_func_pack(struct ms_writer *w, const struct ms_jit_func *f);
 int ms_jit_func_unpack(const struct ms_record *rec, struct ms_jit_func *f);
 int ms_jit_read_pack(struct ms_writer *w, const struct ms_jit_read *r);
+int ms_jit_object_pack(struct ms_writer *w, const struct ms_jit_object *o);
+int ms_jit_object_unpack(const struct ms_record *rec, struct ms_jit_object *o);
 int ms_jit_read_unpack(const struct ms_record *rec, struct ms_jit_read *r);
 int ms_switch_pack(struct ms_writer *w, const struct ms_switch *s);
 int ms_switch_unpack(const struct ms_record *rec, struct ms_switch *s);
