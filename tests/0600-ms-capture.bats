@@ -430,6 +430,50 @@ read 1005 /tmp/perf-1005.map stale 0 0 0 0 0 0 0 0" ]
 	cmp want got
 }
 
+# mkstream --jit-object: process 1000's object (entry 0x55d0c0a02e80) is
+# module 4 over [0x7f2000001000, 0x7f2000001040): jit_leaf named, +0x38 in
+# no symbol; two chunks and an unregistration of jit-object records.
+@test "jit-object modules keep their base: format 1.6 without a flag, the same bytes through --dump, jit-object records counted" {
+	CAPJIT="$MS_BUILDDIR/tests/unit/capjit"
+	"$MKSTREAM" --jit-object >s.msr
+	"$MKSTREAM" --jit-object --reverse | ms-capture -o b.msc
+	ms-capture -o a.msc s.msr
+	cmp a.msc b.msc
+	[ "$(header_minor a.msc)" = 6 ]
+	[ "$(header_flags a.msc)" = 0 ]
+	run "$CAPJIT" a.msc
+	[ "$status" -eq 0 ]
+	[ "$output" = "module [jit-object 0x55d0c0a02e80] 0x7f2000001000 64" ]
+	ms-capture --dump a.msc >d.msr
+	[ "$("$CAPJIT" --stream <d.msr)" = "$output" ]
+	ms-capture -o c.msc d.msr
+	cmp a.msc c.msc
+	# the object's records are counted (unit-tested), not kept
+	run ms-analyze summary --json a.msc
+	[ "$(jq -c '.samples' <<<"$output")" = 100 ]
+	# with perf-map data beside it: both modules with their base
+	"$MKSTREAM" --jit --jit-object | ms-capture -o j.msc
+	run "$CAPJIT" j.msc
+	[ "$output" = "module /tmp/perf-1000.map 0x7f0000100000 256
+module [jit-object 0x55d0c0a02e80] 0x7f2000001000 64
+read 1000 /tmp/perf-1000.map ok 0 16781312 2 3 1 1 0 64
+read 1005 /tmp/perf-1005.map stale 0 0 0 0 0 0 0 0" ]
+}
+
+@test "microscope symbolize keeps the names of jit-object frames, which no file could give again" {
+	require_built microscope
+	"$MKSTREAM" --jit-object | ms-capture -o a.msc
+	microscope symbolize -o s.msc a.msc 2>/dev/null
+	[ "$(header_minor s.msc)" = 6 ]
+	ms-analyze top --json a.msc | jq -c '[.functions[] | select(.name | startswith("jit_") or startswith("[jit-object]"))]' >want
+	[ "$(jq length want)" = 2 ]
+	ms-analyze top --json s.msc | jq -c '[.functions[] | select(.name | startswith("jit_") or startswith("[jit-object]"))]' >got
+	cmp want got
+	ms-capture --dump a.msc --omit-failed | ms-capture -o o.msc
+	ms-analyze top --json o.msc | jq -c '[.functions[] | select(.name | startswith("jit_"))]' >got
+	[ "$(jq -c '.[0].name' got)" = '"jit_leaf"' ]
+}
+
 @test "the duty rows survive microscope symbolize and convert, and so does the time they give" {
 	require_built ms-analyze
 	require_built microscope

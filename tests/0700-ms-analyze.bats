@@ -444,3 +444,37 @@ assert_usage_error() {
 	run --separate-stderr ms-analyze summary --json p.msc
 	[ "$(jq 'has("perf_maps")' <<<"$output")" = false ]
 }
+
+# mkstream --jit-object: process 1000 ran in one registered object
+# (module "[jit-object 0x55d0c0a02e80]" over [0x7f2000001000,
+# 0x7f2000001040)): jit_leaf named, +0x38 in no symbol; ms-collect counted
+# a process gone before its objects were read.
+@test "problems and summary: jit-object modules, their range, and what the GDB JIT interface's problems mean" {
+	"$MKSTREAM" --jit-object | ms-capture -o jo.msc
+	run --separate-stderr ms-analyze problems jo.msc
+	[ "$status" -eq 0 ]
+	grep -q -x '\[jit-object 0x55d0c0a02e80\]: partial (no-symbol), [0-9]* samples (.*)' <<<"$output"
+	grep -q -x '  identity: jit-object, no build id, range 0x7f2000001000..0x7f2000001040' <<<"$output"
+	grep -q -x '  ms-collect  jit-process-gone  1  pid 1007 ended before its JIT objects were read' <<<"$output"
+	grep -A1 'jit-process-gone' <<<"$output" | grep -q -x '    what it means: the process ended before its JIT objects were read: .*'
+	# a row of another code has no such line
+	[ "$(grep -A1 'truncated-sample' <<<"$output" | grep -c 'what it means')" = 0 ]
+	run --separate-stderr ms-analyze problems --json jo.msc
+	[ "$(jq -c '[.modules[] | select(.kind == "jit-object") | [.path, .status, .addresses[0].address]]' <<<"$output")" = \
+		'[["[jit-object 0x55d0c0a02e80]","partial","0x7f2000001038"]]' ]
+	[ "$(jq -c '[.recording[] | [.code, has("meaning")]]' <<<"$output")" = \
+		'[["undefined-module",false],["jit-process-gone",true],["truncated-sample",false]]' ]
+	run --separate-stderr ms-analyze summary jo.msc
+	[ "$status" -eq 0 ]
+	grep -q -x 'jit objects: pid 1000: 1 object sampled, [0-9]* samples in their code' <<<"$output"
+	run --separate-stderr ms-analyze summary --json jo.msc
+	[ "$(jq -c '.jit_objects | map([.pid, .objects])' <<<"$output")" = '[[1000,1]]' ]
+	# top names the object's function and its unnamed code by the kind, not the entry
+	run --separate-stderr ms-analyze top jo.msc
+	grep -q -E '^ .* \[jit-object\] +jit_leaf$' <<<"$output"
+	grep -q -E '^ .* \[jit-object\] +\[jit-object\]\+0x7f2000001038$' <<<"$output"
+	# a capture without jit-object modules has neither the line nor the key
+	"$MKSTREAM" --jit | ms-capture -o p.msc
+	run --separate-stderr ms-analyze summary --json p.msc
+	[ "$(jq 'has("jit_objects")' <<<"$output")" = false ]
+}

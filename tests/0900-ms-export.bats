@@ -313,3 +313,24 @@ jit_pprof() {
 	[ "$(ms-export -q --folded jit.msc | grep -c 'py::spin:/srv/app.py 1$')" -ge 1 ]
 	ms-export -q --speedscope jit.msc | jq -e '[.shared.frames[].name] | index("py::spin:/srv/app.py")' >/dev/null
 }
+
+# mkstream --jit-object: process 1000's object "[jit-object 0x55d0c0a02e80]"
+# is module 4 over [0x7f2000001000, 0x7f2000001040): jit_leaf at +0x11
+# (7 samples innermost, 8 in all), +0x38 in no symbol (5 and 6).
+@test "go tool pprof: a jit-object module is a mapping over its range, named by its path, its functions named as recorded" {
+	command -v go >/dev/null || { echo "go is not installed (scripts/install-deps installs golang-go)" >&2; return 1; }
+	"$MS_BUILDDIR/tests/unit/mkstream" --jit-object | ms-capture -o jo.msc
+	ms-export -q --pprof -o jo.pb.gz jo.msc
+	run --separate-stderr jit_pprof -raw jo.pb.gz
+	[ "$status" -eq 0 ]
+	grep -q -x '4: 0x7f2000001000/0x7f2000001040/0x0 \[jit-object 0x55d0c0a02e80\]  \[FN\]' <<<"$output"
+	run --separate-stderr jit_pprof -top -sample_index=samples jo.pb.gz
+	[ "$status" -eq 0 ]
+	grep -q -E '^ +7 +7\.00% +[0-9.]+% +8 +8\.00% +jit_leaf$' <<<"$output"
+	grep -q -E '^ +5 +5\.00% +[0-9.]+% +6 +6\.00% +\[jit-object\]\+0x7f2000001038$' <<<"$output"
+	# folded and speedscope name them from their frame facts too
+	[ "$(ms-export -q --folded jo.msc | grep -c ';jit_leaf [0-9]*$')" -ge 1 ]
+	[ "$(ms-export -q --folded jo.msc | grep -c ';\[jit-object\]+0x7f2000001038 [0-9]*$')" -ge 1 ]
+	ms-export -q --speedscope jo.msc | jq -e '[.shared.frames[].name] | index("jit_leaf")' >/dev/null
+	ms-export -q --speedscope jo.msc | jq -e '[.shared.frames[].name] | index("[jit-object]+0x7f2000001038")' >/dev/null
+}

@@ -242,6 +242,7 @@ static const char *module_kind_name(uint32_t kind)
 	case MS_MODULE_VDSO: return "[vdso]";
 	case MS_MODULE_ANON: return "[anon]";
 	case MS_MODULE_PERF_MAP: return "[perf-map]";
+	case MS_MODULE_JIT_OBJECT: return "[jit-object]";
 	default: return "[unknown]";
 	}
 }
@@ -287,11 +288,12 @@ static void write_mappings(struct pw *w)
 			mp.memory_limit = hi[i];
 		}
 		/*
-		 * A perf-map module's range is known, and its addresses are the
-		 * process's: the mapping is that range (a return address may
-		 * sit at its end), its file the map that named it.
+		 * A perf-map or jit-object module's range is known, and its
+		 * addresses are the process's: the mapping is that range (a
+		 * return address may sit at its end), its file the map that
+		 * named it or "[jit-object 0xENTRY]".
 		 */
-		if (m->kind == MS_MODULE_PERF_MAP) {
+		if (ms_module_kind_has_base(m->kind)) {
 			mp.memory_start = m->base;
 			mp.memory_limit = lo[i] != UINT64_MAX && hi[i] > m->base + m->size ?
 					  hi[i] : m->base + m->size;

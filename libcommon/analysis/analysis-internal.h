@@ -31,7 +31,10 @@ void ms_view_put_key(const struct ms_view_out *o, const struct ms_select *s, uin
 /* The keys "pid", "tid" and "name" of capture thread th, into an open object. */
 void ms_view_json_thread(struct ms_json *j, const struct ms_capture *cap,
 			 const struct ms_cap_thread *th);
-/* The capture's problems table as a JSON array of {stage, code, count, detail}. */
+/*
+ * The capture's problems table as a JSON array of {stage, code, count,
+ * detail}, with meaning for a row ms_jit_problem_meaning() knows.
+ */
 void ms_view_json_problem_rows(struct ms_json *j, const struct ms_capture *cap);
 /* "12.5%" in the heat colour of its share when colour is on. */
 void ms_view_put_percent(const struct ms_view_out *o, double percent);
@@ -50,5 +53,19 @@ void ms_off_cpu_json_incomplete(struct ms_json *j, const struct ms_off_cpu_view 
 void ms_perf_maps_problems_text(FILE *out, const struct ms_capture *cap);
 void ms_perf_maps_json(struct ms_json *j, const struct ms_capture *cap, bool detail);
 void ms_perf_maps_summary_text(FILE *out, const struct ms_capture *cap);
+
+/*
+ * JIT objects (jitobjects.c). ms_jit_problem_meaning: what a problem row
+ * of the GDB JIT interface (ms-collect's jit-descriptor-*, jit-object-*,
+ * jit-objects-max, jit-process-gone; ms-unwind's jit-object-*) means for
+ * the profile and what to do, NULL for any other. summary_text: a line per
+ * process whose samples ran in jit-object modules (objects sampled,
+ * samples in their code); json: the key "jit_objects" with
+ * [{pid, objects, samples}], nothing when the capture has no jit-object
+ * module. -1 after a message when out of memory.
+ */
+const char *ms_jit_problem_meaning(const char *stage, const char *code);
+int ms_jit_objects_summary_text(FILE *out, const struct ms_capture *cap);
+int ms_jit_objects_json(struct ms_json *j, const struct ms_capture *cap);
 
 #endif

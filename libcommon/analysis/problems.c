@@ -294,7 +294,10 @@ static void write_module_text(FILE *out, const struct ms_capture *cap,
 	} else {
 		fputs("no build id", out);
 	}
-	if (m->dev_maj || m->dev_min || m->ino || m->size || m->mtime)
+	/* a perf-map or jit-object module is code in the process, no file: its range says which */
+	if (ms_module_kind_has_base(m->kind))
+		fprintf(out, ", range 0x%" PRIx64 "..0x%" PRIx64, m->base, m->base + m->size);
+	else if (m->dev_maj || m->dev_min || m->ino || m->size || m->mtime)
 		fprintf(out, ", device %" PRIu32 ":%" PRIu32 ", inode %" PRIu64 ", size %" PRIu64
 			", mtime %" PRIu64, m->dev_maj, m->dev_min, m->ino, m->size, m->mtime);
 	fputc('\n', out);
@@ -429,6 +432,7 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 static void write_recording_text(FILE *out, const struct ms_capture *cap,
 				 const struct ms_off_cpu_view *v)
 {
+	const char *meaning;
 	char a[32];
 	uint32_t m, i;
 
@@ -466,6 +470,8 @@ static void write_recording_text(FILE *out, const struct ms_capture *cap,
 		fprintf(out, "  %" PRIu64 "  ", p->count);
 		ms_text_put(out, cap->strings[p->detail]);
 		fputc('\n', out);
+		if ((meaning = ms_jit_problem_meaning(cap->strings[p->stage], cap->strings[p->code])))
+			fprintf(out, "    what it means: %s\n", meaning);
 	}
 }
 

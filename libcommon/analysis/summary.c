@@ -490,8 +490,8 @@ static void write_samples(FILE *out, const struct ms_capture *cap, const struct 
 	fprintf(out, ", one per %s on average", r);
 }
 
-static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_summary *s,
-		       bool color)
+static int write_text(FILE *out, const struct ms_capture *cap, const struct ms_summary *s,
+		      bool color)
 {
 	char buf[96], a[32], b[32];
 	uint32_t i, idle;
@@ -527,6 +527,8 @@ static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_
 	write_time(out, s);
 	write_off_cpu(out, s);
 	ms_perf_maps_summary_text(out, cap);
+	if (ms_jit_objects_summary_text(out, cap))
+		return -1;
 	fprintf(out, "threads:     %" PRIu32, s->n_threads - idle);
 	if (idle)
 		fprintf(out, " with samples (%" PRIu32 " more without, not listed)", idle);
@@ -557,6 +559,7 @@ static void write_text(FILE *out, const struct ms_capture *cap, const struct ms_
 		ms_text_put(out, s->record_options);
 		fputc('\n', out);
 	}
+	return 0;
 }
 
 /* {"source":"intervals","unit":"ns","total":..,"intervals":..,"causes":{..},"incomplete":..,"missing":{..}} */
@@ -592,7 +595,7 @@ static void write_off_cpu_json(struct ms_json *j, const struct ms_summary *s)
 	ms_json_object_end(j);
 }
 
-static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_summary *s)
+static int write_json(FILE *out, const struct ms_capture *cap, const struct ms_summary *s)
 {
 	struct ms_json j;
 	uint32_t i;
@@ -641,6 +644,9 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 		ms_json_key(&j, "perf_maps");
 		ms_perf_maps_json(&j, cap, false);
 	}
+	/* only with jit-object modules, likewise */
+	if (ms_jit_objects_json(&j, cap))
+		return -1;
 	ms_json_key(&j, "budget");
 	if (s->duty_changes) {
 		ms_json_object_begin(&j);
@@ -716,20 +722,19 @@ static void write_json(FILE *out, const struct ms_capture *cap, const struct ms_
 	ms_view_json_problem_rows(&j, cap);
 	ms_json_object_end(&j);
 	fputc('\n', out);
+	return 0;
 }
 
 int ms_summary_write_out(const struct ms_view_out *o, const struct ms_capture *cap)
 {
 	struct ms_summary s;
+	int res;
 
 	if (ms_summary_compute(&s, cap))
 		return -1;
-	if (o->json)
-		write_json(o->f, cap, &s);
-	else
-		write_text(o->f, cap, &s, o->color);
+	res = o->json ? write_json(o->f, cap, &s) : write_text(o->f, cap, &s, o->color);
 	ms_summary_release(&s);
-	return 0;
+	return res;
 }
 
 int ms_summary_write(FILE *out, const struct ms_capture *cap, bool json)

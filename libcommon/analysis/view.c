@@ -223,6 +223,7 @@ void ms_view_json_problem_rows(struct ms_json *j, const struct ms_capture *cap)
 	ms_json_array_begin(j);
 	for (uint32_t i = 0; i < cap->n_problems; i++) {
 		const struct ms_cap_problem *p = &cap->problems[i];
+		const char *meaning;
 
 		ms_json_object_begin(j);
 		ms_json_key(j, "stage");
@@ -233,6 +234,11 @@ void ms_view_json_problem_rows(struct ms_json *j, const struct ms_capture *cap)
 		ms_json_uint(j, p->count);
 		ms_json_key(j, "detail");
 		ms_json_string(j, cap->strings[p->detail]);
+		/* only for the codes it knows, so that every other row stays as it was */
+		if ((meaning = ms_jit_problem_meaning(cap->strings[p->stage], cap->strings[p->code]))) {
+			ms_json_key(j, "meaning");
+			ms_json_string(j, meaning);
+		}
 		ms_json_object_end(j);
 	}
 	ms_json_array_end(j);

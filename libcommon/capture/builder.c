@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "capture/builder.h"
+#include "capture/funcs.h"
 #include "capture/intervals.h"
 #include "util/hashindex.h"
 #include "util/radix.h"
@@ -726,19 +727,19 @@ static bool module_same(const struct ms_cap_module *a, const struct ms_cap_modul
 
 /*
  * What is wrong with a module record's base (stream minor 5), or NULL: a
- * perf-map module's range lies in the address space, and no other kind
- * has one. capture.h holds every row to it.
+ * perf-map or jit-object module's range lies in the address space, and no
+ * other kind has one. capture.h holds every row to it.
  */
 static const char *module_base_wrong(const struct ms_module *m)
 {
-	if (m->kind != MS_MODULE_PERF_MAP)
-		return m->base ? "has a base, which only a perf-map module has" : NULL;
+	if (!ms_module_kind_has_base(m->kind))
+		return m->base ? "has a base, which only perf-map and jit-object modules have" : NULL;
 	if (!m->base)
-		return "is a perf-map module without a base";
+		return "without a base";
 	if (!m->size)
-		return "is a perf-map module of size 0";
+		return "of size 0";
 	if (m->base > UINT64_MAX - m->size)
-		return "is a perf-map module whose range passes the end of the address space";
+		return "whose range passes the end of the address space";
 	return NULL;
 }
 
@@ -753,8 +754,11 @@ int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_modu
 	if (b->failed)
 		return -1;
 	if ((wrong = module_base_wrong(m))) {
-		snprintf(msg, sizeof(msg), "module record %u (kind %u, base 0x%" PRIx64
-			 ", size %" PRIu64 ") %s", m->id, m->kind, m->base, m->size, wrong);
+		bool ranged = ms_module_kind_has_base(m->kind);
+
+		snprintf(msg, sizeof(msg), "module record %u (kind %u, base 0x%" PRIx64 ", size %"
+			 PRIu64 ") %s%s%s%s", m->id, m->kind, m->base, m->size, ranged ? "is a " : "",
+			 ranged ? ms_module_kind_name(m->kind) : "", ranged ? " module " : "", wrong);
 		return fail(b, msg);
 	}
 	memset(&cm, 0, sizeof(cm));
@@ -2564,7 +2568,7 @@ static int cmp_perf_maps(const void *x, const void *y)
 	return a < c ? -1 : a > c;
 }
 
-/* Perf-map rows by pid; they, or a perf-map module, make the capture 1.6. */
+/* Perf-map rows by pid; they, or a perf-map or jit-object module, make the capture 1.6. */
 static void seal_perf_maps(struct ms_capture_builder *b, struct ms_capture *cap)
 {
 	uint32_t i;
@@ -2577,7 +2581,7 @@ static void seal_perf_maps(struct ms_capture_builder *b, struct ms_capture *cap)
 		b->n_perf_maps = b->alloc_perf_maps = 0;
 	}
 	for (i = 0; i < cap->n_modules; i++)
-		if (cap->modules[i].kind == MS_MODULE_PERF_MAP)
+		if (ms_module_kind_has_base(cap->modules[i].kind))
 			break;
 	if ((cap->n_perf_maps || i < cap->n_modules) && cap->minor < MS_CAPTURE_MINOR_JIT)
 		cap->minor = MS_CAPTURE_MINOR_JIT;

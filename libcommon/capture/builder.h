@@ -29,16 +29,16 @@
  *    by fork takes its parent's name until it gets one of its own;
  *  - task (fork or exit): makes the thread known;
  *  - module: describes the stream's module id (the first description wins;
- *    a different one later is counted as a problem); a perf-map module
- *    keeps its base (minor 6). A record whose base breaks capture.h's
- *    rule (a perf-map module without a base or size, a range past the
- *    address space, a base on another kind) fails the builder with a
- *    message;
+ *    a different one later is counted as a problem); a perf-map or
+ *    jit-object module keeps its base (minor 6). A record whose base
+ *    breaks capture.h's rule (such a module without a base or size, a
+ *    range past the address space, a base on another kind) fails the
+ *    builder with a message;
  *  - jit_read: the perf-map setting of its pid (capture.h:
  *    ms_cap_perf_map): the last record of a pid replaces the earlier
  *    ones, whose counts it includes. A status it does not know or an err
  *    above MS_CAP_ERRNO_MAX fails the builder with a message. Any row,
- *    or a perf-map module, makes the capture 1.6;
+ *    or a perf-map or jit-object module, makes the capture 1.6;
  *  - frame: what symbolization found for (module, address); it applies to
  *    every frame at that address whatever its flags (first fact wins);
  *  - frame fallback: a fact that stands in where the stream's own fact for

@@ -149,12 +149,17 @@ void ms_capture_span(const struct ms_capture *cap, uint64_t *start, uint64_t *en
 	*end = cap->end_time;
 }
 
+bool ms_module_kind_has_base(uint32_t kind)
+{
+	return kind == MS_MODULE_PERF_MAP || kind == MS_MODULE_JIT_OBJECT;
+}
+
 bool ms_capture_has_jit(const struct ms_capture *cap)
 {
 	if (cap->n_perf_maps)
 		return true;
 	for (uint32_t i = 0; i < cap->n_modules; i++)
-		if (cap->modules[i].kind == MS_MODULE_PERF_MAP)
+		if (ms_module_kind_has_base(cap->modules[i].kind))
 			return true;
 	return false;
 }

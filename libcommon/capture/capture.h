@@ -32,9 +32,9 @@
  *    their missing value says (ms_cap_interval); evidence rows hold a
  *    cause < MS_CAUSE_COUNT, known sources only, and preempt 0 or 1;
  *    intervals exist only with MS_CAPTURE_OFF_CPU;
- *  - modules (minor 6): a module of kind MS_MODULE_PERF_MAP has a base
- *    not 0, a size not 0, and base + size fits in 64 bits; every other
- *    module's base is 0;
+ *  - modules (minor 6): a module of kind MS_MODULE_PERF_MAP or
+ *    MS_MODULE_JIT_OBJECT has a base not 0, a size not 0, and base + size
+ *    fits in 64 bits; every other module's base is 0;
  *  - perf-map rows (minor 6) are sorted by strictly increasing pid, each
  *    path a string, each status an enum ms_jit_read_status, each err at
  *    most MS_CAP_ERRNO_MAX;
@@ -56,7 +56,7 @@
 /*
  * The newest minor this code reads and writes. A capture is written as
  * the oldest minor that holds it: 1.6 when it holds JIT data (a perf-map
- * module or a process's perf-map setting), 1.5 when it has off-CPU intervals
+ * or jit-object module, or a process's perf-map setting), 1.5 when it has off-CPU intervals
  * (MS_CAPTURE_OFF_CPU), 1.4 when it has loss rows, else 1.3
  * when it has duty rows (MS_CAPTURE_DUTY), else 1.2 when a sample's count
  * is not 1 (MS_CAPTURE_WEIGHTED), else 1.1, so a recording that lost
@@ -66,8 +66,8 @@
  * totals, which stay the truth (it only lacks the times). JIT data needs
  * none either: a reader before 1.6 skips the perf-map section and the
  * modules' base (rows grew to 80 bytes, which it skips), and shows a
- * perf-map module as one of an unknown kind, whose frames keep the names
- * the recording gave them.
+ * perf-map or jit-object module as one of an unknown kind, whose frames
+ * keep the names the recording gave them.
  */
 #define MS_CAPTURE_MINOR 6
 #define MS_CAPTURE_MINOR_JIT 6
@@ -136,7 +136,8 @@ const char *ms_cap_module_status_name(uint32_t status);
 
 struct ms_cap_module {
 	uint32_t path;		/* string: a hint, never identity; a perf-map
-				   module's is its map's */
+				   module's is its map's, a jit-object
+				   module's "[jit-object 0xENTRY]" */
 	uint32_t kind;		/* enum ms_module_kind (stream/records.h) */
 	uint32_t build_id_len;
 	uint8_t build_id[20];
@@ -164,9 +165,9 @@ struct ms_cap_module {
 	uint32_t status;
 	uint32_t status_reason;
 	/*
-	 * Minor 6: a perf-map module's start in the process (its range is
-	 * [base, base + size), and its frames' addresses are absolute, as
-	 * anonymous ones); 0 for every other kind.
+	 * Minor 6: a perf-map or jit-object module's start in the process
+	 * (its range is [base, base + size), and its frames' addresses are
+	 * absolute, as anonymous ones); 0 for every other kind.
 	 */
 	uint64_t base;
 };
@@ -468,10 +469,12 @@ uint64_t ms_capture_sample_count(const struct ms_capture *cap);
  */
 void ms_capture_span(const struct ms_capture *cap, uint64_t *start, uint64_t *end);
 /*
- * Whether cap holds JIT data (a perf-map module or a perf-map row): what
- * makes a capture of minor 6.
+ * Whether cap holds JIT data (a perf-map or jit-object module, or a
+ * perf-map row): what makes a capture of minor 6.
  */
 bool ms_capture_has_jit(const struct ms_capture *cap);
+/* Whether modules of kind have a base (perf-map, jit-object: their range in the process). */
+bool ms_module_kind_has_base(uint32_t kind);
 /* The perf-map row of pid, or NULL. */
 const struct ms_cap_perf_map *ms_capture_perf_map(const struct ms_capture *cap, uint32_t pid);
 /* Info value by key, or NULL / false when absent. */

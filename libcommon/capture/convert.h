@@ -4,8 +4,8 @@
  *
  * ms_capture_from_stream() reads every record of a stream into the builder
  * (capture/builder.h says what each kind becomes). Kinds a capture v1 does
- * not hold (sample, mmap, attr, raw, round, jit-func, and kinds this build
- * does not know) are counted into info "ignored-records.KIND". A malformed record
+ * not hold (sample, mmap, attr, raw, round, jit-func, jit-object, and kinds
+ * this build does not know) are counted into info "ignored-records.KIND". A malformed record
  * ends it. ms_capture_stage() is the same as ms-capture's stage, which
  * writes the capture to a file.
  *
@@ -13,7 +13,7 @@
  * ms_capture_from_stream() turns into the same capture, byte for byte:
  * header, INFO per info row, TARGET (when info has a text "command" and a
  * numeric "pid"; argv is "command" split at each space), TARGET_EXIT,
- * MODULE per module (id = its index; a perf-map one with its base),
+ * MODULE per module (id = its index; a perf-map or jit-object one with its base),
  * JIT_READ per perf-map row (its process's setting), FRAME per symbolized (module,
  * address) with its inline chain as lines, COMM per thread, STACK per
  * sample row with a DUTY per duty row and a LOST per loss row among them

@@ -31,6 +31,7 @@ const char *ms_module_kind_name(uint32_t kind)
 	case MS_MODULE_VDSO: return "vdso";
 	case MS_MODULE_ANON: return "anon";
 	case MS_MODULE_PERF_MAP: return "perf-map";
+	case MS_MODULE_JIT_OBJECT: return "jit-object";
 	default: return "unknown";
 	}
 }
@@ -41,6 +42,13 @@ const char *ms_module_label(const struct ms_capture *cap, uint32_t m)
 
 	if (m == MS_NONE || m >= cap->n_modules)
 		return "[unknown]";
+	/*
+	 * A jit-object module's path holds its entry's address, which differs
+	 * from run to run: its kind, so that its functions are the same keys
+	 * in every run (ms-analyze diff) and its unnamed frames read as JIT code.
+	 */
+	if (cap->modules[m].kind == MS_MODULE_JIT_OBJECT)
+		return "[jit-object]";
 	base = ms_module_basename(cap, m);
 	if (*base)
 		return base;

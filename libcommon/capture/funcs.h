@@ -29,8 +29,10 @@
  *   - named:            "burn_60"
  *   - unnamed:          "MODULE+0x1a2b", MODULE the basename of the module's
  *                       path hint, or its kind ("[anon]", "[vdso]",
- *                       "[kernel]", "[no path]" for a file) when it has no
- *                       path;
+ *                       "[kernel]", "[perf-map]", "[no path]" for a file)
+ *                       when it has no path; "[jit-object]" for a
+ *                       jit-object module always (its path, "[jit-object
+ *                       0xENTRY]", holds an address of one run);
  *   - in no module:     "[no module] 0x1a2b", for a frame with no module
  *                       or one of kind MS_MODULE_UNKNOWN (where ms-unwind
  *                       puts addresses in no mapping).
@@ -75,7 +77,7 @@ uint32_t ms_frame_chain_len(const struct ms_cap_frame *fr);
  * lines): what "unsymbolized" means in every view.
  */
 bool ms_frame_unnamed(const struct ms_capture *cap, const struct ms_cap_frame *fr);
-/* A module kind's name: "file", "kernel", "vdso", "anon", "perf-map", or "unknown". */
+/* A module kind's name: "file", "kernel", "vdso", "anon", "perf-map", "jit-object", or "unknown". */
 const char *ms_module_kind_name(uint32_t kind);
 /* Basename of module m's path hint; "" for MS_NONE or no path. */
 const char *ms_module_basename(const struct ms_capture *cap, uint32_t m);

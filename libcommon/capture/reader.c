@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "capture/format.h"
+#include "capture/funcs.h"
 #include "capture/internal.h"
 #include "stream/records.h"
 #include "util/error.h"
@@ -406,22 +407,22 @@ static int decode_info(struct load *l)
 }
 
 /*
- * A module's base (minor 6): a perf-map module's range lies in the
- * address space, every other module's base is 0. NULL when m is right,
- * else what is wrong.
+ * A module's base (minor 6): a perf-map or jit-object module's range lies
+ * in the address space, every other module's base is 0. NULL when m is
+ * right, else what is wrong, said after "a KIND module".
  */
 static const char *module_base_wrong(const struct ms_cap_module *m, uint32_t minor)
 {
-	if (m->kind != MS_MODULE_PERF_MAP)
-		return m->base ? "a base, which only a perf-map module has" : NULL;
+	if (!ms_module_kind_has_base(m->kind))
+		return m->base ? "with a base, which only perf-map and jit-object modules have" : NULL;
 	if (minor < MS_CAPTURE_MINOR_JIT)
-		return "kind perf-map, which came with format 1.6";
+		return "in a file before format 1.6, which brought the kind";
 	if (!m->base)
-		return "a perf-map module without a base";
+		return "without a base";
 	if (!m->size)
-		return "a perf-map module of size 0";
+		return "of size 0";
 	if (m->base > UINT64_MAX - m->size)
-		return "a perf-map module whose range passes the end of the address space";
+		return "whose range passes the end of the address space";
 	return NULL;
 }
 
@@ -438,7 +439,8 @@ static int decode_modules(struct load *l)
 		return -1;
 	/*
 	 * The base came with 1.6, whose writer makes rows of 80 bytes when the
-	 * file holds JIT data; shorter rows hold none, so no perf-map module.
+	 * file holds JIT data; shorter rows hold none, so no perf-map or
+	 * jit-object module.
 	 */
 	base = cap->minor >= MS_CAPTURE_MINOR_JIT && size >= MS_CAPF_ROW_MODULES_1_6;
 	cap->n_modules = n;
@@ -467,8 +469,10 @@ static int decode_modules(struct load *l)
 		if (base)
 			m->base = ms_get_u64(p + 72);
 		if ((wrong = module_base_wrong(m, cap->minor)))
-			return bad(l, "modules", "row %u: %s (base 0x%" PRIx64 ", size %" PRIu64 ")",
-				   i, wrong, m->base, m->size);
+			return bad(l, "modules", "row %u: a%s %s module %s (base 0x%" PRIx64
+				   ", size %" PRIu64 ")", i, m->kind == MS_MODULE_ANON ||
+				   m->kind == MS_MODULE_UNKNOWN ? "n" : "", ms_module_kind_name(m->kind),
+				   wrong, m->base, m->size);
 	}
 	return 0;
 }

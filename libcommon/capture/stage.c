@@ -212,9 +212,9 @@ static int on_interval(void *ctx, struct ms_stage_io *io, const struct ms_record
 }
 
 /*
- * Sample, switch-out, tracepoint, jit-func (ms-unwind made its modules and
- * frame facts), mmap, attr, raw, round and kinds from later versions:
- * counted.
+ * Sample, switch-out, tracepoint, jit-func and jit-object (ms-unwind made
+ * their modules and frame facts), mmap, attr, raw, round and kinds from
+ * later versions: counted.
  */
 static int on_ignored(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {

@@ -366,14 +366,14 @@ static void check_invariants(const struct ms_capture *cap)
 		       (p->end == x->end && p->stack <= x->stack))))));
 	}
 	/*
-	 * JIT data (1.6, no flag): a perf-map module's range in the address
-	 * space and no base on any other; perf-map rows one per pid, sorted,
-	 * each a known status and an errno
+	 * JIT data (1.6, no flag): a perf-map or jit-object module's range in
+	 * the address space and no base on any other; perf-map rows one per
+	 * pid, sorted, each a known status and an errno
 	 */
 	for (i = 0; i < cap->n_modules; i++) {
 		const struct ms_cap_module *m = &cap->modules[i];
 
-		if (m->kind == MS_MODULE_PERF_MAP)
+		if (ms_module_kind_has_base(m->kind))
 			CHECK(cap->minor >= MS_CAPTURE_MINOR_JIT && m->base && m->size &&
 			      m->base <= UINT64_MAX - m->size);
 		else

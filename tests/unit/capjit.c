@@ -1,10 +1,11 @@
 /*
  * capjit: print a capture's JIT data one fact a line, for the bats tests:
  *
- *   capjit FILE        the perf-map modules and perf-map settings of
- *                      capture FILE, in its order
- *   capjit --stream    the perf-map module and jit-read records of the
- *                      stream on stdin (what ms-capture --dump writes)
+ *   capjit FILE        the perf-map and jit-object modules and perf-map
+ *                      settings of capture FILE, in its order
+ *   capjit --stream    the perf-map and jit-object module and jit-read
+ *                      records of the stream on stdin (what ms-capture
+ *                      --dump writes)
  *
  * Lines (numbers in decimal, base in hex):
  *   module PATH 0xBASE SIZE
@@ -50,7 +51,7 @@ static int from_stream(void)
 		if (rec.kind == MS_REC_MODULE) {
 			if (ms_module_unpack(&rec, &m) < 0)
 				break;
-			if (m.kind == MS_MODULE_PERF_MAP)
+			if (ms_module_kind_has_base(m.kind))
 				module_line(m.path.ptr, m.path.len, m.base, m.size);
 		} else if (rec.kind == MS_REC_JIT_READ) {
 			uint64_t n[7];
@@ -85,7 +86,7 @@ int main(int argc, char **argv)
 		const struct ms_cap_module *m = &cap->modules[i];
 		const char *path = cap->strings[m->path];
 
-		if (m->kind == MS_MODULE_PERF_MAP)
+		if (ms_module_kind_has_base(m->kind))
 			module_line(path, strlen(path), m->base, m->size);
 	}
 	for (i = 0; i < cap->n_perf_maps; i++) {

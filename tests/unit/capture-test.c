@@ -588,8 +588,8 @@ static void assert_invariants(const struct ms_capture *cap)
 
 		assert_true(m->path < cap->n_strings);
 		assert_true(m->build_id_len <= 20);
-		/* minor 6: a perf-map module's range is in the address space, no other has one */
-		if (m->kind == MS_MODULE_PERF_MAP)
+		/* minor 6: a perf-map or jit-object module's range is in the address space, no other has one */
+		if (ms_module_kind_has_base(m->kind))
 			assert_true(m->base && m->size && m->base <= UINT64_MAX - m->size);
 		else
 			assert_int_equal(m->base, 0);
@@ -4370,8 +4370,8 @@ static void test_jit_builder_refusals(void **state)
 	refuse_module(MS_MODULE_PERF_MAP, 0, 0x40, "perf-map module without a base");
 	refuse_module(MS_MODULE_PERF_MAP, 0x10000, 0, "perf-map module of size 0");
 	refuse_module(MS_MODULE_PERF_MAP, UINT64_MAX - 0xf, 0x20, "passes the end of the address");
-	refuse_module(MS_MODULE_ANON, 0x10000, 0x40, "only a perf-map module has");
-	refuse_module(MS_MODULE_FILE, 1, 0x40, "only a perf-map module has");
+	refuse_module(MS_MODULE_ANON, 0x10000, 0x40, "only perf-map and jit-object modules have");
+	refuse_module(MS_MODULE_FILE, 1, 0x40, "only perf-map and jit-object modules have");
 	refuse_jit_read(jit_read(9, 1, S("/tmp/perf-9.map"), MS_JIT_READ_STATUS_COUNT, 0, 0, 0, 0,
 				 0, 0, 0), "status 5 (0 to 4)");
 	refuse_jit_read(jit_read(9, 1, S("/tmp/perf-9.map"), MS_JIT_READ_FAILED, 4096, 0, 0, 0, 0,
@@ -4414,7 +4414,8 @@ static void test_jit_refused(void **state)
 	refuse_jit_edited(pm_base_zero, "section 'modules'", "row 2: a perf-map module without a base");
 	refuse_jit_edited(pm_size_zero, "section 'modules'", "row 2: a perf-map module of size 0");
 	refuse_jit_edited(pm_past_end, "section 'modules'", "passes the end of the address space");
-	refuse_jit_edited(file_with_base, "section 'modules'", "row 0: a base, which only a perf-map");
+	refuse_jit_edited(file_with_base, "section 'modules'", "row 0: a file module with a base, "
+			  "which only perf-map");
 	refuse_jit_edited(pm_pid_order, "section 'perf-maps'", "row 2: pid 200 is not after pid 200");
 	refuse_jit_edited(pm_status, "section 'perf-maps'", "row 1: status 9 (0 to 4)");
 	refuse_jit_edited(pm_err, "section 'perf-maps'", "row 3: err 70000 is no errno");
@@ -4430,7 +4431,7 @@ static void test_jit_refused(void **state)
 	free(bad);
 	free(f.s[--f.n].raw);	/* the last section: perf-maps */
 	bad = assemble(&f, &blen);
-	expect_refused(bad, blen, "section 'modules'", "row 1: kind perf-map, which came with "
+	expect_refused(bad, blen, "section 'modules'", "row 1: a perf-map module in a file before "
 		       "format 1.6", NULL);
 	free(bad);
 	release_file(&f);
@@ -4618,6 +4619,276 @@ static void test_jit_stream_refused(void **state)
 	}
 }
 
+/* ---- jit-object modules (minor 6): objects registered through the GDB JIT interface ---- */
+
+#define JO_TEXT_A 0x7f2000001000ull
+#define JO_TEXT_B 0x7f2000009000ull
+
+static void feed_ranged_module(struct ms_capture_builder *b, uint32_t id, uint32_t kind,
+			       struct ms_str path, uint64_t base, uint64_t size)
+{
+	struct ms_module m;
+
+	memset(&m, 0, sizeof(m));
+	m.id = id;
+	m.kind = kind;
+	m.path = path;
+	m.base = base;
+	m.size = size;
+	assert_int_equal(ms_capture_builder_module(b, &m), 0);
+}
+
+/*
+ * A recording of lli: the interpreter's file module, two jit-object
+ * modules (one object each, as ms-unwind makes them) named from their
+ * symbols, one unnamed address in an object (a pc in no symbol), and a
+ * perf-map module beside them; the frame facts in either order.
+ */
+static struct ms_capture *make_jit_object_capture(bool reversed)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap;
+	struct ms_frame unnamed = { .module = 2, .address = JO_TEXT_B + 0x30,
+				    .reason = MS_SYM_NO_SYMBOL };
+
+	assert_non_null(b);
+	feed_header(b);
+	feed_module(b, 0, MS_MODULE_FILE, S("/usr/bin/lli"));
+	feed_ranged_module(b, 1, MS_MODULE_JIT_OBJECT, S("[jit-object 0x55d0c0a02e80]"),
+			   JO_TEXT_A, 0x21);
+	feed_ranged_module(b, 2, MS_MODULE_JIT_OBJECT, S("[jit-object 0x55d0c0a02f00]"),
+			   JO_TEXT_B, 0x40);
+	feed_ranged_module(b, 3, MS_MODULE_PERF_MAP, S("/tmp/perf-100.map"), PM_BASE_C, 0x100);
+	if (reversed) {
+		feed_frame(b, 3, PM_BASE_C + 0x20, S("py::h:/srv/other.py"), PM_BASE_C);
+		assert_int_equal(ms_capture_builder_frame(b, &unnamed), 0);
+		feed_frame(b, 2, JO_TEXT_B + 0x8, S("outer"), JO_TEXT_B);
+		feed_frame(b, 1, JO_TEXT_A + 0x11, S("leaf"), JO_TEXT_A);
+		feed_frame(b, 0, 0x500, S("main"), 0x480);
+	} else {
+		feed_frame(b, 0, 0x500, S("main"), 0x480);
+		feed_frame(b, 1, JO_TEXT_A + 0x11, S("leaf"), JO_TEXT_A);
+		feed_frame(b, 2, JO_TEXT_B + 0x8, S("outer"), JO_TEXT_B);
+		assert_int_equal(ms_capture_builder_frame(b, &unnamed), 0);
+		feed_frame(b, 3, PM_BASE_C + 0x20, S("py::h:/srv/other.py"), PM_BASE_C);
+	}
+	feed_stack(b, 100, 1000, 0, 3, 1u, (uint64_t)JO_TEXT_A + 0x11, 2u,
+		   (uint64_t)JO_TEXT_B + 0x8, 0u, (uint64_t)0x500);
+	feed_stack(b, 100, 2000, 0, 2, 2u, (uint64_t)JO_TEXT_B + 0x30, 0u, (uint64_t)0x500);
+	feed_stack(b, 101, 2100, 1, 2, 3u, (uint64_t)PM_BASE_C + 0x20, 0u, (uint64_t)0x500);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	return cap;
+}
+
+/* Each object's module with its range, named from its facts; 1.6 without a perf-map row. */
+static void test_jit_object_tables(void **state)
+{
+	struct ms_capture *cap = make_jit_object_capture(false);
+
+	assert_int_equal(cap->minor, 6);
+	assert_int_equal(cap->flags, 0);
+	assert_true(ms_capture_has_jit(cap));
+	assert_int_equal(cap->n_perf_maps, 0);
+	assert_int_equal(cap->n_modules, 4);
+	assert_int_equal(cap->modules[0].base, 0);
+	assert_int_equal(cap->modules[1].kind, MS_MODULE_JIT_OBJECT);
+	assert_int_equal(cap->modules[1].base, JO_TEXT_A);
+	assert_int_equal(cap->modules[1].size, 0x21);
+	assert_string_equal(cap->strings[cap->modules[1].path], "[jit-object 0x55d0c0a02e80]");
+	assert_int_equal(cap->modules[2].kind, MS_MODULE_JIT_OBJECT);
+	assert_int_equal(cap->modules[2].base, JO_TEXT_B);
+	assert_int_equal(cap->modules[3].kind, MS_MODULE_PERF_MAP);
+	/* named from its symbols: ok; the one with an address in no symbol: partial */
+	assert_int_equal(cap->modules[1].status, MS_CAP_MODULE_OK);
+	assert_int_equal(cap->modules[2].status, MS_CAP_MODULE_PARTIAL);
+	assert_string_equal(stack_path(cap, cap->samples[0].stack), "main;outer;leaf");
+	assert_int_equal(cap->n_problems, 0);
+	assert_invariants(cap);
+	ms_capture_free(cap);
+}
+
+/* The same facts in another order: the same file; rows of 80 bytes; loads back the same. */
+static void test_jit_object_deterministic(void **state)
+{
+	struct ms_capture *a = make_jit_object_capture(false), *b = make_jit_object_capture(true);
+	struct ms_capture *back;
+	unsigned char *ba, *bb;
+	size_t la, lb;
+	struct tfile f;
+
+	encode(a, &ba, &la);
+	encode(b, &bb, &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ba, bb, la);
+	parse_file(ba, la, &f);
+	assert_int_equal(f.minor, 6);
+	assert_int_equal(ms_get_u32(section(&f, MS_CAPF_MODULES)->raw + 4), MS_CAPF_ROW_MODULES_1_6);
+	for (uint32_t i = 0; i < f.n; i++)
+		assert_true(f.s[i].id != MS_CAPF_PERF_MAPS);
+	release_file(&f);
+	back = ms_capture_load_buffer(ba, la, "t.msc");
+	assert_non_null(back);
+	assert_invariants(back);
+	assert_same_capture(a, back);
+	assert_int_equal(back->modules[1].base, JO_TEXT_A);
+	ms_capture_free(back);
+	free(ba);
+	free(bb);
+	ms_capture_free(a);
+	ms_capture_free(b);
+}
+
+/* Dumped (each jit-object module with its base) and captured again: the same file, byte for byte. */
+static void test_jit_object_dump_round_trip(void **state)
+{
+	struct ms_capture *cap = make_jit_object_capture(false);
+
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
+/* A jit-object module alone makes the capture 1.6, and only JIT data does. */
+static void test_jit_object_makes_1_6(void **state)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap;
+	unsigned char *buf;
+	size_t len;
+	struct tfile f;
+
+	feed_header(b);
+	feed_ranged_module(b, 0, MS_MODULE_JIT_OBJECT, S("[jit-object 0x1000]"), 0x10000, 1);
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	assert_int_equal(cap->minor, 6);
+	encode(cap, &buf, &len);
+	parse_file(buf, len, &f);
+	assert_int_equal(f.minor, 6);
+	assert_int_equal(ms_get_u32(section(&f, MS_CAPF_MODULES)->raw + 4), MS_CAPF_ROW_MODULES_1_6);
+	release_file(&f);
+	free(buf);
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
+static void test_jit_object_builder_refusals(void **state)
+{
+	refuse_module(MS_MODULE_JIT_OBJECT, 0, 0x40, "is a jit-object module without a base");
+	refuse_module(MS_MODULE_JIT_OBJECT, 0x10000, 0, "is a jit-object module of size 0");
+	refuse_module(MS_MODULE_JIT_OBJECT, UINT64_MAX - 0xf, 0x20,
+		      "is a jit-object module whose range passes the end of the address space");
+	refuse_module(MS_MODULE_JIT_OBJECT, UINT64_MAX - 0xf, 0x10, "whose range passes the end");
+}
+
+/* Damage to make_jit_object_capture()'s jit-object module, written as it is and refused on load. */
+static void jo_base_zero(struct ms_capture *c) { c->modules[1].base = 0; }
+static void jo_size_zero(struct ms_capture *c) { c->modules[2].size = 0; }
+static void jo_past_end(struct ms_capture *c) { c->modules[2].base = UINT64_MAX - 0x3f; }
+static void kernel_with_base(struct ms_capture *c) { c->modules[0].kind = MS_MODULE_KERNEL; c->modules[0].base = 1; }
+
+static void refuse_jit_object_edited(void (*edit)(struct ms_capture *), const char *what)
+{
+	struct ms_capture *cap = make_jit_object_capture(false);
+	unsigned char *buf;
+	size_t len;
+
+	edit(cap);
+	encode(cap, &buf, &len);
+	expect_refused(buf, len, "section 'modules'", what, NULL);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+static void test_jit_object_refused(void **state)
+{
+	struct ms_capture *cap = make_jit_object_capture(false);
+	unsigned char *buf, *bad;
+	size_t len, blen;
+	struct tfile f;
+
+	refuse_jit_object_edited(jo_base_zero, "row 1: a jit-object module without a base");
+	refuse_jit_object_edited(jo_size_zero, "row 2: a jit-object module of size 0");
+	refuse_jit_object_edited(jo_past_end, "row 2: a jit-object module whose range passes the "
+				 "end of the address space");
+	refuse_jit_object_edited(kernel_with_base, "row 0: a kernel module with a base, which only "
+				 "perf-map and jit-object modules have");
+	/* a 1.5 file has no jit-object module (its rows are 80 bytes here: the base is read) */
+	encode(cap, &buf, &len);
+	parse_file(buf, len, &f);
+	f.minor = 5;
+	bad = assemble(&f, &blen);
+	expect_refused(bad, blen, "section 'modules'", "row 1: a jit-object module in a file "
+		       "before format 1.6", NULL);
+	free(bad);
+	release_file(&f);
+	free(buf);
+	ms_capture_free(cap);
+}
+
+/*
+ * From a stream as ms-unwind passes it on: the jit-object module with its
+ * base and its frames' facts; the JIT_OBJECT records ms-collect wrote
+ * (chunks and an unregistration) counted as ignored, nothing else.
+ */
+static void test_jit_object_from_stream(void **state)
+{
+	FILE *f = tmpfile();
+	struct ms_writer *w = ms_writer_open(fileno(f), "tmp", 0);
+	static const uint8_t image[16] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+	struct ms_jit_object o = { 100, 900, 0x55d0c0a02e80ull, 0x55d0c0b00000ull, 32, 0, image,
+				   16 };
+	struct ms_module m;
+	struct ms_frame fr = { .module = 1, .address = JO_TEXT_A + 0x11, .name = S("leaf"),
+			       .symbol_start = JO_TEXT_A, .reason = MS_SYM_OK };
+	struct ms_stack *st = calloc(1, sizeof(*st));
+	struct ms_capture *cap;
+	uint64_t n;
+
+	assert_non_null(w);
+	assert_int_equal(ms_writer_header(w, NULL, "ms-test", "1"), 0);
+	assert_int_equal(ms_jit_object_pack(w, &o), 0);
+	o.offset = 16;
+	assert_int_equal(ms_jit_object_pack(w, &o), 0);
+	memset(&m, 0, sizeof(m));
+	m.kind = MS_MODULE_FILE;
+	m.path = S("/usr/bin/lli");
+	assert_int_equal(ms_module_pack(w, &m), 0);
+	m.id = 1;
+	m.kind = MS_MODULE_JIT_OBJECT;
+	m.path = S("[jit-object 0x55d0c0a02e80]");
+	m.base = JO_TEXT_A;
+	m.size = 0x21;
+	assert_int_equal(ms_module_pack(w, &m), 0);
+	assert_int_equal(ms_frame_pack(w, &fr), 0);
+	st->pid = st->tid = 100;
+	st->time = 1000;
+	st->period = 1;
+	st->reason = MS_END_OUTERMOST;
+	st->n_frames = 2;
+	st->frames[0] = (struct ms_stack_frame){ 1, 0, JO_TEXT_A + 0x11 };
+	st->frames[1] = (struct ms_stack_frame){ 0, MS_FRAME_RETURN, 0x700 };
+	assert_int_equal(ms_stack_pack(w, st), 0);
+	o = (struct ms_jit_object){ 100, 2000, 0x55d0c0a02e80ull, 0, 0, 0, NULL, 0 };
+	assert_int_equal(ms_jit_object_pack(w, &o), 0);
+	assert_int_equal(ms_writer_trailer(w, true), 0);
+	assert_int_equal(ms_writer_close(w), 0);
+	free(st);
+	cap = capture_file(f);
+	fclose(f);
+	assert_non_null(cap);
+	assert_int_equal(cap->minor, 6);
+	assert_int_equal(cap->modules[1].kind, MS_MODULE_JIT_OBJECT);
+	assert_int_equal(cap->modules[1].base, JO_TEXT_A);
+	assert_int_equal(cap->modules[1].size, 0x21);
+	assert_int_equal(cap->n_perf_maps, 0);
+	assert_true(ms_capture_info_number(cap, "ignored-records.jit-object", &n));
+	assert_int_equal(n, 3);
+	assert_string_equal(stack_path(cap, cap->samples[0].stack), ";leaf");
+	assert_dump_round_trip(cap);
+	ms_capture_free(cap);
+}
+
 /* ---- the time a sample stands for (capture/weight.h) ---- */
 
 /* A sample row of a hand-made capture: only time, period and count matter. */
@@ -4778,6 +5049,13 @@ int main(void)
 		cmocka_unit_test(test_jit_later_readers),
 		cmocka_unit_test(test_jit_from_stream),
 		cmocka_unit_test(test_jit_stream_refused),
+		cmocka_unit_test(test_jit_object_tables),
+		cmocka_unit_test(test_jit_object_deterministic),
+		cmocka_unit_test(test_jit_object_dump_round_trip),
+		cmocka_unit_test(test_jit_object_makes_1_6),
+		cmocka_unit_test(test_jit_object_builder_refusals),
+		cmocka_unit_test(test_jit_object_refused),
+		cmocka_unit_test(test_jit_object_from_stream),
 		cmocka_unit_test(test_weight_without_duty),
 		cmocka_unit_test(test_weight_with_duty),
 		cmocka_unit_test(test_time_event),

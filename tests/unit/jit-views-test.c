@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "analysis/analysis.h"
+#include "analysis/analysis-internal.h"
 #include "capture/builder.h"
 #include "capture/capture.h"
 #include "capture/funcs.h"
@@ -353,6 +354,283 @@ static void test_folded_names(void **state)
 	ms_capture_free(cap);
 }
 
+/* ---- jit-object modules: objects registered through the GDB JIT interface ---- */
+
+#define JO_A 0x7f2000001000ull
+#define JO_B 0x7f2000009000ull
+
+/* A sample of pid (tid the same): (module, address) innermost first. */
+static void stack_of(struct ms_capture_builder *b, uint32_t pid, uint64_t time, uint32_t reason,
+		     uint32_t n, ...)
+{
+	struct ms_stack *s = calloc(1, sizeof(*s));
+	va_list ap;
+
+	s->pid = s->tid = pid;
+	s->time = time;
+	s->period = 1000000;
+	s->reason = reason;
+	va_start(ap, n);
+	for (uint32_t i = 0; i < n; i++) {
+		s->frames[i].module = va_arg(ap, uint32_t);
+		s->frames[i].address = va_arg(ap, uint64_t);
+		s->frames[i].flags = i ? MS_FRAME_RETURN : 0;
+	}
+	va_end(ap);
+	s->n_frames = n;
+	assert_int_equal(ms_capture_builder_stack(b, s), 0);
+	free(s);
+}
+
+static void problem(struct ms_capture_builder *b, struct ms_str stage, struct ms_str code,
+		    uint64_t count, struct ms_str detail)
+{
+	struct ms_problem p = { stage, code, count, detail };
+
+	assert_int_equal(ms_capture_builder_problem(b, &p), 0);
+}
+
+/*
+ * lli running JIT code from two registered objects (modules 1 and 2)
+ * called from the interpreter (module 0): process 100 in both objects
+ * (one sample at an address no symbol of its object covers), process 200
+ * in one; and the problems ms-collect and ms-unwind counted about them.
+ */
+static struct ms_capture *jit_object_capture(bool with_problems)
+{
+	struct ms_capture_builder *b = ms_capture_builder_new();
+	struct ms_capture *cap;
+	struct ms_frame unnamed = { .module = 1, .address = JO_A + 0x38,
+				    .reason = MS_SYM_NO_SYMBOL };
+
+	assert_non_null(b);
+	module(b, 0, MS_MODULE_FILE, S("/usr/bin/lli"), 0, 0);
+	module(b, 1, MS_MODULE_JIT_OBJECT, S("[jit-object 0x55d0c0a02e80]"), JO_A, 0x40);
+	module(b, 2, MS_MODULE_JIT_OBJECT, S("[jit-object 0x55d0c0a02f00]"), JO_B, 0x20);
+	frame(b, 0, 0x4000, S("main"));
+	frame(b, 1, JO_A + 0x11, S("leaf"));
+	frame(b, 1, JO_A + 0x2c, S("middle"));
+	assert_int_equal(ms_capture_builder_frame(b, &unnamed), 0);
+	frame(b, 2, JO_B + 0x8, S("outer"));
+	stack_of(b, 100, 1000, MS_END_OUTERMOST, 4, 1u, JO_A + 0x11, 1u, JO_A + 0x2c, 2u,
+		 JO_B + 0x8, 0u, (uint64_t)0x4000);
+	stack_of(b, 100, 2000, MS_END_OUTERMOST, 4, 1u, JO_A + 0x11, 1u, JO_A + 0x2c, 2u,
+		 JO_B + 0x8, 0u, (uint64_t)0x4000);
+	stack_of(b, 100, 3000, MS_END_NO_CFI, 1, 1u, JO_A + 0x38);
+	stack_of(b, 200, 3500, MS_END_OUTERMOST, 2, 2u, JO_B + 0x8, 0u, (uint64_t)0x4000);
+	stack_of(b, 200, 3600, MS_END_OUTERMOST, 1, 0u, (uint64_t)0x4000);
+	if (with_problems) {
+		problem(b, S("ms-collect"), S("jit-process-gone"), 2,
+			S("pid 300 ended before its JIT objects were read"));
+		problem(b, S("ms-unwind"), S("jit-object-chunks"), 1,
+			S("pid 100: the object of entry 0x55d0c0a03000 came in chunks that do not "
+			  "add up: dropped"));
+		problem(b, S("ms-decode"), S("truncated-sample"), 1, S("a sample cut short"));
+	}
+	cap = ms_capture_builder_seal(b);
+	assert_non_null(cap);
+	return cap;
+}
+
+/* The kind's name, and what every view calls its unnamed frames: the kind, not the entry. */
+static void test_jit_object_names(void **state)
+{
+	struct ms_capture *cap = jit_object_capture(false);
+	char buf[64];
+	uint32_t f;
+
+	(void)state;
+	assert_string_equal(ms_module_kind_name(MS_MODULE_JIT_OBJECT), "jit-object");
+	assert_string_equal(ms_module_label(cap, 1), "[jit-object]");
+	for (f = 0; f < cap->n_frames; f++)
+		if (cap->frames[f].address == JO_A + 0x38)
+			break;
+	assert_true(f < cap->n_frames);
+	ms_frame_label(buf, sizeof(buf), cap, &cap->frames[f]);
+	assert_string_equal(buf, "[jit-object]+0x7f2000001038");
+	ms_capture_free(cap);
+}
+
+static void test_jit_object_problems_text(void **state)
+{
+	struct ms_capture *cap = jit_object_capture(true);
+	char *text = CAPTURE_OUTPUT(ms_sym_problems_write(out, cap, false)), *part;
+
+	(void)state;
+	part = section_of(text, "[jit-object 0x55d0c0a02e80]");
+	assert_string_equal(part,
+		"[jit-object 0x55d0c0a02e80]: partial (no-symbol), 1 sample (20.0%)\n"
+		"  identity: jit-object, no build id, range 0x7f2000001000..0x7f2000001040\n"
+		"  samples   share  reason     address\n"
+		"        1   20.0%  no-symbol  0x7f2000001038\n");
+	free(part);
+	part = section_of(text, "recording problems:");
+	assert_string_equal(part,
+		"recording problems: 3 kinds the stages counted\n"
+		"  ms-collect  jit-process-gone  2  pid 300 ended before its JIT objects were read\n"
+		"    what it means: the process ended before its JIT objects were read: they lived "
+		"only in it, so the samples in their code stay unnamed and their stacks end there; "
+		"nothing can name them later (a program that runs until its samples are read is "
+		"named)\n"
+		"  ms-decode  truncated-sample  1  a sample cut short\n"
+		"  ms-unwind  jit-object-chunks  1  pid 100: the object of entry 0x55d0c0a03000 came "
+		"in chunks that do not add up: dropped\n"
+		"    what it means: ms-unwind could not use a JIT object the recording read, as the "
+		"detail says (the object is dropped, or the part of it named there): the code it "
+		"would have named has no names and stacks end in it\n");
+	free(part);
+	free(text);
+	ms_capture_free(cap);
+}
+
+static void test_jit_object_problems_json(void **state)
+{
+	struct ms_capture *cap = jit_object_capture(true);
+	char *text = CAPTURE_OUTPUT(ms_sym_problems_write(out, cap, true));
+
+	(void)state;
+	assert_non_null(strstr(text,
+		"{\"path\":\"[jit-object 0x55d0c0a02e80]\",\"kind\":\"jit-object\",\"build_id\":\"\","
+		"\"dev_major\":0,\"dev_minor\":0,\"inode\":0,\"size\":64,\"mtime\":0,"
+		"\"status\":\"partial\",\"reason\":\"no-symbol\",\"samples\":1,\"addresses\":["
+		"{\"address\":\"0x7f2000001038\",\"reason\":\"no-symbol\",\"samples\":1}]}"));
+	assert_non_null(strstr(text,
+		"{\"stage\":\"ms-collect\",\"code\":\"jit-process-gone\",\"count\":2,\"detail\":\"pid "
+		"300 ended before its JIT objects were read\",\"meaning\":\"the process ended before "
+		"its JIT objects were read: "));
+	/* a row of another code has no meaning key: its JSON is what it was */
+	assert_non_null(strstr(text,
+		"{\"stage\":\"ms-decode\",\"code\":\"truncated-sample\",\"count\":1,\"detail\":\"a "
+		"sample cut short\"}"));
+	assert_non_null(strstr(text, "\"code\":\"jit-object-chunks\",\"count\":1,\"detail\":\"pid "
+				     "100: the object of entry 0x55d0c0a03000 came in chunks that do "
+				     "not add up: dropped\",\"meaning\":\"ms-unwind could not use"));
+	assert_null(strstr(text, "perf_maps"));
+	free(text);
+	ms_capture_free(cap);
+}
+
+/* Every code of the GDB JIT interface has its sentence; others have none. */
+static void test_jit_problem_meanings(void **state)
+{
+	static const char *const collect[] = {
+		"jit-descriptor-unreadable", "jit-descriptor-version", "jit-object-too-large",
+		"jit-object-unreadable", "jit-objects-max", "jit-object-not-elf", "jit-process-gone",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(collect) / sizeof(collect[0]); i++) {
+		const char *m = ms_jit_problem_meaning("ms-collect", collect[i]);
+
+		assert_non_null(m);
+		/* each says what the profile lost */
+		assert_non_null(strstr(m, "no names") ? m : strstr(m, "unnamed"));
+	}
+	assert_non_null(ms_jit_problem_meaning("ms-unwind", "jit-object-bad-elf"));
+	assert_null(ms_jit_problem_meaning("ms-unwind", "jit-bad-rows"));
+	assert_null(ms_jit_problem_meaning("ms-decode", "jit-process-gone"));
+	assert_null(ms_jit_problem_meaning("ms-collect", "jit-read-deferred"));
+}
+
+static void test_jit_object_summary(void **state)
+{
+	struct ms_capture *cap = jit_object_capture(false);
+	char *text = CAPTURE_OUTPUT(ms_summary_write(out, cap, false)), *part;
+
+	(void)state;
+	part = section_of(text, "jit objects:");
+	*strstr(part, "threads:") = '\0';
+	assert_string_equal(part,
+		"jit objects: pid 100: 2 objects sampled, 3 samples in their code\n"
+		"             pid 200: 1 object sampled, 1 sample in their code\n");
+	free(part);
+	free(text);
+	text = CAPTURE_OUTPUT(ms_summary_write(out, cap, true));
+	assert_non_null(strstr(text,
+		",\"jit_objects\":[{\"pid\":100,\"objects\":2,\"samples\":3},"
+		"{\"pid\":200,\"objects\":1,\"samples\":1}],\"budget\":null,"));
+	free(text);
+	ms_capture_free(cap);
+	/* a capture without jit-object modules says nothing of them */
+	cap = jit_capture(true);
+	text = CAPTURE_OUTPUT(ms_summary_write(out, cap, false));
+	assert_null(strstr(text, "jit objects"));
+	free(text);
+	text = CAPTURE_OUTPUT(ms_summary_write(out, cap, true));
+	assert_null(strstr(text, "jit_objects"));
+	free(text);
+	ms_capture_free(cap);
+}
+
+/* pprof: each object a mapping over its range, named by its path, claiming its functions. */
+static void test_jit_object_pprof(void **state)
+{
+	struct ms_capture *cap = jit_object_capture(false);
+	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
+	Perftools__Profiles__Profile *p;
+	const Perftools__Profiles__Mapping *m = NULL;
+	unsigned char *raw;
+	size_t len, plen;
+	bool named = false;
+	char *gz;
+
+	(void)state;
+	gz = CAPTURE_OUTPUT(ms_export(out, cap, MS_FORMAT_PPROF, &o));
+	len = membuf_len;
+	raw = gunzip_mem((unsigned char *)gz, len, &plen);
+	p = perftools__profiles__profile__unpack(NULL, plen, raw);
+	assert_non_null(p);
+	assert_int_equal(p->n_mapping, 3);
+	for (size_t i = 0; i < p->n_mapping; i++)
+		if (!strcmp(p->string_table[p->mapping[i]->filename], "[jit-object 0x55d0c0a02e80]"))
+			m = p->mapping[i];
+	assert_non_null(m);
+	assert_int_equal(m->memory_start, JO_A);
+	assert_int_equal(m->memory_limit, JO_A + 0x40);
+	assert_true(m->has_functions);
+	for (size_t i = 0; i < p->n_location; i++) {
+		const Perftools__Profiles__Location *l = p->location[i];
+
+		if (l->mapping_id != m->id)
+			continue;
+		assert_true(l->address >= m->memory_start && l->address < m->memory_limit);
+		assert_int_equal(l->n_line, 1);
+		for (size_t k = 0; k < p->n_function; k++)
+			if (p->function[k]->id == l->line[0]->function_id &&
+			    !strcmp(p->string_table[p->function[k]->name], "leaf"))
+				named = true;
+	}
+	assert_true(named);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+	ms_capture_free(cap);
+}
+
+/* Folded and speedscope name the objects' frames from their facts; the unnamed one by its kind. */
+static void test_jit_object_folded_speedscope(void **state)
+{
+	struct ms_capture *cap = jit_object_capture(false);
+	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
+	char *text;
+
+	(void)state;
+	text = CAPTURE_OUTPUT(ms_export(out, cap, MS_FORMAT_FOLDED, &o));
+	assert_string_equal(text,
+		"[truncated: no-cfi];[jit-object]+0x7f2000001038 1\n"
+		"main 1\n"
+		"main;outer 1\n"
+		"main;outer;middle;leaf 2\n");
+	free(text);
+	text = CAPTURE_OUTPUT(ms_export(out, cap, MS_FORMAT_SPEEDSCOPE, &o));
+	/* its file the object's module, as a perf-map frame's is its map */
+	assert_non_null(strstr(text, "{\"name\":\"leaf\",\"file\":\"[jit-object 0x55d0c0a02e80]\"}"));
+	assert_non_null(strstr(text, "{\"name\":\"outer\",\"file\":\"[jit-object 0x55d0c0a02f00]\"}"));
+	assert_non_null(strstr(text, "{\"name\":\"[jit-object]+0x7f2000001038\""));
+	free(text);
+	ms_capture_free(cap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +641,13 @@ int main(void)
 		cmocka_unit_test(test_kind_name),
 		cmocka_unit_test(test_pprof_mapping),
 		cmocka_unit_test(test_folded_names),
+		cmocka_unit_test(test_jit_object_names),
+		cmocka_unit_test(test_jit_object_problems_text),
+		cmocka_unit_test(test_jit_object_problems_json),
+		cmocka_unit_test(test_jit_problem_meanings),
+		cmocka_unit_test(test_jit_object_summary),
+		cmocka_unit_test(test_jit_object_pprof),
+		cmocka_unit_test(test_jit_object_folded_speedscope),
 	};
 
 	ms_set_progname("jit-views-test");

@@ -4,7 +4,7 @@
  *
  *   mkstream [--samples N] [--reverse] [--no-trailer] [--incomplete]
  *            [--major N] [--oversize] [--lines] [--deferred] [--duty]
- *            [--no-lost] [--off-cpu] [--jit]
+ *            [--no-lost] [--off-cpu] [--jit] [--jit-object]
  *
  * The stream holds every kind ms-capture uses (info, target, comm, fork,
  * exit, module, frame, stack, lost, throttle, problem, target exit) and
@@ -31,6 +31,13 @@
  * writes for it, samples whose innermost frame is in it, and jit-read
  * records of two processes, the later of process 1000 replacing the
  * earlier.
+ * --jit-object adds what a recording of a JIT registering objects through
+ * the GDB JIT interface holds (JIT_OBJECT below): a jit-object module with
+ * its base, the object's jit-object records (its chunks and its
+ * unregistration, ignored by ms-capture, counted), the frame facts
+ * ms-unwind writes for it (one address in no symbol of it), samples whose
+ * innermost frame is in it, and a problem of ms-collect (a process gone
+ * before its objects were read).
  */
 #include "config.h"
 
@@ -153,6 +160,7 @@ static void module(uint32_t id, uint32_t kind, struct ms_str path, uint8_t build
 
 static bool with_lines;
 static bool with_jit;
+static bool with_jit_object;
 
 /*
  * --jit: process 1000's perf map names two functions in one anonymous
@@ -298,6 +306,55 @@ static void off_cpu_after_losses(void)
 	off_cpu(1001, 6050000000ull, 1, MS_CAUSE_SLEEPING);
 }
 
+/*
+ * --jit-object: process 1000 registered one object (entry JO_ENTRY, its
+ * image of 192 bytes at JO_IMAGE) whose code, module 4, is
+ * [JO_BASE, JO_BASE + 0x40): jit_leaf at its start, 0x21 bytes, and
+ * nothing named past it. Of every thirteen samples one runs in jit_leaf
+ * (at +0x11) and one at +0x38, called from burn_10's caller.
+ */
+#define JO_BASE 0x7f2000001000ull
+#define JO_ENTRY 0x55d0c0a02e80ull
+#define JO_IMAGE 0x55d0c0b00000ull
+#define JO_PATH "[jit-object 0x55d0c0a02e80]"
+
+static void jit_object_records(void)
+{
+	static const uint8_t image[192] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+	struct ms_jit_object o = { 1000, 4800000000ull, JO_ENTRY, JO_IMAGE, sizeof(image), 0,
+				   image, 128 };
+	struct ms_module m;
+	struct ms_frame f;
+
+	check(ms_jit_object_pack(w, &o));
+	o.offset = 128;
+	o.chunk = image + 128;
+	o.chunk_len = sizeof(image) - 128;
+	check(ms_jit_object_pack(w, &o));
+	memset(&m, 0, sizeof(m));
+	m.id = 4;
+	m.kind = MS_MODULE_JIT_OBJECT;
+	m.path = S(JO_PATH);
+	m.size = 0x40;
+	m.base = JO_BASE;
+	check(ms_module_pack(w, &m));
+	memset(&f, 0, sizeof(f));
+	f.module = 4;
+	f.address = JO_BASE + 0x11;
+	f.name = S("jit_leaf");
+	f.symbol_start = JO_BASE;
+	f.reason = MS_SYM_OK;
+	check(ms_frame_pack(w, &f));
+	memset(&f, 0, sizeof(f));
+	f.module = 4;
+	f.address = JO_BASE + 0x38;
+	f.reason = MS_SYM_NO_SYMBOL;
+	check(ms_frame_pack(w, &f));
+	/* unregistered later: the code stays the module's for the samples before */
+	o = (struct ms_jit_object){ 1000, 6200000000ull, JO_ENTRY, 0, 0, 0, NULL, 0 };
+	check(ms_jit_object_pack(w, &o));
+}
+
 static const struct {
 	const char *name;
 	uint64_t start;
@@ -309,6 +366,7 @@ static void make_stack(struct ms_stack *s, uint32_t i)
 {
 	static const uint32_t tids[] = { 1000, 1001, 1002 };
 	uint32_t r = next_random() % 100, f = r < 60 ? 0 : r < 90 ? 1 : 2, n = 0;
+	bool jitted = true;	/* a JIT frame under the leaf's, which returns to it */
 
 	memset(s, 0, sizeof(*s));
 	s->pid = 1000;
@@ -334,7 +392,11 @@ static void make_stack(struct ms_stack *s, uint32_t i)
 	/* the JIT function called from the leaf: its caller's frame is a return address */
 	if (with_jit && i % 11 == 4)
 		s->frames[n++] = (struct ms_stack_frame){ 3, 0, JIT_BASE + 0x10 };
-	s->frames[n] = (struct ms_stack_frame){ 0, with_jit && i % 11 == 4 ? MS_FRAME_RETURN : 0,
+	else if (with_jit_object && (i % 13 == 6 || i % 13 == 9))
+		s->frames[n++] = (struct ms_stack_frame){ 4, 0, JO_BASE + (i % 13 == 6 ? 0x11 : 0x38) };
+	else
+		jitted = false;
+	s->frames[n] = (struct ms_stack_frame){ 0, jitted ? MS_FRAME_RETURN : 0,
 						funcs[f].start + 4 * (next_random() % 8) };
 	n++;
 	s->frames[n++] = (struct ms_stack_frame){ 0, MS_FRAME_RETURN, 0x1034 + 8 * f };
@@ -386,6 +448,7 @@ int main(int argc, char **argv)
 		{ "no-lost", no_argument, NULL, 'L' },
 		{ "off-cpu", no_argument, NULL, 'o' },
 		{ "jit", no_argument, NULL, 'j' },
+		{ "jit-object", no_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool reverse = false, trailer = true, complete = true, big = false, deferred = false;
@@ -417,6 +480,7 @@ int main(int argc, char **argv)
 		case 'L': lost_records = false; break;
 		case 'o': with_off_cpu = true; break;
 		case 'j': with_jit = true; break;
+		case 'g': with_jit_object = true; break;
 		default: return 2;
 		}
 	}
@@ -489,6 +553,8 @@ int main(int argc, char **argv)
 	}
 	if (with_jit)
 		jit_records();
+	if (with_jit_object)
+		jit_object_records();
 
 	stacks = calloc(n_samples ? n_samples : 1, sizeof(*stacks));
 	for (i = 0; i < n_samples; i++)
@@ -519,6 +585,11 @@ int main(int argc, char **argv)
 	problem = (struct ms_problem){ S("ms-decode"), S("truncated-sample"), 4,
 				       S("the first at byte 1234") };
 	check(ms_problem_pack(w, &problem));
+	if (with_jit_object) {
+		problem = (struct ms_problem){ S("ms-collect"), S("jit-process-gone"), 1,
+					       S("pid 1007 ended before its JIT objects were read") };
+		check(ms_problem_pack(w, &problem));
+	}
 	te = (struct ms_target_exit){ 1000, 0, 0 };
 	check(ms_target_exit_pack(w, &te));
 
