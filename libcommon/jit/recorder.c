@@ -244,7 +244,7 @@ static void on_mmap(struct ms_jit_recorder *r, const struct ms_mmap *m)
 		}
 	}
 	if (ms_gdb_on_mmap(&p->gdb, m->start, m->start + m->len,
-			   m->filename.len && m->filename.ptr[0] == '/', m->time))
+			   !anon && m->filename.ptr[0] == '/', m->time))
 		cover(p);
 	ms_anon_map(&p->all, m->start, m->start + m->len, true);
 	had = p->anon.n > 0;
