@@ -20,6 +20,7 @@ static const char usage_text[] =
 	"                  [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
 	"                  [--budget PCT [--budget-pid PID]...]\n"
 	"                  [--off-cpu [--off-cpu-stack-size BYTES]] [--no-perf-map]\n"
+	"                  [--no-jit-objects]\n"
 	"                  (-p PID | [--] CMD [ARGS...])\n"
 	"\n"
 	"Record a program launched as CMD, or the running process PID and every\n"
@@ -54,6 +55,10 @@ static const char usage_text[] =
 	"                        a sample in anonymous code no function read\n"
 	"                        names makes ms-collect read the process's map\n"
 	"                        and prove each new function's frame from its code\n"
+	"      --no-jit-objects  read no object registered through the GDB JIT\n"
+	"                        interface (__jit_debug_descriptor): by default such\n"
+	"                        a sample, or one in no mapping, makes ms-collect\n"
+	"                        copy the process's new objects into the stream\n"
 	"  -p, --pid PID         attach to the running process PID\n"
 	"  -h, --help            show this help\n"
 	"      --version         show the version\n"
@@ -73,6 +78,7 @@ enum {
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_STACK,
 	OPT_NO_PERF_MAP,
+	OPT_NO_JIT_OBJECTS,
 	OPT_VERSION,
 };
 
@@ -91,6 +97,7 @@ static const struct option options[] = {
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-stack-size", required_argument, NULL, OPT_OFF_CPU_STACK },
 	{ "no-perf-map", no_argument, NULL, OPT_NO_PERF_MAP },
+	{ "no-jit-objects", no_argument, NULL, OPT_NO_JIT_OBJECTS },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -111,7 +118,7 @@ int main(int argc, char **argv)
 		.version = PACKAGE_VERSION,
 	};
 	pid_t budget_pids[MS_CPUMETER_PIDS_MAX];
-	bool freq_set = false, off_cpu_stack_set = false, perf_map = true;
+	bool freq_set = false, off_cpu_stack_set = false, perf_map = true, jit_objects = true;
 	struct ms_jit_recorder *jit = NULL;
 	struct ms_collect_watch watch;
 	uint64_t v;
@@ -185,6 +192,9 @@ int main(int argc, char **argv)
 		case OPT_NO_PERF_MAP:
 			perf_map = false;
 			break;
+		case OPT_NO_JIT_OBJECTS:
+			jit_objects = false;
+			break;
 		case OPT_OFF_CPU_STACK:
 			if (ms_parse_u64(optarg, "--off-cpu-stack-size", UINT32_MAX, &v) < 0)
 				usage_error();
@@ -235,9 +245,10 @@ int main(int argc, char **argv)
 		o.off_cpu_stack_size = ms_collect_off_cpu_stack_default(o.stack_size);
 	if (ms_collect_check(&o) < 0)
 		usage_error();
-	if (perf_map) {
+	if (perf_map || jit_objects) {
 		if (!(jit = ms_jit_recorder_new()))
 			return MS_EXIT_ERROR;
+		ms_jit_recorder_sources(jit, perf_map, jit_objects);
 		ms_jit_recorder_watch(jit, &watch);
 		o.watch = &watch;
 	}

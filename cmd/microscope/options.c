@@ -68,6 +68,7 @@ enum {
 	OPT_OFF_CPU,
 	OPT_NO_OFF_CPU,
 	OPT_NO_PERF_MAP,
+	OPT_NO_JIT_OBJECTS,
 };
 
 /* Which fields a flag set: the preset fills in the others. */
@@ -99,6 +100,7 @@ static const struct option options[] = {
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "no-off-cpu", no_argument, NULL, OPT_NO_OFF_CPU },
 	{ "no-perf-map", no_argument, NULL, OPT_NO_PERF_MAP },
+	{ "no-jit-objects", no_argument, NULL, OPT_NO_JIT_OBJECTS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -194,6 +196,9 @@ static int parse_one(struct ms_record_options *o, int c, const char *arg, unsign
 		return 0;
 	case OPT_NO_PERF_MAP:
 		o->no_perf_map = true;
+		return 0;
+	case OPT_NO_JIT_OBJECTS:
+		o->no_jit_objects = true;
 		return 0;
 	case 'h':
 		o->help = true;
@@ -296,9 +301,9 @@ int ms_record_options_describe(const struct ms_record_options *o, char *buf, siz
 	else
 		snprintf(budget, sizeof(budget), "off");
 	return snprintf(buf, len, "preset=%s %s event=%s stack-size=%" PRIu32 " unwind=%s "
-			"symbolize=%s duration=%s mmap-pages=%s budget=%s%s%s%s", o->preset->name,
+			"symbolize=%s duration=%s mmap-pages=%s budget=%s%s%s%s%s", o->preset->name,
 			rate, o->event, o->stack_size, ms_unwind_policy_name(o->unwind),
 			o->deferred ? "deferred" : "immediate", duration, pages, budget,
 			o->defer ? " defer" : "", o->off_cpu ? " off-cpu" : "",
-			o->no_perf_map ? " no-perf-map" : "");
+			o->no_perf_map ? " no-perf-map" : "", o->no_jit_objects ? " no-jit-objects" : "");
 }

@@ -40,6 +40,7 @@ struct ms_record_options {
 	bool defer;		/* --defer: process after the program ends */
 	bool off_cpu;		/* --off-cpu: when and why threads were off the CPU too */
 	bool no_perf_map;	/* --no-perf-map: ms-collect reads no JIT's perf map */
+	bool no_jit_objects;	/* --no-jit-objects: nor objects registered for GDB */
 	const char *output;
 	pid_t pid;		/* attach, or 0 */
 	char **argv;		/* launch, or NULL */

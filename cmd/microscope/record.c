@@ -49,6 +49,7 @@ static const char usage_record[] =
 	"                         [--symbolize=immediate|deferred] [--unwind dwarf|fp|dwarf+fp]\n"
 	"                         [--debug-dir DIR]... [--budget PCT|off] [--defer]\n"
 	"                         [--off-cpu | --no-off-cpu] [--no-perf-map] [--print-options]\n"
+	"                         [--no-jit-objects]\n"
 	"                         (-p PID | -- CMD ARGS...)\n"
 	"\n"
 	"      --preset NAME       a starting point the flags below override:\n"
@@ -82,6 +83,9 @@ static const char usage_record[] =
 	"      --no-perf-map       read no JIT's perf map (/tmp/perf-PID.map): by default\n"
 	"                          code a JIT names there (python3.12 -X perf, node\n"
 	"                          --perf-basic-prof) is read when samples land in it\n"
+	"      --no-jit-objects    read no object a JIT registered through the GDB JIT\n"
+	"                          interface (LLVM's lli, CPython 3.15): by default they\n"
+	"                          are copied when samples land in code nothing names\n"
 	"      --defer             while the program runs, only record (compressed, to a\n"
 	"                          private file beside FILE); process after it ends\n"
 	"      --print-options     print the options as they will be used, and stop\n"
@@ -371,6 +375,8 @@ int ms_front_record(int argc, char **argv)
 		push(&collect, "--off-cpu");
 	if (o.no_perf_map)
 		push(&collect, "--no-perf-map");
+	if (o.no_jit_objects)
+		push(&collect, "--no-jit-objects");
 	if (o.duration_ns) {
 		snprintf(duration, sizeof(duration), "%" PRIu64 ".%09" PRIu64,
 			 o.duration_ns / 1000000000u, o.duration_ns % 1000000000u);

@@ -10,6 +10,7 @@
 
 #include "jit/perfmapread.h"
 #include "jit/recorderanon.h"
+#include "jit/recordergdb.h"
 #include "jit/recorderproc.h"
 #include "jit/rows.h"
 #include "jit/throttle.h"
@@ -35,8 +36,12 @@ struct proc {
 	uint64_t mapped_at;	/* the latest mapping record's time */
 	bool mapped_since;	/* something was mapped since the last read (throttle.h) */
 	struct ms_jit_throttle th;
+	struct ms_anon_set all;	/* every mapping seen, anonymous or not, merged */
 	struct ms_perfmap *map;	/* made at the first read that finds a map */
-	struct ms_anon_set covered;	/* what map's functions cover (ms_anon_covered()) */
+	struct ms_anon_set pmcov;	/* what map's functions cover (ms_anon_covered()) */
+	struct ms_gdb_proc gdb;	/* the GDB JIT interface's objects (recordergdb.h) */
+	/* What names code: pmcov and gdb.cov together; no perf-map read fires there. */
+	struct ms_anon_set covered;
 	bool known_start;	/* start_boot_ns is this process's (first read) */
 	uint64_t start_boot_ns;
 	uint64_t read_at;	/* the last read's time, CLOCK_MONOTONIC; 0: none yet */
@@ -51,6 +56,8 @@ struct proc {
 
 struct ms_jit_recorder {
 	struct ms_prover *prover;
+	bool perf_maps, objects;	/* what is read: both by default */
+	struct ms_gdb_shared gdb;
 	struct proc **procs;	/* sorted by pid */
 	uint32_t n_procs, alloc_procs;
 	uint32_t n_anon;	/* processes whose anon set is not empty */
@@ -126,7 +133,10 @@ static struct proc *proc_get(struct ms_jit_recorder *r, uint32_t pid)
 	p->pid = pid;
 	p->written_status = STATUS_NONE;
 	ms_anon_init(&p->anon);
+	ms_anon_init(&p->all);
+	ms_anon_init(&p->pmcov);
 	ms_anon_init(&p->covered);
+	ms_gdb_proc_init(&p->gdb);
 	snprintf(p->path, sizeof(p->path), "/tmp/perf-%u.map", pid);
 	memmove(r->procs + i + 1, r->procs + i, (r->n_procs - i) * sizeof(*r->procs));
 	r->procs[i] = p;
@@ -145,7 +155,18 @@ static void anon_changed(struct ms_jit_recorder *r, struct proc *p, bool had)
 
 static bool waits(const struct proc *p)
 {
-	return p->read_waits || (p->map && p->next < p->map->n);
+	return p->read_waits || (p->map && p->next < p->map->n) || ms_gdb_waits(&p->gdb);
+}
+
+/* covered again, after pmcov or gdb.cov changed. */
+static void cover(struct proc *p)
+{
+	if (!p->gdb.cov.n)
+		ms_anon_copy(&p->covered, &p->pmcov);
+	else if (!p->pmcov.n)
+		ms_anon_copy(&p->covered, &p->gdb.cov);
+	else
+		ms_anon_union(&p->covered, &p->pmcov, &p->gdb.cov);
 }
 
 /* Forget what p read (an exec, or its end): records still waiting are counted lost. */
@@ -160,12 +181,15 @@ static void proc_forget(struct ms_jit_recorder *r, struct proc *p)
 		if (p->map)
 			r->c.dropped += p->map->n - p->next;
 	}
+	ms_gdb_proc_forget(&r->gdb, &p->gdb);
 	if (p->map) {
 		ms_perfmap_release(p->map);
 		free(p->map);
 	}
 	p->map = NULL;
+	ms_anon_clear(&p->pmcov);
 	ms_anon_clear(&p->covered);
+	ms_anon_clear(&p->all);
 	p->next = 0;
 	p->read_waits = false;
 	p->read_at = 0;
@@ -184,7 +208,10 @@ static void proc_free(struct ms_jit_recorder *r, struct proc *p)
 
 	proc_forget(r, p);
 	ms_anon_release(&p->anon);
+	ms_anon_release(&p->all);
+	ms_anon_release(&p->pmcov);
 	ms_anon_release(&p->covered);
+	ms_gdb_proc_release(&r->gdb, &p->gdb);
 	memmove(r->procs + i, r->procs + i + 1, (r->n_procs - i - 1) * sizeof(*r->procs));
 	r->n_procs--;
 	if (r->last == p)
@@ -211,9 +238,15 @@ static void on_mmap(struct ms_jit_recorder *r, const struct ms_mmap *m)
 		uint64_t ended = p->map->c.ended;
 
 		if (ms_perfmap_unmap(p->map, m->start, m->start + m->len) == 0 &&
-		    p->map->c.ended != ended)
-			ms_anon_covered(&p->covered, p->map);
+		    p->map->c.ended != ended) {
+			ms_anon_covered(&p->pmcov, p->map);
+			cover(p);
+		}
 	}
+	if (ms_gdb_on_mmap(&p->gdb, m->start, m->start + m->len,
+			   !anon && m->filename.ptr[0] == '/', m->time))
+		cover(p);
+	ms_anon_map(&p->all, m->start, m->start + m->len, true);
 	had = p->anon.n > 0;
 	ms_anon_map(&p->anon, m->start, m->start + m->len, anon);
 	anon_changed(r, p, had);
@@ -258,6 +291,8 @@ static void on_task_fork(struct ms_jit_recorder *r, const struct ms_task *t)
 		ms_anon_copy(&child->anon, &parent->anon);
 		anon_changed(r, child, had);
 	}
+	if (parent)
+		ms_anon_copy(&child->all, &parent->all);
 	r->last = child;
 }
 
@@ -366,8 +401,10 @@ static void read_map(struct ms_jit_recorder *r, struct proc *p, uint64_t sample_
 	}
 	if (res.bounded)
 		status = MS_JIT_READ_BOUNDED;
-	if (res.funcs)
-		ms_anon_covered(&p->covered, p->map);
+	if (res.funcs) {
+		ms_anon_covered(&p->pmcov, p->map);
+		cover(p);
+	}
 done:
 	if (fd >= 0)
 		close(fd);
@@ -426,7 +463,17 @@ static enum ms_watch_verdict flush(struct ms_jit_recorder *r, struct proc *p,
 				   const struct ms_collect_out *out)
 {
 	const struct ms_perfmap *t = p->map;
+	bool cov_changed = false;
+	enum ms_watch_verdict v;
 
+	/* The objects first: their code is theirs, whatever a perf map says. */
+	if (ms_gdb_waits(&p->gdb)) {
+		v = ms_gdb_flush(&r->gdb, &p->gdb, p->pid, p->mapped_at, out, &cov_changed);
+		if (cov_changed)
+			cover(p);
+		if (v != MS_WATCH_WRITE)
+			return v;
+	}
 	while (t && p->next < t->n) {
 		if (t->funcs[p->next].flags & MS_PERFMAP_ENDED) {
 			/* Mapped over since the read: its code is gone, its records too. */
@@ -468,10 +515,21 @@ static enum ms_watch_verdict flush(struct ms_jit_recorder *r, struct proc *p,
 	return MS_WATCH_WRITE;
 }
 
-/* Every process's waiting records, by pid. */
+/* Every process's waiting records, by pid: the one whose object is half out first. */
 static enum ms_watch_verdict flush_all(struct ms_jit_recorder *r, const struct ms_collect_out *out)
 {
 	uint32_t i = 0;
+
+	for (uint32_t k = 0; r->gdb.owner && k < r->n_procs; k++) {
+		struct proc *p = r->procs[k];
+		enum ms_watch_verdict v;
+
+		if (&p->gdb != r->gdb.owner)
+			continue;
+		if ((v = flush(r, p, out)) != MS_WATCH_WRITE)
+			return v;
+		break;
+	}
 
 	while (i < r->n_procs && r->n_waiting) {
 		struct proc *p = r->procs[i];
@@ -491,12 +549,64 @@ static enum ms_watch_verdict flush_all(struct ms_jit_recorder *r, const struct m
 	return MS_WATCH_WRITE;
 }
 
+/* The sample's user ip: its ip, or the user registers' when it was taken in the kernel; 0: none. */
+static uint64_t user_ip(const struct ms_sample *s)
+{
+	enum { PERF_REG_IP = 8 };
+	uint32_t at;
+
+	if (s->cpumode == MS_CPUMODE_USER)
+		return s->ip;
+	if (!s->regs_abi || !(s->regs_mask & ((uint64_t)1 << PERF_REG_IP)))
+		return 0;
+	at = (uint32_t)__builtin_popcountll(s->regs_mask & (((uint64_t)1 << PERF_REG_IP) - 1));
+	return at < s->n_regs ? s->regs[at] : 0;
+}
+
+/*
+ * Whether the GDB JIT objects of p are to be checked for sample s (a is
+ * what the anonymous-code trigger found): an ip in no mapping seen (its
+ * record may have been lost), or in an object's code (it may have been
+ * unregistered since).
+ */
+static bool gdb_trigger(const struct proc *p, const struct ms_sample *s, uint64_t a)
+{
+	uint64_t ip;
+
+	if (ms_gdb_never(&p->gdb))
+		return false;
+	if (a)
+		return true;
+	if (!(ip = user_ip(s)))
+		return false;
+	return !ms_anon_has(&p->all, ip) || ms_anon_has(&p->gdb.cov, ip);
+}
+
+/* Note that p has records waiting, when it has and had none. */
+static void now_waits(struct ms_jit_recorder *r, struct proc *p, bool was)
+{
+	if (!was && waits(p))
+		r->n_waiting++;
+}
+
+/* A trigger that came while the output was full: a later sample reads. */
+static enum ms_watch_verdict deferred(struct ms_jit_recorder *r, const struct ms_collect_out *out)
+{
+	r->c.deferred++;
+	ms_problems_add(out->problems, "jit-read-deferred",
+			"a sample in JIT code nothing read names came while the output was full: "
+			"the JIT's descriptions were read at a later sample");
+	return MS_WATCH_WRITE;
+}
+
 static enum ms_watch_verdict on_sample(void *arg, const struct ms_sample *s,
 				       const struct ms_collect_out *out)
 {
 	struct ms_jit_recorder *r = arg;
 	enum ms_watch_verdict v;
 	struct proc *p;
+	uint64_t a = 0;
+	bool g;
 
 	r->c.samples++;
 	/* What an earlier read found goes before any later sample. */
@@ -504,25 +614,47 @@ static enum ms_watch_verdict on_sample(void *arg, const struct ms_sample *s,
 		r->c.waits += v == MS_WATCH_WAIT;
 		return v;
 	}
-	if (!r->n_anon)
+	if (!r->n_anon && !r->objects)
 		return MS_WATCH_WRITE;
-	if (!(p = proc_find(r, s->pid)) || !p->anon.n)
+	if (!(p = proc_find(r, s->pid)))
 		return MS_WATCH_WRITE;
-	r->c.scanned++;
-	if (!ms_anon_trigger(&p->anon, s, p->map ? &p->covered : NULL))
+	if (p->anon.n) {
+		r->c.scanned++;
+		a = ms_anon_trigger(&p->anon, s, &p->covered);
+	}
+	g = r->objects && gdb_trigger(p, s, a);
+	if (!a && !g)
 		return MS_WATCH_WRITE;
 	r->c.triggers++;
+	/*
+	 * The check writes nothing itself (mostly it reads 24 bytes): what it
+	 * queues goes out as room allows, the sample waiting for it.
+	 */
+	if (g) {
+		bool was = waits(p);
+
+		if (ms_gdb_check(&r->gdb, &p->gdb, p->pid, s->time, out->problems)) {
+			now_waits(r, p, was);
+			if ((v = flush(r, p, out)) != MS_WATCH_WRITE) {
+				r->c.waits += v == MS_WATCH_WAIT;
+				return v;
+			}
+			/* (flush() forgot a process that ended) */
+			if (!(p = proc_find(r, s->pid)))
+				return MS_WATCH_WRITE;
+			/* The objects written may name the code that made the trigger fire. */
+			if (a)
+				a = ms_anon_trigger(&p->anon, s, &p->covered);
+		}
+	}
+	if (!a || !r->perf_maps)
+		return MS_WATCH_WRITE;
 	if (!ms_jit_read_due(&p->th, s->time, p->mapped_since)) {
 		r->c.throttled++;
 		return MS_WATCH_WRITE;
 	}
-	if (!out->room(out->ctx, READ_ROOM)) {
-		r->c.deferred++;
-		ms_problems_add(out->problems, "jit-read-deferred",
-				"a sample in JIT code no function read covered came while the "
-				"output was full: the perf map was read at a later sample");
-		return MS_WATCH_WRITE;
-	}
+	if (!out->room(out->ctx, READ_ROOM))
+		return deferred(r, out);
 	read_map(r, p, s->time);
 	if (!waits(p))
 		return MS_WATCH_WRITE;
@@ -538,6 +670,11 @@ static int on_finish(void *arg, const struct ms_collect_out *out)
 	/* The output blocks now: only a failure stops this. */
 	if (r->n_waiting && flush_all(r, out) != MS_WATCH_WRITE)
 		return -1;
+	if (r->gdb.dropped)
+		ms_problems_add(out->problems, "jit-objects-dropped",
+				"%llu GDB JIT objects or unregistrations read were not written: their "
+				"process ran another program before the output had room for them",
+				(unsigned long long)r->gdb.dropped);
 	if (r->c.dropped)
 		ms_problems_add(out->problems, "jit-funcs-dropped",
 				"%llu functions read from perf maps were not written: their process "
@@ -556,7 +693,13 @@ struct ms_jit_recorder *ms_jit_recorder_new(void)
 		ms_error("out of memory for the JIT recorder");
 		return NULL;
 	}
+	r->perf_maps = r->objects = true;
 	if (!(r->prover = ms_prover_new())) {
+		free(r);
+		return NULL;
+	}
+	if (ms_gdb_shared_init(&r->gdb) < 0) {
+		ms_prover_free(r->prover);
 		free(r);
 		return NULL;
 	}
@@ -570,6 +713,7 @@ void ms_jit_recorder_free(struct ms_jit_recorder *r)
 	while (r->n_procs)
 		proc_free(r, r->procs[r->n_procs - 1]);
 	free(r->procs);
+	ms_gdb_shared_release(&r->gdb);
 	ms_prover_free(r->prover);
 	free(r);
 }
@@ -584,4 +728,15 @@ void ms_jit_recorder_watch(struct ms_jit_recorder *r, struct ms_collect_watch *w
 const struct ms_jit_recorder_counts *ms_jit_recorder_counts(const struct ms_jit_recorder *r)
 {
 	return &r->c;
+}
+
+void ms_jit_recorder_sources(struct ms_jit_recorder *r, bool perf_maps, bool objects)
+{
+	r->perf_maps = perf_maps;
+	r->objects = objects;
+}
+
+const struct ms_gdb_shared *ms_jit_recorder_gdb(const struct ms_jit_recorder *r)
+{
+	return &r->gdb;
 }

@@ -53,6 +53,7 @@
 #ifndef MS_JIT_RECORDER_H
 #define MS_JIT_RECORDER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "perf/collect.h"
@@ -77,9 +78,19 @@ struct ms_jit_recorder_counts {
 struct ms_jit_recorder *ms_jit_recorder_new(void);
 void ms_jit_recorder_free(struct ms_jit_recorder *r);
 
+/*
+ * What it reads: perf maps (--no-perf-map turns them off), the objects
+ * registered through the GDB JIT interface (recordergdb.h;
+ * --no-jit-objects). Both by default.
+ */
+void ms_jit_recorder_sources(struct ms_jit_recorder *r, bool perf_maps, bool objects);
+
 /* Fill *w with the recorder's callbacks, for ms_collect_opts.watch. */
 void ms_jit_recorder_watch(struct ms_jit_recorder *r, struct ms_collect_watch *w);
 
 const struct ms_jit_recorder_counts *ms_jit_recorder_counts(const struct ms_jit_recorder *r);
+/* The GDB JIT part's state and counts (recordergdb.h). */
+struct ms_gdb_shared;
+const struct ms_gdb_shared *ms_jit_recorder_gdb(const struct ms_jit_recorder *r);
 
 #endif

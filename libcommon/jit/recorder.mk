@@ -16,3 +16,19 @@ UNIT_TESTS += tests/unit/jit-recorder-test
 tests_unit_jit_recorder_test_SOURCES = tests/unit/jit-recorder-test.c tests/unit/jit-code.h
 tests_unit_jit_recorder_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_jit_recorder_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# The GDB JIT interface (gdbjit.h: the descriptor, the entry walk, an
+# object's sections, the load bias, the diff; gdbjitfind.h: the descriptor
+# found in a process's files) and the recorder's part that ships the
+# objects (recordergdb.h).
+libcommon_a_SOURCES += \
+	libcommon/jit/gdbjit.c libcommon/jit/gdbjit.h \
+	libcommon/jit/gdbjitfind.c libcommon/jit/gdbjitfind.h \
+	libcommon/jit/recordergdb.c libcommon/jit/recordergdb.h
+
+# The pure parts over fake memory and hand-made images, and the recorder
+# against a child process registering an object as jitgdb does.
+UNIT_TESTS += tests/unit/jit-gdb-test
+tests_unit_jit_gdb_test_SOURCES = tests/unit/jit-gdb-test.c
+tests_unit_jit_gdb_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_jit_gdb_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

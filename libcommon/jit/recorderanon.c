@@ -137,6 +137,40 @@ bool ms_anon_has(const struct ms_anon_set *s, uint64_t addr)
 	return i < s->n && s->r[i].start <= addr;
 }
 
+bool ms_anon_overlaps(const struct ms_anon_set *s, uint64_t start, uint64_t end)
+{
+	uint32_t i;
+
+	if (start >= end || end <= s->lo || start >= s->hi)
+		return false;
+	i = first_ending_after(s, start);
+	return i < s->n && s->r[i].start < end;
+}
+
+int ms_anon_union(struct ms_anon_set *dst, const struct ms_anon_set *a, const struct ms_anon_set *b)
+{
+	uint32_t i = 0, j = 0;
+
+	ms_anon_clear(dst);
+	if (!ms_reserve((void **)&dst->r, &dst->alloc, (uint64_t)a->n + b->n, sizeof(*dst->r)))
+		return ms_error("out of memory for %u JIT code ranges", a->n + b->n);
+	while (i < a->n || j < b->n) {
+		struct ms_anon_range r = j == b->n || (i < a->n && a->r[i].start < b->r[j].start) ?
+					 a->r[i++] : b->r[j++];
+
+		/* Sorted by start: the next one merges with the last when it touches it. */
+		if (dst->n && r.start <= dst->r[dst->n - 1].end) {
+			if (r.end > dst->r[dst->n - 1].end)
+				dst->r[dst->n - 1].end = r.end;
+			continue;
+		}
+		dst->r[dst->n++] = r;
+	}
+	dst->lo = dst->n ? dst->r[0].start : 0;
+	dst->hi = dst->n ? dst->r[dst->n - 1].end : 0;
+	return 0;
+}
+
 bool ms_anon_name(const char *name, uint32_t len)
 {
 	if (!len || memchr(name, '\0', len))

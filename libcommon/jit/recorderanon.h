@@ -72,6 +72,15 @@ int ms_anon_covered(struct ms_anon_set *s, const struct ms_perfmap *map);
 /* Whether addr is in one of the ranges: two compares, then a binary search. */
 bool ms_anon_has(const struct ms_anon_set *s, uint64_t addr);
 
+/* Whether one of the ranges meets [start, end). */
+bool ms_anon_overlaps(const struct ms_anon_set *s, uint64_t start, uint64_t end);
+
+/*
+ * dst (distinct from a and b) becomes the union of a and b, touching
+ * ranges merged. 0, or -1 after a message (dst is then empty).
+ */
+int ms_anon_union(struct ms_anon_set *dst, const struct ms_anon_set *a, const struct ms_anon_set *b);
+
 /*
  * Whether a mapping's name says it has no file behind it, as ms-unwind
  * classifies modules (unwind.c): "", "//anon", "[anon:NAME]", or a name

@@ -10,7 +10,14 @@
  * Not a test: `jit-recorder-test --stream-jit < STREAM` prints the JIT
  * records of an ms-collect stream, one per line, and whether the sample
  * right after each read's records holds an address in a function it
- * wrote (the sample that made the recorder read), for tests/0730.
+ * wrote (the sample that made the recorder read), for tests/0730. A GDB
+ * JIT object (its JIT_OBJECT chunks put together) is one line
+ * "jit-object pid P entry E addr A size S chunks N after-mmap B time T
+ * text START-END..." (its executable sections), an unregistration
+ * "jit-object-unregister pid P entry E time T"; a chunk that does not
+ * follow the one before it prints "jit-object-broken"; the problems whose
+ * code starts with "jit-" print "problem CODE count N detail ..."; for
+ * tests/0731.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jit/gdbjit.h"
 #include "jit/recorder.h"
 #include "jit/recorderanon.h"
 #include "jit/recorderproc.h"
@@ -891,6 +899,60 @@ static int stream_jit(void)
 				batch[n_batch][1] = f.end;
 				n_batch++;
 			}
+		} else if (rec.kind == MS_REC_PROBLEM) {
+			struct ms_problem pr;
+
+			if (ms_problem_unpack(&rec, &pr) < 0)
+				return 1;
+			if (pr.code.len > 4 && !memcmp(pr.code.ptr, "jit-", 4))
+				printf("problem %.*s count %" PRIu64 " detail %.*s\n", (int)pr.code.len,
+				       pr.code.ptr, pr.count, (int)pr.detail.len, pr.detail.ptr);
+		} else if (rec.kind == MS_REC_JIT_OBJECT) {
+			static uint8_t img[MS_JIT_OBJECT_MAX];
+			static struct ms_jit_object cur;
+			static uint32_t chunks;
+			static struct ms_gdbjit_range ranges[64];
+			struct ms_jit_object o;
+			int n;
+
+			if (ms_jit_object_unpack(&rec, &o) < 0)
+				return 1;
+			if (!o.size) {
+				printf("jit-object-unregister pid %u entry %#" PRIx64 " time %" PRIu64 "\n",
+				       o.pid, o.entry, o.time);
+				continue;
+			}
+			/* Each chunk follows the one before it, of the same object. */
+			if (o.offset && (o.offset != cur.offset || o.entry != cur.entry ||
+					 o.pid != cur.pid || o.size != cur.size || o.time != cur.time)) {
+				printf("jit-object-broken pid %u entry %#" PRIx64 " offset %" PRIu64 "\n",
+				       o.pid, o.entry, o.offset);
+				continue;
+			}
+			if (!o.offset)
+				chunks = 0;
+			memcpy(img + o.offset, o.chunk, o.chunk_len);
+			cur = o;
+			cur.offset = o.offset + o.chunk_len;
+			chunks++;
+			if (cur.offset < o.size)
+				continue;
+			printf("jit-object pid %u entry %#" PRIx64 " addr %#" PRIx64 " size %" PRIu64
+			       " chunks %u after-mmap %d time %" PRIu64, o.pid, o.entry, o.addr, o.size,
+			       chunks, o.time > latest_anon_mmap, o.time);
+			n = ms_gdbjit_exec_ranges(img, o.size, ranges, 64);
+			if (!in_batch)
+				n_batch = 0;
+			in_batch = true;
+			for (int i = 0; i < n; i++) {
+				printf(" text %#" PRIx64 "-%#" PRIx64, ranges[i].start, ranges[i].end);
+				if (n_batch < BATCH_MAX) {
+					batch[n_batch][0] = ranges[i].start;
+					batch[n_batch][1] = ranges[i].end;
+					n_batch++;
+				}
+			}
+			printf("\n");
 		} else if (rec.kind == MS_REC_JIT_READ) {
 			struct ms_jit_read rd;
 

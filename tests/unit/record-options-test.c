@@ -223,6 +223,28 @@ static void test_no_perf_map(void **state)
 	assert_int_equal(parse(&o, "--perf-map", "--", "true", NULL), -1);
 }
 
+/* GDB JIT objects are read unless --no-jit-objects, apart from perf maps; the description says so. */
+static void test_no_jit_objects(void **state)
+{
+	struct ms_record_options o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "--", "true", NULL), 0);
+	assert_false(o.no_jit_objects);
+	assert_null(strstr(describe(&o), "jit-objects"));
+	assert_int_equal(parse(&o, "--no-jit-objects", "--", "true", NULL), 0);
+	assert_true(o.no_jit_objects);
+	assert_false(o.no_perf_map);
+	assert_string_equal(describe(&o), "preset=default freq=999 event=cpu-clock stack-size=32768 "
+			    "unwind=auto symbolize=immediate duration=none mmap-pages=auto "
+			    "budget=off no-jit-objects");
+	assert_int_equal(parse(&o, "--no-perf-map", "--no-jit-objects", "-p", "1", NULL), 0);
+	assert_true(o.no_perf_map);
+	assert_true(o.no_jit_objects);
+	assert_true(strstr(describe(&o), " no-perf-map no-jit-objects") != NULL);
+	assert_int_equal(parse(&o, "--no-jit-objects=yes", "--", "true", NULL), -1);
+}
+
 static void test_no_copy(void **state)
 {
 	struct ms_record_options o;
@@ -243,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_no_copy),
 		cmocka_unit_test(test_off_cpu),
 		cmocka_unit_test(test_no_perf_map),
+		cmocka_unit_test(test_no_jit_objects),
 	};
 
 	ms_set_progname("record-options-test");
