@@ -75,6 +75,12 @@ static void print_stats(const struct ms_unwind_stats *s)
 			"frames-named %llu\n",
 			(unsigned long long)s->jit_funcs, (unsigned long long)s->jit_funcs_no_rows,
 			(unsigned long long)s->jit_ended, (unsigned long long)s->jit_frames_named);
+	if (s->jit_objects || s->jit_objects_ended)
+		fprintf(stderr, "ms-unwind: jit-objects %llu read-again %llu ended %llu "
+			"frames-named %llu\n",
+			(unsigned long long)s->jit_objects, (unsigned long long)s->jit_objects_again,
+			(unsigned long long)s->jit_objects_ended,
+			(unsigned long long)s->jit_object_frames_named);
 	for (i = 0; i <= MS_END_KERNEL_ONLY; i++)
 		if (s->ends[i])
 			fprintf(stderr, "ms-unwind: end %s %llu\n", ms_stack_end_name(i),

@@ -61,6 +61,7 @@ struct ms_cfi {
 	struct ms_elf_file file;
 	bool opened;
 	uint8_t *image;		/* an image in memory (the vdso's): file is over it */
+	bool image_borrowed;	/* the caller's (ms_cfi_open_object()): not freed here */
 
 	struct source src[MS_CFI_SOURCES];
 
@@ -158,6 +159,20 @@ struct ms_cfi *ms_cfi_open_image(const uint8_t *image, size_t len, const struct 
 	return c;
 }
 
+struct ms_cfi *ms_cfi_open_object(const uint8_t *image, size_t len, const char *name)
+{
+	struct ms_module m = { .kind = MS_MODULE_JIT_OBJECT };
+	struct ms_cfi *c = cfi_new(name, strlen(name), &m, NULL);
+
+	if (!c)
+		return NULL;
+	/* (libelf reads the bytes only: the cast drops nothing it writes.) */
+	c->image = (uint8_t *)image;
+	c->image_borrowed = true;
+	c->opened = ms_elf_memory_open(&c->file, c->image, len) == MS_SYM_OK;
+	return c;
+}
+
 static void cache_store(struct ms_cfi *c);
 
 void ms_cfi_free(struct ms_cfi *c)
@@ -173,7 +188,8 @@ void ms_cfi_free(struct ms_cfi *c)
 		ms_elf_file_close(&c->src[i].file);
 	}
 	ms_elf_file_close(&c->file);
-	free(c->image);
+	if (!c->image_borrowed)
+		free(c->image);
 	free(c->path);
 	free(c->modpath);
 	free(c->debug_path);

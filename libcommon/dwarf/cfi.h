@@ -171,6 +171,16 @@ struct ms_cfi *ms_cfi_open(const char *path, const struct ms_module *m,
  */
 struct ms_cfi *ms_cfi_open_image(const uint8_t *image, size_t len, const struct ms_module *m,
 				 struct ms_debugfind *finder);
+/*
+ * The same for an object a process registered through the GDB JIT
+ * interface (unwind/jitobj.h): an image that is its own identity (no
+ * build id, no file, no separate debug file), its sections at the
+ * addresses they ran at. The image is borrowed: it must outlive the
+ * result. name names it in messages. NULL after a message when out of
+ * memory; an image libelf cannot read gives an object whose lookups find
+ * nothing.
+ */
+struct ms_cfi *ms_cfi_open_object(const uint8_t *image, size_t len, const char *name);
 void ms_cfi_free(struct ms_cfi *c);
 
 /*

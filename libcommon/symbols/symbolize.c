@@ -1035,11 +1035,13 @@ static int look_up(struct ms_symbolizer *s, const struct ms_stack_frame *f, stru
 	case MS_MODULE_KERNEL:
 		break;
 	case MS_MODULE_PERF_MAP:
+	case MS_MODULE_JIT_OBJECT:
 		/*
-		 * A JIT function's frame: ms-unwind named it when it was
-		 * recorded (a FRAME record, known already). No file proves what
-		 * code a perf map described, so none is read: an address it did
-		 * not name has no symbol.
+		 * A JIT function's frame, or a registered JIT object's:
+		 * ms-unwind named it when it was recorded (a FRAME record,
+		 * known already). No file proves what code a perf map or an
+		 * object in the process's memory described, so none is read:
+		 * an address it did not name has no symbol.
 		 */
 		out->reason = MS_SYM_NO_SYMBOL;
 		return 0;

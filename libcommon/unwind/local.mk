@@ -6,7 +6,9 @@ libcommon_a_SOURCES += \
 	libcommon/unwind/dwarf.c libcommon/unwind/dwarf.h \
 	libcommon/unwind/sample.c \
 	libcommon/unwind/stacktab.c libcommon/unwind/stacktab.h \
-	libcommon/unwind/jit.c libcommon/unwind/jit.h
+	libcommon/unwind/jit.c libcommon/unwind/jit.h \
+	libcommon/unwind/jitobj.c libcommon/unwind/jitobjasm.c libcommon/unwind/jitobj.h \
+	libcommon/unwind/jitobjtab.c libcommon/unwind/jitobjtab.h
 
 bin_PROGRAMS += ms-unwind
 ms_unwind_SOURCES = cmd/ms-unwind.c
@@ -122,6 +124,13 @@ tests_unit_unwind_jit_test_SOURCES = tests/unit/unwind-jit-test.c tests/unit/jit
 tests_unit_unwind_jit_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_unwind_jit_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 EXTRA_tests_unit_unwind_jit_test_DEPENDENCIES = tests/unit/data/dwarf-frames$(EXEEXT)
+
+UNIT_TESTS += tests/unit/unwind-jitobj-test
+tests_unit_unwind_jitobj_test_SOURCES = tests/unit/unwind-jitobj-test.c tests/unit/jitobj-image.h \
+	tests/unit/elf-helpers.h
+tests_unit_unwind_jitobj_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_unwind_jitobj_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+EXTRA_tests_unit_unwind_jitobj_test_DEPENDENCIES = tests/unit/data/dwarf-frames$(EXEEXT)
 
 # The stream ms-decode would give ms-unwind for JIT code named by a perf
 # map, made without a collector (tests/0735-jit-unwind.bats).

@@ -15,6 +15,9 @@
  *  - a JIT function's rule comes from the rows proved from its code
  *    (unwind/jit.h), through the same entries: no frame pointer is
  *    assumed, and a pc no row covers ends the stack with no CFI;
+ *  - a registered JIT object's rules come from its own CFI
+ *    (unwind/jitobj.h), kept with its module, at absolute addresses; a pc
+ *    its CFI does not cover ends the stack with no CFI;
  *  - a walk cache (unwind/dwarf.h: ms_walk_cache_new()) keeps whole walks
  *    by generation, PC and %rsp with the stack words they read: a sample
  *    whose words are the same is that walk, copied rather than walked, and
@@ -135,6 +138,12 @@ static __attribute__((noinline)) int fill(struct dwarf_state *st, struct pc_entr
 		}
 		return 0;
 	}
+	/* A registered JIT object: its own CFI, at absolute addresses. */
+	if (r && loc.kind == MS_MODULE_JIT_OBJECT) {
+		if (!(e->cfi = ms_unwinder_module_cfi(st->u, loc.module)))
+			return 0;
+		goto lookup;
+	}
 	/* Only a file (or vdso image) proved to be the module that ran has CFI to trust. */
 	if (!r || (loc.kind != MS_MODULE_FILE && loc.kind != MS_MODULE_VDSO) || !loc.verified ||
 	    (loc.flags & MS_FRAME_FILE_OFFSET))
@@ -161,6 +170,7 @@ static __attribute__((noinline)) int fill(struct dwarf_state *st, struct pc_entr
 		st->stats->cfi_modules++;
 	}
 	e->cfi = *slot;
+lookup:
 	made = ms_cfi_stats(e->cfi)->made;
 	cached = ms_cfi_stats(e->cfi)->from_cache;
 	if ((found = ms_cfi_find(e->cfi, loc.address, &rule)) < 0)

@@ -38,6 +38,7 @@ struct unwind_bufs {
 	struct ms_frame frame;
 	struct ms_jit_func jit_func;
 	struct ms_jit_read jit_read;
+	struct ms_jit_object jit_object;
 	struct ms_attr attr;
 	struct ms_stack_file stack_file;
 	/* The file samples' stack copies are in, when ms-decode referred to them. */
@@ -329,6 +330,26 @@ static int on_jit_read(void *ctx, struct ms_stage_io *io, const struct ms_record
 	return MS_STAGE_PASS;
 }
 
+/*
+ * A JIT object's chunk or unregistration: consumed, as JIT_FUNC (the
+ * frames go out named). A record that does not unpack is a counted
+ * problem, not the stream's end.
+ */
+static int on_jit_object(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+
+	(void)io;
+	if (ms_jit_object_unpack(rec, &b->jit_object) < 0) {
+		ms_problems_add(ms_unwinder_problems(b->u), "bad-jit-object",
+				"'%s': the jit-object record at byte %" PRIu64 " is malformed (see "
+				"the message above): the object it belongs to is broken, and its "
+				"code's frames stay anonymous", b->in_name, rec->offset);
+		return 0;
+	}
+	return ms_unwinder_jit_object(b->u, &b->jit_object);
+}
+
 /* Kept for the vdso's CFI, and passed on for symbolization. */
 static int on_vdso(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
@@ -374,6 +395,7 @@ static int on_end(void *ctx, struct ms_stage_io *io, enum ms_stage_end how)
 	/* After a failure, only what was written goes out. */
 	if (how == MS_STAGE_FAILED)
 		return 0;
+	ms_unwinder_end(b->u);
 	/* After bad input the policy is not settled: no stack follows. */
 	if (how != MS_STAGE_BAD_INPUT && !b->settled && settle(b->u, io->writer, b, NULL) < 0)
 		return -1;
@@ -397,6 +419,7 @@ static const struct ms_stage_desc unwind_stage = {
 		[MS_REC_STACK_FILE] = on_stack_file,
 		[MS_REC_JIT_FUNC] = on_jit_func,
 		[MS_REC_JIT_READ] = on_jit_read,
+		[MS_REC_JIT_OBJECT] = on_jit_object,
 	},
 	.end = on_end,
 };

@@ -1,5 +1,6 @@
 #include "unwind/unwind.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 #include "elf/elffile.h"
 #include "perf/kernel.h"
 #include "unwind/jit.h"
+#include "unwind/jitobj.h"
+#include "unwind/jitobjtab.h"
 #include "util/error.h"
 #include "util/grow.h"
 
@@ -41,8 +44,13 @@ struct fentry {
 struct module {
 	uint64_t hash;
 	struct ms_module rec;	/* rec.path borrows path */
-	/* A perf-map module's naming epoch (unwind/jit.h), part of its identity; else 0. */
+	/*
+	 * A perf-map module's naming epoch (unwind/jit.h), a jit-object
+	 * module's object serial: part of its identity; else 0.
+	 */
 	uint64_t epoch;
+	/* A jit-object module's object: kept (a reference) for the unwinder's life. */
+	struct ms_jitobj *jitobj;
 	char *path;
 	/* The file its build id proved when the file at path is not the module; NULL: path's. */
 	char *found;
@@ -66,6 +74,9 @@ struct ms_process {
 	struct ms_jit_table *jit;
 	uint64_t jit_mod_start, jit_mod_end, jit_mod_epoch;
 	uint32_t jit_mod;	/* NONE: none */
+	/* Its JIT objects (NULL: none came), and the earliest time one of them ends. */
+	struct ms_jitobj_table *objs;
+	uint64_t objs_end;	/* UINT64_MAX: none ends */
 };
 
 /* A (module, address) whose FRAME record ms-unwind wrote or will write. */
@@ -121,6 +132,8 @@ struct ms_unwinder {
 	uint32_t named_mask, n_named;
 	struct pending_frame *frames;
 	uint32_t n_frames, frames_pos, alloc_frames;
+	/* JIT objects' images being put together from their chunks. */
+	struct ms_jitobj_asm *jitobj_asm;
 
 	struct ms_user_stack ustack;	/* reused for every sample */
 	/*
@@ -243,7 +256,7 @@ static uint64_t module_hash(const struct ms_module *m, const char *path, uint64_
 {
 	uint64_t h = HASH_INIT;
 
-	if (m->kind == MS_MODULE_PERF_MAP) {
+	if (m->kind == MS_MODULE_PERF_MAP || m->kind == MS_MODULE_JIT_OBJECT) {
 		h = hash_u64(h, m->base);
 		h = hash_u64(h, epoch);
 	}
@@ -453,15 +466,52 @@ static __attribute__((noinline)) int jit_frame(struct ms_unwinder *u, struct ms_
 	return 0;
 }
 
-/* The perf-map frames among frames[0, n) of a process with JIT functions. */
+/*
+ * A frame at address (flags: MS_FRAME_RETURN or 0) of the jit-object
+ * module of stream id, whose object is o: as jit_frame(), named by the
+ * object's symbol that holds it, or with no name. 0, or -1 after a
+ * message.
+ */
+static int jitobj_frame(struct ms_unwinder *u, const struct ms_jitobj *o, uint32_t id,
+			uint64_t address, uint32_t flags)
+{
+	struct pending_frame *pf;
+	uint64_t start;
+	const char *name;
+	int r;
+
+	if ((r = pair_add(u, id, address)) != 0)
+		return r < 0 ? -1 : 0;
+	if (!(u->frames = grow_array(u->frames, &u->alloc_frames, u->n_frames + 1,
+				     sizeof(*u->frames))))
+		return -1;
+	pf = &u->frames[u->n_frames++];
+	*pf = (struct pending_frame){ .module = id, .address = address };
+	if ((name = ms_jitobj_symbol(o, address - (flags & MS_FRAME_RETURN), &start))) {
+		pf->name = name;
+		pf->start = start;
+		pf->named = true;
+		u->stats.jit_object_frames_named++;
+	}
+	return 0;
+}
+
+/* The perf-map and jit-object frames among frames[0, n) of a process with JIT code. */
 static __attribute__((noinline)) int jit_frames(struct ms_unwinder *u, struct ms_process *proc,
 						const struct ms_stack_frame *frames, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t id = frames[i].module;
+		const struct module *mod;
 
-		if (id < u->n_stream && u->modules[u->by_stream[id]].rec.kind == MS_MODULE_PERF_MAP &&
+		if (id >= u->n_stream)
+			continue;
+		mod = &u->modules[u->by_stream[id]];
+		if (mod->rec.kind == MS_MODULE_PERF_MAP &&
 		    jit_frame(u, proc, id, frames[i].address, frames[i].flags) < 0)
+			return -1;
+		if (mod->rec.kind == MS_MODULE_JIT_OBJECT &&
+		    jitobj_frame(u, mod->jitobj, id, frames[i].address, frames[i].flags) < 0)
 			return -1;
 	}
 	return 0;
@@ -497,16 +547,18 @@ static __attribute__((noinline)) int jit_resolve(struct ms_unwinder *u, struct m
 {
 	const struct ms_mapping *map = ms_addrspace_find(&proc->as, pc);
 	struct ms_jit_fn fn;
-	uint64_t epoch;
+	uint64_t epoch, lo = map->start, hi = map->end;
 	int r = ms_jit_table_find(proc->jit, pc, &fn);
 
 	if (r <= 0)
 		return r < 0 ? -1 : 1;
+	/* Registered objects' code is theirs alone: the module stops short of it. */
+	if (proc->objs && ms_jitobj_table_gap(proc->objs, pc, &lo, &hi) < 0)
+		return -1;
 	epoch = ms_jit_table_epoch(proc->jit);
-	if (proc->jit_mod == NONE || proc->jit_mod_start != map->start ||
-	    proc->jit_mod_end != map->end || proc->jit_mod_epoch != epoch) {
-		struct ms_module m = { .kind = MS_MODULE_PERF_MAP, .size = map->end - map->start,
-				       .base = map->start };
+	if (proc->jit_mod == NONE || proc->jit_mod_start != lo ||
+	    proc->jit_mod_end != hi || proc->jit_mod_epoch != epoch) {
+		struct ms_module m = { .kind = MS_MODULE_PERF_MAP, .size = hi - lo, .base = lo };
 		const char *path = ms_jit_table_path(proc->jit);
 		char def[64];
 		uint32_t i;
@@ -518,8 +570,8 @@ static __attribute__((noinline)) int jit_resolve(struct ms_unwinder *u, struct m
 		if ((i = module_get_epoch(u, &m, path, NULL, NULL, epoch)) == NONE)
 			return -1;
 		proc->jit_mod = i;
-		proc->jit_mod_start = map->start;
-		proc->jit_mod_end = map->end;
+		proc->jit_mod_start = lo;
+		proc->jit_mod_end = hi;
 		proc->jit_mod_epoch = epoch;
 	}
 	out->module = proc->jit_mod;
@@ -529,6 +581,55 @@ static __attribute__((noinline)) int jit_resolve(struct ms_unwinder *u, struct m
 	if (rule)
 		*rule = ms_jit_fn_rule(u->jit_rules, &fn, pc);
 	return 1;
+}
+
+/*
+ * Whether pc is in the code of one of proc's JIT objects: then 1 with
+ * *out bound to the object's module (made the first time), 0 when it is
+ * in none, -1 after a message.
+ */
+static __attribute__((noinline)) int jitobj_resolve(struct ms_unwinder *u,
+						    struct ms_process *proc, uint64_t pc,
+						    struct ms_code_loc *out)
+{
+	struct ms_jitobj *o;
+	uint32_t *mi;
+	int r = ms_jitobj_table_find(proc->objs, pc, &o);
+
+	if (r <= 0)
+		return r;
+	mi = ms_jitobj_module(o);
+	if (*mi == NONE) {
+		uint32_t n, i;
+		const struct ms_jitobj_code *c = ms_jitobj_code(o, &n);
+		struct ms_module m = { .kind = MS_MODULE_JIT_OBJECT, .base = c[0].start,
+				       .size = c[n - 1].end - c[0].start };
+		char path[64];
+
+		snprintf(path, sizeof(path), "[jit-object 0x%" PRIx64 "]", ms_jitobj_entry(o));
+		if ((i = module_get_epoch(u, &m, path, NULL, NULL, ms_jitobj_serial(o))) == NONE)
+			return -1;
+		if (!u->modules[i].jitobj) {
+			ms_jitobj_ref(o);
+			u->modules[i].jitobj = o;
+		}
+		*mi = i;
+	}
+	memset(out, 0, sizeof(*out));
+	out->module = *mi;
+	out->kind = MS_MODULE_JIT_OBJECT;
+	out->address = pc;
+	out->path = u->modules[*mi].path;
+	out->file = out->path;
+	/* (The image is its own identity.) */
+	out->verified = true;
+	return 1;
+}
+
+struct ms_cfi *ms_unwinder_module_cfi(const struct ms_unwinder *u, uint32_t module)
+{
+	return module < u->n_modules && u->modules[module].jitobj ?
+	       ms_jitobj_cfi(u->modules[module].jitobj) : NULL;
 }
 
 /* File entries ---------------------------------------------------------- */
@@ -834,6 +935,7 @@ static struct ms_process *process_get(struct ms_unwinder *u, uint32_t pid)
 	}
 	p->pid = pid;
 	p->jit_mod = NONE;
+	p->objs_end = UINT64_MAX;
 	ms_addrspace_init(&p->as);
 	p->next = u->buckets[pid & u->bucket_mask];
 	u->buckets[pid & u->bucket_mask] = p;
@@ -845,6 +947,7 @@ static struct ms_process *process_get(struct ms_unwinder *u, uint32_t pid)
 static void process_free(struct ms_process *p)
 {
 	ms_jit_table_free(p->jit);
+	ms_jitobj_table_free(p->objs);
 	ms_addrspace_release(&p->as);
 	free(p->tids);
 	free(p);
@@ -918,7 +1021,8 @@ struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts)
 	}
 	u->bucket_mask = 63;
 	u->buckets = calloc(u->bucket_mask + 1, sizeof(*u->buckets));
-	if (!u->buckets || ms_elf_setup() < 0 || !(u->jit_rules = ms_jit_rules_new()))
+	if (!u->buckets || ms_elf_setup() < 0 || !(u->jit_rules = ms_jit_rules_new()) ||
+	    !(u->jitobj_asm = ms_jitobj_asm_new()))
 		goto fail;
 	{
 		/* The kernel is known by its build id (issue 4), as files are. */
@@ -1015,6 +1119,7 @@ void ms_unwinder_free(struct ms_unwinder *u)
 		free(u->modules[i].path);
 		free(u->modules[i].found);
 		ms_elf_loads_release(&u->modules[i].loads);
+		ms_jitobj_unref(u->modules[i].jitobj);
 	}
 	free(u->modules);
 	free(u->module_index.slots);
@@ -1023,6 +1128,7 @@ void ms_unwinder_free(struct ms_unwinder *u)
 	free(u->frames);
 	free(u->by_stream);
 	ms_jit_rules_free(u->jit_rules);
+	ms_jitobj_asm_free(u->jitobj_asm);
 	/* After the method's module data: their CFI borrows it. */
 	ms_debugfind_free(u->finder);
 	free(u->vdso);
@@ -1114,6 +1220,12 @@ int ms_unwinder_mmap(struct ms_unwinder *u, const struct ms_mmap *m)
 			ms_addrspace_touch(&p->as);
 		}
 	}
+	/* Objects read before it: they end at its time (the next sample's, see sample()). */
+	if (p->objs) {
+		u->stats.jit_objects_ended +=
+			ms_jitobj_table_unmap(p->objs, m->start, m->start + m->len, m->time);
+		p->objs_end = ms_jitobj_table_next_end(p->objs);
+	}
 	if (!(m->prot & PROT_EXEC))
 		return ms_addrspace_remove(&p->as, m->start, m->start + m->len);
 	u->stats.exec_mmaps++;
@@ -1155,6 +1267,83 @@ int ms_unwinder_jit_read(struct ms_unwinder *u, const struct ms_jit_read *r)
 	p->jit_mod = NONE;
 	ms_addrspace_touch(&p->as);
 	return ms_jit_table_set_path(p->jit, &r->path);
+}
+
+/* A new object of p's from image (len bytes, taken over) read at time. 0, or -1. */
+static int jitobj_add(struct ms_unwinder *u, struct ms_process *p, const struct ms_jit_object *r,
+		      uint8_t *image, uint32_t len, uint64_t time)
+{
+	struct ms_jitobj *o;
+	const char *why, *code;
+	int k;
+
+	if (!p->objs && !(p->objs = ms_jitobj_table_new())) {
+		free(image);
+		return -1;
+	}
+	/* Read again (another object came, or a mapping over it): the same object. */
+	if (ms_jitobj_table_same(p->objs, r->entry, image, len)) {
+		free(image);
+		u->stats.jit_objects_again++;
+		return 0;
+	}
+	if (!(o = ms_jitobj_new(image, len, r->entry, &why, &code))) {
+		if (!why)
+			return -1;
+		ms_problems_add(&u->problems, code,
+				"pid %" PRIu32 ": the JIT object of entry 0x%" PRIx64 " (%u bytes "
+				"at 0x%" PRIx64 ") cannot be used: %s; its code's frames stay "
+				"anonymous", r->pid, r->entry, len, r->addr, why);
+		return 0;
+	}
+	k = ms_jitobj_table_add(p->objs, o, time);
+	ms_jitobj_unref(o);
+	if (k < 0)
+		return -1;
+	u->stats.jit_objects++;
+	p->objs_end = ms_jitobj_table_next_end(p->objs);
+	/* What the caches answered for its code changes. */
+	ms_addrspace_touch(&p->as);
+	return 0;
+}
+
+int ms_unwinder_jit_object(struct ms_unwinder *u, const struct ms_jit_object *r)
+{
+	struct ms_process *p;
+	uint8_t *image;
+	uint64_t time;
+	int k;
+
+	if (!r->size) {
+		ms_jitobj_asm_cut(u->jitobj_asm, r->pid, r->entry, &u->problems);
+		p = ms_unwinder_process(u, r->pid);
+		if (p && p->objs) {
+			u->stats.jit_objects_ended +=
+				ms_jitobj_table_unregister(p->objs, r->entry, r->time);
+			p->objs_end = ms_jitobj_table_next_end(p->objs);
+		}
+		return 0;
+	}
+	if ((k = ms_jitobj_asm_chunk(u->jitobj_asm, r, &u->problems, &image, &time)) <= 0)
+		return k;
+	if (!(p = process_get(u, r->pid))) {
+		free(image);
+		return -1;
+	}
+	return jitobj_add(u, p, r, image, (uint32_t)r->size, time);
+}
+
+void ms_unwinder_end(struct ms_unwinder *u)
+{
+	ms_jitobj_asm_end(u->jitobj_asm, &u->problems);
+}
+
+/* A sample of p at now: the objects that ended by then go. */
+static __attribute__((noinline)) void jitobj_expire(struct ms_process *p, uint64_t now)
+{
+	if (p->objs && ms_jitobj_table_expire(p->objs, now))
+		ms_addrspace_touch(&p->as);
+	p->objs_end = p->objs ? ms_jitobj_table_next_end(p->objs) : UINT64_MAX;
 }
 
 /* Whether elf has segments, all readable and with their bytes within size. */
@@ -1281,6 +1470,10 @@ int ms_unwinder_comm(struct ms_unwinder *u, const struct ms_comm *c)
 		/* JIT functions read after the exec (their records come early) are the new image's. */
 		if (p->jit && ms_jit_table_exec(p->jit, c->time) < 0)
 			return -1;
+		if (p->objs) {
+			ms_jitobj_table_exec(p->objs, c->time);
+			p->objs_end = ms_jitobj_table_next_end(p->objs);
+		}
 	}
 	return thread_add(p, c->tid);
 }
@@ -1315,6 +1508,14 @@ int ms_unwinder_fork(struct ms_unwinder *u, const struct ms_task *t)
 			return -1;
 		child->jit_mod = NONE;
 	}
+	/* And its parent's registered objects (the same memory), then its own. */
+	if ((parent && parent->objs) || child->objs) {
+		if (!child->objs && !(child->objs = ms_jitobj_table_new()))
+			return -1;
+		if (ms_jitobj_table_fork(child->objs, parent ? parent->objs : NULL, t->time) < 0)
+			return -1;
+		child->objs_end = ms_jitobj_table_next_end(child->objs);
+	}
 	return thread_add(child, t->tid);
 }
 
@@ -1341,11 +1542,19 @@ static inline __attribute__((always_inline)) int resolve(struct ms_unwinder *u,
 							 struct ms_code_loc *out,
 							 const struct ms_cfi_rule **rule)
 {
-	const struct ms_mapping *map = ms_unwinder_lookup(u, proc, pc);
+	const struct ms_mapping *map;
 	struct fentry *fe;
 	struct module *mod;
 	uint64_t off;
 
+	/* A registered object's code is its own, mapped or not (a lost record). */
+	if (__builtin_expect(proc != NULL && proc->objs != NULL, 0)) {
+		int r = jitobj_resolve(u, proc, pc, out);
+
+		if (r)
+			return r;
+	}
+	map = ms_unwinder_lookup(u, proc, pc);
 	memset(out, 0, sizeof(*out));
 	if (!map) {
 		out->module = u->unknown_module;
@@ -1475,6 +1684,8 @@ static int sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_st
 		goto done;
 	}
 	proc = ms_unwinder_process(u, s->pid);
+	if (__builtin_expect(proc != NULL && s->time >= proc->objs_end, 0))
+		jitobj_expire(proc, s->time);
 	us->n = 0;
 	us->end = MS_END_FP_CHAIN;
 	us->token = 0;
@@ -1535,8 +1746,8 @@ static int sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_st
 				break;
 			}
 		}
-		/* A JIT function's frames are named here, once (unwind/jit.h). */
-		if (__builtin_expect(proc && proc->jit, 0) &&
+		/* JIT code's frames are named here, once (unwind/jit.h, jitobj.h). */
+		if (__builtin_expect(proc && (proc->jit || proc->objs), 0) &&
 		    jit_frames(u, proc, &out->frames[n], i + broke) < 0)
 			return -1;
 		n += i + broke;

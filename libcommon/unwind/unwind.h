@@ -20,6 +20,8 @@
  *    methods read from the image. Garbage, a truncated image or one without
  *    a build id is a counted problem, and [vdso] frames then end stacks
  *    with MS_END_NO_CFI as without the record.
+ *  - JIT_OBJECT (ahead, as JIT_FUNC): a registered object's image in
+ *    chunks, or its unregistration (unwind/jitobj.h, jitobjtab.h).
  *  - JIT_FUNC (ahead of the records of its time, from ms-collect): a
  *    function of the process's perf map, with the frame table proved from
  *    its code, kept per process (unwind/jit.h: read times decide what a
@@ -45,6 +47,17 @@
  * unwinder names it at once: ms_unwinder_next_frame() gives the FRAME
  * record of each (module, address) the first time a stack uses it. A
  * frame in an anonymous range outside every function stays anonymous.
+ * A frame in the code of an object the process registered through the
+ * GDB JIT interface (unwind/jitobjtab.h: the object kept when the sample
+ * is unwound), mapped or in no mapping the stream described, is a frame
+ * of that object's module (MS_MODULE_JIT_OBJECT: one per object; base
+ * its lowest executable section's address, size the extent to the
+ * highest one's end, path "[jit-object 0xENTRY]"), its address absolute,
+ * unwound by the object's CFI and named at once from its symbols as
+ * perf-map frames are (a frame in no symbol: a FRAME with no name,
+ * MS_SYM_NO_SYMBOL). Objects come first: a perf-map function over an
+ * object's code never names it, and a perf-map module's range stops
+ * short of every object's code.
  *
  * Modules: one per identity (kind, path, build id, file identity). Files
  * are probed once, on first use: the file at the mapping's path is used
@@ -210,6 +223,11 @@ struct ms_unwind_stats {
 	uint64_t walks_replayed, walks_kept, walk_cache_resets;
 	/* JIT functions kept (without rows: of them), ended by mappings, frames named */
 	uint64_t jit_funcs, jit_funcs_no_rows, jit_ended, jit_frames_named;
+	/*
+	 * JIT objects kept, read again (the same object), given an end by an
+	 * unregistration or a mapping, frames named from their symbols
+	 */
+	uint64_t jit_objects, jit_objects_again, jit_objects_ended, jit_object_frames_named;
 };
 
 struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts);
@@ -239,6 +257,16 @@ int ms_unwinder_exit(struct ms_unwinder *u, const struct ms_task *t);
  */
 int ms_unwinder_jit_func(struct ms_unwinder *u, const struct ms_jit_func *f);
 int ms_unwinder_jit_read(struct ms_unwinder *u, const struct ms_jit_read *r);
+/*
+ * A JIT object record (MS_REC_JIT_OBJECT, unpacked): a chunk of an image
+ * (unwind/jitobj.h puts them together; the whole image becomes an object
+ * of its process, unwind/jitobjtab.h), or an unregistration. Broken
+ * sequences and images that are not usable ELF are counted problems.
+ * 0, or -1 after a message (out of memory).
+ */
+int ms_unwinder_jit_object(struct ms_unwinder *u, const struct ms_jit_object *r);
+/* The stream ended: images still coming are counted problems. */
+void ms_unwinder_end(struct ms_unwinder *u);
 /*
  * The VDSO record: the image is copied. A first image that cannot be used
  * and any later different one are counted problems, not errors. Returns
@@ -343,6 +371,11 @@ int ms_unwinder_resolve(struct ms_unwinder *u, struct ms_process *proc, uint64_t
 struct ms_cfi_rule;
 int ms_unwinder_resolve_rule(struct ms_unwinder *u, struct ms_process *proc, uint64_t pc,
 			     struct ms_code_loc *loc, const struct ms_cfi_rule **rule);
+/*
+ * A jit-object module's call-frame information (its object's: absolute
+ * addresses, kept for the unwinder's life), NULL for any other module.
+ */
+struct ms_cfi *ms_unwinder_module_cfi(const struct ms_unwinder *u, uint32_t module);
 /*
  * A slot per module where the unwind method keeps its data (parsed CFI,
  * rule caches), kept for the unwinder's life and freed with the method's

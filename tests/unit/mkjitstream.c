@@ -20,11 +20,28 @@
  * function named, its frames no-cfi: time 904, py::badrows) and one
  * whose source no reader knows (not kept).
  *
+ *   mkjitstream --gdb [--bad] OBJECT ELF
+ *
+ * writes instead the stream for a process that registered OBJECT (the
+ * image `jitgdb dump OBJECT` writes: jit_gdb_func at its .text address,
+ * described by its .eh_frame and .symtab) through the GDB JIT interface,
+ * as JIT_OBJECT records of 256-byte chunks read at time 1000, entry
+ * 0x5555aaaa0010, then its unregistration at time 3000. Process 77 maps
+ * ELF and the anonymous 64 KiB around the code; one a line of
+ * ms-symbolize --text:
+ *   time 901   t_outer;t_fp;jit_gdb_func          by the object's CFI
+ *   time 902   t_outer;t_fp;jit_gdb_func          at its entry
+ *   time 3001  [anonymous] (no-cfi)               unregistered at 3000
+ * --bad adds, before them, a chunk sequence that skips 256 bytes, an
+ * image cut short by its entry's unregistration, a record whose chunk
+ * lies outside its object, and an image whose section headers lie
+ * outside it: each a counted problem, none used.
+ *
  *   mkjitstream --unnamed MAP ADDRESS
  *
  * writes instead what ms-symbolize reads: a perf-map module whose path is
  * MAP and a stack of one frame at ADDRESS (hex) in it that no FRAME record
- * names.
+ * names; --unnamed-object the same with a jit-object module.
  */
 #include "config.h"
 
@@ -157,11 +174,11 @@ static void anon(uint64_t time)
 	check(ms_mmap_pack(w, &m));
 }
 
-/* A perf-map module at path and a stack at address that nothing named. */
-static int unnamed(const char *path, uint64_t address)
+/* A perf-map (or jit-object) module at path and a stack at address that nothing named. */
+static int unnamed(uint32_t kind, const char *path, uint64_t address)
 {
 	static struct ms_stack st;
-	struct ms_module m = { .id = 0, .kind = MS_MODULE_PERF_MAP,
+	struct ms_module m = { .id = 0, .kind = kind,
 			       .path = { path, (uint32_t)strlen(path) }, .base = address & ~0xfffull,
 			       .size = 0x10000 };
 
@@ -181,6 +198,125 @@ static int unnamed(const char *path, uint64_t address)
 	return ms_writer_close(w) < 0;
 }
 
+#define ENTRY 0x5555aaaa0010ull
+
+/* The object's bytes [0, len) as JIT_OBJECT records of 256 bytes (skip: one left out). */
+static void object_records(uint64_t entry, uint64_t addr, const uint8_t *img, size_t len,
+			   size_t size, uint64_t time, size_t skip)
+{
+	for (size_t off = 0; off < len; off += 256) {
+		struct ms_jit_object o = {
+			.pid = PID, .time = time, .entry = entry, .addr = addr, .size = size,
+			.offset = off, .chunk = img + off,
+			.chunk_len = (uint32_t)(len - off < 256 ? len - off : 256),
+		};
+
+		if (off == skip)
+			continue;
+		check(ms_jit_object_pack(w, &o));
+	}
+}
+
+/*
+ * A JIT_OBJECT record whose chunk lies outside its object, which
+ * ms_jit_object_pack() refuses to write: encoded by hand,
+ * [9, pid, time, entry, addr 0x1000, size 16, offset 16, bin 0xc3].
+ */
+static void bad_chunk_record(void)
+{
+	static const uint8_t rec[] = {
+		0x98, 0x09, PID, 0xcd, 0x03, 0xe8,
+		0xcf, 0x00, 0x00, 0x55, 0x55, 0xaa, 0xaa, 0x03, 0x10,
+		0xcd, 0x10, 0x00, 0x10, 0x10, 0xc4, 0x01, 0xc3,
+	};
+
+	check(ms_writer_copy(w, (const char *)rec, sizeof(rec)));
+}
+
+static int gdb(int argc, char **argv)
+{
+	bool bad = argc == 5;
+	const char *obj_path = argv[argc - 2], *path = argv[argc - 1];
+	static uint8_t img[1 << 20];
+	struct ms_comm c = { .pid = PID, .tid = PID, .time = 1, .comm = { "jitgdb", 6 } };
+	struct ms_mmap m = { .pid = PID, .tid = PID, .time = 1, .start = BASE,
+			     .prot = PROT_READ | PROT_EXEC, .cpumode = MS_CPUMODE_USER };
+	struct ms_jit_object un = { .pid = PID, .time = 3000, .entry = ENTRY };
+	struct ms_elf_file of;
+	GElf_Shdr text, eh;
+	uint64_t addr, start;
+	struct stat sb;
+	size_t len;
+	FILE *f;
+
+	if ((bad && strcmp(argv[2], "--bad")) || !(f = fopen(obj_path, "rb"))) {
+		fprintf(stderr, "usage: mkjitstream --gdb [--bad] OBJECT ELF (OBJECT: jitgdb dump's)\n");
+		return 2;
+	}
+	len = fread(img, 1, sizeof(img), f);
+	fclose(f);
+	if (stat(path, &sb) < 0 || ms_elf_setup() < 0 ||
+	    ms_elf_file_open(&elf, path) != MS_SYM_OK || ms_elf_loads_read(elf.elf, &loads) < 0 ||
+	    ms_elf_file_open(&of, obj_path) != MS_SYM_OK || !ms_elf_section(of.elf, ".text", &text) ||
+	    !ms_elf_section(of.elf, ".eh_frame", &eh)) {
+		fprintf(stderr, "mkjitstream: %s or %s is not the ELF it should be\n", obj_path, path);
+		return 2;
+	}
+	ms_elf_file_close(&of);
+	/* Where the image lay: its .eh_frame's bytes are at their sh_addr. */
+	addr = eh.sh_addr - eh.sh_offset;
+	start = text.sh_addr & ~0xffffull;
+	m.len = ((uint64_t)sb.st_size + 0xfff) & ~0xfffull;
+	m.maj = major(sb.st_dev);
+	m.min = minor(sb.st_dev);
+	m.ino = sb.st_ino;
+	m.filename = (struct ms_str){ path, (uint32_t)strlen(path) };
+
+	w = ms_writer_open(1, "stdout", 0);
+	if (!w)
+		return 1;
+	check(ms_writer_header(w, NULL, "mkjitstream", PACKAGE_VERSION));
+	if (bad) {
+		struct ms_jit_object cut = { .pid = PID, .time = READ_TIME, .entry = ENTRY + 0x100 };
+		static uint8_t spoilt[1 << 20];
+
+		object_records(ENTRY + 0x80, addr, img, len, len, READ_TIME, 256);
+		object_records(ENTRY + 0x100, addr, img, 512, len, READ_TIME, SIZE_MAX);
+		check(ms_jit_object_pack(w, &cut));
+		bad_chunk_record();
+		memcpy(spoilt, img, len);
+		memset(spoilt + 0x28, 0x7f, 4);		/* e_shoff */
+		object_records(ENTRY + 0x200, addr, spoilt, len, len, READ_TIME, SIZE_MAX);
+	}
+	object_records(ENTRY, addr, img, len, len, READ_TIME, SIZE_MAX);
+	check(ms_jit_object_pack(w, &un));
+	check(ms_comm_pack(w, &c));
+	check(ms_mmap_pack(w, &m));
+	{
+		struct ms_mmap a = { .pid = PID, .tid = PID, .time = 2, .start = start,
+				     .len = 0x10000, .prot = PROT_READ | PROT_EXEC,
+				     .cpumode = MS_CPUMODE_USER, .filename = { "//anon", 6 } };
+
+		check(ms_mmap_pack(w, &a));
+	}
+	memset(mem, 0xee, sizeof(mem));
+	put(SP0 + 24, pc_of("t_fp_ret"));
+	put(SP0 + 96, 0);
+	put(SP0 + 104, pc_of("t_outer_ret"));
+	sample(901, text.sh_addr + 0xa, SP0 + 96);
+	memset(mem, 0xee, sizeof(mem));
+	put(SP0, pc_of("t_fp_ret"));
+	put(SP0 + 96, 0);
+	put(SP0 + 104, pc_of("t_outer_ret"));
+	sample(902, text.sh_addr, SP0 + 96);
+	sample(3001, text.sh_addr, SP0 + 96);
+	check(ms_writer_trailer(w, true));
+	check(ms_writer_close(w));
+	ms_elf_loads_release(&loads);
+	ms_elf_file_close(&elf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	bool bad = argc == 3 && !strcmp(argv[1], "--bad");
@@ -194,7 +330,11 @@ int main(int argc, char **argv)
 
 	ms_set_progname("mkjitstream");
 	if (argc == 4 && !strcmp(argv[1], "--unnamed"))
-		return unnamed(argv[2], strtoull(argv[3], NULL, 16));
+		return unnamed(MS_MODULE_PERF_MAP, argv[2], strtoull(argv[3], NULL, 16));
+	if (argc == 4 && !strcmp(argv[1], "--unnamed-object"))
+		return unnamed(MS_MODULE_JIT_OBJECT, argv[2], strtoull(argv[3], NULL, 16));
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "--gdb"))
+		return gdb(argc, argv);
 	if (argc < 2 || stat(path, &sb) < 0 || ms_elf_setup() < 0 ||
 	    ms_elf_file_open(&elf, path) != MS_SYM_OK || ms_elf_loads_read(elf.elf, &loads) < 0 ||
 	    !(prover = ms_prover_new())) {
