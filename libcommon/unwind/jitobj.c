@@ -39,7 +39,7 @@ struct image {
 	const uint8_t *b;
 	uint32_t len;
 	bool rel;		/* ET_REL: symbol values are offsets in their section */
-	uint32_t shnum;
+	uint32_t shnum, shstrndx;
 	Elf64_Shdr *sh;		/* copied: aligned */
 };
 
@@ -72,6 +72,7 @@ static const char *read_headers(struct image *im, bool *oom)
 		return "it names no section name table";
 	im->rel = eh.e_type == ET_REL;
 	im->shnum = eh.e_shnum;
+	im->shstrndx = eh.e_shstrndx;
 	if (!(im->sh = malloc((size_t)eh.e_shnum * sizeof(*im->sh)))) {
 		*oom = true;
 		return "out of memory";
@@ -241,6 +242,97 @@ static int read_syms(struct ms_jitobj *o, const struct image *im)
 	return 0;
 }
 
+/* Whether section i is named name (read_headers() checked every name's offset). */
+static bool named(const struct image *im, const Elf64_Shdr *str, uint32_t i, const char *name)
+{
+	const char *n = (const char *)im->b + str->sh_offset + im->sh[i].sh_name;
+
+	return !strcmp(n, name);
+}
+
+/*
+ * Where symbol k of the symbol table sym lies (S of a relocation): an
+ * ET_REL symbol's value is an offset in its section, so that section's
+ * address is added. False when there is none (undefined, out of bounds).
+ */
+static bool symbol_at(const struct image *im, const Elf64_Shdr *sym, uint64_t k, uint64_t *s)
+{
+	Elf64_Sym e;
+
+	if (sym->sh_type != SHT_SYMTAB || sym->sh_entsize != sizeof(e) ||
+	    k >= sym->sh_size / sizeof(e))
+		return false;
+	memcpy(&e, im->b + sym->sh_offset + k * sizeof(e), sizeof(e));
+	if (e.st_shndx == SHN_UNDEF)
+		return false;
+	*s = e.st_value;
+	if (e.st_shndx == SHN_ABS || !im->rel)
+		return true;
+	if (e.st_shndx >= im->shnum)
+		return false;
+	*s += im->sh[e.st_shndx].sh_addr;
+	return true;
+}
+
+/*
+ * An object a JIT registers may still hold the relocations of its
+ * call-frame information: LLVM's RuntimeDyld gives GDB a copy whose
+ * sections have their run-time addresses but whose .eh_frame still reads
+ * 0 where each FDE's pc is (R_X86_64_PC64 against .text, in .rela.eh_frame),
+ * as GDB applies them when it reads an ET_REL object. So are they here, on
+ * the object's own copy, before its CFI is read: S + A (- P) for the types
+ * CFI uses, each symbol at its section's address (symbol_at()). A RELA
+ * relocation writes its field whatever it held, so an object already
+ * relocated in place comes out the same. A relocation out of bounds, of
+ * another type or against an undefined symbol is left alone: its FDE then
+ * covers nothing the object's code holds, and those frames end no-cfi.
+ */
+static void relocate_cfi(uint8_t *b, const struct image *im, const Elf64_Shdr *shstr)
+{
+	for (uint32_t i = 1; i < im->shnum; i++) {
+		const Elf64_Shdr *rs = &im->sh[i], *t, *sym;
+		uint64_t n;
+
+		if (rs->sh_type != SHT_RELA || rs->sh_entsize != sizeof(Elf64_Rela) ||
+		    !rs->sh_info || rs->sh_info >= im->shnum || !rs->sh_link ||
+		    rs->sh_link >= im->shnum)
+			continue;
+		t = &im->sh[rs->sh_info];
+		if (t->sh_type == SHT_NOBITS || (!named(im, shstr, rs->sh_info, ".eh_frame") &&
+						 !named(im, shstr, rs->sh_info, ".debug_frame")))
+			continue;
+		sym = &im->sh[rs->sh_link];
+		n = rs->sh_size / sizeof(Elf64_Rela);
+		for (uint64_t k = 0; k < n; k++) {
+			Elf64_Rela r;
+			uint64_t s, v, p;
+			uint32_t width;
+
+			memcpy(&r, im->b + rs->sh_offset + k * sizeof(r), sizeof(r));
+			switch (ELF64_R_TYPE(r.r_info)) {
+			case R_X86_64_64: case R_X86_64_PC64: width = 8; break;
+			case R_X86_64_PC32: case R_X86_64_32: case R_X86_64_32S: width = 4; break;
+			default: continue;
+			}
+			if (r.r_offset > t->sh_size || width > t->sh_size - r.r_offset ||
+			    !symbol_at(im, sym, ELF64_R_SYM(r.r_info), &s))
+				continue;
+			v = s + (uint64_t)r.r_addend;
+			p = t->sh_addr + r.r_offset;
+			if (ELF64_R_TYPE(r.r_info) == R_X86_64_PC64 ||
+			    ELF64_R_TYPE(r.r_info) == R_X86_64_PC32)
+				v -= p;
+			if (width == 8) {
+				memcpy(b + t->sh_offset + r.r_offset, &v, 8);
+			} else {
+				uint32_t v32 = (uint32_t)v;
+
+				memcpy(b + t->sh_offset + r.r_offset, &v32, 4);
+			}
+		}
+	}
+}
+
 static void destroy(struct ms_jitobj *o)
 {
 	ms_cfi_free(o->cfi);
@@ -287,6 +379,7 @@ struct ms_jitobj *ms_jitobj_new(uint8_t *image, uint32_t len, uint64_t entry, co
 		}
 		return NULL;
 	}
+	relocate_cfi(image, &im, &im.sh[im.shstrndx]);
 	free(im.sh);
 	snprintf(name, sizeof(name), "[jit-object 0x%" PRIx64 "]", entry);
 	if (!(o->cfi = ms_cfi_open_object(o->image, len, name))) {

@@ -129,6 +129,8 @@ UNIT_TESTS += tests/unit/unwind-jitobj-test
 tests_unit_unwind_jitobj_test_SOURCES = tests/unit/unwind-jitobj-test.c tests/unit/jitobj-image.h \
 	tests/unit/elf-helpers.h
 tests_unit_unwind_jitobj_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_unwind_jitobj_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_SRCDIR='"$(abs_top_srcdir)"'
+EXTRA_DIST += tests/unit/data/lli14-jitwork.jitobj
 tests_unit_unwind_jitobj_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 EXTRA_tests_unit_unwind_jitobj_test_DEPENDENCIES = tests/unit/data/dwarf-frames$(EXEEXT)
 

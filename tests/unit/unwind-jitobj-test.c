@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "dwarf/cfi.h"
 #include "unwind/jitobj.h"
 #include "unwind/jitobjtab.h"
 #include "unwind/unwind.h"
@@ -786,9 +787,51 @@ static void test_table_overlap(void **state)
 	ms_jitobj_table_free(t);
 }
 
+/*
+ * A real object as LLVM 14's lli registers it (tests/fixtures/jitwork.ll,
+ * copied from a running lli with gdb): ET_REL, .text at 0x7f031678e000
+ * with leaf, middle, outer and main, and its .eh_frame still unrelocated
+ * (each FDE's pc 0, R_X86_64_PC64 against .text in .rela.eh_frame), as
+ * GDB relocates it when it reads it. Relocated, every function has CFI;
+ * read as it is, none has.
+ */
+static void test_lli_object(void **state)
+{
+	static const struct { uint64_t off; int32_t cfa; } at[] = {
+		{ 0x10, 8 },		/* leaf: no frame */
+		{ 0x51, 16 },		/* middle, after its push */
+		{ 0x78, 48 },		/* outer, after its five pushes */
+	};
+	FILE *f = fopen(MS_SRCDIR "/tests/unit/data/lli14-jitwork.jitobj", "rb");
+	const uint64_t text = 0x7f031678e000ull;
+	uint8_t *bytes = malloc(4096);
+	struct ms_jitobj *o;
+	const char *w, *code;
+	uint32_t rule;
+	size_t len;
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(bytes);
+	len = fread(bytes, 1, 4096, f);
+	fclose(f);
+	assert_int_equal(len, 1976);
+	assert_non_null(o = ms_jitobj_new(bytes, (uint32_t)len, ENTRY, &w, &code));
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		const struct ms_cfi_rule *r;
+
+		assert_int_equal(ms_cfi_find(ms_jitobj_cfi(o), text + at[i].off, &rule), 1);
+		r = ms_cfi_rule(ms_jitobj_cfi(o), rule);
+		assert_int_equal(r->cfa_reg, 7);
+		assert_int_equal(r->cfa_arg, at[i].cfa);
+	}
+	ms_jitobj_unref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_lli_object, reset),
 		cmocka_unit_test_setup(test_cfi_and_symbols, reset),
 		cmocka_unit_test_setup(test_fp_method, reset),
 		cmocka_unit_test_setup(test_no_mapping, reset),
