@@ -633,7 +633,10 @@ static enum ms_watch_verdict on_sample(void *arg, const struct ms_sample *s,
 	if (g) {
 		bool was = waits(p);
 
-		if (ms_gdb_check(&r->gdb, &p->gdb, p->pid, s->time, out->problems)) {
+		uint64_t ip = user_ip(s);
+		bool unnamed = a || !ip || !ms_anon_has(&p->gdb.cov, ip);
+
+		if (ms_gdb_check(&r->gdb, &p->gdb, p->pid, s->time, unnamed, out->problems)) {
 			now_waits(r, p, was);
 			if ((v = flush(r, p, out)) != MS_WATCH_WRITE) {
 				r->c.waits += v == MS_WATCH_WAIT;

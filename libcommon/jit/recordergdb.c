@@ -245,7 +245,8 @@ static int entry_cmp(const void *a, const void *b)
 
 /* Walk every descriptor's list into s->list: whether all were read to their end. */
 static bool walk_all(struct ms_gdb_shared *s, struct ms_gdb_proc *g, uint32_t pid,
-		     const struct ms_gdbjit_desc *d, const bool *ok, struct ms_problems *pr)
+		     const struct ms_gdbjit_desc *d, const bool *ok, bool unnamed,
+		     struct ms_problems *pr)
 {
 	struct vm v = { (pid_t)pid };
 	bool complete = true;
@@ -261,8 +262,9 @@ static bool walk_all(struct ms_gdb_shared *s, struct ms_gdb_proc *g, uint32_t pi
 		if (ms_gdbjit_walk(&s->walk, d[k].first, 0, vm_read, &v) < 0)
 			return false;
 		if (s->walk.end == MS_GDBJIT_WALK_UNREADABLE && gone_err(s->walk.err)) {
-			ms_problems_add(pr, "jit-process-gone",
-					"pid %u ended before its GDB JIT objects were read", pid);
+			if (unnamed)
+				ms_problems_add(pr, "jit-process-gone",
+						"pid %u ended before its GDB JIT objects were read", pid);
 			return false;
 		}
 		walk_problem(&s->walk, pid, g->desc[k], pr);
@@ -285,7 +287,7 @@ static bool walk_all(struct ms_gdb_shared *s, struct ms_gdb_proc *g, uint32_t pi
 }
 
 bool ms_gdb_check(struct ms_gdb_shared *s, struct ms_gdb_proc *g, uint32_t pid,
-		  uint64_t sample_time, struct ms_problems *pr)
+		  uint64_t sample_time, bool unnamed, struct ms_problems *pr)
 {
 	uint8_t b[MS_GDBJIT_DESCS_MAX][MS_GDBJIT_DESC_SIZE];
 	struct ms_gdbjit_desc d[MS_GDBJIT_DESCS_MAX];
@@ -304,7 +306,7 @@ bool ms_gdb_check(struct ms_gdb_shared *s, struct ms_gdb_proc *g, uint32_t pid,
 
 		s->searches++;
 		if (ms_gdbjit_search(s->files, (pid_t)pid, &f) < 0) {
-			if (gone_err(errno))
+			if (gone_err(errno) && unnamed)
 				ms_problems_add(pr, "jit-process-gone",
 						"pid %u ended before its files were searched for "
 						"__jit_debug_descriptor", pid);
@@ -338,9 +340,10 @@ bool ms_gdb_check(struct ms_gdb_shared *s, struct ms_gdb_proc *g, uint32_t pid,
 		ok[k] = false;
 		if (vm_read(&v, g->desc[k], b[k], MS_GDBJIT_DESC_SIZE) != MS_GDBJIT_DESC_SIZE) {
 			if (gone_err(errno)) {
-				ms_problems_add(pr, "jit-process-gone",
-						"pid %u ended before its __jit_debug_descriptor at %#"
-						PRIx64 " was read", pid, g->desc[k]);
+				if (unnamed)
+					ms_problems_add(pr, "jit-process-gone",
+							"pid %u ended before its __jit_debug_descriptor "
+							"at %#" PRIx64 " was read", pid, g->desc[k]);
 				ms_jit_read_done(&g->th, sample_time, false);
 				return false;
 			}
@@ -365,7 +368,7 @@ bool ms_gdb_check(struct ms_gdb_shared *s, struct ms_gdb_proc *g, uint32_t pid,
 		ms_jit_read_done(&g->th, sample_time, false);
 		return false;
 	}
-	complete = walk_all(s, g, pid, d, ok, pr);
+	complete = walk_all(s, g, pid, d, ok, unnamed, pr);
 	/* The new shipped set, and the queue, from the diff. */
 	s->nn = 0;
 	s->diff_proc = g;

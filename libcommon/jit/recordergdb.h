@@ -132,9 +132,14 @@ static inline bool ms_gdb_waits(const struct ms_gdb_proc *g)
 	return g->head < g->n_q;
 }
 
-/* The trigger fired for process pid at sample time: see above. True when something was queued. */
+/*
+ * The trigger fired for process pid at sample time: see above. True when
+ * something was queued. unnamed: the sample was in code nothing names (not
+ * only in a shipped object's, checked for its unregistration), so that a
+ * process that ended first is a loss, counted (jit-process-gone).
+ */
 bool ms_gdb_check(struct ms_gdb_shared *s, struct ms_gdb_proc *g, uint32_t pid,
-		  uint64_t sample_time, struct ms_problems *problems);
+		  uint64_t sample_time, bool unnamed, struct ms_problems *problems);
 
 /*
  * Write what waits, as room allows: MS_WATCH_WRITE when all went out,
