@@ -183,3 +183,36 @@ python_test() {
 	# reason, and no native caller is guessed past it.
 	at_least "$cut" "$total" 90
 }
+
+@test "lli: the objects LLVM registers for GDB name main > outer > middle > leaf, unwound by their own CFI to _start" {
+	local total leaf
+	command -v lli || { echo "lli (Debian's llvm) is missing: install-deps installs it" >&2; return 1; }
+	record out.txt l.msc -- lli "$MS_SRCDIR/tests/fixtures/jitwork.ll" 2
+	ms-export --folded l.msc > l.folded 2>/dev/null
+	total=$(awk '{ n += $NF } END { print n }' l.folded)
+	leaf=$(awk '/^_start;.*;main;outer;middle;leaf [0-9]+$/ { n += $NF } END { print n + 0 }' l.folded)
+	echo "samples $total, complete through the JIT's main to leaf $leaf" >&2
+	at_least "$leaf" "$total" 90
+	ms-analyze top --json l.msc > top.json
+	jq -r '[.functions[] | select(.name == "leaf")][0].module' top.json | grep -E '^\[jit-object 0x[0-9a-f]+\]$'
+	ms-analyze problems l.msc > problems.txt
+	run ! grep jit- problems.txt
+}
+
+@test "jitgdb: a hand-registered object names and unwinds its code; unregistered, the code is nobody's" {
+	local ns start after_ms
+	record out.txt g.msc -- "$FIXTURES/jitgdb" basic 1
+	ms-export --folded g.msc > g.folded 2>/dev/null
+	grep -E '^_start;.*;main;run_gdb;jit_gdb_func [0-9]+$' g.folded
+	record out2.txt u.msc -- "$FIXTURES/jitgdb" unregister 1
+	ns=$(awk '$1 == "unregistered" { print $2 }' out2.txt)
+	start=$(ms-analyze summary --json u.msc | jq .start_time_ns)
+	after_ms=$(( (ns - start) / 1000000 + 25 ))
+	ms-analyze top --json --time "..$(( after_ms - 30 ))ms" u.msc > before.json
+	[ "$(jq '[.functions[] | select(.name == "jit_gdb_func") | .self] | add' before.json)" -ge 100 ]
+	# (the recorder notices the unregistration at most 20 ms of samples later)
+	ms-analyze top --json --time "${after_ms}ms.." u.msc > after.json
+	[ "$(jq '[.functions[] | select(.name == "jit_gdb_func")] | length' after.json)" -eq 0 ]
+	ms-analyze tree --json --time "${after_ms}ms.." u.msc > tree.json
+	[ "$(jq '.total' tree.json)" -ge 100 ]
+}
