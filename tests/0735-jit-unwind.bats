@@ -63,7 +63,8 @@ setup() {
 	"$MKJIT" --bad "$ELF" > in.msr
 	run --separate-stderr bash -c 'ms-unwind < in.msr > out.msr'
 	[ "$status" -eq 0 ]
-	[[ "$stderr" == *"rows of JIT function at 0x7f5500000300"*"corrupt"* ]]
+	# malformed rows are counted, not printed: a hostile stream may hold millions
+	[[ "$stderr" != *"rows of JIT function"* ]]
 	[[ "$stderr" == *"field 'source' is 9"* ]]
 	run --separate-stderr ms-symbolize --text < out.msr
 	[ "$status" -eq 0 ]
@@ -71,7 +72,7 @@ setup() {
 	ms-symbolize < out.msr | ms-capture -o p.msc
 	run ms-analyze problems p.msc
 	[[ "$output" == *"ms-unwind  bad-jit-function  1"* ]]
-	[[ "$output" == *"ms-unwind  jit-bad-rows  1"* ]]
+	[[ "$output" == *"ms-unwind  jit-bad-rows  1"*"rows of JIT function at 0x7f5500000300"*"corrupt"* ]]
 	# the function whose record was refused is not named anywhere
 	[ "$(grep -a -o 'py::badsource' out.msr | wc -l)" -eq 0 ]
 }

@@ -5,7 +5,9 @@
  */
 #include "jit/rows.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/error.h"
@@ -147,13 +149,34 @@ bool ms_prove_row_same(const struct ms_prove_row *a, const struct ms_prove_row *
 }
 
 /* Row i at buf + *at, of len bytes in all: checked alone and against the row before. */
+/*
+ * Where a refusal goes: printed as an error (buf NULL), or kept in buf
+ * for the caller to count (ms_rows_decode_quiet(): a hostile stream may
+ * hold a million bad tables, and one line each would flood the terminal).
+ */
+struct sink {
+	char *buf;
+	size_t n;
+};
+
+static int __attribute__((format(printf, 2, 3))) bad(const struct sink *k, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(k->buf ? k->buf : line, k->buf ? k->n : sizeof(line), fmt, ap);
+	va_end(ap);
+	return k->buf ? -1 : ms_error("%s", line);
+}
+
 static int decode_row(const uint8_t *buf, size_t len, size_t *at, struct ms_prove_rows *t,
-		      uint32_t i, const char *what)
+		      uint32_t i, const char *what, const struct sink *k)
 {
 	struct ms_prove_row *row = &t->row[i];
 
 	if (len - *at < MS_ROWS_ROW_MIN)
-		return ms_error("%s: row %u of %u is cut short at byte %zu of %zu: "
+		return bad(k, "%s: row %u of %u is cut short at byte %zu of %zu: "
 				"the record is truncated or corrupt", what, i, t->n, *at, len);
 	memset(row, 0, sizeof(*row));
 	row->offset = get32(buf + *at);
@@ -163,18 +186,18 @@ static int decode_row(const uint8_t *buf, size_t len, size_t *at, struct ms_prov
 	row->lost = get16(buf + *at + 11);
 	*at += MS_ROWS_ROW_MIN;
 	if (i == 0 ? row->offset != 0 : row->offset <= t->row[i - 1].offset)
-		return ms_error("%s: row %u starts at offset %u, %s: the rows are corrupt", what, i,
+		return bad(k, "%s: row %u starts at offset %u, %s: the rows are corrupt", what, i,
 				row->offset, i == 0 ? "not at the entry (0)" :
 				"not past the row before");
 	if (row->offset >= t->stop)
-		return ms_error("%s: row %u starts at offset %u, not below where the proofs "
+		return bad(k, "%s: row %u starts at offset %u, not below where the proofs "
 				"stop (%u): the rows are corrupt", what, i, row->offset, t->stop);
 	if (!good_cfa(row->cfa_reg, row->cfa_off))
-		return ms_error("%s: row %u has the CFA at DWARF register %u %+d, not %%rsp "
+		return bad(k, "%s: row %u has the CFA at DWARF register %u %+d, not %%rsp "
 				"or %%rbp + a positive multiple of 8 up to %d: the rows are corrupt",
 				what, i, row->cfa_reg, row->cfa_off, MS_PROVE_MAX_DEPTH);
 	if ((row->saved | row->lost) & ~MS_PROVE_CALLEE_SAVED || (row->saved & row->lost))
-		return ms_error("%s: row %u saves registers 0x%x and loses 0x%x: only "
+		return bad(k, "%s: row %u saves registers 0x%x and loses 0x%x: only "
 				"callee-saved registers (0x%x), none both: the rows are corrupt",
 				what, i, row->saved, row->lost, MS_PROVE_CALLEE_SAVED);
 	for (unsigned r = 0; r < MS_DWARF_REGS; r++) {
@@ -183,59 +206,77 @@ static int decode_row(const uint8_t *buf, size_t len, size_t *at, struct ms_prov
 		if (!(row->saved & (1u << r)))
 			continue;
 		if (len - *at < 4)
-			return ms_error("%s: row %u is cut short in its saves at byte %zu of %zu: "
+			return bad(k, "%s: row %u is cut short in its saves at byte %zu of %zu: "
 					"the record is truncated or corrupt", what, i, *at, len);
 		off = (int32_t)get32(buf + *at);
 		*at += 4;
 		/* Below the return address, inside the frame. */
 		if (off % 8 || off > 2 * MS_PROVE_RA_OFF || off < -MS_PROVE_MAX_DEPTH ||
 		    (row->cfa_reg == MS_DW_RSP && off < -row->cfa_off))
-			return ms_error("%s: row %u saves DWARF register %u at CFA %+d, not a "
+			return bad(k, "%s: row %u saves DWARF register %u at CFA %+d, not a "
 					"multiple of 8 in the frame below the return address: "
 					"the rows are corrupt", what, i, r, off);
 		row->save_off[ms_prove_save_slot(r)] = off;
 	}
 	if (i > 0 && ms_prove_row_same(row, &t->row[i - 1]))
-		return ms_error("%s: row %u is the frame of the row before: the rows are corrupt",
+		return bad(k, "%s: row %u is the frame of the row before: the rows are corrupt",
 				what, i);
 	return 0;
 }
 
-int ms_rows_decode(const uint8_t *buf, size_t len, struct ms_prove_rows *t, const char *what)
+static int decode(const uint8_t *buf, size_t len, struct ms_prove_rows *t, const char *what,
+		  const struct sink *k)
 {
 	size_t at = MS_ROWS_HEADER;
 
 	if (len < MS_ROWS_HEADER)
-		return ms_error("%s: %zu bytes, less than the %d of a row table's header: "
+		return bad(k, "%s: %zu bytes, less than the %d of a row table's header: "
 				"the record is truncated or corrupt", what, len, MS_ROWS_HEADER);
 	if (buf[0] != MS_ROWS_VERSION)
-		return ms_error("%s: row table version %u, this build reads version %d: "
+		return bad(k, "%s: row table version %u, this build reads version %d: "
 				"use the ms-unwind of the ms-collect that wrote the stream",
 				what, buf[0], MS_ROWS_VERSION);
 	t->why = (enum ms_prove_result)buf[1];
 	t->n = get16(buf + 2);
 	t->stop = get32(buf + 4);
 	if (buf[1] >= MS_PROVE_RESULTS || t->why == MS_PROVE_OK || t->why == MS_PROVE_MID_INSN)
-		return ms_error("%s: the proofs stop for reason %u, which no proof gives: "
+		return bad(k, "%s: the proofs stop for reason %u, which no proof gives: "
 				"the rows are corrupt", what, buf[1]);
 	if (t->n > MS_PROVE_ROWS_MAX)
-		return ms_error("%s: %u rows, more than the %d a table holds: the rows are corrupt",
+		return bad(k, "%s: %u rows, more than the %d a table holds: the rows are corrupt",
 				what, t->n, MS_PROVE_ROWS_MAX);
 	if (t->stop > MS_PROVE_STOP_MAX || (t->n == 0) != (t->stop == 0))
-		return ms_error("%s: %u rows cover offsets up to %u: not both 0, nor some up "
+		return bad(k, "%s: %u rows cover offsets up to %u: not both 0, nor some up "
 				"to at most %d: the rows are corrupt",
 				what, t->n, t->stop, MS_PROVE_STOP_MAX);
 	if (t->n == 0 && t->why != MS_PROVE_OUT_OF_BOUNDS)
-		return ms_error("%s: no rows, yet the proofs stop for reason %u, not for the "
+		return bad(k, "%s: no rows, yet the proofs stop for reason %u, not for the "
 				"end of the code: the rows are corrupt", what, buf[1]);
 	if (t->why == MS_PROVE_TOO_MANY_ROWS && t->n != MS_PROVE_ROWS_MAX)
-		return ms_error("%s: %u rows said to be too many (%d are): the rows are corrupt",
+		return bad(k, "%s: %u rows said to be too many (%d are): the rows are corrupt",
 				what, t->n, MS_PROVE_ROWS_MAX);
 	for (uint32_t i = 0; i < t->n; i++)
-		if (decode_row(buf, len, &at, t, i, what) < 0)
+		if (decode_row(buf, len, &at, t, i, what, k) < 0)
 			return -1;
 	if (at != len)
-		return ms_error("%s: %zu bytes follow the %u rows: the record is corrupt",
+		return bad(k, "%s: %zu bytes follow the %u rows: the record is corrupt",
 				what, len - at, t->n);
 	return 0;
+}
+
+int ms_rows_decode(const uint8_t *buf, size_t len, struct ms_prove_rows *t, const char *what)
+{
+	const struct sink k = { NULL, 0 };
+
+	return decode(buf, len, t, what, &k);
+}
+
+int ms_rows_decode_quiet(const uint8_t *buf, size_t len, struct ms_prove_rows *t,
+			 const char *what, char *why, size_t why_size)
+{
+	const struct sink k = { why, why_size };
+
+	if (why_size)
+		why[0] = '\0';
+	return why_size ? decode(buf, len, t, what, &k) : ms_rows_decode(buf, len, t, what);
 }

@@ -134,5 +134,8 @@ size_t ms_rows_encode(const struct ms_prove_rows *t, uint8_t *buf, size_t cap);
  * bytes.
  */
 int ms_rows_decode(const uint8_t *buf, size_t len, struct ms_prove_rows *t, const char *what);
+/* ms_rows_decode(), the refusal kept in why (why_size bytes) instead of printed. */
+int ms_rows_decode_quiet(const uint8_t *buf, size_t len, struct ms_prove_rows *t,
+			 const char *what, char *why, size_t why_size);
 
 #endif

@@ -237,12 +237,14 @@ int ms_jit_table_add(struct ms_jit_table *t, struct ms_jit_rules *rules,
 	r = MS_JIT_ADDED;
 	id = t->map.n - 1;
 	if (f->rows_len) {
+		char why[256];
+
 		snprintf(what, sizeof(what), "pid %" PRIu32 ": the rows of JIT function at 0x%" PRIx64,
 			 f->pid, f->start);
-		if (ms_rows_decode(f->rows, f->rows_len, pr, what) < 0) {
+		if (ms_rows_decode_quiet(f->rows, f->rows_len, pr, what, why, sizeof(why)) < 0) {
 			ms_problems_add(problems, "jit-bad-rows",
-					"%s are malformed: its frames end the stack (no-cfi); the "
-					"stream is corrupt or from another build of ms-collect", what);
+					"%s: its frames end the stack (no-cfi); the stream is "
+					"corrupt or from another build of ms-collect", why);
 			r = MS_JIT_ADDED_NO_ROWS;
 		} else {
 			for (; n < pr->n; n++) {
