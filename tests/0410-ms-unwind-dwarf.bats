@@ -96,8 +96,10 @@ stacks() {
 	read -r made_cold cached_cold < <(sed -n 's/.* cfi-rules \([0-9]*\) cfi-cached \([0-9]*\)$/\1 \2/p' cold.err)
 	read -r made_warm cached_warm < <(sed -n 's/.* cfi-rules \([0-9]*\) cfi-cached \([0-9]*\)$/\1 \2/p' warm.err)
 	echo "cold: made $made_cold cached $cached_cold; warm: made $made_warm cached $cached_warm" >&2
-	[ "$made_cold" -gt 0 ] && [ "$cached_cold" -eq 0 ]
-	[ "$cached_warm" -gt 0 ] && [ "$made_warm" -lt "$made_cold" ]
+	[ "$made_cold" -gt 0 ]
+	[ "$cached_cold" -eq 0 ]
+	[ "$cached_warm" -gt 0 ]
+	[ "$made_warm" -lt "$made_cold" ]
 	# No cache directory: the same stacks, nothing kept.
 	XDG_CACHE_HOME='' HOME='' ms-unwind decoded.msr > none.msr
 	cmp cold.msr none.msr

@@ -135,7 +135,8 @@ points() { awk -v a="$1" -v b="$2" 'BEGIN { d = (a - b) * 100; printf "%d\n", d 
 	[ "$(jq -r '.incomplete.reasons[0].missing' off.json)" = ended-inside ]
 	# what is known of it: from its start to the recording's end, about 0.4 s
 	least=$(jq '.incomplete.reasons[0].at_least_ns' off.json)
-	[ "$least" -ge 300000000 ] && [ "$least" -le 500000000 ]
+	[ "$least" -ge 300000000 ]
+	[ "$least" -le 500000000 ]
 	run -0 ms-analyze problems asleep.msc
 	[[ "$output" == *"ended-inside"* ]] || [[ "$output" == *"still off CPU when the recording ended"* ]]
 	# exports give it no time
@@ -180,7 +181,8 @@ points() { awk -v a="$1" -v b="$2" 'BEGIN { d = (a - b) * 100; printf "%d\n", d 
 	# no interval closed across a loss: the switch-in after it may not be its own
 	"$MS_BUILDDIR/tests/unit/caplosses" lossy.msc | jq -r '.losses[].time' > losses.txt
 	"$MS_BUILDDIR/tests/unit/capintervals" lossy.msc | awk '$4 == "complete" { print $2, $3 }' > complete.txt
-	[ -s losses.txt ] && [ -s complete.txt ]
+	[ -s losses.txt ]
+	[ -s complete.txt ]
 	awk 'NR == FNR { t[++n] = $1; next }
 	     { for (i = 1; i <= n; i++) if (t[i] > $1 && t[i] < $2) { print "closed across a loss at " t[i] ": " $0; exit 1 } }' \
 		losses.txt complete.txt

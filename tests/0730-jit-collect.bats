@@ -122,7 +122,8 @@ field() {
 	[ "$n" -ge 5 ]
 	# Each function but perhaps the last (it may end unsampled) is read once, in line order.
 	for k in $(seq 0 $((n - 2))); do
-		[ "$(grep -c " name jit_grow_$k line $((k + 1)) flags 0 " jit.txt)" -eq 1 ]
+		[ "$(grep -c " name jit_grow_$k line $((k + 1)) flags 0 " jit.txt)" -eq 1 ] ||
+			{ grep -E "jit_grow_$k |^jit-read" jit.txt >&2; false; }
 	done
 	# Read as they came: a read per function, not one at the end.
 	[ "$(grep -c '^jit-read .* status ok ' jit.txt)" -ge $((n - 1)) ]

@@ -41,7 +41,8 @@ setup() {
 	grep -q 'spin_main' "$tree"
 	a=$(awk '$NF == "spin)" && $(NF-2) == "outer_a" { print $3 }' "$tree")
 	b=$(awk '$NF == "spin)" && $(NF-2) == "outer_b" { print $3 }' "$tree")
-	[ -n "$a" ] && [ -n "$b" ]
+	[ -n "$a" ]
+	[ -n "$b" ]
 	# 3:1 within sampling noise
 	assert_near "$((b * 100 / (a + b)))" 75 6 "outer_b's share"
 	grep -q '^stacks:      complete 100.0%$' "$GOLDEN/expected/spin.summary.txt"
