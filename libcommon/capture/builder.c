@@ -725,24 +725,6 @@ static bool module_same(const struct ms_cap_module *a, const struct ms_cap_modul
 	       a->base == c->base;
 }
 
-/*
- * What is wrong with a module record's base (stream minor 5), or NULL: a
- * perf-map or jit-object module's range lies in the address space, and no
- * other kind has one. capture.h holds every row to it.
- */
-static const char *module_base_wrong(const struct ms_module *m)
-{
-	if (!ms_module_kind_has_base(m->kind))
-		return m->base ? "has a base, which only perf-map and jit-object modules have" : NULL;
-	if (!m->base)
-		return "without a base";
-	if (!m->size)
-		return "of size 0";
-	if (m->base > UINT64_MAX - m->size)
-		return "whose range passes the end of the address space";
-	return NULL;
-}
-
 int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_module *m)
 {
 	struct ms_cap_module cm;
@@ -753,12 +735,11 @@ int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_modu
 
 	if (b->failed)
 		return -1;
-	if ((wrong = module_base_wrong(m))) {
-		bool ranged = ms_module_kind_has_base(m->kind);
-
+	if ((wrong = ms_module_base_wrong(m->kind, m->base, m->size))) {
 		snprintf(msg, sizeof(msg), "module record %u (kind %u, base 0x%" PRIx64 ", size %"
-			 PRIu64 ") %s%s%s%s", m->id, m->kind, m->base, m->size, ranged ? "is a " : "",
-			 ranged ? ms_module_kind_name(m->kind) : "", ranged ? " module " : "", wrong);
+			 PRIu64 ") is a%s %s module %s", m->id, m->kind, m->base, m->size,
+			 m->kind == MS_MODULE_ANON || m->kind == MS_MODULE_UNKNOWN ? "n" : "",
+			 ms_module_kind_name(m->kind), wrong);
 		return fail(b, msg);
 	}
 	memset(&cm, 0, sizeof(cm));

@@ -154,6 +154,19 @@ bool ms_module_kind_has_base(uint32_t kind)
 	return kind == MS_MODULE_PERF_MAP || kind == MS_MODULE_JIT_OBJECT;
 }
 
+const char *ms_module_base_wrong(uint32_t kind, uint64_t base, uint64_t size)
+{
+	if (!ms_module_kind_has_base(kind))
+		return base ? "with a base, which only perf-map and jit-object modules have" : NULL;
+	if (!base)
+		return "without a base";
+	if (!size)
+		return "of size 0";
+	if (base > UINT64_MAX - size)
+		return "whose range passes the end of the address space";
+	return NULL;
+}
+
 bool ms_capture_has_jit(const struct ms_capture *cap)
 {
 	if (cap->n_perf_maps)

@@ -475,6 +475,13 @@ void ms_capture_span(const struct ms_capture *cap, uint64_t *start, uint64_t *en
 bool ms_capture_has_jit(const struct ms_capture *cap);
 /* Whether modules of kind have a base (perf-map, jit-object: their range in the process). */
 bool ms_module_kind_has_base(uint32_t kind);
+/*
+ * NULL when a module of kind may have this base and size (a ranged kind's
+ * range lies in the address space; no other kind has a base), else what is
+ * wrong, said after "a KIND module" ("without a base"). The builder and
+ * the reader hold every module to it.
+ */
+const char *ms_module_base_wrong(uint32_t kind, uint64_t base, uint64_t size);
 /* The perf-map row of pid, or NULL. */
 const struct ms_cap_perf_map *ms_capture_perf_map(const struct ms_capture *cap, uint32_t pid);
 /* Info value by key, or NULL / false when absent. */

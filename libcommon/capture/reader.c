@@ -413,17 +413,9 @@ static int decode_info(struct load *l)
  */
 static const char *module_base_wrong(const struct ms_cap_module *m, uint32_t minor)
 {
-	if (!ms_module_kind_has_base(m->kind))
-		return m->base ? "with a base, which only perf-map and jit-object modules have" : NULL;
-	if (minor < MS_CAPTURE_MINOR_JIT)
+	if (ms_module_kind_has_base(m->kind) && minor < MS_CAPTURE_MINOR_JIT)
 		return "in a file before format 1.6, which brought the kind";
-	if (!m->base)
-		return "without a base";
-	if (!m->size)
-		return "of size 0";
-	if (m->base > UINT64_MAX - m->size)
-		return "whose range passes the end of the address space";
-	return NULL;
+	return ms_module_base_wrong(m->kind, m->base, m->size);
 }
 
 static int decode_modules(struct load *l)

@@ -432,6 +432,25 @@ static int pair_add(struct ms_unwinder *u, uint32_t id, uint64_t address)
 }
 
 /*
+ * The pending FRAME record of (module id, address) when the pair is new:
+ * 1 and *pf (unnamed yet), 0 when it was seen before, -1 after a message.
+ */
+static int pending(struct ms_unwinder *u, uint32_t id, uint64_t address,
+		   struct pending_frame **pf)
+{
+	int r;
+
+	if ((r = pair_add(u, id, address)) != 0)
+		return r < 0 ? -1 : 0;
+	if (!(u->frames = grow_array(u->frames, &u->alloc_frames, u->n_frames + 1,
+				     sizeof(*u->frames))))
+		return -1;
+	*pf = &u->frames[u->n_frames++];
+	**pf = (struct pending_frame){ .module = id, .address = address };
+	return 1;
+}
+
+/*
  * A frame of proc at address (flags: MS_FRAME_RETURN or 0) bound to the
  * perf-map module of stream id: its FRAME record goes out before the stack
  * the first time the pair is seen, named by the function that holds it
@@ -444,13 +463,8 @@ static __attribute__((noinline)) int jit_frame(struct ms_unwinder *u, struct ms_
 	struct pending_frame *pf;
 	int r;
 
-	if ((r = pair_add(u, id, address)) != 0)
-		return r < 0 ? -1 : 0;
-	if (!(u->frames = grow_array(u->frames, &u->alloc_frames, u->n_frames + 1,
-				     sizeof(*u->frames))))
-		return -1;
-	pf = &u->frames[u->n_frames++];
-	*pf = (struct pending_frame){ .module = id, .address = address };
+	if ((r = pending(u, id, address, &pf)) <= 0)
+		return r;
 	/* (The module was chosen from the same table: a function is there.) */
 	r = proc && proc->jit ? ms_jit_table_find(proc->jit, address - (flags & MS_FRAME_RETURN),
 						   &fn) : 0;
@@ -480,13 +494,8 @@ static int jitobj_frame(struct ms_unwinder *u, const struct ms_jitobj *o, uint32
 	const char *name;
 	int r;
 
-	if ((r = pair_add(u, id, address)) != 0)
-		return r < 0 ? -1 : 0;
-	if (!(u->frames = grow_array(u->frames, &u->alloc_frames, u->n_frames + 1,
-				     sizeof(*u->frames))))
-		return -1;
-	pf = &u->frames[u->n_frames++];
-	*pf = (struct pending_frame){ .module = id, .address = address };
+	if ((r = pending(u, id, address, &pf)) <= 0)
+		return r;
 	if ((name = ms_jitobj_symbol(o, address - (flags & MS_FRAME_RETURN), &start))) {
 		pf->name = name;
 		pf->start = start;
