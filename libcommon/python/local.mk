@@ -1,0 +1,23 @@
+# libcommon/python: a runtime reader of CPython processes (3.11-3.13):
+# where the interpreter keeps its state and how its structures are laid
+# out (layout.h), the pure parsers of its locations tables, strings and
+# _Py_DebugOffsets (pyparse.h), and a userspace walker of every thread's
+# interpreted frames over process_vm_readv (walk.h).
+libcommon_a_SOURCES += \
+	libcommon/python/layout.c libcommon/python/layout.h \
+	libcommon/python/pydwarf.c libcommon/python/pydwarf.h \
+	libcommon/python/pymem.c libcommon/python/pymem.h \
+	libcommon/python/pyparse.c libcommon/python/pyparse.h \
+	libcommon/python/walk.c libcommon/python/walk.h
+
+UNIT_TESTS += tests/unit/pyparse-test
+tests_unit_pyparse_test_SOURCES = tests/unit/pyparse-test.c
+tests_unit_pyparse_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_pyparse_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# pywalk PID: each thread's Python stack, outermost first, for
+# tests/0750-python-layout.bats.
+check_PROGRAMS += tests/unit/pywalk
+tests_unit_pywalk_SOURCES = tests/unit/pywalk.c
+tests_unit_pywalk_LDADD = $(MS_LIBS)
+

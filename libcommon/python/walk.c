@@ -1,0 +1,310 @@
+/*
+ * Walking a live CPython process's frames (walk.h). Every read is checked
+ * and counted against the walk's budget; every object is proved by its
+ * ob_type before its fields are believed.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "python/walk.h"
+#include "python/pymem.h"
+#include "python/pyparse.h"
+
+/* UTF-8 of one name at most (4 bytes a character). */
+#define STR_BYTES (4 * MS_PY_STR_MAX + 1)
+/* Strings of one thread: two a frame. */
+#define STRINGS_BYTES ((size_t)MS_PY_WALK_FRAMES * 2 * STR_BYTES)
+/* The largest header read of an object: offsets are below MS_PY_OFFSET_MAX, structures far smaller. */
+#define HDR_MAX 1024
+
+struct ms_py_walker {
+	pid_t pid;
+	struct ms_py_layout l;
+	uint32_t ts_read, fr_read, co_read;	/* bytes of each header read */
+	uint64_t budget;			/* bytes read in this walk */
+	struct ms_py_thread t;
+	uint32_t strings_used;
+	uint8_t *scratch;			/* a string's data, a locations table */
+};
+
+const char *ms_py_walk_status_name(enum ms_py_walk_status s)
+{
+	switch (s) {
+	case MS_PY_WALK_COMPLETE: return "complete";
+	case MS_PY_WALK_TOO_DEEP: return "too-deep";
+	case MS_PY_WALK_UNREADABLE: return "unreadable";
+	case MS_PY_WALK_INVALID: return "invalid";
+	case MS_PY_WALK_BUDGET: return "budget";
+	}
+	return "?";
+}
+
+static uint32_t max_end(const uint32_t *offs, size_t n, uint32_t width)
+{
+	uint32_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (offs[i] + width > m)
+			m = offs[i] + width;
+	return m;
+}
+
+struct ms_py_walker *ms_py_walker_new(pid_t pid, const struct ms_py_layout *l)
+{
+	if (ms_py_offsets_check(&l->off))
+		return NULL;
+	struct ms_py_walker *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->pid = pid;
+	w->l = *l;
+	const struct ms_py_offsets *o = &l->off;
+	uint32_t ts[] = { o->ts_next, o->ts_native_tid, o->ts_frame };
+	uint32_t fr[] = { o->fr_previous, o->fr_code, o->fr_instr, o->fr_owner };
+	uint32_t co[] = { o->ob_type, o->co_filename, o->co_name, o->co_qualname,
+			  o->co_firstlineno, o->co_linetable };
+	w->ts_read = max_end(ts, 3, 8);
+	w->fr_read = max_end(fr, 4, 8);
+	w->co_read = max_end(co, 6, 8);
+	w->t.strings = malloc(STRINGS_BYTES);
+	w->scratch = malloc(MS_PY_LINETABLE_MAX > 4 * MS_PY_STR_MAX ? MS_PY_LINETABLE_MAX : 4 * MS_PY_STR_MAX);
+	if (!w->t.strings || !w->scratch || w->ts_read > HDR_MAX || w->fr_read > HDR_MAX ||
+	    w->co_read > HDR_MAX || o->uni_ascii_size > HDR_MAX || o->bytes_sval > HDR_MAX) {
+		ms_py_walker_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void ms_py_walker_free(struct ms_py_walker *w)
+{
+	if (!w)
+		return;
+	free(w->t.strings);
+	free(w->scratch);
+	free(w);
+}
+
+const char *ms_py_thread_str(const struct ms_py_thread *t, uint32_t off)
+{
+	return t->strings + off;
+}
+
+/* End the thread's walk with status and a reason; returns -1. */
+static int stop(struct ms_py_walker *w, enum ms_py_walk_status s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	w->t.status = s;
+	vsnprintf(w->t.reason, sizeof(w->t.reason), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A counted read: 0, or -1 after stop(). */
+static int rd(struct ms_py_walker *w, uint64_t addr, void *buf, size_t len, const char *what)
+{
+	if (w->budget + len > MS_PY_WALK_BYTES)
+		return stop(w, MS_PY_WALK_BUDGET, "%u bytes read before %s", MS_PY_WALK_BYTES, what);
+	w->budget += len;
+	if (ms_py_read(w->pid, addr, buf, len) < 0)
+		return stop(w, MS_PY_WALK_UNREADABLE, "%s at 0x%llx: %s", what,
+			    (unsigned long long)addr, strerror(errno));
+	return 0;
+}
+
+static uint64_t u64(const uint8_t *b, uint32_t off)
+{
+	uint64_t v;
+	memcpy(&v, b + off, 8);
+	return v;
+}
+
+static uint32_t u32(const uint8_t *b, uint32_t off)
+{
+	uint32_t v;
+	memcpy(&v, b + off, 4);
+	return v;
+}
+
+/* Read the unicode object at addr into the thread's strings: its offset there, or -1. */
+static int64_t read_str(struct ms_py_walker *w, uint64_t addr, const char *what)
+{
+	const struct ms_py_offsets *o = &w->l.off;
+	uint8_t h[HDR_MAX];
+	if (rd(w, addr, h, o->uni_ascii_size, what) < 0)
+		return -1;
+	if (u64(h, o->ob_type) != w->l.unicode_type)
+		return stop(w, MS_PY_WALK_INVALID, "%s at 0x%llx is not a str", what,
+			    (unsigned long long)addr);
+	uint64_t n = u64(h, o->uni_length);
+	uint32_t data_off;
+	enum ms_py_ukind kind;
+	if (n > MS_PY_STR_MAX)
+		return stop(w, MS_PY_WALK_INVALID, "%s at 0x%llx has %llu characters (more than %u)",
+			    what, (unsigned long long)addr, (unsigned long long)n, MS_PY_STR_MAX);
+	if (ms_py_unicode_data(o, u32(h, o->uni_state), &data_off, &kind) < 0)
+		return stop(w, MS_PY_WALK_INVALID, "%s at 0x%llx: a str state not read (0x%x)", what,
+			    (unsigned long long)addr, u32(h, o->uni_state));
+	if (rd(w, addr + data_off, w->scratch, n * kind, what) < 0)
+		return -1;
+	uint32_t at = w->strings_used;
+	int len = ms_py_unicode_utf8(kind, w->scratch, n, w->t.strings + at, STR_BYTES);
+	if (len < 0)
+		return stop(w, MS_PY_WALK_INVALID, "%s at 0x%llx does not fit", what,
+			    (unsigned long long)addr);
+	w->strings_used += (uint32_t)len + 1;
+	return at;
+}
+
+/* The current line of code (header h) at instruction pointer instr. */
+static int read_line(struct ms_py_walker *w, uint64_t code, const uint8_t *h, uint64_t instr,
+		     int firstlineno, int *line)
+{
+	const struct ms_py_offsets *o = &w->l.off;
+	uint64_t tab = u64(h, o->co_linetable);
+	uint8_t bh[HDR_MAX];
+	if (rd(w, tab, bh, o->bytes_sval, "co_linetable") < 0)
+		return -1;
+	if (u64(bh, o->ob_type) != w->l.bytes_type)
+		return stop(w, MS_PY_WALK_INVALID, "co_linetable at 0x%llx is not bytes",
+			    (unsigned long long)tab);
+	uint64_t n = u64(bh, o->bytes_size);
+	if (n > MS_PY_LINETABLE_MAX)
+		return stop(w, MS_PY_WALK_INVALID, "co_linetable at 0x%llx has %llu bytes (more than %u)",
+			    (unsigned long long)tab, (unsigned long long)n, MS_PY_LINETABLE_MAX);
+	if (rd(w, tab + o->bytes_sval, w->scratch, n, "co_linetable") < 0)
+		return -1;
+	int64_t addrq = (int64_t)(instr - (code + o->co_code_adaptive));
+	switch (ms_py_linetable_line(w->scratch, n, firstlineno, addrq, line)) {
+	case MS_PY_LINE_OK:
+		return 0;
+	case MS_PY_LINE_NONE:
+		*line = 0;
+		return 0;
+	case MS_PY_LINE_PAST:
+		return stop(w, MS_PY_WALK_INVALID, "instruction %lld is past the code at 0x%llx",
+			    (long long)addrq, (unsigned long long)code);
+	case MS_PY_LINE_BAD:
+		break;
+	}
+	return stop(w, MS_PY_WALK_INVALID, "co_linetable of the code at 0x%llx is malformed",
+		    (unsigned long long)code);
+}
+
+/* One frame's code and line into the thread: 0, or -1 after stop(). */
+static int read_frame(struct ms_py_walker *w, uint64_t code, uint64_t instr)
+{
+	const struct ms_py_offsets *o = &w->l.off;
+	uint8_t h[HDR_MAX];
+	if (rd(w, code, h, w->co_read, "code object") < 0)
+		return -1;
+	if (u64(h, o->ob_type) != w->l.code_type)
+		return stop(w, MS_PY_WALK_INVALID, "the frame's code at 0x%llx is not a code object",
+			    (unsigned long long)code);
+	struct ms_py_frame *f = &w->t.frames[w->t.n_frames];
+	f->code = code;
+	f->firstlineno = (int32_t)u32(h, o->co_firstlineno);
+	int64_t file = read_str(w, u64(h, o->co_filename), "co_filename");
+	if (file < 0)
+		return -1;
+	int64_t func = read_str(w, u64(h, o->co_qualname), "co_qualname");
+	if (func < 0)
+		return -1;
+	f->file = (uint32_t)file;
+	f->func = (uint32_t)func;
+	if (read_line(w, code, h, instr, f->firstlineno, &f->line) < 0)
+		return -1;
+	w->t.n_frames++;
+	return 0;
+}
+
+/* Walk the frames of thread state ts (header h) into w->t. */
+static void walk_thread(struct ms_py_walker *w, const uint8_t *h)
+{
+	const struct ms_py_offsets *o = &w->l.off;
+	uint64_t frame = u64(h, o->ts_frame);
+	if (o->cf_current_frame >= 0 && frame) {
+		uint64_t cframe = frame;
+		if (rd(w, cframe + (uint32_t)o->cf_current_frame, &frame, 8, "cframe") < 0)
+			return;
+	}
+	uint8_t fb[HDR_MAX];
+	while (frame) {
+		if (rd(w, frame, fb, w->fr_read, "frame") < 0)
+			return;
+		uint8_t owner = fb[o->fr_owner];
+		if (o->owner_cstack >= 0 && owner == (uint8_t)o->owner_cstack) {
+			w->t.skipped_cstack++;
+		} else {
+			if (w->t.n_frames == MS_PY_WALK_FRAMES) {
+				stop(w, MS_PY_WALK_TOO_DEEP, "more than %u frames", MS_PY_WALK_FRAMES);
+				return;
+			}
+			if (read_frame(w, u64(fb, o->fr_code), u64(fb, o->fr_instr)) < 0)
+				return;
+		}
+		frame = u64(fb, o->fr_previous);
+		/* Skipped frames count too: a cycle of them must end. */
+		if (w->t.skipped_cstack > MS_PY_WALK_FRAMES) {
+			stop(w, MS_PY_WALK_TOO_DEEP, "more than %u C-stack frames", MS_PY_WALK_FRAMES);
+			return;
+		}
+	}
+	w->t.status = MS_PY_WALK_COMPLETE;
+}
+
+int ms_py_walk(struct ms_py_walker *w, ms_py_thread_fn fn, void *data, char *err, size_t errlen)
+{
+	const struct ms_py_offsets *o = &w->l.off;
+	w->budget = 0;
+	uint64_t interp;
+	if (ms_py_read(w->pid, w->l.runtime + o->rt_interp_head, &interp, 8) < 0) {
+		snprintf(err, errlen, "python walk: cannot read _PyRuntime's interpreters of process %d: %s",
+			 (int)w->pid, strerror(errno));
+		return -1;
+	}
+	unsigned n_interps = 0, n_threads = 0;
+	while (interp) {
+		if (++n_interps > MS_PY_WALK_INTERPS) {
+			snprintf(err, errlen, "python walk: process %d: more than %u interpreters (a cycle?)",
+				 (int)w->pid, MS_PY_WALK_INTERPS);
+			return -1;
+		}
+		uint64_t ts, next_interp;
+		if (ms_py_read(w->pid, interp + o->is_threads_head, &ts, 8) < 0 ||
+		    ms_py_read(w->pid, interp + o->is_next, &next_interp, 8) < 0) {
+			snprintf(err, errlen, "python walk: process %d: interpreter at 0x%llx unreadable: %s",
+				 (int)w->pid, (unsigned long long)interp, strerror(errno));
+			return -1;
+		}
+		while (ts) {
+			if (++n_threads > MS_PY_WALK_THREADS) {
+				snprintf(err, errlen, "python walk: process %d: more than %u thread states (a cycle?)",
+					 (int)w->pid, MS_PY_WALK_THREADS);
+				return -1;
+			}
+			uint8_t h[HDR_MAX];
+			if (ms_py_read(w->pid, ts, h, w->ts_read) < 0) {
+				snprintf(err, errlen, "python walk: process %d: thread state at 0x%llx unreadable: %s",
+					 (int)w->pid, (unsigned long long)ts, strerror(errno));
+				return -1;
+			}
+			w->t.tstate = ts;
+			w->t.interp = interp;
+			w->t.native_tid = u64(h, o->ts_native_tid);
+			w->t.n_frames = 0;
+			w->t.skipped_cstack = 0;
+			w->t.reason[0] = '\0';
+			w->strings_used = 0;
+			walk_thread(w, h);
+			int rc = fn(&w->t, data);
+			if (rc)
+				return rc;
+			ts = u64(h, o->ts_next);
+		}
+		interp = next_interp;
+	}
+	return 0;
+}

@@ -1,0 +1,70 @@
+/*
+ * A userspace walker of a live CPython process's interpreted frames over
+ * process_vm_readv, through a layout (layout.h): every interpreter's
+ * thread states, each thread's frames innermost first, each frame's code
+ * (file, qualified name, first line) and current line. The process runs
+ * on: a walk is complete only when it ends where the runtime says it ends
+ * (a NULL previous) with every object proved by its type; any other walk
+ * is reported with its reason and the frames read so far, never as a
+ * shorter complete stack.
+ */
+#ifndef MS_PYTHON_WALK_H
+#define MS_PYTHON_WALK_H
+#include <stdint.h>
+#include <sys/types.h>
+#include "python/layout.h"
+
+/* Bounds of one walk. */
+#define MS_PY_WALK_FRAMES 256		/* frames a thread */
+#define MS_PY_WALK_THREADS 4096		/* thread states in all */
+#define MS_PY_WALK_INTERPS 64		/* interpreters */
+#define MS_PY_WALK_BYTES (16u << 20)	/* bytes read in one walk of all threads */
+#define MS_PY_STR_MAX 1024		/* characters of a name or file */
+#define MS_PY_LINETABLE_MAX (1u << 20)	/* bytes of one locations table */
+
+enum ms_py_walk_status {
+	MS_PY_WALK_COMPLETE = 0,	/* ended at a NULL previous */
+	MS_PY_WALK_TOO_DEEP,		/* MS_PY_WALK_FRAMES frames and more */
+	MS_PY_WALK_UNREADABLE,		/* a read failed: the memory changed or is gone */
+	MS_PY_WALK_INVALID,		/* an object is not what the layout says it is */
+	MS_PY_WALK_BUDGET,		/* MS_PY_WALK_BYTES read */
+};
+const char *ms_py_walk_status_name(enum ms_py_walk_status s);
+
+struct ms_py_frame {
+	uint64_t code;			/* the code object's address */
+	int line;			/* current line; 0 when the instruction has none */
+	int firstlineno;
+	uint32_t file, func;		/* offsets into the thread's strings */
+};
+
+struct ms_py_thread {
+	uint64_t tstate, interp;
+	uint64_t native_tid;
+	uint32_t n_frames;		/* innermost first */
+	struct ms_py_frame frames[MS_PY_WALK_FRAMES];
+	enum ms_py_walk_status status;
+	char reason[160];		/* what ended an incomplete walk */
+	uint32_t skipped_cstack;	/* frames owned by the C stack, skipped */
+	char *strings;			/* the walker's buffer: file and func names */
+};
+
+/* The walker: reused buffers, allocated once. */
+struct ms_py_walker;
+struct ms_py_walker *ms_py_walker_new(pid_t pid, const struct ms_py_layout *l);
+void ms_py_walker_free(struct ms_py_walker *w);
+
+/* A frame's file or function name. */
+const char *ms_py_thread_str(const struct ms_py_thread *t, uint32_t off);
+
+/*
+ * Walk every thread of every interpreter, calling fn for each (the thread
+ * and its buffers are reused: copy what you keep). fn returning non-zero
+ * stops the walk. Returns 0 when the list of interpreters and threads was
+ * read to its end; -1 with the reason in err when it was not (the list
+ * unreadable or past its bound): the threads given so far are not all.
+ */
+typedef int (*ms_py_thread_fn)(const struct ms_py_thread *t, void *data);
+int ms_py_walk(struct ms_py_walker *w, ms_py_thread_fn fn, void *data, char *err, size_t errlen);
+
+#endif
