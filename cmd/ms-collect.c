@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "jit/recorder.h"
+#include "perf/bpfload.h"
 #include "perf/collect.h"
 #include "perf/cpumeter.h"
 #include "util/error.h"
@@ -20,7 +21,7 @@ static const char usage_text[] =
 	"                  [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
 	"                  [--budget PCT [--budget-pid PID]...]\n"
 	"                  [--off-cpu [--off-cpu-stack-size BYTES]] [--no-perf-map]\n"
-	"                  [--no-jit-objects]\n"
+	"                  [--no-jit-objects] [--bpf-sampler]\n"
 	"                  (-p PID | [--] CMD [ARGS...])\n"
 	"\n"
 	"Record a program launched as CMD, or the running process PID and every\n"
@@ -59,6 +60,11 @@ static const char usage_text[] =
 	"                        interface (__jit_debug_descriptor): by default such\n"
 	"                        a sample, or one in no mapping, makes ms-collect\n"
 	"                        copy the process's new objects into the stream\n"
+	"      --bpf-sampler     internal, experimental: run a BPF program on each\n"
+	"                        sample that writes a record beside it (for the\n"
+	"                        Python walker to come; ms-decode checks and\n"
+	"                        counts them). Needs root and the initial pid\n"
+	"                        namespace\n"
 	"  -p, --pid PID         attach to the running process PID\n"
 	"  -h, --help            show this help\n"
 	"      --version         show the version\n"
@@ -79,6 +85,7 @@ enum {
 	OPT_OFF_CPU_STACK,
 	OPT_NO_PERF_MAP,
 	OPT_NO_JIT_OBJECTS,
+	OPT_BPF_SAMPLER,
 	OPT_VERSION,
 };
 
@@ -98,11 +105,17 @@ static const struct option options[] = {
 	{ "off-cpu-stack-size", required_argument, NULL, OPT_OFF_CPU_STACK },
 	{ "no-perf-map", no_argument, NULL, OPT_NO_PERF_MAP },
 	{ "no-jit-objects", no_argument, NULL, OPT_NO_JIT_OBJECTS },
+	{ "bpf-sampler", no_argument, NULL, OPT_BPF_SAMPLER },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
+
+static uint64_t failed(void *arg)
+{
+	return ms_bpf_sampler_failed(arg);
+}
 
 static void usage_error(void)
 {
@@ -119,6 +132,9 @@ int main(int argc, char **argv)
 	};
 	pid_t budget_pids[MS_CPUMETER_PIDS_MAX];
 	bool freq_set = false, off_cpu_stack_set = false, perf_map = true, jit_objects = true;
+	bool bpf_sampler = false, refused;
+	struct ms_bpf_sampler *sampler = NULL;
+	struct ms_collect_bpf bpf;
 	struct ms_jit_recorder *jit = NULL;
 	struct ms_collect_watch watch;
 	uint64_t v;
@@ -195,6 +211,9 @@ int main(int argc, char **argv)
 		case OPT_NO_JIT_OBJECTS:
 			jit_objects = false;
 			break;
+		case OPT_BPF_SAMPLER:
+			bpf_sampler = true;
+			break;
 		case OPT_OFF_CPU_STACK:
 			if (ms_parse_u64(optarg, "--off-cpu-stack-size", UINT32_MAX, &v) < 0)
 				usage_error();
@@ -245,14 +264,29 @@ int main(int argc, char **argv)
 		o.off_cpu_stack_size = ms_collect_off_cpu_stack_default(o.stack_size);
 	if (ms_collect_check(&o) < 0)
 		usage_error();
+	/* Before the target is launched or attached: a refusal leaves it untouched. */
+	if (bpf_sampler) {
+		if (!(sampler = ms_bpf_sampler_load(&refused)))
+			return refused ? MS_EXIT_SYSTEM : MS_EXIT_ERROR;
+		bpf = (struct ms_collect_bpf){
+			.prog_fd = ms_bpf_sampler_prog_fd(sampler),
+			.outputs_fd = ms_bpf_sampler_outputs_fd(sampler),
+			.failed = failed,
+			.arg = sampler,
+		};
+		o.bpf = &bpf;
+	}
 	if (perf_map || jit_objects) {
-		if (!(jit = ms_jit_recorder_new()))
+		if (!(jit = ms_jit_recorder_new())) {
+			ms_bpf_sampler_free(sampler);
 			return MS_EXIT_ERROR;
+		}
 		ms_jit_recorder_sources(jit, perf_map, jit_objects);
 		ms_jit_recorder_watch(jit, &watch);
 		o.watch = &watch;
 	}
 	code = ms_collect_run(&o);
 	ms_jit_recorder_free(jit);
+	ms_bpf_sampler_free(sampler);
 	return code;
 }

@@ -17,6 +17,7 @@
 #include "util/text.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -441,6 +442,12 @@ static int write_preamble(struct collector *c)
 		if (ms_tracepoint_pack(c->w, &c->switch_tp->tp) < 0)
 			return -1;
 		ms_trimmer_tracepoint(c->trim, &c->switch_tp->tp);
+	}
+	/* The BPF output events' first, the sampler's last: see collect.h. */
+	for (uint32_t part = 0; ms_session_output_attr_record(&c->s, part, c->attr); part++) {
+		if (ms_attr_pack(c->w, c->attr) < 0)
+			return -1;
+		ms_trimmer_attr(c->trim, c->attr);
 	}
 	/* The switch events' first, the sampler's last: see collect.h. */
 	for (int switches = c->o->off_cpu; switches >= 0; switches--)
@@ -1112,6 +1119,15 @@ static int write_epilogue(struct collector *c)
 	}
 	if (c->dropped_pending)
 		write_lost(c);
+	if (c->o->bpf && c->o->bpf->failed) {
+		uint64_t n = c->o->bpf->failed(c->o->bpf->arg);
+
+		if (n)
+			ms_problems_add(&c->problems, "bpf-output-failed",
+					"the BPF sampler could not write %" PRIu64 " records "
+					"(a full ring, or a CPU without its output event): their "
+					"samples have no BPF record", n);
+	}
 	if (ms_problems_write(c->w, &c->problems) < 0 ||
 	    (c->gov && info_number(c, "budget-used-ppm",
 				   ms_governor_share(c->gov, now_ns())) < 0) ||
@@ -1302,6 +1318,9 @@ int ms_collect_run(const struct ms_collect_opts *o)
 						      MS_COLLECT_PAGES_DEFAULT,
 		.data_pages_min = o->data_pages ? 0 : MS_COLLECT_PAGES_DEFAULT,
 		.enable_on_exec = !o->pid,
+		.bpf = o->bpf != NULL,
+		.bpf_prog_fd = o->bpf ? o->bpf->prog_fd : -1,
+		.bpf_outputs_fd = o->bpf ? o->bpf->outputs_fd : -1,
 	};
 	int code = MS_EXIT_ERROR;
 	bool complete = false;

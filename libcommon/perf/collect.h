@@ -7,7 +7,9 @@
  *   off-cpu-stack-size, cpus, mmap-pages, clock, start-time); TARGET;
  *   with --off-cpu, the TRACEPOINT record (sched_switch's id and RAW
  *   layout) and the ATTR record(s) of the switch events (type
- *   PERF_TYPE_TRACEPOINT, sample_type with RAW); then the sampler's ATTR
+ *   PERF_TYPE_TRACEPOINT, sample_type with RAW), after those of the BPF
+ *   output events with --bpf-sampler (PERF_COUNT_SW_BPF_OUTPUT, sample_type
+ *   with RAW); then the sampler's ATTR
  *   record(s), always last, as ms-decode lays samples out with the latest
  *   ATTR (the ids of every event, split when there are more than fit one
  *   record); VDSO; when attaching, synthesized COMM and MMAP records (time 0)
@@ -97,6 +99,19 @@ struct ms_collect_watch {
 	int (*finish)(void *arg, const struct ms_collect_out *out);
 };
 
+/*
+ * --bpf-sampler (internal, experimental): a loaded BPF sampler program
+ * (perf/bpfload.h) that the session attaches to every sampler event, and
+ * the map of its output events (perf/session.h). failed(arg) gives the
+ * records the program could not write, said at the end as a PROBLEM.
+ */
+struct ms_collect_bpf {
+	int prog_fd;
+	int outputs_fd;
+	uint64_t (*failed)(void *arg);
+	void *arg;
+};
+
 struct ms_collect_opts {
 	const char *output;	/* NULL: stdout (or output_fd) */
 	/*
@@ -131,6 +146,8 @@ struct ms_collect_opts {
 	 */
 	bool off_cpu;
 	uint32_t off_cpu_stack_size;
+	/* --bpf-sampler (above), or NULL. */
+	const struct ms_collect_bpf *bpf;
 	/* Told of what is recorded (above), or NULL. */
 	const struct ms_collect_watch *watch;
 };

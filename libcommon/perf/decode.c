@@ -428,6 +428,34 @@ static int decode_switch_out(const struct ms_decoder *d, const struct ms_attr *a
 	return MS_DECODE_SWITCH_OUT;
 }
 
+bool ms_attr_is_bpf_output(const struct ms_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_BPF_OUTPUT;
+}
+
+/*
+ * A sample of a BPF output event: its raw data (raw_len bytes at raw,
+ * NULL when it has none) is a record of the BPF sampler, written on the
+ * sample's CPU by its thread (see bpf/sampler.h).
+ */
+static int decode_bpf(const uint8_t *raw, uint32_t raw_len, struct ms_decoded *out)
+{
+	struct ms_bpf_record *r = &out->u.bpf.rec;
+	const struct ms_sample *s = &out->u.bpf.sample;
+	const char *code;
+
+	if (!raw)
+		return skip(out, "truncated-raw", "sample of a bpf output event without raw data");
+	if (ms_bpf_record_check(raw, raw_len, r, &code, out->detail, sizeof(out->detail)) < 0) {
+		out->problem = code;
+		return MS_DECODE_SKIP;
+	}
+	if (r->h.cpu != s->cpu || r->h.tid != s->tid)
+		return skip(out, "bpf-record-mismatch", "bpf record of thread %u on cpu %u in a "
+			    "sample of thread %u on cpu %u", r->h.tid, r->h.cpu, s->tid, s->cpu);
+	return MS_DECODE_BPF;
+}
+
 static int decode_sample(const struct ms_decoder *d, const struct ms_attr *a, uint32_t cpu,
 			 const uint8_t *data, size_t size, uint16_t misc, struct ms_decoded *out)
 {
@@ -603,6 +631,8 @@ static int decode_sample(const struct ms_decoder *d, const struct ms_attr *a, ui
 	out->time = s->time;
 	if (a->type == PERF_TYPE_TRACEPOINT)
 		return decode_switch_out(d, a, raw, raw_len, out);
+	if (ms_attr_is_bpf_output(a))
+		return decode_bpf(raw, raw_len, out);
 	return MS_DECODE_SAMPLE;
 }
 
@@ -961,6 +991,7 @@ struct stage {
 	uint64_t offset;		/* of the record being handled */
 	uint64_t n_in[KINDS_COUNTED + 1], n_out[KINDS_COUNTED + 1];
 	uint64_t n_skipped;
+	uint64_t n_bpf;		/* good records of the BPF sampler (dropped for now) */
 	struct ms_raw raw;
 	struct ms_attr attr;
 	struct ms_tracepoint tracepoint;
@@ -1699,6 +1730,11 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 		return store_sample(st, &d->u.sample);
 	if (kind == MS_DECODE_SWITCH_OUT)
 		return store_switch_out(st, &d->u.switch_out);
+	if (kind == MS_DECODE_BPF) {
+		/* checked and counted; pairing comes with the walker (decode.h) */
+		st->n_bpf++;
+		return 0;
+	}
 	p = ms_order_reserve(&st->order, stored_size(d, kind));
 	if (!p)
 		return -1;
@@ -1766,6 +1802,8 @@ static void print_stats(const struct stage *st)
 		if (st->n_out[k])
 			fprintf(stderr, "%s: stats: out %s %" PRIu64 "\n", me,
 				k < KINDS_COUNTED ? ms_record_kind_name(k) : "other", st->n_out[k]);
+	if (st->n_bpf)
+		fprintf(stderr, "%s: stats: bpf records %" PRIu64 "\n", me, st->n_bpf);
 	fprintf(stderr, "%s: stats: skipped %" PRIu64 "\n", me, st->n_skipped);
 }
 

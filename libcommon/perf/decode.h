@@ -22,6 +22,9 @@
  *    whose prev_state field (size 4 or 8) lies inside the sample's RAW
  *    data, and whose prev_pid, when the format has one, is the sample's
  *    tid;
+ *  - a sample of a BPF output event (an ATTR of PERF_TYPE_SOFTWARE,
+ *    PERF_COUNT_SW_BPF_OUTPUT) has RAW data that is a good record of the
+ *    BPF sampler (perf/bpfrecord.h) whose cpu and tid are the sample's;
  *  - a switch record (PERF_RECORD_SWITCH, _SWITCH_CPU_WIDE) is exactly its
  *    body and a sample_id_all trailer that gives its tid and time.
  * A record that fails a check is skipped with a stable problem code and a
@@ -38,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perf/bpfrecord.h"
 #include "stream/records.h"
 
 #define MS_DECODE_ATTRS_MAX 16
@@ -92,6 +96,12 @@ enum ms_decode_result {
 	MS_DECODE_THROTTLE = MS_REC_THROTTLE,	/* u.throttle (both kinds) */
 	MS_DECODE_SWITCH = MS_REC_SWITCH,	/* u.sw (SWITCH, SWITCH_CPU_WIDE) */
 	MS_DECODE_SWITCH_OUT = MS_REC_SWITCH_OUT, /* u.switch_out (sched:sched_switch) */
+	/*
+	 * u.bpf: a record of ms-collect's BPF sampler (--bpf-sampler). No
+	 * stream record kind yet: ms-decode checks and counts them; pairing
+	 * with their samples comes with the Python walker.
+	 */
+	MS_DECODE_BPF = 1000,
 };
 
 struct ms_decoded {
@@ -123,6 +133,11 @@ struct ms_decoded {
 		struct ms_switch sw;
 		/* its sample first: u.sample and u.switch_out.sample are one */
 		struct ms_switch_out switch_out;
+		/* its sample first too: the output event's IP, TID, TIME, ID, CPU */
+		struct {
+			struct ms_sample sample;
+			struct ms_bpf_record rec;
+		} bpf;
 	} u;
 };
 
@@ -149,6 +164,9 @@ int ms_decoder_add_tracepoint(struct ms_decoder *d, const struct ms_tracepoint *
  */
 int ms_decode(const struct ms_decoder *d, uint32_t cpu, const uint8_t *data, size_t len,
 	      struct ms_decoded *out);
+
+/* Whether a's events are BPF output events (their samples carry BPF records). */
+bool ms_attr_is_bpf_output(const struct ms_attr *a);
 
 /* Name of a kernel record type for messages ("mmap2"), or "unknown". */
 const char *ms_perf_record_name(uint32_t type);
@@ -177,7 +195,7 @@ enum ms_stack_bytes {
 };
 struct ms_decode_options {
 	const char *version;	/* written in the header's producer chain */
-	bool stats;		/* print counts per record kind to stderr */
+	bool stats;		/* print counts per record kind (and BPF records) to stderr */
 	size_t order_bytes;	/* ordering memory bound; 0: the default */
 	/*
 	 * A saved stream's stack copies are most of its bytes: when the

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,90 @@ static int switch_open_failed(struct ms_session *s, pid_t tid, int cpu)
 			"(perf_event_open: %s)", (int)tid, cpu, strerror(err));
 }
 
+/* The BPF output event's attr: see session.h. */
+static void make_output_attr(struct ms_session *s)
+{
+	struct perf_event_attr *a = &s->output_attr;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_BPF_OUTPUT;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	a->sample_id_all = 1;
+	/* SET_OUTPUT needs the ring's clock */
+	a->use_clockid = s->attr.use_clockid;
+	a->clockid = s->attr.clockid;
+}
+
+static int bpf_map_set(int map_fd, uint32_t key, uint32_t value)
+{
+	union bpf_attr b;
+
+	memset(&b, 0, sizeof(b));
+	b.map_fd = (uint32_t)map_fd;
+	b.key = (uint64_t)(uintptr_t)&key;
+	b.value = (uint64_t)(uintptr_t)&value;
+	b.flags = BPF_ANY;
+	return (int)syscall(SYS_bpf, BPF_MAP_UPDATE_ELEM, &b, sizeof(b));
+}
+
+static int push_event(struct ms_session *s, const struct ms_session_event *e);
+
+/*
+ * The BPF output event of CPU index i, into its ring (just made) and the
+ * program's map. 0, or -1 after a message.
+ */
+static int open_output(struct ms_session *s, uint32_t i)
+{
+	struct ms_session_event e = { .fd = -1, .cpu_index = i, .tid = -1, .is_output = true };
+	int cpu = s->cpus[i];
+
+	if (!s->output_attr.size)
+		make_output_attr(s);
+	e.fd = perf_event_open(&s->output_attr, -1, cpu);
+	if (e.fd < 0) {
+		s->refused = errno == EACCES || errno == EPERM;
+		return ms_error_errno("--bpf-sampler: cannot open the BPF output event of cpu %d "
+				      "(perf_event_open%s)", cpu, s->refused ?
+				      "; a CPU-wide event needs root or CAP_PERFMON" : "");
+	}
+	if (ioctl(e.fd, PERF_EVENT_IOC_ID, &e.id) < 0) {
+		ms_error_errno("--bpf-sampler: cannot read the id of the BPF output event of cpu %d",
+			       cpu);
+		goto fail;
+	}
+	if (ioctl(e.fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring_owner[i]) < 0) {
+		ms_error_errno("--bpf-sampler: cannot direct the BPF output event of cpu %d into "
+			       "the ring of that cpu (PERF_EVENT_IOC_SET_OUTPUT)", cpu);
+		goto fail;
+	}
+	if (bpf_map_set(s->config.bpf_outputs_fd, (uint32_t)cpu, (uint32_t)e.fd) < 0) {
+		ms_error_errno("--bpf-sampler: cannot store the BPF output event of cpu %d in the "
+			       "program's map 'outputs' (bpf BPF_MAP_UPDATE_ELEM)", cpu);
+		goto fail;
+	}
+	if (push_event(s, &e) < 0)
+		goto fail;
+	return 0;
+fail:
+	close(e.fd);
+	return -1;
+}
+
+/* Attach the BPF sampler program to a sampler event: 0, or -1 after a message. */
+static int attach_program(struct ms_session *s, int fd, pid_t tid, int cpu)
+{
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, s->config.bpf_prog_fd) == 0)
+		return 0;
+	s->refused = errno == EACCES || errno == EPERM;
+	return ms_error_errno("--bpf-sampler: cannot attach the BPF program to the event of pid "
+			      "%d on cpu %d (PERF_EVENT_IOC_SET_BPF)%s", (int)tid, cpu,
+			      s->refused ? "; it needs root, or CAP_BPF with CAP_PERFMON" : "");
+}
+
 static int push_event(struct ms_session *s, const struct ms_session_event *e)
 {
 	if (s->n_events == s->alloc_events) {
@@ -401,9 +486,21 @@ int ms_session_open_task(struct ms_session *s, pid_t tid)
 				goto fail;
 			}
 			s->ring_owner[i] = e.fd;
+			/* (close_from() closes it with the ring's owner on failure) */
+			if (s->config.bpf && open_output(s, i) < 0) {
+				close(e.fd);
+				ms_ring_release(&s->rings[i]);
+				s->ring_owner[i] = -1;
+				goto fail;
+			}
 		} else if (ioctl(e.fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring_owner[i]) < 0) {
 			ms_error_errno("cannot direct the event for pid %d into the ring of cpu %d",
 				       (int)tid, cpu);
+			close(e.fd);
+			goto fail;
+		}
+		/* before the event runs on its own: enable_on_exec, or the caller's gate */
+		if (s->config.bpf && attach_program(s, e.fd, tid, cpu) < 0) {
 			close(e.fd);
 			goto fail;
 		}
@@ -440,17 +537,25 @@ void ms_session_disable(struct ms_session *s)
 		ioctl(s->events[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
-int ms_session_attr_record(const struct ms_session *s, bool switches, uint32_t part,
-			   struct ms_attr *a)
+enum event_kind { KIND_SAMPLER, KIND_SWITCH, KIND_OUTPUT };
+
+static enum event_kind kind_of(const struct ms_session_event *e)
 {
-	const struct perf_event_attr *pa = switches ? &s->switch_attr : &s->attr;
+	return e->is_output ? KIND_OUTPUT : e->is_switch ? KIND_SWITCH : KIND_SAMPLER;
+}
+
+static int attr_record(const struct ms_session *s, enum event_kind kind, uint32_t part,
+		       struct ms_attr *a)
+{
+	const struct perf_event_attr *pa = kind == KIND_SWITCH ? &s->switch_attr :
+					   kind == KIND_OUTPUT ? &s->output_attr : &s->attr;
 	size_t skip = (size_t)part * MS_ATTR_IDS_MAX, n = 0, i;
 
-	if (switches && !s->config.off_cpu)
+	if ((kind == KIND_SWITCH && !s->config.off_cpu) || (kind == KIND_OUTPUT && !s->config.bpf))
 		return 0;
 	/* Part 0 always (an ATTR with no ids yet); later parts while ids are left. */
 	for (i = 0; i < s->n_events; i++)
-		n += s->events[i].is_switch == switches;
+		n += kind_of(&s->events[i]) == kind;
 	if (part && skip >= n)
 		return 0;
 	memset(a, 0, sizeof(*a));
@@ -465,7 +570,7 @@ int ms_session_attr_record(const struct ms_session *s, bool switches, uint32_t p
 		   (pa->exclude_kernel ? MS_ATTR_EXCLUDE_KERNEL : 0) |
 		   (pa->build_id ? MS_ATTR_BUILD_ID : 0);
 	for (i = 0; i < s->n_events && a->n_ids < MS_ATTR_IDS_MAX; i++) {
-		if (s->events[i].is_switch != switches)
+		if (kind_of(&s->events[i]) != kind)
 			continue;
 		if (skip) {
 			skip--;
@@ -476,13 +581,24 @@ int ms_session_attr_record(const struct ms_session *s, bool switches, uint32_t p
 	return 1;
 }
 
+int ms_session_attr_record(const struct ms_session *s, bool switches, uint32_t part,
+			   struct ms_attr *a)
+{
+	return attr_record(s, switches ? KIND_SWITCH : KIND_SAMPLER, part, a);
+}
+
+int ms_session_output_attr_record(const struct ms_session *s, uint32_t part, struct ms_attr *a)
+{
+	return attr_record(s, KIND_OUTPUT, part, a);
+}
+
 int ms_session_samplers_enable(struct ms_session *s, bool on)
 {
 	int ret = 0;
 
 	/* On a parent event, the ioctl reaches the copies its task's children inherited. */
 	for (size_t i = 0; i < s->n_events; i++)
-		if (!s->events[i].is_switch &&
+		if (kind_of(&s->events[i]) == KIND_SAMPLER &&
 		    ioctl(s->events[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
 			ret = -1;
 	return ret;

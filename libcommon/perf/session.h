@@ -32,6 +32,19 @@
  * too (checked on this kernel: tests/0200-ms-collect.bats). A tracepoint
  * is a kernel event: with kernel samples refused there is none.
  *
+ * BPF sampler (config.bpf, ms-collect --bpf-sampler): the program
+ * config.bpf_prog_fd is attached with PERF_EVENT_IOC_SET_BPF to every
+ * sampler event as it is opened, so the copies threads inherit run it
+ * too. As a CPU's ring is made, a BPF output event is opened on that CPU
+ * (pid -1: always on it, as bpf_perf_event_output(BPF_F_CURRENT_CPU)
+ * needs), redirected into the ring with PERF_EVENT_IOC_SET_OUTPUT (a CPU
+ * event into a CPU's ring: the kernel allows it, and it stays in the
+ * ring's time order) and stored in the program's PERF_EVENT_ARRAY
+ * config.bpf_outputs_fd at its CPU number. Its samples carry IP, TID,
+ * TIME, ID, CPU and RAW (the program's record): the id where the
+ * sampler's samples have theirs, so that ms-decode finds each sample's
+ * attr by it, and the sampler's sample_id_all trailer and clock.
+ *
  * Errors: functions return -1 after one message and set s->refused when
  * the system refused (permissions, no such hardware, limits), so that the
  * stage can say so in its exit status.
@@ -83,6 +96,10 @@ struct ms_session_config {
 	bool off_cpu;
 	uint64_t switch_config;		/* the tracepoint's id (tracefs) */
 	uint32_t switch_stack_size;	/* bytes of user stack per switch-out */
+	/* BPF sampler (see above): a loaded perf_event program and its outputs map. */
+	bool bpf;
+	int bpf_prog_fd;
+	int bpf_outputs_fd;
 };
 
 struct ms_session_event {
@@ -91,12 +108,14 @@ struct ms_session_event {
 	pid_t tid;
 	uint64_t id;		/* PERF_EVENT_IOC_ID */
 	bool is_switch;		/* the sched_switch event, not the sampler */
+	bool is_output;		/* a BPF output event (pid -1), not the sampler */
 };
 
 struct ms_session {
 	struct ms_session_config config;
 	struct perf_event_attr attr;
 	struct perf_event_attr switch_attr;	/* off_cpu: made from attr once it is probed */
+	struct perf_event_attr output_attr;	/* bpf: made from attr once it is probed */
 	bool attr_probed;	/* the fallbacks below were decided */
 	bool exclude_kernel;	/* kernel samples refused: fell back */
 	bool build_id;		/* mmap2 records carry build ids */
@@ -131,6 +150,8 @@ void ms_session_disable(struct ms_session *s);
  */
 int ms_session_attr_record(const struct ms_session *s, bool switches, uint32_t part,
 			   struct ms_attr *a);
+/* The same for the BPF output events (none without config.bpf). */
+int ms_session_output_attr_record(const struct ms_session *s, uint32_t part, struct ms_attr *a);
 /*
  * Turn the sampler's events (and their inherited copies) off or on,
  * leaving the switch events as they are: --budget with --off-cpu. 0, or

@@ -1,0 +1,130 @@
+/* The BPF sampler, loaded: see bpfload.h. */
+#include "perf/bpfload.h"
+#include "perf/pidns.h"
+#include "util/error.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpf/sampler.skel.h"
+
+struct ms_bpf_sampler {
+	struct ms_sampler *skel;
+};
+
+/*
+ * What libbpf says while loading (the verifier's log among it), kept for
+ * the message of a failure: its last LOG_MAX bytes.
+ */
+#define LOG_MAX 8192
+static char log_buf[LOG_MAX];
+static size_t log_len;
+
+static int keep_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	int n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n <= 0)
+		return 0;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	if (log_len + (size_t)n >= LOG_MAX) {
+		size_t drop = log_len + (size_t)n - LOG_MAX + 1;
+
+		drop = drop < log_len ? drop : log_len;
+		memmove(log_buf, log_buf + drop, log_len - drop);
+		log_len -= drop;
+	}
+	memcpy(log_buf + log_len, line, (size_t)n);
+	log_len += (size_t)n;
+	log_buf[log_len] = '\0';
+	return 0;
+}
+
+struct ms_bpf_sampler *ms_bpf_sampler_load(bool *refused)
+{
+	struct ms_bpf_sampler *b;
+	libbpf_print_fn_t old;
+	char why[256];
+	int ns, err;
+
+	*refused = false;
+	ns = ms_pidns_is_initial(NULL, why, sizeof(why));
+	if (ns <= 0) {
+		*refused = true;
+		ms_error("--bpf-sampler: %s; the BPF sampler needs the recorder in the initial "
+			 "pid namespace (perf gives a sample's thread ids in the recorder's "
+			 "namespace, the BPF program in the initial one, and they must agree): "
+			 "run ms-collect on the host, outside containers or unshare -p (the "
+			 "target may be in a nested namespace), or record without --bpf-sampler",
+			 why);
+		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		ms_error("out of memory for the BPF sampler");
+		return NULL;
+	}
+	log_len = 0;
+	log_buf[0] = '\0';
+	old = libbpf_set_print(keep_log);
+	b->skel = ms_sampler__open();
+	if (!b->skel) {
+		err = errno;
+		libbpf_set_print(old);
+		ms_error("--bpf-sampler: cannot open the embedded BPF object (libbpf: %s)%s%s",
+			 strerror(err), log_len ? "; libbpf said:\n" : "", log_buf);
+		free(b);
+		return NULL;
+	}
+	err = ms_sampler__load(b->skel);
+	libbpf_set_print(old);
+	if (err) {
+		err = err < 0 ? -err : err;
+		*refused = err == EPERM || err == EACCES;
+		if (*refused)
+			ms_error("--bpf-sampler: not allowed to load the BPF program (bpf: %s): it "
+				 "needs root, or CAP_BPF with CAP_PERFMON; run as root, or record "
+				 "without --bpf-sampler", strerror(err));
+		else
+			ms_error("--bpf-sampler: this kernel refused the BPF program (bpf: %s): "
+				 "the verifier or the kernel said:\n%s", strerror(err),
+				 log_len ? log_buf : "(nothing)\n");
+		ms_sampler__destroy(b->skel);
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+int ms_bpf_sampler_prog_fd(const struct ms_bpf_sampler *b)
+{
+	return bpf_program__fd(b->skel->progs.ms_sample);
+}
+
+int ms_bpf_sampler_outputs_fd(const struct ms_bpf_sampler *b)
+{
+	return bpf_map__fd(b->skel->maps.outputs);
+}
+
+uint64_t ms_bpf_sampler_failed(const struct ms_bpf_sampler *b)
+{
+	return b->skel->bss ? __atomic_load_n(&b->skel->bss->output_failed, __ATOMIC_RELAXED) : 0;
+}
+
+void ms_bpf_sampler_free(struct ms_bpf_sampler *b)
+{
+	if (!b)
+		return;
+	ms_sampler__destroy(b->skel);
+	free(b);
+}
