@@ -21,6 +21,8 @@ void ms_view_selection_line(FILE *out, const struct ms_select *s);
 void ms_view_put_filters(FILE *out, const struct ms_query *q);
 /* The first keys of a stack view's JSON: source, unit, by, look, samples, total, capture_total. */
 void ms_view_json_head(struct ms_json *j, const struct ms_select *s);
+/* The fewest columns a name is cut to, whatever the width. */
+#define MS_VIEW_MIN_NAME 12
 /*
  * A key's name and place for text: "burn_60 (burn.c:12)", with the module
  * "(burn.c:12, burn)" when with_module; the name shortened so the whole

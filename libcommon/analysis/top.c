@@ -206,11 +206,14 @@ static const char *rows_noun(enum ms_by by)
 	}
 }
 
+/* The module column's least width: its heading's. */
+#define MOD_MIN 6
+
 static void write_text(const struct ms_view_out *o, const struct ms_top *t, uint32_t rows)
 {
 	const struct ms_select *s = &t->sel;
-	size_t wself = 4, wtotal = 5, wmod = 6, prefix;
-	char a[32], b[32];
+	size_t wself = 4, wtotal = 5, wmod = MOD_MIN, prefix;
+	char a[32], b[32], cut[MS_NAME_SIZE(256)];
 	FILE *out = o->f;
 	uint32_t i;
 
@@ -234,6 +237,19 @@ static void write_text(const struct ms_view_out *o, const struct ms_top *t, uint
 		fprintf(out, " (the first %" PRIu32 " shown)", rows);
 	fputc('\n', out);
 	ms_view_selection_line(out, s);
+	prefix = 6 + 2 + wself + 2 + 6 + 2 + wtotal + 2 + (s->keys.by == MS_BY_MODULE ? 0 : wmod + 2);
+	/*
+	 * The module column gives way first (down to its heading's width),
+	 * so that a long module name (ld-linux-x86-64.so.2) does not push
+	 * every line past --width with the name at its least.
+	 */
+	if (o->width && s->keys.by != MS_BY_MODULE && prefix + MS_VIEW_MIN_NAME > o->width) {
+		size_t over = prefix + MS_VIEW_MIN_NAME - o->width, give = wmod - MOD_MIN;
+
+		give = over < give ? over : give;
+		wmod -= give;
+		prefix -= give;
+	}
 	ms_style_put(out, o->color, MS_STYLE_HEADER);
 	fprintf(out, "%6s  %*s  %6s  %*s  ", "self%", (int)wself, "self", "total%", (int)wtotal,
 		"total");
@@ -243,7 +259,6 @@ static void write_text(const struct ms_view_out *o, const struct ms_top *t, uint
 	      s->keys.by == MS_BY_ADDRESS ? "address" : "function", out);
 	ms_style_put(out, o->color, MS_STYLE_RESET);
 	fputc('\n', out);
-	prefix = 6 + 2 + wself + 2 + 6 + 2 + wtotal + 2 + (s->keys.by == MS_BY_MODULE ? 0 : wmod + 2);
 	for (i = 0; i < rows; i++) {
 		const struct ms_top_entry *e = &t->entries[i];
 
@@ -255,7 +270,13 @@ static void write_text(const struct ms_view_out *o, const struct ms_top *t, uint
 		fprintf(out, "  %*s  ", (int)wtotal, b);
 		if (s->keys.by != MS_BY_MODULE) {
 			ms_style_put(out, o->color, MS_STYLE_DIM);
-			ms_text_pad(out, ms_key_module_label(&s->keys, s->cap, e->key), wmod, 0);
+			const char *m = ms_key_module_label(&s->keys, s->cap, e->key);
+
+			if (ms_text_width(m) > wmod && wmod <= 256) {
+				ms_name_shorten(cut, sizeof(cut), m, wmod);
+				m = cut;
+			}
+			ms_text_pad(out, m, wmod, 0);
 			ms_style_put(out, o->color, MS_STYLE_RESET);
 			fputs("  ", out);
 		}

@@ -120,9 +120,9 @@ void ms_view_json_head(struct ms_json *j, const struct ms_select *s)
 /*
  * What gives way when a line is too wide for width columns: first the
  * module, then the file and line, and only then the name, cut to the
- * width (never below MIN_NAME columns) with its end kept.
+ * width (never below MS_VIEW_MIN_NAME columns) with its end kept.
  */
-#define MIN_NAME 12
+#define MIN_NAME MS_VIEW_MIN_NAME
 
 void ms_view_put_key(const struct ms_view_out *o, const struct ms_select *s, uint32_t key,
 		     size_t width, bool with_module)

@@ -515,6 +515,39 @@ static void test_top_text(void **state)
 	free(t);
 }
 
+/*
+ * --width holds with a long module name: the module column gives way
+ * before the names would be cut below their least (a sample in
+ * ld-linux-x86-64.so.2's start-up pushed every line to 62-65 columns).
+ */
+static void test_top_text_width(void **state)
+{
+	struct tcap t;
+	struct ms_query q = query(MS_VIEW_TOP);
+	uint32_t m, ld;
+	char *text, *line;
+
+	(void)state;
+	tcap_init(&t);
+	m = module(&t, "/x/prog", MS_MODULE_FILE);
+	ld = module(&t, "/lib64/ld-linux-x86-64.so.2", MS_MODULE_FILE);
+	thread(&t, 1, 1, "x");
+	samples(&t, 10, 0, path(&t, frame(&t, m, 1, "__memset_avx512_unaligned_erms"), MS_NONE), 0);
+	samples(&t, 3, 0, path(&t, frame(&t, ld, 2, "_dl_relocate_object"), MS_NONE), 0);
+	text = CAPTURE_OUTPUT(ms_top_write(&(struct ms_view_out){ .f = out, .width = 60 },
+					   &t.cap, &q));
+	for (line = strchr(text, '\n') + 1; *line; line = strchr(line, '\n') + 1) {
+		size_t cols = 0;
+
+		for (const char *c = line; *c && *c != '\n'; c++)
+			cols += ((unsigned char)*c & 0xc0) != 0x80;
+		if (cols > 60)
+			fail_msg("%zu columns: %.*s", cols, (int)(strchr(line, '\n') - line), line);
+	}
+	assert_non_null(strstr(text, "\u2026"));
+	free(text);
+}
+
 /* Names are hostile bytes: text shows no control character. */
 static void test_top_text_sanitized(void **state)
 {
@@ -4083,6 +4116,7 @@ int main(void)
 		cmocka_unit_test(test_top_same_name_two_modules),
 		cmocka_unit_test(test_top_json),
 		cmocka_unit_test(test_top_text),
+		cmocka_unit_test(test_top_text_width),
 		cmocka_unit_test(test_top_text_sanitized),
 		cmocka_unit_test(test_top_empty),
 		cmocka_unit_test(test_tree_shape),
