@@ -243,9 +243,15 @@ cut_frames() {
 	# burn: _start the one root; the hot function burn_60 a leaf, never a root
 	jq -e 'all(.speedscope[], .trace_engine[]; (.roots | keys) == ["_start"] and .leaves.burn_60 > 0)' \
 		<<<"${lines[0]}" >/dev/null
-	# threads: each worker from the thread entry, its loop a leaf
-	jq -e '(.speedscope | length) >= 3 and (.trace_engine | length) >= 3 and
-		all(.speedscope[], .trace_engine[]; (.roots | keys - ["clone3", "clone", "start_thread", "_start"]) == [])
+	# threads: each worker from the thread entry, its loop a leaf (and a
+	# thread sampled inside clone3's system call from a truncation root,
+	# when the frame under every such root is clone3: see cut_frames)
+	jq -e --argjson outer "$(outermost_frames threads.msc)" --argjson cut "$(cut_frames threads.msc)" '
+		(["clone3", "clone", "start_thread", "_start"] +
+		 (if ($cut - ["clone3", "clone"]) == [] then
+			[$outer[] | select(startswith("[truncated: "))] else [] end)) as $entries |
+		(.speedscope | length) >= 3 and (.trace_engine | length) >= 3 and
+		all(.speedscope[], .trace_engine[]; (.roots | keys - $entries) == [])
 		and ([.speedscope[], .trace_engine[] | select(.leaves.thread_work > 0)] | length) >= 6' \
 		<<<"${lines[1]}" >/dev/null
 	# the recursion cut short: its stacks from [truncated: stack-copy], the leaf a leaf
