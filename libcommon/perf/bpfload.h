@@ -31,4 +31,20 @@ int ms_bpf_sampler_outputs_fd(const struct ms_bpf_sampler *b);
 uint64_t ms_bpf_sampler_failed(const struct ms_bpf_sampler *b);
 void ms_bpf_sampler_free(struct ms_bpf_sampler *b);
 
+/*
+ * The Python walker's maps (bpf/sampler.h). pid and tid are ids in the
+ * initial pid namespace (the recorder's, checked at load). Each returns
+ * 0, or -1 after a message naming the map, the key and the errno.
+ */
+struct ms_bpf_py_layout;
+/* Walk the Python frames of process pid through l (replacing any before). */
+int ms_bpf_sampler_set_layout(struct ms_bpf_sampler *b, uint32_t pid,
+			      const struct ms_bpf_py_layout *l);
+/* Stop walking pid's frames, and forget its threads' states. Absent: 0. */
+int ms_bpf_sampler_drop_layout(struct ms_bpf_sampler *b, uint32_t pid);
+/* Thread tid's state is at tstate (its process has a layout). */
+int ms_bpf_sampler_set_thread(struct ms_bpf_sampler *b, uint32_t tid, uint64_t tstate);
+/* Forget thread tid's state. Absent: 0. */
+int ms_bpf_sampler_drop_thread(struct ms_bpf_sampler *b, uint32_t tid);
+
 #endif

@@ -7,6 +7,7 @@
 #include "stream/records.h"
 #include "stream/fastpack.h"
 #include "stream/schema.h"
+#include "bpf/sampler.h"
 #include "util/bits.h"
 #include "util/error.h"
 
@@ -21,6 +22,8 @@ static const char *const kind_names[] = {
 	[MS_REC_TRAILER] = "trailer",
 	[MS_REC_PROBLEM] = "problem",
 	[MS_REC_INFO] = "info",
+	[MS_REC_PY_PROCESS] = "py-process",
+	[MS_REC_PY_CODE] = "py-code",
 	[MS_REC_JIT_OBJECT] = "jit-object",
 	[MS_REC_ATTR] = "attr",
 	[MS_REC_RAW] = "raw",
@@ -48,6 +51,7 @@ static const char *const kind_names[] = {
 	[MS_REC_STACK_REF] = "stack-ref",
 	[MS_REC_OFF_CPU] = "off-cpu",
 	[MS_REC_INTERVAL] = "interval",
+	[MS_REC_PY_STACK] = "py-stack",
 	[MS_REC_FRAME] = "frame",
 };
 
@@ -71,6 +75,29 @@ const char *ms_jit_read_status_name(uint32_t status)
 	return status < MS_JIT_READ_STATUS_COUNT ? jit_read_status_names[status] : "unknown";
 }
 
+static const char *const py_process_status_names[] = {
+	[MS_PY_PROCESS_OK] = "ok",
+	[MS_PY_PROCESS_UNSUPPORTED] = "unsupported",
+	[MS_PY_PROCESS_FAILED] = "failed",
+};
+
+const char *ms_py_process_status_name(uint32_t status)
+{
+	return status < MS_PY_PROCESS_STATUS_COUNT ? py_process_status_names[status] : "unknown";
+}
+
+static const char *const py_code_status_names[] = {
+	[MS_PY_CODE_OK] = "ok",
+	[MS_PY_CODE_UNREADABLE] = "unreadable",
+	[MS_PY_CODE_INVALID] = "invalid",
+	[MS_PY_CODE_NO_LINES] = "no-lines",
+};
+
+const char *ms_py_code_status_name(uint32_t status)
+{
+	return status < MS_PY_CODE_STATUS_COUNT ? py_code_status_names[status] : "unknown";
+}
+
 static const char *const stack_end_names[] = {
 	[MS_END_OUTERMOST] = "outermost",
 	[MS_END_FP_CHAIN] = "fp-chain",
@@ -81,6 +108,9 @@ static const char *const stack_end_names[] = {
 	[MS_END_NO_MODULE] = "no-module",
 	[MS_END_DEPTH] = "depth",
 	[MS_END_KERNEL_ONLY] = "kernel-only",
+	[MS_END_INTERPRETED_UNKNOWN] = "interpreted-unknown",
+	[MS_END_INTERPRETED_UNPLACED] = "interpreted-unplaced",
+	[MS_END_INTERPRETED_TRUNCATED] = "interpreted-truncated",
 };
 
 const char *ms_stack_end_name(uint32_t reason)
@@ -547,6 +577,43 @@ static const struct ms_field jit_func_fields[] = {
 	COUNTED(struct ms_jit_func, MS_F_BIN, rows, rows_len, MS_JIT_ROWS_MAX, "row bytes", 0),
 };
 
+static const struct ms_field py_process_fields[] = {
+	U32(struct ms_py_process, pid),
+	U64(struct ms_py_process, time),
+	U32(struct ms_py_process, status),
+	U32(struct ms_py_process, version_hex),
+	U32(struct ms_py_process, source),
+	STR(struct ms_py_process, path),
+	STR(struct ms_py_process, engine),
+	STR(struct ms_py_process, reason),
+};
+
+static const struct ms_field py_code_fields[] = {
+	U32(struct ms_py_code, pid),
+	U64(struct ms_py_code, time),
+	U64(struct ms_py_code, code),
+	U64(struct ms_py_code, stamp),
+	U32(struct ms_py_code, status),
+	STR(struct ms_py_code, qualname),
+	STR(struct ms_py_code, file),
+	U32(struct ms_py_code, firstlineno),
+	U64(struct ms_py_code, code_start),
+	COUNTED(struct ms_py_code, MS_F_BIN, linetable, linetable_len, MS_PY_LINETABLE_STREAM_MAX,
+		"locations table bytes", 0),
+};
+
+static const struct ms_field py_stack_fields[] = {
+	U32(struct ms_py_stack, pid),
+	U32(struct ms_py_stack, tid),
+	U64(struct ms_py_stack, time),
+	U32(struct ms_py_stack, cpu),
+	U32(struct ms_py_stack, status),
+	U32(struct ms_py_stack, gil),
+	U64(struct ms_py_stack, tstate),
+	COUNTED(struct ms_py_stack, MS_F_U64S, words, n_words, 4 * MS_PY_STACK_FRAMES_MAX,
+		"frame words", 0),
+};
+
 static const struct ms_field jit_object_fields[] = {
 	U32(struct ms_jit_object, pid),
 	U64(struct ms_jit_object, time),
@@ -786,6 +853,9 @@ static const struct ms_schema module_schema_v4 = {
 static const struct ms_schema jit_func_schema = SCHEMA(MS_REC_JIT_FUNC, jit_func_fields);
 static const struct ms_schema jit_read_schema = SCHEMA(MS_REC_JIT_READ, jit_read_fields);
 static const struct ms_schema jit_object_schema = SCHEMA(MS_REC_JIT_OBJECT, jit_object_fields);
+static const struct ms_schema py_process_schema = SCHEMA(MS_REC_PY_PROCESS, py_process_fields);
+static const struct ms_schema py_code_schema = SCHEMA(MS_REC_PY_CODE, py_code_fields);
+static const struct ms_schema py_stack_schema = SCHEMA(MS_REC_PY_STACK, py_stack_fields);
 const struct ms_schema ms_stack_schema = SCHEMA(MS_REC_STACK, stack_fields);
 const struct ms_schema ms_stack_ref_schema = SCHEMA(MS_REC_STACK_REF, stack_ref_fields);
 static const struct ms_schema frame_schema = SCHEMA(MS_REC_FRAME, frame_fields);
@@ -891,6 +961,59 @@ int ms_jit_func_unpack(const struct ms_record *rec, struct ms_jit_func *f)
 				    f->source);
 	return 0;
 }
+
+int ms_py_process_pack(struct ms_writer *w, const struct ms_py_process *p)
+{
+	return ms_schema_pack(&py_process_schema, MS_REC_PY_PROCESS, w, p);
+}
+
+int ms_py_process_unpack(const struct ms_record *rec, struct ms_py_process *p)
+{
+	if (ms_schema_unpack(&py_process_schema, 0, rec, p) < 0)
+		return -1;
+	if (p->status >= MS_PY_PROCESS_STATUS_COUNT)
+		return ms_field_bad(rec, "status", "is %" PRIu32 ", not a known status", p->status);
+	return 0;
+}
+
+int ms_py_code_pack(struct ms_writer *w, const struct ms_py_code *c)
+{
+	return ms_schema_pack(&py_code_schema, MS_REC_PY_CODE, w, c);
+}
+
+int ms_py_code_unpack(const struct ms_record *rec, struct ms_py_code *c)
+{
+	if (ms_schema_unpack(&py_code_schema, 0, rec, c) < 0)
+		return -1;
+	if (c->status >= MS_PY_CODE_STATUS_COUNT)
+		return ms_field_bad(rec, "status", "is %" PRIu32 ", not a known status", c->status);
+	if ((c->status == MS_PY_CODE_OK || c->status == MS_PY_CODE_NO_LINES) && !c->qualname.len)
+		return ms_field_bad(rec, "qualname", "is empty for a code object read whole");
+	return 0;
+}
+
+int ms_py_stack_pack(struct ms_writer *w, const struct ms_py_stack *s)
+{
+	if (s->n_words % 4)
+		return ms_error("internal error: a py-stack record of %" PRIu32 " frame words, "
+				"not four a frame", s->n_words);
+	return ms_schema_pack(&py_stack_schema, MS_REC_PY_STACK, w, s);
+}
+
+int ms_py_stack_unpack(const struct ms_record *rec, struct ms_py_stack *s)
+{
+	if (ms_schema_unpack(&py_stack_schema, 0, rec, s) < 0)
+		return -1;
+	if (s->n_words % 4)
+		return ms_field_bad(rec, "frames", "has %" PRIu32 " words, not four a frame",
+				    s->n_words);
+	if (s->status >= MS_BPF_PY_STATUS_COUNT)
+		return ms_field_bad(rec, "status", "is %" PRIu32 ", not a known status", s->status);
+	if (s->gil >= MS_BPF_PY_GIL_COUNT)
+		return ms_field_bad(rec, "gil", "is %" PRIu32 ", not a known state", s->gil);
+	return 0;
+}
+
 CODEC(frame, struct ms_frame, frame_schema)
 CODEC(switch, struct ms_switch, switch_schema)
 CODEC(off_cpu, struct ms_off_cpu, off_cpu_schema)

@@ -30,6 +30,8 @@ enum ms_record_kind {
 	MS_REC_TRAILER = 1,	/* [records, complete] */
 	MS_REC_PROBLEM = 2,	/* struct ms_problem */
 	MS_REC_INFO = 3,	/* struct ms_info: recording facts */
+	MS_REC_PY_PROCESS = 5,	/* minor 6: struct ms_py_process (ms-collect's; the 10s are full) */
+	MS_REC_PY_CODE = 6,	/* minor 6: struct ms_py_code (ms-collect's) */
 	MS_REC_JIT_OBJECT = 9,	/* minor 5: struct ms_jit_object (ms-collect's; the 10s are full) */
 
 	/* written by ms-collect */
@@ -62,6 +64,7 @@ enum ms_record_kind {
 	MS_REC_STACK_DEF = 32,	/* minor 2: a unique stack, numbered */
 	MS_REC_STACK_REF = 33,	/* minor 2: struct ms_stack_ref */
 	MS_REC_OFF_CPU = 34,	/* minor 4: struct ms_off_cpu */
+	MS_REC_PY_STACK = 36,	/* minor 6: struct ms_py_stack (ms-decode's: the 20s are full) */
 
 	/* written by ms-capture --dump */
 	MS_REC_INTERVAL = 35,	/* minor 4: struct ms_interval */
@@ -322,6 +325,98 @@ struct ms_jit_object {
 };
 
 /*
+ * Minor version 6: what ms-collect found of a process's Python
+ * interpreter (python/layout.h), written when it first looked (the
+ * process mapped an interpreter's module, or was attached to with one
+ * mapped) and again when the finding changed (an exec). status says
+ * whether the process's Python frames can be walked; reason, when not,
+ * says why and what to do. version_hex is PY_VERSION_HEX (0 when
+ * unknown); source how the offsets were found (python/layout.h: enum
+ * ms_py_source, 0 when none); path the interpreter's module as the
+ * process maps it (a hint). engine is the recording's Python engine
+ * ("bpf" or "snapshot"). ms-decode lets it go ahead as it does JIT_FUNC.
+ * [5, pid, time, status, version_hex, source, path, engine, reason]
+ */
+enum ms_py_process_status {
+	MS_PY_PROCESS_OK = 0,		/* the layout is known: frames are walked */
+	MS_PY_PROCESS_UNSUPPORTED = 1,	/* a version or a layout this reader refuses */
+	MS_PY_PROCESS_FAILED = 2,	/* the process could not be read */
+	MS_PY_PROCESS_STATUS_COUNT,
+};
+/* "ok", "unsupported", "failed", or "unknown" past the last. */
+const char *ms_py_process_status_name(uint32_t status);
+struct ms_py_process {
+	uint32_t pid;
+	uint64_t time;
+	uint32_t status;	/* enum ms_py_process_status */
+	uint32_t version_hex;
+	uint32_t source;
+	struct ms_str path;
+	struct ms_str engine;
+	struct ms_str reason;	/* empty when status is ok */
+};
+
+/*
+ * Minor version 6: a code object of a Python process, as ms-collect read
+ * it when it drained the first walker record that named it (code and
+ * stamp, as struct ms_bpf_py_frame gives them): named and proved (its
+ * type is the interpreter's code type, its stamp its co_linetable)
+ * while the program most likely still ran. A code object freed since is
+ * unreadable: status says so, and its frames are shown as such. A later
+ * record for the same (pid, code, stamp) replaces nothing: the first
+ * stands. code_start is the address of its first code unit (code +
+ * co_code_adaptive): a frame's instruction pointer minus code_start is
+ * the byte offset its locations table (linetable, CPython's 3.11+
+ * co_linetable) is looked up at. ms-decode lets it go ahead.
+ * [6, pid, time, code, stamp, status, qualname, file, firstlineno,
+ *  code_start, bin linetable]
+ */
+#define MS_PY_LINETABLE_STREAM_MAX 65536u
+enum ms_py_code_status {
+	MS_PY_CODE_OK = 0,		/* named, lines from linetable */
+	MS_PY_CODE_UNREADABLE = 1,	/* a read failed: freed since, or gone */
+	MS_PY_CODE_INVALID = 2,		/* not a code object (type, stamp or a field wrong) */
+	MS_PY_CODE_NO_LINES = 3,	/* named, but its table is past the stream's bound */
+	MS_PY_CODE_STATUS_COUNT,
+};
+/* "ok", "unreadable", "invalid", "no-lines", or "unknown" past the last. */
+const char *ms_py_code_status_name(uint32_t status);
+struct ms_py_code {
+	uint32_t pid;
+	uint64_t time;
+	uint64_t code, stamp;
+	uint32_t status;	/* enum ms_py_code_status */
+	struct ms_str qualname;	/* empty unless status is ok or no-lines */
+	struct ms_str file;
+	uint32_t firstlineno;
+	uint64_t code_start;
+	const uint8_t *linetable;	/* borrowed from the record */
+	uint32_t linetable_len;		/* 0 to MS_PY_LINETABLE_STREAM_MAX */
+};
+
+/*
+ * Minor version 6: the Python frames the BPF walker (bpf/sampler.h,
+ * --python bpf) read as the sample of (pid, tid, time, cpu) was taken,
+ * paired by ms-decode with that sample and written just before it (same
+ * pid, tid, time and cpu). status is enum ms_bpf_py_status, gil enum
+ * ms_bpf_py_gil. frames holds four numbers per frame, innermost first:
+ * code, stamp, instr, flags (struct ms_bpf_py_frame, flags enum
+ * ms_bpf_py_frame_flags); n_frames is a quarter of its count.
+ * [36, pid, tid, time, cpu, status, gil, tstate, [code, stamp, instr, flags, ...]]
+ */
+#define MS_PY_STACK_FRAMES_MAX 120	/* MS_BPF_PY_FRAMES_MAX */
+struct ms_py_stack {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint32_t status;
+	uint32_t gil;
+	uint64_t tstate;
+	uint32_t n_words;		/* 4 x frames */
+	uint64_t words[4 * MS_PY_STACK_FRAMES_MAX];
+};
+
+/*
  * A sample, validated. Chains are split at the kernel's context markers:
  * kchain holds the kernel frames, uchain the user frames (frame-pointer
  * chain), innermost first, markers removed. regs are the user registers in
@@ -533,6 +628,17 @@ enum ms_module_kind {
 	 * records from the object's symbols, as for perf-map modules.
 	 */
 	MS_MODULE_JIT_OBJECT = 6,
+	/*
+	 * Minor version 6: interpreted code (Python's frames, PY_STACK):
+	 * one module of this kind per stream, path "[python]", no identity
+	 * and no base. Its frames are keyed by their text, not an address:
+	 * a frame's address is a key ms-unwind gives each distinct (file,
+	 * function, line, first line of the function), dense from 1, with
+	 * MS_FRAME_NO_ADDRESS set; ms-unwind writes each one's FRAME record
+	 * itself (name the qualified name, one line [qualname, "", file,
+	 * line, firstlineno]).
+	 */
+	MS_MODULE_INTERPRETED = 7,
 	MS_MODULE_KIND_COUNT,
 };
 struct ms_module {
@@ -573,6 +679,12 @@ enum ms_frame_flags {
 	 * module. Exporters write no address for it.
 	 */
 	MS_FRAME_NO_ADDRESS = 1 << 3,
+	/*
+	 * Minor version 6: the frame is code of a Python interpreter (its
+	 * module defines _PyEval_EvalFrameDefault): the python look leaves
+	 * it out, as the interpreted frames it runs stand for it.
+	 */
+	MS_FRAME_INTERPRETER = 1 << 4,
 };
 enum ms_stack_end {
 	MS_END_OUTERMOST = 0,	/* reached the thread's entry */
@@ -584,6 +696,20 @@ enum ms_stack_end {
 	MS_END_NO_MODULE = 6,	/* an address in no known module */
 	MS_END_DEPTH = 7,
 	MS_END_KERNEL_ONLY = 8,	/* no user frames (kernel thread) */
+	/*
+	 * Minor version 6, Python (PY_STACK). A python reason is the stack's
+	 * end reason whatever the native frames' was: they are all kept.
+	 * UNKNOWN: the native stack runs the interpreter's loop but its Python
+	 * frames are not known (no layout yet, no walker record, a walk that
+	 * found no thread state or read nothing). UNPLACED: the segments and
+	 * the loop's activations differ in number, so the Python frames
+	 * follow (are outer of) all native ones. TRUNCATED: the walk stopped
+	 * before the outermost Python frame (too deep, a read failed): the
+	 * segments read are placed on the innermost activations.
+	 */
+	MS_END_INTERPRETED_UNKNOWN = 9,
+	MS_END_INTERPRETED_UNPLACED = 10,
+	MS_END_INTERPRETED_TRUNCATED = 11,
 	/* The producer did not say why (an imported pprof or folded profile). */
 	MS_END_UNKNOWN = 255,
 };
@@ -781,6 +907,12 @@ int ms_stack_def_pack(struct ms_writer *w, uint32_t id, const struct ms_stack *s
 int ms_stack_def_unpack(const struct ms_record *rec, uint32_t *id, struct ms_stack *s);
 int ms_stack_ref_pack(struct ms_writer *w, const struct ms_stack_ref *r);
 int ms_stack_ref_unpack(const struct ms_record *rec, struct ms_stack_ref *r);
+int ms_py_process_pack(struct ms_writer *w, const struct ms_py_process *p);
+int ms_py_process_unpack(const struct ms_record *rec, struct ms_py_process *p);
+int ms_py_code_pack(struct ms_writer *w, const struct ms_py_code *c);
+int ms_py_code_unpack(const struct ms_record *rec, struct ms_py_code *c);
+int ms_py_stack_pack(struct ms_writer *w, const struct ms_py_stack *s);
+int ms_py_stack_unpack(const struct ms_record *rec, struct ms_py_stack *s);
 int ms_frame_pack(struct ms_writer *w, const struct ms_frame *f);
 int ms_frame_unpack(const struct ms_record *rec, struct ms_frame *f);
 
