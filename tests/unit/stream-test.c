@@ -2126,10 +2126,13 @@ static void test_names(void **state)
 	assert_string_equal(ms_record_kind_name(MS_REC_TARGET_EXIT), "target-exit");
 	assert_string_equal(ms_record_kind_name(MS_REC_ROUND), "round");
 	assert_string_equal(ms_record_kind_name(MS_REC_FRAME), "frame");
-	assert_string_equal(ms_record_kind_name(5), "unknown");
+	assert_string_equal(ms_record_kind_name(MS_REC_PY_PROCESS), "py-process");
+	assert_string_equal(ms_record_kind_name(MS_REC_PY_STACK), "py-stack");
+	assert_string_equal(ms_record_kind_name(7), "unknown");
 	assert_string_equal(ms_record_kind_name(UINT32_MAX), "unknown");
 	assert_string_equal(ms_stack_end_name(MS_END_OUTERMOST), "outermost");
 	assert_string_equal(ms_stack_end_name(MS_END_KERNEL_ONLY), "kernel-only");
+	assert_string_equal(ms_stack_end_name(MS_END_INTERPRETED_UNPLACED), "interpreted-unplaced");
 	assert_string_equal(ms_stack_end_name(100), "unknown");
 	assert_string_equal(ms_frame_reason_name(MS_SYM_IDENTITY), "identity");
 	assert_string_equal(ms_frame_reason_name(MS_SYM_NO_MODULE), "no-module");
