@@ -283,7 +283,7 @@ int main(int argc, char **argv)
 		}
 		ms_jit_recorder_sources(jit, perf_map, jit_objects);
 		ms_jit_recorder_watch(jit, &watch);
-		o.watch = &watch;
+		o.watches[o.n_watches++] = &watch;
 	}
 	code = ms_collect_run(&o);
 	ms_jit_recorder_free(jit);

@@ -85,7 +85,7 @@ void ms_jit_recorder_free(struct ms_jit_recorder *r);
  */
 void ms_jit_recorder_sources(struct ms_jit_recorder *r, bool perf_maps, bool objects);
 
-/* Fill *w with the recorder's callbacks, for ms_collect_opts.watch. */
+/* Fill *w with the recorder's callbacks, for ms_collect_opts.watches. */
 void ms_jit_recorder_watch(struct ms_jit_recorder *r, struct ms_collect_watch *w);
 
 const struct ms_jit_recorder_counts *ms_jit_recorder_counts(const struct ms_jit_recorder *r);

@@ -60,8 +60,12 @@ struct collector {
 	struct ms_attr *attr;		/* big: on the heap */
 	struct ms_tracepoint_file *switch_tp;	/* --off-cpu: sched_switch's format */
 	struct ms_trimmer *trim;	/* samples' stack copies cut to dyn_size */
-	const struct ms_collect_watch *looker;	/* o->watch, or NULL */
+	/* o->watches, when the trimmer could be told to decode for them */
+	const struct ms_collect_watch *const *lookers;
+	uint32_t n_lookers;
 	struct ms_collect_out watch_out;
+	bool ticking;			/* a watch has a tick() */
+	uint64_t next_tick_ns;
 
 	/* output */
 	int out_fd;
@@ -420,6 +424,7 @@ static int write_preamble(struct collector *c)
 	    (c->o->freq ? info_number(c, "frequency", c->o->freq)
 			: info_number(c, "period", c->o->period)) < 0 ||
 	    info_number(c, "stack-size", c->o->stack_size) < 0 ||
+	    (c->o->python && info_text(c, "python", c->o->python) < 0) ||
 	    (c->o->off_cpu && (info_text(c, "off-cpu", c->switch_tp->name) < 0 ||
 			       info_number(c, "off-cpu-stack-size",
 					   c->s.switch_attr.sample_stack_user) < 0)) ||
@@ -590,6 +595,14 @@ out:
 	return ret;
 }
 
+/* A mapping, comm, fork or exit, for every watch. */
+static void tell(struct collector *c, uint32_t kind, const void *rec)
+{
+	for (uint32_t i = 0; i < c->n_lookers; i++)
+		if (c->lookers[i]->record)
+			c->lookers[i]->record(c->lookers[i]->arg, kind, rec);
+}
+
 static int synth_mmap(const struct ms_maps_entry *e, void *data)
 {
 	struct collector *c = data;
@@ -614,8 +627,7 @@ static int synth_mmap(const struct ms_maps_entry *e, void *data)
 		return 0;
 	if (ms_mmap_pack(c->w, &m) < 0)
 		return -1;
-	if (c->looker && c->looker->record)
-		c->looker->record(c->looker->arg, MS_REC_MMAP, &m);
+	tell(c, MS_REC_MMAP, &m);
 	return 0;
 }
 
@@ -636,8 +648,7 @@ static int write_synthesized(struct collector *c)
 			continue;	/* the thread is gone */
 		if (ms_comm_pack(c->w, &rec) < 0)
 			return -1;
-		if (c->looker && c->looker->record)
-			c->looker->record(c->looker->arg, MS_REC_COMM, &rec);
+		tell(c, MS_REC_COMM, &rec);
 	}
 	if (ms_maps_read(c->pid, synth_mmap, c) < 0) {
 		if (ms_writer_broken_pipe(c->w))
@@ -705,38 +716,61 @@ static bool watch_room(void *ctx, size_t len)
 	return room(ctx, len);
 }
 
-/* What the trimmer decoded of a record, for the watch: a sample's verdict. */
+/*
+ * What the trimmer decoded of a record, for the watches: a sample's or a
+ * BPF record's verdict. The first that is not WRITE is the record's: the
+ * watches after it are asked when it is asked again.
+ */
 static enum ms_watch_verdict watch_sample(struct collector *c)
 {
 	int k = c->trim->decoded;
+	enum ms_watch_verdict v = MS_WATCH_WRITE;
 
-	if (!c->looker || !c->looker->sample || (k != MS_DECODE_SAMPLE && k != MS_DECODE_SWITCH_OUT))
-		return MS_WATCH_WRITE;
-	/* A switch-out's sample is its first member (perf/decode.h). */
-	return c->looker->sample(c->looker->arg, &c->trim->d.u.sample, &c->watch_out);
+	for (uint32_t i = 0; i < c->n_lookers && v == MS_WATCH_WRITE; i++) {
+		const struct ms_collect_watch *w = c->lookers[i];
+
+		/* A switch-out's sample is its first member (perf/decode.h). */
+		if ((k == MS_DECODE_SAMPLE || k == MS_DECODE_SWITCH_OUT) && w->sample)
+			v = w->sample(w->arg, &c->trim->d.u.sample, &c->watch_out);
+		else if (k == MS_DECODE_BPF && w->bpf)
+			v = w->bpf(w->arg, &c->trim->d.u.bpf.rec, &c->watch_out);
+	}
+	return v;
 }
 
-/* A mapping, comm, fork or exit that left its ring, for the watch. */
+/* A mapping, comm, fork or exit that left its ring, for the watches. */
 static void watch_record(struct collector *c)
 {
 	const struct ms_decoded *d = &c->trim->d;
 
-	if (!c->looker || !c->looker->record)
-		return;
 	switch (c->trim->decoded) {
 	case MS_DECODE_MMAP:
-		c->looker->record(c->looker->arg, MS_REC_MMAP, &d->u.mmap);
+		tell(c, MS_REC_MMAP, &d->u.mmap);
 		break;
 	case MS_DECODE_COMM:
-		c->looker->record(c->looker->arg, MS_REC_COMM, &d->u.comm);
+		tell(c, MS_REC_COMM, &d->u.comm);
 		break;
 	case MS_DECODE_FORK:
 	case MS_DECODE_EXIT:
-		c->looker->record(c->looker->arg, (uint32_t)c->trim->decoded, &d->u.task);
+		tell(c, (uint32_t)c->trim->decoded, &d->u.task);
 		break;
 	default:
 		break;
 	}
+}
+
+/* Every MS_COLLECT_TICK_MS, the watches' tick(). */
+static void watch_tick(struct collector *c)
+{
+	uint64_t now = now_ns();
+
+	if (!c->ticking || now < c->next_tick_ns)
+		return;
+	c->next_tick_ns = now + MS_COLLECT_TICK_MS * 1000000ull;
+	for (uint32_t i = 0; i < c->n_lookers; i++)
+		if (c->lookers[i]->tick &&
+		    c->lookers[i]->tick(c->lookers[i]->arg, now, &c->watch_out) < 0)
+			c->output_failed = true;
 }
 
 static void drop(struct collector *c)
@@ -1026,11 +1060,19 @@ static void end_rate_line(struct collector *c)
 	c->watch.line_shown = false;
 }
 
-/* How long the loop may sleep: POLL_MS, or less when the budget turns the events off or on. */
+/*
+ * How long the loop may sleep: POLL_MS, or less when the budget turns the
+ * events off or on, or a watch's tick is due.
+ */
 static struct timespec sleep_for(const struct collector *c)
 {
 	uint64_t ns = POLL_MS * 1000000ull, now, due;
 
+	if (c->ticking) {
+		now = now_ns();
+		due = c->next_tick_ns;
+		ns = due <= now ? 0 : due - now < ns ? due - now : ns;
+	}
 	if (c->gov) {
 		now = now_ns();
 		due = ms_governor_deadline(c->gov);
@@ -1078,6 +1120,7 @@ static void record_loop(struct collector *c)
 		if (events_due_off(c))
 			govern(c);
 		drain_pass(c);
+		watch_tick(c);
 		govern(c);
 		watch_rate(c);
 		if (c->output_failed || ms_writer_drain(c->w) < 0) {
@@ -1099,9 +1142,9 @@ static void final_drain(struct collector *c)
 	/* A change of duty still waiting: now the output may block for it. */
 	write_duty(c);
 	/* What a watch kept for room goes out now. */
-	if (!c->output_failed && c->looker && c->looker->finish &&
-	    c->looker->finish(c->looker->arg, &c->watch_out) < 0)
-		c->output_failed = true;
+	for (uint32_t i = 0; i < c->n_lookers && !c->output_failed; i++)
+		if (c->lookers[i]->finish && c->lookers[i]->finish(c->lookers[i]->arg, &c->watch_out) < 0)
+			c->output_failed = true;
 }
 
 static int write_epilogue(struct collector *c)
@@ -1341,9 +1384,13 @@ int ms_collect_run(const struct ms_collect_opts *o)
 	}
 	c.attr = malloc(sizeof(*c.attr));
 	c.trim = ms_trimmer_new();
-	if (c.trim && o->watch) {
-		c.looker = o->watch;
+	if (c.trim && o->n_watches) {
+		c.lookers = o->watches;
+		c.n_lookers = o->n_watches < MS_COLLECT_WATCHES_MAX ? o->n_watches
+								    : MS_COLLECT_WATCHES_MAX;
 		c.trim->decode_all = true;
+		for (uint32_t i = 0; i < c.n_lookers; i++)
+			c.ticking |= c.lookers[i]->tick != NULL;
 	}
 	if (!c.attr || !c.trim) {
 		free(c.attr);

@@ -4,7 +4,8 @@
  * The stream it writes (see man/ms-collect.1 and microscope-stream.5):
  *   header; INFO records (command, hostname, kernel, event, frequency or
  *   period, stack-size, with --off-cpu off-cpu "sched:sched_switch" and
- *   off-cpu-stack-size, cpus, mmap-pages, clock, start-time); TARGET;
+ *   off-cpu-stack-size, with --python python "bpf", cpus, mmap-pages,
+ *   clock, start-time); TARGET;
  *   with --off-cpu, the TRACEPOINT record (sched_switch's id and RAW
  *   layout) and the ATTR record(s) of the switch events (type
  *   PERF_TYPE_TRACEPOINT, sample_type with RAW), after those of the BPF
@@ -77,10 +78,10 @@ enum ms_watch_verdict {
 };
 
 /*
- * A watch of the recording (jit/recorder.h is one): told of what the
- * collector decodes anyway (its trimmer decodes every record, perf/trim.h)
- * and allowed to write records of its own ahead of a sample's. Every
- * callback may be NULL.
+ * A watch of the recording (jit/recorder.h and python/pyrecorder.h are
+ * two): told of what the collector decodes anyway (its trimmer decodes
+ * every record, perf/trim.h) and allowed to write records of its own ahead
+ * of a sample's. Every callback may be NULL.
  *  record(): a mapping, comm, fork or exit of a recorded task, as kind
  *   MS_REC_MMAP (struct ms_mmap), MS_REC_COMM (struct ms_comm),
  *   MS_REC_FORK or MS_REC_EXIT (struct ms_task): the MMAP and COMM
@@ -88,16 +89,36 @@ enum ms_watch_verdict {
  *   kernel record once it left its ring, written or dropped. Borrowed.
  *  sample(): a sample or switch-out (its sample), before its RAW record is
  *   written; its stack copy borrows from the kernel's record.
+ *  bpf(): a record of the BPF sampler (--bpf-sampler, --python bpf), as
+ *   perf/bpfrecord.h checked it (header copied, payload borrowed from the
+ *   kernel's record), before the RAW record of its output event's sample
+ *   is written: what the watch writes goes ahead of it. Same verdicts as
+ *   sample().
+ *  tick(): about every MS_COLLECT_TICK_MS while recording, after a drain
+ *   pass (never during one), with the monotonic time; what it writes goes
+ *   where the stream is then. Returns 0, or -1 when writing failed (the
+ *   recording ends).
  *  finish(): after the last drain, before the stream's epilogue: the
  *   output may block now, so what waited for room goes out.
+ * Several watches may run (ms_collect_opts.watches): each callback is
+ * called in their order; a sample or BPF record one tells to wait is asked
+ * of every watch again later, so a watch must not write twice what it
+ * wrote for it already.
  */
+struct ms_bpf_record;
 struct ms_collect_watch {
 	void *arg;
 	void (*record)(void *arg, uint32_t kind, const void *rec);
 	enum ms_watch_verdict (*sample)(void *arg, const struct ms_sample *s,
 					const struct ms_collect_out *out);
+	enum ms_watch_verdict (*bpf)(void *arg, const struct ms_bpf_record *r,
+				     const struct ms_collect_out *out);
+	int (*tick)(void *arg, uint64_t now_ns, const struct ms_collect_out *out);
 	int (*finish)(void *arg, const struct ms_collect_out *out);
 };
+#define MS_COLLECT_WATCHES_MAX 4
+/* How often tick() is called (the loop sleeps no longer while a watch has one). */
+#define MS_COLLECT_TICK_MS 20
 
 /*
  * --bpf-sampler (internal, experimental): a loaded BPF sampler program
@@ -148,8 +169,14 @@ struct ms_collect_opts {
 	uint32_t off_cpu_stack_size;
 	/* --bpf-sampler (above), or NULL. */
 	const struct ms_collect_bpf *bpf;
-	/* Told of what is recorded (above), or NULL. */
-	const struct ms_collect_watch *watch;
+	/* Told of what is recorded (above), in this order: n_watches of them. */
+	const struct ms_collect_watch *watches[MS_COLLECT_WATCHES_MAX];
+	uint32_t n_watches;
+	/*
+	 * The recording's Python engine ("bpf"), written as INFO "python"
+	 * with the others; NULL: none, and no such INFO.
+	 */
+	const char *python;
 };
 
 /* The switch-out copy when none is given: see MS_COLLECT_OFF_CPU_STACK_DEFAULT. */
