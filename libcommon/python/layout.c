@@ -89,8 +89,7 @@ struct scan {
 	unsigned n;
 };
 
-/* python3.X (the executable) or libpython3.X.so* */
-static bool python_name(const char *b, size_t n)
+bool ms_py_module_name(const char *b, size_t n)
 {
 	bool lib = n > 3 && memcmp(b, "lib", 3) == 0;
 	if (lib)
@@ -113,7 +112,7 @@ static int scan_fn(const struct ms_maps_entry *e, void *data)
 	if (e->path_len == 0 || e->path[0] != '/' || e->deleted || e->path_len >= PATH_MAX)
 		return 0;
 	const char *base = memrchr(e->path, '/', e->path_len) + 1;
-	if (!python_name(base, e->path_len - (size_t)(base - e->path)))
+	if (!ms_py_module_name(base, e->path_len - (size_t)(base - e->path)))
 		return 0;
 	for (unsigned i = 0; i < s->n; i++)
 		if (s->c[i].maj == e->maj && s->c[i].min == e->min && s->c[i].ino == e->ino) {

@@ -83,6 +83,9 @@ int ms_py_table(unsigned minor, struct ms_py_offsets *out);
  */
 const char *ms_py_offsets_check(const struct ms_py_offsets *o);
 
+/* Whether a file's name (n bytes at b, no directory) is python3.X or libpython3.X.so*. */
+bool ms_py_module_name(const char *b, size_t n);
+
 /*
  * Fill l for process pid: find the interpreter's module in its maps
  * (a file named python3.X or libpython3.X*.so*, proved the mapped file

@@ -2,8 +2,14 @@
 # where the interpreter keeps its state and how its structures are laid
 # out (layout.h), the pure parsers of its locations tables, strings and
 # _Py_DebugOffsets (pyparse.h), and a userspace walker of every thread's
-# interpreted frames over process_vm_readv (walk.h).
+# interpreted frames over process_vm_readv (walk.h); a reader of one code
+# object by its address (codeobj.h) and ms-collect's Python recorder
+# (pyrecorder.h), which feeds the BPF walker its maps.
 libcommon_a_SOURCES += \
+	libcommon/python/codeobj.c libcommon/python/codeobj.h \
+	libcommon/python/pyrecorder.c libcommon/python/pyrecorder.h \
+	libcommon/python/pyrecorderint.h libcommon/python/pyrecordercode.c \
+	libcommon/python/pyrecorderthreads.c \
 	libcommon/python/layout.c libcommon/python/layout.h \
 	libcommon/python/pydwarf.c libcommon/python/pydwarf.h \
 	libcommon/python/pymem.c libcommon/python/pymem.h \
@@ -21,3 +27,10 @@ check_PROGRAMS += tests/unit/pywalk
 tests_unit_pywalk_SOURCES = tests/unit/pywalk.c
 tests_unit_pywalk_LDADD = $(MS_LIBS)
 
+
+# The code reader and the recorder against live Pythons (a fake sink).
+UNIT_TESTS += tests/unit/pyrecorder-test
+tests_unit_pyrecorder_test_SOURCES = tests/unit/pyrecorder-test.c
+tests_unit_pyrecorder_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_pyrecorder_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_pyrecorder_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
