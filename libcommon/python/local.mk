@@ -4,6 +4,7 @@
 # _Py_DebugOffsets (pyparse.h), and a userspace walker of every thread's
 # interpreted frames over process_vm_readv (walk.h).
 libcommon_a_SOURCES += \
+	libcommon/python/bpflayout.c libcommon/python/bpflayout.h \
 	libcommon/python/layout.c libcommon/python/layout.h \
 	libcommon/python/pydwarf.c libcommon/python/pydwarf.h \
 	libcommon/python/pymem.c libcommon/python/pymem.h \
@@ -21,3 +22,9 @@ check_PROGRAMS += tests/unit/pywalk
 tests_unit_pywalk_SOURCES = tests/unit/pywalk.c
 tests_unit_pywalk_LDADD = $(MS_LIBS)
 
+
+# pybpfwalk [--no-threads] [--switches] -- PYTHON ARGS: the BPF walker on
+# the real kernel, each record's frames named, for tests/0770-python-walker.bats.
+check_PROGRAMS += tests/unit/pybpfwalk
+tests_unit_pybpfwalk_SOURCES = tests/unit/pybpfwalk.c
+tests_unit_pybpfwalk_LDADD = $(MS_LIBS) $(LIBBPF_LIBS)
