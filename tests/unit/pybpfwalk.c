@@ -22,6 +22,7 @@
  * "thread TID samples S records R", and
  *   sizes MIN MAX records N unresolved U stale S
  *   prog verified_insns V run_cnt C run_time_ns T ns_per_run A
+ * (the runs and their time counted from "ready" on).
  * Exits 0 when everything ran and every record was good; 1 otherwise.
  */
 #include <errno.h>
@@ -157,6 +158,15 @@ static int python_record(struct tool *t, const struct ms_bpf_record *r)
 	printf("rec %u %u %s %s %u %s\n", r->h.tid, r->h.cpu, status_name(head.status),
 	       gil_name(head.gil), head.n_frames, used ? t->stack : "-");
 	return 0;
+}
+
+/* The program's run count and time so far (BPF stats): 0, or -1. */
+static int prog_stats(const struct tool *t, struct bpf_prog_info *info)
+{
+	uint32_t len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(ms_bpf_sampler_prog_fd(t->b), info, &len);
 }
 
 static bool is_output(const struct tool *t, uint64_t id)
@@ -341,6 +351,7 @@ int main(int argc, char **argv)
 	size_t have = 0;
 	uint64_t start = now_ns(), end = 0;
 	bool have_layout = false;
+	struct bpf_prog_info at_ready = { 0 };
 	for (;;) {
 		struct pollfd p = { .fd = out[0], .events = POLLIN };
 		int status;
@@ -386,8 +397,10 @@ int main(int argc, char **argv)
 		if (!no_threads)
 			ms_py_walk(t.w, set_threads, &t, err, sizeof(err));
 		drain(&t);
-		if (t.ready_ns && !end)
+		if (t.ready_ns && !end) {
 			end = t.ready_ns + (uint64_t)(seconds * 1e9);
+			prog_stats(&t, &at_ready);
+		}
 		if (!t.ready_ns && now_ns() - start > 20000000000ull) {
 			fprintf(stderr, "pybpfwalk: %s never said ready\n", cmd[0]);
 			goto out;
@@ -405,13 +418,14 @@ int main(int argc, char **argv)
 	       (unsigned long long)t.unresolved, (unsigned long long)t.stale,
 	       (unsigned long long)t.bad, (unsigned long long)ms_bpf_sampler_failed(t.b));
 	struct bpf_prog_info info;
-	uint32_t info_len = sizeof(info);
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(ms_bpf_sampler_prog_fd(t.b), &info, &info_len) == 0)
+	if (prog_stats(&t, &info) == 0) {
+		uint64_t cnt = info.run_cnt - at_ready.run_cnt;
+		uint64_t ns = info.run_time_ns - at_ready.run_time_ns;
+
 		printf("prog verified_insns %u run_cnt %llu run_time_ns %llu ns_per_run %llu\n",
-		       info.verified_insns, (unsigned long long)info.run_cnt,
-		       (unsigned long long)info.run_time_ns,
-		       (unsigned long long)(info.run_cnt ? info.run_time_ns / info.run_cnt : 0));
+		       info.verified_insns, (unsigned long long)cnt, (unsigned long long)ns,
+		       (unsigned long long)(cnt ? ns / cnt : 0));
+	}
 	rc = t.bad ? 1 : 0;
 out:
 	if (t.child > 0) {
