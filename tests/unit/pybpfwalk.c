@@ -12,7 +12,10 @@
  * Options: --seconds S (sampling after the fixture's "ready", default 2),
  * --freq F (default 999), --no-threads (py_threads left empty: py_find
  * finds every thread), --switches (sample each context switch instead of
- * cpu-clock, so a sleeping thread is seen).
+ * cpu-clock, so a sleeping thread is seen), --no-layout (py_layouts left
+ * empty: the program must write nothing), --shuffle-threads (py_threads
+ * gives each thread the next thread's state: stale entries the walker must
+ * refuse, finding the thread's own through py_find).
  *
  * Output: "layout ...", the fixture's lines as "fixture: LINE", then one
  * line per record taken after "ready":
@@ -34,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <bpf/bpf.h>
@@ -65,6 +69,9 @@ struct tool {
 	struct tidcount tids[TIDS_MAX];
 	unsigned n_tids;
 	uint64_t records, unresolved, stale, bad;
+	uint32_t state_tid[TIDS_MAX];
+	uint64_t state[TIDS_MAX];
+	unsigned n_states;
 	uint32_t size_min, size_max;
 	char stack[1 << 16];
 };
@@ -235,9 +242,27 @@ static int set_threads(const struct ms_py_thread *th, void *data)
 {
 	struct tool *t = data;
 
-	if (th->native_tid && th->native_tid <= UINT32_MAX)
-		ms_bpf_sampler_set_thread(t->b, (uint32_t)th->native_tid, th->tstate);
+	if (th->native_tid && th->native_tid <= UINT32_MAX && t->n_states < TIDS_MAX) {
+		t->state_tid[t->n_states] = (uint32_t)th->native_tid;
+		t->state[t->n_states++] = th->tstate;
+	}
 	return 0;
+}
+
+/*
+ * py_threads from the thread list: each thread's own state, or (shuffle)
+ * the next thread's, a stale entry the walker must see through.
+ */
+static void refresh_threads(struct tool *t, bool shuffle)
+{
+	char err[256];
+
+	t->n_states = 0;
+	if (ms_py_walk(t->w, set_threads, t, err, sizeof(err)) < 0)
+		return;
+	for (unsigned i = 0; i < t->n_states; i++)
+		ms_bpf_sampler_set_thread(t->b, t->state_tid[i],
+					  t->state[shuffle ? (i + 1) % t->n_states : i]);
 }
 
 /* The fixture's output, line by line; "ready" starts the window. */
@@ -263,7 +288,7 @@ static void read_fixture(struct tool *t, int fd, char *buf, size_t *have, size_t
 static void usage(void)
 {
 	fprintf(stderr, "usage: pybpfwalk [--seconds S] [--freq F] [--no-threads] [--switches] "
-		"-- PYTHON ARGS...\n");
+		"[--no-layout] [--shuffle-threads] -- PYTHON ARGS...\n");
 	exit(2);
 }
 
@@ -272,7 +297,7 @@ int main(int argc, char **argv)
 	static struct tool t;
 	double seconds = 2;
 	uint64_t freq = 999;
-	bool no_threads = false, switches = false;
+	bool no_threads = false, switches = false, no_layout = false, shuffle = false;
 	int i, gate[2], out[2], stats_fd;
 	char err[512];
 
@@ -285,6 +310,10 @@ int main(int argc, char **argv)
 			no_threads = true;
 		else if (!strcmp(argv[i], "--switches"))
 			switches = true;
+		else if (!strcmp(argv[i], "--no-layout"))
+			no_layout = true;
+		else if (!strcmp(argv[i], "--shuffle-threads"))
+			shuffle = true;
 		else
 			usage();
 	}
@@ -328,6 +357,10 @@ int main(int argc, char **argv)
 		close(gate[1]);
 		close(out[0]);
 		dup2(out[1], 1);
+		/* the fixture spins forever: it must not outlive the tool */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(127);
 		if (read(gate[0], &c, 1) != 1)
 			_exit(127);
 		execvp(cmd[0], cmd);
@@ -381,7 +414,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "pybpfwalk: %s\n", err);
 				goto out;
 			}
-			if (ms_bpf_sampler_set_layout(t.b, (uint32_t)t.child, &bl) < 0)
+			if (!no_layout && ms_bpf_sampler_set_layout(t.b, (uint32_t)t.child, &bl) < 0)
 				goto out;
 			t.w = ms_py_walker_new(t.child, t.layout);
 			if (!t.w) {
@@ -395,7 +428,7 @@ int main(int argc, char **argv)
 			have_layout = true;
 		}
 		if (!no_threads)
-			ms_py_walk(t.w, set_threads, &t, err, sizeof(err));
+			refresh_threads(&t, shuffle);
 		drain(&t);
 		if (t.ready_ns && !end) {
 			end = t.ready_ns + (uint64_t)(seconds * 1e9);
