@@ -37,7 +37,7 @@ int ms_bpf_record_check(const uint8_t *raw, size_t len, struct ms_bpf_record *ou
 			 h->size, len, sizeof(*h), MS_BPF_RECORD_MAX);
 		return -1;
 	}
-	if (h->kind != MS_BPF_KIND_SAMPLE) {
+	if (h->kind != MS_BPF_KIND_SAMPLE && h->kind != MS_BPF_KIND_PYTHON) {
 		*code = "bpf-record-kind";
 		snprintf(detail, detail_size, "bpf record of unknown kind %u", h->kind);
 		return -1;

@@ -6,6 +6,7 @@
 # object by its address (codeobj.h) and ms-collect's Python recorder
 # (pyrecorder.h), which feeds the BPF walker its maps.
 libcommon_a_SOURCES += \
+	libcommon/python/bpflayout.c libcommon/python/bpflayout.h \
 	libcommon/python/codeobj.c libcommon/python/codeobj.h \
 	libcommon/python/pyrecorder.c libcommon/python/pyrecorder.h \
 	libcommon/python/pyrecorderint.h libcommon/python/pyrecordercode.c \
@@ -27,10 +28,15 @@ check_PROGRAMS += tests/unit/pywalk
 tests_unit_pywalk_SOURCES = tests/unit/pywalk.c
 tests_unit_pywalk_LDADD = $(MS_LIBS)
 
-
 # The code reader and the recorder against live Pythons (a fake sink).
 UNIT_TESTS += tests/unit/pyrecorder-test
 tests_unit_pyrecorder_test_SOURCES = tests/unit/pyrecorder-test.c
 tests_unit_pyrecorder_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_pyrecorder_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_pyrecorder_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# pybpfwalk [--no-threads] [--switches] -- PYTHON ARGS: the BPF walker on
+# the real kernel, each record's frames named, for tests/0770-python-walker.bats.
+check_PROGRAMS += tests/unit/pybpfwalk
+tests_unit_pybpfwalk_SOURCES = tests/unit/pybpfwalk.c
+tests_unit_pybpfwalk_LDADD = $(MS_LIBS) $(LIBBPF_LIBS)

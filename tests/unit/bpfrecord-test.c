@@ -104,7 +104,7 @@ static void test_malformed(void **state)
 	assert_string_equal(check(&h, 100), "bpf-record-size");
 	h = good, h.kind = 0;
 	assert_string_equal(check(&h, 0), "bpf-record-kind");
-	h = good, h.kind = 2;
+	h = good, h.kind = MS_BPF_KIND_PYTHON + 1;
 	assert_string_equal(check(&h, 0), "bpf-record-kind");
 	/* a payload is taken by the size, padding left out */
 	h = good, h.size = sizeof(h) + 3;
