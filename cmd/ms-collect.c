@@ -14,6 +14,8 @@
 #include "perf/bpfload.h"
 #include "perf/collect.h"
 #include "perf/cpumeter.h"
+#include "perf/pidns.h"
+#include "python/pyrecorder.h"
 #include "util/error.h"
 
 static const char usage_text[] =
@@ -21,7 +23,7 @@ static const char usage_text[] =
 	"                  [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
 	"                  [--budget PCT [--budget-pid PID]...]\n"
 	"                  [--off-cpu [--off-cpu-stack-size BYTES]] [--no-perf-map]\n"
-	"                  [--no-jit-objects] [--bpf-sampler]\n"
+	"                  [--no-jit-objects] [--python bpf]\n"
 	"                  (-p PID | [--] CMD [ARGS...])\n"
 	"\n"
 	"Record a program launched as CMD, or the running process PID and every\n"
@@ -60,11 +62,13 @@ static const char usage_text[] =
 	"                        interface (__jit_debug_descriptor): by default such\n"
 	"                        a sample, or one in no mapping, makes ms-collect\n"
 	"                        copy the process's new objects into the stream\n"
-	"      --bpf-sampler     internal, experimental: run a BPF program on each\n"
-	"                        sample that writes a record beside it (for the\n"
-	"                        Python walker to come; ms-decode checks and\n"
-	"                        counts them). Needs root and the initial pid\n"
-	"                        namespace\n"
+	"      --python bpf      name the Python functions each sample ran: a BPF\n"
+	"                        program walks the thread's CPython 3.11-3.13\n"
+	"                        frames as the sample is taken, and ms-collect\n"
+	"                        names their code as it drains them. Needs root\n"
+	"                        and ms-collect in the initial pid namespace (the\n"
+	"                        target may be in a nested one). (--python\n"
+	"                        snapshot is not available yet.)\n"
 	"  -p, --pid PID         attach to the running process PID\n"
 	"  -h, --help            show this help\n"
 	"      --version         show the version\n"
@@ -86,6 +90,7 @@ enum {
 	OPT_NO_PERF_MAP,
 	OPT_NO_JIT_OBJECTS,
 	OPT_BPF_SAMPLER,
+	OPT_PYTHON,
 	OPT_VERSION,
 };
 
@@ -105,7 +110,9 @@ static const struct option options[] = {
 	{ "off-cpu-stack-size", required_argument, NULL, OPT_OFF_CPU_STACK },
 	{ "no-perf-map", no_argument, NULL, OPT_NO_PERF_MAP },
 	{ "no-jit-objects", no_argument, NULL, OPT_NO_JIT_OBJECTS },
+	/* internal: the BPF sampler without the Python recorder (tests/0760) */
 	{ "bpf-sampler", no_argument, NULL, OPT_BPF_SAMPLER },
+	{ "python", required_argument, NULL, OPT_PYTHON },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -123,6 +130,40 @@ static void usage_error(void)
 	exit(MS_EXIT_USAGE);
 }
 
+/* --python ENGINE: true for bpf; exits for anything else. */
+static bool python_engine(const char *engine)
+{
+	if (!strcmp(engine, "bpf"))
+		return true;
+	if (!strcmp(engine, "snapshot")) {
+		ms_error("--python snapshot: thread snapshots are not available yet; use --python "
+			 "bpf (root, the initial pid namespace), or record without --python");
+		exit(MS_EXIT_USAGE);
+	}
+	ms_error("--python: unknown engine '%s' (bpf is the one available)", engine);
+	usage_error();
+	return false;
+}
+
+/*
+ * --python bpf needs ms-collect in the initial pid namespace: said with
+ * the option's name before the loader's own check. 0, or an exit code.
+ */
+static int python_namespace(void)
+{
+	char why[256];
+	int ns = ms_pidns_is_initial(NULL, why, sizeof(why));
+
+	if (ns > 0)
+		return 0;
+	ms_error("--python bpf: %s; the BPF walker needs ms-collect in the initial pid "
+		 "namespace (perf gives a sample's thread ids in the recorder's namespace, the "
+		 "BPF program in the initial one): run ms-collect on the host, outside "
+		 "containers or unshare -p (the target may be in a nested namespace), or "
+		 "record without --python", why);
+	return MS_EXIT_SYSTEM;
+}
+
 int main(int argc, char **argv)
 {
 	struct ms_collect_opts o = {
@@ -132,11 +173,13 @@ int main(int argc, char **argv)
 	};
 	pid_t budget_pids[MS_CPUMETER_PIDS_MAX];
 	bool freq_set = false, off_cpu_stack_set = false, perf_map = true, jit_objects = true;
-	bool bpf_sampler = false, refused;
+	bool bpf_sampler = false, python = false, refused;
 	struct ms_bpf_sampler *sampler = NULL;
 	struct ms_collect_bpf bpf;
 	struct ms_jit_recorder *jit = NULL;
-	struct ms_collect_watch watch;
+	struct ms_py_recorder *py = NULL;
+	struct ms_py_sink py_sink;
+	struct ms_collect_watch watch, py_watch;
 	uint64_t v;
 	int opt, code;
 
@@ -214,6 +257,9 @@ int main(int argc, char **argv)
 		case OPT_BPF_SAMPLER:
 			bpf_sampler = true;
 			break;
+		case OPT_PYTHON:
+			python = python_engine(optarg);
+			break;
 		case OPT_OFF_CPU_STACK:
 			if (ms_parse_u64(optarg, "--off-cpu-stack-size", UINT32_MAX, &v) < 0)
 				usage_error();
@@ -265,9 +311,15 @@ int main(int argc, char **argv)
 	if (ms_collect_check(&o) < 0)
 		usage_error();
 	/* Before the target is launched or attached: a refusal leaves it untouched. */
-	if (bpf_sampler) {
-		if (!(sampler = ms_bpf_sampler_load(&refused)))
+	if (python && (code = python_namespace()))
+		return code;
+	if (bpf_sampler || python) {
+		if (!(sampler = ms_bpf_sampler_load(&refused))) {
+			if (python)
+				ms_error("--python bpf: the BPF walker could not be loaded (above); "
+					 "record without --python");
 			return refused ? MS_EXIT_SYSTEM : MS_EXIT_ERROR;
+		}
 		bpf = (struct ms_collect_bpf){
 			.prog_fd = ms_bpf_sampler_prog_fd(sampler),
 			.outputs_fd = ms_bpf_sampler_outputs_fd(sampler),
@@ -285,7 +337,19 @@ int main(int argc, char **argv)
 		ms_jit_recorder_watch(jit, &watch);
 		o.watches[o.n_watches++] = &watch;
 	}
+	if (python) {
+		ms_py_recorder_bpf_sink(sampler, &py_sink);
+		if (!(py = ms_py_recorder_new(&py_sink))) {
+			ms_jit_recorder_free(jit);
+			ms_bpf_sampler_free(sampler);
+			return MS_EXIT_ERROR;
+		}
+		ms_py_recorder_watch(py, &py_watch);
+		o.watches[o.n_watches++] = &py_watch;
+		o.python = "bpf";
+	}
 	code = ms_collect_run(&o);
+	ms_py_recorder_free(py);
 	ms_jit_recorder_free(jit);
 	ms_bpf_sampler_free(sampler);
 	return code;

@@ -10,7 +10,7 @@ libcommon_a_SOURCES += \
 	libcommon/python/codeobj.c libcommon/python/codeobj.h \
 	libcommon/python/pyrecorder.c libcommon/python/pyrecorder.h \
 	libcommon/python/pyrecorderint.h libcommon/python/pyrecordercode.c \
-	libcommon/python/pyrecorderthreads.c \
+	libcommon/python/pyrecorderthreads.c libcommon/python/pyrecorderbpf.c \
 	libcommon/python/layout.c libcommon/python/layout.h \
 	libcommon/python/pydwarf.c libcommon/python/pydwarf.h \
 	libcommon/python/pymem.c libcommon/python/pymem.h \

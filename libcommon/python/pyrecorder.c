@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "perf/bpfrecord.h"
+#include "python/bpflayout.h"
 #include "python/pyrecorderint.h"
 #include "stream/records.h"
 #include "util/error.h"
@@ -28,17 +29,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int pidns_of(const char *path, uint64_t *dev, uint64_t *ino)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return -1;
-	*dev = (uint64_t)st.st_dev;
-	*ino = (uint64_t)st.st_ino;
-	return 0;
-}
-
 struct ms_py_recorder *ms_py_recorder_new(const struct ms_py_sink *sink)
 {
 	struct ms_py_recorder *r = calloc(1, sizeof(*r));
@@ -48,8 +38,8 @@ struct ms_py_recorder *ms_py_recorder_new(const struct ms_py_sink *sink)
 		ms_error("python recorder: out of memory");
 		return NULL;
 	}
-	if (pidns_of("/proc/self/ns/pid", &r->self_ns_dev, &r->self_ns_ino) < 0) {
-		ms_error_errno("python recorder: cannot stat /proc/self/ns/pid (is /proc mounted?)");
+	if (ms_bpf_py_pidns(getpid(), &r->self_ns_dev, &r->self_ns_ino, r->err, sizeof(r->err)) < 0) {
+		ms_error("python recorder: %s", r->err);
 		ms_py_recorder_free(r);
 		return NULL;
 	}
@@ -253,19 +243,23 @@ static uint32_t refusal(const struct ms_py_recorder *r, uint32_t pid)
 /* Find p's layout and set it in the walker's map: 0, or -1 when the output failed. */
 static int look(struct ms_py_recorder *r, struct pyrec_proc *p, const struct ms_collect_out *out)
 {
-	char path[64];
 	uint32_t status;
 
 	r->err[0] = '\0';
-	if (!p->inherit && ms_py_layout_find((pid_t)p->pid, &p->l, r->err, sizeof(r->err)) < 0)
-		goto refused;
-	snprintf(path, sizeof(path), "/proc/%u/ns/pid", p->pid);
-	if (pidns_of(path, &p->pidns_dev, &p->pidns_ino) < 0) {
-		snprintf(r->err, sizeof(r->err),
-			 "python recorder: cannot stat %s: %s (the process ended?)", path,
-			 strerror(errno));
+	if (!p->inherit && ms_py_layout_find((pid_t)p->pid, &p->l, r->err, sizeof(r->err)) < 0) {
+		/*
+		 * An executable python3.X whose interpreter is a libpython the
+		 * loader maps after it: not a finding yet. That mapping looks
+		 * again; without one the process runs no CPython to read.
+		 */
+		if (strstr(r->err, "maps no CPython interpreter")) {
+			p->state = PYREC_REFUSED;
+			return 0;
+		}
 		goto refused;
 	}
+	if (ms_bpf_py_pidns((pid_t)p->pid, &p->pidns_dev, &p->pidns_ino, r->err, sizeof(r->err)) < 0)
+		goto refused;
 	p->nested = p->pidns_dev != r->self_ns_dev || p->pidns_ino != r->self_ns_ino;
 	if (!p->threads)
 		p->threads = malloc(MS_PY_WALK_THREADS * sizeof(*p->threads));

@@ -64,9 +64,9 @@
  * wires ms_bpf_sampler_*; tests a fake). pids and tids are the
  * recorder's (the initial namespace's). Each returns 0, or -1 after a
  * message (counted as the problem python-map-failed).
- *  set_layout(): process pid's layout, and its pid namespace (the device
- *   and inode of /proc/PID/ns/pid): the sink converts it to the walker's
- *   struct ms_bpf_py_layout.
+ *  set_layout(): process pid's layout, and its pid namespace (as
+ *   ms_bpf_py_pidns() gives it, python/bpflayout.h): the sink converts it
+ *   to the walker's struct ms_bpf_py_layout.
  */
 struct ms_py_sink {
 	void *arg;
@@ -99,5 +99,14 @@ void ms_py_recorder_watch(struct ms_py_recorder *r, struct ms_collect_watch *w);
 const struct ms_py_recorder_counts *ms_py_recorder_counts(const struct ms_py_recorder *r);
 /* For tests: name at most codes_max codes a process (at most MS_PYREC_CODES_MAX). */
 void ms_py_recorder_limit_codes(struct ms_py_recorder *r, uint32_t codes_max);
+
+/*
+ * The sink of a loaded BPF sampler (perf/bpfload.h; pyrecorderbpf.c, which
+ * only ms-collect links, with libbpf): each layout made the walker's
+ * (ms_bpf_py_layout_make(), py_find looking through at most
+ * MS_BPF_PY_FIND_MAX states) and set in its maps.
+ */
+struct ms_bpf_sampler;
+void ms_py_recorder_bpf_sink(struct ms_bpf_sampler *b, struct ms_py_sink *out);
 
 #endif

@@ -57,6 +57,17 @@ static int write_code(struct ms_py_recorder *r, const struct pyrec_proc *p, uint
 	r->n.codes++;
 	if (in->status == MS_PY_CODE_OK)
 		r->n.codes_ok++;
+	/* The record has no room for why: the first reason of each kind is a problem's detail. */
+	else if (in->status == MS_PY_CODE_UNREADABLE)
+		ms_problems_add(out->problems, "python-code-unreadable",
+				"process %u: %s (freed since the sample, or the process ended)",
+				p->pid, in->reason[0] ? in->reason : "the walker read no stamp");
+	else if (in->status == MS_PY_CODE_INVALID)
+		ms_problems_add(out->problems, "python-code-invalid", "process %u: %s", p->pid,
+				in->reason);
+	else
+		ms_problems_add(out->problems, "python-code-no-lines", "process %u: %s", p->pid,
+				in->reason);
 	return ms_py_code_pack(out->w, &c);
 }
 

@@ -28,7 +28,8 @@ static uint64_t u64(const uint8_t *b, uint32_t off)
 
 /*
  * Every thread state of every interpreter of p, as (native id, state)
- * into p->fresh: their count, or -1 with the reason in r->err.
+ * into p->fresh: their count, -1 with the reason in r->err, or -2 when
+ * the process is gone.
  */
 static int read_list(struct ms_py_recorder *r, struct pyrec_proc *p)
 {
@@ -46,6 +47,8 @@ static int read_list(struct ms_py_recorder *r, struct pyrec_proc *p)
 		return -1;
 	}
 	if (ms_py_read(pid, p->l.runtime + o->rt_interp_head, &interp, 8) < 0) {
+		if (errno == ESRCH)
+			return -2;
 		snprintf(r->err, sizeof(r->err), "process %u: _PyRuntime's interpreters unreadable: %s",
 			 p->pid, strerror(errno));
 		return -1;
@@ -240,6 +243,9 @@ void pyrec_threads_refresh(struct ms_py_recorder *r, struct pyrec_proc *p,
 	uint32_t n, i = 0, j = 0;
 	struct pyrec_thread *swap;
 
+	/* Gone: its exit, still in a ring, drops it. */
+	if (got == -2)
+		return;
 	if (got < 0) {
 		/* The map stays as it was: the walker's own search covers what changed. */
 		ms_problems_add(out->problems, "python-threads-unreadable",

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "perf/bpfrecord.h"
+#include "perf/decode.h"
 #include "python/codeobj.h"
 #include "python/layout.h"
 #include "python/pymem.h"
@@ -629,24 +630,39 @@ static void test_recorder_bounds(void **state)
 	assert_string_equal(s.c[1].name, "g");
 }
 
-/* A file named like an interpreter in a process that has none: refused once. */
+/*
+ * A file named like an interpreter in a process that runs none: no
+ * finding (the executable python3.X of a shared libpython is one, before
+ * the loader maps the library). A process that cannot be read: refused
+ * once, failed, with the reason.
+ */
 static void test_recorder_refuses(void **state)
 {
 	struct seen s;
 	struct kit k;
+	pid_t gone = fork();
+	int status;
 
 	(void)state;
+	assert_true(gone >= 0);
+	if (!gone)
+		_exit(0);
+	assert_int_equal(waitpid(gone, &status, 0), gone);
 	kit_open(&k);
 	tell_mmap(&k, (uint32_t)getpid(), "/opt/x/python3.99");
 	tell_mmap(&k, (uint32_t)getpid(), "/opt/x/notpython");
+	tell_mmap(&k, (uint32_t)gone, "/usr/lib/libpython3.12.so.1.0");
 	tick(&k);
 	tell_mmap(&k, (uint32_t)getpid(), "/opt/x/python3.99");
+	tell_mmap(&k, (uint32_t)gone, "/usr/lib/libpython3.12.so.1.0");
 	tick(&k);
 	assert_int_equal(k.fake.layouts, 0);
+	assert_int_equal(ms_py_recorder_counts(k.r)->refused, 1);
 	kit_close(&k, &s);
 	assert_int_equal(s.n_p, 1);
-	assert_int_equal(s.p[0].status, MS_PY_PROCESS_UNSUPPORTED);
-	assert_non_null(strstr(s.p[0].reason, "maps no CPython interpreter"));
+	assert_int_equal(s.p[0].pid, gone);
+	assert_int_equal(s.p[0].status, MS_PY_PROCESS_FAILED);
+	assert_non_null(strstr(s.p[0].reason, "cannot read /proc/"));
 }
 
 /* The pid of the one child of process pid. */
@@ -722,8 +738,131 @@ static void test_recorder_nested_threads(void **state)
 	assert_int_equal(s.p[0].status, MS_PY_PROCESS_OK);
 }
 
-int main(void)
+/*
+ * --stream-python: the Python records of a stream (stdin) in order, for
+ * tests/0775-python-collect.bats:
+ *   info python ENGINE
+ *   process PID STATUS VERSION SOURCE PATH | REASON
+ *   code PID CODE STAMP STATUS QUALNAME FILE FIRSTLINE LINETABLE-BYTES
+ *   walker PID TID STATUS FRAMES: NAME... (innermost first; "?" for a code
+ *     no PY_CODE record before it named)
+ *   problem CODE COUNT DETAIL (python-* only)
+ *   samples N walkers M (at the end: the sampler's samples, the walker's records)
+ */
+#define NAMED_MAX 65536
+static struct { uint32_t pid; uint64_t code, stamp; char name[64]; } named[NAMED_MAX];
+static uint32_t n_named;
+
+static const char *name_of(uint32_t pid, uint64_t code, uint64_t stamp)
 {
+	for (uint32_t i = 0; i < n_named; i++)
+		if (named[i].pid == pid && named[i].code == code && named[i].stamp == stamp)
+			return named[i].name;
+	return "?";
+}
+
+static void print_walker(const struct ms_bpf_record *b)
+{
+	struct ms_bpf_py_head head;
+
+	if (b->h.kind != MS_BPF_KIND_PYTHON || b->payload_len < sizeof(head))
+		return;
+	memcpy(&head, b->payload, sizeof(head));
+	if (head.n_frames > MS_BPF_PY_FRAMES_MAX ||
+	    sizeof(head) + head.n_frames * sizeof(struct ms_bpf_py_frame) > b->payload_len) {
+		printf("walker %u %u malformed\n", b->h.pid, b->h.tid);
+		return;
+	}
+	printf("walker %u %u %u %u:", b->h.pid, b->h.tid, head.status, head.n_frames);
+	for (uint32_t i = 0; i < head.n_frames; i++) {
+		struct ms_bpf_py_frame f;
+
+		memcpy(&f, b->payload + sizeof(head) + i * sizeof(f), sizeof(f));
+		printf(" %s", name_of(b->h.pid, f.code, f.stamp));
+	}
+	printf("\n");
+}
+
+static int stream_python(void)
+{
+	struct ms_reader *r = ms_reader_open(0, "stdin");
+	static struct ms_decoder dec;
+	static struct ms_decoded d;
+	static struct ms_attr attr;
+	struct ms_record rec;
+	uint64_t samples = 0, walkers = 0;
+	int got;
+
+	if (!r)
+		return 1;
+	ms_decoder_init(&dec);
+	while ((got = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
+		if (rec.kind == MS_REC_ATTR) {
+			if (ms_attr_unpack(&rec, &attr) < 0 || ms_decoder_add_attr(&dec, &attr) < 0)
+				return 1;
+		} else if (rec.kind == MS_REC_INFO) {
+			struct ms_info i;
+
+			if (ms_info_unpack(&rec, &i) < 0)
+				return 1;
+			if (i.is_text && i.key.len == 6 && !memcmp(i.key.ptr, "python", 6))
+				printf("info python %.*s\n", (int)i.text.len, i.text.ptr);
+		} else if (rec.kind == MS_REC_PY_PROCESS) {
+			struct ms_py_process p;
+
+			if (ms_py_process_unpack(&rec, &p) < 0)
+				return 1;
+			printf("process %u %s %#x %u %.*s | %.*s\n", p.pid,
+			       ms_py_process_status_name(p.status), p.version_hex, p.source,
+			       (int)p.path.len, p.path.ptr, (int)p.reason.len, p.reason.ptr);
+		} else if (rec.kind == MS_REC_PY_CODE) {
+			struct ms_py_code c;
+
+			if (ms_py_code_unpack(&rec, &c) < 0)
+				return 1;
+			printf("code %u %#llx %#llx %s %.*s %.*s %u %u\n", c.pid,
+			       (unsigned long long)c.code, (unsigned long long)c.stamp,
+			       ms_py_code_status_name(c.status), (int)c.qualname.len, c.qualname.ptr,
+			       (int)c.file.len, c.file.ptr, c.firstlineno, c.linetable_len);
+			if (n_named < NAMED_MAX) {
+				named[n_named].pid = c.pid;
+				named[n_named].code = c.code;
+				named[n_named].stamp = c.stamp;
+				snprintf(named[n_named].name, 64, "%.*s", (int)c.qualname.len,
+					 c.status == MS_PY_CODE_OK ? c.qualname.ptr : "!");
+				n_named++;
+			}
+		} else if (rec.kind == MS_REC_RAW) {
+			struct ms_raw raw;
+
+			if (ms_raw_unpack(&rec, &raw) < 0)
+				return 1;
+			got = ms_decode(&dec, raw.cpu, raw.data, raw.len, &d);
+			if (got == MS_DECODE_BPF) {
+				print_walker(&d.u.bpf.rec);
+				walkers++;
+			}
+			samples += got == MS_DECODE_SAMPLE;
+		} else if (rec.kind == MS_REC_PROBLEM) {
+			struct ms_problem pr;
+
+			if (ms_problem_unpack(&rec, &pr) < 0)
+				return 1;
+			if (pr.code.len > 7 && !memcmp(pr.code.ptr, "python-", 7))
+				printf("problem %.*s %llu %.*s\n", (int)pr.code.len, pr.code.ptr,
+				       (unsigned long long)pr.count, (int)pr.detail.len, pr.detail.ptr);
+		}
+	}
+	printf("samples %llu walkers %llu\n", (unsigned long long)samples,
+	       (unsigned long long)walkers);
+	ms_reader_free(r);
+	return got == MS_READ_END ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--stream-python"))
+		return stream_python();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_code_read, teardown),
 		cmocka_unit_test_teardown(test_code_freed, teardown),
