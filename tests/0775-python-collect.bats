@@ -103,9 +103,11 @@ check_chain() {
 	# Only the samples before the layout was found go without a record.
 	at_least "$walkers" "$samples" 90 "under $1, samples with a walker record" || return 1
 	# (the start, imports, takes a share that depends on the machine's load)
-	[ "$good" -ge 40 ] && [ "$good" = "$in_h" ] || {
+	if [ "$good" -lt 40 ] || [ "$good" != "$in_h" ]; then
 		echo "under $1: $good walker records of h < g < f < main < <module>, $in_h in h" >&2
-		grep '^walker' py.txt | sort | uniq -c | sort -rn | head >&2; return 1; }
+		grep '^walker' py.txt | sort | uniq -c | sort -rn | head >&2
+		return 1
+	fi
 }
 
 @test "--python bpf on pyenv's 3.12.1: the chain's codes named before the records that need them" {

@@ -34,15 +34,21 @@
  *         every switch-out of the program's threads with its stack and
  *         why, for wall-clock and off-CPU views. It costs the program per
  *         context switch, not per sample (ms-collect(1) has the numbers).
+ *  python: the default's sampling with the Python walker (--python bpf):
+ *         the functions and lines of CPython 3.11-3.13 programs; needs root
+ *         and the initial pid namespace.
  */
 const struct ms_record_preset ms_record_presets[] = {
 	{ "light", "low rate for production: 99 Hz, 8 KiB copies, dwarf+fp, 1 % CPU budget",
-	  99, 8192, 0, MS_UNWIND_DWARF_FP, 10000, false },
-	{ "default", "999 Hz, 32 KiB copies, dwarf", 999, 32768, 0, MS_UNWIND_AUTO, 0, false },
+	  99, 8192, 0, MS_UNWIND_DWARF_FP, 10000, false, false },
+	{ "default", "999 Hz, 32 KiB copies, dwarf", 999, 32768, 0, MS_UNWIND_AUTO, 0, false,
+	  false },
 	{ "deep", "the deepest stacks: 999 Hz, 64 KiB copies, dwarf", 999, 65528, 1024,
-	  MS_UNWIND_DWARF, 0, false },
+	  MS_UNWIND_DWARF, 0, false, false },
 	{ "wall", "default + off-CPU (blocked) time (--off-cpu), for wall-clock views", 999,
-	  32768, 0, MS_UNWIND_AUTO, 0, true },
+	  32768, 0, MS_UNWIND_AUTO, 0, true, false },
+	{ "python", "default + Python functions and lines (--python bpf; root)", 999, 32768, 0,
+	  MS_UNWIND_AUTO, 0, false, true },
 };
 const size_t ms_record_n_presets = sizeof(ms_record_presets) / sizeof(ms_record_presets[0]);
 
@@ -69,6 +75,7 @@ enum {
 	OPT_NO_OFF_CPU,
 	OPT_NO_PERF_MAP,
 	OPT_NO_JIT_OBJECTS,
+	OPT_PYTHON,
 };
 
 /* Which fields a flag set: the preset fills in the others. */
@@ -79,6 +86,7 @@ enum {
 	SET_UNWIND = 1 << 3,
 	SET_BUDGET = 1 << 4,
 	SET_OFF_CPU = 1 << 5,
+	SET_PYTHON = 1 << 6,
 };
 
 static const struct option options[] = {
@@ -101,6 +109,7 @@ static const struct option options[] = {
 	{ "no-off-cpu", no_argument, NULL, OPT_NO_OFF_CPU },
 	{ "no-perf-map", no_argument, NULL, OPT_NO_PERF_MAP },
 	{ "no-jit-objects", no_argument, NULL, OPT_NO_JIT_OBJECTS },
+	{ "python", required_argument, NULL, OPT_PYTHON },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -174,7 +183,7 @@ static int parse_one(struct ms_record_options *o, int c, const char *arg, unsign
 	case OPT_PRESET:
 		if (!(o->preset = ms_record_preset_find(arg)))
 			return ms_error("--preset: no preset '%s'; the presets are light, default, "
-					"deep and wall (microscope record --help)", arg);
+					"deep, wall and python (microscope record --help)", arg);
 		return 0;
 	case OPT_PRINT_OPTIONS:
 		o->print_options = true;
@@ -200,6 +209,16 @@ static int parse_one(struct ms_record_options *o, int c, const char *arg, unsign
 	case OPT_NO_JIT_OBJECTS:
 		o->no_jit_objects = true;
 		return 0;
+	case OPT_PYTHON:
+		*set |= SET_PYTHON;
+		if (!strcmp(arg, "bpf") || !strcmp(arg, "off")) {
+			o->python = arg[0] == 'b';
+			return 0;
+		}
+		if (!strcmp(arg, "snapshot"))
+			return ms_error("--python snapshot: thread snapshots are not available yet; "
+					"use --python bpf (root, the initial pid namespace)");
+		return ms_error("--python wants bpf or off, not '%s'", arg);
 	case 'h':
 		o->help = true;
 		return 0;
@@ -251,6 +270,8 @@ int ms_record_options_parse(struct ms_record_options *o, int argc, char **argv)
 		o->budget_ppm = o->preset->budget_ppm;
 	if (!(set & SET_OFF_CPU))
 		o->off_cpu = o->preset->off_cpu;
+	if (!(set & SET_PYTHON))
+		o->python = o->preset->python;
 	if (freq_given && o->period)
 		return ms_error("give either -F HZ or -c PERIOD, not both");
 	if (o->period)
@@ -301,9 +322,10 @@ int ms_record_options_describe(const struct ms_record_options *o, char *buf, siz
 	else
 		snprintf(budget, sizeof(budget), "off");
 	return snprintf(buf, len, "preset=%s %s event=%s stack-size=%" PRIu32 " unwind=%s "
-			"symbolize=%s duration=%s mmap-pages=%s budget=%s%s%s%s%s", o->preset->name,
+			"symbolize=%s duration=%s mmap-pages=%s budget=%s%s%s%s%s%s", o->preset->name,
 			rate, o->event, o->stack_size, ms_unwind_policy_name(o->unwind),
 			o->deferred ? "deferred" : "immediate", duration, pages, budget,
 			o->defer ? " defer" : "", o->off_cpu ? " off-cpu" : "",
-			o->no_perf_map ? " no-perf-map" : "", o->no_jit_objects ? " no-jit-objects" : "");
+			o->no_perf_map ? " no-perf-map" : "", o->no_jit_objects ? " no-jit-objects" : "",
+			o->python ? " python=bpf" : "");
 }

@@ -25,6 +25,7 @@ struct ms_record_preset {
 	int unwind;		/* enum ms_unwind_policy */
 	uint32_t budget_ppm;	/* of one CPU, 0: none (perf/governor.h) */
 	bool off_cpu;		/* blocked-time collection (ms-collect --off-cpu) */
+	bool python;		/* Python functions named (ms-collect --python bpf) */
 };
 
 struct ms_record_options {
@@ -41,6 +42,7 @@ struct ms_record_options {
 	bool off_cpu;		/* --off-cpu: when and why threads were off the CPU too */
 	bool no_perf_map;	/* --no-perf-map: ms-collect reads no JIT's perf map */
 	bool no_jit_objects;	/* --no-jit-objects: nor objects registered for GDB */
+	bool python;		/* --python bpf: the BPF walker names Python functions */
 	const char *output;
 	pid_t pid;		/* attach, or 0 */
 	char **argv;		/* launch, or NULL */
@@ -66,7 +68,7 @@ int ms_record_options_check(const struct ms_record_options *o);
 /*
  * One line describing the value, as the capture keeps it:
  * "preset=default freq=999 event=cpu-clock stack-size=8192 unwind=auto ...",
- * ending in " defer" and " off-cpu" when they are on.
+ * ending in " defer", " off-cpu" and " python=bpf" when they are on.
  * Returns the length it needed (snprintf's).
  */
 int ms_record_options_describe(const struct ms_record_options *o, char *buf, size_t len);

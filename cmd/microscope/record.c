@@ -49,7 +49,7 @@ static const char usage_record[] =
 	"                         [--symbolize=immediate|deferred] [--unwind dwarf|fp|dwarf+fp]\n"
 	"                         [--debug-dir DIR]... [--budget PCT|off] [--defer]\n"
 	"                         [--off-cpu | --no-off-cpu] [--no-perf-map] [--print-options]\n"
-	"                         [--no-jit-objects]\n"
+	"                         [--no-jit-objects] [--python bpf|off]\n"
 	"                         (-p PID | -- CMD ARGS...)\n"
 	"\n"
 	"      --preset NAME       a starting point the flags below override:\n"
@@ -86,6 +86,11 @@ static const char usage_record[] =
 	"      --no-jit-objects    read no object a JIT registered through the GDB JIT\n"
 	"                          interface (LLVM's lli, CPython 3.15): by default they\n"
 	"                          are copied when samples land in code nothing names\n"
+	"      --python bpf|off    bpf: name the Python functions and lines each sample\n"
+	"                          ran (CPython 3.11-3.13; a BPF program walks the\n"
+	"                          frames as the sample is taken; the python preset);\n"
+	"                          needs root, outside containers (the program may be\n"
+	"                          in one). off: the preset's dropped\n"
 	"      --defer             while the program runs, only record (compressed, to a\n"
 	"                          private file beside FILE); process after it ends\n"
 	"      --print-options     print the options as they will be used, and stop\n"
@@ -377,6 +382,10 @@ int ms_front_record(int argc, char **argv)
 		push(&collect, "--no-perf-map");
 	if (o.no_jit_objects)
 		push(&collect, "--no-jit-objects");
+	if (o.python) {
+		push(&collect, "--python");
+		push(&collect, "bpf");
+	}
 	if (o.duration_ns) {
 		snprintf(duration, sizeof(duration), "%" PRIu64 ".%09" PRIu64,
 			 o.duration_ns / 1000000000u, o.duration_ns % 1000000000u);
