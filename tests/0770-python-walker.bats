@@ -210,6 +210,17 @@ check_nested() {
 	check_nested "$PY313" --no-threads
 }
 
+@test "py_find past its bound gives the status and no frames, never a guess" {
+	need_python "$PY312"
+	# five thread states, a bound of two: no search can prove its match unique
+	walk --seconds 1 --no-threads --find-bound 2 -- "$PY312" "$SCRIPT" threads 4
+	awk '$1 == "rec" { n++; if ($4 != "search-bound" || $6 != 0 || $7 != "-") bad++ }
+		END { exit !(n >= 50 && bad == 0) }' walk || { grep '^rec' walk | sort | uniq -c | head >&2; false; }
+	# a bound of five is enough
+	walk --seconds 1 --no-threads --find-bound 5 -- "$PY312" "$SCRIPT" threads 4
+	run ! grep -E '^rec .* search-bound ' walk
+}
+
 @test "a process without a py_layout gets no record" {
 	need_python "$PY312"
 	walk --seconds 1 --no-layout -- "$PY312" "$SCRIPT" chain

@@ -15,7 +15,8 @@
  * cpu-clock, so a sleeping thread is seen), --no-layout (py_layouts left
  * empty: the program must write nothing), --shuffle-threads (py_threads
  * gives each thread the next thread's state: stale entries the walker must
- * refuse, finding the thread's own through py_find).
+ * refuse, finding the thread's own through py_find), --find-bound N
+ * (py_find's bound: the layout's find_bound).
  *
  * The process walked is PYTHON's, or the first child of a launcher such as
  * `unshare -p -f --kill-child` (a target in its own pid namespace).
@@ -351,7 +352,7 @@ static pid_t first_child(pid_t pid)
 static void usage(void)
 {
 	fprintf(stderr, "usage: pybpfwalk [--seconds S] [--freq F] [--no-threads] [--switches] "
-		"[--no-layout] [--shuffle-threads] -- PYTHON ARGS...\n");
+		"[--no-layout] [--shuffle-threads] [--find-bound N] -- PYTHON ARGS...\n");
 	exit(2);
 }
 
@@ -360,6 +361,7 @@ int main(int argc, char **argv)
 	static struct tool t;
 	double seconds = 2;
 	uint64_t freq = 999;
+	uint32_t find_bound = MS_BPF_PY_FIND_MAX;
 	bool no_threads = false, switches = false, no_layout = false, shuffle = false;
 	int i, gate[2], out[2], stats_fd;
 	char err[512];
@@ -377,6 +379,8 @@ int main(int argc, char **argv)
 			no_layout = true;
 		else if (!strcmp(argv[i], "--shuffle-threads"))
 			shuffle = true;
+		else if (!strcmp(argv[i], "--find-bound") && i + 1 < argc)
+			find_bound = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else
 			usage();
 	}
@@ -476,7 +480,7 @@ int main(int argc, char **argv)
 				continue;
 			}
 			if (ms_bpf_py_pidns(t.target, &dev, &ino, err, sizeof(err)) < 0 ||
-			    ms_bpf_py_layout_make(t.layout, dev, ino, MS_BPF_PY_FIND_MAX, &bl, err,
+			    ms_bpf_py_layout_make(t.layout, dev, ino, find_bound, &bl, err,
 						  sizeof(err)) < 0) {
 				fprintf(stderr, "pybpfwalk: %s\n", err);
 				goto out;
