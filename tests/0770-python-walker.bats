@@ -174,6 +174,53 @@ check_gil() {
 @test "pyenv's 3.12.1: the GIL held by the busy thread, released by the sleeper" { check_gil "$PY312"; }
 @test "pyenv's 3.13.0: the GIL held by the busy thread, released by the sleeper" { check_gil "$PY313"; }
 
+# check_nested PYTHON [--no-threads]: a target in its own pid namespace (the
+# walker matches native_thread_id with the thread's id there): each thread
+# (numbered in the initial namespace) shows one function, its own.
+check_nested() {
+	need_python "$1" || return 1
+	command -v unshare > /dev/null || { echo "unshare is missing (util-linux)" >&2; return 1; }
+	walk --seconds 2 ${2:+"$2"} -- unshare -p -f --kill-child "$1" "$SCRIPT" threads 2 || return 1
+	# the fixture sees itself as pid 1 in its namespace
+	grep -qx 'fixture: ready 1' walk || { cat walk >&2; return 1; }
+	awk "$INNER"'$1 == "rec" && $6 > 0 { f = inner($7); sub(/@.*/, "", f); print $2, f }' walk |
+		sort | uniq -c > funcs
+	# per thread: one function in at least 95 % of its records, and each
+	# function the main thread's or a spinner's, once
+	awk '{ all[$2] += $1; if ($1 > top[$2]) { top[$2] = $1; fn[$2] = $3 } }
+		END {
+			for (t in all) {
+				if (top[t] * 100 < all[t] * 95 || all[t] < 20) { print "thread " t; bad = 1 }
+				seen[fn[t]]++
+			}
+			if (seen["main_spin"] != 1 || seen["spin_0"] != 1 || seen["spin_1"] != 1) bad = 1
+			exit bad
+		}' funcs || { echo "under $1 $2 in a nested pid namespace:" >&2; cat funcs >&2; return 1; }
+	# never another thread's frames: no thread shows two functions
+	[ "$(awk '{ print $2 }' funcs | sort | uniq -d)" = "" ] || { cat funcs >&2; return 1; }
+}
+
+@test "Debian's python3.11 in its own pid namespace: each thread its own frames" {
+	check_nested "$PY_DEBIAN"
+	check_nested "$PY_DEBIAN" --no-threads
+}
+
+@test "pyenv's 3.13.0 in its own pid namespace: each thread its own frames" {
+	check_nested "$PY313"
+	check_nested "$PY313" --no-threads
+}
+
+@test "py_find past its bound gives the status and no frames, never a guess" {
+	need_python "$PY312"
+	# five thread states, a bound of two: no search can prove its match unique
+	walk --seconds 1 --no-threads --find-bound 2 -- "$PY312" "$SCRIPT" threads 4
+	awk '$1 == "rec" { n++; if ($4 != "search-bound" || $6 != 0 || $7 != "-") bad++ }
+		END { exit !(n >= 50 && bad == 0) }' walk || { grep '^rec' walk | sort | uniq -c | head >&2; false; }
+	# a bound of five is enough
+	walk --seconds 1 --no-threads --find-bound 5 -- "$PY312" "$SCRIPT" threads 4
+	run ! grep -E '^rec .* search-bound ' walk
+}
+
 @test "a process without a py_layout gets no record" {
 	need_python "$PY312"
 	walk --seconds 1 --no-layout -- "$PY312" "$SCRIPT" chain

@@ -40,3 +40,8 @@ tests_unit_pyrecorder_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 check_PROGRAMS += tests/unit/pybpfwalk
 tests_unit_pybpfwalk_SOURCES = tests/unit/pybpfwalk.c
 tests_unit_pybpfwalk_LDADD = $(MS_LIBS) $(LIBBPF_LIBS)
+
+UNIT_TESTS += tests/unit/bpflayout-test
+tests_unit_bpflayout_test_SOURCES = tests/unit/bpflayout-test.c
+tests_unit_bpflayout_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_bpflayout_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

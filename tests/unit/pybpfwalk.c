@@ -15,9 +15,13 @@
  * cpu-clock, so a sleeping thread is seen), --no-layout (py_layouts left
  * empty: the program must write nothing), --shuffle-threads (py_threads
  * gives each thread the next thread's state: stale entries the walker must
- * refuse, finding the thread's own through py_find).
+ * refuse, finding the thread's own through py_find), --find-bound N
+ * (py_find's bound: the layout's find_bound).
  *
- * Output: "layout ...", the fixture's lines as "fixture: LINE", then one
+ * The process walked is PYTHON's, or the first child of a launcher such as
+ * `unshare -p -f --kill-child` (a target in its own pid namespace).
+ *
+ * Output: "target PID" (in the tool's namespace), "layout ...", the fixture's lines as "fixture: LINE", then one
  * line per record taken after "ready":
  *   rec TID CPU STATUS GIL N STACK
  * STACK the frames outermost first, "func@file:line" joined by ';' ('!'
@@ -28,6 +32,7 @@
  * (the runs and their time counted from "ready" on).
  * Exits 0 when everything ran and every record was good; 1 otherwise.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -63,6 +68,7 @@ struct tool {
 	struct ms_session s;
 	struct ms_bpf_sampler *b;
 	pid_t child;
+	pid_t target;			/* the process walked: child, or its first child */
 	struct ms_py_layout *layout;
 	struct ms_py_walker *w;
 	uint64_t ready_ns;		/* CLOCK_MONOTONIC when "ready" was read; 0 before */
@@ -150,7 +156,7 @@ static int python_record(struct tool *t, const struct ms_bpf_record *r)
 		} else {
 			const struct ms_py_frame *pf = &th->frames[0];
 
-			if (ms_py_read(t->child, f.code + t->layout->off.co_linetable, &stamp,
+			if (ms_py_read(t->target, f.code + t->layout->off.co_linetable, &stamp,
 				       sizeof(stamp)) < 0 || stamp != f.stamp)
 				t->stale++;
 			n = snprintf(t->stack + used, sizeof(t->stack) - used, "%s%s@%s:%d%s",
@@ -250,6 +256,43 @@ static int set_threads(const struct ms_py_thread *th, void *data)
 }
 
 /*
+ * The thread of the target whose id in its own pid namespace is ns_tid, as
+ * the tool's (initial) namespace numbers it: NSpid in each task's status.
+ * 0 when none.
+ */
+static uint32_t host_tid(const struct tool *t, uint32_t ns_tid)
+{
+	char path[320], line[256];
+	uint32_t found = 0;
+	DIR *d;
+	struct dirent *e;
+
+	if (t->target == t->child)
+		return ns_tid;	/* launched directly: the tool's namespace */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->target);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		unsigned long host, ns;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)t->target, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "NSpid: %lu %lu", &host, &ns) == 2 && ns == ns_tid)
+				found = (uint32_t)host;
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
  * py_threads from the thread list: each thread's own state, or (shuffle)
  * the next thread's, a stale entry the walker must see through.
  */
@@ -260,9 +303,13 @@ static void refresh_threads(struct tool *t, bool shuffle)
 	t->n_states = 0;
 	if (ms_py_walk(t->w, set_threads, t, err, sizeof(err)) < 0)
 		return;
-	for (unsigned i = 0; i < t->n_states; i++)
-		ms_bpf_sampler_set_thread(t->b, t->state_tid[i],
-					  t->state[shuffle ? (i + 1) % t->n_states : i]);
+	for (unsigned i = 0; i < t->n_states; i++) {
+		uint32_t tid = host_tid(t, t->state_tid[i]);
+
+		if (tid)
+			ms_bpf_sampler_set_thread(t->b, tid,
+						  t->state[shuffle ? (i + 1) % t->n_states : i]);
+	}
 }
 
 /* The fixture's output, line by line; "ready" starts the window. */
@@ -285,10 +332,27 @@ static void read_fixture(struct tool *t, int fd, char *buf, size_t *have, size_t
 	}
 }
 
+/* The first child of process pid (a launcher such as unshare -f), or 0. */
+static pid_t first_child(pid_t pid)
+{
+	char path[64];
+	long c = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &c) != 1)
+		c = 0;
+	fclose(f);
+	return (pid_t)c;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: pybpfwalk [--seconds S] [--freq F] [--no-threads] [--switches] "
-		"[--no-layout] [--shuffle-threads] -- PYTHON ARGS...\n");
+		"[--no-layout] [--shuffle-threads] [--find-bound N] -- PYTHON ARGS...\n");
 	exit(2);
 }
 
@@ -297,6 +361,7 @@ int main(int argc, char **argv)
 	static struct tool t;
 	double seconds = 2;
 	uint64_t freq = 999;
+	uint32_t find_bound = MS_BPF_PY_FIND_MAX;
 	bool no_threads = false, switches = false, no_layout = false, shuffle = false;
 	int i, gate[2], out[2], stats_fd;
 	char err[512];
@@ -314,6 +379,8 @@ int main(int argc, char **argv)
 			no_layout = true;
 		else if (!strcmp(argv[i], "--shuffle-threads"))
 			shuffle = true;
+		else if (!strcmp(argv[i], "--find-bound") && i + 1 < argc)
+			find_bound = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else
 			usage();
 	}
@@ -401,26 +468,31 @@ int main(int argc, char **argv)
 			struct ms_bpf_py_layout bl;
 			uint64_t dev, ino;
 
-			if (ms_py_layout_find(t.child, t.layout, err, sizeof(err)) < 0) {
+			/* the child itself, or the one a launcher started */
+			t.target = t.child;
+			if (ms_py_layout_find(t.target, t.layout, err, sizeof(err)) < 0 &&
+			    (!(t.target = first_child(t.child)) ||
+			     ms_py_layout_find(t.target, t.layout, err, sizeof(err)) < 0)) {
 				if (now_ns() - start > 10000000000ull) {
 					fprintf(stderr, "pybpfwalk: no layout after 10 s: %s\n", err);
 					goto out;
 				}
 				continue;
 			}
-			if (ms_bpf_py_pidns(t.child, &dev, &ino, err, sizeof(err)) < 0 ||
-			    ms_bpf_py_layout_make(t.layout, dev, ino, MS_BPF_PY_FIND_MAX, &bl, err,
+			if (ms_bpf_py_pidns(t.target, &dev, &ino, err, sizeof(err)) < 0 ||
+			    ms_bpf_py_layout_make(t.layout, dev, ino, find_bound, &bl, err,
 						  sizeof(err)) < 0) {
 				fprintf(stderr, "pybpfwalk: %s\n", err);
 				goto out;
 			}
-			if (!no_layout && ms_bpf_sampler_set_layout(t.b, (uint32_t)t.child, &bl) < 0)
+			if (!no_layout && ms_bpf_sampler_set_layout(t.b, (uint32_t)t.target, &bl) < 0)
 				goto out;
-			t.w = ms_py_walker_new(t.child, t.layout);
+			t.w = ms_py_walker_new(t.target, t.layout);
 			if (!t.w) {
 				fprintf(stderr, "pybpfwalk: cannot set up the userspace walker\n");
 				goto out;
 			}
+			printf("target %d\n", (int)t.target);
 			printf("layout %u.%u %s gil %s %s\n", t.layout->major, t.layout->minor,
 			       ms_py_source_name(t.layout->source),
 			       bl.gil_in_runtime >= 0 ? "runtime" :
@@ -461,6 +533,8 @@ int main(int argc, char **argv)
 	}
 	rc = t.bad ? 1 : 0;
 out:
+	if (t.target > 0 && t.target != t.child)
+		kill(t.target, SIGKILL);
 	if (t.child > 0) {
 		kill(t.child, SIGKILL);
 		waitpid(t.child, NULL, 0);
