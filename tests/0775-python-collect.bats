@@ -172,3 +172,20 @@ check_chain() {
 	run -2 ms-collect --python
 	[ ! -e ran ]
 }
+
+@test "microscope record: the python preset and --python bpf|off; the capture keeps python=bpf" {
+	local want="preset=python freq=999 event=cpu-clock stack-size=32768 unwind=auto symbolize=immediate duration=none mmap-pages=auto budget=off"
+	run -0 --separate-stderr microscope record --preset python --print-options -- true
+	[ "$output" = "$want python=bpf" ]
+	run -0 --separate-stderr microscope record --python off --preset python --print-options -- true
+	[ "$output" = "$want" ]
+	run -0 --separate-stderr microscope record --python bpf --print-options -- true
+	[[ "$output" == "preset=default "*" python=bpf" ]]
+	run -2 microscope record --python snapshot -- touch ran
+	[[ "$output" == *"--python snapshot: thread snapshots are not available yet"* ]]
+	[ ! -e ran ]
+	need_python "$PY312"
+	microscope record --preset python --duration 1 -o "$PWD/p.msc" -- "$PY312" "$SCRIPT" chain > fixture.out 2> record.err ||
+		{ cat record.err >&2; false; }
+	ms-analyze summary p.msc | grep -q "^options: .* python=bpf$"
+}
