@@ -665,6 +665,65 @@ static void test_recorder_refuses(void **state)
 	assert_non_null(strstr(s.p[0].reason, "cannot read /proc/"));
 }
 
+/*
+ * A fork of a process with a layout: the child gets it (same memory) and
+ * its own PY_PROCESS; its main thread is set by its own id. An exec drops
+ * it.
+ */
+static void test_recorder_fork_exec(void **state)
+{
+	static const char script[] =
+		"import os\n"
+		"pid = os.fork()\n"
+		"if pid == 0:\n"
+		"    while True: pass\n"
+		"print('child %d' % pid, flush=True)\n"
+		"while True: pass\n";
+	char *argv[] = { PY312, "-c", (char *)script, NULL };
+	char line[256];
+	struct seen s;
+	struct py p;
+	struct kit k;
+	pid_t child;
+
+	(void)state;
+	py_start(&p, argv, "child ", line, sizeof(line));
+	child = (pid_t)atoi(line + 6);
+	remember(child);
+	py_layout(&p);
+	kit_open(&k);
+	tell_mmap(&k, (uint32_t)p.py, p.l->module);
+	tick(&k);
+	assert_int_equal(k.fake.layouts, 1);
+	struct ms_task fork_rec = { .pid = (uint32_t)child, .ppid = (uint32_t)p.py,
+				    .tid = (uint32_t)child, .ptid = (uint32_t)p.py };
+	k.watch.record(k.watch.arg, MS_REC_FORK, &fork_rec);
+	/* A new thread of the parent is no new process */
+	struct ms_task thread_rec = { .pid = (uint32_t)p.py, .ppid = (uint32_t)p.py,
+				      .tid = (uint32_t)p.py + 1, .ptid = (uint32_t)p.py };
+	k.watch.record(k.watch.arg, MS_REC_FORK, &thread_rec);
+	tick(&k);
+	assert_int_equal(k.fake.layouts, 2);
+	assert_int_equal(k.fake.layout_pid, child);
+	assert_int_equal(k.fake.l.runtime, p.l->runtime);
+	bool found = false;
+	for (uint32_t i = 0; i < k.fake.n; i++)
+		found |= k.fake.t[i].tid == (uint32_t)child;
+	assert_true(found);
+	struct ms_comm exec_rec = { .pid = (uint32_t)child, .tid = (uint32_t)child, .exec = true };
+	k.watch.record(k.watch.arg, MS_REC_COMM, &exec_rec);
+	assert_int_equal(k.fake.layout_drops, 1);
+	kit_close(&k, &s);
+	kill(child, SIGKILL);
+	for (int i = 0; i < 4; i++)
+		if (started[i] == child)
+			started[i] = 0;
+	py_stop(&p);
+	assert_int_equal(s.n_p, 2);
+	assert_int_equal(s.p[1].pid, child);
+	assert_int_equal(s.p[1].status, MS_PY_PROCESS_OK);
+}
+
 /* The pid of the one child of process pid. */
 static pid_t child_of(pid_t pid)
 {
@@ -869,6 +928,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_recorder_names_codes, teardown),
 		cmocka_unit_test_teardown(test_recorder_bounds, teardown),
 		cmocka_unit_test_teardown(test_recorder_refuses, teardown),
+		cmocka_unit_test_teardown(test_recorder_fork_exec, teardown),
 		cmocka_unit_test_teardown(test_recorder_nested_threads, teardown),
 	};
 
