@@ -18,6 +18,13 @@
 
 /* Layouts looked for in one tick: each reads an ELF file, some its DWARF. */
 #define FINDS_PER_TICK 4
+/*
+ * Ticks a live process whose memory did not read is looked at again
+ * before it is refused: the loader may not have mapped all of libpython
+ * yet when the tick after its first mapping comes (a target descheduled
+ * between two mmaps).
+ */
+#define LOOK_TRIES 5
 /* A PY_PROCESS record: its numbers, a path and a reason. */
 #define PROCESS_RECORD_MAX (128 + PATH_MAX + sizeof(((struct ms_py_recorder *)0)->err))
 
@@ -152,6 +159,7 @@ static void on_mmap(struct ms_py_recorder *r, const struct ms_mmap *m)
 	if (!p && !(p = proc_new(r, m->pid, NULL)))
 		return;
 	p->state = PYREC_PENDING;
+	p->tries = 0;
 	p->inherit = false;
 	p->file = f;
 }
@@ -169,6 +177,7 @@ static void on_fork(struct ms_py_recorder *r, const struct ms_task *t)
 	if (!(p = proc_new(r, t->pid, NULL)))
 		return;
 	p->state = PYREC_PENDING;
+	p->tries = 0;
 	p->file = parent->file;
 	p->inherit = parent->state == PYREC_LAYOUT || parent->inherit;
 	p->l = parent->l;
@@ -285,6 +294,8 @@ static int look(struct ms_py_recorder *r, struct pyrec_proc *p, const struct ms_
 	return write_process(r, p, MS_PY_PROCESS_OK, "", out);
 refused:
 	status = refusal(r, p->pid);
+	if (status == MS_PY_PROCESS_FAILED && kill((pid_t)p->pid, 0) == 0 && ++p->tries < LOOK_TRIES)
+		return 0;	/* still PENDING: the next tick looks again */
 	p->state = PYREC_REFUSED;
 	p->inherit = false;
 	return write_process(r, p, status, r->err, out);

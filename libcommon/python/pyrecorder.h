@@ -9,8 +9,10 @@
  * layout (ms_py_layout_find(): by then the loader mapped all of the
  * module), sets it in the walker's map through the sink and writes one
  * PY_PROCESS record (stream/records.h): ok, or unsupported / failed with
- * ms_py_layout_find()'s reason. A refused (pid, file) is not tried again;
- * another file named so is. A forked child of a process with a layout
+ * ms_py_layout_find()'s reason (a live process whose memory did not read
+ * is looked at again, at most 5 ticks, before it is refused: the loader
+ * may still be mapping the library). A refused (pid, file) is not tried
+ * again; another file named so is. A forked child of a process with a layout
  * gets its parent's (its own pid namespace looked up) and its own
  * PY_PROCESS record. An exec or the process's end drops its layout, its
  * threads and its named code.

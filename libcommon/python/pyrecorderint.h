@@ -48,6 +48,7 @@ struct pyrec_proc {
 	enum pyrec_state state;
 	struct pyrec_file file;		/* PENDING, REFUSED: the file that made it look */
 	bool inherit;			/* PENDING: l is the parent's (a fork) */
+	uint32_t tries;			/* PENDING: looks that could not read it */
 	struct ms_py_layout l;
 	uint64_t pidns_dev, pidns_ino;
 	bool nested;			/* its pid namespace is not the recorder's */
