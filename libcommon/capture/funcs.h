@@ -27,6 +27,10 @@
  *
  * label is what people read:
  *   - named:            "burn_60"
+ *   - interpreted:      "qualname (file:line)", line where the function
+ *                       begins (minor 7: an interpreted module's frames);
+ *                       such functions are keyed by their file too, so
+ *                       functions of one name in two files stay apart;
  *   - unnamed:          "MODULE+0x1a2b", MODULE the basename of the module's
  *                       path hint, or its kind ("[anon]", "[vdso]",
  *                       "[kernel]", "[perf-map]", "[no path]" for a file)
@@ -77,7 +81,10 @@ uint32_t ms_frame_chain_len(const struct ms_cap_frame *fr);
  * lines): what "unsymbolized" means in every view.
  */
 bool ms_frame_unnamed(const struct ms_capture *cap, const struct ms_cap_frame *fr);
-/* A module kind's name: "file", "kernel", "vdso", "anon", "perf-map", "jit-object", or "unknown". */
+/*
+ * A module kind's name: "file", "kernel", "vdso", "anon", "perf-map",
+ * "jit-object", "interpreted", or "unknown".
+ */
 const char *ms_module_kind_name(uint32_t kind);
 /* Basename of module m's path hint; "" for MS_NONE or no path. */
 const char *ms_module_basename(const struct ms_capture *cap, uint32_t m);
