@@ -755,7 +755,8 @@ int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_modu
 	if ((wrong = ms_module_base_wrong(m->kind, m->base, m->size))) {
 		snprintf(msg, sizeof(msg), "module record %u (kind %u, base 0x%" PRIx64 ", size %"
 			 PRIu64 ") is a%s %s module %s", m->id, m->kind, m->base, m->size,
-			 m->kind == MS_MODULE_ANON || m->kind == MS_MODULE_UNKNOWN ? "n" : "",
+			 m->kind == MS_MODULE_ANON || m->kind == MS_MODULE_UNKNOWN ||
+			 m->kind == MS_MODULE_INTERPRETED ? "n" : "",
 			 ms_module_kind_name(m->kind), wrong);
 		return fail(b, msg);
 	}

@@ -300,15 +300,16 @@ int ms_funcs_build(struct ms_funcs *f, const struct ms_capture *cap)
 		struct ms_func *fn = &f->funcs[i];
 
 		if (fn->name && interpreted(cap, fn)) {
-			fn->label = f->labels + used;
+			fn->label = cap->strings[fn->name];
+			fn->qualified = f->labels + used;
 			used += interpreted_label(f->labels + used, label_bytes - used, cap, fn) + 1;
 			continue;
 		}
 		if (fn->name) {
-			fn->label = cap->strings[fn->name];
+			fn->label = fn->qualified = cap->strings[fn->name];
 			continue;
 		}
-		fn->label = f->labels + used;
+		fn->label = fn->qualified = f->labels + used;
 		used += label_of(f->labels + used, label_bytes - used, cap, fn->module,
 				 fn->address) + 1;
 	}

@@ -27,10 +27,10 @@
  *
  * label is what people read:
  *   - named:            "burn_60"
- *   - interpreted:      "qualname (file:line)", line where the function
- *                       begins (minor 7: an interpreted module's frames);
- *                       such functions are keyed by their file too, so
- *                       functions of one name in two files stay apart;
+ *   - interpreted:      its qualified name (minor 7: an interpreted
+ *                       module's frames); such functions are keyed by
+ *                       their file too, so functions of one name in two
+ *                       files stay apart;
  *   - unnamed:          "MODULE+0x1a2b", MODULE the basename of the module's
  *                       path hint, or its kind ("[anon]", "[vdso]",
  *                       "[kernel]", "[perf-map]", "[no path]" for a file)
@@ -52,6 +52,12 @@ struct ms_func {
 	uint32_t file;		/* string id of its source file; 0 unknown */
 	uint32_t line;		/* the line where it begins; 0 unknown */
 	const char *label;	/* owned by struct ms_funcs */
+	/*
+	 * The label where a format has no field for the file: an interpreted
+	 * function's "qualname (file:line)", line where it begins; label for
+	 * every other function.
+	 */
+	const char *qualified;
 	const char *module_name;	/* borrowed from the capture, or "" */
 	const char *module_label;	/* never "" */
 	const char *file_name;	/* basename of the file (what text shows), or "" */

@@ -473,7 +473,7 @@ static int decode_modules(struct load *l)
 		if ((wrong = module_base_wrong(m, cap->minor)))
 			return bad(l, "modules", "row %u: a%s %s module %s (base 0x%" PRIx64
 				   ", size %" PRIu64 ")", i, m->kind == MS_MODULE_ANON ||
-				   m->kind == MS_MODULE_UNKNOWN ? "n" : "", ms_module_kind_name(m->kind),
+				   m->kind == MS_MODULE_UNKNOWN || m->kind == MS_MODULE_INTERPRETED ? "n" : "", ms_module_kind_name(m->kind),
 				   wrong, m->base, m->size);
 	}
 	return 0;
