@@ -13,7 +13,8 @@
  * Each look's folded stacks, top and tree are checked exactly; then the
  * round trip through a dump, the keys by text, what an older reader
  * sees, the Python process rows in summary and problems, the refusals,
- * and pprof's functions and locations.
+ * and pprof's functions and locations. With --write FILE it writes the
+ * capture to FILE instead (tests/0915-python-looks.bats).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -581,7 +582,17 @@ static void test_pprof(void **state)
 	ms_capture_free(cap);
 }
 
-int main(void)
+/* pylooks-test --write FILE: the hand-built capture to FILE, for tests/0915-python-looks.bats. */
+static int write_capture(const char *path)
+{
+	struct ms_capture *cap = python_capture();
+	int rc = ms_capture_write(cap, path);
+
+	ms_capture_free(cap);
+	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folded_looks),
@@ -597,5 +608,7 @@ int main(void)
 	};
 
 	ms_set_progname("pylooks-test");
+	if (argc == 3 && !strcmp(argv[1], "--write"))
+		return write_capture(argv[2]);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
