@@ -21,6 +21,7 @@ setup() {
 	run -0 --separate-stderr ms-analyze tree --look native --json p.msc
 	[[ "$output" == *'"look":"native"'* && "$output" != *'[python]'* ]]
 	run -2 --separate-stderr ms-analyze top --look pyhton p.msc
+	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 	[[ "$stderr" == *"unknown look 'pyhton': use mixed, native, python"* ]]
 	[ -z "$output" ]
 	# summary and problems name the Python processes
