@@ -233,6 +233,18 @@ static void identity(void **state)
 	assert_int_equal(f.lines[0].function_line, 30);
 	assert_int_equal(key(t, 100, CODE + 0x1000, STAMP + 0x1000, CODE + 0x10c0, &is_new), ka);
 	assert_false(is_new);
+	/* line 0 both, first lines apart: two functions */
+	{
+		struct ms_py_code n1 = code_rec(100, CODE + 0x2000, STAMP, MS_PY_CODE_NO_LINES,
+						"gen", 5, NULL, 0);
+		struct ms_py_code n2 = code_rec(100, CODE + 0x3000, STAMP, MS_PY_CODE_NO_LINES,
+						"gen", 50, NULL, 0);
+
+		assert_int_equal(ms_pycode_add(t, &n1), 1);
+		assert_int_equal(ms_pycode_add(t, &n2), 1);
+		assert_int_not_equal(key(t, 100, CODE + 0x2000, STAMP, CODE + 0x20c0, &is_new),
+				     key(t, 100, CODE + 0x3000, STAMP, CODE + 0x30c0, &is_new));
+	}
 	ms_pycode_free(t);
 }
 
