@@ -81,6 +81,11 @@
  * an unproved file (size 0: consumers never open its path), so
  * ms-symbolize finds the same file by the same build id.
  *
+ * A module whose proved file defines _PyEval_EvalFrameDefault is a Python
+ * interpreter's (unwind/interp.h): its frames carry MS_FRAME_INTERPRETER,
+ * and the stage splices Python frames before the activations of its loop
+ * (python/splice.h).
+ *
  * Memory: no allocation per sample; process and module tables grow with
  * the records that describe them.
  */
@@ -426,7 +431,9 @@ struct ms_problems *ms_unwinder_problems(struct ms_unwinder *u);
  * STACK_REF records) and SWITCH_OUT records (unwound the same way: MODULE,
  * FRAME, STACK_DEF and an OFF_CPU referring to the stack) and JIT_FUNC
  * records (kept: they are large and only the unwinder reads them; a
- * malformed one is a counted problem), passes every other
+ * malformed one is a counted problem), PY_CODE records (kept, likewise)
+ * and PY_STACK records (spliced into the stack of the sample that follows
+ * each: python/splice.h, pycode.h), passes every other
  * record through unchanged, and appends its problems before
  * the trailer. The unwind method is opts->method, else opts->policy's
  * (AUTO settled at the first sample, see enum ms_unwind_policy); its name

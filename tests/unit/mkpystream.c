@@ -30,6 +30,14 @@
  * address), L a frame of an interpreter (MS_FRAME_INTERPRETER), - any
  * other; and the module records' kinds and paths.
  *
+ *   mkpystream --inject PID DEPTH < STREAM
+ *
+ * copies instead a decoded STREAM (a real recording's), putting before
+ * each sample of process PID a walker record of a recursion of up to
+ * DEPTH frames of one code and a <module> frame (one segment), with the
+ * two codes' PY_CODE records first: the Python stream ms-unwind's cost
+ * per sample is measured on against the native one (see ms-unwind(1)).
+ *
  *   mkpystream --unnamed
  *
  * writes instead what ms-symbolize reads: the interpreted module and a
@@ -205,6 +213,59 @@ static int unnamed(void)
 	return ms_writer_close(w) < 0;
 }
 
+static int inject(uint32_t pid, uint32_t depth)
+{
+	struct ms_reader *r = ms_reader_open(0, "stdin");
+	static struct ms_sample smp;
+	static struct ms_py_stack ps;
+	struct ms_record rec;
+	uint64_t n = 0;
+	int rc;
+
+	if (!r || !(w = ms_writer_open(1, "stdout", 0)) ||
+	    ms_writer_header(w, NULL, "mkpystream", PACKAGE_VERSION) < 0)
+		return 1;
+	for (int i = 0; i < 2; i++) {
+		uint64_t addr = i ? CODE_RUN : CODE_MODULE;
+		struct ms_py_code c = {
+			.pid = pid, .time = 1, .code = addr, .stamp = STAMP(addr),
+			.status = MS_PY_CODE_OK, .qualname = { i ? "recurse" : "<module>", i ? 7 : 8 },
+			.file = { MAIN_PY, sizeof(MAIN_PY) - 1 }, .firstlineno = 10,
+			.code_start = addr + 0xc0, .linetable = table, .linetable_len = sizeof(table),
+		};
+
+		check(ms_py_code_pack(w, &c));
+	}
+	while ((rc = ms_reader_next(r, &rec)) == MS_READ_RECORD) {
+		if (rec.kind == MS_REC_SAMPLE && ms_sample_unpack(&rec, &smp) == 0 &&
+		    smp.pid == pid) {
+			uint32_t d = 1 + (uint32_t)(n++ % depth);
+
+			memset(&ps, 0, sizeof(ps));
+			ps.pid = smp.pid;
+			ps.tid = smp.tid;
+			ps.time = smp.time;
+			ps.cpu = smp.cpu;
+			for (uint32_t i = 0; i <= d && i < MS_PY_STACK_FRAMES_MAX; i++) {
+				uint64_t code = i == d ? CODE_MODULE : CODE_RUN;
+
+				ps.words[4 * i] = code;
+				ps.words[4 * i + 1] = STAMP(code);
+				ps.words[4 * i + 2] = AT(code, i ? 4 : 0);
+				ps.words[4 * i + 3] = i == d ? MS_BPF_PY_ENTRY : 0;
+				ps.n_words = 4 * (i + 1);
+			}
+			check(ms_py_stack_pack(w, &ps));
+		}
+		check(ms_writer_copy(w, rec.bytes, rec.len));
+	}
+	ms_reader_free(r);
+	if (rc != MS_READ_END)
+		return 1;
+	check(ms_writer_trailer(w, true));
+	return ms_writer_close(w) < 0;
+}
+
 static int stacks(void)
 {
 	struct ms_reader *r = ms_reader_open(0, "stdin");
@@ -260,6 +321,8 @@ int main(int argc, char **argv)
 		return stacks();
 	if (argc == 2 && !strcmp(argv[1], "--unnamed"))
 		return unnamed();
+	if (argc == 4 && !strcmp(argv[1], "--inject"))
+		return inject((uint32_t)strtoul(argv[2], NULL, 10), (uint32_t)strtoul(argv[3], NULL, 10));
 	if (argc < 2 || stat(path, &sb) < 0 || ms_elf_setup() < 0 ||
 	    ms_elf_file_open(&elf, path) != MS_SYM_OK || ms_elf_loads_read(elf.elf, &loads) < 0) {
 		fprintf(stderr, "usage: mkpystream [--no-engine] ELF (an ELF file that exists)\n");
