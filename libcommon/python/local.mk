@@ -1,13 +1,17 @@
 # libcommon/python: a runtime reader of CPython processes (3.11-3.13):
 # where the interpreter keeps its state and how its structures are laid
 # out (layout.h), the pure parsers of its locations tables, strings and
-# _Py_DebugOffsets (pyparse.h), and a userspace walker of every thread's
-# interpreted frames over process_vm_readv (walk.h).
+# _Py_DebugOffsets (pyparse.h), a userspace walker of every thread's
+# interpreted frames over process_vm_readv (walk.h), and for ms-unwind
+# the code objects and frame keys of PY_CODE records (pycode.h) and the
+# splice of Python frames into native stacks (splice.h).
 libcommon_a_SOURCES += \
 	libcommon/python/layout.c libcommon/python/layout.h \
 	libcommon/python/pydwarf.c libcommon/python/pydwarf.h \
 	libcommon/python/pymem.c libcommon/python/pymem.h \
 	libcommon/python/pyparse.c libcommon/python/pyparse.h \
+	libcommon/python/pycode.c libcommon/python/pycode.h \
+	libcommon/python/splice.c libcommon/python/splice.h \
 	libcommon/python/walk.c libcommon/python/walk.h
 
 UNIT_TESTS += tests/unit/pyparse-test
@@ -21,3 +25,13 @@ check_PROGRAMS += tests/unit/pywalk
 tests_unit_pywalk_SOURCES = tests/unit/pywalk.c
 tests_unit_pywalk_LDADD = $(MS_LIBS)
 
+
+# ms-unwind's Python pieces: code objects and frame keys over real
+# locations tables, and the splice of Python frames into native stacks.
+UNIT_TESTS += tests/unit/pycode-test tests/unit/pysplice-test
+tests_unit_pycode_test_SOURCES = tests/unit/pycode-test.c
+tests_unit_pycode_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_pycode_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_pysplice_test_SOURCES = tests/unit/pysplice-test.c
+tests_unit_pysplice_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_pysplice_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
