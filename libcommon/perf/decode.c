@@ -6,6 +6,7 @@
  */
 #include "perf/decode.h"
 #include "perf/order.h"
+#include "perf/pypair.h"
 #include "stream/cursor.h"
 #include "stream/fastpack.h"
 #include "stream/protocols.h"
@@ -991,7 +992,8 @@ struct stage {
 	uint64_t offset;		/* of the record being handled */
 	uint64_t n_in[KINDS_COUNTED + 1], n_out[KINDS_COUNTED + 1];
 	uint64_t n_skipped;
-	uint64_t n_bpf;		/* good records of the BPF sampler (dropped for now) */
+	uint64_t n_bpf;		/* good records of the BPF sampler */
+	struct ms_py_pair pair;	/* Python walker records waiting for their samples */
 	struct ms_raw raw;
 	struct ms_attr attr;
 	struct ms_tracepoint tracepoint;
@@ -1308,6 +1310,34 @@ static char *fast_pack(char *p, const struct fast_ref *R, const char *map)
 }
 
 /*
+ * A sample paired with a Python walker record (perf/pypair.h) is queued
+ * in one entry with its PY_STACK: a stored_head of kind PY_STACK and the
+ * record's bytes, padded to 8, then the sample's own stored_head and
+ * bytes. Both leave the ordering together, the PY_STACK first, whatever
+ * else it holds or must let out early (emit_stored()).
+ */
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static size_t py_prefix_bound(const struct ms_py_pending *py)
+{
+	return py ? sizeof(struct stored_head) + pad8(ms_py_stack_bound(py)) : 0;
+}
+
+/* Pack py's PY_STACK for the sample (pid, tid, time, cpu) at h: where the sample's head goes. */
+static struct stored_head *py_prefix(struct stored_head *h, const struct ms_py_pending *py,
+				     uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	char *end = ms_py_stack_fp((char *)(h + 1), py, pid, tid, time, cpu);
+
+	h->kind = MS_REC_PY_STACK;
+	h->len = (uint32_t)(end - (char *)(h + 1));
+	return (struct stored_head *)((char *)(h + 1) + pad8(h->len));
+}
+
+/*
  * A sample of the fast layout, checked and packed straight from its
  * bytes: the SAMPLE store_sample() would have queued after ms_decode(),
  * without a struct ms_sample between. When the SAMPLE carries a copy of
@@ -1323,12 +1353,16 @@ static char *fast_pack(char *p, const struct fast_ref *R, const char *map)
 
 static int fast_sample(struct stage *st, uint32_t cpu, const uint8_t *data, size_t len)
 {
+	const struct ms_py_pending *py = NULL;
 	struct stored_head *h;
 	struct fast_ref R;
 	uint64_t time;
 
 	if (!fast_check(&st->fast, cpu, data, len, &R))
 		return 0;
+	/* one test when no walker record waits: the path as it was */
+	if (!ms_py_pair_idle(&st->pair) && R.tid)
+		py = ms_py_pair_take(&st->pair, cpu, ms_load32(data + R.tid + 4));
 	R.in_file = false;
 	if (st->map && R.stack_len) {
 		const char *stack = (const char *)data + R.stack;
@@ -1340,18 +1374,25 @@ static int fast_sample(struct stage *st, uint32_t cpu, const uint8_t *data, size
 	if (!R.in_file && R.stack_len >= FAST_DEFER_STACK && st->in_map &&
 	    (const char *)data >= st->in_map &&
 	    len <= st->in_map_len - (size_t)((const char *)data - st->in_map)) {
-		h = ms_order_reserve(&st->order, sizeof(*h) + sizeof(R));
+		h = ms_order_reserve(&st->order, py_prefix_bound(py) + sizeof(*h) + sizeof(R));
 		if (!h)
 			return -1;
+		if (py)
+			h = py_prefix(h, py, ms_load32(data + R.tid), ms_load32(data + R.tid + 4),
+				      time, R.cpu);
 		h->kind = MS_REC_SAMPLE;
 		h->len = 0;
 		memcpy(h + 1, &R, sizeof(R));
 	} else {
 		char *end;
 
-		h = ms_order_reserve(&st->order, sizeof(*h) + fast_bound(&st->d.u.sample, &R));
+		h = ms_order_reserve(&st->order, py_prefix_bound(py) + sizeof(*h) +
+				     fast_bound(&st->d.u.sample, &R));
 		if (!h)
 			return -1;
+		if (py)
+			h = py_prefix(h, py, ms_load32(data + R.tid), ms_load32(data + R.tid + 4),
+				      time, R.cpu);
 		end = fast_pack((char *)(h + 1), &R, st->map);
 		h->kind = MS_REC_SAMPLE;
 		h->len = (uint32_t)(end - (char *)(h + 1));
@@ -1445,7 +1486,15 @@ static int emit_stored(void *ctx, const void *data, size_t len)
 	const unsigned char *p = (const unsigned char *)data + sizeof(*h);
 	int ret;
 
-	(void)len;
+	if (h->kind == MS_REC_PY_STACK) {
+		/* a sample's paired PY_STACK: it goes first, the sample right after */
+		size_t skip = sizeof(*h) + pad8(h->len);
+
+		if (ms_writer_copy(st->w, (const char *)p, h->len) < 0)
+			return -1;
+		st->n_out[MS_REC_PY_STACK]++;
+		return emit_stored(ctx, (const unsigned char *)data + skip, len - skip);
+	}
 	if (h->len) {
 		ret = ms_writer_copy(st->w, (const char *)p, h->len);
 	} else if (h->kind == MS_REC_SAMPLE) {
@@ -1510,16 +1559,21 @@ static int emit_stored(void *ctx, const void *data, size_t len)
  * as: one pass over its fields instead of a compact copy now and a copy
  * back and packing when it goes out.
  */
-static int store_sample(struct stage *st, struct ms_sample *s)
+static int store_sample(struct stage *st, uint32_t ring, struct ms_sample *s)
 {
+	const struct ms_py_pending *py = NULL;
 	struct stored_head *h;
 	char *end;
 
+	if (!ms_py_pair_idle(&st->pair))
+		py = ms_py_pair_take(&st->pair, ring, s->tid);
 	s->stack_in_file = in_file(st, s);
 	s->stack_offset = s->stack_in_file ? (uint64_t)((const char *)s->stack - st->map) : 0;
-	h = ms_order_reserve(&st->order, sizeof(*h) + fp_sample_bound(s));
+	h = ms_order_reserve(&st->order, py_prefix_bound(py) + sizeof(*h) + fp_sample_bound(s));
 	if (!h)
 		return -1;
+	if (py)
+		h = py_prefix(h, py, s->pid, s->tid, s->time, s->cpu);
 	end = fp_sample((char *)(h + 1), s);
 	h->kind = MS_REC_SAMPLE;
 	h->len = (uint32_t)(end - (char *)(h + 1));
@@ -1621,8 +1675,12 @@ static int handle_typed(struct stage *st, const struct ms_record *rec)
 	 * stream/records.h). Its own time stays in it for ms-unwind.
 	 */
 	if (rec->kind == MS_REC_JIT_FUNC || rec->kind == MS_REC_JIT_READ ||
-	    rec->kind == MS_REC_JIT_OBJECT)
+	    rec->kind == MS_REC_JIT_OBJECT || rec->kind == MS_REC_PY_PROCESS ||
+	    rec->kind == MS_REC_PY_CODE)
 		return pass_through(st, rec, MS_ORDER_TIMED, 0);
+	/* ms-collect dropped records, of rings it does not name: a sample may be among them */
+	if (rec->kind == MS_REC_LOST)
+		ms_py_pair_lost(&st->pair, UINT32_MAX);
 	/* not validated here: the record goes on unchanged, and is checked downstream */
 	ms_cur_init(&c, rec->bytes, rec->len);
 	if (at && ms_cur_array(&c, &n) > 0 && n > at) {
@@ -1727,14 +1785,17 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 				"%u hypervisor or guest frames left out of the sample "
 				"at byte %" PRIu64, d->foreign_frames, rec->offset);
 	if (kind == MS_DECODE_SAMPLE)
-		return store_sample(st, &d->u.sample);
+		return store_sample(st, st->raw.cpu, &d->u.sample);
 	if (kind == MS_DECODE_SWITCH_OUT)
 		return store_switch_out(st, &d->u.switch_out);
 	if (kind == MS_DECODE_BPF) {
-		/* checked and counted; pairing comes with the walker (decode.h) */
+		/* to wait for its sample (perf/pypair.h); the output event's sample goes no further */
 		st->n_bpf++;
-		return 0;
+		return ms_py_pair_record(&st->pair, st->raw.cpu, &d->u.bpf.rec, d->time);
 	}
+	/* nothing is written between a walker record and its sample but the sample */
+	if (kind == MS_DECODE_LOST)
+		ms_py_pair_lost(&st->pair, st->raw.cpu);
 	p = ms_order_reserve(&st->order, stored_size(d, kind));
 	if (!p)
 		return -1;
@@ -1754,10 +1815,14 @@ static int on_raw(void *ctx, struct ms_stage_io *io, const struct ms_record *rec
 static int on_round(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
 	struct stage *st = ctx;
+	uint64_t emitted = st->order.round_limit;	/* what this round lets out */
 
 	(void)io;
 	(void)rec;
-	return ms_order_round(&st->order);
+	if (ms_order_round(&st->order) < 0)
+		return -1;
+	ms_py_pair_expire(&st->pair, emitted);
+	return 0;
 }
 
 static int on_attr(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
@@ -1802,8 +1867,15 @@ static void print_stats(const struct stage *st)
 		if (st->n_out[k])
 			fprintf(stderr, "%s: stats: out %s %" PRIu64 "\n", me,
 				k < KINDS_COUNTED ? ms_record_kind_name(k) : "other", st->n_out[k]);
-	if (st->n_bpf)
+	if (st->n_bpf) {
+		const struct ms_py_pair_counts *n = &st->pair.n;
+
 		fprintf(stderr, "%s: stats: bpf records %" PRIu64 "\n", me, st->n_bpf);
+		fprintf(stderr, "%s: stats: python records %" PRIu64 " paired %" PRIu64
+			" unpaired %" PRIu64 " lost %" PRIu64 " full %" PRIu64 " expired %" PRIu64
+			" at-end %" PRIu64 " bad-ring %" PRIu64 "\n", me, n->records, n->paired,
+			n->unpaired, n->lost, n->full, n->expired, n->at_end, n->bad_ring);
+	}
 	fprintf(stderr, "%s: stats: skipped %" PRIu64 "\n", me, st->n_skipped);
 }
 
@@ -1858,6 +1930,7 @@ static int on_end(void *ctx, struct ms_stage_io *io, enum ms_stage_end how)
 
 	(void)how;
 	memcpy(st->n_in, io->in, sizeof(st->n_in));
+	ms_py_pair_end(&st->pair);
 	if (ms_order_flush(&st->order) < 0 || ms_problems_write(st->w, &st->problems) < 0)
 		return -1;
 	st->n_out[MS_REC_PROBLEM] += st->problems.n;
@@ -1897,6 +1970,7 @@ int ms_decode_stage(int in_fd, const char *in_name, int out_fd, const char *out_
 	st->stack_bytes = opt->stack_bytes;
 	ms_decoder_init(&st->dec);
 	ms_problems_init(&st->problems, "ms-decode");
+	ms_py_pair_init(&st->pair, &st->problems);
 	/*
 	 * Chunks that hold the largest record passed through, and little
 	 * more: the arena cycles through a few of them, and each first use
@@ -1912,6 +1986,7 @@ int ms_decode_stage(int in_fd, const char *in_name, int out_fd, const char *out_
 	if (opt->fast_samples)
 		*opt->fast_samples = st->n_fast;
 	ms_order_release(&st->order);
+	ms_py_pair_release(&st->pair);
 	free(st);
 	return code;
 }

@@ -1,7 +1,8 @@
 # libcommon/perf: the decoder of kernel records, time ordering and ms-decode.
 libcommon_a_SOURCES += \
 	libcommon/perf/decode.c libcommon/perf/decode.h \
-	libcommon/perf/order.c libcommon/perf/order.h
+	libcommon/perf/order.c libcommon/perf/order.h \
+	libcommon/perf/pypair.c libcommon/perf/pypair.h
 
 bin_PROGRAMS += ms-decode
 ms_decode_SOURCES = cmd/ms-decode.c
@@ -13,3 +14,10 @@ UNIT_TESTS += tests/unit/decode-test
 tests_unit_decode_test_SOURCES = tests/unit/decode-test.c
 tests_unit_decode_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_decode_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# The pairing of Python walker records with their samples (perf/pypair.h):
+# its rules, and the stage over synthetic rings (tests/unit/pystream.h).
+UNIT_TESTS += tests/unit/pypair-test
+tests_unit_pypair_test_SOURCES = tests/unit/pypair-test.c tests/unit/pystream.h
+tests_unit_pypair_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_pypair_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
