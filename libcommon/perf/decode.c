@@ -1107,8 +1107,10 @@ struct fast_ref {
  * guest or hypervisor, an id that is not among the latest attr's first
  * few): ms_decode() judges those, and reports.
  */
-static bool fast_check(const struct fast_layout *L, uint32_t cpu, const uint8_t *data,
-		       size_t len, struct fast_ref *R)
+/* Inlined in each of its callers: the samples' hot path (see fast_sample_paired()). */
+static inline __attribute__((always_inline)) bool
+fast_check(const struct fast_layout *L, uint32_t cpu, const uint8_t *data, size_t len,
+	   struct fast_ref *R)
 {
 	size_t pos = L->words_end;
 	struct perf_event_header h;
@@ -1310,6 +1312,59 @@ static char *fast_pack(char *p, const struct fast_ref *R, const char *map)
 }
 
 /*
+ * A sample of the fast layout, checked and packed straight from its
+ * bytes: the SAMPLE store_sample() would have queued after ms_decode(),
+ * without a struct ms_sample between. When the SAMPLE carries a copy of
+ * the stack (kilobytes) and the record lies in the mapped input, which
+ * stays until the end, only R is queued and the SAMPLE is packed in the
+ * writer's buffer when it goes out: the copy is not copied through the
+ * ordering. (For a small SAMPLE, packing in the writer costs more than
+ * copying the bytes from the ordering.) Returns 1 when the sample was
+ * queued, 0 when ms_decode() must judge it, -1 on an error of the
+ * ordering.
+ */
+#define FAST_DEFER_STACK 1024
+
+static inline __attribute__((always_inline)) int
+fast_sample(struct stage *st, uint32_t cpu, const uint8_t *data, size_t len)
+{
+	struct stored_head *h;
+	struct fast_ref R;
+	uint64_t time;
+
+	if (!fast_check(&st->fast, cpu, data, len, &R))
+		return 0;
+	R.in_file = false;
+	if (st->map && R.stack_len) {
+		const char *stack = (const char *)data + R.stack;
+
+		R.in_file = stack >= st->map &&
+			    (size_t)(stack - st->map) <= st->map_len - R.stack_len;
+	}
+	time = R.time ? ms_load64(data + R.time) : 0;
+	if (!R.in_file && R.stack_len >= FAST_DEFER_STACK && st->in_map &&
+	    (const char *)data >= st->in_map &&
+	    len <= st->in_map_len - (size_t)((const char *)data - st->in_map)) {
+		h = ms_order_reserve(&st->order, sizeof(*h) + sizeof(R));
+		if (!h)
+			return -1;
+		h->kind = MS_REC_SAMPLE;
+		h->len = 0;
+		memcpy(h + 1, &R, sizeof(R));
+	} else {
+		char *end;
+
+		h = ms_order_reserve(&st->order, sizeof(*h) + fast_bound(&st->d.u.sample, &R));
+		if (!h)
+			return -1;
+		end = fast_pack((char *)(h + 1), &R, st->map);
+		h->kind = MS_REC_SAMPLE;
+		h->len = (uint32_t)(end - (char *)(h + 1));
+	}
+	return ms_order_commit(&st->order, MS_ORDER_TIMED, time) < 0 ? -1 : 1;
+}
+
+/*
  * A sample paired with a Python walker record (perf/pypair.h) is queued
  * in one entry with its PY_STACK: a stored_head of kind PY_STACK and the
  * record's bytes, padded to 8, then the sample's own stored_head and
@@ -1338,31 +1393,24 @@ static struct stored_head *py_prefix(struct stored_head *h, const struct ms_py_p
 }
 
 /*
- * A sample of the fast layout, checked and packed straight from its
- * bytes: the SAMPLE store_sample() would have queued after ms_decode(),
- * without a struct ms_sample between. When the SAMPLE carries a copy of
- * the stack (kilobytes) and the record lies in the mapped input, which
- * stays until the end, only R is queued and the SAMPLE is packed in the
- * writer's buffer when it goes out: the copy is not copied through the
- * ordering. (For a small SAMPLE, packing in the writer costs more than
- * copying the bytes from the ordering.) Returns 1 when the sample was
- * queued, 0 when ms_decode() must judge it, -1 on an error of the
- * ordering.
+ * fast_sample() while walker records wait: a sample whose thread has one
+ * on its ring is packed after its PY_STACK (its stack copied or referred
+ * to, never deferred); any other is fast_sample()'s. The caller chooses
+ * it, so that fast_sample() is what it was when no record waits.
  */
-#define FAST_DEFER_STACK 1024
-
-static int fast_sample(struct stage *st, uint32_t cpu, const uint8_t *data, size_t len)
+static __attribute__((noinline)) int fast_sample_paired(struct stage *st, uint32_t cpu,
+							const uint8_t *data, size_t len)
 {
-	const struct ms_py_pending *py = NULL;
+	const struct ms_py_pending *py;
 	struct stored_head *h;
 	struct fast_ref R;
 	uint64_t time;
+	char *end;
 
 	if (!fast_check(&st->fast, cpu, data, len, &R))
 		return 0;
-	/* one test when no walker record waits: the path as it was */
-	if (!ms_py_pair_idle(&st->pair) && R.tid)
-		py = ms_py_pair_take(&st->pair, cpu, ms_load32(data + R.tid + 4));
+	if (!R.tid || !(py = ms_py_pair_take(&st->pair, cpu, ms_load32(data + R.tid + 4))))
+		return fast_sample(st, cpu, data, len);
 	R.in_file = false;
 	if (st->map && R.stack_len) {
 		const char *stack = (const char *)data + R.stack;
@@ -1371,32 +1419,14 @@ static int fast_sample(struct stage *st, uint32_t cpu, const uint8_t *data, size
 			    (size_t)(stack - st->map) <= st->map_len - R.stack_len;
 	}
 	time = R.time ? ms_load64(data + R.time) : 0;
-	if (!R.in_file && R.stack_len >= FAST_DEFER_STACK && st->in_map &&
-	    (const char *)data >= st->in_map &&
-	    len <= st->in_map_len - (size_t)((const char *)data - st->in_map)) {
-		h = ms_order_reserve(&st->order, py_prefix_bound(py) + sizeof(*h) + sizeof(R));
-		if (!h)
-			return -1;
-		if (py)
-			h = py_prefix(h, py, ms_load32(data + R.tid), ms_load32(data + R.tid + 4),
-				      time, R.cpu);
-		h->kind = MS_REC_SAMPLE;
-		h->len = 0;
-		memcpy(h + 1, &R, sizeof(R));
-	} else {
-		char *end;
-
-		h = ms_order_reserve(&st->order, py_prefix_bound(py) + sizeof(*h) +
-				     fast_bound(&st->d.u.sample, &R));
-		if (!h)
-			return -1;
-		if (py)
-			h = py_prefix(h, py, ms_load32(data + R.tid), ms_load32(data + R.tid + 4),
-				      time, R.cpu);
-		end = fast_pack((char *)(h + 1), &R, st->map);
-		h->kind = MS_REC_SAMPLE;
-		h->len = (uint32_t)(end - (char *)(h + 1));
-	}
+	h = ms_order_reserve(&st->order, py_prefix_bound(py) + sizeof(*h) +
+			     fast_bound(&st->d.u.sample, &R));
+	if (!h)
+		return -1;
+	h = py_prefix(h, py, ms_load32(data + R.tid), ms_load32(data + R.tid + 4), time, R.cpu);
+	end = fast_pack((char *)(h + 1), &R, st->map);
+	h->kind = MS_REC_SAMPLE;
+	h->len = (uint32_t)(end - (char *)(h + 1));
 	return ms_order_commit(&st->order, MS_ORDER_TIMED, time) < 0 ? -1 : 1;
 }
 
@@ -1486,17 +1516,15 @@ static int emit_stored(void *ctx, const void *data, size_t len)
 	const unsigned char *p = (const unsigned char *)data + sizeof(*h);
 	int ret;
 
-	if (h->kind == MS_REC_PY_STACK) {
-		/* a sample's paired PY_STACK: it goes first, the sample right after */
-		size_t skip = sizeof(*h) + pad8(h->len);
-
-		if (ms_writer_copy(st->w, (const char *)p, h->len) < 0)
-			return -1;
-		st->n_out[MS_REC_PY_STACK]++;
-		return emit_stored(ctx, (const unsigned char *)data + skip, len - skip);
-	}
 	if (h->len) {
 		ret = ms_writer_copy(st->w, (const char *)p, h->len);
+		if (__builtin_expect(h->kind == MS_REC_PY_STACK, 0) && ret == 0) {
+			/* a sample's paired PY_STACK went first: its sample right after */
+			size_t skip = sizeof(*h) + pad8(h->len);
+
+			st->n_out[MS_REC_PY_STACK]++;
+			return emit_stored(ctx, (const unsigned char *)data + skip, len - skip);
+		}
 	} else if (h->kind == MS_REC_SAMPLE) {
 		ret = emit_ref(st, p);
 	} else {
@@ -1760,7 +1788,10 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 	if (!raw_from_bytes(rec, &st->raw) && ms_raw_unpack(rec, &st->raw) < 0)
 		return -1;
 	if (st->fast.on) {
-		int ret = fast_sample(st, st->raw.cpu, st->raw.data, st->raw.len);
+		/* one test when no walker record waits */
+		int ret = __builtin_expect(ms_py_pair_idle(&st->pair), 1) ?
+			  fast_sample(st, st->raw.cpu, st->raw.data, st->raw.len) :
+			  fast_sample_paired(st, st->raw.cpu, st->raw.data, st->raw.len);
 
 		if (ret > 0) {
 			st->n_fast++;
