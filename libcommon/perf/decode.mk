@@ -21,3 +21,14 @@ UNIT_TESTS += tests/unit/pypair-test
 tests_unit_pypair_test_SOURCES = tests/unit/pypair-test.c tests/unit/pystream.h
 tests_unit_pypair_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_pypair_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# The fuzz corpus of the BPF sampler's records and their pairing
+# (tests/fuzz/corpus/bpfrecord), replayed through its fuzz target in
+# `make check`.
+UNIT_TESTS += tests/unit/bpfrecord-corpus-test
+tests_unit_bpfrecord_corpus_test_SOURCES = tests/unit/bpfrecord-corpus-test.c \
+	tests/unit/corpus-replay.h tests/fuzz/fuzz.h tests/fuzz/fuzz-bpfrecord.c
+tests_unit_bpfrecord_corpus_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_FUZZ_REPLAY \
+	-DMS_FUZZ_CORPUS='"$(abs_top_srcdir)/tests/fuzz/corpus"'
+tests_unit_bpfrecord_corpus_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_bpfrecord_corpus_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
