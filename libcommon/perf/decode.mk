@@ -32,3 +32,9 @@ tests_unit_bpfrecord_corpus_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_FUZZ_REPLAY \
 	-DMS_FUZZ_CORPUS='"$(abs_top_srcdir)/tests/fuzz/corpus"'
 tests_unit_bpfrecord_corpus_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_bpfrecord_corpus_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# The pairing's cases as an ms-collect stream, and a listing of what
+# ms-decode made of it: tests/0765-python-pairing.bats.
+check_PROGRAMS += tests/unit/mkpystream
+tests_unit_mkpystream_SOURCES = tests/unit/mkpystream.c tests/unit/pystream.h
+tests_unit_mkpystream_LDADD = $(MS_LIBS)

@@ -1,7 +1,7 @@
 /*
  * Unit tests of the pairing of Python walker records with their samples
  * (perf/pypair.h): the table's rules directly, then the ms-decode stage
- * over synthetic rings (tests/unit/pystream.h): a record before its sample
+ * over synthetic rings (tests/unit/pystream.h: pys_scenario()): a record before its sample
  * and one stamped after it, a sample before any record, two rings
  * interleaved with times out of order, a LOST between a record and its
  * sample, a sample that never comes, a record whose sample comes after
@@ -265,9 +265,6 @@ static void test_stack_bytes(void **state)
 
 /* ---- the stage over synthetic rings ---- */
 
-#define T0 5000000000ull	/* times in ns, past the slack */
-#define MS 1000000ull
-
 static char dir[4096];
 
 static int tmp_fd(void)
@@ -280,53 +277,6 @@ static int tmp_fd(void)
 	assert_true(fd >= 0);
 	unlink(path);
 	return fd;
-}
-
-/*
- * The rings, in the order ms-collect reads them (see each case's
- * comment); frames' bases name the record: thread * 0x1000 + the record.
- */
-static void write_rings(struct ms_writer *w)
-{
-	/* 1. a record, then its sample (stamped later), with a stack copy */
-	pys_py(w, 0, 101, T0, 3, 0x101001);
-	pys_sample(w, 0, 101, T0 + 1, true);
-	/* 2. the kernel stamped the sample first: still its pair (ring order) */
-	pys_py(w, 0, 102, T0 + 20, 2, 0x102001);
-	pys_sample(w, 0, 102, T0 + 10, false);
-	/* 3. a sample before any record pairs nothing; the record then pairs the next */
-	pys_sample(w, 1, 103, T0 + 5, false);
-	pys_py(w, 1, 103, T0 + 6, 1, 0x103001);
-	/* another thread's sample in between takes nothing */
-	pys_sample(w, 1, 104, T0 + 7, false);
-	pys_sample(w, 1, 103, T0 + 8, true);
-	/* 4. a LOST between a record and its sample */
-	pys_py(w, 1, 105, T0 + 30, 2, 0x105001);
-	pys_lost(w, 1, T0 + 31);
-	pys_sample(w, 1, 105, T0 + 32, false);
-	/* 5. a record whose sample ring 2's reader reaches only after two ROUNDs */
-	pys_py(w, 2, 106, T0 + 40, 4, 0x106001);
-	/* 6. a record whose sample never comes */
-	pys_py(w, 3, 107, T0 + 41, 1, 0x107001);
-	pys_check(ms_round_pack(w));
-	/* ring 0 runs ahead in time: the watermark passes ring 2's record */
-	pys_py(w, 0, 108, T0 + 100 * MS, 1, 0x108001);
-	pys_sample(w, 0, 108, T0 + 100 * MS + 1, false);
-	pys_check(ms_round_pack(w));
-	pys_sample(w, 0, 109, T0 + 200 * MS, false);
-	pys_check(ms_round_pack(w));
-	/* 5. its sample: out of order by now, still paired */
-	pys_sample(w, 2, 106, T0 + 42, false);
-	/* the recording goes on past ring 3's record by more than the slack */
-	pys_sample(w, 0, 109, T0 + 2 * MS_PY_PAIRING_SLACK_NS, false);
-	pys_check(ms_round_pack(w));
-	pys_sample(w, 0, 109, T0 + 3 * MS_PY_PAIRING_SLACK_NS, false);
-	pys_check(ms_round_pack(w));
-	/* 6. too late: it was dropped */
-	pys_sample(w, 3, 107, T0 + 3 * MS_PY_PAIRING_SLACK_NS + 1, false);
-	/* 7. a record the stream ends before the sample of */
-	pys_py(w, 3, 110, T0 + 3 * MS_PY_PAIRING_SLACK_NS + 2, 1, 0x110001);
-	pys_check(ms_round_pack(w));
 }
 
 /* The input keeps its name (in the test's folder): samples may refer to it. */
@@ -343,7 +293,7 @@ static int make_stream(void)
 	assert_non_null(w);
 	assert_int_equal(ms_writer_header(w, NULL, "ms-collect", "0.1.0"), 0);
 	pys_attrs(w);
-	write_rings(w);
+	pys_scenario(w);
 	assert_int_equal(ms_writer_trailer(w, true), 0);
 	assert_int_equal(ms_writer_close(w), 0);
 	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
@@ -385,7 +335,7 @@ static char *describe(int fd)
 			continue;
 		assert_int_equal(ms_sample_unpack(&rec, &s), 0);
 		n += (size_t)snprintf(out + n, sizeof(out) - n, "sample %u cpu %u +%" PRIu64,
-				      s.tid, s.cpu, (uint64_t)(s.time - T0));
+				      s.tid, s.cpu, (uint64_t)(s.time - PYS_T0));
 		if (held) {
 			assert_int_equal(py.pid, s.pid);
 			assert_int_equal(py.tid, s.tid);

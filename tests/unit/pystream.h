@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "bpf/sampler.h"
+#include "perf/pypair.h"
 #include "stream/records.h"
 #include "stream/stream.h"
 
@@ -196,6 +197,58 @@ static void pys_lost(struct ms_writer *w, uint32_t ring, uint64_t time)
 	pys_u64(PYS_SAMPLER_ID + ring);
 	pys_u64(ring);
 	pys_end(w, ring);
+}
+
+/*
+ * The pairing's cases, as the rings give them in the order ms-collect
+ * reads them (see each case's comment); frames' bases name the record
+ * (0x101001: thread 101's first). What ms-decode must make of them:
+ * tests/unit/pypair-test.c's want[], tests/0765-python-pairing.bats.
+ */
+#define PYS_T0 5000000000ull	/* times in ns, past the slack */
+#define PYS_MS 1000000ull
+
+static void pys_scenario(struct ms_writer *w)
+{
+	/* 1. a record, then its sample (stamped later), with a stack copy */
+	pys_py(w, 0, 101, PYS_T0, 3, 0x101001);
+	pys_sample(w, 0, 101, PYS_T0 + 1, true);
+	/* 2. the kernel stamped the sample first: still its pair (ring order) */
+	pys_py(w, 0, 102, PYS_T0 + 20, 2, 0x102001);
+	pys_sample(w, 0, 102, PYS_T0 + 10, false);
+	/* 3. a sample before any record pairs nothing; the record then pairs the next */
+	pys_sample(w, 1, 103, PYS_T0 + 5, false);
+	pys_py(w, 1, 103, PYS_T0 + 6, 1, 0x103001);
+	/* another thread's sample in between takes nothing */
+	pys_sample(w, 1, 104, PYS_T0 + 7, false);
+	pys_sample(w, 1, 103, PYS_T0 + 8, true);
+	/* 4. a LOST between a record and its sample */
+	pys_py(w, 1, 105, PYS_T0 + 30, 2, 0x105001);
+	pys_lost(w, 1, PYS_T0 + 31);
+	pys_sample(w, 1, 105, PYS_T0 + 32, false);
+	/* 5. a record whose sample ring 2's reader reaches only after two ROUNDs */
+	pys_py(w, 2, 106, PYS_T0 + 40, 4, 0x106001);
+	/* 6. a record whose sample never comes */
+	pys_py(w, 3, 107, PYS_T0 + 41, 1, 0x107001);
+	pys_check(ms_round_pack(w));
+	/* ring 0 runs ahead in time: the watermark passes ring 2's record */
+	pys_py(w, 0, 108, PYS_T0 + 100 * PYS_MS, 1, 0x108001);
+	pys_sample(w, 0, 108, PYS_T0 + 100 * PYS_MS + 1, false);
+	pys_check(ms_round_pack(w));
+	pys_sample(w, 0, 109, PYS_T0 + 200 * PYS_MS, false);
+	pys_check(ms_round_pack(w));
+	/* 5. its sample: out of order by now, still paired */
+	pys_sample(w, 2, 106, PYS_T0 + 42, false);
+	/* the recording goes on past ring 3's record by more than the slack */
+	pys_sample(w, 0, 109, PYS_T0 + 2 * MS_PY_PAIRING_SLACK_NS, false);
+	pys_check(ms_round_pack(w));
+	pys_sample(w, 0, 109, PYS_T0 + 3 * MS_PY_PAIRING_SLACK_NS, false);
+	pys_check(ms_round_pack(w));
+	/* 6. too late: it was dropped */
+	pys_sample(w, 3, 107, PYS_T0 + 3 * MS_PY_PAIRING_SLACK_NS + 1, false);
+	/* 7. a record the stream ends before the sample of */
+	pys_py(w, 3, 110, PYS_T0 + 3 * MS_PY_PAIRING_SLACK_NS + 2, 1, 0x110001);
+	pys_check(ms_round_pack(w));
 }
 
 #endif
