@@ -52,6 +52,7 @@ WANT
 }
 
 @test "ms-decode --stats counts the walker's records and what became of them" {
+	# shellcheck disable=SC2016 # $1: the inner shell's argument
 	run --separate-stderr bash -c 'ms-decode --stats "$1" > /dev/null' _ "$T/in.msr"
 	[ "$status" -eq 0 ]
 	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
