@@ -9,6 +9,7 @@ FUZZ_TARGETS += tests/fuzz/fuzz-decode tests/fuzz/fuzz-stream
 FUZZ_TARGETS += tests/fuzz/fuzz-unwind tests/fuzz/fuzz-cfirows
 FUZZ_TARGETS += tests/fuzz/fuzz-capture tests/fuzz/fuzz-prove
 FUZZ_TARGETS += tests/fuzz/fuzz-perfmap tests/fuzz/fuzz-rows
+FUZZ_TARGETS += tests/fuzz/fuzz-bpfrecord
 FUZZ_CC = clang
 # UBSan's findings abort as ASan's do: printed only, -close_fd_mask=2 hid them.
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
