@@ -7,9 +7,10 @@ BPF_CFLAGS = -target bpf -O2 -g -D__TARGET_ARCH_x86 -I$(srcdir)/bpf $(BPF_MULTIA
 BPF_SKELETONS = bpf/sampler.skel.h
 BUILT_SOURCES += $(BPF_SKELETONS)
 CLEANFILES += bpf/sampler.bpf.o $(BPF_SKELETONS)
-EXTRA_DIST += bpf/sampler.bpf.c bpf/sampler.h
+EXTRA_DIST += bpf/sampler.bpf.c bpf/sampler.h bpf/python.bpf.h bpf/pywindow.h
 
-bpf/sampler.bpf.o: $(srcdir)/bpf/sampler.bpf.c $(srcdir)/bpf/sampler.h
+bpf/sampler.bpf.o: $(srcdir)/bpf/sampler.bpf.c $(srcdir)/bpf/sampler.h \
+		$(srcdir)/bpf/python.bpf.h $(srcdir)/bpf/pywindow.h
 	$(AM_V_GEN)$(MKDIR_P) bpf && $(CLANG) $(BPF_CFLAGS) -c $(srcdir)/bpf/sampler.bpf.c -o $@
 
 bpf/sampler.skel.h: bpf/sampler.bpf.o

@@ -1,14 +1,18 @@
 /* The BPF sampler, loaded: see bpfload.h. */
 #include "perf/bpfload.h"
+#include "bpf/sampler.h"
 #include "perf/pidns.h"
 #include "util/error.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf/sampler.skel.h"
@@ -127,4 +131,85 @@ void ms_bpf_sampler_free(struct ms_bpf_sampler *b)
 		return;
 	ms_sampler__destroy(b->skel);
 	free(b);
+}
+
+int ms_bpf_sampler_set_layout(struct ms_bpf_sampler *b, uint32_t pid,
+			      const struct ms_bpf_py_layout *l)
+{
+	if (bpf_map__update_elem(b->skel->maps.py_layouts, &pid, sizeof(pid), l, sizeof(*l),
+				 BPF_ANY) < 0)
+		return ms_error_errno("--bpf-sampler: cannot store the Python layout of process %u "
+				      "in the map py_layouts (%u processes at most)", pid,
+				      bpf_map__max_entries(b->skel->maps.py_layouts));
+	return 0;
+}
+
+/* Delete key from map; absent is no error. 0, or -1 with errno. */
+static int map_delete(const struct bpf_map *map, uint32_t key)
+{
+	if (bpf_map__delete_elem(map, &key, sizeof(key), 0) < 0 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+/*
+ * py_threads is keyed by tid alone: a thread's entry goes when its process
+ * is dropped while the thread still shows in /proc/PID/task, or when the
+ * thread is gone altogether (every thread of a process that has exited).
+ */
+static bool thread_of(uint32_t pid, uint32_t tid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, tid);
+	if (stat(path, &st) == 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%u", tid);
+	return stat(path, &st) < 0 && errno == ENOENT;
+}
+
+int ms_bpf_sampler_drop_layout(struct ms_bpf_sampler *b, uint32_t pid)
+{
+	const struct bpf_map *threads = b->skel->maps.py_threads;
+	uint32_t key, next;
+	bool first = true;
+
+	if (map_delete(b->skel->maps.py_layouts, pid) < 0)
+		return ms_error_errno("--bpf-sampler: cannot delete process %u from the map "
+				      "py_layouts", pid);
+	/* Deleting the key just returned lets get_next_key go on from the start. */
+	while (bpf_map__get_next_key(threads, first ? NULL : &key, &next, sizeof(next)) == 0) {
+		if (thread_of(pid, next)) {
+			if (map_delete(threads, next) < 0)
+				return ms_error_errno("--bpf-sampler: cannot delete thread %u of process "
+						      "%u from the map py_threads", next, pid);
+			first = true;
+			continue;
+		}
+		key = next;
+		first = false;
+	}
+	if (errno != ENOENT)
+		return ms_error_errno("--bpf-sampler: cannot list the map py_threads to forget the "
+				      "threads of process %u", pid);
+	return 0;
+}
+
+int ms_bpf_sampler_set_thread(struct ms_bpf_sampler *b, uint32_t tid, uint64_t tstate)
+{
+	if (bpf_map__update_elem(b->skel->maps.py_threads, &tid, sizeof(tid), &tstate,
+				 sizeof(tstate), BPF_ANY) < 0)
+		return ms_error_errno("--bpf-sampler: cannot store the thread state of thread %u in "
+				      "the map py_threads (%u threads at most)", tid,
+				      bpf_map__max_entries(b->skel->maps.py_threads));
+	return 0;
+}
+
+int ms_bpf_sampler_drop_thread(struct ms_bpf_sampler *b, uint32_t tid)
+{
+	if (map_delete(b->skel->maps.py_threads, tid) < 0)
+		return ms_error_errno("--bpf-sampler: cannot delete thread %u from the map "
+				      "py_threads", tid);
+	return 0;
 }

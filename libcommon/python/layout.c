@@ -42,6 +42,8 @@ static const struct ms_py_offsets table311 = {
 	.co_linetable = 136, .co_code_adaptive = 184,
 	.ob_type = 8, .uni_length = 16, .uni_state = 32, .uni_ascii_size = 48,
 	.uni_compact_size = 72, .bytes_size = 16, .bytes_sval = 32,
+	.fr_is_entry = 68, .gil_in_runtime = 360, .gil_ptr_in_interp = -1,
+	.gil_locked = 16, .gil_holder = 8,
 };
 static const struct ms_py_offsets table312 = {
 	.rt_interp_head = 40, .is_next = 0, .is_threads_head = 72,
@@ -51,6 +53,8 @@ static const struct ms_py_offsets table312 = {
 	.co_linetable = 136, .co_code_adaptive = 192,
 	.ob_type = 8, .uni_length = 16, .uni_state = 32, .uni_ascii_size = 40,
 	.uni_compact_size = 56, .bytes_size = 16, .bytes_sval = 32,
+	.fr_is_entry = -1, .gil_in_runtime = -1, .gil_ptr_in_interp = 384,
+	.gil_locked = 16, .gil_holder = 8,
 };
 
 int ms_py_table(unsigned minor, struct ms_py_offsets *out)
@@ -72,6 +76,11 @@ const char *ms_py_offsets_check(const struct ms_py_offsets *o)
 			return "an offset is out of range";
 	if (o->uni_ascii_size < o->uni_state + 4 || o->uni_compact_size < o->uni_ascii_size)
 		return "the unicode object sizes are out of order";
+	if (o->gil_in_runtime >= 0 && o->gil_ptr_in_interp >= 0)
+		return "the GIL is both in _PyRuntime and behind each interpreter";
+	if ((o->gil_in_runtime >= 0 || o->gil_ptr_in_interp >= 0) &&
+	    (o->gil_locked < 0 || o->gil_holder < 0))
+		return "the GIL has no .locked or .last_holder";
 	return NULL;
 }
 

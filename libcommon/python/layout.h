@@ -45,6 +45,16 @@ struct ms_py_offsets {
 	uint32_t uni_ascii_size;	/* sizeof(PyASCIIObject): compact ASCII data */
 	uint32_t uni_compact_size;	/* sizeof(PyCompactUnicodeObject): other kinds */
 	uint32_t bytes_size, bytes_sval;	/* PyBytesObject.ob_size, .ob_sval */
+	int32_t fr_is_entry;		/* 3.11's _PyInterpreterFrame.is_entry (a byte); -1 on 3.12+ */
+	/*
+	 * The GIL (struct _gil_runtime_state): 3.11 embeds it in _PyRuntime
+	 * (.ceval.gil, gil_in_runtime); 3.12+ point to it from each
+	 * interpreter (.ceval.gil, gil_ptr_in_interp). -1 where the version
+	 * has none; all four -1 when nothing proves where it is.
+	 */
+	int32_t gil_in_runtime, gil_ptr_in_interp;
+	int32_t gil_locked;		/* .locked (an int) */
+	int32_t gil_holder;		/* .last_holder (a thread state pointer) */
 };
 
 /* Where the offsets came from. */

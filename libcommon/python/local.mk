@@ -6,6 +6,7 @@
 # the code objects and frame keys of PY_CODE records (pycode.h) and the
 # splice of Python frames into native stacks (splice.h).
 libcommon_a_SOURCES += \
+	libcommon/python/bpflayout.c libcommon/python/bpflayout.h \
 	libcommon/python/layout.c libcommon/python/layout.h \
 	libcommon/python/pydwarf.c libcommon/python/pydwarf.h \
 	libcommon/python/pymem.c libcommon/python/pymem.h \
@@ -35,3 +36,14 @@ tests_unit_pycode_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_pysplice_test_SOURCES = tests/unit/pysplice-test.c
 tests_unit_pysplice_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_pysplice_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# pybpfwalk [--no-threads] [--switches] -- PYTHON ARGS: the BPF walker on
+# the real kernel, each record's frames named, for tests/0770-python-walker.bats.
+check_PROGRAMS += tests/unit/pybpfwalk
+tests_unit_pybpfwalk_SOURCES = tests/unit/pybpfwalk.c
+tests_unit_pybpfwalk_LDADD = $(MS_LIBS) $(LIBBPF_LIBS)
+
+UNIT_TESTS += tests/unit/bpflayout-test
+tests_unit_bpflayout_test_SOURCES = tests/unit/bpflayout-test.c
+tests_unit_bpflayout_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_bpflayout_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)

@@ -10,12 +10,19 @@
 #include <dwarf.h>
 #include "python/pydwarf.h"
 
-/* A field: the structure (struct or typedef name), a member path ("" for its size). */
+/*
+ * A field: the structure (struct or typedef name), a member path ("" for
+ * its size), the minor versions whose table has it (bit minor - 11).
+ */
 struct want {
 	const char *type, *path;
 	size_t field;	/* offsetof in struct ms_py_offsets */
+	unsigned minors;
 };
-#define W(t, p, m) { t, p, offsetof(struct ms_py_offsets, m) }
+#define V11 1u
+#define V12 2u
+#define W(t, p, m) { t, p, offsetof(struct ms_py_offsets, m), V11 | V12 }
+#define WV(t, p, m, v) { t, p, offsetof(struct ms_py_offsets, m), v }
 static const struct want wants[] = {
 	W("pyruntimestate", "interpreters.head", rt_interp_head),
 	W("_is", "next", is_next), W("_is", "threads.head", is_threads_head),
@@ -33,8 +40,15 @@ static const struct want wants[] = {
 	W("PyASCIIObject", "length", uni_length), W("PyASCIIObject", "state", uni_state),
 	W("PyASCIIObject", "", uni_ascii_size), W("PyCompactUnicodeObject", "", uni_compact_size),
 	W("PyBytesObject", "ob_base.ob_size", bytes_size), W("PyBytesObject", "ob_sval", bytes_sval),
+	/* what the BPF walker reads besides */
+	WV("_PyInterpreterFrame", "is_entry", fr_is_entry, V11),
+	WV("pyruntimestate", "ceval.gil", gil_in_runtime, V11),
+	WV("_is", "ceval.gil", gil_ptr_in_interp, V12),
+	WV("_gil_runtime_state", "locked", gil_locked, V11 | V12),
+	WV("_gil_runtime_state", "last_holder", gil_holder, V11 | V12),
 };
 #undef W
+#undef WV
 #define N_WANTS (sizeof(wants) / sizeof(wants[0]))
 
 /* Strip typedefs and qualifiers down to a structure; false when it is none. */
@@ -110,7 +124,10 @@ int ms_py_dwarf_check(int fd, unsigned minor, const struct ms_py_offsets *o, cha
 	Dwarf_Die dies[N_WANTS];
 	bool have[N_WANTS];
 	size_t n_names = 0, n_have = 0;
+	unsigned bit = minor >= 11 && minor <= 13 ? 1u << (minor - 11) : 0;
 	for (size_t i = 0; i < N_WANTS; i++) {
+		if (!(wants[i].minors & bit))
+			continue;
 		size_t k = 0;
 		while (k < n_names && strcmp(names[k], wants[i].type) != 0)
 			k++;
@@ -149,6 +166,8 @@ int ms_py_dwarf_check(int fd, unsigned minor, const struct ms_py_offsets *o, cha
 		goto out;
 	}
 	for (size_t i = 0; i < N_WANTS; i++) {
+		if (!(wants[i].minors & bit))
+			continue;
 		size_t k = 0;
 		while (strcmp(names[k], wants[i].type) != 0)
 			k++;

@@ -217,5 +217,22 @@ const char *ms_py_debug_offsets_parse(const uint8_t *buf, size_t len, uint32_t v
 	o->uni_compact_size = (uint32_t)ascii + 16;
 	o->cf_current_frame = -1;
 	o->owner_cstack = 3;	/* FRAME_OWNED_BY_CSTACK (3.12, 3.13) */
+	o->fr_is_entry = -1;
+	/*
+	 * The GIL: interp.ceval.gil points to a struct _gil_runtime_state;
+	 * its .locked and .last_holder are given as offsets in the
+	 * interpreter of its own one (interp._gil, gil_runtime_state).
+	 */
+	uint64_t is_size = u64at(buf, 48), gil_ptr = u64at(buf, 112), gil = u64at(buf, 120);
+	uint64_t locked = u64at(buf, 136), holder = u64at(buf, 144);
+	if (gil_ptr + 8 > is_size || gil > locked || gil > holder || locked + 4 > is_size ||
+	    holder + 8 > is_size || locked - gil >= MS_PY_OFFSET_MAX ||
+	    holder - gil >= MS_PY_OFFSET_MAX || gil_ptr >= MS_PY_OFFSET_MAX ||
+	    (locked < holder + 8 && holder < locked + 4))
+		return "_Py_DebugOffsets: the GIL's offsets are outside the interpreter";
+	o->gil_in_runtime = -1;
+	o->gil_ptr_in_interp = (int32_t)gil_ptr;
+	o->gil_locked = (int32_t)(locked - gil);
+	o->gil_holder = (int32_t)(holder - gil);
 	return ms_py_offsets_check(o);
 }

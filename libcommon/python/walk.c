@@ -308,3 +308,19 @@ int ms_py_walk(struct ms_py_walker *w, ms_py_thread_fn fn, void *data, char *err
 	}
 	return 0;
 }
+
+const struct ms_py_thread *ms_py_walk_code(struct ms_py_walker *w, uint64_t code, uint64_t instr,
+					   char *err, size_t errlen)
+{
+	w->budget = 0;
+	w->t.n_frames = 0;
+	w->t.reason[0] = '\0';
+	w->strings_used = 0;
+	if (read_frame(w, code, instr) < 0) {
+		snprintf(err, errlen, "python code at 0x%llx in process %d: %s",
+			 (unsigned long long)code, (int)w->pid, w->t.reason);
+		return NULL;
+	}
+	w->t.status = MS_PY_WALK_COMPLETE;
+	return &w->t;
+}

@@ -67,4 +67,13 @@ const char *ms_py_thread_str(const struct ms_py_thread *t, uint32_t off);
 typedef int (*ms_py_thread_fn)(const struct ms_py_thread *t, void *data);
 int ms_py_walk(struct ms_py_walker *w, ms_py_thread_fn fn, void *data, char *err, size_t errlen);
 
+/*
+ * Name the code object at code and the line of instr in it, as a walk
+ * names a frame (each object proved by its type): the walker's thread,
+ * reused, holding that one frame and its strings; or NULL with the reason
+ * in err (the code freed or replaced since its address was taken).
+ */
+const struct ms_py_thread *ms_py_walk_code(struct ms_py_walker *w, uint64_t code, uint64_t instr,
+					   char *err, size_t errlen);
+
 #endif

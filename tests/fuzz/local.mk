@@ -18,7 +18,7 @@ FUZZ_OBJDIR = tests/fuzz/obj
 FUZZ_OBJS = $(patsubst %.c,$(FUZZ_OBJDIR)/%.o,$(filter %.c,$(libcommon_a_SOURCES))) \
 	$(FUZZ_OBJDIR)/formats/pprof/profile.pb-c.o $(FUZZ_OBJDIR)/tests/fuzz/fuzz-common.o \
 	$(FUZZ_OBJDIR)/tests/fuzz/fuzz-io.o
-FUZZ_SYSLIBS = $(filter-out libcommon.a,$(MS_LIBS)) $(LIBS)
+FUZZ_SYSLIBS = $(filter-out libcommon.a,$(MS_LIBS)) $(LIBBPF_LIBS) $(ZLIB_LIBS) $(LIBS)
 FUZZ_COMPILE = $(FUZZ_CC) $(FUZZ_CFLAGS) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) \
 	$(AM_CFLAGS) -Wno-unknown-warning-option
 

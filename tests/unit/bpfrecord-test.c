@@ -104,7 +104,7 @@ static void test_malformed(void **state)
 	assert_string_equal(check(&h, 100), "bpf-record-size");
 	h = good, h.kind = 0;
 	assert_string_equal(check(&h, 0), "bpf-record-kind");
-	h = good, h.kind = 3;
+	h = good, h.kind = MS_BPF_KIND_PYTHON + 1;
 	assert_string_equal(check(&h, 0), "bpf-record-kind");
 	/* a python record too short for its head (tests below: every other shape) */
 	h = good, h.kind = MS_BPF_KIND_PYTHON;

@@ -157,6 +157,7 @@ static void debug_offsets_313(uint8_t *b)
 	put(b, 8, 0x030d00f0);
 	put(b, 24, 0x400); put(b, 40, 632);
 	put(b, 48, 194968); put(b, 64, 7264); put(b, 72, 7344);
+	put(b, 112, 16); put(b, 120, 7752); put(b, 136, 7768); put(b, 144, 7760);
 	put(b, 152, 0x400); put(b, 168, 8); put(b, 184, 72); put(b, 200, 160);
 	put(b, 224, 80); put(b, 232, 8); put(b, 240, 0); put(b, 248, 56); put(b, 264, 70);
 	put(b, 272, 208); put(b, 280, 112); put(b, 288, 120); put(b, 296, 128);
@@ -182,6 +183,11 @@ static void debug_offsets(void **state)
 	assert_int_equal(o.uni_ascii_size, 40);
 	assert_int_equal(o.uni_compact_size, 56);
 	assert_int_equal(o.owner_cstack, 3);
+	assert_int_equal(o.fr_is_entry, -1);
+	assert_int_equal(o.gil_in_runtime, -1);
+	assert_int_equal(o.gil_ptr_in_interp, 16);
+	assert_int_equal(o.gil_locked, 16);
+	assert_int_equal(o.gil_holder, 8);
 
 	/* Short, no cookie, another version than Py_Version, a 3.14 structure. */
 	assert_non_null(ms_py_debug_offsets_parse(b, sizeof(b) - 1, 0x030d00f0, &o));
@@ -208,6 +214,16 @@ static void debug_offsets(void **state)
 	/* An offset past MS_PY_OFFSET_MAX inside a large structure. */
 	debug_offsets_313(b);
 	put(b, 72, 100000);
+	assert_non_null(ms_py_debug_offsets_parse(b, sizeof(b), 0x030d00f0, &o));
+	/* The GIL's fields before its struct, overlapping, past the interpreter. */
+	debug_offsets_313(b);
+	put(b, 136, 7700);
+	assert_non_null(ms_py_debug_offsets_parse(b, sizeof(b), 0x030d00f0, &o));
+	debug_offsets_313(b);
+	put(b, 136, 7762);
+	assert_non_null(ms_py_debug_offsets_parse(b, sizeof(b), 0x030d00f0, &o));
+	debug_offsets_313(b);
+	put(b, 112, 194968);
 	assert_non_null(ms_py_debug_offsets_parse(b, sizeof(b), 0x030d00f0, &o));
 	/* sizeof(PyASCIIObject) before its state word. */
 	debug_offsets_313(b);
@@ -258,6 +274,18 @@ static void tables_against_dwarf(void **state)
 		o.ts_native_tid += 8;
 		assert_int_equal(ms_py_dwarf_check(fd, builds[i].minor, &o, err, sizeof(err)), -1);
 		assert_non_null(strstr(err, "native_thread_id"));
+		/* The BPF walker's fields: the GIL's, and 3.11's is_entry. */
+		ms_py_table(builds[i].minor, &o);
+		o.gil_locked += 4;
+		assert_int_equal(ms_py_dwarf_check(fd, builds[i].minor, &o, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "_gil_runtime_state.locked"));
+		ms_py_table(builds[i].minor, &o);
+		if (builds[i].minor == 11)
+			o.fr_is_entry++;
+		else
+			o.gil_ptr_in_interp += 8;
+		assert_int_equal(ms_py_dwarf_check(fd, builds[i].minor, &o, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, builds[i].minor == 11 ? "is_entry" : "ceval.gil"));
 		close(fd);
 	}
 }
