@@ -19,7 +19,8 @@
 static const char usage_text[] =
 	"usage: ms-export (--pprof | --folded | --chrome | --speedscope) [-o FILE]\n"
 	"                 [--weight samples|time|off-cpu] [--cause CAUSE,...] [--thread-root]\n"
-	"                 [--chrome-form events|samples] [--quiet] CAPTURE\n"
+	"                 [--chrome-form events|samples] [--look mixed|native|python]\n"
+	"                 [--quiet] CAPTURE\n"
 	"\n"
 	"Write capture CAPTURE in a format other tools read, to FILE (replaced only\n"
 	"when complete) or to stdout.\n"
@@ -37,6 +38,10 @@ static const char usage_text[] =
 	"  --thread-root         folded: start each stack with its thread\n"
 	"  --chrome-form FORM    chrome: 'events' (complete events, the default) or\n"
 	"                        'samples' (stackFrames and samples)\n"
+	"  --look LOOK           how each stack is seen: 'mixed' (the default: as\n"
+	"                        recorded, Python frames among native ones), 'native'\n"
+	"                        (without Python frames) or 'python' (from the\n"
+	"                        outermost Python frame in, without the interpreter's)\n"
 	"  -q, --quiet           do not say which facts the format drops, nor warn\n"
 	"                        of a Chrome trace past 1 GiB\n"
 	"  -h, --help            show this help and exit\n"
@@ -47,7 +52,7 @@ static const char usage_text[] =
 int main(int argc, char **argv)
 {
 	enum { OPT_PPROF = 256, OPT_FOLDED, OPT_CHROME, OPT_SPEEDSCOPE, OPT_WEIGHT,
-	       OPT_THREAD_ROOT, OPT_CHROME_FORM, OPT_CAUSE, OPT_VERSION };
+	       OPT_THREAD_ROOT, OPT_CHROME_FORM, OPT_CAUSE, OPT_LOOK, OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "pprof", no_argument, NULL, OPT_PPROF },
 		{ "folded", no_argument, NULL, OPT_FOLDED },
@@ -58,6 +63,7 @@ int main(int argc, char **argv)
 		{ "thread-root", no_argument, NULL, OPT_THREAD_ROOT },
 		{ "chrome-form", required_argument, NULL, OPT_CHROME_FORM },
 		{ "cause", required_argument, NULL, OPT_CAUSE },
+		{ "look", required_argument, NULL, OPT_LOOK },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -95,6 +101,10 @@ int main(int argc, char **argv)
 			if (ms_causes_by_name(optarg, &o.causes))
 				ms_usage_error("--cause is a list of preempted, sleeping, blocked or "
 					       "unknown, not '%s'", optarg);
+			break;
+		case OPT_LOOK:
+			if (ms_look_by_name(optarg, &o.look))
+				ms_usage_error("--look is 'mixed', 'native' or 'python', not '%s'", optarg);
 			break;
 		case OPT_THREAD_ROOT:
 			o.thread_root = true;

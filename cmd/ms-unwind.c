@@ -81,6 +81,18 @@ static void print_stats(const struct ms_unwind_stats *s)
 			(unsigned long long)s->jit_objects, (unsigned long long)s->jit_objects_again,
 			(unsigned long long)s->jit_objects_ended,
 			(unsigned long long)s->jit_object_frames_named);
+	if (s->py_stacks || s->py_codes || s->py_unknown)
+		fprintf(stderr, "ms-unwind: python-stacks %llu unpaired %llu placed %llu "
+			"truncated %llu unplaced %llu unknown %llu cut %llu frames %llu "
+			"codes %llu again %llu refused %llu keys %llu unknown-code %llu "
+			"bad-lines %llu\n",
+			(unsigned long long)s->py_stacks, (unsigned long long)s->py_unpaired,
+			(unsigned long long)s->py_placed, (unsigned long long)s->py_truncated,
+			(unsigned long long)s->py_unplaced, (unsigned long long)s->py_unknown,
+			(unsigned long long)s->py_cut, (unsigned long long)s->py_frames,
+			(unsigned long long)s->py_codes, (unsigned long long)s->py_codes_again,
+			(unsigned long long)s->py_codes_refused, (unsigned long long)s->py_keys,
+			(unsigned long long)s->py_unknown_frames, (unsigned long long)s->py_bad_lines);
 	for (i = 0; i <= MS_END_KERNEL_ONLY; i++)
 		if (s->ends[i])
 			fprintf(stderr, "ms-unwind: end %s %llu\n", ms_stack_end_name(i),

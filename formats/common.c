@@ -142,21 +142,34 @@ int ms_export(FILE *out, const struct ms_capture *cap, enum ms_format f,
 	      const struct ms_export_options *o)
 {
 	static const struct ms_export_options defaults = MS_EXPORT_OPTIONS_INIT;
+	struct ms_look_view look;
+	int rc;
 
 	if (!o)
 		o = &defaults;
+	if (f != MS_FORMAT_PPROF && f != MS_FORMAT_FOLDED && f != MS_FORMAT_CHROME &&
+	    f != MS_FORMAT_SPEEDSCOPE)
+		return ms_error("'%s' is not a format microscope exports", ms_format_name(f));
+	/* every format writes the stacks the look gives (capture/look.h) */
+	if (ms_look_build(&look, cap, o->look) < 0)
+		return -1;
+	cap = look.seen;
 	switch (f) {
 	case MS_FORMAT_PPROF:
-		return ms_pprof_export(out, cap, o);
+		rc = ms_pprof_export(out, cap, o);
+		break;
 	case MS_FORMAT_FOLDED:
-		return ms_folded_export(out, cap, o);
+		rc = ms_folded_export(out, cap, o);
+		break;
 	case MS_FORMAT_CHROME:
-		return ms_chrome_export(out, cap, o);
-	case MS_FORMAT_SPEEDSCOPE:
-		return ms_speedscope_export(out, cap, o);
+		rc = ms_chrome_export(out, cap, o);
+		break;
 	default:
-		return ms_error("'%s' is not a format microscope exports", ms_format_name(f));
+		rc = ms_speedscope_export(out, cap, o);
+		break;
 	}
+	ms_look_release(&look);
+	return rc;
 }
 
 /* ---- off-CPU time ---- */

@@ -34,6 +34,7 @@
 #include <stdio.h>
 
 #include "capture/capture.h"
+#include "capture/look.h"
 #include "util/input.h"
 
 enum ms_format {
@@ -89,8 +90,14 @@ struct ms_export_options {
 	 * of 1 << enum ms_off_cpu_cause (stream/records.h); 0: every cause.
 	 */
 	unsigned causes;
+	/*
+	 * How each stack is seen (capture/look.h): mixed (as recorded), native
+	 * (no interpreted frames) or python. ms_export() applies it; the
+	 * format functions write the capture they are given.
+	 */
+	enum ms_look look;
 };
-#define MS_EXPORT_OPTIONS_INIT { MS_WEIGHT_SAMPLES, false, MS_CHROME_EVENTS, NULL, 0 }
+#define MS_EXPORT_OPTIONS_INIT { MS_WEIGHT_SAMPLES, false, MS_CHROME_EVENTS, NULL, 0, MS_LOOK_MIXED }
 
 /*
  * Option values by name ("samples", "time", "off-cpu"; "events", "samples"):

@@ -48,3 +48,4 @@ check-local: $(check_PROGRAMS) $(bin_PROGRAMS)
 include tests/fixtures/unwind.mk
 include tests/fixtures/symbols.mk
 include tests/fixtures/jit.mk
+include tests/fixtures/pysplice.mk

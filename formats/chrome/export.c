@@ -39,7 +39,7 @@
 static const char *code_label(const struct chrome *c, uint32_t code)
 {
 	if (code < c->funcs.n)
-		return c->funcs.funcs[code].label;
+		return c->funcs.funcs[code].qualified;
 	if (code == chrome_code_no_frames(c))
 		return NO_FRAMES_LABEL;
 	return code - c->funcs.n < c->cuts.n ? c->cuts.labels[code - c->funcs.n] : "";

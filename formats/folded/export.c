@@ -120,7 +120,7 @@ static int thread_label_add(struct fold *f, uint32_t thread)
 static int code_label_add(struct fold *f, uint32_t code)
 {
 	if (code < f->funcs.n)
-		return label_add(f, f->funcs.funcs[code].label);
+		return label_add(f, f->funcs.funcs[code].qualified);
 	if (code == f->code_no_frames)
 		return text_add(f, NO_FRAMES_LABEL, strlen(NO_FRAMES_LABEL));
 	if (code == f->code_no_stack)

@@ -282,6 +282,9 @@ static void write_mappings(struct pw *w)
 		const struct ms_cap_module *m = &cap->modules[i];
 		Perftools__Profiles__Mapping mp = PERFTOOLS__PROFILES__MAPPING__INIT;
 
+		/* interpreted code is no memory: its locations name no mapping */
+		if (m->kind == MS_MODULE_INTERPRETED)
+			continue;
 		mp.id = i + 1;
 		if (lo[i] != UINT64_MAX) {
 			mp.memory_start = lo[i];
@@ -459,7 +462,9 @@ static void write_locations(struct pw *w, const uint32_t *name_func)
 		Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
 
 		loc.id = i + 1;
-		loc.mapping_id = f->module == MS_NONE ? 0 : (uint64_t)f->module + 1;
+		/* an interpreted frame: its function and line, no mapping, no address */
+		loc.mapping_id = f->module == MS_NONE || ms_frame_interpreted(cap, f) ? 0 :
+				 (uint64_t)f->module + 1;
 		loc.address = f->flags & MS_FRAME_NO_ADDRESS ? 0 : f->address;
 		for (k = 0; k < f->n_lines; k++) {
 			const struct ms_cap_line *l = &cap->lines[f->first_line + k];

@@ -57,6 +57,18 @@ void ms_perf_maps_json(struct ms_json *j, const struct ms_capture *cap, bool det
 void ms_perf_maps_summary_text(FILE *out, const struct ms_capture *cap);
 
 /*
+ * The Python processes (capture.h: ms_cap_py_process; pyprocs.c), nothing
+ * when the capture has none. summary_text: a line per row; problems_text:
+ * the rows whose status is not ok, with the reason (or what the status
+ * means); json: an array of {pid, time_ns, status, version, version_hex,
+ * source, path, engine, reason}, only the rows not ok with problems_only.
+ */
+void ms_py_processes_summary_text(FILE *out, const struct ms_capture *cap);
+void ms_py_processes_problems_text(FILE *out, const struct ms_capture *cap);
+void ms_py_processes_json(struct ms_json *j, const struct ms_capture *cap, bool problems_only);
+bool ms_py_processes_any_problem(const struct ms_capture *cap);
+
+/*
  * JIT objects (jitobjects.c). ms_jit_problem_meaning: what a problem row
  * of the GDB JIT interface (ms-collect's jit-descriptor-*, jit-object-*,
  * jit-objects-max, jit-process-gone; ms-unwind's jit-object-*) means for

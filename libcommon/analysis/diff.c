@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "capture/look.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/text.h"
@@ -284,8 +285,9 @@ static void write_json(const struct ms_view_out *o, const struct side *a, const 
 	fputc('\n', o->f);
 }
 
-int ms_diff_write(const struct ms_view_out *o, const struct ms_capture *a, const char *a_name,
-		  const struct ms_capture *b, const char *b_name, const struct ms_query *q)
+static int diff_write_seen(const struct ms_view_out *o, const struct ms_capture *a,
+			   const char *a_name, const struct ms_capture *b, const char *b_name,
+			   const struct ms_query *q)
 {
 	struct side sa, sb;
 	struct sort_ctx ctx;
@@ -327,4 +329,22 @@ int ms_diff_write(const struct ms_view_out *o, const struct ms_capture *a, const
 	side_release(&sa);
 	side_release(&sb);
 	return 0;
+}
+
+int ms_diff_write(const struct ms_view_out *o, const struct ms_capture *a, const char *a_name,
+		  const struct ms_capture *b, const char *b_name, const struct ms_query *q)
+{
+	struct ms_look_view la, lb;
+	int rc;
+
+	if (ms_look_build(&la, a, q->look) < 0)
+		return -1;
+	if (ms_look_build(&lb, b, q->look) < 0) {
+		ms_look_release(&la);
+		return -1;
+	}
+	rc = diff_write_seen(o, la.seen, a_name, lb.seen, b_name, q);
+	ms_look_release(&la);
+	ms_look_release(&lb);
+	return rc;
 }

@@ -161,7 +161,7 @@ int ms_keys_build(struct ms_keys *k, const struct ms_capture *cap, const struct 
 		if (!ms_stack_end_truncated(i))
 			continue;
 		/* reasons past the known ones share one key, "[truncated: unknown]" */
-		if (i > MS_END_KERNEL_ONLY)
+		if (i > MS_END_INTERPRETED_TRUNCATED)
 			key.end = MS_KEYS_ENDS - 1;
 		if ((k->truncated[i] = intern(k, &ix, &key)) == MS_NONE)
 			goto fail;

@@ -9,6 +9,7 @@ libcommon_a_SOURCES += \
 	libcommon/analysis/summary.c \
 	libcommon/analysis/problems.c \
 	libcommon/analysis/perfmaps.c \
+	libcommon/analysis/pyprocs.c \
 	libcommon/analysis/jitobjects.c \
 	libcommon/analysis/top.c \
 	libcommon/analysis/tree.c \

@@ -373,6 +373,8 @@ static void write_json_head(struct ms_json *j, const struct ms_off_cpu_view *v)
 	ms_json_string(j, ms_unit_source(MS_UNIT_OFF_CPU));
 	ms_json_key(j, "unit");
 	ms_json_string(j, ms_unit_measure(MS_UNIT_OFF_CPU));
+	ms_json_key(j, "look");
+	ms_json_string(j, ms_look_name(v->sel.q->look));
 	ms_json_key(j, "total");
 	ms_json_uint(j, v->total);
 	ms_json_key(j, "capture_total");

@@ -499,6 +499,11 @@ static void write_recording_json(FILE *out, const struct ms_capture *cap,
 		ms_json_key(&j, "perf_maps");
 		ms_perf_maps_json(&j, cap, true);
 	}
+	/* only with Python processes whose frames were not walked, likewise */
+	if (ms_py_processes_any_problem(cap)) {
+		ms_json_key(&j, "python");
+		ms_py_processes_json(&j, cap, true);
+	}
 	ms_json_key(&j, "recording");
 	ms_view_json_problem_rows(&j, cap);
 }
@@ -523,6 +528,7 @@ int ms_sym_problems_write(FILE *out, const struct ms_capture *cap, bool json)
 	} else {
 		write_text(out, cap, &v);
 		ms_perf_maps_problems_text(out, cap);
+		ms_py_processes_problems_text(out, cap);
 		write_recording_text(out, cap, &off);
 	}
 	ms_off_cpu_view_release(&off);

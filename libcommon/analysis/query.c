@@ -34,9 +34,6 @@ static const char *const by_names[MS_BY_COUNT] = {
 	[MS_BY_ADDRESS] = "address",
 	[MS_BY_MODULE] = "module",
 };
-static const char *const look_names[MS_LOOK_COUNT] = {
-	[MS_LOOK_NATIVE] = "native",
-};
 static const char *const unit_names[MS_UNIT_COUNT] = {
 	[MS_UNIT_SAMPLES] = "samples",
 	[MS_UNIT_CPU_TIME] = "cpu-time",
@@ -57,11 +54,6 @@ const char *ms_view_name(enum ms_view v)
 const char *ms_by_name(enum ms_by b)
 {
 	return (unsigned)b < MS_BY_COUNT ? by_names[b] : NULL;
-}
-
-const char *ms_look_name(enum ms_look l)
-{
-	return (unsigned)l < MS_LOOK_COUNT ? look_names[l] : NULL;
 }
 
 const char *ms_unit_name(enum ms_unit u)
@@ -141,7 +133,7 @@ int ms_by_parse(const char *arg, enum ms_by *out)
 
 int ms_look_parse(const char *arg, enum ms_look *out)
 {
-	int i = parse_name("look", arg, look_names, MS_LOOK_COUNT);
+	int i = parse_name("look", arg, ms_look_names, MS_LOOK_COUNT);
 
 	if (i < 0)
 		return -1;

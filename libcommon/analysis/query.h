@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "capture/capture.h"
+#include "capture/look.h"
 
 enum ms_view {
 	MS_VIEW_REPORT = 0,	/* summary, top and tree, as microscope report prints */
@@ -49,13 +50,12 @@ enum ms_by {
 };
 
 /*
- * How a path is seen. Native is the stack as unwound; the Python and task
- * looks of later captures add values here.
+ * How a path is seen: enum ms_look of capture/look.h, which says each
+ * exactly: mixed, the stack as recorded (interpreted frames spliced among
+ * native ones); native, without interpreted frames; python, from the
+ * outermost interpreted frame in, without the interpreter's own frames.
+ * A capture without interpreted code looks the same in all three.
  */
-enum ms_look {
-	MS_LOOK_NATIVE = 0,
-	MS_LOOK_COUNT,
-};
 
 /*
  * What a view weighs. samples and cpu-time are measured by CPU sampling:
@@ -120,13 +120,12 @@ struct ms_query {
 	uint32_t buckets;
 };
 
-/* The defaults: the report, by function, native, in samples. */
+/* The defaults: the report, by function, the mixed look, in samples. */
 void ms_query_init(struct ms_query *q, enum ms_view view);
 
 /* Names, as options and JSON spell them; NULL for a value out of range. */
 const char *ms_view_name(enum ms_view v);
 const char *ms_by_name(enum ms_by b);
-const char *ms_look_name(enum ms_look l);
 const char *ms_unit_name(enum ms_unit u);
 /* The unit's measure as text and JSON state it: "samples" or "ns". */
 const char *ms_unit_measure(enum ms_unit u);

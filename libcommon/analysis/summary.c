@@ -212,6 +212,9 @@ static const char *end_words(uint32_t reason)
 	case MS_END_NO_MODULE: return "an address in no module";
 	case MS_END_DEPTH: return "too deep";
 	case MS_END_KERNEL_ONLY: return "kernel threads";
+	case MS_END_INTERPRETED_UNKNOWN: return "Python frames not known";
+	case MS_END_INTERPRETED_UNPLACED: return "Python frames not placed among native ones";
+	case MS_END_INTERPRETED_TRUNCATED: return "Python frames cut short";
 	default: return "not known";
 	}
 }
@@ -527,6 +530,7 @@ static int write_text(FILE *out, const struct ms_capture *cap, const struct ms_s
 	write_time(out, s);
 	write_off_cpu(out, s);
 	ms_perf_maps_summary_text(out, cap);
+	ms_py_processes_summary_text(out, cap);
 	if (ms_jit_objects_summary_text(out, cap))
 		return -1;
 	fprintf(out, "threads:     %" PRIu32, s->n_threads - idle);
@@ -643,6 +647,11 @@ static int write_json(FILE *out, const struct ms_capture *cap, const struct ms_s
 	if (cap->n_perf_maps) {
 		ms_json_key(&j, "perf_maps");
 		ms_perf_maps_json(&j, cap, false);
+	}
+	/* only with Python process rows, likewise */
+	if (cap->n_py_processes) {
+		ms_json_key(&j, "python");
+		ms_py_processes_json(&j, cap, false);
 	}
 	/* only with jit-object modules, likewise */
 	if (ms_jit_objects_json(&j, cap))

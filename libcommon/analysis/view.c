@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/analysis-internal.h"
+#include "capture/look.h"
 #include "analysis/present.h"
 #include "stream/records.h"
 #include "util/error.h"
@@ -177,8 +178,8 @@ void ms_view_put_percent(const struct ms_view_out *o, double percent)
 	ms_style_put(o->f, o->color, MS_STYLE_RESET);
 }
 
-int ms_view_write(const struct ms_view_out *o, const struct ms_capture *cap,
-		  const struct ms_query *q)
+static int view_write_seen(const struct ms_view_out *o, const struct ms_capture *cap,
+			   const struct ms_query *q)
 {
 	switch (q->view) {
 	case MS_VIEW_REPORT:
@@ -205,6 +206,19 @@ int ms_view_write(const struct ms_view_out *o, const struct ms_capture *cap,
 		return ms_error("the view %s compares two captures: use ms_diff_write()",
 				ms_view_name(q->view));
 	}
+}
+
+int ms_view_write(const struct ms_view_out *o, const struct ms_capture *cap,
+		  const struct ms_query *q)
+{
+	struct ms_look_view look;
+	int rc;
+
+	if (ms_look_build(&look, cap, q->look) < 0)
+		return -1;
+	rc = view_write_seen(o, look.seen, q);
+	ms_look_release(&look);
+	return rc;
 }
 
 void ms_view_json_thread(struct ms_json *j, const struct ms_capture *cap,

@@ -56,6 +56,9 @@ enum own_code {
 	OWN_ENDS_BEFORE_START,
 	OWN_INTERVAL_TIME_ZERO,
 	OWN_BAD_INTERVAL,
+	OWN_PY_PROCESS_ROWS_FULL,
+	OWN_INTERPRETED_TEXT_REPEATED,
+	OWN_INTERPRETED_NO_TEXT,
 	OWN_COUNT,
 };
 static const char *const own_codes[OWN_COUNT] = {
@@ -74,6 +77,9 @@ static const char *const own_codes[OWN_COUNT] = {
 	[OWN_ENDS_BEFORE_START] = "interval-ends-before-start",
 	[OWN_INTERVAL_TIME_ZERO] = "interval-time-zero",
 	[OWN_BAD_INTERVAL] = "bad-interval",
+	[OWN_PY_PROCESS_ROWS_FULL] = "py-process-rows-full",
+	[OWN_INTERPRETED_TEXT_REPEATED] = "interpreted-text-repeated",
+	[OWN_INTERPRETED_NO_TEXT] = "interpreted-frame-without-text",
 };
 
 /*
@@ -191,6 +197,15 @@ struct ms_capture_builder {
 	struct ms_cap_perf_map *perf_maps;
 	uint32_t n_perf_maps, alloc_perf_maps;
 	struct ms_index perf_map_ix;
+
+	/* Python process rows (minor 7), at most MS_CAPTURE_PY_PROCESSES_MAX, sorted at seal */
+	struct ms_cap_py_process *py;
+	uint32_t n_py, alloc_py;
+	/*
+	 * At seal, per builder frame: the key its text gives it when it is a
+	 * frame of an interpreted module (from 1), else 0.
+	 */
+	uint64_t *text_key;
 
 	struct {
 		uint64_t count;
@@ -425,6 +440,8 @@ void ms_capture_builder_free(struct ms_capture_builder *b)
 	ms_index_release(&b->evidence_ix);
 	free(b->perf_maps);
 	ms_index_release(&b->perf_map_ix);
+	free(b->py);
+	free(b->text_key);
 	free(b->scratch);
 	free(b->function_used);
 	free(b);
@@ -738,7 +755,15 @@ int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_modu
 	if ((wrong = ms_module_base_wrong(m->kind, m->base, m->size))) {
 		snprintf(msg, sizeof(msg), "module record %u (kind %u, base 0x%" PRIx64 ", size %"
 			 PRIu64 ") is a%s %s module %s", m->id, m->kind, m->base, m->size,
-			 m->kind == MS_MODULE_ANON || m->kind == MS_MODULE_UNKNOWN ? "n" : "",
+			 m->kind == MS_MODULE_ANON || m->kind == MS_MODULE_UNKNOWN ||
+			 m->kind == MS_MODULE_INTERPRETED ? "n" : "",
+			 ms_module_kind_name(m->kind), wrong);
+		return fail(b, msg);
+	}
+	if ((wrong = ms_module_identity_wrong(m->kind, m->build_id_len, m->dev_maj, m->dev_min,
+					      m->ino, m->size, m->mtime))) {
+		snprintf(msg, sizeof(msg), "module record %u (path \"%.*s\") is an %s module %s",
+			 m->id, (int)(m->path.len < 64 ? m->path.len : 64), m->path.ptr,
 			 ms_module_kind_name(m->kind), wrong);
 		return fail(b, msg);
 	}
@@ -823,6 +848,42 @@ int ms_capture_builder_jit_read(struct ms_capture_builder *b, const struct ms_ji
 	if (ms_index_add(&b->perf_map_ix, h, b->n_perf_maps) < 0)
 		return fail(b, "out of memory");
 	b->n_perf_maps++;
+	return 0;
+}
+
+/* ---- Python processes ---- */
+
+int ms_capture_builder_py_process(struct ms_capture_builder *b, const struct ms_py_process *p)
+{
+	struct ms_cap_py_process x;
+	char msg[160];
+
+	if (b->failed)
+		return -1;
+	if (p->status >= MS_PY_PROCESS_STATUS_COUNT) {
+		snprintf(msg, sizeof(msg), "the py-process record of pid %" PRIu32 " has status %"
+			 PRIu32 " (0 to %d)", p->pid, p->status, MS_PY_PROCESS_STATUS_COUNT - 1);
+		return fail(b, msg);
+	}
+	if (b->n_py == MS_CAPTURE_PY_PROCESSES_MAX) {
+		own(b, OWN_PY_PROCESS_ROWS_FULL, "py-process records past %u were not kept, the "
+		    "first of pid %" PRIu32 " at time %" PRIu64, MS_CAPTURE_PY_PROCESSES_MAX,
+		    p->pid, p->time);
+		return 0;
+	}
+	memset(&x, 0, sizeof(x));
+	x.pid = p->pid;
+	x.status = p->status;
+	x.version_hex = p->version_hex;
+	x.source = p->source;
+	x.time = p->time;
+	if ((x.path = intern_str(b, p->path)) == MS_NONE ||
+	    (x.engine = intern_str(b, p->engine)) == MS_NONE ||
+	    (x.reason = intern_str(b, p->reason)) == MS_NONE)
+		return -1;
+	if (GROW(b, b->py, b->n_py, b->alloc_py) < 0)
+		return -1;
+	b->py[b->n_py++] = x;
 	return 0;
 }
 
@@ -1778,6 +1839,149 @@ static int seal_lines(struct ms_capture_builder *b, struct ms_capture *cap, cons
 	return 0;
 }
 
+/* Whether builder frame i is in an interpreted module. */
+static bool frame_interpreted(const struct ms_capture_builder *b, uint32_t i)
+{
+	uint32_t m = b->frames[i].module;
+
+	return m != MS_NONE && b->modules[m].m.kind == MS_MODULE_INTERPRETED;
+}
+
+/* An interpreted (module, address) of the stream, and its fact. */
+struct text_entry {
+	uint32_t module;
+	uint64_t address;
+	uint32_t fact;		/* MS_INDEX_EMPTY: the stream gave it no text */
+	uint32_t frame;		/* the builder frame */
+};
+
+static int cmp_bytes(const struct ms_capture_builder *b, uint32_t x, uint32_t y)
+{
+	uint32_t lx = b->strs[x].len, ly = b->strs[y].len;
+	int c = memcmp(b->pool + b->strs[x].off, b->pool + b->strs[y].off, lx < ly ? lx : ly);
+
+	return c ? c : lx < ly ? -1 : lx > ly;
+}
+
+/* Compare the texts of two interpreted facts: file, function, line, first line. */
+static int cmp_text(const struct ms_capture_builder *b, uint32_t fx, uint32_t fy)
+{
+	const struct fact *x = &b->facts[fx], *y = &b->facts[fy];
+	const struct ms_cap_line *lx = x->n_lines ? &b->lines[x->first_line] : NULL;
+	const struct ms_cap_line *ly = y->n_lines ? &b->lines[y->first_line] : NULL;
+	const struct ms_cap_function *gx = lx ? &b->functions[lx->function] : NULL;
+	const struct ms_cap_function *gy = ly ? &b->functions[ly->function] : NULL;
+	int c;
+
+	if (!gx != !gy)
+		return gx ? 1 : -1;
+	if (gx && (c = cmp_bytes(b, gx->file, gy->file)))
+		return c;
+	if ((c = cmp_bytes(b, x->name, y->name)))
+		return c;
+	if (gx && (c = cmp_bytes(b, gx->name, gy->name)))
+		return c;
+	if (lx && lx->line != ly->line)
+		return lx->line < ly->line ? -1 : 1;
+	if (gx && gx->start_line != gy->start_line)
+		return gx->start_line < gy->start_line ? -1 : 1;
+	return 0;
+}
+
+static int cmp_text_entries(const void *a, const void *c, void *ctx)
+{
+	const struct ms_capture_builder *b = ctx;
+	const struct text_entry *x = a, *y = c;
+	int r;
+
+	if (x->module != y->module)
+		return x->module < y->module ? -1 : 1;
+	/* a frame the stream gave no text goes after those it did */
+	if ((x->fact == MS_INDEX_EMPTY) != (y->fact == MS_INDEX_EMPTY))
+		return x->fact == MS_INDEX_EMPTY ? 1 : -1;
+	if (x->fact != MS_INDEX_EMPTY && (r = cmp_text(b, x->fact, y->fact)))
+		return r;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/*
+ * Key the frames of interpreted modules by their text (capture.h:
+ * ms_cap_frame.address): every (module, address) of the stream, sorted
+ * by its fact's file, function, line and first line, gets its rank in its
+ * module from 1, into text_key, so the keys the stream gave (ms-unwind's,
+ * or another capture's) leave no trace. Two addresses of one text (a
+ * stream that broke the rule that each text has one key) stay two keys,
+ * a problem; so does a frame the stream gave no text, keyed after the
+ * others by its address. A frame of such a module without
+ * MS_FRAME_NO_ADDRESS fails the builder. Runs before the builder's own
+ * problems become rows.
+ */
+static int key_interpreted(struct ms_capture_builder *b)
+{
+	struct text_entry *e;
+	uint32_t n = 0, i, j;
+	uint64_t rank = 0;
+	char msg[200];
+
+	for (i = 0; i < b->n_frames; i++) {
+		if (!frame_interpreted(b, i))
+			continue;
+		if (!(b->frames[i].flags & MS_FRAME_NO_ADDRESS)) {
+			snprintf(msg, sizeof(msg), "a frame of interpreted module %u (key %" PRIu64
+				 ") lacks the flag no-address: interpreted frames are keyed by "
+				 "their text, never an address", b->modules[b->frames[i].module].sid,
+				 b->frames[i].address);
+			return fail(b, msg);
+		}
+		n++;
+	}
+	if (!n)
+		return 0;
+	b->text_key = calloc(b->n_frames, sizeof(*b->text_key));
+	e = malloc((size_t)n * sizeof(*e));
+	if (!b->text_key || !e) {
+		free(e);
+		return fail(b, "out of memory");
+	}
+	for (i = j = 0; i < b->n_frames; i++) {
+		const struct ms_cap_frame *f = &b->frames[i];
+		struct frame_key k = { f->module, 0, f->address };
+
+		if (!frame_interpreted(b, i))
+			continue;
+		e[j].module = f->module;
+		e[j].address = f->address;
+		e[j].fact = ms_index_find(&b->fact_ix, fact_hash(f->module, f->address), fact_eq, b,
+					  &k);
+		e[j].frame = i;
+		j++;
+	}
+	qsort_r(e, n, sizeof(*e), cmp_text_entries, b);
+	for (i = 0; i < n; i++) {
+		/* frames of one address (other flags) are neighbours: one key */
+		if (i && e[i].module == e[i - 1].module && e[i].address == e[i - 1].address) {
+			b->text_key[e[i].frame] = rank;
+			continue;
+		}
+		if (i && e[i].module != e[i - 1].module)
+			rank = 0;
+		rank++;
+		b->text_key[e[i].frame] = rank;
+		if (e[i].fact == MS_INDEX_EMPTY)
+			own(b, OWN_INTERPRETED_NO_TEXT, "interpreted module %u key %" PRIu64 " has "
+			    "no frame record: keyed after the frames with text",
+			    b->modules[e[i].module].sid, e[i].address);
+		else if (i && e[i].module == e[i - 1].module && e[i - 1].fact != MS_INDEX_EMPTY &&
+			 !cmp_text(b, e[i - 1].fact, e[i].fact))
+			own(b, OWN_INTERPRETED_TEXT_REPEATED, "interpreted module %u keys %" PRIu64
+			    " and %" PRIu64 " have one text (\"%s\"): they stay two frames",
+			    b->modules[e[i].module].sid, e[i - 1].address, e[i].address,
+			    str_at(b, b->facts[e[i].fact].name));
+	}
+	free(e);
+	return 0;
+}
+
 /* Number frames by (module, address, flags) and fill in their facts. */
 static int seal_frames(struct ms_capture_builder *b, struct ms_capture *cap)
 {
@@ -1806,6 +2010,8 @@ static int seal_frames(struct ms_capture_builder *b, struct ms_capture *cap)
 		}
 		new_id[i] = e;	/* the fact, until the frames are sorted */
 		order[i] = i;
+		if (b->text_key && b->text_key[i])
+			f->address = b->text_key[i];
 	}
 	qsort_r(order, b->n_frames, sizeof(*order), cmp_frames, b->frames);
 	for (i = 0; i < b->n_frames; i++) {
@@ -2358,6 +2564,11 @@ static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
 		MARK(cap->threads[i].name);
 	for (i = 0; i < b->n_perf_maps; i++)
 		MARK(b->perf_maps[i].path);
+	for (i = 0; i < b->n_py; i++) {
+		MARK(b->py[i].path);
+		MARK(b->py[i].engine);
+		MARK(b->py[i].reason);
+	}
 	for (i = 0; i < b->n_problems; i++) {
 		MARK(b->problems[i].stage);
 		MARK(b->problems[i].code);
@@ -2406,6 +2617,11 @@ static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
 		REMAP(cap->threads[i].name);
 	for (i = 0; i < b->n_perf_maps; i++)
 		REMAP(b->perf_maps[i].path);
+	for (i = 0; i < b->n_py; i++) {
+		REMAP(b->py[i].path);
+		REMAP(b->py[i].engine);
+		REMAP(b->py[i].reason);
+	}
 	for (i = 0; i < b->n_problems; i++) {
 		REMAP(b->problems[i].stage);
 		REMAP(b->problems[i].code);
@@ -2568,6 +2784,44 @@ static void seal_perf_maps(struct ms_capture_builder *b, struct ms_capture *cap)
 		cap->minor = MS_CAPTURE_MINOR_JIT;
 }
 
+static int cmp_py(const void *x, const void *y)
+{
+	const struct ms_cap_py_process *a = x, *c = y;
+
+	CMP_FIELD(a, c, pid);
+	CMP_FIELD(a, c, time);
+	CMP_FIELD(a, c, status);
+	CMP_FIELD(a, c, version_hex);
+	CMP_FIELD(a, c, source);
+	CMP_FIELD(a, c, path);
+	CMP_FIELD(a, c, engine);
+	CMP_FIELD(a, c, reason);
+	return 0;
+}
+
+/*
+ * Python process rows sorted (string ids are in byte order by now), one
+ * of each; they, or any Python fact (ms_capture_has_python()), make the
+ * capture 1.7.
+ */
+static void seal_py(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	uint32_t i, n = 0;
+
+	if (b->n_py) {
+		qsort(b->py, b->n_py, sizeof(*b->py), cmp_py);
+		for (i = 0; i < b->n_py; i++)
+			if (!n || cmp_py(&b->py[n - 1], &b->py[i]))
+				b->py[n++] = b->py[i];
+		cap->py_processes = ms_capture_keep(cap, b->py);
+		cap->n_py_processes = n;
+		b->py = NULL;
+		b->n_py = b->alloc_py = 0;
+	}
+	if (ms_capture_has_python(cap) && cap->minor < MS_CAPTURE_MINOR_PYTHON)
+		cap->minor = MS_CAPTURE_MINOR_PYTHON;
+}
+
 /* Problems the builder counted itself become rows. */
 static int seal_own_problems(struct ms_capture_builder *b)
 {
@@ -2625,7 +2879,7 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 	if (!cap || ms_pairing_end(b->pairing) < 0)
 		goto fail;
 	if (seal_off_cpu_info(b) < 0 || seal_duty(b, cap) < 0 || seal_losses(b, cap) < 0 ||
-	    seal_own_problems(b) < 0)
+	    key_interpreted(b) < 0 || seal_own_problems(b) < 0)
 		goto fail;
 	if (b->n_paths && b->n_stacks && intern_paths(b) < 0)
 		goto fail;
@@ -2642,6 +2896,7 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 	    seal_functions(b, cap) < 0 || seal_modules(b, cap) < 0)
 		goto fail;
 	seal_perf_maps(b, cap);
+	seal_py(b, cap);
 	/* Sorted by key string: the string ids are in string order now. */
 	if (b->n_info > 1)
 		qsort(b->info, b->n_info, sizeof(*b->info), cmp_info);

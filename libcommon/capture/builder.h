@@ -40,7 +40,12 @@
  *    above MS_CAP_ERRNO_MAX fails the builder with a message. Any row,
  *    or a perf-map or jit-object module, makes the capture 1.6;
  *  - frame: what symbolization found for (module, address); it applies to
- *    every frame at that address whatever its flags (first fact wins);
+ *    every frame at that address whatever its flags (first fact wins).
+ *    The frames of an interpreted module (minor 7) are keyed at seal by
+ *    the text of their fact, not the stream's address (capture.h:
+ *    ms_cap_frame.address); a module record of that kind with an
+ *    identity, or a frame of it without MS_FRAME_NO_ADDRESS, fails the
+ *    builder with a message;
  *  - frame fallback: a fact that stands in where the stream's own fact for
  *    the address names less (a name beats none, lines beat a name alone),
  *    so that symbolizing again never loses what an earlier run found;
@@ -107,6 +112,14 @@ int ms_capture_builder_comm(struct ms_capture_builder *b, const struct ms_comm *
 int ms_capture_builder_task(struct ms_capture_builder *b, uint32_t kind, const struct ms_task *t);
 int ms_capture_builder_module(struct ms_capture_builder *b, const struct ms_module *m);
 int ms_capture_builder_jit_read(struct ms_capture_builder *b, const struct ms_jit_read *r);
+/*
+ * What the recording found of a process's Python (minor 7): a row of the
+ * capture's Python processes (capture.h: ms_cap_py_process); identical
+ * records make one row. A status it does not know fails the builder with
+ * a message; past MS_CAPTURE_PY_PROCESSES_MAX rows a record is counted
+ * in the problem "py-process-rows-full" and kept out.
+ */
+int ms_capture_builder_py_process(struct ms_capture_builder *b, const struct ms_py_process *p);
 int ms_capture_builder_frame(struct ms_capture_builder *b, const struct ms_frame *f);
 /* Give after every frame fact of the stream: see "frame fallback" above. */
 int ms_capture_builder_frame_fallback(struct ms_capture_builder *b, const struct ms_frame *f);

@@ -116,6 +116,7 @@ const char *ms_capf_section_name(uint32_t id)
 		[MS_CAPF_INTERVALS] = "intervals",
 		[MS_CAPF_EVIDENCE] = "evidence",
 		[MS_CAPF_PERF_MAPS] = "perf-maps",
+		[MS_CAPF_PY_PROCESSES] = "py-processes",
 	};
 
 	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;
@@ -175,6 +176,51 @@ bool ms_capture_has_jit(const struct ms_capture *cap)
 		if (ms_module_kind_has_base(cap->modules[i].kind))
 			return true;
 	return false;
+}
+
+bool ms_capture_has_python(const struct ms_capture *cap)
+{
+	uint32_t i;
+
+	if (cap->n_py_processes)
+		return true;
+	for (i = 0; i < cap->n_modules; i++)
+		if (cap->modules[i].kind == MS_MODULE_INTERPRETED)
+			return true;
+	for (i = 0; i < cap->n_frames; i++)
+		if (cap->frames[i].flags & MS_FRAME_INTERPRETER)
+			return true;
+	for (i = 0; i < cap->n_samples; i++)
+		if (ms_stack_end_interpreted(cap->samples[i].end))
+			return true;
+	for (i = 0; i < cap->n_intervals; i++)
+		if (ms_stack_end_interpreted(cap->intervals[i].stack_end))
+			return true;
+	return false;
+}
+
+bool ms_stack_end_interpreted(uint32_t end)
+{
+	return end == MS_END_INTERPRETED_UNKNOWN || end == MS_END_INTERPRETED_UNPLACED ||
+	       end == MS_END_INTERPRETED_TRUNCATED;
+}
+
+const char *ms_module_identity_wrong(uint32_t kind, uint32_t build_id_len, uint32_t dev_maj,
+				     uint32_t dev_min, uint64_t ino, uint64_t size, uint64_t mtime)
+{
+	if (kind != MS_MODULE_INTERPRETED)
+		return NULL;
+	if (build_id_len)
+		return "with a build id, which interpreted code has not";
+	if (dev_maj || dev_min || ino || size || mtime)
+		return "with a file identity (device, inode, size or mtime), which interpreted code has not";
+	return NULL;
+}
+
+bool ms_frame_interpreted(const struct ms_capture *cap, const struct ms_cap_frame *f)
+{
+	return f->module != MS_NONE && f->module < cap->n_modules &&
+	       cap->modules[f->module].kind == MS_MODULE_INTERPRETED;
 }
 
 const struct ms_cap_perf_map *ms_capture_perf_map(const struct ms_capture *cap, uint32_t pid)

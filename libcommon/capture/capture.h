@@ -38,6 +38,13 @@
  *  - perf-map rows (minor 6) are sorted by strictly increasing pid, each
  *    path a string, each status an enum ms_jit_read_status, each err at
  *    most MS_CAP_ERRNO_MAX;
+ *  - interpreted code (minor 7): a module of kind MS_MODULE_INTERPRETED
+ *    has no identity (no build id, device, inode, size or mtime) and no
+ *    base; every frame of such a module has MS_FRAME_NO_ADDRESS and an
+ *    address from 1, which is its text's key (ms_cap_frame); Python
+ *    process rows are at most MS_CAPTURE_PY_PROCESSES_MAX, sorted by
+ *    strictly increasing (pid, time, status, version_hex, source, path,
+ *    engine, reason), each status an enum ms_py_process_status;
  *  - tables are in deterministic order: the same stream gives the same
  *    tables and the same file bytes.
  *
@@ -55,7 +62,10 @@
 #define MS_CAPTURE_MAJOR 1
 /*
  * The newest minor this code reads and writes. A capture is written as
- * the oldest minor that holds it: 1.6 when it holds JIT data (a perf-map
+ * the oldest minor that holds it: 1.7 when it holds Python data
+ * (ms_capture_has_python(): an interpreted module, a frame flagged
+ * MS_FRAME_INTERPRETER, a stack ended by an interpreted reason, or a
+ * Python process row), 1.6 when it holds JIT data (a perf-map
  * or jit-object module, or a process's perf-map setting), 1.5 when it has off-CPU intervals
  * (MS_CAPTURE_OFF_CPU), 1.4 when it has loss rows, else 1.3
  * when it has duty rows (MS_CAPTURE_DUTY), else 1.2 when a sample's count
@@ -67,9 +77,14 @@
  * none either: a reader before 1.6 skips the perf-map section and the
  * modules' base (rows grew to 80 bytes, which it skips), and shows a
  * perf-map or jit-object module as one of an unknown kind, whose frames
- * keep the names the recording gave them.
+ * keep the names the recording gave them. Python data needs none: a
+ * reader before 1.7 skips the py-processes section, shows an interpreted
+ * module as one of an unknown kind whose frames keep their names (the
+ * stacks as recorded, interpreted frames among native ones: the mixed
+ * look), and the interpreted stack ends as unknown reasons.
  */
-#define MS_CAPTURE_MINOR 6
+#define MS_CAPTURE_MINOR 7
+#define MS_CAPTURE_MINOR_PYTHON 7
 #define MS_CAPTURE_MINOR_JIT 6
 #define MS_CAPTURE_MINOR_OFF_CPU 5
 #define MS_CAPTURE_MINOR_LOSSES 4
@@ -176,7 +191,14 @@ struct ms_cap_module {
 struct ms_cap_frame {
 	uint32_t module;	/* MS_NONE for an address in no module */
 	uint32_t flags;		/* enum ms_frame_flags */
-	uint64_t address;	/* module-relative, as in the stream */
+	/*
+	 * Module-relative, as in the stream; for a frame of an interpreted
+	 * module (minor 7) a key from 1: the builder numbers the module's
+	 * frames by their text (file, function, line, first line: the
+	 * frame's one line), never by the stream's keys, so captures built
+	 * from other captures key such a frame by its text.
+	 */
+	uint64_t address;
 	uint32_t name;		/* string; 0 when unnamed */
 	uint64_t symbol_start;
 	uint32_t reason;	/* enum ms_frame_reason, or MS_CAP_UNSYMBOLIZED */
@@ -382,6 +404,30 @@ struct ms_cap_perf_map {
 /* The largest err a perf-map row may hold (Linux's errno values are below 4096). */
 #define MS_CAP_ERRNO_MAX 4095u
 
+/*
+ * What the recording found of a process's Python interpreter (minor 7):
+ * a PY_PROCESS record of the stream (stream/records.h: struct
+ * ms_py_process), one row per distinct record. A process has a row when
+ * it was first looked at and one more each time the finding changed (an
+ * exec), so its last row by time is what held at the end.
+ */
+struct ms_cap_py_process {
+	uint32_t pid;
+	uint32_t status;	/* enum ms_py_process_status */
+	uint32_t version_hex;	/* PY_VERSION_HEX; 0 when unknown */
+	uint32_t source;	/* how the layout was found (python/layout.h); 0 none */
+	uint64_t time;		/* perf clock, ns */
+	uint32_t path;		/* string: the interpreter's module as mapped (a hint) */
+	uint32_t engine;	/* string: "bpf" or "snapshot" */
+	uint32_t reason;	/* string: why not ok, and what to do; "" when ok */
+};
+/*
+ * At most this many Python process rows: the builder keeps the first it
+ * is given (a stream's order is the recording's) and counts the others in
+ * a problem "py-process-rows-full"; a reader refuses a file with more.
+ */
+#define MS_CAPTURE_PY_PROCESSES_MAX 65536u
+
 /* key/value facts from MS_REC_INFO (value_text 0 when numeric). */
 struct ms_cap_info {
 	uint32_t key;
@@ -425,6 +471,8 @@ struct ms_capture {
 	struct ms_cap_evidence *evidence;
 	uint32_t n_perf_maps;		/* minor 6: processes with a perf-map setting */
 	struct ms_cap_perf_map *perf_maps;	/* sorted by pid, one row each */
+	uint32_t n_py_processes;	/* minor 7: what the Python engine found */
+	struct ms_cap_py_process *py_processes;	/* sorted (invariants above) */
 
 	/* totals from the stream (with the loss rows or without: see ms_cap_loss) */
 	uint64_t lost_kernel;		/* records the kernel dropped */
@@ -473,6 +521,24 @@ void ms_capture_span(const struct ms_capture *cap, uint64_t *start, uint64_t *en
  * perf-map row): what makes a capture of minor 6.
  */
 bool ms_capture_has_jit(const struct ms_capture *cap);
+/*
+ * Whether cap holds Python data (an interpreted module, a frame flagged
+ * MS_FRAME_INTERPRETER, a sample or interval ended by an interpreted
+ * reason, a Python process row): what makes a capture of minor 7.
+ */
+bool ms_capture_has_python(const struct ms_capture *cap);
+/*
+ * NULL when a module of kind may have this identity, else what is wrong,
+ * said after "a KIND module": an interpreted module ("with a build id",
+ * "with a file identity") has none. The builder and the reader hold every
+ * module to it.
+ */
+const char *ms_module_identity_wrong(uint32_t kind, uint32_t build_id_len, uint32_t dev_maj,
+				     uint32_t dev_min, uint64_t ino, uint64_t size, uint64_t mtime);
+/* Whether end is one of the interpreted ends (MS_END_INTERPRETED_*). */
+bool ms_stack_end_interpreted(uint32_t end);
+/* Whether frame f is interpreted code (its module's kind is MS_MODULE_INTERPRETED). */
+bool ms_frame_interpreted(const struct ms_capture *cap, const struct ms_cap_frame *f);
 /* Whether modules of kind have a base (perf-map, jit-object: their range in the process). */
 bool ms_module_kind_has_base(uint32_t kind);
 /*

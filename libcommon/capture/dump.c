@@ -30,6 +30,7 @@ union any_record {
 	struct ms_frame frame;
 	struct ms_interval interval;
 	struct ms_jit_read jit_read;
+	struct ms_py_process py_process;
 };
 
 static struct ms_str str(const struct ms_capture *cap, uint32_t id)
@@ -386,6 +387,21 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 		u->jit_read.code_unread = x->code_unread;
 		u->jit_read.code_bytes = x->code_bytes;
 		if (ms_jit_read_pack(w, &u->jit_read) < 0)
+			return -1;
+	}
+	for (i = 0; i < cap->n_py_processes; i++) {
+		const struct ms_cap_py_process *x = &cap->py_processes[i];
+
+		memset(&u->py_process, 0, sizeof(u->py_process));
+		u->py_process.pid = x->pid;
+		u->py_process.time = x->time;
+		u->py_process.status = x->status;
+		u->py_process.version_hex = x->version_hex;
+		u->py_process.source = x->source;
+		u->py_process.path = str(cap, x->path);
+		u->py_process.engine = str(cap, x->engine);
+		u->py_process.reason = str(cap, x->reason);
+		if (ms_py_process_pack(w, &u->py_process) < 0)
 			return -1;
 	}
 	/* Frames are sorted by (module, address, flags): one fact per address. */

@@ -1,5 +1,5 @@
 /*
- * The on-disk layout of a capture, version 1.6 (man/microscope-capture.5 is
+ * The on-disk layout of a capture, version 1.7 (man/microscope-capture.5 is
  * the normative text; keep the two in step). All integers little-endian.
  *
  *   header     40 bytes at offset 0
@@ -43,7 +43,7 @@
 #define MS_CAPF_DIR_RESERVED 36	/* u32, zero */
 #define MS_CAPF_DIR_SIZE_BYTES 40
 
-/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 to 1.6 11 to 17). */
+/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 to 1.7 11 to 18). */
 #define MS_CAPF_SECTIONS_MAX 1024
 
 enum ms_capf_codec {
@@ -124,13 +124,22 @@ enum ms_capf_section {
 	 * flag: a reader before 1.6 skips it and loses nothing it reads.
 	 */
 	MS_CAPF_PERF_MAPS = 17,
-	MS_CAPF_SECTION_LAST = MS_CAPF_PERF_MAPS,
+	/*
+	 * Minor 7: what the recording found of each process's Python
+	 * interpreter (capture.h: ms_cap_py_process), sorted by (pid, time,
+	 * status, version_hex, source, path, engine, reason), each distinct:
+	 * pid, status, version_hex, source u32, time u64, path, engine,
+	 * reason, zero u32. In a file only when it has rows; no flag: a
+	 * reader before 1.7 skips it.
+	 */
+	MS_CAPF_PY_PROCESSES = 18,
+	MS_CAPF_SECTION_LAST = MS_CAPF_PY_PROCESSES,
 };
 /* The last section a file of minor 0 has, and the last every file of minor 1 or later has. */
 #define MS_CAPF_SECTION_LAST_1_0 MS_CAPF_TOTALS
 #define MS_CAPF_SECTION_LAST_1_1 MS_CAPF_LINES
 
-/* Row sizes of 1.6; modules were shorter before it, frames in 1.0. */
+/* Row sizes of 1.7; modules were shorter before it, frames in 1.0. */
 #define MS_CAPF_TABLE_HEADER 8
 #define MS_CAPF_ROW_INFO 16
 #define MS_CAPF_ROW_MODULES_1_6 80
@@ -151,6 +160,7 @@ enum ms_capf_section {
 #define MS_CAPF_ROW_INTERVALS 40
 #define MS_CAPF_ROW_EVIDENCE 24
 #define MS_CAPF_ROW_PERF_MAPS 80
+#define MS_CAPF_ROW_PY_PROCESSES 40
 /* A reader refuses rows larger than this (a sanity bound, not a format limit). */
 #define MS_CAPF_ROW_MAX 4096
 

@@ -32,6 +32,7 @@ const char *ms_module_kind_name(uint32_t kind)
 	case MS_MODULE_ANON: return "anon";
 	case MS_MODULE_PERF_MAP: return "perf-map";
 	case MS_MODULE_JIT_OBJECT: return "jit-object";
+	case MS_MODULE_INTERPRETED: return "interpreted";
 	default: return "unknown";
 	}
 }
@@ -58,6 +59,7 @@ const char *ms_module_label(const struct ms_capture *cap, uint32_t m)
 	case MS_MODULE_VDSO: return "[vdso]";
 	case MS_MODULE_ANON: return "[anon]";
 	case MS_MODULE_PERF_MAP: return "[perf-map]";
+	case MS_MODULE_INTERPRETED: return "[interpreted]";
 	case MS_MODULE_FILE: return "[no path]";
 	default: return "[unknown]";
 	}
@@ -143,6 +145,10 @@ static int cmp_func(const struct key_ctx *k, const struct item *x, const struct 
 			return c;
 		if (x->line != y->line)
 			return x->line < y->line ? -1 : 1;
+		/* interpreted code: functions of one name in two files stay apart */
+		if (x->module != MS_NONE &&
+		    k->cap->modules[x->module].kind == MS_MODULE_INTERPRETED)
+			return strcmp(k->cap->strings[x->file], k->cap->strings[y->file]);
 		return 0;
 	}
 	if (x->address != y->address)
@@ -192,8 +198,24 @@ const char *ms_truncated_label(uint32_t end)
 	case MS_END_CFA_NOT_OUTWARDS: return "[truncated: cfa-not-outwards]";
 	case MS_END_NO_MODULE: return "[truncated: no-module]";
 	case MS_END_DEPTH: return "[truncated: depth]";
+	case MS_END_INTERPRETED_UNKNOWN: return "[truncated: interpreted-unknown]";
+	case MS_END_INTERPRETED_UNPLACED: return "[truncated: interpreted-unplaced]";
+	case MS_END_INTERPRETED_TRUNCATED: return "[truncated: interpreted-truncated]";
 	default: return "[truncated: unknown]";
 	}
+}
+
+static bool interpreted(const struct ms_capture *cap, const struct ms_func *fn)
+{
+	return fn->module != MS_NONE && cap->modules[fn->module].kind == MS_MODULE_INTERPRETED;
+}
+
+/* "qualname (file:line)": an interpreted function's name says where it is. */
+static int interpreted_label(char *buf, size_t size, const struct ms_capture *cap,
+			     const struct ms_func *fn)
+{
+	return snprintf(buf, size, "%s (%s:%" PRIu32 ")", cap->strings[fn->name],
+			cap->strings[fn->file], fn->line);
 }
 
 static const char *basename_of(const char *path)
@@ -262,6 +284,8 @@ int ms_funcs_build(struct ms_funcs *f, const struct ms_capture *cap)
 		fn->module_label = ms_module_label(cap, it->module);
 		if (!fn->name)
 			label_bytes += label_of(NULL, 0, cap, it->module, it->address) + 1;
+		else if (interpreted(cap, fn))
+			label_bytes += interpreted_label(NULL, 0, cap, fn) + 1;
 		f->chain[order[i]] = n++;
 	}
 	f->n = n;
@@ -275,11 +299,17 @@ int ms_funcs_build(struct ms_funcs *f, const struct ms_capture *cap)
 	for (i = 0; i < n; i++) {
 		struct ms_func *fn = &f->funcs[i];
 
-		if (fn->name) {
+		if (fn->name && interpreted(cap, fn)) {
 			fn->label = cap->strings[fn->name];
+			fn->qualified = f->labels + used;
+			used += interpreted_label(f->labels + used, label_bytes - used, cap, fn) + 1;
 			continue;
 		}
-		fn->label = f->labels + used;
+		if (fn->name) {
+			fn->label = fn->qualified = cap->strings[fn->name];
+			continue;
+		}
+		fn->label = fn->qualified = f->labels + used;
 		used += label_of(f->labels + used, label_bytes - used, cap, fn->module,
 				 fn->address) + 1;
 	}

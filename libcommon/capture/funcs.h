@@ -27,6 +27,10 @@
  *
  * label is what people read:
  *   - named:            "burn_60"
+ *   - interpreted:      its qualified name (minor 7: an interpreted
+ *                       module's frames); such functions are keyed by
+ *                       their file too, so functions of one name in two
+ *                       files stay apart;
  *   - unnamed:          "MODULE+0x1a2b", MODULE the basename of the module's
  *                       path hint, or its kind ("[anon]", "[vdso]",
  *                       "[kernel]", "[perf-map]", "[no path]" for a file)
@@ -48,6 +52,12 @@ struct ms_func {
 	uint32_t file;		/* string id of its source file; 0 unknown */
 	uint32_t line;		/* the line where it begins; 0 unknown */
 	const char *label;	/* owned by struct ms_funcs */
+	/*
+	 * The label where a format has no field for the file: an interpreted
+	 * function's "qualname (file:line)", line where it begins; label for
+	 * every other function.
+	 */
+	const char *qualified;
 	const char *module_name;	/* borrowed from the capture, or "" */
 	const char *module_label;	/* never "" */
 	const char *file_name;	/* basename of the file (what text shows), or "" */
@@ -77,7 +87,10 @@ uint32_t ms_frame_chain_len(const struct ms_cap_frame *fr);
  * lines): what "unsymbolized" means in every view.
  */
 bool ms_frame_unnamed(const struct ms_capture *cap, const struct ms_cap_frame *fr);
-/* A module kind's name: "file", "kernel", "vdso", "anon", "perf-map", "jit-object", or "unknown". */
+/*
+ * A module kind's name: "file", "kernel", "vdso", "anon", "perf-map",
+ * "jit-object", "interpreted", or "unknown".
+ */
 const char *ms_module_kind_name(uint32_t kind);
 /* Basename of module m's path hint; "" for MS_NONE or no path. */
 const char *ms_module_basename(const struct ms_capture *cap, uint32_t m);

@@ -284,6 +284,9 @@ static int load_sections(struct load *l, uint32_t n_sections)
 	if (l->raw[MS_CAPF_PERF_MAPS] && l->cap->minor < MS_CAPTURE_MINOR_JIT)
 		return bad(l, "perf-maps", "the section in a file of format 1.%u: it came with 1.%u",
 			   l->cap->minor, MS_CAPTURE_MINOR_JIT);
+	if (l->raw[MS_CAPF_PY_PROCESSES] && l->cap->minor < MS_CAPTURE_MINOR_PYTHON)
+		return bad(l, "py-processes", "the section in a file of format 1.%u: it came with 1.%u",
+			   l->cap->minor, MS_CAPTURE_MINOR_PYTHON);
 	for (id = MS_CAPF_INTERVALS; id <= MS_CAPF_EVIDENCE; id++) {
 		if ((l->cap->flags & MS_CAPTURE_OFF_CPU) && !l->raw[id])
 			return bad(l, section_label(id), "the section is missing (the header sets "
@@ -413,8 +416,15 @@ static int decode_info(struct load *l)
  */
 static const char *module_base_wrong(const struct ms_cap_module *m, uint32_t minor)
 {
+	const char *wrong;
+
 	if (ms_module_kind_has_base(m->kind) && minor < MS_CAPTURE_MINOR_JIT)
 		return "in a file before format 1.6, which brought the kind";
+	if (m->kind == MS_MODULE_INTERPRETED && minor < MS_CAPTURE_MINOR_PYTHON)
+		return "in a file before format 1.7, which brought the kind";
+	if ((wrong = ms_module_identity_wrong(m->kind, m->build_id_len, m->dev_maj, m->dev_min,
+					      m->ino, m->size, m->mtime)))
+		return wrong;
 	return ms_module_base_wrong(m->kind, m->base, m->size);
 }
 
@@ -463,7 +473,7 @@ static int decode_modules(struct load *l)
 		if ((wrong = module_base_wrong(m, cap->minor)))
 			return bad(l, "modules", "row %u: a%s %s module %s (base 0x%" PRIx64
 				   ", size %" PRIu64 ")", i, m->kind == MS_MODULE_ANON ||
-				   m->kind == MS_MODULE_UNKNOWN ? "n" : "", ms_module_kind_name(m->kind),
+				   m->kind == MS_MODULE_UNKNOWN || m->kind == MS_MODULE_INTERPRETED ? "n" : "", ms_module_kind_name(m->kind),
 				   wrong, m->base, m->size);
 	}
 	return 0;
@@ -511,6 +521,70 @@ static int decode_perf_maps(struct load *l)
 		if (i && x[-1].pid >= x->pid)
 			return bad(l, "perf-maps", "row %u: pid %u is not after pid %u (one row per "
 				   "pid, sorted)", i, x->pid, x[-1].pid);
+	}
+	return 0;
+}
+
+/* Whether Python process row a sorts strictly before b (the builder's order). */
+static bool py_before(const struct ms_cap_py_process *a, const struct ms_cap_py_process *b)
+{
+	const uint32_t x[] = { a->pid, a->status, a->version_hex, a->source, a->path, a->engine,
+			       a->reason };
+	const uint32_t y[] = { b->pid, b->status, b->version_hex, b->source, b->path, b->engine,
+			       b->reason };
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid;
+	if (a->time != b->time)
+		return a->time < b->time;
+	for (size_t k = 1; k < sizeof(x) / sizeof(x[0]); k++)
+		if (x[k] != y[k])
+			return x[k] < y[k];
+	return false;
+}
+
+/*
+ * The Python processes (minor 7): at most MS_CAPTURE_PY_PROCESSES_MAX
+ * rows, each distinct and in the builder's order, strings that are ones,
+ * a known status (the builder refuses any other, so every row loaded
+ * dumps and captures again).
+ */
+static int decode_py_processes(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p;
+
+	if (!l->raw[MS_CAPF_PY_PROCESSES])
+		return 0;
+	p = rows(l, MS_CAPF_PY_PROCESSES, MS_CAPF_ROW_PY_PROCESSES, &n, &size);
+	if (!p)
+		return -1;
+	if (n > MS_CAPTURE_PY_PROCESSES_MAX)
+		return bad(l, "py-processes", "%u rows (at most %u)", n, MS_CAPTURE_PY_PROCESSES_MAX);
+	if (!(cap->py_processes = table(l, n, sizeof(*cap->py_processes))))
+		return -1;
+	cap->n_py_processes = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_py_process *x = &cap->py_processes[i];
+
+		x->pid = ms_get_u32(p);
+		x->status = ms_get_u32(p + 4);
+		x->version_hex = ms_get_u32(p + 8);
+		x->source = ms_get_u32(p + 12);
+		x->time = ms_get_u64(p + 16);
+		x->path = ms_get_u32(p + 24);
+		x->engine = ms_get_u32(p + 28);
+		x->reason = ms_get_u32(p + 32);
+		CHECK_STRING("py-processes", i, "path", x->path);
+		CHECK_STRING("py-processes", i, "engine", x->engine);
+		CHECK_STRING("py-processes", i, "reason", x->reason);
+		if (x->status >= MS_PY_PROCESS_STATUS_COUNT)
+			return bad(l, "py-processes", "row %u: status %u (0 to %d)", i, x->status,
+				   MS_PY_PROCESS_STATUS_COUNT - 1);
+		if (i && !py_before(&x[-1], x))
+			return bad(l, "py-processes", "row %u (pid %u) is not after row %u (rows are "
+				   "distinct, sorted by pid and time)", i, x->pid, i - 1);
 	}
 	return 0;
 }
@@ -599,6 +673,12 @@ static int decode_frames(struct load *l)
 			return bad(l, "frames", "row %u: module %u of %u", i, f->module,
 				   cap->n_modules);
 		CHECK_STRING("frames", i, "name", f->name);
+		/* an interpreted frame's address is its text's key (capture.h) */
+		if (f->module != MS_NONE && cap->modules[f->module].kind == MS_MODULE_INTERPRETED &&
+		    (!(f->flags & MS_FRAME_NO_ADDRESS) || !f->address))
+			return bad(l, "frames", "row %u: a frame of interpreted module %u %s", i,
+				   f->module, f->address ? "without the flag no-address" :
+				   "with key 0 (keys start at 1)");
 		if (!v1_1)
 			continue;
 		f->first_line = ms_get_u32(p + 32);
@@ -1082,6 +1162,7 @@ static struct ms_capture *load(struct load *l)
 		    decode(l, MS_CAPF_INFO, decode_info) == 0 &&
 		    decode(l, MS_CAPF_MODULES, decode_modules) == 0 &&
 		    decode(l, MS_CAPF_PERF_MAPS, decode_perf_maps) == 0 &&
+		    decode(l, MS_CAPF_PY_PROCESSES, decode_py_processes) == 0 &&
 		    decode(l, MS_CAPF_FUNCTIONS, decode_functions) == 0 &&
 		    decode(l, MS_CAPF_LINES, decode_lines) == 0 &&
 		    decode(l, MS_CAPF_FRAMES, decode_frames) == 0 &&

@@ -46,6 +46,7 @@ struct ingest {
 		struct ms_off_cpu off_cpu;
 		struct ms_interval interval;
 		struct ms_jit_read jit_read;
+		struct ms_py_process py_process;
 	} u;
 };
 
@@ -211,9 +212,20 @@ static int on_interval(void *ctx, struct ms_stage_io *io, const struct ms_record
 	       ms_capture_builder_interval(g->b, &g->u.interval);
 }
 
+/* What ms-collect found of a process's Python: a row of the capture's. */
+static int on_py_process(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct ingest *g = ctx;
+
+	ms_capture_builder_at(g->b, ms_reader_name(io->reader), rec->offset);
+	return ms_py_process_unpack(rec, &g->u.py_process) < 0 ? -1 :
+	       ms_capture_builder_py_process(g->b, &g->u.py_process);
+}
+
 /*
- * Sample, switch-out, tracepoint, jit-func and jit-object (ms-unwind made
- * their modules and frame facts), mmap, attr, raw, round and kinds from
+ * Sample, switch-out, tracepoint, jit-func, jit-object, py-code and
+ * py-stack (ms-unwind made their modules, frame facts and stacks), 
+ * mmap, attr, raw, round and kinds from
  * later versions: counted.
  */
 static int on_ignored(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
@@ -365,6 +377,7 @@ static const struct ms_stage_desc capture_stage = {
 		[MS_REC_OFF_CPU] = on_off_cpu,
 		[MS_REC_INTERVAL] = on_interval,
 		[MS_REC_JIT_READ] = on_jit_read,
+		[MS_REC_PY_PROCESS] = on_py_process,
 	},
 	.other = on_ignored,
 	.end = on_end,

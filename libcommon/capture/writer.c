@@ -375,6 +375,32 @@ static int put_perf_maps(struct section *s, const struct ms_capture *cap)
 	return 0;
 }
 
+/* The Python processes (minor 7), only when there are some. */
+static int put_py_processes(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p;
+	uint32_t i;
+
+	if (!cap->n_py_processes)
+		return 1;
+	p = table(s, MS_CAPF_PY_PROCESSES, cap->n_py_processes, MS_CAPF_ROW_PY_PROCESSES);
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_py_processes; i++, p += MS_CAPF_ROW_PY_PROCESSES) {
+		const struct ms_cap_py_process *x = &cap->py_processes[i];
+
+		ms_put_u32(p, x->pid);
+		ms_put_u32(p + 4, x->status);
+		ms_put_u32(p + 8, x->version_hex);
+		ms_put_u32(p + 12, x->source);
+		ms_put_u64(p + 16, x->time);
+		ms_put_u32(p + 24, x->path);
+		ms_put_u32(p + 28, x->engine);
+		ms_put_u32(p + 32, x->reason);
+	}
+	return 0;
+}
+
 static int put_problems(struct section *s, const struct ms_capture *cap)
 {
 	unsigned char *p = table(s, MS_CAPF_PROBLEMS, cap->n_problems, MS_CAPF_ROW_PROBLEMS);
@@ -411,6 +437,7 @@ static int (*const put_section[])(struct section *, const struct ms_capture *) =
 	put_strings, put_info, put_modules, put_frames, put_stacks,
 	put_threads, put_samples, put_problems, put_totals, put_functions, put_lines,
 	put_counts, put_duty, put_losses, put_intervals, put_evidence, put_perf_maps,
+	put_py_processes,
 };
 #define N_SECTIONS (sizeof(put_section) / sizeof(put_section[0]))
 
@@ -458,11 +485,13 @@ int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t 
 			 (counts ? (uint32_t)MS_CAPTURE_WEIGHTED : 0) |
 			 (duty ? (uint32_t)MS_CAPTURE_DUTY : 0);
 	/*
-	 * The oldest minor that holds it. Loss rows need 1.4, intervals 1.5
-	 * and JIT data 1.6, but no required flag: a reader before them skips
-	 * their sections (and the modules' base) and keeps the rest.
+	 * The oldest minor that holds it. Loss rows need 1.4, intervals 1.5,
+	 * JIT data 1.6 and Python data 1.7, but no required flag: a reader
+	 * before them skips their sections (and the modules' base) and keeps
+	 * the rest (capture.h says what it shows).
 	 */
-	uint32_t minor = ms_capture_has_jit(cap) ? MS_CAPTURE_MINOR_JIT :
+	uint32_t minor = ms_capture_has_python(cap) ? MS_CAPTURE_MINOR_PYTHON :
+			 ms_capture_has_jit(cap) ? MS_CAPTURE_MINOR_JIT :
 			 (cap->flags & MS_CAPTURE_OFF_CPU) ? MS_CAPTURE_MINOR_OFF_CPU :
 			 cap->n_losses ? MS_CAPTURE_MINOR_LOSSES :
 			 duty ? MS_CAPTURE_MINOR_DUTY :

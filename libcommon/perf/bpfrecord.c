@@ -1,8 +1,65 @@
 /* The BPF sampler's records, checked: see bpfrecord.h. */
 #include "perf/bpfrecord.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Statuses of a walk that found no thread state: it read no frame. */
+static bool no_thread(uint32_t status)
+{
+	return status == MS_BPF_PY_NO_THREAD || status == MS_BPF_PY_AMBIGUOUS ||
+	       status == MS_BPF_PY_SEARCH_BOUND || status == MS_BPF_PY_NO_NAMESPACE;
+}
+
+/* The payload of a PYTHON record: see bpfrecord.h. Fills out->py and py_frames. */
+static int check_python(struct ms_bpf_record *out, char *detail, size_t detail_size)
+{
+	struct ms_bpf_py_head *py = &out->py;
+	const char *me = "python walker record";
+	uint32_t len = out->payload_len, want;
+
+	if (len < sizeof(*py)) {
+		snprintf(detail, detail_size, "%s of thread %u: a payload of %u bytes cannot hold "
+			 "its %zu-byte head", me, out->h.tid, len, sizeof(*py));
+		return -1;
+	}
+	memcpy(py, out->payload, sizeof(*py));
+	if (py->n_frames > MS_BPF_PY_FRAMES_MAX) {
+		snprintf(detail, detail_size, "%s of thread %u with %u frames (at most %u)", me,
+			 out->h.tid, py->n_frames, MS_BPF_PY_FRAMES_MAX);
+		return -1;
+	}
+	want = (uint32_t)sizeof(*py) + py->n_frames * (uint32_t)sizeof(struct ms_bpf_py_frame);
+	if (len != want) {
+		snprintf(detail, detail_size, "%s of thread %u: a payload of %u bytes for %u "
+			 "frames, which take %u", me, out->h.tid, len, py->n_frames, want);
+		return -1;
+	}
+	if (py->status >= MS_BPF_PY_STATUS_COUNT || py->gil >= MS_BPF_PY_GIL_COUNT) {
+		snprintf(detail, detail_size, "%s of thread %u with status %u and gil %u (known: "
+			 "below %u and %u)", me, out->h.tid, py->status, py->gil,
+			 MS_BPF_PY_STATUS_COUNT, MS_BPF_PY_GIL_COUNT);
+		return -1;
+	}
+	if (no_thread(py->status) && py->n_frames) {
+		snprintf(detail, detail_size, "%s of thread %u: status %u found no thread state, "
+			 "yet %u frames follow", me, out->h.tid, py->status, py->n_frames);
+		return -1;
+	}
+	out->py_frames = out->payload + sizeof(*py);
+	for (uint32_t i = 0; i < py->n_frames; i++) {
+		struct ms_bpf_py_frame f;
+
+		ms_bpf_py_frame_get(out, i, &f);
+		if (f.flags & ~(uint32_t)MS_BPF_PY_ENTRY) {
+			snprintf(detail, detail_size, "%s of thread %u: frame %u has flags 0x%x "
+				 "(known: 0x%x)", me, out->h.tid, i, f.flags, MS_BPF_PY_ENTRY);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 int ms_bpf_record_check(const uint8_t *raw, size_t len, struct ms_bpf_record *out,
 			const char **code, char *detail, size_t detail_size)
@@ -44,5 +101,16 @@ int ms_bpf_record_check(const uint8_t *raw, size_t len, struct ms_bpf_record *ou
 	}
 	out->payload = raw + sizeof(*h);
 	out->payload_len = h->size - (uint32_t)sizeof(*h);
+	memset(&out->py, 0, sizeof(out->py));
+	out->py_frames = NULL;
+	if (h->kind == MS_BPF_KIND_PYTHON && check_python(out, detail, detail_size) < 0) {
+		*code = "py-record-malformed";
+		return -1;
+	}
 	return 0;
+}
+
+void ms_bpf_py_frame_get(const struct ms_bpf_record *r, uint32_t i, struct ms_bpf_py_frame *f)
+{
+	memcpy(f, r->py_frames + (size_t)i * sizeof(*f), sizeof(*f));
 }

@@ -6,6 +6,7 @@
  */
 #include "perf/decode.h"
 #include "perf/order.h"
+#include "perf/pypair.h"
 #include "stream/cursor.h"
 #include "stream/fastpack.h"
 #include "stream/protocols.h"
@@ -991,7 +992,8 @@ struct stage {
 	uint64_t offset;		/* of the record being handled */
 	uint64_t n_in[KINDS_COUNTED + 1], n_out[KINDS_COUNTED + 1];
 	uint64_t n_skipped;
-	uint64_t n_bpf;		/* good records of the BPF sampler (dropped for now) */
+	uint64_t n_bpf;		/* good records of the BPF sampler */
+	struct ms_py_pair pair;	/* Python walker records waiting for their samples */
 	struct ms_raw raw;
 	struct ms_attr attr;
 	struct ms_tracepoint tracepoint;
@@ -1105,8 +1107,10 @@ struct fast_ref {
  * guest or hypervisor, an id that is not among the latest attr's first
  * few): ms_decode() judges those, and reports.
  */
-static bool fast_check(const struct fast_layout *L, uint32_t cpu, const uint8_t *data,
-		       size_t len, struct fast_ref *R)
+/* Inlined in each of its callers: the samples' hot path (see fast_sample_paired()). */
+static inline __attribute__((always_inline)) bool
+fast_check(const struct fast_layout *L, uint32_t cpu, const uint8_t *data, size_t len,
+	   struct fast_ref *R)
 {
 	size_t pos = L->words_end;
 	struct perf_event_header h;
@@ -1321,7 +1325,8 @@ static char *fast_pack(char *p, const struct fast_ref *R, const char *map)
  */
 #define FAST_DEFER_STACK 1024
 
-static int fast_sample(struct stage *st, uint32_t cpu, const uint8_t *data, size_t len)
+static inline __attribute__((always_inline)) int
+fast_sample(struct stage *st, uint32_t cpu, const uint8_t *data, size_t len)
 {
 	struct stored_head *h;
 	struct fast_ref R;
@@ -1356,6 +1361,72 @@ static int fast_sample(struct stage *st, uint32_t cpu, const uint8_t *data, size
 		h->kind = MS_REC_SAMPLE;
 		h->len = (uint32_t)(end - (char *)(h + 1));
 	}
+	return ms_order_commit(&st->order, MS_ORDER_TIMED, time) < 0 ? -1 : 1;
+}
+
+/*
+ * A sample paired with a Python walker record (perf/pypair.h) is queued
+ * in one entry with its PY_STACK: a stored_head of kind PY_STACK and the
+ * record's bytes, padded to 8, then the sample's own stored_head and
+ * bytes. Both leave the ordering together, the PY_STACK first, whatever
+ * else it holds or must let out early (emit_stored()).
+ */
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static size_t py_prefix_bound(const struct ms_py_pending *py)
+{
+	return py ? sizeof(struct stored_head) + pad8(ms_py_stack_bound(py)) : 0;
+}
+
+/* Pack py's PY_STACK for the sample (pid, tid, time, cpu) at h: where the sample's head goes. */
+static struct stored_head *py_prefix(struct stored_head *h, const struct ms_py_pending *py,
+				     uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	char *end = ms_py_stack_fp((char *)(h + 1), py, pid, tid, time, cpu);
+
+	h->kind = MS_REC_PY_STACK;
+	h->len = (uint32_t)(end - (char *)(h + 1));
+	return (struct stored_head *)((char *)(h + 1) + pad8(h->len));
+}
+
+/*
+ * fast_sample() while walker records wait: a sample whose thread has one
+ * on its ring is packed after its PY_STACK (its stack copied or referred
+ * to, never deferred); any other is fast_sample()'s. The caller chooses
+ * it, so that fast_sample() is what it was when no record waits.
+ */
+static __attribute__((noinline)) int fast_sample_paired(struct stage *st, uint32_t cpu,
+							const uint8_t *data, size_t len)
+{
+	const struct ms_py_pending *py;
+	struct stored_head *h;
+	struct fast_ref R;
+	uint64_t time;
+	char *end;
+
+	if (!fast_check(&st->fast, cpu, data, len, &R))
+		return 0;
+	if (!R.tid || !(py = ms_py_pair_take(&st->pair, cpu, ms_load32(data + R.tid + 4))))
+		return fast_sample(st, cpu, data, len);
+	R.in_file = false;
+	if (st->map && R.stack_len) {
+		const char *stack = (const char *)data + R.stack;
+
+		R.in_file = stack >= st->map &&
+			    (size_t)(stack - st->map) <= st->map_len - R.stack_len;
+	}
+	time = R.time ? ms_load64(data + R.time) : 0;
+	h = ms_order_reserve(&st->order, py_prefix_bound(py) + sizeof(*h) +
+			     fast_bound(&st->d.u.sample, &R));
+	if (!h)
+		return -1;
+	h = py_prefix(h, py, ms_load32(data + R.tid), ms_load32(data + R.tid + 4), time, R.cpu);
+	end = fast_pack((char *)(h + 1), &R, st->map);
+	h->kind = MS_REC_SAMPLE;
+	h->len = (uint32_t)(end - (char *)(h + 1));
 	return ms_order_commit(&st->order, MS_ORDER_TIMED, time) < 0 ? -1 : 1;
 }
 
@@ -1445,9 +1516,15 @@ static int emit_stored(void *ctx, const void *data, size_t len)
 	const unsigned char *p = (const unsigned char *)data + sizeof(*h);
 	int ret;
 
-	(void)len;
 	if (h->len) {
 		ret = ms_writer_copy(st->w, (const char *)p, h->len);
+		if (__builtin_expect(h->kind == MS_REC_PY_STACK, 0) && ret == 0) {
+			/* a sample's paired PY_STACK went first: its sample right after */
+			size_t skip = sizeof(*h) + pad8(h->len);
+
+			st->n_out[MS_REC_PY_STACK]++;
+			return emit_stored(ctx, (const unsigned char *)data + skip, len - skip);
+		}
 	} else if (h->kind == MS_REC_SAMPLE) {
 		ret = emit_ref(st, p);
 	} else {
@@ -1510,16 +1587,21 @@ static int emit_stored(void *ctx, const void *data, size_t len)
  * as: one pass over its fields instead of a compact copy now and a copy
  * back and packing when it goes out.
  */
-static int store_sample(struct stage *st, struct ms_sample *s)
+static int store_sample(struct stage *st, uint32_t ring, struct ms_sample *s)
 {
+	const struct ms_py_pending *py = NULL;
 	struct stored_head *h;
 	char *end;
 
+	if (!ms_py_pair_idle(&st->pair))
+		py = ms_py_pair_take(&st->pair, ring, s->tid);
 	s->stack_in_file = in_file(st, s);
 	s->stack_offset = s->stack_in_file ? (uint64_t)((const char *)s->stack - st->map) : 0;
-	h = ms_order_reserve(&st->order, sizeof(*h) + fp_sample_bound(s));
+	h = ms_order_reserve(&st->order, py_prefix_bound(py) + sizeof(*h) + fp_sample_bound(s));
 	if (!h)
 		return -1;
+	if (py)
+		h = py_prefix(h, py, s->pid, s->tid, s->time, s->cpu);
 	end = fp_sample((char *)(h + 1), s);
 	h->kind = MS_REC_SAMPLE;
 	h->len = (uint32_t)(end - (char *)(h + 1));
@@ -1621,8 +1703,12 @@ static int handle_typed(struct stage *st, const struct ms_record *rec)
 	 * stream/records.h). Its own time stays in it for ms-unwind.
 	 */
 	if (rec->kind == MS_REC_JIT_FUNC || rec->kind == MS_REC_JIT_READ ||
-	    rec->kind == MS_REC_JIT_OBJECT)
+	    rec->kind == MS_REC_JIT_OBJECT || rec->kind == MS_REC_PY_PROCESS ||
+	    rec->kind == MS_REC_PY_CODE)
 		return pass_through(st, rec, MS_ORDER_TIMED, 0);
+	/* ms-collect dropped records, of rings it does not name: a sample may be among them */
+	if (rec->kind == MS_REC_LOST)
+		ms_py_pair_lost(&st->pair, UINT32_MAX);
 	/* not validated here: the record goes on unchanged, and is checked downstream */
 	ms_cur_init(&c, rec->bytes, rec->len);
 	if (at && ms_cur_array(&c, &n) > 0 && n > at) {
@@ -1702,7 +1788,10 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 	if (!raw_from_bytes(rec, &st->raw) && ms_raw_unpack(rec, &st->raw) < 0)
 		return -1;
 	if (st->fast.on) {
-		int ret = fast_sample(st, st->raw.cpu, st->raw.data, st->raw.len);
+		/* one test when no walker record waits */
+		int ret = __builtin_expect(ms_py_pair_idle(&st->pair), 1) ?
+			  fast_sample(st, st->raw.cpu, st->raw.data, st->raw.len) :
+			  fast_sample_paired(st, st->raw.cpu, st->raw.data, st->raw.len);
 
 		if (ret > 0) {
 			st->n_fast++;
@@ -1727,14 +1816,17 @@ static int handle_raw(struct stage *st, const struct ms_record *rec)
 				"%u hypervisor or guest frames left out of the sample "
 				"at byte %" PRIu64, d->foreign_frames, rec->offset);
 	if (kind == MS_DECODE_SAMPLE)
-		return store_sample(st, &d->u.sample);
+		return store_sample(st, st->raw.cpu, &d->u.sample);
 	if (kind == MS_DECODE_SWITCH_OUT)
 		return store_switch_out(st, &d->u.switch_out);
 	if (kind == MS_DECODE_BPF) {
-		/* checked and counted; pairing comes with the walker (decode.h) */
+		/* to wait for its sample (perf/pypair.h); the output event's sample goes no further */
 		st->n_bpf++;
-		return 0;
+		return ms_py_pair_record(&st->pair, st->raw.cpu, &d->u.bpf.rec, d->time);
 	}
+	/* nothing is written between a walker record and its sample but the sample */
+	if (kind == MS_DECODE_LOST)
+		ms_py_pair_lost(&st->pair, st->raw.cpu);
 	p = ms_order_reserve(&st->order, stored_size(d, kind));
 	if (!p)
 		return -1;
@@ -1754,10 +1846,14 @@ static int on_raw(void *ctx, struct ms_stage_io *io, const struct ms_record *rec
 static int on_round(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
 	struct stage *st = ctx;
+	uint64_t emitted = st->order.round_limit;	/* what this round lets out */
 
 	(void)io;
 	(void)rec;
-	return ms_order_round(&st->order);
+	if (ms_order_round(&st->order) < 0)
+		return -1;
+	ms_py_pair_expire(&st->pair, emitted);
+	return 0;
 }
 
 static int on_attr(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
@@ -1802,8 +1898,15 @@ static void print_stats(const struct stage *st)
 		if (st->n_out[k])
 			fprintf(stderr, "%s: stats: out %s %" PRIu64 "\n", me,
 				k < KINDS_COUNTED ? ms_record_kind_name(k) : "other", st->n_out[k]);
-	if (st->n_bpf)
+	if (st->n_bpf) {
+		const struct ms_py_pair_counts *n = &st->pair.n;
+
 		fprintf(stderr, "%s: stats: bpf records %" PRIu64 "\n", me, st->n_bpf);
+		fprintf(stderr, "%s: stats: python records %" PRIu64 " paired %" PRIu64
+			" unpaired %" PRIu64 " lost %" PRIu64 " full %" PRIu64 " expired %" PRIu64
+			" at-end %" PRIu64 " bad-ring %" PRIu64 "\n", me, n->records, n->paired,
+			n->unpaired, n->lost, n->full, n->expired, n->at_end, n->bad_ring);
+	}
 	fprintf(stderr, "%s: stats: skipped %" PRIu64 "\n", me, st->n_skipped);
 }
 
@@ -1858,6 +1961,7 @@ static int on_end(void *ctx, struct ms_stage_io *io, enum ms_stage_end how)
 
 	(void)how;
 	memcpy(st->n_in, io->in, sizeof(st->n_in));
+	ms_py_pair_end(&st->pair);
 	if (ms_order_flush(&st->order) < 0 || ms_problems_write(st->w, &st->problems) < 0)
 		return -1;
 	st->n_out[MS_REC_PROBLEM] += st->problems.n;
@@ -1897,6 +2001,7 @@ int ms_decode_stage(int in_fd, const char *in_name, int out_fd, const char *out_
 	st->stack_bytes = opt->stack_bytes;
 	ms_decoder_init(&st->dec);
 	ms_problems_init(&st->problems, "ms-decode");
+	ms_py_pair_init(&st->pair, &st->problems);
 	/*
 	 * Chunks that hold the largest record passed through, and little
 	 * more: the arena cycles through a few of them, and each first use
@@ -1912,6 +2017,7 @@ int ms_decode_stage(int in_fd, const char *in_name, int out_fd, const char *out_
 	if (opt->fast_samples)
 		*opt->fast_samples = st->n_fast;
 	ms_order_release(&st->order);
+	ms_py_pair_release(&st->pair);
 	free(st);
 	return code;
 }

@@ -97,9 +97,10 @@ enum ms_decode_result {
 	MS_DECODE_SWITCH = MS_REC_SWITCH,	/* u.sw (SWITCH, SWITCH_CPU_WIDE) */
 	MS_DECODE_SWITCH_OUT = MS_REC_SWITCH_OUT, /* u.switch_out (sched:sched_switch) */
 	/*
-	 * u.bpf: a record of ms-collect's BPF sampler (--bpf-sampler). No
-	 * stream record kind yet: ms-decode checks and counts them; pairing
-	 * with their samples comes with the Python walker.
+	 * u.bpf: a record of ms-collect's BPF sampler (--bpf-sampler,
+	 * --python bpf). It has no stream record of its own: the stage
+	 * pairs a Python walker record with its sample (perf/pypair.h) and
+	 * writes it as the PY_STACK just before that SAMPLE.
 	 */
 	MS_DECODE_BPF = 1000,
 };
@@ -182,7 +183,12 @@ const char *ms_perf_record_name(uint32_t type);
  * ordering as a reference into the file and packed when it goes out.
  * TRACEPOINT records teach the decoder (and pass on); switch-outs take
  * ms_decode() and are held packed, their stack copied or referred to as a
- * sample's.
+ * sample's. A Python walker record (BPF output event) waits for the next
+ * sample of its thread from its ring (perf/pypair.h: a switch-out is not
+ * one), which then goes into the ordering in one entry with its PY_STACK,
+ * written just before it; the records ms-collect writes of a Python
+ * process (PY_PROCESS, PY_CODE) go ahead of everything held, as JIT_FUNC
+ * does.
  * Messages name in_name and out_name. Runs on the stage loop
  * (stream/stage.h), whose exit status it returns: what was decoded goes
  * out whatever the input's end, with a trailer only after a complete one.
@@ -195,7 +201,7 @@ enum ms_stack_bytes {
 };
 struct ms_decode_options {
 	const char *version;	/* written in the header's producer chain */
-	bool stats;		/* print counts per record kind (and BPF records) to stderr */
+	bool stats;		/* print counts per record kind (and BPF records, pairing) to stderr */
 	size_t order_bytes;	/* ordering memory bound; 0: the default */
 	/*
 	 * A saved stream's stack copies are most of its bytes: when the

@@ -1,10 +1,12 @@
 # libcommon/python: a runtime reader of CPython processes (3.11-3.13):
 # where the interpreter keeps its state and how its structures are laid
 # out (layout.h), the pure parsers of its locations tables, strings and
-# _Py_DebugOffsets (pyparse.h), and a userspace walker of every thread's
-# interpreted frames over process_vm_readv (walk.h); a reader of one code
-# object by its address (codeobj.h) and ms-collect's Python recorder
-# (pyrecorder.h), which feeds the BPF walker its maps.
+# _Py_DebugOffsets (pyparse.h), a userspace walker of every thread's
+# interpreted frames over process_vm_readv (walk.h); for ms-collect a
+# reader of one code object by its address (codeobj.h) and the Python
+# recorder (pyrecorder.h), which feeds the BPF walker its maps; and for
+# ms-unwind the code objects and frame keys of PY_CODE records (pycode.h)
+# and the splice of Python frames into native stacks (splice.h).
 libcommon_a_SOURCES += \
 	libcommon/python/bpflayout.c libcommon/python/bpflayout.h \
 	libcommon/python/codeobj.c libcommon/python/codeobj.h \
@@ -15,6 +17,8 @@ libcommon_a_SOURCES += \
 	libcommon/python/pydwarf.c libcommon/python/pydwarf.h \
 	libcommon/python/pymem.c libcommon/python/pymem.h \
 	libcommon/python/pyparse.c libcommon/python/pyparse.h \
+	libcommon/python/pycode.c libcommon/python/pycode.h \
+	libcommon/python/splice.c libcommon/python/splice.h \
 	libcommon/python/walk.c libcommon/python/walk.h
 
 UNIT_TESTS += tests/unit/pyparse-test
@@ -34,6 +38,16 @@ tests_unit_pyrecorder_test_SOURCES = tests/unit/pyrecorder-test.c
 tests_unit_pyrecorder_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_pyrecorder_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_pyrecorder_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# ms-unwind's Python pieces: code objects and frame keys over real
+# locations tables, and the splice of Python frames into native stacks.
+UNIT_TESTS += tests/unit/pycode-test tests/unit/pysplice-test
+tests_unit_pycode_test_SOURCES = tests/unit/pycode-test.c
+tests_unit_pycode_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_pycode_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_pysplice_test_SOURCES = tests/unit/pysplice-test.c
+tests_unit_pysplice_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_pysplice_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 # pybpfwalk [--no-threads] [--switches] -- PYTHON ARGS: the BPF walker on
 # the real kernel, each record's frames named, for tests/0770-python-walker.bats.

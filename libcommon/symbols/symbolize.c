@@ -1036,12 +1036,14 @@ static int look_up(struct ms_symbolizer *s, const struct ms_stack_frame *f, stru
 		break;
 	case MS_MODULE_PERF_MAP:
 	case MS_MODULE_JIT_OBJECT:
+	case MS_MODULE_INTERPRETED:
 		/*
-		 * A JIT function's frame, or a registered JIT object's:
-		 * ms-unwind named it when it was recorded (a FRAME record,
-		 * known already). No file proves what code a perf map or an
-		 * object in the process's memory described, so none is read:
-		 * an address it did not name has no symbol.
+		 * A JIT function's frame, a registered JIT object's, or an
+		 * interpreted (Python) frame: ms-unwind named it when it was
+		 * recorded (a FRAME record, known already). No file proves what
+		 * code a perf map, an object in the process's memory or a
+		 * Python code object described, so none is read: an address it
+		 * did not name has no symbol.
 		 */
 		out->reason = MS_SYM_NO_SYMBOL;
 		return 0;

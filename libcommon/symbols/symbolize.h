@@ -34,8 +34,9 @@
  *                     no debug file proves it); for the kernel, the running
  *                     kernel's build id is not the module's;
  *   MS_SYM_BAD_ELF    the file is not ELF or its tables are corrupt.
- * A perf-map module (MS_MODULE_PERF_MAP: JIT code) or a jit-object module
- * (MS_MODULE_JIT_OBJECT: a registered JIT object) is never read: ms-unwind
+ * A perf-map module (MS_MODULE_PERF_MAP: JIT code), a jit-object module
+ * (MS_MODULE_JIT_OBJECT: a registered JIT object) or the interpreted module
+ * (MS_MODULE_INTERPRETED: Python frames) is never read: ms-unwind
  * writes the FRAME record of each of its frames (ms_symbolizer_known()),
  * and a pair it did not name gets MS_SYM_NO_SYMBOL, with no file access.
  * Kernel frames are named from kallsyms when the kernel's MODULE record

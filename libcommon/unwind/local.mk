@@ -3,6 +3,7 @@ libcommon_a_SOURCES += \
 	libcommon/unwind/addrspace.c libcommon/unwind/addrspace.h \
 	libcommon/unwind/unwind.c libcommon/unwind/unwind.h \
 	libcommon/unwind/fp.c libcommon/unwind/stage.c \
+	libcommon/unwind/interp.c libcommon/unwind/interp.h \
 	libcommon/unwind/dwarf.c libcommon/unwind/dwarf.h \
 	libcommon/unwind/sample.c \
 	libcommon/unwind/stacktab.c libcommon/unwind/stacktab.h \

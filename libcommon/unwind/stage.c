@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/sampler.h"
+#include "python/pycode.h"
+#include "python/splice.h"
 #include "stream/protocols.h"
 #include "stream/stackfile.h"
 #include "stream/stage.h"
@@ -12,6 +15,7 @@
 #include "unwind/stacktab.h"
 #include "unwind/unwind.h"
 #include "util/error.h"
+#include "util/grow.h"
 
 /* The stage's state, allocated once: a sample and a stack are large. */
 struct unwind_bufs {
@@ -48,6 +52,33 @@ struct unwind_bufs {
 	/* Each stack's frames go out once (STACK_DEF), then samples refer to it. */
 	struct ms_stacktab *stacks;
 	struct ms_stack_ref ref;
+
+	/*
+	 * Python: whether an engine ran (INFO "python"), the code objects
+	 * (PY_CODE), the walker record waiting for its sample (PY_STACK), and
+	 * the buffers of a splice: which native frames are activations of the
+	 * loop, the Python frames, the spliced stack, the keys first used.
+	 */
+	bool py_engine;
+	struct ms_pycode *pycode;
+	struct ms_py_code py_code;
+	bool py_pending;
+	uint64_t py_pending_offset;
+	struct ms_py_stack py_stack;
+	bool act[MS_FRAMES_MAX];
+	struct ms_py_splice_frame pyf[MS_PY_STACK_FRAMES_MAX];
+	struct ms_stack_frame spliced[MS_FRAMES_MAX];
+	uint32_t py_module;
+	uint64_t new_keys[MS_PY_STACK_FRAMES_MAX];
+	uint32_t n_new_keys;
+	/*
+	 * Whether the last stack made ended unknown, and which numbered
+	 * stacks did (one bit each): a sample a tag answers is counted as its
+	 * stack was.
+	 */
+	bool last_unknown;
+	uint64_t *unknown_ids;
+	uint32_t alloc_unknown_ids;
 };
 
 /* A STACK_REF to stack id, with the per-sample fields of b->stack. */
@@ -89,6 +120,14 @@ static int intern_stack(struct ms_unwinder *u, struct ms_writer *w, struct unwin
 	}
 	/* Later samples with this stack skip its frames (ms_unwinder_sample_tagged()). */
 	ms_unwinder_tag(u, *id);
+	if (b->last_unknown) {
+		uint32_t old = b->alloc_unknown_ids;
+
+		if (MS_GROW(b->unknown_ids, *id / 64, b->alloc_unknown_ids) < 0)
+			return -1;
+		memset(b->unknown_ids + old, 0, (b->alloc_unknown_ids - old) * sizeof(uint64_t));
+		b->unknown_ids[*id / 64] |= 1ull << (*id % 64);
+	}
 	return 0;
 }
 
@@ -146,13 +185,89 @@ static void prefetch_next(struct ms_unwinder *u, struct unwind_bufs *b,
 }
 
 /*
- * Unwind sample s (a SAMPLE's, or a SWITCH_OUT's) into b->stack, and
- * write the modules it used first. Returns 1 with *id when its stack was
- * tagged before (its frames not made), 0 when they were made, -1 after a
- * message.
+ * The Python frames of py (NULL: none came) spliced into b->stack
+ * (python/splice.h), their module and new keys noted for unwind_one() to
+ * write. 0, or -1 after a message.
+ */
+static int python(struct unwind_bufs *b, const struct ms_py_stack *py)
+{
+	struct ms_unwinder *u = b->u;
+	struct ms_unwind_stats *st = ms_unwinder_counters(u);
+	struct ms_stack *stack = &b->stack;
+	struct ms_py_splice_in in = {
+		.native = stack->frames, .activation = b->act, .n_native = stack->n_frames,
+		.native_reason = stack->reason, .engine = b->py_engine, .have_walk = py != NULL,
+		.py = b->pyf,
+	};
+	struct ms_py_splice_out res;
+	bool any = ms_unwinder_any_interpreter(u);
+
+	for (uint32_t i = 0; i < stack->n_frames; i++)
+		b->act[i] = any && ms_unwinder_activation(u, &stack->frames[i]);
+	if (py) {
+		in.status = py->status;
+		if (ms_py_splice_status_usable(py->status) && py->n_words >= 4) {
+			if (ms_unwinder_interpreted_module(u, &b->py_module) < 0)
+				return -1;
+			for (uint32_t i = 0; i < py->n_words / 4; i++) {
+				const uint64_t *wd = &py->words[4 * i];
+				bool is_new;
+				uint64_t key = ms_pycode_key(b->pycode, py->pid, wd[0], wd[1], wd[2],
+							     &is_new);
+
+				if (!key)
+					return -1;
+				if (is_new)
+					b->new_keys[b->n_new_keys++] = key;
+				b->pyf[i] = (struct ms_py_splice_frame){
+					.frame = { .module = b->py_module, .address = key,
+						   .flags = MS_FRAME_NO_ADDRESS },
+					.entry = (wd[3] & MS_BPF_PY_ENTRY) != 0,
+				};
+			}
+			in.n_py = py->n_words / 4;
+		}
+	}
+	switch (ms_py_splice(&in, b->spliced, MS_FRAMES_MAX, &res)) {
+	case MS_PY_SPLICE_NATIVE:
+		return 0;
+	case MS_PY_SPLICE_PLACED:
+		st->py_placed++;
+		break;
+	case MS_PY_SPLICE_TRUNCATED:
+		st->py_truncated++;
+		break;
+	case MS_PY_SPLICE_UNPLACED:
+		st->py_unplaced++;
+		break;
+	default:
+		st->py_unknown++;
+		b->last_unknown = true;
+		break;
+	}
+	if (res.cut) {
+		st->py_cut++;
+		ms_problems_add(ms_unwinder_problems(u), "python-stack-cut",
+				"a stack with its Python frames spliced in has more than %u frames: "
+				"cut at its outer end (end depth)", MS_FRAMES_MAX);
+	}
+	st->py_frames += in.n_py;
+	memcpy(stack->frames, b->spliced, res.n * sizeof(*stack->frames));
+	stack->n_frames = res.n;
+	stack->reason = res.reason;
+	return 0;
+}
+
+/*
+ * Unwind sample s (a SAMPLE's, or a SWITCH_OUT's) into b->stack, splice
+ * in the Python frames of py (NULL: none came with it), and write the
+ * modules and the FRAME records it used first. A sample with a walker
+ * record is never answered by a tag: its stack is more than its native
+ * walk. Returns 1 with *id when its stack was tagged before (its frames
+ * not made), 0 when they were made, -1 after a message.
  */
 static int unwind_one(struct unwind_bufs *b, struct ms_writer *w, const struct ms_record *rec,
-		      struct ms_sample *s, uint32_t *id)
+		      struct ms_sample *s, uint32_t *id, const struct ms_py_stack *py)
 {
 	struct ms_unwinder *u = b->u;
 	int r;
@@ -171,10 +286,22 @@ static int unwind_one(struct unwind_bufs *b, struct ms_writer *w, const struct m
 		return -1;
 	prefetch_next(u, b, s);
 	/* A stack numbered before: its id, without its frames. */
-	if ((r = ms_unwinder_sample_tagged(u, s, &b->stack, id)) < 0)
+	if ((r = py ? ms_unwinder_sample(u, s, &b->stack) :
+		      ms_unwinder_sample_tagged(u, s, &b->stack, id)) < 0)
 		return -1;
 	/* What was unwound from zeros read past a cut stack file is not written. */
 	if (s->stack_in_file && ms_stack_map_cut(&b->stack_map, b->in_name))
+		return -1;
+	/*
+	 * Without a walker record the splice depends on the native stack
+	 * alone (unknown frames where the loop ran), so a tag stays true.
+	 */
+	b->n_new_keys = 0;
+	b->last_unknown = false;
+	if (r == 1 && *id / 64 < b->alloc_unknown_ids &&
+	    (b->unknown_ids[*id / 64] >> (*id % 64) & 1))
+		ms_unwinder_counters(u)->py_unknown++;
+	if (!r && (py || (b->py_engine && ms_unwinder_any_interpreter(u))) && python(b, py) < 0)
 		return -1;
 	while (ms_unwinder_next_module(u, &b->module))
 		if (ms_module_pack(w, &b->module) < 0)
@@ -183,7 +310,40 @@ static int unwind_one(struct unwind_bufs *b, struct ms_writer *w, const struct m
 	while (ms_unwinder_next_frame(u, &b->frame))
 		if (ms_frame_pack(w, &b->frame) < 0)
 			return -1;
+	/* Interpreted frames: named here too, each key the first time. */
+	for (uint32_t i = 0; i < b->n_new_keys; i++)
+		if (ms_pycode_frame(b->pycode, b->new_keys[i], b->py_module, &b->frame) &&
+		    ms_frame_pack(w, &b->frame) < 0)
+			return -1;
 	return r;
+}
+
+/* The walker record held is not followed by its sample: dropped, counted. */
+static void py_drop(struct unwind_bufs *b)
+{
+	const struct ms_py_stack *p = &b->py_stack;
+
+	ms_unwinder_counters(b->u)->py_unpaired++;
+	ms_problems_add(ms_unwinder_problems(b->u), "python-stack-unpaired",
+			"'%s': the py-stack record at byte %" PRIu64 " (pid %u tid %u time %" PRIu64
+			") is not followed by its sample: its Python frames are dropped",
+			b->in_name, b->py_pending_offset, p->pid, p->tid, p->time);
+	b->py_pending = false;
+}
+
+/* The walker record waiting for its sample, when s is that sample (else dropped, counted). */
+static const struct ms_py_stack *py_take(struct unwind_bufs *b, const struct ms_sample *s)
+{
+	const struct ms_py_stack *p = &b->py_stack;
+
+	if (!b->py_pending)
+		return NULL;
+	if (p->pid == s->pid && p->tid == s->tid && p->time == s->time && p->cpu == s->cpu) {
+		b->py_pending = false;
+		return p;
+	}
+	py_drop(b);
+	return NULL;
 }
 
 static int on_sample(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
@@ -199,7 +359,7 @@ static int on_sample(void *ctx, struct ms_stage_io *io, const struct ms_record *
 			return -1;
 		s = &b->sample;
 	}
-	if ((r = unwind_one(b, io->writer, rec, s, &id)) < 0)
+	if ((r = unwind_one(b, io->writer, rec, s, &id, py_take(b, s))) < 0)
 		return -1;
 	return r ? write_ref(io->writer, b, id) : write_stack(b->u, io->writer, b);
 }
@@ -220,7 +380,7 @@ static int on_switch_out(void *ctx, struct ms_stage_io *io, const struct ms_reco
 
 	if (ms_switch_out_unpack(rec, so) < 0)
 		return -1;
-	if ((r = unwind_one(b, io->writer, rec, &so->sample, &id)) < 0)
+	if ((r = unwind_one(b, io->writer, rec, &so->sample, &id, NULL)) < 0)
 		return -1;
 	if (!r && (r = intern_stack(b->u, io->writer, b, &id)) < 0)
 		return -1;
@@ -281,7 +441,10 @@ static int on_task(void *ctx, struct ms_stage_io *io, const struct ms_record *re
 	return MS_STAGE_PASS;
 }
 
-/* The kernel that ran (info kernel-build-id); every info goes on. */
+/*
+ * The kernel that ran (info kernel-build-id); whether a Python engine ran
+ * (info python: its name, "none" or empty when none did); every info goes on.
+ */
 static int on_info(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
 	struct unwind_bufs *b = ctx;
@@ -290,7 +453,71 @@ static int on_info(void *ctx, struct ms_stage_io *io, const struct ms_record *re
 	(void)io;
 	if (ms_info_unpack(rec, &i) < 0 || ms_unwinder_info(b->u, &i) < 0)
 		return -1;
+	if (i.key.len == 6 && !memcmp(i.key.ptr, "python", 6))
+		b->py_engine = i.is_text ? i.text.len && !(i.text.len == 4 &&
+							   !memcmp(i.text.ptr, "none", 4)) :
+					   i.number != 0;
 	return MS_STAGE_PASS;
+}
+
+/*
+ * A Python code object: kept for the frames that name it, and consumed
+ * (its frames go out named). A record that does not unpack is a counted
+ * problem, not the stream's end: frames of its code are unknown.
+ */
+static int on_py_code(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+	struct ms_unwind_stats *st = ms_unwinder_counters(b->u);
+	const struct ms_pycode_stats *ps = ms_pycode_stats(b->pycode);
+	int r;
+
+	(void)io;
+	if (ms_py_code_unpack(rec, &b->py_code) < 0) {
+		ms_problems_add(ms_unwinder_problems(b->u), "bad-py-code",
+				"'%s': the py-code record at byte %" PRIu64 " is malformed (see "
+				"the message above): its code's frames are shown as unknown code",
+				b->in_name, rec->offset);
+		return 0;
+	}
+	if ((r = ms_pycode_add(b->pycode, &b->py_code)) < 0)
+		return -1;
+	if (!r && ps->codes_refused > st->py_codes_refused)
+		ms_problems_add(ms_unwinder_problems(b->u), "python-codes-full",
+				"the Python codes kept reached %u MiB: the code at 0x%" PRIx64
+				" of process %u and later ones are not kept, and their frames "
+				"are shown as unknown code", MS_PYCODE_BYTES_MAX >> 20,
+				b->py_code.code, b->py_code.pid);
+	st->py_codes = ps->codes;
+	st->py_codes_again = ps->codes_again;
+	st->py_codes_refused = ps->codes_refused;
+	return 0;
+}
+
+/*
+ * A walker record: held for the sample ms-decode wrote just after it
+ * (py_take()), consumed. One still held when another comes is dropped
+ * and counted; a malformed one is a counted problem.
+ */
+static int on_py_stack(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct unwind_bufs *b = ctx;
+
+	(void)io;
+	if (b->py_pending) {
+		py_drop(b);
+	}
+	if (ms_py_stack_unpack(rec, &b->py_stack) < 0) {
+		ms_problems_add(ms_unwinder_problems(b->u), "bad-py-stack",
+				"'%s': the py-stack record at byte %" PRIu64 " is malformed (see "
+				"the message above): its sample has no Python frames",
+				b->in_name, rec->offset);
+		return 0;
+	}
+	ms_unwinder_counters(b->u)->py_stacks++;
+	b->py_pending = true;
+	b->py_pending_offset = rec->offset;
+	return 0;
 }
 
 /*
@@ -385,6 +612,8 @@ static int on_header(void *ctx, struct ms_stage_io *io)
 	b->stacks = ms_stacktab_new(MS_STACKTAB_STACKS_MAX, MS_STACKTAB_FRAMES_MAX);
 	if (!b->stacks)
 		return ms_error("out of memory");
+	if (!(b->pycode = ms_pycode_new()))
+		return -1;
 	return 0;
 }
 
@@ -396,6 +625,22 @@ static int on_end(void *ctx, struct ms_stage_io *io, enum ms_stage_end how)
 	if (how == MS_STAGE_FAILED)
 		return 0;
 	ms_unwinder_end(b->u);
+	if (b->py_pending) {
+		py_drop(b);
+	}
+	{
+		struct ms_unwind_stats *st = ms_unwinder_counters(b->u);
+		const struct ms_pycode_stats *ps = ms_pycode_stats(b->pycode);
+
+		st->py_keys = ps->keys;
+		st->py_unknown_frames = ps->unknown_frames;
+		st->py_bad_lines = ps->bad_lines;
+		if (ps->bad_lines)
+			ms_problems_add(ms_unwinder_problems(b->u), "python-bad-lines",
+					"%" PRIu64 " Python frames' instructions lie past or outside "
+					"their code's locations table: shown at line 0",
+					ps->bad_lines);
+	}
 	/* After bad input the policy is not settled: no stack follows. */
 	if (how != MS_STAGE_BAD_INPUT && !b->settled && settle(b->u, io->writer, b, NULL) < 0)
 		return -1;
@@ -420,6 +665,8 @@ static const struct ms_stage_desc unwind_stage = {
 		[MS_REC_JIT_FUNC] = on_jit_func,
 		[MS_REC_JIT_READ] = on_jit_read,
 		[MS_REC_JIT_OBJECT] = on_jit_object,
+		[MS_REC_PY_CODE] = on_py_code,
+		[MS_REC_PY_STACK] = on_py_stack,
 	},
 	.end = on_end,
 };
@@ -442,6 +689,10 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 	b->in_name = in_name;
 	b->reader = NULL;
 	b->stacks = NULL;
+	b->py_engine = b->py_pending = false;
+	b->pycode = NULL;
+	b->unknown_ids = NULL;
+	b->alloc_unknown_ids = 0;
 	st.ctx = b;
 	code = ms_stage_run(&st, in_fd, in_name, out_fd, "stdout");
 	if (stats && b->u)
@@ -449,6 +700,8 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 	ms_unwinder_free(b->u);
 	ms_stack_map_close(&b->stack_map);
 	ms_stacktab_free(b->stacks);
+	ms_pycode_free(b->pycode);
+	free(b->unknown_ids);
 	free(b);
 	return code;
 }

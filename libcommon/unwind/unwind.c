@@ -11,6 +11,7 @@
 #include "elf/debugfind.h"
 #include "elf/elffile.h"
 #include "perf/kernel.h"
+#include "unwind/interp.h"
 #include "unwind/jit.h"
 #include "unwind/jitobj.h"
 #include "unwind/jitobjtab.h"
@@ -58,6 +59,8 @@ struct module {
 	bool has_loads;
 	struct ms_elf_loads loads;
 	void *method_data;	/* the unwind method's (CFI); see module_free */
+	/* A Python interpreter's module (unwind/interp.h): its loop; n 0 for any other. */
+	struct ms_interp interp;
 };
 
 /* index_add() reads an entry's hash at its start. */
@@ -120,6 +123,9 @@ struct ms_unwinder {
 	struct index module_index;
 	uint32_t next_stream_id;
 	uint32_t kernel_module, unknown_module;
+	/* The interpreted module ("[python]"): NONE until asked for; any interpreter module seen. */
+	uint32_t interpreted_module;
+	bool any_interp;
 
 	uint32_t *by_stream;	/* stream id -> module index */
 	uint32_t n_stream, alloc_stream;
@@ -755,7 +761,8 @@ static uint32_t vdso_probe(struct ms_unwinder *u, struct fentry *fe)
  * naming a debug-only file found (else empty), or -1 after a message.
  */
 static int find_by_build_id(struct ms_unwinder *u, const struct fentry *fe, char **found,
-			    struct ms_elf_loads *loads, char *refused, size_t refused_size)
+			    struct ms_elf_loads *loads, struct ms_interp *interp, char *refused,
+			    size_t refused_size)
 {
 	struct ms_debug_file df;
 	int r = 0;
@@ -771,6 +778,7 @@ static int find_by_build_id(struct ms_unwinder *u, const struct fentry *fe, char
 		snprintf(refused, refused_size, "%s", df.path);
 	} else if (ms_elf_loads_read(df.file.elf, loads) == 0) {
 		if ((*found = strdup(df.path))) {
+			ms_interp_scan(df.file.elf, interp);
 			r = 1;
 		} else {
 			ms_elf_loads_release(loads);
@@ -789,6 +797,7 @@ static uint32_t fentry_probe(struct ms_unwinder *u, struct fentry *fe)
 {
 	struct ms_module m = { .kind = fe->kind };
 	struct ms_elf_loads loads = { 0 };
+	struct ms_interp interp = { 0 };
 	struct ms_elf_file f;
 	bool proved = false, have_loads = false;
 	const char *why = NULL;
@@ -840,6 +849,8 @@ static uint32_t fentry_probe(struct ms_unwinder *u, struct fentry *fe)
 			have_loads = ms_elf_loads_read(f.elf, &loads) == 0;
 			if (!have_loads)
 				why = "its program headers are unreadable";
+			else
+				ms_interp_scan(f.elf, &interp);
 		}
 		ms_elf_file_close(&f);
 		break;
@@ -853,13 +864,18 @@ static uint32_t fentry_probe(struct ms_unwinder *u, struct fentry *fe)
 	/* Gone, or another file: a file the module's build id proves may stand in. */
 	refused[0] = '\0';
 	if (!proved) {
-		int r = find_by_build_id(u, fe, &found, &loads, refused, sizeof(refused));
+		int r = find_by_build_id(u, fe, &found, &loads, &interp, refused, sizeof(refused));
 
 		if (r < 0)
 			return NONE;
 		have_loads = r > 0;
 	}
 	i = module_get(u, &m, fe->path, have_loads ? &loads : NULL, found);
+	/* (Only a module whose addresses are the file's can say where its loop is.) */
+	if (i != NONE && have_loads && interp.n) {
+		u->modules[i].interp = interp;
+		u->any_interp = true;
+	}
 	if (i == NONE || !why)
 		return i;
 	if (u->modules[i].found) {
@@ -1041,6 +1057,7 @@ struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts)
 		u->kernel_module = module_get(u, &km, "[kernel.kallsyms]", NULL, NULL);
 	}
 	u->unknown_module = special_module(u, MS_MODULE_UNKNOWN, "[unknown]");
+	u->interpreted_module = NONE;
 	if (u->kernel_module == NONE || u->unknown_module == NONE)
 		goto fail;
 	if (ms_unwinder_set_method(u, opts && opts->method ? opts->method : &ms_unwind_method_fp) < 0)
@@ -1654,7 +1671,7 @@ static int sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_st
 	struct ms_user_stack *us = &u->ustack;
 	struct ms_process *proc;
 	struct ms_code_loc loc;
-	uint32_t n = 0, i, last_module = NONE, last_id = 0;
+	uint32_t n = 0, i, last_module = NONE, last_id = 0, last_flags = 0;
 	bool broke = false;
 	int r;
 
@@ -1745,10 +1762,11 @@ static int sample(struct ms_unwinder *u, const struct ms_sample *s, struct ms_st
 					return -1;
 				last_module = module;
 				last_id = u->modules[module].stream_id;
+				last_flags = u->modules[module].interp.n ? MS_FRAME_INTERPRETER : 0;
 			}
 			f->module = last_id;
 			f->address = address;
-			f->flags = (uf->flags & MS_FRAME_RETURN) | flags;
+			f->flags = (uf->flags & MS_FRAME_RETURN) | flags | last_flags;
 			if (!r) {
 				out->reason = MS_END_NO_MODULE;
 				broke = true;
@@ -1797,4 +1815,31 @@ int ms_unwinder_sample_tagged(struct ms_unwinder *u, const struct ms_sample *s,
 			      struct ms_stack *out, uint32_t *tag)
 {
 	return sample(u, s, out, tag);
+}
+
+bool ms_unwinder_any_interpreter(const struct ms_unwinder *u)
+{
+	return u->any_interp;
+}
+
+bool ms_unwinder_activation(const struct ms_unwinder *u, const struct ms_stack_frame *f)
+{
+	const struct module *mod;
+
+	if (!(f->flags & MS_FRAME_INTERPRETER) || f->module >= u->n_stream)
+		return false;
+	mod = &u->modules[u->by_stream[f->module]];
+	/* A return address is its call's: the byte before it. */
+	return ms_interp_in_loop(&mod->interp, f->address - (f->flags & MS_FRAME_RETURN ? 1 : 0));
+}
+
+int ms_unwinder_interpreted_module(struct ms_unwinder *u, uint32_t *id)
+{
+	if (u->interpreted_module == NONE &&
+	    (u->interpreted_module = special_module(u, MS_MODULE_INTERPRETED, "[python]")) == NONE)
+		return -1;
+	if (module_use(u, u->interpreted_module) < 0)
+		return -1;
+	*id = u->modules[u->interpreted_module].stream_id;
+	return 0;
 }

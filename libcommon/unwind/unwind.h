@@ -81,6 +81,11 @@
  * an unproved file (size 0: consumers never open its path), so
  * ms-symbolize finds the same file by the same build id.
  *
+ * A module whose proved file defines _PyEval_EvalFrameDefault is a Python
+ * interpreter's (unwind/interp.h): its frames carry MS_FRAME_INTERPRETER,
+ * and the stage splices Python frames before the activations of its loop
+ * (python/splice.h).
+ *
  * Memory: no allocation per sample; process and module tables grow with
  * the records that describe them.
  */
@@ -228,6 +233,18 @@ struct ms_unwind_stats {
 	 * unregistration or a mapping, frames named from their symbols
 	 */
 	uint64_t jit_objects, jit_objects_again, jit_objects_ended, jit_object_frames_named;
+	/*
+	 * Python (the stage's, python/splice.h, pycode.h): walker records
+	 * (PY_STACK) paired with their sample and dropped unpaired; stacks
+	 * spliced (placed, truncated, unplaced), ended unknown, cut for room;
+	 * interpreted frames written; codes (PY_CODE) kept, ignored as again,
+	 * refused past the bound; keys given out, frames of unknown code,
+	 * instructions past or outside their locations table.
+	 */
+	uint64_t py_stacks, py_unpaired;
+	uint64_t py_placed, py_truncated, py_unplaced, py_unknown, py_cut;
+	uint64_t py_frames, py_codes, py_codes_again, py_codes_refused;
+	uint64_t py_keys, py_unknown_frames, py_bad_lines;
 };
 
 struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts);
@@ -329,6 +346,19 @@ bool ms_unwinder_next_module(struct ms_unwinder *u, struct ms_module *out);
 bool ms_unwinder_next_frame(struct ms_unwinder *u, struct ms_frame *out);
 
 /*
+ * Python (unwind/interp.h). Whether any module of the stream so far is a
+ * Python interpreter's (its frames carry MS_FRAME_INTERPRETER); whether
+ * frame f of the last stack is an activation of its loop; and the stream
+ * id of the one interpreted module (MS_MODULE_INTERPRETED, "[python]"),
+ * made on first use and then handed out by ms_unwinder_next_module()
+ * like any module a sample used first (call it after the sample, before
+ * its modules are taken). 0, or -1 after a message.
+ */
+bool ms_unwinder_any_interpreter(const struct ms_unwinder *u);
+bool ms_unwinder_activation(const struct ms_unwinder *u, const struct ms_stack_frame *f);
+int ms_unwinder_interpreted_module(struct ms_unwinder *u, uint32_t *id);
+
+/*
  * Where pc lies in proc's space now: the mapping, or NULL. For methods
  * (CFI lookup) and tests.
  */
@@ -401,7 +431,9 @@ struct ms_problems *ms_unwinder_problems(struct ms_unwinder *u);
  * STACK_REF records) and SWITCH_OUT records (unwound the same way: MODULE,
  * FRAME, STACK_DEF and an OFF_CPU referring to the stack) and JIT_FUNC
  * records (kept: they are large and only the unwinder reads them; a
- * malformed one is a counted problem), passes every other
+ * malformed one is a counted problem), PY_CODE records (kept, likewise)
+ * and PY_STACK records (spliced into the stack of the sample that follows
+ * each: python/splice.h, pycode.h), passes every other
  * record through unchanged, and appends its problems before
  * the trailer. The unwind method is opts->method, else opts->policy's
  * (AUTO settled at the first sample, see enum ms_unwind_policy); its name

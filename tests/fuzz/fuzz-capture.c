@@ -722,12 +722,15 @@ static void check_encode(const struct ms_capture *cap, unsigned char **out, size
 	back = ms_capture_load_buffer(buf, len, "fuzz encoded");
 	CHECK(back);
 	/*
-	 * the oldest minor that holds it: 1.6 only with JIT data, 1.5 only
+	 * the oldest minor that holds it: 1.7 only with Python data (a
+	 * frame flagged interpreter or an interpreted end, whatever minor it
+	 * was read from, included), 1.6 only with JIT data, 1.5 only
 	 * with the off-cpu flag, 1.4 with loss rows, 1.3 with duty rows, 1.2
 	 * with counts
 	 */
 	CHECK(back->major == MS_CAPTURE_MAJOR &&
-	      back->minor == (ms_capture_has_jit(back) ? MS_CAPTURE_MINOR_JIT :
+	      back->minor == (ms_capture_has_python(back) ? MS_CAPTURE_MINOR_PYTHON :
+			      ms_capture_has_jit(back) ? MS_CAPTURE_MINOR_JIT :
 			      back->flags & MS_CAPTURE_OFF_CPU ? MS_CAPTURE_MINOR_OFF_CPU :
 			      back->n_losses ? MS_CAPTURE_MINOR_LOSSES :
 			      back->flags & MS_CAPTURE_DUTY ? MS_CAPTURE_MINOR_DUTY :

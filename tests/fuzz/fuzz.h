@@ -2,7 +2,7 @@
  * Fuzz targets of the parsers of untrusted bytes: the importers
  * (formats/formats.h), the perf record decoder and the stream reader, the
  * unwinder and its CFI rows cache, the capture reader, the JIT frame
- * prover and its row tables. Each takes any
+ * prover and its row tables, the BPF sampler's records. Each takes any
  * bytes; the code under test either refuses them with a message or gives
  * a result whose documented invariants the target checks: anything else
  * aborts, which libFuzzer reports as a crash. Each file's head says what
@@ -10,8 +10,8 @@
  *
  * Built two ways: by `make fuzz` with clang -fsanitize=fuzzer (each file
  * then defines LLVMFuzzerTestOneInput), and, with MS_FUZZ_REPLAY, into
- * tests/unit/formats-, stream-, unwind-, capture-, prove-, perfmap- and
- * rows-corpus-test, which replay the committed corpus (tests/fuzz/corpus/NAME) in `make check`.
+ * tests/unit/formats-, stream-, unwind-, capture-, prove-, perfmap-,
+ * rows- and bpfrecord-corpus-test, which replay the committed corpus (tests/fuzz/corpus/NAME) in `make check`.
  */
 #ifndef MS_TESTS_FUZZ_H
 #define MS_TESTS_FUZZ_H
@@ -31,6 +31,7 @@ int ms_fuzz_capture(const uint8_t *data, size_t size);
 int ms_fuzz_prove(const uint8_t *data, size_t size);
 int ms_fuzz_perfmap(const uint8_t *data, size_t size);
 int ms_fuzz_rows(const uint8_t *data, size_t size);
+int ms_fuzz_bpfrecord(const uint8_t *data, size_t size);
 /* The checks the importers' targets make on what an import returned. */
 void ms_fuzz_check(struct ms_capture *cap);
 

@@ -9,6 +9,7 @@ FUZZ_TARGETS += tests/fuzz/fuzz-decode tests/fuzz/fuzz-stream
 FUZZ_TARGETS += tests/fuzz/fuzz-unwind tests/fuzz/fuzz-cfirows
 FUZZ_TARGETS += tests/fuzz/fuzz-capture tests/fuzz/fuzz-prove
 FUZZ_TARGETS += tests/fuzz/fuzz-perfmap tests/fuzz/fuzz-rows
+FUZZ_TARGETS += tests/fuzz/fuzz-bpfrecord
 FUZZ_CC = clang
 # UBSan's findings abort as ASan's do: printed only, -close_fd_mask=2 hid them.
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -17,7 +18,7 @@ FUZZ_OBJDIR = tests/fuzz/obj
 FUZZ_OBJS = $(patsubst %.c,$(FUZZ_OBJDIR)/%.o,$(filter %.c,$(libcommon_a_SOURCES))) \
 	$(FUZZ_OBJDIR)/formats/pprof/profile.pb-c.o $(FUZZ_OBJDIR)/tests/fuzz/fuzz-common.o \
 	$(FUZZ_OBJDIR)/tests/fuzz/fuzz-io.o
-FUZZ_SYSLIBS = $(filter-out libcommon.a,$(MS_LIBS)) $(LIBS)
+FUZZ_SYSLIBS = $(filter-out libcommon.a,$(MS_LIBS)) $(LIBBPF_LIBS) $(ZLIB_LIBS) $(LIBS)
 FUZZ_COMPILE = $(FUZZ_CC) $(FUZZ_CFLAGS) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) \
 	$(AM_CFLAGS) -Wno-unknown-warning-option
 

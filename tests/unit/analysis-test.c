@@ -472,7 +472,7 @@ static void test_top_json(void **state)
 	q.limit = 3;
 	text = CAPTURE_OUTPUT(ms_top_write(JSON_OUT, &t->cap, &q));
 	assert_string_equal(text,
-		"{\"source\":\"cpu-sampling\",\"unit\":\"samples\",\"by\":\"function\",\"look\":\"native\","
+		"{\"source\":\"cpu-sampling\",\"unit\":\"samples\",\"by\":\"function\",\"look\":\"mixed\","
 		"\"samples\":11,\"total\":11,\"capture_total\":11,\"functions\":["
 		"{\"name\":\"burn_60\",\"module\":\"burn\",\"file\":\"\",\"line\":0,\"self\":4,\"self_percent\":36.36,"
 		"\"total\":4,\"total_percent\":36.36},"
@@ -576,7 +576,7 @@ static void test_top_empty(void **state)
 	tcap_init(&t);
 	text = CAPTURE_OUTPUT(ms_top_write(JSON_OUT, &t.cap, &q));
 	assert_string_equal(text, "{\"source\":\"cpu-sampling\",\"unit\":\"samples\",\"by\":\"function\","
-				 "\"look\":\"native\",\"samples\":0,\"total\":0,\"capture_total\":0,"
+				 "\"look\":\"mixed\",\"samples\":0,\"total\":0,\"capture_total\":0,"
 				 "\"functions\":[]}\n");
 	free(text);
 	text = CAPTURE_OUTPUT(ms_top_write(TEXT_OUT, &t.cap, &q));
@@ -653,7 +653,7 @@ static void test_tree_shape(void **state)
 }
 
 #define HEAD(unit, by, samples, total, all) \
-	"\"source\":\"cpu-sampling\",\"unit\":\"" unit "\",\"by\":\"" by "\",\"look\":\"native\"," \
+	"\"source\":\"cpu-sampling\",\"unit\":\"" unit "\",\"by\":\"" by "\",\"look\":\"mixed\"," \
 	"\"samples\":" #samples ",\"total\":" #total ",\"capture_total\":" #all ","
 
 static const char main_tree_json[] =
@@ -1883,7 +1883,7 @@ static void test_query_parsers_refuse(void **state)
 	EXPECT_ERROR(ms_by_parse("lines", &b),
 		     "unknown granularity for --by 'lines': use function, line, address, module\n");
 	EXPECT_ERROR(ms_by_parse("Function", &b), "'Function'");
-	EXPECT_ERROR(ms_look_parse("python", &l), "unknown look 'python': use native\n");
+	EXPECT_ERROR(ms_look_parse("py", &l), "unknown look 'py': use mixed, native, python\n");
 	EXPECT_ERROR(ms_unit_parse("cpu", &u), "unknown unit 'cpu': use samples, cpu-time, off-cpu\n");
 	EXPECT_ERROR(ms_unit_parse("", &u), "unknown unit '': use samples, cpu-time, off-cpu\n");
 	/* the quiet one says nothing */
@@ -2860,7 +2860,7 @@ static struct tcap *truncated_capture(void)
 	samples(t, 1, 0, st, MS_END_FP_CHAIN);
 	samples(t, 1, 0, MS_NONE, MS_END_KERNEL_ONLY);
 	samples(t, 1, 0, st, MS_END_UNKNOWN);
-	samples(t, 1, 0, st, MS_END_KERNEL_ONLY + 1);
+	samples(t, 1, 0, st, MS_END_INTERPRETED_TRUNCATED + 1);
 	return t;
 }
 
@@ -2886,7 +2886,7 @@ static void test_truncated_keys(void **state)
 		assert_string_equal(key_label(&s, key), ms_truncated_label(e));
 		/* the known reasons have a key each; those past them share one */
 		for (f = 0; f < e; f++)
-			if (ms_stack_end_truncated(f) && f > MS_END_KERNEL_ONLY)
+			if (ms_stack_end_truncated(f) && f > MS_END_INTERPRETED_TRUNCATED)
 				assert_int_equal(ms_keys_truncated(&s.keys, f), key);
 			else if (ms_stack_end_truncated(f))
 				assert_int_not_equal(ms_keys_truncated(&s.keys, f), key);
@@ -2990,7 +2990,7 @@ static void test_truncated_keys(void **state)
 /*
  * The reader keeps any 32-bit end reason. One past every reason the keys
  * table holds (300, UINT32_MAX) is cut short as ms_stack_end_truncated()
- * says, so it goes under [truncated: unknown] like 9 does, not to the root.
+ * says, so it goes under [truncated: unknown] like 12 does, not to the root.
  */
 static void test_truncated_end_past_table(void **state)
 {
@@ -3004,7 +3004,7 @@ static void test_truncated_end_past_table(void **state)
 	samples(t, 1, 0, MS_NONE, UINT32_MAX);
 	assert_int_equal(ms_select_build(&s, &t->cap, &q), 0);
 	assert_string_equal(key_label(&s, ms_keys_truncated(&s.keys, 300)), "[truncated: unknown]");
-	assert_int_equal(ms_keys_truncated(&s.keys, 300), ms_keys_truncated(&s.keys, 9));
+	assert_int_equal(ms_keys_truncated(&s.keys, 300), ms_keys_truncated(&s.keys, 12));
 	ms_select_release(&s);
 	assert_true(starts_with(tree_text(&t->cap, &q),
 				"[root] 1/15\n"
@@ -3675,7 +3675,7 @@ static void test_diff(void **state)
 	free(text);
 	text = DIFF_OUTPUT(a, b, &q, true);
 	assert_string_equal(text,
-		"{\"source\":\"cpu-sampling\",\"unit\":\"samples\",\"by\":\"function\",\"look\":\"native\","
+		"{\"source\":\"cpu-sampling\",\"unit\":\"samples\",\"by\":\"function\",\"look\":\"mixed\","
 		"\"sort\":\"self\",\"a\":{\"file\":\"a.msc\",\"total\":10},"
 		"\"b\":{\"file\":\"b.msc\",\"total\":20},\"functions\":["
 		"{\"name\":\"h\",\"module\":\"app\",\"file\":\"\",\"line\":0,\"status\":\"new\",\"a_self\":0,"

@@ -106,6 +106,9 @@ static void test_malformed(void **state)
 	assert_string_equal(check(&h, 0), "bpf-record-kind");
 	h = good, h.kind = MS_BPF_KIND_PYTHON + 1;
 	assert_string_equal(check(&h, 0), "bpf-record-kind");
+	/* a python record too short for its head (tests below: every other shape) */
+	h = good, h.kind = MS_BPF_KIND_PYTHON;
+	assert_string_equal(check(&h, 0), "py-record-malformed");
 	/* a payload is taken by the size, padding left out */
 	h = good, h.size = sizeof(h) + 3;
 	assert_string_equal(check(&h, 3), "ok");
@@ -142,6 +145,157 @@ static void test_every_byte(void **state)
 				assert_int_equal(ret, 0);
 			buf[i] ^= (uint8_t)(1u << bit);
 		}
+}
+
+/* ---- the python walker's payload ---- */
+
+/*
+ * A PYTHON record of n frames (status, gil) in buf, frame i's code 0x1000
+ * + i and flags ENTRY on the last, with pad bytes after it: the length.
+ */
+static size_t lay_py(uint8_t *buf, uint32_t n, uint32_t status, uint32_t gil, size_t pad)
+{
+	struct ms_bpf_header h = good;
+	struct ms_bpf_py_head py = { .status = status, .n_frames = n, .tstate = 0x7f00,
+				     .gil = gil };
+	size_t len = sizeof(h) + sizeof(py);
+
+	h.kind = MS_BPF_KIND_PYTHON;
+	h.size = (uint32_t)(sizeof(h) + sizeof(py) + n * sizeof(struct ms_bpf_py_frame));
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), &py, sizeof(py));
+	for (uint32_t i = 0; i < n; i++) {
+		struct ms_bpf_py_frame f = { 0x1000 + i, 0x2000 + i, 0x3000 + i,
+					     i + 1 == n ? MS_BPF_PY_ENTRY : 0, 0 };
+
+		memcpy(buf + len, &f, sizeof(f));
+		len += sizeof(f);
+	}
+	memset(buf + len, 0, pad);
+	return len + pad;
+}
+
+static const char *check_raw(const uint8_t *buf, size_t len, struct ms_bpf_record *r)
+{
+	const char *code = "ok";
+	char detail[200] = "";
+
+	if (ms_bpf_record_check(buf, len, r, &code, detail, sizeof(detail)) == 0)
+		return "ok";
+	assert_true(detail[0] != '\0');
+	return code;
+}
+
+static void test_python_good(void **state)
+{
+	static uint8_t buf[MS_BPF_RECORD_MAX + 8];
+	struct ms_bpf_record r;
+	struct ms_bpf_py_frame f;
+	size_t len;
+
+	(void)state;
+	/* no frames (no Python running), one, the most, each with padding */
+	for (uint32_t n = 0; n <= MS_BPF_PY_FRAMES_MAX; n += n < 2 ? 1 : MS_BPF_PY_FRAMES_MAX - 2) {
+		len = lay_py(buf, n, n == MS_BPF_PY_FRAMES_MAX ? MS_BPF_PY_TOO_DEEP :
+			     MS_BPF_PY_COMPLETE, MS_BPF_PY_GIL_HELD, 4);
+		assert_string_equal(check_raw(buf, len, &r), "ok");
+		assert_int_equal(r.h.kind, MS_BPF_KIND_PYTHON);
+		assert_int_equal(r.py.n_frames, n);
+		assert_int_equal(r.py.tstate, 0x7f00);
+		assert_int_equal(r.py.gil, MS_BPF_PY_GIL_HELD);
+		if (n) {
+			ms_bpf_py_frame_get(&r, n - 1, &f);
+			assert_int_equal(f.code, 0x1000 + n - 1);
+			assert_int_equal(f.stamp, 0x2000 + n - 1);
+			assert_int_equal(f.instr, 0x3000 + n - 1);
+			assert_int_equal(f.flags, MS_BPF_PY_ENTRY);
+		}
+	}
+	/* every status and GIL state; the ones that found no thread with no frames */
+	for (uint32_t st = 0; st < MS_BPF_PY_STATUS_COUNT; st++)
+		for (uint32_t gil = 0; gil < MS_BPF_PY_GIL_COUNT; gil++) {
+			len = lay_py(buf, st >= MS_BPF_PY_NO_THREAD ? 0 : 3, st, gil, 0);
+			assert_string_equal(check_raw(buf, len, &r), "ok");
+		}
+	/* the largest record fits MS_BPF_RECORD_MAX */
+	assert_true(sizeof(struct ms_bpf_header) + sizeof(struct ms_bpf_py_head) +
+		    MS_BPF_PY_FRAMES_MAX * sizeof(struct ms_bpf_py_frame) <= MS_BPF_RECORD_MAX);
+}
+
+/* Every malformed shape of the payload: py-record-malformed, with a detail. */
+static void test_python_malformed(void **state)
+{
+	static uint8_t buf[MS_BPF_RECORD_MAX + 256];
+	struct ms_bpf_record r;
+	struct ms_bpf_header h;
+	struct ms_bpf_py_head py;
+	struct ms_bpf_py_frame f;
+	size_t len, at;
+
+	(void)state;
+	/* a head cut short: every payload size below it */
+	for (uint32_t n = 0; n < sizeof(py); n++) {
+		len = lay_py(buf, 0, 0, 0, 0);
+		memcpy(&h, buf, sizeof(h));
+		h.size = (uint32_t)sizeof(h) + n;
+		memcpy(buf, &h, sizeof(h));
+		assert_string_equal(check_raw(buf, h.size, &r), "py-record-malformed");
+	}
+	/* more frames than the most */
+	len = lay_py(buf, MS_BPF_PY_FRAMES_MAX, MS_BPF_PY_TOO_DEEP, 0, 0);
+	memcpy(&py, buf + sizeof(h), sizeof(py));
+	py.n_frames = MS_BPF_PY_FRAMES_MAX + 1;
+	memcpy(buf + sizeof(h), &py, sizeof(py));
+	assert_string_equal(check_raw(buf, len, &r), "py-record-malformed");
+	py.n_frames = UINT32_MAX;
+	memcpy(buf + sizeof(h), &py, sizeof(py));
+	assert_string_equal(check_raw(buf, len, &r), "py-record-malformed");
+	/* a count whose frames' size wraps to nothing in 32 bits, after a bare head */
+	len = lay_py(buf, 0, 0, 0, 0);
+	py.n_frames = 1u << 27;
+	memcpy(buf + sizeof(h), &py, sizeof(py));
+	assert_string_equal(check_raw(buf, len, &r), "py-record-malformed");
+	/* frames that do not fill the payload exactly: one more or one fewer said */
+	len = lay_py(buf, 3, 0, 0, 0);
+	for (int d = -1; d <= 1; d += 2) {
+		memcpy(&py, buf + sizeof(h), sizeof(py));
+		py.n_frames = (uint32_t)(3 + d);
+		memcpy(buf + sizeof(h), &py, sizeof(py));
+		assert_string_equal(check_raw(buf, len, &r), "py-record-malformed");
+	}
+	/* a payload with a partial frame after its frames (size not a frame's multiple) */
+	len = lay_py(buf, 2, 0, 0, 0);
+	memcpy(&h, buf, sizeof(h));
+	h.size += 8;
+	memcpy(buf, &h, sizeof(h));
+	memset(buf + len, 0, 8);
+	assert_string_equal(check_raw(buf, len + 8, &r), "py-record-malformed");
+	/* an unknown status or GIL state */
+	len = lay_py(buf, 0, MS_BPF_PY_STATUS_COUNT, 0, 0);
+	assert_string_equal(check_raw(buf, len, &r), "py-record-malformed");
+	len = lay_py(buf, 0, UINT32_MAX, 0, 0);
+	assert_string_equal(check_raw(buf, len, &r), "py-record-malformed");
+	len = lay_py(buf, 0, 0, MS_BPF_PY_GIL_COUNT, 0);
+	assert_string_equal(check_raw(buf, len, &r), "py-record-malformed");
+	/* a walk that found no thread state, with frames */
+	for (uint32_t st = MS_BPF_PY_NO_THREAD; st < MS_BPF_PY_STATUS_COUNT; st++) {
+		len = lay_py(buf, 1, st, 0, 0);
+		assert_string_equal(check_raw(buf, len, &r), "py-record-malformed");
+	}
+	/* a frame flag this reader does not know, on any frame */
+	for (uint32_t i = 0; i < 3; i++) {
+		len = lay_py(buf, 3, 0, 0, 0);
+		at = sizeof(h) + sizeof(py) + i * sizeof(f);
+		memcpy(&f, buf + at, sizeof(f));
+		f.flags |= 2;
+		memcpy(buf + at, &f, sizeof(f));
+		assert_string_equal(check_raw(buf, len, &r), "py-record-malformed");
+	}
+	/* the kernel's padding after a good one: still good; 8 bytes: the size is wrong */
+	len = lay_py(buf, 3, 0, 0, 7);
+	assert_string_equal(check_raw(buf, len, &r), "ok");
+	len = lay_py(buf, 3, 0, 0, 8);
+	assert_string_equal(check_raw(buf, len, &r), "bpf-record-size");
 }
 
 /* ---- ms_decode() of an output event's sample ---- */
@@ -324,6 +478,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_every_byte),
+		cmocka_unit_test(test_python_good),
+		cmocka_unit_test(test_python_malformed),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_pidns),
 	};

@@ -509,7 +509,7 @@ static void test_off_cpu_view_json(void **state)
 
 	(void)state;
 	text = view(&t->cap, &q, true);
-	expect_start(text, "{\"source\":\"intervals\",\"unit\":\"ns\",\"total\":103000000,"
+	expect_start(text, "{\"source\":\"intervals\",\"unit\":\"ns\",\"look\":\"mixed\",\"total\":103000000,"
 			     "\"capture_total\":103000000,\"intervals\":5,\"incomplete\":{\"intervals\":3,"
 			     "\"reasons\":[{\"missing\":\"began-inside\",\"intervals\":1,\"at_least_ns\":5000000},"
 			     "{\"missing\":\"ended-inside\",\"intervals\":1,\"at_least_ns\":10000000},"
@@ -520,7 +520,7 @@ static void test_off_cpu_view_json(void **state)
 	expect_in(text, "{\"syscall\":null,\"total\":8000000,\"intervals\":1,"
 		  "\"functions\":[{\"name\":\"futex_wait\",");
 	expect_in(text, "\"top\":{\"source\":\"intervals\",\"unit\":\"ns\",\"by\":\"function\","
-		  "\"look\":\"native\",\"intervals\":3,\"total\":58000000,\"capture_total\":103000000,"
+		  "\"look\":\"mixed\",\"intervals\":3,\"total\":58000000,\"capture_total\":103000000,"
 		  "\"functions\":[");
 	expect_in(text, "},{\"cause\":\"blocked\",\"total\":40000000,\"intervals\":1,\"sites\":[{");
 	expect_in(text, "\"threads\":[{\"pid\":10,\"tid\":10,\"name\":\"main\",\"total\":55000000,"
