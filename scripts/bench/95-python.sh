@@ -1,0 +1,98 @@
+# shellcheck shell=bash
+# Python stacks: a pure-Python workload (tests/fixtures/pywork.py: main >
+# f > g > h, a fixed amount of work) on pyenv's python3.12, recorded by
+# `microscope record --python bpf` (the BPF walker on the sampler's
+# events) and by the one peer here that names Python frames: perf record
+# --call-graph dwarf over python3.12 -X perf (its trampolines in a perf
+# map name functions, with no lines). Figures, each side by side in one
+# run: the target's slowdown (its run time recorded over its time alone,
+# median of $runs runs), the share of the samples running Python code (an
+# interpreter loop on the stack) whose stack holds Python frames, and the
+# cost per sample of turning each recording into named stacks (the
+# pipeline on the saved stream vs perf script on perf.data). The snapshot
+# engine (--python snapshot) is not built yet, so it has no column.
+# Set by scripts/bench-smoke, which sources this file.
+: "${top:?}" "${build:?}" "${work:?}" "${seconds:?}" "${runs:?}"
+py=${MS_BENCH_PYTHON312:-/root/.pyenv/versions/3.12.1/bin/python3.12}
+if [ ! -x "$py" ]; then
+	echo "bench-smoke: python part skipped: no python3.12 at $py (set MS_BENCH_PYTHON312)"
+	return 0
+fi
+pywork=$top/tests/fixtures/pywork.py
+# About $seconds of work alone (5000 loop iterations a step).
+steps=$(( $(echo "$seconds * 1000" | bc | cut -d. -f1) * 2 / 3 + 1 ))
+
+# wall_of CMD...: the wall time of CMD in seconds, its output discarded.
+wall_of() {
+	local t0 t1
+	t0=${EPOCHREALTIME/,/.}; "$@" >/dev/null 2>&1; t1=${EPOCHREALTIME/,/.}
+	echo "$t1 - $t0" | bc -l
+}
+
+# median_wall CMD...: the median of $runs wall times of CMD.
+median_wall() {
+	for _ in $(seq "$runs"); do wall_of "$@"; done | median
+}
+
+# python3.12 -X perf leaves its map in /tmp: remove the ones these runs made.
+find /tmp -maxdepth 1 -name "perf-*.map" | sort >"$work/py-maps-before"
+t_alone=$(median_wall "$py" "$pywork" steps "$steps")
+t_alone_xperf=$(median_wall "$py" -X perf "$pywork" steps "$steps")
+t_ms=$(median_wall microscope record --python bpf -F 999 -o "$work/py-t.msc" -- "$py" "$pywork" steps "$steps")
+t_ms_native=$(median_wall microscope record -F 999 -o "$work/py-n.msc" -- "$py" "$pywork" steps "$steps")
+t_perf=$(median_wall perf record -q -F 999 --call-graph dwarf,8192 -o "$work/py-t.data" -- \
+	"$py" -X perf "$pywork" steps "$steps")
+
+# One recording of each, kept for the shares and the processing cost.
+ms-collect --python bpf -F 999 -o "$work/py.msr" -- "$py" "$pywork" steps "$steps" >"$work/py-ms.out"
+perf record -q -F 999 --call-graph dwarf,8192 -o "$work/py.data" -- \
+	"$py" -X perf "$pywork" steps "$steps" >"$work/py-perf.out" 2>/dev/null
+perf_pid=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$work/py-perf.out")
+ms-decode <"$work/py.msr" | ms-unwind | ms-symbolize | ms-capture -o "$work/py.msc"
+t_proc_ms=$(best "ms-decode < '$work/py.msr' | ms-unwind | ms-symbolize | ms-capture -o '$work/py2.msc'")
+t_proc_perf=$(best "perf script -i '$work/py.data' -F ip,sym")
+perf script -i "$work/py.data" -F ip,sym 2>/dev/null >"$work/py-perf.txt"
+rm -f "/tmp/perf-$perf_pid.map"
+find /tmp -maxdepth 1 -name "perf-*.map" | sort | comm -13 "$work/py-maps-before" - | xargs -r rm -f
+
+ms_samples=$(ms-analyze summary --json "$work/py.msc" | jq .samples)
+perf_samples=$(perf script -i "$work/py.data" -F tid 2>/dev/null | wc -l)
+
+# Of the samples with an interpreter loop on the stack, those with Python
+# frames (microscope: an interpreted frame of pywork.py; perf: a py::
+# trampoline's name), and those whose Python stack holds the whole chain.
+ms-export --folded "$work/py.msc" 2>/dev/null >"$work/py.folded"
+read -r ms_py ms_named ms_chain < <(awk '/_PyEval_EvalFrameDefault/ { n = $NF; p += n
+	if (/pywork\.py:/) k += n; if (/main \([^)]*\);.*f \([^)]*\);.*g \([^)]*\);.*h \(/) c += n }
+	END { print p + 0, k + 0, c + 0 }' "$work/py.folded")
+read -r pf_py pf_named pf_chain < <(awk 'function end() { if (py) { p++; if (named) k++; if (chain == 4) c++ }
+		py = named = chain = 0 }
+	NF == 0 { end(); next }
+	/_PyEval_EvalFrameDefault/ { py = 1 }
+	/py::/ { named = 1 }
+	/py::main:/ { chain++ } /py::f:/ { chain++ } /py::g:/ { chain++ } /py::h:/ { chain++ }
+	END { end(); print p + 0, k + 0, c + 0 }' "$work/py-perf.txt")
+
+pct() { echo "100 * $1 / ($2 + ($2 == 0))" | bc -l; }
+per_ms=$(echo "$t_proc_ms / $ms_samples * 1000000" | bc -l)
+per_pf=$(echo "$t_proc_perf / $perf_samples * 1000000" | bc -l)
+slow_ms=$(ratio "$t_ms" "$t_alone")
+slow_ms_native=$(ratio "$t_ms_native" "$t_alone")
+slow_pf=$(ratio "$t_perf" "$t_alone_xperf")
+printf '\n%-48s %12s %12s %8s\n' "figure (python3.12, pure Python)" "microscope" "perf -X perf" "ratio"
+printf '%-48s %11.3fx %11.3fx %7.2fx\n' "target slowdown (run time / alone; lower better)" \
+	"$slow_ms" "$slow_pf" "$(ratio "$slow_ms" "$slow_pf")"
+printf '%-48s %11.3fx\n' "  the same without --python bpf" "$slow_ms_native"
+printf '%-48s %12d %12d\n' "samples recorded" "$ms_samples" "$perf_samples"
+printf '%-48s %11.1f%% %11.1f%%\n' "Python samples with Python frames" \
+	"$(pct "$ms_named" "$ms_py")" "$(pct "$pf_named" "$pf_py")"
+printf '%-48s %11.1f%% %11.1f%%\n' "Python samples with main > f > g > h whole" \
+	"$(pct "$ms_chain" "$ms_py")" "$(pct "$pf_chain" "$pf_py")"
+printf '%-48s %12.2f %12.2f %7.2fx\n' "processing, us/sample (lower is better)" \
+	"$per_ms" "$per_pf" "$(ratio "$per_ms" "$per_pf")"
+echo
+echo "slowdown: median of $runs runs of pywork.py steps $steps ($(printf '%.2f' "$t_alone") s alone; under"
+echo "-X perf $(printf '%.2f' "$t_alone_xperf") s alone), recorded at 999 Hz: microscope record --python bpf"
+echo "vs perf record --call-graph dwarf,8192 over python3.12 -X perf. microscope names"
+echo "functions with their lines; perf's py:: names have no lines. processing: the"
+echo "pipeline on the saved stream vs perf script -F ip,sym; best of $runs runs each."
