@@ -19,8 +19,10 @@ if [ ! -x "$py" ]; then
 	return 0
 fi
 pywork=$top/tests/fixtures/pywork.py
-# About $seconds of work alone (5000 loop iterations a step).
-steps=$(( $(echo "$seconds * 1000" | bc | cut -d. -f1) * 2 / 3 + 1 ))
+# About $seconds of work alone: 500 steps (5000 loop iterations each)
+# timed once, scaled.
+t0=${EPOCHREALTIME/,/.}; "$py" "$pywork" steps 500 >/dev/null; t1=${EPOCHREALTIME/,/.}
+steps=$(echo "500 * $seconds / ($t1 - $t0)" | bc)
 
 # wall_of CMD...: the wall time of CMD in seconds, its output discarded.
 wall_of() {
