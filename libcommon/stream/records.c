@@ -52,6 +52,7 @@ static const char *const kind_names[] = {
 	[MS_REC_OFF_CPU] = "off-cpu",
 	[MS_REC_INTERVAL] = "interval",
 	[MS_REC_PY_STACK] = "py-stack",
+	[MS_REC_LABEL_SPAN] = "label-span",
 	[MS_REC_FRAME] = "frame",
 };
 
@@ -614,6 +615,16 @@ static const struct ms_field py_stack_fields[] = {
 		"frame words", 0),
 };
 
+static const struct ms_field label_span_fields[] = {
+	U32(struct ms_label_span, pid),
+	U32(struct ms_label_span, tid),
+	U64(struct ms_label_span, start),
+	U64(struct ms_label_span, end),
+	U64(struct ms_label_span, samples),
+	STR(struct ms_label_span, key),
+	STR(struct ms_label_span, value),
+};
+
 static const struct ms_field jit_object_fields[] = {
 	U32(struct ms_jit_object, pid),
 	U64(struct ms_jit_object, time),
@@ -856,6 +867,7 @@ static const struct ms_schema jit_object_schema = SCHEMA(MS_REC_JIT_OBJECT, jit_
 static const struct ms_schema py_process_schema = SCHEMA(MS_REC_PY_PROCESS, py_process_fields);
 static const struct ms_schema py_code_schema = SCHEMA(MS_REC_PY_CODE, py_code_fields);
 static const struct ms_schema py_stack_schema = SCHEMA(MS_REC_PY_STACK, py_stack_fields);
+static const struct ms_schema label_span_schema = SCHEMA(MS_REC_LABEL_SPAN, label_span_fields);
 const struct ms_schema ms_stack_schema = SCHEMA(MS_REC_STACK, stack_fields);
 const struct ms_schema ms_stack_ref_schema = SCHEMA(MS_REC_STACK_REF, stack_ref_fields);
 static const struct ms_schema frame_schema = SCHEMA(MS_REC_FRAME, frame_fields);
@@ -1011,6 +1023,30 @@ int ms_py_stack_unpack(const struct ms_record *rec, struct ms_py_stack *s)
 		return ms_field_bad(rec, "status", "is %" PRIu32 ", not a known status", s->status);
 	if (s->gil >= MS_BPF_PY_GIL_COUNT)
 		return ms_field_bad(rec, "gil", "is %" PRIu32 ", not a known state", s->gil);
+	return 0;
+}
+
+int ms_label_span_pack(struct ms_writer *w, const struct ms_label_span *l)
+{
+	if (l->start > l->end || !l->samples || !l->key.len || !l->value.len)
+		return ms_error("internal error: a label span with an empty key or value, no "
+				"samples, or an end before its start");
+	return ms_schema_pack(&label_span_schema, MS_REC_LABEL_SPAN, w, l);
+}
+
+int ms_label_span_unpack(const struct ms_record *rec, struct ms_label_span *l)
+{
+	if (ms_schema_unpack(&label_span_schema, 0, rec, l) < 0)
+		return -1;
+	if (l->start > l->end)
+		return ms_field_bad(rec, "end", "is before start (%" PRIu64 " < %" PRIu64 ")",
+				    l->end, l->start);
+	if (!l->samples)
+		return ms_field_bad(rec, "samples", "is 0");
+	if (!l->key.len)
+		return ms_field_bad(rec, "key", "is empty");
+	if (!l->value.len)
+		return ms_field_bad(rec, "value", "is empty");
 	return 0;
 }
 

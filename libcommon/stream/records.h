@@ -65,6 +65,7 @@ enum ms_record_kind {
 	MS_REC_STACK_REF = 33,	/* minor 2: struct ms_stack_ref */
 	MS_REC_OFF_CPU = 34,	/* minor 4: struct ms_off_cpu */
 	MS_REC_PY_STACK = 36,	/* minor 6: struct ms_py_stack (ms-decode's: the 20s are full) */
+	MS_REC_LABEL_SPAN = 37,	/* minor 6: struct ms_label_span (ms-unwind's) */
 
 	/* written by ms-capture --dump */
 	MS_REC_INTERVAL = 35,	/* minor 4: struct ms_interval */
@@ -414,6 +415,25 @@ struct ms_py_stack {
 	uint64_t tstate;
 	uint32_t n_words;		/* 4 x frames */
 	uint64_t words[4 * MS_PY_STACK_FRAMES_MAX];
+};
+
+/*
+ * Minor version 6: a label a runtime gave a thread over a run of its
+ * samples, one span per run of samples with one value: key "gil", value
+ * "held" or "released" (from PY_STACK's gil; "unknown" makes no span).
+ * ms-unwind writes a span when the thread's next sample has another
+ * value or none (a sample of the thread without a PY_STACK ends it), and
+ * the open spans at the end of the stream. start is the time of the run's
+ * first sample, end of its last (start <= end); samples the number of
+ * samples in the run (at least 1).
+ * [37, pid, tid, start, end, samples, key, value]
+ */
+struct ms_label_span {
+	uint32_t pid, tid;
+	uint64_t start, end;
+	uint64_t samples;
+	struct ms_str key;	/* not empty */
+	struct ms_str value;	/* not empty */
 };
 
 /*
@@ -913,6 +933,8 @@ int ms_py_code_pack(struct ms_writer *w, const struct ms_py_code *c);
 int ms_py_code_unpack(const struct ms_record *rec, struct ms_py_code *c);
 int ms_py_stack_pack(struct ms_writer *w, const struct ms_py_stack *s);
 int ms_py_stack_unpack(const struct ms_record *rec, struct ms_py_stack *s);
+int ms_label_span_pack(struct ms_writer *w, const struct ms_label_span *l);
+int ms_label_span_unpack(const struct ms_record *rec, struct ms_label_span *l);
 int ms_frame_pack(struct ms_writer *w, const struct ms_frame *f);
 int ms_frame_unpack(const struct ms_record *rec, struct ms_frame *f);
 
