@@ -65,11 +65,11 @@ struct ms_bpf_sampler *ms_bpf_sampler_load(bool *refused)
 	ns = ms_pidns_is_initial(NULL, why, sizeof(why));
 	if (ns <= 0) {
 		*refused = true;
-		ms_error("--bpf-sampler: %s; the BPF sampler needs the recorder in the initial "
+		ms_error("the BPF sampler: %s; the BPF sampler needs the recorder in the initial "
 			 "pid namespace (perf gives a sample's thread ids in the recorder's "
 			 "namespace, the BPF program in the initial one, and they must agree): "
 			 "run ms-collect on the host, outside containers or unshare -p (the "
-			 "target may be in a nested namespace), or record without --bpf-sampler",
+			 "target may be in a nested namespace), or record without --python bpf",
 			 why);
 		return NULL;
 	}
@@ -85,7 +85,7 @@ struct ms_bpf_sampler *ms_bpf_sampler_load(bool *refused)
 	if (!b->skel) {
 		err = errno;
 		libbpf_set_print(old);
-		ms_error("--bpf-sampler: cannot open the embedded BPF object (libbpf: %s)%s%s",
+		ms_error("the BPF sampler: cannot open the embedded BPF object (libbpf: %s)%s%s",
 			 strerror(err), log_len ? "; libbpf said:\n" : "", log_buf);
 		free(b);
 		return NULL;
@@ -96,11 +96,11 @@ struct ms_bpf_sampler *ms_bpf_sampler_load(bool *refused)
 		err = err < 0 ? -err : err;
 		*refused = err == EPERM || err == EACCES;
 		if (*refused)
-			ms_error("--bpf-sampler: not allowed to load the BPF program (bpf: %s): it "
+			ms_error("the BPF sampler: not allowed to load the BPF program (bpf: %s): it "
 				 "needs root, or CAP_BPF with CAP_PERFMON; run as root, or record "
-				 "without --bpf-sampler", strerror(err));
+				 "without --python bpf", strerror(err));
 		else
-			ms_error("--bpf-sampler: this kernel refused the BPF program (bpf: %s): "
+			ms_error("the BPF sampler: this kernel refused the BPF program (bpf: %s): "
 				 "the verifier or the kernel said:\n%s", strerror(err),
 				 log_len ? log_buf : "(nothing)\n");
 		ms_sampler__destroy(b->skel);
@@ -138,7 +138,7 @@ int ms_bpf_sampler_set_layout(struct ms_bpf_sampler *b, uint32_t pid,
 {
 	if (bpf_map__update_elem(b->skel->maps.py_layouts, &pid, sizeof(pid), l, sizeof(*l),
 				 BPF_ANY) < 0)
-		return ms_error_errno("--bpf-sampler: cannot store the Python layout of process %u "
+		return ms_error_errno("the BPF sampler: cannot store the Python layout of process %u "
 				      "in the map py_layouts (%u processes at most)", pid,
 				      bpf_map__max_entries(b->skel->maps.py_layouts));
 	return 0;
@@ -176,13 +176,13 @@ int ms_bpf_sampler_drop_layout(struct ms_bpf_sampler *b, uint32_t pid)
 	bool first = true;
 
 	if (map_delete(b->skel->maps.py_layouts, pid) < 0)
-		return ms_error_errno("--bpf-sampler: cannot delete process %u from the map "
+		return ms_error_errno("the BPF sampler: cannot delete process %u from the map "
 				      "py_layouts", pid);
 	/* Deleting the key just returned lets get_next_key go on from the start. */
 	while (bpf_map__get_next_key(threads, first ? NULL : &key, &next, sizeof(next)) == 0) {
 		if (thread_of(pid, next)) {
 			if (map_delete(threads, next) < 0)
-				return ms_error_errno("--bpf-sampler: cannot delete thread %u of process "
+				return ms_error_errno("the BPF sampler: cannot delete thread %u of process "
 						      "%u from the map py_threads", next, pid);
 			first = true;
 			continue;
@@ -191,7 +191,7 @@ int ms_bpf_sampler_drop_layout(struct ms_bpf_sampler *b, uint32_t pid)
 		first = false;
 	}
 	if (errno != ENOENT)
-		return ms_error_errno("--bpf-sampler: cannot list the map py_threads to forget the "
+		return ms_error_errno("the BPF sampler: cannot list the map py_threads to forget the "
 				      "threads of process %u", pid);
 	return 0;
 }
@@ -200,7 +200,7 @@ int ms_bpf_sampler_set_thread(struct ms_bpf_sampler *b, uint32_t tid, uint64_t t
 {
 	if (bpf_map__update_elem(b->skel->maps.py_threads, &tid, sizeof(tid), &tstate,
 				 sizeof(tstate), BPF_ANY) < 0)
-		return ms_error_errno("--bpf-sampler: cannot store the thread state of thread %u in "
+		return ms_error_errno("the BPF sampler: cannot store the thread state of thread %u in "
 				      "the map py_threads (%u threads at most)", tid,
 				      bpf_map__max_entries(b->skel->maps.py_threads));
 	return 0;
@@ -209,7 +209,7 @@ int ms_bpf_sampler_set_thread(struct ms_bpf_sampler *b, uint32_t tid, uint64_t t
 int ms_bpf_sampler_drop_thread(struct ms_bpf_sampler *b, uint32_t tid)
 {
 	if (map_delete(b->skel->maps.py_threads, tid) < 0)
-		return ms_error_errno("--bpf-sampler: cannot delete thread %u from the map "
+		return ms_error_errno("the BPF sampler: cannot delete thread %u from the map "
 				      "py_threads", tid);
 	return 0;
 }
