@@ -4,11 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 #include "python/codeobj.h"
-#include "python/pymem.h"
+#include "python/pyobj.h"
 #include "python/pyparse.h"
 
-/* The largest object header read: offsets are below MS_PY_OFFSET_MAX, structures far smaller. */
-#define HDR_MAX 1024
+#define HDR_MAX MS_PY_OBJ_HDR_MAX
+#define u64 ms_py_u64
+#define u32 ms_py_u32
 
 /* Set status and reason; returns the status. */
 static uint32_t fail(struct ms_py_code_info *o, uint32_t status, const char *fmt, ...)
@@ -22,73 +23,30 @@ static uint32_t fail(struct ms_py_code_info *o, uint32_t status, const char *fmt
 	return status;
 }
 
-/* A counted read: 0, or -1 after fail(UNREADABLE). */
-static int rd(pid_t pid, struct ms_py_code_info *o, uint64_t addr, void *buf, size_t len,
-	      const char *what)
+/* A status of the shared reader as a code status, with its reason: -1. */
+static int read_failed(struct ms_py_code_info *o, const struct ms_py_reader *r, enum ms_py_read s)
 {
-	o->bytes += len;
-	if (ms_py_read(pid, addr, buf, len) == 0)
-		return 0;
-	fail(o, MS_PY_CODE_UNREADABLE, "%s at 0x%llx of process %d: %s", what,
-	     (unsigned long long)addr, (int)pid, strerror(errno));
+	fail(o, s == MS_PY_READ_UNREADABLE ? MS_PY_CODE_UNREADABLE : MS_PY_CODE_INVALID, "%s",
+	     r->reason);
 	return -1;
 }
 
-static uint64_t u64(const uint8_t *b, uint32_t off)
+/* A counted read: 0, or -1 after fail(). */
+static int rd(struct ms_py_reader *r, struct ms_py_code_info *o, uint64_t addr, void *buf,
+	      size_t len, const char *what)
 {
-	uint64_t v;
+	enum ms_py_read s = ms_py_read_mem(r, addr, buf, len, what);
 
-	memcpy(&v, b + off, 8);
-	return v;
-}
-
-static uint32_t u32(const uint8_t *b, uint32_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, b + off, 4);
-	return v;
+	return s == MS_PY_READ_OK ? 0 : read_failed(o, r, s);
 }
 
 /* The str object at addr into out (MS_PY_CODE_STR_BYTES), *len its bytes: 0 or -1 after fail(). */
-static int read_str(pid_t pid, const struct ms_py_layout *l, struct ms_py_code_info *o,
-		    uint64_t addr, char *out, uint32_t *len, const char *what)
+static int read_str(struct ms_py_reader *r, struct ms_py_code_info *o, uint64_t addr, char *out,
+		    uint32_t *len, const char *what)
 {
-	const struct ms_py_offsets *off = &l->off;
-	/* the characters: at most MS_PY_STR_MAX of 4 bytes (the linetable buffer is free now) */
-	uint8_t *data = o->linetable;
-	uint8_t h[HDR_MAX];
-	uint32_t data_off;
-	enum ms_py_ukind kind;
-	uint64_t n;
-	int got;
+	enum ms_py_read s = ms_py_read_str(r, addr, what, out, MS_PY_CODE_STR_BYTES, len);
 
-	if (rd(pid, o, addr, h, off->uni_ascii_size, what) < 0)
-		return -1;
-	if (u64(h, off->ob_type) != l->unicode_type) {
-		fail(o, MS_PY_CODE_INVALID, "%s at 0x%llx is not a str", what, (unsigned long long)addr);
-		return -1;
-	}
-	n = u64(h, off->uni_length);
-	if (n > MS_PY_STR_MAX) {
-		fail(o, MS_PY_CODE_INVALID, "%s at 0x%llx has %llu characters (more than %u)", what,
-		     (unsigned long long)addr, (unsigned long long)n, MS_PY_STR_MAX);
-		return -1;
-	}
-	if (ms_py_unicode_data(off, u32(h, off->uni_state), &data_off, &kind) < 0) {
-		fail(o, MS_PY_CODE_INVALID, "%s at 0x%llx: a str state not read (0x%x)", what,
-		     (unsigned long long)addr, u32(h, off->uni_state));
-		return -1;
-	}
-	if (rd(pid, o, addr + data_off, data, n * kind, what) < 0)
-		return -1;
-	got = ms_py_unicode_utf8(kind, data, n, out, MS_PY_CODE_STR_BYTES);
-	if (got < 0) {
-		fail(o, MS_PY_CODE_INVALID, "%s at 0x%llx does not fit", what, (unsigned long long)addr);
-		return -1;
-	}
-	*len = (uint32_t)got;
-	return 0;
+	return s == MS_PY_READ_OK ? 0 : read_failed(o, r, s);
 }
 
 static uint32_t max_end(const uint32_t *offs, size_t n, uint32_t width)
@@ -108,8 +66,11 @@ uint32_t ms_py_code_read(pid_t pid, const struct ms_py_layout *l, uint64_t code,
 	const uint32_t fields[] = { off->ob_type, off->co_filename, off->co_qualname,
 				    off->co_firstlineno, off->co_linetable };
 	uint32_t hdr = max_end(fields, sizeof(fields) / sizeof(fields[0]), 8);
-	uint8_t h[HDR_MAX], bh[HDR_MAX];
-	uint64_t tab, n;
+	/* a name's characters go through the table's buffer, free until the table is read */
+	struct ms_py_reader r = { .pid = pid, .l = l, .budget = UINT64_MAX, .scratch = o->linetable };
+	uint8_t h[HDR_MAX];
+	uint64_t tab, n, data;
+	enum ms_py_read s;
 
 	o->status = MS_PY_CODE_OK;
 	o->reason[0] = '\0';
@@ -121,41 +82,47 @@ uint32_t ms_py_code_read(pid_t pid, const struct ms_py_layout *l, uint64_t code,
 	if (ms_py_offsets_check(off) || hdr > HDR_MAX || off->uni_ascii_size > HDR_MAX ||
 	    off->bytes_sval > HDR_MAX)
 		return fail(o, MS_PY_CODE_INVALID, "the layout's offsets are out of range");
-	if (rd(pid, o, code, h, hdr, "code object") < 0)
-		return o->status;
-	if (u64(h, off->ob_type) != l->code_type)
-		return fail(o, MS_PY_CODE_INVALID, "0x%llx is not a code object (its type is 0x%llx)",
-			    (unsigned long long)code, (unsigned long long)u64(h, off->ob_type));
+	if (rd(&r, o, code, h, hdr, "code object") < 0)
+		goto out;
+	if (u64(h, off->ob_type) != l->code_type) {
+		fail(o, MS_PY_CODE_INVALID, "0x%llx is not a code object (its type is 0x%llx)",
+		     (unsigned long long)code, (unsigned long long)u64(h, off->ob_type));
+		goto out;
+	}
 	tab = u64(h, off->co_linetable);
-	if (tab != stamp)
-		return fail(o, MS_PY_CODE_INVALID,
-			    "the code object at 0x%llx has co_linetable 0x%llx, not the walker's 0x%llx "
-			    "(freed and replaced since)", (unsigned long long)code,
-			    (unsigned long long)tab, (unsigned long long)stamp);
+	if (tab != stamp) {
+		fail(o, MS_PY_CODE_INVALID,
+		     "the code object at 0x%llx has co_linetable 0x%llx, not the walker's 0x%llx "
+		     "(freed and replaced since)", (unsigned long long)code,
+		     (unsigned long long)tab, (unsigned long long)stamp);
+		goto out;
+	}
 	o->firstlineno = (int32_t)u32(h, off->co_firstlineno);
-	if (o->firstlineno < 0)
-		return fail(o, MS_PY_CODE_INVALID, "the code object at 0x%llx begins at line %d",
-			    (unsigned long long)code, o->firstlineno);
-	if (read_str(pid, l, o, u64(h, off->co_qualname), o->qualname, &o->qualname_len,
+	if (o->firstlineno < 0) {
+		fail(o, MS_PY_CODE_INVALID, "the code object at 0x%llx begins at line %d",
+		     (unsigned long long)code, o->firstlineno);
+		goto out;
+	}
+	if (read_str(&r, o, u64(h, off->co_qualname), o->qualname, &o->qualname_len,
 		     "co_qualname") < 0 ||
-	    read_str(pid, l, o, u64(h, off->co_filename), o->file, &o->file_len, "co_filename") < 0)
-		return o->status;
+	    read_str(&r, o, u64(h, off->co_filename), o->file, &o->file_len, "co_filename") < 0)
+		goto out;
 	o->code_start = code + off->co_code_adaptive;
-	if (rd(pid, o, tab, bh, off->bytes_sval, "co_linetable") < 0)
-		return o->status;
-	if (u64(bh, off->ob_type) != l->bytes_type)
-		return fail(o, MS_PY_CODE_INVALID, "co_linetable at 0x%llx is not bytes",
-			    (unsigned long long)tab);
-	n = u64(bh, off->bytes_size);
-	if (n > MS_PY_LINETABLE_MAX)
-		return fail(o, MS_PY_CODE_INVALID, "co_linetable at 0x%llx has %llu bytes (more than %u)",
-			    (unsigned long long)tab, (unsigned long long)n, MS_PY_LINETABLE_MAX);
-	if (n > MS_PY_LINETABLE_STREAM_MAX)
-		return fail(o, MS_PY_CODE_NO_LINES,
-			    "co_linetable at 0x%llx has %llu bytes (a stream carries at most %u)",
-			    (unsigned long long)tab, (unsigned long long)n, MS_PY_LINETABLE_STREAM_MAX);
-	if (rd(pid, o, tab + off->bytes_sval, o->linetable, n, "co_linetable") < 0)
-		return o->status;
+	s = ms_py_read_bytes_head(&r, tab, "co_linetable", MS_PY_LINETABLE_MAX, &n, &data);
+	if (s != MS_PY_READ_OK) {
+		read_failed(o, &r, s);
+		goto out;
+	}
+	if (n > MS_PY_LINETABLE_STREAM_MAX) {
+		fail(o, MS_PY_CODE_NO_LINES,
+		     "co_linetable at 0x%llx has %llu bytes (a stream carries at most %u)",
+		     (unsigned long long)tab, (unsigned long long)n, MS_PY_LINETABLE_STREAM_MAX);
+		goto out;
+	}
+	if (rd(&r, o, data, o->linetable, n, "co_linetable") < 0)
+		goto out;
 	o->linetable_len = (uint32_t)n;
-	return MS_PY_CODE_OK;
+out:
+	o->bytes = r.bytes;
+	return o->status;
 }

@@ -16,6 +16,7 @@ libcommon_a_SOURCES += \
 	libcommon/python/layout.c libcommon/python/layout.h \
 	libcommon/python/pydwarf.c libcommon/python/pydwarf.h \
 	libcommon/python/pymem.c libcommon/python/pymem.h \
+	libcommon/python/pyobj.c libcommon/python/pyobj.h \
 	libcommon/python/pyparse.c libcommon/python/pyparse.h \
 	libcommon/python/pycode.c libcommon/python/pycode.h \
 	libcommon/python/splice.c libcommon/python/splice.h \

@@ -10,20 +10,20 @@
 #include <string.h>
 #include "python/walk.h"
 #include "python/pymem.h"
+#include "python/pyobj.h"
 #include "python/pyparse.h"
 
 /* UTF-8 of one name at most (4 bytes a character). */
 #define STR_BYTES (4 * MS_PY_STR_MAX + 1)
 /* Strings of one thread: two a frame. */
 #define STRINGS_BYTES ((size_t)MS_PY_WALK_FRAMES * 2 * STR_BYTES)
-/* The largest header read of an object: offsets are below MS_PY_OFFSET_MAX, structures far smaller. */
-#define HDR_MAX 1024
+#define HDR_MAX MS_PY_OBJ_HDR_MAX
 
 struct ms_py_walker {
 	pid_t pid;
 	struct ms_py_layout l;
 	uint32_t ts_read, fr_read, co_read;	/* bytes of each header read */
-	uint64_t budget;			/* bytes read in this walk */
+	struct ms_py_reader r;			/* its bytes: read in this walk */
 	struct ms_py_thread t;
 	uint32_t strings_used;
 	uint8_t *scratch;			/* a string's data, a locations table */
@@ -69,6 +69,8 @@ struct ms_py_walker *ms_py_walker_new(pid_t pid, const struct ms_py_layout *l)
 	w->co_read = max_end(co, 6, 8);
 	w->t.strings = malloc(STRINGS_BYTES);
 	w->scratch = malloc(MS_PY_LINETABLE_MAX > 4 * MS_PY_STR_MAX ? MS_PY_LINETABLE_MAX : 4 * MS_PY_STR_MAX);
+	w->r = (struct ms_py_reader){ .pid = pid, .l = &w->l, .budget = MS_PY_WALK_BYTES,
+				      .scratch = w->scratch };
 	if (!w->t.strings || !w->scratch || w->ts_read > HDR_MAX || w->fr_read > HDR_MAX ||
 	    w->co_read > HDR_MAX || o->uni_ascii_size > HDR_MAX || o->bytes_sval > HDR_MAX) {
 		ms_py_walker_free(w);
@@ -102,59 +104,34 @@ static int stop(struct ms_py_walker *w, enum ms_py_walk_status s, const char *fm
 	return -1;
 }
 
+/* End the walk as the reader's failure s says; returns -1. */
+static int read_failed(struct ms_py_walker *w, enum ms_py_read s)
+{
+	return stop(w, s == MS_PY_READ_UNREADABLE ? MS_PY_WALK_UNREADABLE :
+		       s == MS_PY_READ_BUDGET ? MS_PY_WALK_BUDGET : MS_PY_WALK_INVALID,
+		    "%s", w->r.reason);
+}
+
 /* A counted read: 0, or -1 after stop(). */
 static int rd(struct ms_py_walker *w, uint64_t addr, void *buf, size_t len, const char *what)
 {
-	if (w->budget + len > MS_PY_WALK_BYTES)
-		return stop(w, MS_PY_WALK_BUDGET, "%u bytes read before %s", MS_PY_WALK_BYTES, what);
-	w->budget += len;
-	if (ms_py_read(w->pid, addr, buf, len) < 0)
-		return stop(w, MS_PY_WALK_UNREADABLE, "%s at 0x%llx: %s", what,
-			    (unsigned long long)addr, strerror(errno));
-	return 0;
+	enum ms_py_read s = ms_py_read_mem(&w->r, addr, buf, len, what);
+
+	return s == MS_PY_READ_OK ? 0 : read_failed(w, s);
 }
 
-static uint64_t u64(const uint8_t *b, uint32_t off)
-{
-	uint64_t v;
-	memcpy(&v, b + off, 8);
-	return v;
-}
-
-static uint32_t u32(const uint8_t *b, uint32_t off)
-{
-	uint32_t v;
-	memcpy(&v, b + off, 4);
-	return v;
-}
+#define u64 ms_py_u64
+#define u32 ms_py_u32
 
 /* Read the unicode object at addr into the thread's strings: its offset there, or -1. */
 static int64_t read_str(struct ms_py_walker *w, uint64_t addr, const char *what)
 {
-	const struct ms_py_offsets *o = &w->l.off;
-	uint8_t h[HDR_MAX];
-	if (rd(w, addr, h, o->uni_ascii_size, what) < 0)
-		return -1;
-	if (u64(h, o->ob_type) != w->l.unicode_type)
-		return stop(w, MS_PY_WALK_INVALID, "%s at 0x%llx is not a str", what,
-			    (unsigned long long)addr);
-	uint64_t n = u64(h, o->uni_length);
-	uint32_t data_off;
-	enum ms_py_ukind kind;
-	if (n > MS_PY_STR_MAX)
-		return stop(w, MS_PY_WALK_INVALID, "%s at 0x%llx has %llu characters (more than %u)",
-			    what, (unsigned long long)addr, (unsigned long long)n, MS_PY_STR_MAX);
-	if (ms_py_unicode_data(o, u32(h, o->uni_state), &data_off, &kind) < 0)
-		return stop(w, MS_PY_WALK_INVALID, "%s at 0x%llx: a str state not read (0x%x)", what,
-			    (unsigned long long)addr, u32(h, o->uni_state));
-	if (rd(w, addr + data_off, w->scratch, n * kind, what) < 0)
-		return -1;
-	uint32_t at = w->strings_used;
-	int len = ms_py_unicode_utf8(kind, w->scratch, n, w->t.strings + at, STR_BYTES);
-	if (len < 0)
-		return stop(w, MS_PY_WALK_INVALID, "%s at 0x%llx does not fit", what,
-			    (unsigned long long)addr);
-	w->strings_used += (uint32_t)len + 1;
+	uint32_t at = w->strings_used, len;
+	enum ms_py_read s = ms_py_read_str(&w->r, addr, what, w->t.strings + at, STR_BYTES, &len);
+
+	if (s != MS_PY_READ_OK)
+		return read_failed(w, s);
+	w->strings_used += len + 1;
 	return at;
 }
 
@@ -163,18 +140,12 @@ static int read_line(struct ms_py_walker *w, uint64_t code, const uint8_t *h, ui
 		     int firstlineno, int *line)
 {
 	const struct ms_py_offsets *o = &w->l.off;
-	uint64_t tab = u64(h, o->co_linetable);
-	uint8_t bh[HDR_MAX];
-	if (rd(w, tab, bh, o->bytes_sval, "co_linetable") < 0)
-		return -1;
-	if (u64(bh, o->ob_type) != w->l.bytes_type)
-		return stop(w, MS_PY_WALK_INVALID, "co_linetable at 0x%llx is not bytes",
-			    (unsigned long long)tab);
-	uint64_t n = u64(bh, o->bytes_size);
-	if (n > MS_PY_LINETABLE_MAX)
-		return stop(w, MS_PY_WALK_INVALID, "co_linetable at 0x%llx has %llu bytes (more than %u)",
-			    (unsigned long long)tab, (unsigned long long)n, MS_PY_LINETABLE_MAX);
-	if (rd(w, tab + o->bytes_sval, w->scratch, n, "co_linetable") < 0)
+	uint64_t n, data;
+	enum ms_py_read s = ms_py_read_bytes_head(&w->r, u64(h, o->co_linetable), "co_linetable",
+						  MS_PY_LINETABLE_MAX, &n, &data);
+	if (s != MS_PY_READ_OK)
+		return read_failed(w, s);
+	if (rd(w, data, w->scratch, n, "co_linetable") < 0)
 		return -1;
 	int64_t addrq = (int64_t)(instr - (code + o->co_code_adaptive));
 	switch (ms_py_linetable_line(w->scratch, n, firstlineno, addrq, line)) {
@@ -258,7 +229,7 @@ static void walk_thread(struct ms_py_walker *w, const uint8_t *h)
 int ms_py_walk(struct ms_py_walker *w, ms_py_thread_fn fn, void *data, char *err, size_t errlen)
 {
 	const struct ms_py_offsets *o = &w->l.off;
-	w->budget = 0;
+	w->r.bytes = 0;
 	uint64_t interp;
 	if (ms_py_read(w->pid, w->l.runtime + o->rt_interp_head, &interp, 8) < 0) {
 		snprintf(err, errlen, "python walk: cannot read _PyRuntime's interpreters of process %d: %s",
@@ -312,7 +283,7 @@ int ms_py_walk(struct ms_py_walker *w, ms_py_thread_fn fn, void *data, char *err
 const struct ms_py_thread *ms_py_walk_code(struct ms_py_walker *w, uint64_t code, uint64_t instr,
 					   char *err, size_t errlen)
 {
-	w->budget = 0;
+	w->r.bytes = 0;
 	w->t.n_frames = 0;
 	w->t.reason[0] = '\0';
 	w->strings_used = 0;
