@@ -49,23 +49,13 @@ static int read_str(struct ms_py_reader *r, struct ms_py_code_info *o, uint64_t 
 	return s == MS_PY_READ_OK ? 0 : read_failed(o, r, s);
 }
 
-static uint32_t max_end(const uint32_t *offs, size_t n, uint32_t width)
-{
-	uint32_t m = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (offs[i] + width > m)
-			m = offs[i] + width;
-	return m;
-}
-
 uint32_t ms_py_code_read(pid_t pid, const struct ms_py_layout *l, uint64_t code, uint64_t stamp,
 			 struct ms_py_code_info *o)
 {
 	const struct ms_py_offsets *off = &l->off;
 	const uint32_t fields[] = { off->ob_type, off->co_filename, off->co_qualname,
 				    off->co_firstlineno, off->co_linetable };
-	uint32_t hdr = max_end(fields, sizeof(fields) / sizeof(fields[0]), 8);
+	uint32_t hdr = ms_py_fields_end(fields, sizeof(fields) / sizeof(fields[0]), 8);
 	/* a name's characters go through the table's buffer, free until the table is read */
 	struct ms_py_reader r = { .pid = pid, .l = l, .budget = UINT64_MAX, .scratch = o->linetable };
 	uint8_t h[HDR_MAX];

@@ -19,6 +19,16 @@ static enum ms_py_read fail(struct ms_py_reader *r, enum ms_py_read status, cons
 	return status;
 }
 
+uint32_t ms_py_fields_end(const uint32_t *offs, size_t n, uint32_t width)
+{
+	uint32_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (offs[i] + width > m)
+			m = offs[i] + width;
+	return m;
+}
+
 uint64_t ms_py_u64(const uint8_t *b, uint32_t off)
 {
 	uint64_t v;

@@ -48,6 +48,9 @@ enum ms_py_read ms_py_read_str(struct ms_py_reader *r, uint64_t addr, const char
 enum ms_py_read ms_py_read_bytes_head(struct ms_py_reader *r, uint64_t addr, const char *what,
 				      uint64_t max, uint64_t *n, uint64_t *data);
 
+/* How much of an object to read for fields of width bytes at offs. */
+uint32_t ms_py_fields_end(const uint32_t *offs, size_t n, uint32_t width);
+
 /* Little-endian fields of a header read. */
 uint64_t ms_py_u64(const uint8_t *b, uint32_t off);
 uint32_t ms_py_u32(const uint8_t *b, uint32_t off);

@@ -41,15 +41,6 @@ const char *ms_py_walk_status_name(enum ms_py_walk_status s)
 	return "?";
 }
 
-static uint32_t max_end(const uint32_t *offs, size_t n, uint32_t width)
-{
-	uint32_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (offs[i] + width > m)
-			m = offs[i] + width;
-	return m;
-}
-
 struct ms_py_walker *ms_py_walker_new(pid_t pid, const struct ms_py_layout *l)
 {
 	if (ms_py_offsets_check(&l->off))
@@ -64,9 +55,9 @@ struct ms_py_walker *ms_py_walker_new(pid_t pid, const struct ms_py_layout *l)
 	uint32_t fr[] = { o->fr_previous, o->fr_code, o->fr_instr, o->fr_owner };
 	uint32_t co[] = { o->ob_type, o->co_filename, o->co_name, o->co_qualname,
 			  o->co_firstlineno, o->co_linetable };
-	w->ts_read = max_end(ts, 3, 8);
-	w->fr_read = max_end(fr, 4, 8);
-	w->co_read = max_end(co, 6, 8);
+	w->ts_read = ms_py_fields_end(ts, 3, 8);
+	w->fr_read = ms_py_fields_end(fr, 4, 8);
+	w->co_read = ms_py_fields_end(co, 6, 8);
 	w->t.strings = malloc(STRINGS_BYTES);
 	w->scratch = malloc(MS_PY_LINETABLE_MAX > 4 * MS_PY_STR_MAX ? MS_PY_LINETABLE_MAX : 4 * MS_PY_STR_MAX);
 	w->r = (struct ms_py_reader){ .pid = pid, .l = &w->l, .budget = MS_PY_WALK_BYTES,
