@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "elf/elffile.h"
+#include "elf-map.h"
 
 /* The path of SUB/NAME from the folder of this test binary; the last four stay valid. */
 static inline const char *beside_test(const char *sub, const char *name)
@@ -84,6 +85,22 @@ static inline uint64_t sym_in(const char *file, const char *name)
 	if (!found)
 		fail_msg("no symbol '%s' in %s", name, file);
 	return value;
+}
+
+/* Where symbol name of data/FILE runs when the file is mapped whole at base. */
+static inline uint64_t pc_mapped_at(const char *file, uint64_t base, const char *name)
+{
+	struct ms_elf_file f;
+	struct ms_elf_loads l;
+	uint64_t pc;
+
+	assert_int_equal(ms_elf_file_open(&f, data_path(file)), MS_SYM_OK);
+	assert_int_equal(ms_elf_loads_read(f.elf, &l), 0);
+	pc = elf_pc_at(f.elf, &l, base, name);
+	ms_elf_loads_release(&l);
+	ms_elf_file_close(&f);
+	assert_true(pc != 0);
+	return pc;
 }
 
 #endif

@@ -59,6 +59,8 @@
 #include "stream/records.h"
 #include "stream/stream.h"
 #include "util/error.h"
+
+#include "elf-map.h"
 #include "jit-code.h"
 
 #define PID 77
@@ -86,30 +88,13 @@ static void check(int rc)
 /* Where ELF's symbol name runs, mapped whole at BASE. */
 static uint64_t pc_of(const char *name)
 {
-	Elf_Scn *scn = NULL;
+	uint64_t pc = elf_pc_at(elf.elf, &loads, BASE, name);
 
-	while ((scn = elf_nextscn(elf.elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *n;
-
-			if (!gelf_getsym(d, (int)i, &s) ||
-			    !(n = elf_strptr(elf.elf, sh.sh_link, s.st_name)) || strcmp(n, name))
-				continue;
-			for (uint32_t j = 0; j < loads.n; j++)
-				if (s.st_value >= loads.load[j].vaddr &&
-				    s.st_value - loads.load[j].vaddr < loads.load[j].filesz)
-					return BASE + s.st_value - loads.load[j].vaddr +
-					       loads.load[j].offset;
-		}
+	if (!pc) {
+		fprintf(stderr, "mkjitstream: no symbol %s\n", name);
+		exit(1);
 	}
-	fprintf(stderr, "mkjitstream: no symbol %s\n", name);
-	exit(1);
+	return pc;
 }
 
 static void jit_func(uint64_t start, uint64_t size, const char *name, const uint8_t *code,

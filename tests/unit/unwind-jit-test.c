@@ -54,19 +54,7 @@ static struct ms_stack *stack;
 /* The return addresses in dwarf-frames that the JIT code "calls" from. */
 static uint64_t pc_of(const char *name)
 {
-	struct ms_elf_file f;
-	struct ms_elf_loads l;
-	uint64_t vaddr = sym_in("dwarf-frames", name), pc = 0;
-
-	assert_int_equal(ms_elf_file_open(&f, data_path("dwarf-frames")), MS_SYM_OK);
-	assert_int_equal(ms_elf_loads_read(f.elf, &l), 0);
-	for (uint32_t i = 0; i < l.n; i++)
-		if (vaddr >= l.load[i].vaddr && vaddr - l.load[i].vaddr < l.load[i].filesz)
-			pc = BASE + vaddr - l.load[i].vaddr + l.load[i].offset;
-	ms_elf_loads_release(&l);
-	ms_elf_file_close(&f);
-	assert_true(pc != 0);
-	return pc;
+	return pc_mapped_at("dwarf-frames", BASE, name);
 }
 
 static struct ms_mmap file_mapping(void)
