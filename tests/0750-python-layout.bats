@@ -37,7 +37,10 @@ need_python() {
 # start PYTHON MODE [ARG]: run the fixture until it says ready.
 start() {
 	need_python "$1" || return 1
-	"$1" "$SCRIPT" "$2" ${3:+"$3"} >out 2>err &
+	# Emptied here, not by the child's redirection, which may come after the
+	# first look: the last mode's "ready" would pass for this one's.
+	: >out
+	"$1" "$SCRIPT" "$2" ${3:+"$3"} >>out 2>err &
 	PYPID=$!
 	local i
 	for ((i = 0; i < 200; i++)); do
