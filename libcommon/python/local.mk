@@ -66,3 +66,8 @@ UNIT_TESTS += tests/unit/gil-labels-test
 tests_unit_gil_labels_test_SOURCES = tests/unit/gil-labels-test.c
 tests_unit_gil_labels_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_gil_labels_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# caplabels < STREAM: its LABEL_SPAN records as text, for tests/0785-python-gil.bats.
+check_PROGRAMS += tests/unit/caplabels
+tests_unit_caplabels_SOURCES = tests/unit/caplabels.c
+tests_unit_caplabels_LDADD = $(MS_LIBS)
