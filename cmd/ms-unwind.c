@@ -93,6 +93,9 @@ static void print_stats(const struct ms_unwind_stats *s)
 			(unsigned long long)s->py_codes, (unsigned long long)s->py_codes_again,
 			(unsigned long long)s->py_codes_refused, (unsigned long long)s->py_keys,
 			(unsigned long long)s->py_unknown_frames, (unsigned long long)s->py_bad_lines);
+	if (s->py_spans || s->py_spans_full)
+		fprintf(stderr, "ms-unwind: label-spans %llu threads-full %llu\n",
+			(unsigned long long)s->py_spans, (unsigned long long)s->py_spans_full);
 	for (i = 0; i <= MS_END_KERNEL_ONLY; i++)
 		if (s->ends[i])
 			fprintf(stderr, "ms-unwind: end %s %llu\n", ms_stack_end_name(i),

@@ -211,7 +211,7 @@ int ms_export_check(const struct ms_capture *cap, enum ms_format f,
 static const char *const fact_names[] = {
 	"times", "CPUs", "threads", "counts", "periods", "addresses", "modules",
 	"frame marks", "stack ends", "problems", "info", "incomplete mark", "duty",
-	"off-CPU time", "incomplete intervals",
+	"off-CPU time", "incomplete intervals", "labels",
 };
 
 unsigned ms_capture_facts(const struct ms_capture *cap)
@@ -257,6 +257,8 @@ unsigned ms_capture_facts(const struct ms_capture *cap)
 		facts |= MS_FACT_INCOMPLETE;
 	if (cap->n_duty)
 		facts |= MS_FACT_DUTY;
+	if (cap->n_label_spans)
+		facts |= MS_FACT_LABELS;
 	for (i = 0; i < cap->n_intervals; i++)
 		facts |= cap->intervals[i].missing == MS_INTERVAL_COMPLETE ? MS_FACT_OFF_CPU :
 			 MS_FACT_INCOMPLETE_INTERVALS;
@@ -279,7 +281,8 @@ unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o)
 	case MS_FORMAT_PPROF:
 		/* the duty is in its time values; off-CPU time is a sample type */
 		return MS_FACT_THREADS | MS_FACT_COUNTS | MS_FACT_PERIODS |
-		       MS_FACT_ADDRESSES | MS_FACT_MODULES | MS_FACT_DUTY | MS_FACT_OFF_CPU | ends;
+		       MS_FACT_ADDRESSES | MS_FACT_MODULES | MS_FACT_DUTY | MS_FACT_OFF_CPU |
+		       MS_FACT_LABELS | ends;
 	case MS_FORMAT_FOLDED:
 		return (o && o->thread_root ? MS_FACT_THREADS : 0) | weighed | ends;
 	case MS_FORMAT_CHROME:

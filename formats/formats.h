@@ -181,6 +181,8 @@ enum ms_fact {
 	MS_FACT_OFF_CPU = 1 << 13,	/* the time of complete off-CPU intervals */
 	MS_FACT_INCOMPLETE_INTERVALS = 1 << 14,	/* off-CPU intervals with an end missing:
 						   no duration, so no format carries them */
+	MS_FACT_LABELS = 1 << 15,	/* label spans (the GIL): pprof keeps each
+					   sample's values as its labels */
 };
 unsigned ms_capture_facts(const struct ms_capture *cap);
 unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o);

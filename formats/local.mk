@@ -102,3 +102,9 @@ UNIT_TESTS += tests/unit/pylooks-test
 tests_unit_pylooks_test_SOURCES = tests/unit/pylooks-test.c
 tests_unit_pylooks_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_pylooks_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+# Label spans (the GIL) from the capture to every view and pprof.
+UNIT_TESTS += tests/unit/caplabels-test
+tests_unit_caplabels_test_SOURCES = tests/unit/caplabels-test.c
+tests_unit_caplabels_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_caplabels_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

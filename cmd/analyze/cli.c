@@ -59,6 +59,8 @@ static const char help_text[] =
 	"                      (its file name, or path)\n"
 	"  --focus REGEX       samples whose stack goes through a matching function\n"
 	"  --ignore REGEX      drop matching functions from every stack\n"
+	"  --label KEY=VALUE   samples whose thread had this label then: gil=held,\n"
+	"                      gil=released (Python's GIL, record --python bpf)\n"
 	"  --cause C[,C...]    off-CPU intervals of these causes: preempted, sleeping,\n"
 	"                      blocked, unknown (--unit off-cpu, off-cpu, timeline)\n"
 	"  --hide-below PCT    leave out rows, nodes and lanes under PCT percent\n"
@@ -112,6 +114,7 @@ enum {
 	OPT_IGNORE,
 	OPT_BUCKETS,
 	OPT_CAUSE,
+	OPT_LABEL,
 	OPT_VERSION,
 };
 
@@ -135,6 +138,7 @@ static const struct option longopts[] = {
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
 	{ "buckets", required_argument, NULL, OPT_BUCKETS },
 	{ "cause", required_argument, NULL, OPT_CAUSE },
+	{ "label", required_argument, NULL, OPT_LABEL },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -222,7 +226,7 @@ static bool view_takes(enum ms_view v, int opt)
 		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS && v != MS_VIEW_OFF_CPU &&
 		       v != MS_VIEW_WALL;
 	case OPT_MODULE: case OPT_FOCUS: case OPT_IGNORE: case OPT_HIDE_BELOW: case OPT_BY:
-	case OPT_CAUSE:
+	case OPT_CAUSE: case OPT_LABEL:
 		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS && v != MS_VIEW_WALL;
 	default:
 		return true;
@@ -279,6 +283,7 @@ static void parse_options(struct cli *c, int argc, char **argv)
 		case OPT_FOCUS: c->q.focus = optarg; break;
 		case OPT_IGNORE: c->q.ignore = optarg; break;
 		case OPT_CAUSE: usage_fail_if(ms_query_add_causes(&c->q, optarg)); break;
+		case OPT_LABEL: usage_fail_if(ms_query_set_label(&c->q, optarg)); break;
 		case OPT_BUCKETS:
 			c->q.buckets = parse_count("--buckets", "buckets", optarg, MS_TIMELINE_MAX_BUCKETS);
 			if (!c->q.buckets)

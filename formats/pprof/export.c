@@ -18,6 +18,12 @@
  * after the frames', with a function of that name, ids after all others.
  * Samples are rows of (stack, thread, cut).
  *
+ * A capture with label spans (capture.h: ms_cap_label_span; the GIL)
+ * gives each CPU sample a string label per key whose span covers it
+ * ("gil": "held"): rows are then (stack, thread, cut, labels), the
+ * labels one of at most LABEL_SETS_MAX sets (past it a sample keeps
+ * none, and a note says how many), of at most LABEL_KEYS_MAX keys.
+ *
  * A capture that recorded off-CPU time (MS_CAPTURE_OFF_CPU) gets a sample
  * type of its own, "off-cpu" in nanoseconds, last: its complete intervals
  * (internal.h: ms_interval_weight()) are samples on their switch-out
@@ -38,6 +44,7 @@
 #include <zlib.h>
 
 #include "capture/funcs.h"
+#include "capture/labels.h"
 #include "capture/weight.h"
 #include "pprof/profile.pb-c.h"
 #include "stream/records.h"
@@ -58,6 +65,12 @@ enum {
 #define WIRE_LEN 2
 
 #define GZ_CHUNK (256 * 1024)
+
+/* Label keys written per sample, and distinct sets of their values. */
+#define LABEL_KEYS_MAX 4
+#define LABEL_SETS_MAX 64
+/* A row's third key: the cut (0 none, else cut + 1) and the label set. */
+#define CUT_SLOTS (MS_CUTS_MAX + 2)
 
 struct pw {
 	FILE *out;
@@ -87,6 +100,16 @@ struct pw {
 	uint64_t cut_func0;		/* the function id of cut 0 */
 	bool no_stack;			/* an off-CPU sample stands on "[no stack]" */
 	int64_t k_pid, k_tid, k_thread;	/* label keys */
+	/*
+	 * Label spans: the keys (capture string ids, which are the profile's),
+	 * the sets of values seen (set 0: none), samples past LABEL_SETS_MAX
+	 * sets or with keys past LABEL_KEYS_MAX left without.
+	 */
+	struct ms_labels spans;
+	uint32_t n_lkeys, lkeys[LABEL_KEYS_MAX];
+	uint32_t n_sets, sets[LABEL_SETS_MAX][LABEL_KEYS_MAX];
+	uint64_t sets_full;
+	bool keys_cut;
 };
 
 /*
@@ -519,19 +542,67 @@ struct columns {
 	uint32_t n;
 };
 
+/* The label keys of the capture's spans (LABEL_KEYS_MAX of them), and the empty set. */
+static int labels_init(struct pw *w)
+{
+	const struct ms_capture *cap = w->cap;
+	uint32_t i, k;
+
+	w->n_sets = 1;
+	memset(w->sets[0], 0, sizeof(w->sets[0]));
+	for (i = 0; i < cap->n_label_spans; i++) {
+		uint32_t key = cap->label_spans[i].key;
+
+		for (k = 0; k < w->n_lkeys && w->lkeys[k] != key; k++)
+			;
+		if (k < w->n_lkeys)
+			continue;
+		if (w->n_lkeys == LABEL_KEYS_MAX) {
+			w->keys_cut = true;
+			continue;
+		}
+		w->lkeys[w->n_lkeys++] = key;
+	}
+	return w->n_lkeys ? ms_labels_init(&w->spans, cap) : 0;
+}
+
+/* The label set of sample s: each key's value where a span covers it. */
+static uint32_t label_set(struct pw *w, const struct ms_cap_sample *s)
+{
+	uint32_t v[LABEL_KEYS_MAX] = { 0 }, k, i;
+
+	if (!w->n_lkeys)
+		return 0;
+	for (k = 0; k < w->n_lkeys; k++) {
+		uint32_t sp = ms_labels_at(&w->spans, s->thread, w->lkeys[k], s->time);
+
+		v[k] = sp == MS_NONE ? 0 : w->cap->label_spans[sp].value;
+	}
+	for (i = 0; i < w->n_sets; i++)
+		if (!memcmp(w->sets[i], v, sizeof(v)))
+			return i;
+	if (w->n_sets == LABEL_SETS_MAX) {
+		w->sets_full += s->count;
+		return 0;
+	}
+	memcpy(w->sets[w->n_sets], v, sizeof(v));
+	return w->n_sets++;
+}
+
 /*
  * One sample: the stack's locations leaf first, then the cut's (or "[no
  * stack]"'s when cut is MS_CUT_NO_STACK); labels pid, tid, thread (its
- * name) and, for an off-CPU sample, cause (cause_key 0: none).
+ * name), for an off-CPU sample cause (cause_key 0: none), and the values
+ * of label set lset (0: none).
  */
 static void write_sample(struct pw *w, uint32_t stack, uint32_t thread, uint32_t cut,
 			 int64_t *values, uint32_t n_values, int64_t cause_key, const char *cause,
-			 uint32_t *nodes, uint64_t *locs)
+			 uint32_t lset, uint32_t *nodes, uint64_t *locs)
 {
 	const struct ms_capture *cap = w->cap;
 	const struct ms_cap_thread *t = &cap->threads[thread];
 	Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT;
-	Perftools__Profiles__Label lab[4], *labp[4];
+	Perftools__Profiles__Label lab[4 + LABEL_KEYS_MAX], *labp[4 + LABEL_KEYS_MAX];
 	uint32_t n, k, n_label = 0;
 
 	n = ms_stack_nodes(cap, stack, nodes);
@@ -548,7 +619,7 @@ static void write_sample(struct pw *w, uint32_t stack, uint32_t thread, uint32_t
 	smp.location_id = locs;
 	smp.n_value = n_values;
 	smp.value = values;
-	for (k = 0; k < 4; k++) {
+	for (k = 0; k < 4 + LABEL_KEYS_MAX; k++) {
 		perftools__profiles__label__init(&lab[k]);
 		labp[k] = &lab[k];
 	}
@@ -563,6 +634,13 @@ static void write_sample(struct pw *w, uint32_t stack, uint32_t thread, uint32_t
 	if (cause_key) {
 		lab[n_label].key = cause_key;
 		lab[n_label++].str = str_extra(w, cause);
+	}
+	/* the capture's strings are the profile's first: their ids are the same */
+	for (k = 0; lset && k < w->n_lkeys; k++) {
+		if (!w->sets[lset][k])
+			continue;
+		lab[n_label].key = w->lkeys[k];
+		lab[n_label++].str = w->sets[lset][k];
 	}
 	smp.n_label = n_label;
 	smp.label = labp;
@@ -624,7 +702,7 @@ static void write_off_cpu_samples(struct pw *w, const struct ms_export_options *
 		}
 		values[col->n - 1] = (int64_t)ns[i];
 		write_sample(w, stack, thread, cut == MS_CUT_NO_STACK + 1 ? MS_NONE : cut, values,
-			     col->n, k_cause, ms_off_cpu_cause_name(cause), nodes, locs);
+			     col->n, k_cause, ms_off_cpu_cause_name(cause), 0, nodes, locs);
 	}
 	goto out;
 fail:
@@ -658,7 +736,7 @@ static void write_samples(struct pw *w, const struct ms_export_options *o,
 	w->k_thread = str_extra(w, "thread");
 	/* the samples summed, then a row each written and compressed */
 	ms_progress_start(&progress, "writing the pprof profile", cap->n_samples);
-	if (!nodes || !locs) {
+	if (!nodes || !locs || labels_init(w) < 0) {
 		ms_error("out of memory");
 		w->failed = 1;
 		goto out;
@@ -666,10 +744,12 @@ static void write_samples(struct pw *w, const struct ms_export_options *o,
 	for (i = 0; i < cap->n_samples; i++) {
 		const struct ms_cap_sample *s = &cap->samples[i];
 		bool added;
-		uint32_t r;
+		uint32_t r, cut;
 
 		ms_progress_update(&progress, i);
-		r = ms_rows_get(&rows, s->stack, s->thread, ms_cuts_id(&w->cuts, s->end), &added);
+		cut = ms_cuts_id(&w->cuts, s->end);
+		cut = (cut == MS_NONE ? 0 : cut + 1) + CUT_SLOTS * label_set(w, s);
+		r = ms_rows_get(&rows, s->stack, s->thread, cut, &added);
 
 		if (r == MS_NONE)
 			goto fail;
@@ -686,11 +766,13 @@ static void write_samples(struct pw *w, const struct ms_export_options *o,
 	}
 	progress.total += rows.rows.n;
 	for (i = 0; i < rows.rows.n && !w->failed; i++) {
-		uint32_t stack, thread, cut;
+		uint32_t stack, thread, cut, lset;
 		int64_t values[3] = { 0, 0, 0 };
 
 		ms_progress_update(&progress, (uint64_t)cap->n_samples + i);
 		ms_rows_key(&rows, i, &stack, &thread, &cut);
+		lset = cut / CUT_SLOTS;
+		cut = cut % CUT_SLOTS ? cut % CUT_SLOTS - 1 : MS_NONE;
 		/*
 		 * pprof's values are int64: the rows of an import weighted by
 		 * period can count past them, and a negative count is nonsense.
@@ -712,8 +794,13 @@ static void write_samples(struct pw *w, const struct ms_export_options *o,
 		values[0] = (int64_t)count[i];
 		values[1] = col->time ? (int64_t)period[i] : 0;
 		/* the off-CPU column, when there is one, stays 0 */
-		write_sample(w, stack, thread, cut, values, col->n, 0, NULL, nodes, locs);
+		write_sample(w, stack, thread, cut, values, col->n, 0, NULL, lset, nodes, locs);
 	}
+	if (w->sets_full || w->keys_cut)
+		fprintf(stderr, "%s: note: pprof labels: %s%" PRIu64 " samples past %d sets of "
+			"label values are written without labels\n", ms_progname(),
+			w->keys_cut ? "label keys past the first 4 are left out; " : "",
+			w->sets_full, LABEL_SETS_MAX);
 	if (col->off_cpu && !w->failed)
 		write_off_cpu_samples(w, o, col, nodes, locs, &progress);
 	goto out;
@@ -722,6 +809,7 @@ fail:
 out:
 	ms_progress_finish(&progress);
 	ms_rows_release(&rows);
+	ms_labels_release(&w->spans);
 	free(count);
 	free(period);
 	free(nodes);

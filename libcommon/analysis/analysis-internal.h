@@ -67,6 +67,9 @@ void ms_py_processes_summary_text(FILE *out, const struct ms_capture *cap);
 void ms_py_processes_problems_text(FILE *out, const struct ms_capture *cap);
 void ms_py_processes_json(struct ms_json *j, const struct ms_capture *cap, bool problems_only);
 bool ms_py_processes_any_problem(const struct ms_capture *cap);
+/* The capture's label spans (labelsum.c): a summary line, and its JSON value. */
+void ms_labels_summary_text(FILE *out, const struct ms_capture *cap);
+void ms_labels_json(struct ms_json *j, const struct ms_capture *cap);
 
 /*
  * JIT objects (jitobjects.c). ms_jit_problem_meaning: what a problem row

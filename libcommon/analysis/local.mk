@@ -10,6 +10,7 @@ libcommon_a_SOURCES += \
 	libcommon/analysis/problems.c \
 	libcommon/analysis/perfmaps.c \
 	libcommon/analysis/pyprocs.c \
+	libcommon/analysis/labelsum.c \
 	libcommon/analysis/jitobjects.c \
 	libcommon/analysis/top.c \
 	libcommon/analysis/tree.c \

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/labels.h"
 #include "capture/weight.h"
 #include "stream/records.h"
 #include "util/error.h"
@@ -267,6 +268,17 @@ int ms_query_add_causes(struct ms_query *q, const char *arg)
 	}
 }
 
+int ms_query_set_label(struct ms_query *q, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1])
+		return ms_error("--label wants KEY=VALUE, such as gil=held; not '%s'", arg);
+	q->label = arg;
+	q->label_key_len = (uint32_t)(eq - arg);
+	return 0;
+}
+
 bool ms_query_off_cpu(const struct ms_query *q)
 {
 	return q->unit == MS_UNIT_OFF_CPU || q->view == MS_VIEW_OFF_CPU || q->view == MS_VIEW_WALL;
@@ -313,6 +325,9 @@ int ms_query_check(const struct ms_query *q)
 	if (q->causes && q->view == MS_VIEW_WALL)
 		return ms_error("the wall view joins every cause: leave --cause out, or see one "
 				"cause in the off-cpu view");
+	if (q->label && q->view == MS_VIEW_WALL)
+		return ms_error("the wall view accounts all of each thread's time: leave --label "
+				"out, or see the label's samples in the threads view");
 	if (q->causes && !ms_query_off_cpu(q) && q->view != MS_VIEW_TIMELINE)
 		return ms_error("--cause selects off-CPU intervals: use it with --unit off-cpu, "
 				"the off-cpu view or the timeline");
@@ -324,6 +339,18 @@ int ms_query_check_capture(const struct ms_query *q, const struct ms_capture *ca
 {
 	const char *event;
 
+	if (q->label) {
+		uint32_t key = ms_capture_find_string(cap, q->label, q->label_key_len), i;
+
+		for (i = 0; key != MS_NONE && i < cap->n_label_spans; i++)
+			if (cap->label_spans[i].key == key)
+				break;
+		if (key == MS_NONE || i == cap->n_label_spans)
+			return ms_error("'%s' has no label spans of the key '%.*s' (--label %s)%s",
+					file, (int)q->label_key_len, q->label, q->label,
+					cap->n_label_spans ? "" : ": it has no labels at all; "
+					"Python's GIL labels come from microscope record --python bpf");
+	}
 	if (ms_query_off_cpu(q) && !(cap->flags & MS_CAPTURE_OFF_CPU))
 		return ms_error("'%s' has no off-CPU intervals: record it with microscope record "
 				"--off-cpu", file);
@@ -350,7 +377,7 @@ int ms_query_check_capture(const struct ms_query *q, const struct ms_capture *ca
 bool ms_query_filters(const struct ms_query *q)
 {
 	return q->n_tids || q->n_thread_names || q->has_time_start || q->has_time_end ||
-	       q->module || q->focus || q->ignore || q->causes;
+	       q->module || q->focus || q->ignore || q->causes || q->label;
 }
 
 uint64_t ms_query_origin(const struct ms_capture *cap)

@@ -105,6 +105,14 @@ struct ms_query {
 	 * 1 << enum ms_off_cpu_cause (stream/records.h); 0: every cause.
 	 */
 	uint32_t causes;
+	/*
+	 * "KEY=VALUE" (ms_query_set_label()): its thread had a label span of
+	 * that key and value covering its time (capture.h:
+	 * ms_cap_label_span; Python's GIL: gil=held, gil=released). An
+	 * off-CPU interval passes when one covers its start. NULL: none.
+	 */
+	const char *label;
+	uint32_t label_key_len;	/* the bytes of label before '=' */
 	/* POSIX extended regexes over key names. */
 	const char *focus;	/* the stack goes through a matching key */
 	const char *ignore;	/* matching keys are dropped from every stack */
@@ -152,6 +160,8 @@ int ms_query_add_tids(struct ms_query *q, const char *arg);
 int ms_query_add_thread_name(struct ms_query *q, const char *name);
 /* "sleeping" or "preempted,blocked": causes added to q. */
 int ms_query_add_causes(struct ms_query *q, const char *arg);
+/* "gil=held": the label filter (borrowed: arg must outlive q). */
+int ms_query_set_label(struct ms_query *q, const char *arg);
 /* Whether q asks for off-CPU intervals (the unit, or a view of them). */
 bool ms_query_off_cpu(const struct ms_query *q);
 
@@ -159,7 +169,8 @@ bool ms_query_off_cpu(const struct ms_query *q);
 int ms_query_check(const struct ms_query *q);
 /*
  * Whether cap can answer q (the unit; off-CPU intervals, which only a
- * capture with MS_CAPTURE_OFF_CPU has); -1 after a message naming file.
+ * capture with MS_CAPTURE_OFF_CPU has; a label key, which only a capture
+ * with spans of it has); -1 after a message naming file.
  */
 int ms_query_check_capture(const struct ms_query *q, const struct ms_capture *cap,
 			   const char *file);

@@ -58,6 +58,13 @@ static int build_filters(struct ms_select *s)
 		for (i = 0; i < cap->n_threads; i++)
 			s->thread_ok[i] = thread_selected(q, cap, &cap->threads[i]);
 	}
+	if (q->label) {
+		if (ms_labels_init(&s->labels, cap) < 0)
+			return -1;
+		s->label_key = ms_capture_find_string(cap, q->label, q->label_key_len);
+		s->label_value = ms_capture_find_string(cap, q->label + q->label_key_len + 1,
+							strlen(q->label + q->label_key_len + 1));
+	}
 	if (q->module) {
 		if (!(s->module_ok = calloc(cap->n_modules + 1, sizeof(bool))))
 			return -1;
@@ -147,10 +154,25 @@ static bool passes_stack(const struct ms_select *s, uint32_t thread, uint32_t st
 	return true;
 }
 
+/* --label: whether thread had the label's value at time. */
+static bool label_passes(const struct ms_select *s, uint32_t thread, uint64_t time)
+{
+	uint32_t sp;
+
+	if (!s->q->label)
+		return true;
+	if (s->label_key == MS_NONE || s->label_value == MS_NONE || !time)
+		return false;
+	sp = ms_labels_at(&s->labels, thread, s->label_key, time);
+	return sp != MS_NONE && s->cap->label_spans[sp].value == s->label_value;
+}
+
 /* Whether sample row sm passes the filters; *cls its class. */
 static bool passes(const struct ms_select *s, const struct ms_cap_sample *sm, uint32_t *cls)
 {
 	if (sm->time < s->time_lo || sm->time >= s->time_hi)
+		return false;
+	if (!label_passes(s, sm->thread, sm->time))
 		return false;
 	return passes_stack(s, sm->thread, sm->stack, sm->end, cls);
 }
@@ -160,6 +182,8 @@ bool ms_select_interval_passes(const struct ms_select *s, uint32_t i, uint32_t *
 	const struct ms_cap_interval *iv = &s->cap->intervals[i];
 
 	if (s->q->causes && !(s->q->causes & (1u << ms_interval_cause(s->cap, iv))))
+		return false;
+	if (!label_passes(s, iv->thread, iv->start))
 		return false;
 	return passes_stack(s, iv->thread, iv->stack, iv->stack_end, cls);
 }
@@ -284,6 +308,7 @@ void ms_select_release(struct ms_select *s)
 	free(s->thread_ok);
 	free(s->module_ok);
 	free(s->focus_path);
+	ms_labels_release(&s->labels);
 	free(s->child_start);
 	free(s->children);
 	memset(s, 0, sizeof(*s));

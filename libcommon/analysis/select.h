@@ -19,6 +19,7 @@
 
 #include "analysis/keys.h"
 #include "analysis/query.h"
+#include "capture/labels.h"
 #include "capture/capture.h"
 
 #define MS_SELECT_CLASSES 16
@@ -61,6 +62,9 @@ struct ms_select {
 	bool *module_ok;	/* per capture module */
 	bool *focus_path;	/* per stack node: a focused key is on its path */
 	uint64_t time_lo, time_hi;	/* absolute, [lo, hi) */
+	/* --label: the spans, and the key's and value's string ids (MS_NONE: none in cap) */
+	struct ms_labels labels;
+	uint32_t label_key, label_value;
 };
 
 /*

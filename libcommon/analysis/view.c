@@ -73,6 +73,12 @@ void ms_view_put_filters(FILE *out, const struct ms_query *q)
 		fputs("' dropped", out);
 		sep = ", ";
 	}
+	if (q->label) {
+		fprintf(out, "%slabel '", sep);
+		ms_text_put(out, q->label);
+		fputc('\'', out);
+		sep = ", ";
+	}
 	if (q->causes) {
 		fprintf(out, "%scause", sep);
 		for (i = 0; i < MS_CAUSE_COUNT; i++)

@@ -59,6 +59,9 @@ enum own_code {
 	OWN_PY_PROCESS_ROWS_FULL,
 	OWN_INTERPRETED_TEXT_REPEATED,
 	OWN_INTERPRETED_NO_TEXT,
+	OWN_LABEL_SPAN_ROWS_FULL,
+	OWN_BAD_LABEL_SPAN,
+	OWN_LABEL_SPAN_OVERLAPS,
 	OWN_COUNT,
 };
 static const char *const own_codes[OWN_COUNT] = {
@@ -80,6 +83,9 @@ static const char *const own_codes[OWN_COUNT] = {
 	[OWN_PY_PROCESS_ROWS_FULL] = "py-process-rows-full",
 	[OWN_INTERPRETED_TEXT_REPEATED] = "interpreted-text-repeated",
 	[OWN_INTERPRETED_NO_TEXT] = "interpreted-frame-without-text",
+	[OWN_LABEL_SPAN_ROWS_FULL] = "label-span-rows-full",
+	[OWN_BAD_LABEL_SPAN] = "bad-label-span",
+	[OWN_LABEL_SPAN_OVERLAPS] = "label-span-overlaps",
 };
 
 /*
@@ -206,6 +212,14 @@ struct ms_capture_builder {
 	 * frame of an interpreted module (from 1), else 0.
 	 */
 	uint64_t *text_key;
+
+	/*
+	 * Label spans (minor 7), at most MS_CAPTURE_LABEL_SPANS_MAX, in the
+	 * order given; at seal those overlapping an earlier one of their
+	 * thread and key go (a problem), the rest are sorted.
+	 */
+	struct ms_cap_label_span *spans;
+	uint32_t n_spans, alloc_spans;
 
 	struct {
 		uint64_t count;
@@ -442,6 +456,7 @@ void ms_capture_builder_free(struct ms_capture_builder *b)
 	ms_index_release(&b->perf_map_ix);
 	free(b->py);
 	free(b->text_key);
+	free(b->spans);
 	free(b->scratch);
 	free(b->function_used);
 	free(b);
@@ -884,6 +899,41 @@ int ms_capture_builder_py_process(struct ms_capture_builder *b, const struct ms_
 	if (GROW(b, b->py, b->n_py, b->alloc_py) < 0)
 		return -1;
 	b->py[b->n_py++] = x;
+	return 0;
+}
+
+/* ---- label spans ---- */
+
+int ms_capture_builder_label_span(struct ms_capture_builder *b, const struct ms_label_span *l)
+{
+	struct ms_cap_label_span x;
+
+	if (b->failed)
+		return -1;
+	if (l->start > l->end || !l->samples || !l->key.len || !l->value.len) {
+		own(b, OWN_BAD_LABEL_SPAN, "a label span of thread %" PRIu32 "/%" PRIu32 " (start %"
+		    PRIu64 ", end %" PRIu64 ", %" PRIu64 " samples) was left out: it has an empty "
+		    "key or value, no samples, or an end before its start", l->pid, l->tid,
+		    l->start, l->end, l->samples);
+		return 0;
+	}
+	if (b->n_spans == MS_CAPTURE_LABEL_SPANS_MAX) {
+		own(b, OWN_LABEL_SPAN_ROWS_FULL, "label spans past %u were not kept, the first of "
+		    "thread %" PRIu32 "/%" PRIu32 " at time %" PRIu64, MS_CAPTURE_LABEL_SPANS_MAX,
+		    l->pid, l->tid, l->start);
+		return 0;
+	}
+	memset(&x, 0, sizeof(x));
+	x.start = l->start;
+	x.end = l->end;
+	x.samples = l->samples;
+	if ((x.thread = thread_get(b, l->pid, l->tid)) == MS_NONE ||
+	    (x.key = intern_str(b, l->key)) == MS_NONE ||
+	    (x.value = intern_str(b, l->value)) == MS_NONE)
+		return -1;
+	if (GROW(b, b->spans, b->n_spans, b->alloc_spans) < 0)
+		return -1;
+	b->spans[b->n_spans++] = x;
 	return 0;
 }
 
@@ -2303,6 +2353,8 @@ static int seal_threads_samples(struct ms_capture_builder *b, struct ms_capture 
 		b->samples[i].thread = new_id[b->samples[i].thread];
 	for (i = 0; i < b->n_intervals; i++)
 		b->intervals[i].thread = new_id[b->intervals[i].thread];
+	for (i = 0; i < b->n_spans; i++)
+		b->spans[i].thread = new_id[b->spans[i].thread];
 	if (b->n_samples > 1 && !samples_in_order(b->samples, b->n_samples))
 		qsort(b->samples, b->n_samples, sizeof(*b->samples), cmp_samples);
 	for (i = 0; i < b->n_samples; i++) {
@@ -2564,6 +2616,10 @@ static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
 		MARK(cap->threads[i].name);
 	for (i = 0; i < b->n_perf_maps; i++)
 		MARK(b->perf_maps[i].path);
+	for (i = 0; i < b->n_spans; i++) {
+		MARK(b->spans[i].key);
+		MARK(b->spans[i].value);
+	}
 	for (i = 0; i < b->n_py; i++) {
 		MARK(b->py[i].path);
 		MARK(b->py[i].engine);
@@ -2617,6 +2673,10 @@ static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
 		REMAP(cap->threads[i].name);
 	for (i = 0; i < b->n_perf_maps; i++)
 		REMAP(b->perf_maps[i].path);
+	for (i = 0; i < b->n_spans; i++) {
+		REMAP(b->spans[i].key);
+		REMAP(b->spans[i].value);
+	}
 	for (i = 0; i < b->n_py; i++) {
 		REMAP(b->py[i].path);
 		REMAP(b->py[i].engine);
@@ -2822,6 +2882,65 @@ static void seal_py(struct ms_capture_builder *b, struct ms_capture *cap)
 		cap->minor = MS_CAPTURE_MINOR_PYTHON;
 }
 
+static int cmp_spans(const void *x, const void *y)
+{
+	const struct ms_cap_label_span *a = x, *c = y;
+
+	CMP_FIELD(a, c, thread);
+	CMP_FIELD(a, c, key);
+	CMP_FIELD(a, c, start);
+	CMP_FIELD(a, c, end);
+	CMP_FIELD(a, c, value);
+	CMP_FIELD(a, c, samples);
+	return 0;
+}
+
+/*
+ * Label spans that overlap an earlier one of their thread and key (by
+ * start) go, counted: a sample has at most one value per key. Runs
+ * before the builder's own problems become rows, on the builder's ids.
+ */
+static void prune_spans(struct ms_capture_builder *b)
+{
+	uint32_t i, n = 0;
+
+	if (b->n_spans > 1)
+		qsort(b->spans, b->n_spans, sizeof(*b->spans), cmp_spans);
+	for (i = 0; i < b->n_spans; i++) {
+		const struct ms_cap_label_span *x = &b->spans[i], *p = n ? &b->spans[n - 1] : NULL;
+
+		if (p && p->thread == x->thread && p->key == x->key && x->start <= p->end) {
+			own(b, OWN_LABEL_SPAN_OVERLAPS, "a label span \"%s\" of thread %" PRIu32 "/%"
+			    PRIu32 " from %" PRIu64 " to %" PRIu64 " overlaps the one before it, "
+			    "which ends at %" PRIu64 ": left out", str_at(b, x->key),
+			    b->threads[x->thread].pid, b->threads[x->thread].tid, x->start, x->end,
+			    p->end);
+			continue;
+		}
+		b->spans[n++] = *x;
+	}
+	b->n_spans = n;
+}
+
+/*
+ * Label spans sorted by (thread, key, start) once threads and strings
+ * have their final numbers (string ids in byte order); any makes the
+ * capture 1.7.
+ */
+static void seal_spans(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	if (!b->n_spans)
+		return;
+	if (b->n_spans > 1)
+		qsort(b->spans, b->n_spans, sizeof(*b->spans), cmp_spans);
+	cap->label_spans = ms_capture_keep(cap, b->spans);
+	cap->n_label_spans = b->n_spans;
+	b->spans = NULL;
+	b->n_spans = b->alloc_spans = 0;
+	if (cap->minor < MS_CAPTURE_MINOR_PYTHON)
+		cap->minor = MS_CAPTURE_MINOR_PYTHON;
+}
+
 /* Problems the builder counted itself become rows. */
 static int seal_own_problems(struct ms_capture_builder *b)
 {
@@ -2879,7 +2998,10 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 	if (!cap || ms_pairing_end(b->pairing) < 0)
 		goto fail;
 	if (seal_off_cpu_info(b) < 0 || seal_duty(b, cap) < 0 || seal_losses(b, cap) < 0 ||
-	    key_interpreted(b) < 0 || seal_own_problems(b) < 0)
+	    key_interpreted(b) < 0)
+		goto fail;
+	prune_spans(b);
+	if (seal_own_problems(b) < 0)
 		goto fail;
 	if (b->n_paths && b->n_stacks && intern_paths(b) < 0)
 		goto fail;
@@ -2896,6 +3018,7 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 	    seal_functions(b, cap) < 0 || seal_modules(b, cap) < 0)
 		goto fail;
 	seal_perf_maps(b, cap);
+	seal_spans(b, cap);
 	seal_py(b, cap);
 	/* Sorted by key string: the string ids are in string order now. */
 	if (b->n_info > 1)

@@ -120,6 +120,16 @@ int ms_capture_builder_jit_read(struct ms_capture_builder *b, const struct ms_ji
  * in the problem "py-process-rows-full" and kept out.
  */
 int ms_capture_builder_py_process(struct ms_capture_builder *b, const struct ms_py_process *p);
+/*
+ * A label over a run of a thread's samples (minor 7; capture.h:
+ * ms_cap_label_span), which makes its thread known. One with an empty
+ * key or value, no samples or an end before its start is a problem
+ * "bad-label-span" and no row; past MS_CAPTURE_LABEL_SPANS_MAX spans one
+ * is counted in "label-span-rows-full" and kept out. At seal a span that
+ * overlaps the one before it of its thread and key (by start, then end)
+ * goes, a problem "label-span-overlaps".
+ */
+int ms_capture_builder_label_span(struct ms_capture_builder *b, const struct ms_label_span *l);
 int ms_capture_builder_frame(struct ms_capture_builder *b, const struct ms_frame *f);
 /* Give after every frame fact of the stream: see "frame fallback" above. */
 int ms_capture_builder_frame_fallback(struct ms_capture_builder *b, const struct ms_frame *f);

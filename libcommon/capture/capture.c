@@ -117,6 +117,7 @@ const char *ms_capf_section_name(uint32_t id)
 		[MS_CAPF_EVIDENCE] = "evidence",
 		[MS_CAPF_PERF_MAPS] = "perf-maps",
 		[MS_CAPF_PY_PROCESSES] = "py-processes",
+		[MS_CAPF_LABEL_SPANS] = "label-spans",
 	};
 
 	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;
@@ -182,7 +183,7 @@ bool ms_capture_has_python(const struct ms_capture *cap)
 {
 	uint32_t i;
 
-	if (cap->n_py_processes)
+	if (cap->n_py_processes || cap->n_label_spans)
 		return true;
 	for (i = 0; i < cap->n_modules; i++)
 		if (cap->modules[i].kind == MS_MODULE_INTERPRETED)

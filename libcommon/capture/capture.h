@@ -45,6 +45,11 @@
  *    process rows are at most MS_CAPTURE_PY_PROCESSES_MAX, sorted by
  *    strictly increasing (pid, time, status, version_hex, source, path,
  *    engine, reason), each status an enum ms_py_process_status;
+ *  - label spans (minor 7) are at most MS_CAPTURE_LABEL_SPANS_MAX, each
+ *    of a thread < n_threads, a key and a value that are strings other
+ *    than "", start <= end and samples >= 1; sorted by (thread, key,
+ *    start), and the spans of one thread and key never overlap: each
+ *    starts after the previous one ends (ms_cap_label_span);
  *  - tables are in deterministic order: the same stream gives the same
  *    tables and the same file bytes.
  *
@@ -65,7 +70,7 @@
  * the oldest minor that holds it: 1.7 when it holds Python data
  * (ms_capture_has_python(): an interpreted module, a frame flagged
  * MS_FRAME_INTERPRETER, a stack ended by an interpreted reason, or a
- * Python process row), 1.6 when it holds JIT data (a perf-map
+ * Python process row, a label span), 1.6 when it holds JIT data (a perf-map
  * or jit-object module, or a process's perf-map setting), 1.5 when it has off-CPU intervals
  * (MS_CAPTURE_OFF_CPU), 1.4 when it has loss rows, else 1.3
  * when it has duty rows (MS_CAPTURE_DUTY), else 1.2 when a sample's count
@@ -78,7 +83,7 @@
  * modules' base (rows grew to 80 bytes, which it skips), and shows a
  * perf-map or jit-object module as one of an unknown kind, whose frames
  * keep the names the recording gave them. Python data needs none: a
- * reader before 1.7 skips the py-processes section, shows an interpreted
+ * reader before 1.7 skips the py-processes and label-spans sections, shows an interpreted
  * module as one of an unknown kind whose frames keep their names (the
  * stacks as recorded, interpreted frames among native ones: the mixed
  * look), and the interpreted stack ends as unknown reasons.
@@ -428,6 +433,29 @@ struct ms_cap_py_process {
  */
 #define MS_CAPTURE_PY_PROCESSES_MAX 65536u
 
+/*
+ * A label a runtime gave a thread over a run of its samples (minor 7):
+ * the stream's LABEL_SPAN (stream/records.h: struct ms_label_span), as
+ * ms-unwind makes them from the GIL state of Python's walker records
+ * (key "gil", value "held" or "released"). The span covers the samples of
+ * its thread from start to end, both included: the run's first and last
+ * sample. Spans of one thread and key never overlap, so a sample has at
+ * most one value per key (capture/labels.h finds it).
+ */
+struct ms_cap_label_span {
+	uint32_t thread;	/* index into threads */
+	uint32_t key;		/* string, not "" */
+	uint32_t value;		/* string, not "" */
+	uint64_t start, end;	/* perf clock, ns; start <= end */
+	uint64_t samples;	/* samples of the run, at least 1 */
+};
+/*
+ * At most this many label spans: the builder keeps the first it is given
+ * (the stream's order) and counts the others in a problem
+ * "label-span-rows-full"; a reader refuses a file with more.
+ */
+#define MS_CAPTURE_LABEL_SPANS_MAX (1u << 22)
+
 /* key/value facts from MS_REC_INFO (value_text 0 when numeric). */
 struct ms_cap_info {
 	uint32_t key;
@@ -473,6 +501,8 @@ struct ms_capture {
 	struct ms_cap_perf_map *perf_maps;	/* sorted by pid, one row each */
 	uint32_t n_py_processes;	/* minor 7: what the Python engine found */
 	struct ms_cap_py_process *py_processes;	/* sorted (invariants above) */
+	uint32_t n_label_spans;		/* minor 7: labels over runs of samples */
+	struct ms_cap_label_span *label_spans;	/* sorted by (thread, key, start) */
 
 	/* totals from the stream (with the loss rows or without: see ms_cap_loss) */
 	uint64_t lost_kernel;		/* records the kernel dropped */
@@ -524,7 +554,8 @@ bool ms_capture_has_jit(const struct ms_capture *cap);
 /*
  * Whether cap holds Python data (an interpreted module, a frame flagged
  * MS_FRAME_INTERPRETER, a sample or interval ended by an interpreted
- * reason, a Python process row): what makes a capture of minor 7.
+ * reason, a Python process row, a label span): what makes a capture of
+ * minor 7.
  */
 bool ms_capture_has_python(const struct ms_capture *cap);
 /*

@@ -15,7 +15,7 @@
  * numeric "pid"; argv is "command" split at each space), TARGET_EXIT,
  * MODULE per module (id = its index; a perf-map or jit-object one with its base),
  * JIT_READ per perf-map row (its process's setting), PY_PROCESS per Python
- * process row, FRAME per symbolized (module,
+ * process row, LABEL_SPAN per label span, FRAME per symbolized (module,
  * address) with its inline chain as lines, COMM per thread, STACK per
  * sample row with a DUTY per duty row and a LOST per loss row among them
  * in time order (before the samples of its time; those after the last

@@ -31,6 +31,7 @@ union any_record {
 	struct ms_interval interval;
 	struct ms_jit_read jit_read;
 	struct ms_py_process py_process;
+	struct ms_label_span label_span;
 };
 
 static struct ms_str str(const struct ms_capture *cap, uint32_t id)
@@ -402,6 +403,20 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 		u->py_process.engine = str(cap, x->engine);
 		u->py_process.reason = str(cap, x->reason);
 		if (ms_py_process_pack(w, &u->py_process) < 0)
+			return -1;
+	}
+	for (i = 0; i < cap->n_label_spans; i++) {
+		const struct ms_cap_label_span *x = &cap->label_spans[i];
+
+		memset(&u->label_span, 0, sizeof(u->label_span));
+		u->label_span.pid = cap->threads[x->thread].pid;
+		u->label_span.tid = cap->threads[x->thread].tid;
+		u->label_span.start = x->start;
+		u->label_span.end = x->end;
+		u->label_span.samples = x->samples;
+		u->label_span.key = str(cap, x->key);
+		u->label_span.value = str(cap, x->value);
+		if (ms_label_span_pack(w, &u->label_span) < 0)
 			return -1;
 	}
 	/* Frames are sorted by (module, address, flags): one fact per address. */

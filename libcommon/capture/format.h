@@ -43,7 +43,7 @@
 #define MS_CAPF_DIR_RESERVED 36	/* u32, zero */
 #define MS_CAPF_DIR_SIZE_BYTES 40
 
-/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 to 1.7 11 to 18). */
+/* At most this many directory entries (1.0 wrote 9, 1.1 writes 11, 1.2 to 1.7 11 to 19). */
 #define MS_CAPF_SECTIONS_MAX 1024
 
 enum ms_capf_codec {
@@ -133,7 +133,15 @@ enum ms_capf_section {
 	 * reader before 1.7 skips it.
 	 */
 	MS_CAPF_PY_PROCESSES = 18,
-	MS_CAPF_SECTION_LAST = MS_CAPF_PY_PROCESSES,
+	/*
+	 * Minor 7 too: labels over runs of a thread's samples (capture.h:
+	 * ms_cap_label_span), sorted by (thread, key, start), the spans of
+	 * one thread and key apart: thread, key, value, zero u32, start,
+	 * end, samples u64. In a file only when it has rows; no flag: a
+	 * reader before it skips it.
+	 */
+	MS_CAPF_LABEL_SPANS = 19,
+	MS_CAPF_SECTION_LAST = MS_CAPF_LABEL_SPANS,
 };
 /* The last section a file of minor 0 has, and the last every file of minor 1 or later has. */
 #define MS_CAPF_SECTION_LAST_1_0 MS_CAPF_TOTALS
@@ -161,6 +169,7 @@ enum ms_capf_section {
 #define MS_CAPF_ROW_EVIDENCE 24
 #define MS_CAPF_ROW_PERF_MAPS 80
 #define MS_CAPF_ROW_PY_PROCESSES 40
+#define MS_CAPF_ROW_LABEL_SPANS 40
 /* A reader refuses rows larger than this (a sanity bound, not a format limit). */
 #define MS_CAPF_ROW_MAX 4096
 

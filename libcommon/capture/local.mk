@@ -8,7 +8,8 @@ libcommon_a_SOURCES += \
 	libcommon/capture/format.h libcommon/capture/internal.h \
 	libcommon/capture/reader.c libcommon/capture/writer.c \
 	libcommon/capture/weight.c libcommon/capture/weight.h \
-	libcommon/capture/look.c libcommon/capture/look.h
+	libcommon/capture/look.c libcommon/capture/look.h \
+	libcommon/capture/labels.c libcommon/capture/labels.h
 
 # Section checksums are zlib's crc32 (liblz4 does not export its xxhash).
 AM_CFLAGS += $(ZLIB_CFLAGS)

@@ -287,6 +287,9 @@ static int load_sections(struct load *l, uint32_t n_sections)
 	if (l->raw[MS_CAPF_PY_PROCESSES] && l->cap->minor < MS_CAPTURE_MINOR_PYTHON)
 		return bad(l, "py-processes", "the section in a file of format 1.%u: it came with 1.%u",
 			   l->cap->minor, MS_CAPTURE_MINOR_PYTHON);
+	if (l->raw[MS_CAPF_LABEL_SPANS] && l->cap->minor < MS_CAPTURE_MINOR_PYTHON)
+		return bad(l, "label-spans", "the section in a file of format 1.%u: it came with 1.%u",
+			   l->cap->minor, MS_CAPTURE_MINOR_PYTHON);
 	for (id = MS_CAPF_INTERVALS; id <= MS_CAPF_EVIDENCE; id++) {
 		if ((l->cap->flags & MS_CAPTURE_OFF_CPU) && !l->raw[id])
 			return bad(l, section_label(id), "the section is missing (the header sets "
@@ -585,6 +588,67 @@ static int decode_py_processes(struct load *l)
 		if (i && !py_before(&x[-1], x))
 			return bad(l, "py-processes", "row %u (pid %u) is not after row %u (rows are "
 				   "distinct, sorted by pid and time)", i, x->pid, i - 1);
+	}
+	return 0;
+}
+
+/*
+ * The label spans (minor 7), after the threads: at most
+ * MS_CAPTURE_LABEL_SPANS_MAX rows, each of a known thread, with a key and
+ * a value that are strings other than "", start <= end, samples >= 1,
+ * sorted by (thread, key, start), and each after the end of the one
+ * before it of its thread and key (capture.h), so a sample has at most
+ * one value per key.
+ */
+static int decode_label_spans(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p;
+
+	if (!l->raw[MS_CAPF_LABEL_SPANS])
+		return 0;
+	p = rows(l, MS_CAPF_LABEL_SPANS, MS_CAPF_ROW_LABEL_SPANS, &n, &size);
+	if (!p)
+		return -1;
+	if (n > MS_CAPTURE_LABEL_SPANS_MAX)
+		return bad(l, "label-spans", "%u rows (at most %u)", n, MS_CAPTURE_LABEL_SPANS_MAX);
+	if (!(cap->label_spans = table(l, n, sizeof(*cap->label_spans))))
+		return -1;
+	cap->n_label_spans = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_label_span *x = &cap->label_spans[i];
+		const struct ms_cap_label_span *prev = i ? &x[-1] : NULL;
+
+		x->thread = ms_get_u32(p);
+		x->key = ms_get_u32(p + 4);
+		x->value = ms_get_u32(p + 8);
+		x->start = ms_get_u64(p + 16);
+		x->end = ms_get_u64(p + 24);
+		x->samples = ms_get_u64(p + 32);
+		if (x->thread >= cap->n_threads)
+			return bad(l, "label-spans", "row %u: thread %u of %u", i, x->thread,
+				   cap->n_threads);
+		CHECK_STRING("label-spans", i, "key", x->key);
+		CHECK_STRING("label-spans", i, "value", x->value);
+		if (!x->key || !x->value)
+			return bad(l, "label-spans", "row %u: an empty %s", i, x->key ? "value" : "key");
+		if (x->start > x->end)
+			return bad(l, "label-spans", "row %u: ends at %" PRIu64 ", before its start %"
+				   PRIu64, i, x->end, x->start);
+		if (!x->samples)
+			return bad(l, "label-spans", "row %u: no samples", i);
+		if (!prev)
+			continue;
+		if (prev->thread > x->thread ||
+		    (prev->thread == x->thread && prev->key > x->key) ||
+		    (prev->thread == x->thread && prev->key == x->key && prev->start >= x->start))
+			return bad(l, "label-spans", "row %u is not after row %u (rows are sorted by "
+				   "thread, key and start)", i, i - 1);
+		if (prev->thread == x->thread && prev->key == x->key && x->start <= prev->end)
+			return bad(l, "label-spans", "row %u starts at %" PRIu64 ", inside row %u, "
+				   "which ends at %" PRIu64 " (spans of a thread and key do not "
+				   "overlap)", i, x->start, i - 1, prev->end);
 	}
 	return 0;
 }
@@ -1168,6 +1232,7 @@ static struct ms_capture *load(struct load *l)
 		    decode(l, MS_CAPF_FRAMES, decode_frames) == 0 &&
 		    decode(l, MS_CAPF_STACKS, decode_stacks) == 0 &&
 		    decode(l, MS_CAPF_THREADS, decode_threads) == 0 &&
+		    decode(l, MS_CAPF_LABEL_SPANS, decode_label_spans) == 0 &&
 		    decode(l, MS_CAPF_SAMPLES, decode_samples) == 0 &&
 		    decode(l, MS_CAPF_COUNTS, decode_counts) == 0 &&
 		    decode(l, MS_CAPF_PROBLEMS, decode_problems) == 0 &&

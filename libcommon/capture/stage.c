@@ -47,6 +47,7 @@ struct ingest {
 		struct ms_interval interval;
 		struct ms_jit_read jit_read;
 		struct ms_py_process py_process;
+		struct ms_label_span label_span;
 	} u;
 };
 
@@ -222,6 +223,16 @@ static int on_py_process(void *ctx, struct ms_stage_io *io, const struct ms_reco
 	       ms_capture_builder_py_process(g->b, &g->u.py_process);
 }
 
+/* A label over a run of a thread's samples (ms-unwind's GIL spans): a row. */
+static int on_label_span(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct ingest *g = ctx;
+
+	ms_capture_builder_at(g->b, ms_reader_name(io->reader), rec->offset);
+	return ms_label_span_unpack(rec, &g->u.label_span) < 0 ? -1 :
+	       ms_capture_builder_label_span(g->b, &g->u.label_span);
+}
+
 /*
  * Sample, switch-out, tracepoint, jit-func, jit-object, py-code and
  * py-stack (ms-unwind made their modules, frame facts and stacks), 
@@ -378,6 +389,7 @@ static const struct ms_stage_desc capture_stage = {
 		[MS_REC_INTERVAL] = on_interval,
 		[MS_REC_JIT_READ] = on_jit_read,
 		[MS_REC_PY_PROCESS] = on_py_process,
+		[MS_REC_LABEL_SPAN] = on_label_span,
 	},
 	.other = on_ignored,
 	.end = on_end,

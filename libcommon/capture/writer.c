@@ -401,6 +401,31 @@ static int put_py_processes(struct section *s, const struct ms_capture *cap)
 	return 0;
 }
 
+/* The label spans (minor 7), only when there are some. */
+static int put_label_spans(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p;
+	uint32_t i;
+
+	if (!cap->n_label_spans)
+		return 1;
+	p = table(s, MS_CAPF_LABEL_SPANS, cap->n_label_spans, MS_CAPF_ROW_LABEL_SPANS);
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_label_spans; i++, p += MS_CAPF_ROW_LABEL_SPANS) {
+		const struct ms_cap_label_span *x = &cap->label_spans[i];
+
+		ms_put_u32(p, x->thread);
+		ms_put_u32(p + 4, x->key);
+		ms_put_u32(p + 8, x->value);
+		ms_put_u32(p + 12, 0);
+		ms_put_u64(p + 16, x->start);
+		ms_put_u64(p + 24, x->end);
+		ms_put_u64(p + 32, x->samples);
+	}
+	return 0;
+}
+
 static int put_problems(struct section *s, const struct ms_capture *cap)
 {
 	unsigned char *p = table(s, MS_CAPF_PROBLEMS, cap->n_problems, MS_CAPF_ROW_PROBLEMS);
@@ -437,7 +462,7 @@ static int (*const put_section[])(struct section *, const struct ms_capture *) =
 	put_strings, put_info, put_modules, put_frames, put_stacks,
 	put_threads, put_samples, put_problems, put_totals, put_functions, put_lines,
 	put_counts, put_duty, put_losses, put_intervals, put_evidence, put_perf_maps,
-	put_py_processes,
+	put_py_processes, put_label_spans,
 };
 #define N_SECTIONS (sizeof(put_section) / sizeof(put_section[0]))
 

@@ -19,6 +19,7 @@ libcommon_a_SOURCES += \
 	libcommon/python/pyobj.c libcommon/python/pyobj.h \
 	libcommon/python/pyparse.c libcommon/python/pyparse.h \
 	libcommon/python/pycode.c libcommon/python/pycode.h \
+	libcommon/python/labels.c libcommon/python/labels.h \
 	libcommon/python/splice.c libcommon/python/splice.h \
 	libcommon/python/walk.c libcommon/python/walk.h
 
@@ -60,3 +61,14 @@ UNIT_TESTS += tests/unit/bpflayout-test
 tests_unit_bpflayout_test_SOURCES = tests/unit/bpflayout-test.c
 tests_unit_bpflayout_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_bpflayout_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# ms-unwind's GIL runs as label spans (python/labels.h), alone and in the stage.
+UNIT_TESTS += tests/unit/gil-labels-test
+tests_unit_gil_labels_test_SOURCES = tests/unit/gil-labels-test.c
+tests_unit_gil_labels_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_gil_labels_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# caplabels < STREAM: its LABEL_SPAN records as text, for tests/0785-python-gil.bats.
+check_PROGRAMS += tests/unit/caplabels
+tests_unit_caplabels_SOURCES = tests/unit/caplabels.c
+tests_unit_caplabels_LDADD = $(MS_LIBS)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bpf/sampler.h"
+#include "python/labels.h"
 #include "python/pycode.h"
 #include "python/splice.h"
 #include "stream/protocols.h"
@@ -79,6 +80,10 @@ struct unwind_bufs {
 	bool last_unknown;
 	uint64_t *unknown_ids;
 	uint32_t alloc_unknown_ids;
+	/* The GIL's runs per thread, written as LABEL_SPANs as they end. */
+	struct ms_py_labels *labels;
+	struct ms_label_span span;
+	bool labels_full_said;
 };
 
 /* A STACK_REF to stack id, with the per-sample fields of b->stack. */
@@ -346,11 +351,46 @@ static const struct ms_py_stack *py_take(struct unwind_bufs *b, const struct ms_
 	return NULL;
 }
 
+/* The counters of the GIL's runs, and the problem of the table's bound. */
+static void label_stats(struct unwind_bufs *b)
+{
+	const struct ms_py_labels_stats *ls = ms_py_labels_stats(b->labels);
+	struct ms_unwind_stats *st = ms_unwinder_counters(b->u);
+
+	st->py_spans = ls->spans;
+	if (ls->threads_full > st->py_spans_full && !b->labels_full_said) {
+		b->labels_full_said = true;
+		ms_problems_add(ms_unwinder_problems(b->u), "python-label-threads-full",
+				"more than %u threads had a GIL run open at once: samples of "
+				"the others make no GIL label span (ms-unwind --stats counts them)",
+				MS_PY_LABELS_THREADS_MAX);
+	}
+	st->py_spans_full = ls->threads_full;
+}
+
+/*
+ * The sample's GIL state (its walker record's; none without one) goes
+ * into its thread's run: a run it ends goes out as a LABEL_SPAN first.
+ */
+static int label_sample(struct unwind_bufs *b, struct ms_writer *w, const struct ms_sample *s,
+			const struct ms_py_stack *py)
+{
+	int r = ms_py_labels_sample(b->labels, s->pid, s->tid, s->time,
+				    py ? py->gil : MS_PY_LABELS_NONE, &b->span);
+
+	if (r < 0 || (r && ms_label_span_pack(w, &b->span) < 0))
+		return -1;
+	if (r || py)
+		label_stats(b);
+	return 0;
+}
+
 static int on_sample(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
 	struct unwind_bufs *b = ctx;
 	/* (Most samples were unpacked as the reader framed them.) */
 	struct ms_sample *s = ms_reader_sample(b->reader, rec);
+	const struct ms_py_stack *py;
 	uint32_t id;
 	int r;
 
@@ -359,7 +399,10 @@ static int on_sample(void *ctx, struct ms_stage_io *io, const struct ms_record *
 			return -1;
 		s = &b->sample;
 	}
-	if ((r = unwind_one(b, io->writer, rec, s, &id, py_take(b, s))) < 0)
+	py = py_take(b, s);
+	if (label_sample(b, io->writer, s, py) < 0)
+		return -1;
+	if ((r = unwind_one(b, io->writer, rec, s, &id, py)) < 0)
 		return -1;
 	return r ? write_ref(io->writer, b, id) : write_stack(b->u, io->writer, b);
 }
@@ -438,6 +481,13 @@ static int on_task(void *ctx, struct ms_stage_io *io, const struct ms_record *re
 	if ((rec->kind == MS_REC_FORK ? ms_unwinder_fork(b->u, &b->task) :
 					ms_unwinder_exit(b->u, &b->task)) < 0)
 		return -1;
+	/* A thread that exits ends its GIL run (its id may be reused). */
+	if (rec->kind == MS_REC_EXIT && b->labels && ms_py_labels_exit(b->labels, b->task.pid, b->task.tid,
+							  &b->span)) {
+		if (ms_label_span_pack(io->writer, &b->span) < 0)
+			return -1;
+		label_stats(b);
+	}
 	return MS_STAGE_PASS;
 }
 
@@ -614,6 +664,8 @@ static int on_header(void *ctx, struct ms_stage_io *io)
 		return ms_error("out of memory");
 	if (!(b->pycode = ms_pycode_new()))
 		return -1;
+	if (!(b->labels = ms_py_labels_new()))
+		return -1;
 	return 0;
 }
 
@@ -628,6 +680,12 @@ static int on_end(void *ctx, struct ms_stage_io *io, enum ms_stage_end how)
 	if (b->py_pending) {
 		py_drop(b);
 	}
+	/* The GIL runs still open end with the stream. */
+	while (b->labels && ms_py_labels_next_open(b->labels, &b->span))
+		if (ms_label_span_pack(io->writer, &b->span) < 0)
+			return -1;
+	if (b->labels)
+		label_stats(b);
 	{
 		struct ms_unwind_stats *st = ms_unwinder_counters(b->u);
 		const struct ms_pycode_stats *ps = ms_pycode_stats(b->pycode);
@@ -693,6 +751,8 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 	b->pycode = NULL;
 	b->unknown_ids = NULL;
 	b->alloc_unknown_ids = 0;
+	b->labels = NULL;
+	b->labels_full_said = false;
 	st.ctx = b;
 	code = ms_stage_run(&st, in_fd, in_name, out_fd, "stdout");
 	if (stats && b->u)
@@ -701,6 +761,7 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 	ms_stack_map_close(&b->stack_map);
 	ms_stacktab_free(b->stacks);
 	ms_pycode_free(b->pycode);
+	ms_py_labels_free(b->labels);
 	free(b->unknown_ids);
 	free(b);
 	return code;

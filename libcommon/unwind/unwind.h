@@ -239,12 +239,15 @@ struct ms_unwind_stats {
 	 * spliced (placed, truncated, unplaced), ended unknown, cut for room;
 	 * interpreted frames written; codes (PY_CODE) kept, ignored as again,
 	 * refused past the bound; keys given out, frames of unknown code,
-	 * instructions past or outside their locations table.
+	 * instructions past or outside their locations table; GIL label
+	 * spans written, and samples with a GIL state that made none because
+	 * too many threads had a run open (python/labels.h).
 	 */
 	uint64_t py_stacks, py_unpaired;
 	uint64_t py_placed, py_truncated, py_unplaced, py_unknown, py_cut;
 	uint64_t py_frames, py_codes, py_codes_again, py_codes_refused;
 	uint64_t py_keys, py_unknown_frames, py_bad_lines;
+	uint64_t py_spans, py_spans_full;
 };
 
 struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts);
