@@ -121,14 +121,14 @@ tests_unit_unwind_corpus_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 # latest line wins; malformed rows and pcs past the rows end with no CFI.
 UNIT_TESTS += tests/unit/unwind-jit-test
 tests_unit_unwind_jit_test_SOURCES = tests/unit/unwind-jit-test.c tests/unit/jit-code.h \
-	tests/unit/elf-helpers.h
+	tests/unit/elf-helpers.h tests/unit/elf-map.h tests/unit/jit-unwind-harness.h
 tests_unit_unwind_jit_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_unwind_jit_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 EXTRA_tests_unit_unwind_jit_test_DEPENDENCIES = tests/unit/data/dwarf-frames$(EXEEXT)
 
 UNIT_TESTS += tests/unit/unwind-jitobj-test
 tests_unit_unwind_jitobj_test_SOURCES = tests/unit/unwind-jitobj-test.c tests/unit/jitobj-image.h \
-	tests/unit/elf-helpers.h
+	tests/unit/elf-helpers.h tests/unit/elf-map.h tests/unit/jit-unwind-harness.h
 tests_unit_unwind_jitobj_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_unwind_jitobj_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_SRCDIR='"$(abs_top_srcdir)"'
 EXTRA_DIST += tests/unit/data/lli14-jitwork.jitobj
@@ -138,5 +138,5 @@ EXTRA_tests_unit_unwind_jitobj_test_DEPENDENCIES = tests/unit/data/dwarf-frames$
 # The stream ms-decode would give ms-unwind for JIT code named by a perf
 # map, made without a collector (tests/0735-jit-unwind.bats).
 check_PROGRAMS += tests/unit/mkjitstream
-tests_unit_mkjitstream_SOURCES = tests/unit/mkjitstream.c tests/unit/jit-code.h
+tests_unit_mkjitstream_SOURCES = tests/unit/mkjitstream.c tests/unit/jit-code.h tests/unit/elf-map.h
 tests_unit_mkjitstream_LDADD = $(MS_LIBS)

@@ -32,61 +32,13 @@
 #include "util/error.h"
 #include "elf-helpers.h"
 #include "jit-code.h"
+#include "jit-unwind-harness.h"
 
-#define PID 77
-#define CHILD 78
-#define BASE 0x7f1234000000ull		/* dwarf-frames */
-#define JBASE 0x7f5500000000ull		/* the anonymous range of JIT code */
-#define JLEN 0x10000ull
 #define TRAMP (JBASE + 0x100)		/* trampoline[]: frameless, sub rsp, 8 */
 #define CLASSIC (JBASE + 0x200)		/* classic[]: push rbp; mov rbp, rsp */
-#define SP0 0x7ffe00001000ull
-#define PERF_MASK 0xff01ffull
 #define READ_TIME 1000			/* when the functions' lines were read */
 
-enum { AX, BX, CX, DX, SI, DI, BP, SP, IP };
-
 static struct ms_prover *prover;
-static struct ms_sample *smp;
-static uint64_t mem[64];
-static struct ms_stack *stack;
-
-/* The return addresses in dwarf-frames that the JIT code "calls" from. */
-static uint64_t pc_of(const char *name)
-{
-	return pc_mapped_at("dwarf-frames", BASE, name);
-}
-
-static struct ms_mmap file_mapping(void)
-{
-	static char path[PATH_MAX + 64];
-	struct ms_mmap m = { 0 };
-	struct stat sb;
-
-	snprintf(path, sizeof(path), "%s", data_path("dwarf-frames"));
-	assert_int_equal(stat(path, &sb), 0);
-	m.pid = m.tid = PID;
-	m.time = 1;
-	m.start = BASE;
-	m.len = ((uint64_t)sb.st_size + 0xfff) & ~0xfffull;
-	m.prot = PROT_READ | PROT_EXEC;
-	m.cpumode = MS_CPUMODE_USER;
-	m.maj = major(sb.st_dev);
-	m.min = minor(sb.st_dev);
-	m.ino = sb.st_ino;
-	m.filename = (struct ms_str){ path, (uint32_t)strlen(path) };
-	return m;
-}
-
-static struct ms_mmap anon_mapping(uint32_t pid, uint64_t time)
-{
-	return (struct ms_mmap){
-		.pid = pid, .tid = pid, .time = time, .start = JBASE, .len = JLEN,
-		.prot = PROT_READ | PROT_EXEC, .cpumode = MS_CPUMODE_USER,
-		.filename = { "//anon", 6 },
-	};
-}
-
 /* A JIT_FUNC record as ms_jit_func_unpack() gives it, its rows proved from code. */
 static uint8_t rows_buf[MS_ROWS_ENCODED_MAX];
 static struct ms_jit_func jit_func(uint32_t pid, uint64_t start, uint64_t size, const char *name,
@@ -122,56 +74,11 @@ static void add_both(struct ms_unwinder *u, uint32_t pid)
 			sizeof(classic)));
 }
 
-static struct ms_unwinder *unwinder(const struct ms_unwind_method *method)
-{
-	struct ms_unwind_options o = { .method = method, .system_debug_dir = "" };
-	struct ms_unwinder *u = ms_unwinder_new(&o);
-	struct ms_mmap f = file_mapping(), a = anon_mapping(PID, 2);
-	struct ms_comm c = { .pid = PID, .tid = PID, .time = 1, .comm = { "t", 1 } };
-
-	assert_non_null(u);
-	assert_int_equal(ms_unwinder_comm(u, &c), 0);
-	assert_int_equal(ms_unwinder_mmap(u, &f), 0);
-	assert_int_equal(ms_unwinder_mmap(u, &a), 0);
-	return u;
-}
-
 /* A sample of pid at ip with %rsp SP0, %rbp bp, len bytes of mem copied. */
 static struct ms_sample *sample(uint32_t pid, uint64_t ip, uint64_t bp, uint32_t len)
 {
-	struct ms_sample *s = smp;
-	uint32_t n = 0;
-
-	memset(s, 0, sizeof(*s));
-	s->pid = s->tid = pid;
-	s->time = 2000;
-	s->period = 1;
-	s->ip = ip;
-	s->cpumode = MS_CPUMODE_USER;
-	s->regs_abi = 2;
-	s->regs_mask = PERF_MASK;
-	for (int bit = 0; bit < 24; bit++) {
-		uint64_t v = 0x1000 + (uint64_t)bit;
-
-		if (!(PERF_MASK & (1ull << bit)))
-			continue;
-		v = bit == SP ? SP0 : bit == BP ? bp : bit == IP ? ip : v;
-		s->regs[n++] = v;
-	}
-	s->n_regs = n;
-	s->n_uchain = 1;
-	s->uchain[0] = ip;
-	s->stack = (const uint8_t *)mem;
-	s->stack_len = len;
-	return s;
+	return jit_sample(pid, 2000, ip, bp, len);
 }
-
-static void put(uint64_t addr, uint64_t v)
-{
-	assert_true(addr >= SP0 && addr < SP0 + sizeof(mem));
-	mem[(addr - SP0) / 8] = v;
-}
-
 /*
  * The trampoline at ip (its offset 4: after sub rsp, 8) called from
  * t_fp, called from t_outer: tramp's return address at SP0 + 8, t_fp's
@@ -184,55 +91,6 @@ static struct ms_sample *tramp_sample(uint32_t pid, uint64_t ip)
 	put(SP0 + 96, 0);
 	put(SP0 + 104, pc_of("t_outer_ret"));
 	return sample(pid, ip, SP0 + 96, sizeof(mem));
-}
-
-static void unwind(struct ms_unwinder *u)
-{
-	assert_int_equal(ms_unwinder_sample(u, smp, stack), 0);
-}
-
-/* The stream's modules of the last sample, by id (ids are dense from 0). */
-static struct ms_module mods[16];
-static uint32_t n_mods;
-/* Its FRAME records. */
-static struct {
-	uint32_t module;
-	uint64_t address, start;
-	char name[64];
-	uint32_t reason;
-} frames[16];
-static uint32_t n_frames;
-
-static void drain(struct ms_unwinder *u)
-{
-	struct ms_module m;
-	struct ms_frame f;
-
-	while (ms_unwinder_next_module(u, &m)) {
-		assert_true(m.id < 16);
-		mods[m.id] = m;
-		n_mods = m.id + 1 > n_mods ? m.id + 1 : n_mods;
-	}
-	n_frames = 0;
-	while (ms_unwinder_next_frame(u, &f)) {
-		assert_true(n_frames < 16);
-		frames[n_frames].module = f.module;
-		frames[n_frames].address = f.address;
-		frames[n_frames].start = f.symbol_start;
-		frames[n_frames].reason = f.reason;
-		snprintf(frames[n_frames].name, sizeof(frames[0].name), "%.*s", (int)f.name.len,
-			 f.name.ptr);
-		n_frames++;
-	}
-}
-
-static void expect_frame(uint32_t i, uint32_t kind, uint64_t address, uint32_t flags)
-{
-	assert_true(i < stack->n_frames);
-	assert_true(stack->frames[i].module < n_mods);
-	assert_int_equal(mods[stack->frames[i].module].kind, kind);
-	assert_int_equal(stack->frames[i].address, address);
-	assert_int_equal(stack->frames[i].flags, flags);
 }
 
 static void expect_named(uint32_t i, uint32_t module, uint64_t address, const char *name,
@@ -297,7 +155,7 @@ static int reset(void **state)
 /* A frameless leaf (no frame pointer) unwinds by its rows to a caller in an ELF. */
 static void test_leaf_to_elf(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 
 	(void)state;
 	add_both(u, PID);
@@ -336,7 +194,7 @@ static void test_leaf_to_elf(void **state)
 /* The leaf called from a JIT function with a frame pointer, called from t_fp. */
 static void test_leaf_to_jit_caller(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 
 	(void)state;
 	add_both(u, PID);
@@ -364,7 +222,7 @@ static void test_leaf_to_jit_caller(void **state)
 /* The frame-pointer method binds and names JIT frames the same way. */
 static void test_fp_method(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_fp);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_fp, true);
 
 	(void)state;
 	add_both(u, PID);
@@ -384,7 +242,7 @@ static void test_fp_method(void **state)
 /* A mapping made after the line was read ends the function; one made before does not. */
 static void test_mapping_time(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	struct ms_mmap before = anon_mapping(PID, READ_TIME), after = anon_mapping(PID, READ_TIME + 1);
 
 	(void)state;
@@ -428,7 +286,7 @@ static void test_mapping_time(void **state)
 /* exec ends the functions read before it; one read after (its record early) stays. */
 static void test_exec(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	struct ms_comm exec = { .pid = PID, .tid = PID, .time = READ_TIME + 10, .exec = true,
 				.comm = { "t", 1 } };
 	/* (A mapping as old as the lines, so that only the exec can end them.) */
@@ -459,7 +317,7 @@ static void test_exec(void **state)
 /* A forked child runs its parent's JIT code: named, under its own map's path. */
 static void test_fork(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	struct ms_task fork = { .pid = CHILD, .ppid = PID, .tid = CHILD, .ptid = PID,
 				.time = READ_TIME + 1 };
 
@@ -479,7 +337,7 @@ static void test_fork(void **state)
 /* The path the latest JIT_READ of the process names is its modules'. */
 static void test_read_path(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	struct ms_jit_read r = { .pid = PID, .time = READ_TIME, .path = { "/proc/77/root/tmp/perf-9.map", 28 } };
 
 	(void)state;
@@ -502,7 +360,7 @@ static void test_read_path(void **state)
  */
 static void test_latest_wins(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	uint32_t first;
 
 	(void)state;
@@ -531,7 +389,7 @@ static void test_latest_wins(void **state)
 /* Malformed rows: counted, the function named, its frames end with no CFI. */
 static void test_bad_rows(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	struct ms_jit_func f = jit_func(PID, TRAMP, sizeof(trampoline), "py::tramp", READ_TIME,
 					trampoline, sizeof(trampoline));
 	uint8_t bad[MS_ROWS_ENCODED_MAX];
@@ -563,7 +421,7 @@ static void test_bad_rows(void **state)
 /* A pc at or past the rows' stop (the trampoline's ret at 10, stop 11): no CFI. */
 static void test_past_stop(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 
 	(void)state;
 	add_both(u, PID);
@@ -594,7 +452,7 @@ static void test_past_stop(void **state)
  */
 static void test_fp_merge_stops_at_frameless(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf_fp);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf_fp, true);
 
 	(void)state;
 	add_both(u, PID);
@@ -625,7 +483,7 @@ static void test_fp_merge_stops_at_frameless(void **state)
 /* Frames in the mapping outside every function stay anonymous. */
 static void test_outside_functions(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 
 	(void)state;
 	add_both(u, PID);
@@ -641,7 +499,7 @@ static void test_outside_functions(void **state)
 /* Rules are shared by functions whose frames are alike. */
 static void test_rules_shared(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	struct ms_jit_rules *r = ms_jit_rules_new();
 	struct ms_jit_table *t = ms_jit_table_new();
 	struct ms_problems p;

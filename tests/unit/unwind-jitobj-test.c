@@ -29,25 +29,14 @@
 #include "util/error.h"
 #include "elf-helpers.h"
 #include "jitobj-image.h"
+#include "jit-unwind-harness.h"
 
-#define PID 77
-#define CHILD 78
-#define BASE 0x7f1234000000ull		/* dwarf-frames */
-#define JBASE 0x7f5500000000ull		/* the anonymous range of JIT code */
-#define JLEN 0x10000ull
 #define TEXT (JBASE + 0x1000)		/* the object's .text */
 #define TEXT_LEN 0x40
 #define IMAGE (JBASE + 0x8000)		/* where the image lies */
 #define ENTRY 0x5555aaaa0010ull		/* its jit_code_entry */
-#define SP0 0x7ffe00001000ull
-#define PERF_MASK 0xff01ffull
 #define READ_TIME 1000
 
-enum { AX, BX, CX, DX, SI, DI, BP, SP, IP };
-
-static struct ms_sample *smp;
-static uint64_t mem[64];
-static struct ms_stack *stack;
 static uint8_t image[4096];
 static size_t image_len;
 static struct jo_layout lay;
@@ -71,58 +60,6 @@ static void build(uint64_t text)
 	memcpy(code, jo_func, sizeof(jo_func));
 	code[0x30] = 0xc3;
 	image_len = jo_build(image, text, IMAGE, code, sizeof(code), fdes, 2, syms, 1, &lay);
-}
-
-/* The return addresses in dwarf-frames that the JIT code "calls" from. */
-static uint64_t pc_of(const char *name)
-{
-	return pc_mapped_at("dwarf-frames", BASE, name);
-}
-
-static struct ms_mmap file_mapping(void)
-{
-	static char path[PATH_MAX + 64];
-	struct ms_mmap m = { 0 };
-	struct stat sb;
-
-	snprintf(path, sizeof(path), "%s", data_path("dwarf-frames"));
-	assert_int_equal(stat(path, &sb), 0);
-	m.pid = m.tid = PID;
-	m.time = 1;
-	m.start = BASE;
-	m.len = ((uint64_t)sb.st_size + 0xfff) & ~0xfffull;
-	m.prot = PROT_READ | PROT_EXEC;
-	m.cpumode = MS_CPUMODE_USER;
-	m.maj = major(sb.st_dev);
-	m.min = minor(sb.st_dev);
-	m.ino = sb.st_ino;
-	m.filename = (struct ms_str){ path, (uint32_t)strlen(path) };
-	return m;
-}
-
-static struct ms_mmap anon_mapping(uint32_t pid, uint64_t time)
-{
-	return (struct ms_mmap){
-		.pid = pid, .tid = pid, .time = time, .start = JBASE, .len = JLEN,
-		.prot = PROT_READ | PROT_EXEC, .cpumode = MS_CPUMODE_USER,
-		.filename = { "//anon", 6 },
-	};
-}
-
-/* The unwinder with dwarf-frames mapped (and the anonymous range when anon). */
-static struct ms_unwinder *unwinder(const struct ms_unwind_method *method, bool anon)
-{
-	struct ms_unwind_options o = { .method = method, .system_debug_dir = "" };
-	struct ms_unwinder *u = ms_unwinder_new(&o);
-	struct ms_mmap f = file_mapping(), a = anon_mapping(PID, 2);
-	struct ms_comm c = { .pid = PID, .tid = PID, .time = 1, .comm = { "t", 1 } };
-
-	assert_non_null(u);
-	assert_int_equal(ms_unwinder_comm(u, &c), 0);
-	assert_int_equal(ms_unwinder_mmap(u, &f), 0);
-	if (anon)
-		assert_int_equal(ms_unwinder_mmap(u, &a), 0);
-	return u;
 }
 
 /* The image (bytes [0, len)) as records of chunk bytes each, read at time. */
@@ -154,36 +91,7 @@ static void unregister(struct ms_unwinder *u, uint32_t pid, uint64_t time)
 
 static struct ms_sample *sample(uint32_t pid, uint64_t time, uint64_t ip, uint64_t bp)
 {
-	struct ms_sample *s = smp;
-	uint32_t n = 0;
-
-	memset(s, 0, sizeof(*s));
-	s->pid = s->tid = pid;
-	s->time = time;
-	s->period = 1;
-	s->ip = ip;
-	s->cpumode = MS_CPUMODE_USER;
-	s->regs_abi = 2;
-	s->regs_mask = PERF_MASK;
-	for (int bit = 0; bit < 24; bit++) {
-		uint64_t v = 0x1000 + (uint64_t)bit;
-
-		if (!(PERF_MASK & (1ull << bit)))
-			continue;
-		v = bit == SP ? SP0 : bit == BP ? bp : bit == IP ? ip : v;
-		s->regs[n++] = v;
-	}
-	s->n_regs = n;
-	s->n_uchain = 1;
-	s->uchain[0] = ip;
-	s->stack = (const uint8_t *)mem;
-	s->stack_len = sizeof(mem);
-	return s;
-}
-
-static void put(uint64_t addr, uint64_t v)
-{
-	mem[(addr - SP0) / 8] = v;
+	return jit_sample(pid, time, ip, bp, sizeof(mem));
 }
 
 /*
@@ -198,55 +106,6 @@ static void obj_sample(uint32_t pid, uint64_t time, uint64_t pc, uint32_t ra)
 	put(SP0 + 96, 0);
 	put(SP0 + 104, pc_of("t_outer_ret"));
 	sample(pid, time, pc, SP0 + 96);
-}
-
-static void unwind(struct ms_unwinder *u)
-{
-	assert_int_equal(ms_unwinder_sample(u, smp, stack), 0);
-}
-
-static struct ms_module mods[16];
-static char mod_paths[16][64];
-static uint32_t n_mods;
-static struct {
-	uint32_t module;
-	uint64_t address, start;
-	char name[64];
-	uint32_t reason;
-} frames[16];
-static uint32_t n_frames;
-
-static void drain(struct ms_unwinder *u)
-{
-	struct ms_module m;
-	struct ms_frame f;
-
-	while (ms_unwinder_next_module(u, &m)) {
-		assert_true(m.id < 16);
-		mods[m.id] = m;
-		snprintf(mod_paths[m.id], sizeof(mod_paths[0]), "%.*s", (int)m.path.len, m.path.ptr);
-		n_mods = m.id + 1 > n_mods ? m.id + 1 : n_mods;
-	}
-	n_frames = 0;
-	while (ms_unwinder_next_frame(u, &f)) {
-		assert_true(n_frames < 16);
-		frames[n_frames].module = f.module;
-		frames[n_frames].address = f.address;
-		frames[n_frames].start = f.symbol_start;
-		frames[n_frames].reason = f.reason;
-		snprintf(frames[n_frames].name, sizeof(frames[0].name), "%.*s", (int)f.name.len,
-			 f.name.ptr);
-		n_frames++;
-	}
-}
-
-static void expect_frame(uint32_t i, uint32_t kind, uint64_t address, uint32_t flags)
-{
-	assert_true(i < stack->n_frames);
-	assert_true(stack->frames[i].module < n_mods);
-	assert_int_equal(mods[stack->frames[i].module].kind, kind);
-	assert_int_equal(stack->frames[i].address, address);
-	assert_int_equal(stack->frames[i].flags, flags);
 }
 
 static void expect_object_module(uint32_t id, uint64_t base, uint64_t size)
@@ -319,7 +178,7 @@ static void expect_full(void)
 
 static void test_cfi_and_symbols(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf, true);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 
 	(void)state;
 	send_object(u, PID, READ_TIME);
@@ -370,7 +229,7 @@ static void test_cfi_and_symbols(void **state)
 /* The frame-pointer method binds the object's frames and names them too. */
 static void test_fp_method(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_fp, true);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_fp, true);
 
 	(void)state;
 	send_object(u, PID, READ_TIME);
@@ -388,7 +247,7 @@ static void test_fp_method(void **state)
 /* Code in no mapping the stream described (a lost record) is still the object's. */
 static void test_no_mapping(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf, false);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, false);
 
 	(void)state;
 	obj_sample(PID, 2000, TEXT + 0xa, 24);
@@ -406,7 +265,7 @@ static void test_no_mapping(void **state)
 /* Unregistered at T: samples up to T have it, later ones do not. */
 static void test_unregister(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf, true);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 
 	(void)state;
 	send_object(u, PID, READ_TIME);
@@ -447,7 +306,7 @@ static void test_unregister(void **state)
 /* A mapping made over its code after its read ends it; one made before does not. */
 static void test_mapping_time(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf, true);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	struct ms_mmap before = anon_mapping(PID, READ_TIME), after = anon_mapping(PID, 2500);
 
 	(void)state;
@@ -482,7 +341,7 @@ static void test_mapping_time(void **state)
 /* The same object read again is no new object; its module stays. */
 static void test_read_again(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf, true);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	uint32_t module;
 
 	(void)state;
@@ -505,7 +364,7 @@ static void test_read_again(void **state)
 /* A perf-map function over the object's code never names it; one beside it does. */
 static void test_over_perf_map(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf, true);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	struct ms_jit_func f = { .pid = PID, .time = READ_TIME, .start = TEXT, .end = TEXT + TEXT_LEN,
 				 .name = { "py::over", 8 }, .line = 1 };
 	struct ms_jit_func g = { .pid = PID, .time = READ_TIME, .start = TEXT + 0x100,
@@ -534,7 +393,7 @@ static void test_over_perf_map(void **state)
 /* exec keeps only objects read after it; a child starts with its parent's. */
 static void test_exec_fork(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf, true);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	struct ms_task t = { .pid = CHILD, .ppid = PID, .tid = CHILD, .ptid = PID, .time = 1500 };
 	struct ms_comm exec = { .pid = PID, .tid = PID, .time = 1800, .comm = { "x", 1 },
 				.exec = true };
@@ -566,7 +425,7 @@ static void test_exec_fork(void **state)
 /* Broken chunk sequences: counted, the object dropped, nothing crashes. */
 static void test_broken_chunks(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf, true);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 	struct ms_jit_object o = { .pid = PID, .time = READ_TIME, .entry = ENTRY, .addr = IMAGE,
 				   .size = image_len, .offset = 100, .chunk = image + 100,
 				   .chunk_len = 100 };
@@ -678,7 +537,7 @@ static void test_bad_elf(void **state)
 /* Through the unwinder: a corrupt image is a problem, its code stays anonymous. */
 static void test_bad_elf_counted(void **state)
 {
-	struct ms_unwinder *u = unwinder(&ms_unwind_method_dwarf, true);
+	struct ms_unwinder *u = jit_unwinder(&ms_unwind_method_dwarf, true);
 
 	(void)state;
 	memset(image + 0x28, 0x7f, 4);
