@@ -290,13 +290,14 @@ static unsigned char *gunzip_mem(const unsigned char *in, size_t len, size_t *ou
 }
 
 /*
- * pprof: the perf-map module is a mapping over its range, named by its
- * map, claiming its functions (named from the frame facts, as recorded),
- * so that no pprof tool looks them up in a file.
+ * The pprof export of cap has n_mapping mappings, one of them the file
+ * name over [start, limit) claiming its functions, its locations inside
+ * it with one line each, and one of them named func.
  */
-static void test_pprof_mapping(void **state)
+static void expect_pprof_ranged_mapping(struct ms_capture *cap, size_t n_mapping,
+					const char *file, uint64_t start, uint64_t limit,
+					const char *func)
 {
-	struct ms_capture *cap = jit_capture(true);
 	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
 	Perftools__Profiles__Profile *p;
 	const Perftools__Profiles__Mapping *m = NULL;
@@ -305,19 +306,18 @@ static void test_pprof_mapping(void **state)
 	bool named = false;
 	char *gz;
 
-	(void)state;
 	gz = CAPTURE_OUTPUT(ms_export(out, cap, MS_FORMAT_PPROF, &o));
 	len = membuf_len;
 	raw = gunzip_mem((unsigned char *)gz, len, &plen);
 	p = perftools__profiles__profile__unpack(NULL, plen, raw);
 	assert_non_null(p);
-	assert_int_equal(p->n_mapping, 2);
+	assert_int_equal(p->n_mapping, n_mapping);
 	for (size_t i = 0; i < p->n_mapping; i++)
-		if (!strcmp(p->string_table[p->mapping[i]->filename], "/tmp/perf-100.map"))
+		if (!strcmp(p->string_table[p->mapping[i]->filename], file))
 			m = p->mapping[i];
 	assert_non_null(m);
-	assert_int_equal(m->memory_start, BASE);
-	assert_int_equal(m->memory_limit, BASE + 0x100);
+	assert_int_equal(m->memory_start, start);
+	assert_int_equal(m->memory_limit, limit);
 	assert_true(m->has_functions);
 	for (size_t i = 0; i < p->n_location; i++) {
 		const Perftools__Profiles__Location *l = p->location[i];
@@ -328,13 +328,27 @@ static void test_pprof_mapping(void **state)
 		assert_int_equal(l->n_line, 1);
 		for (size_t k = 0; k < p->n_function; k++)
 			if (p->function[k]->id == l->line[0]->function_id &&
-			    !strcmp(p->string_table[p->function[k]->name], "py::work:/srv/app.py"))
+			    !strcmp(p->string_table[p->function[k]->name], func))
 				named = true;
 	}
 	assert_true(named);
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(raw);
 	free(gz);
+}
+
+/*
+ * pprof: the perf-map module is a mapping over its range, named by its
+ * map, claiming its functions (named from the frame facts, as recorded),
+ * so that no pprof tool looks them up in a file.
+ */
+static void test_pprof_mapping(void **state)
+{
+	struct ms_capture *cap = jit_capture(true);
+
+	(void)state;
+	expect_pprof_ranged_mapping(cap, 2, "/tmp/perf-100.map", BASE, BASE + 0x100,
+				    "py::work:/srv/app.py");
 	ms_capture_free(cap);
 }
 
@@ -566,44 +580,9 @@ static void test_jit_object_summary(void **state)
 static void test_jit_object_pprof(void **state)
 {
 	struct ms_capture *cap = jit_object_capture(false);
-	struct ms_export_options o = MS_EXPORT_OPTIONS_INIT;
-	Perftools__Profiles__Profile *p;
-	const Perftools__Profiles__Mapping *m = NULL;
-	unsigned char *raw;
-	size_t len, plen;
-	bool named = false;
-	char *gz;
 
 	(void)state;
-	gz = CAPTURE_OUTPUT(ms_export(out, cap, MS_FORMAT_PPROF, &o));
-	len = membuf_len;
-	raw = gunzip_mem((unsigned char *)gz, len, &plen);
-	p = perftools__profiles__profile__unpack(NULL, plen, raw);
-	assert_non_null(p);
-	assert_int_equal(p->n_mapping, 3);
-	for (size_t i = 0; i < p->n_mapping; i++)
-		if (!strcmp(p->string_table[p->mapping[i]->filename], "[jit-object 0x55d0c0a02e80]"))
-			m = p->mapping[i];
-	assert_non_null(m);
-	assert_int_equal(m->memory_start, JO_A);
-	assert_int_equal(m->memory_limit, JO_A + 0x40);
-	assert_true(m->has_functions);
-	for (size_t i = 0; i < p->n_location; i++) {
-		const Perftools__Profiles__Location *l = p->location[i];
-
-		if (l->mapping_id != m->id)
-			continue;
-		assert_true(l->address >= m->memory_start && l->address < m->memory_limit);
-		assert_int_equal(l->n_line, 1);
-		for (size_t k = 0; k < p->n_function; k++)
-			if (p->function[k]->id == l->line[0]->function_id &&
-			    !strcmp(p->string_table[p->function[k]->name], "leaf"))
-				named = true;
-	}
-	assert_true(named);
-	perftools__profiles__profile__free_unpacked(p, NULL);
-	free(raw);
-	free(gz);
+	expect_pprof_ranged_mapping(cap, 3, "[jit-object 0x55d0c0a02e80]", JO_A, JO_A + 0x40, "leaf");
 	ms_capture_free(cap);
 }
 
