@@ -859,9 +859,34 @@ static void assert_same_capture(const struct ms_capture *a, const struct ms_capt
 	assert_int_equal(a->target_exit_code, b->target_exit_code);
 }
 
+/* buf (len bytes) loads, keeps the invariants, and holds what a holds. */
+static void assert_reloads_same(const struct ms_capture *a, const uint8_t *buf, size_t len)
+{
+	struct ms_capture *back = ms_capture_load_buffer(buf, len, "t.msc");
+
+	assert_non_null(back);
+	assert_invariants(back);
+	assert_same_capture(a, back);
+	ms_capture_free(back);
+}
+
 static void encode(const struct ms_capture *cap, unsigned char **buf, size_t *len)
 {
 	assert_int_equal(ms_capture_encode(cap, buf, len), 0);
+}
+
+/* a and b encode to the same bytes: *buf (a's, for the caller to free), *len. */
+static void encode_alike(const struct ms_capture *a, const struct ms_capture *b,
+			 unsigned char **buf, size_t *len)
+{
+	unsigned char *other;
+	size_t other_len;
+
+	encode(a, buf, len);
+	encode(b, &other, &other_len);
+	assert_int_equal(*len, other_len);
+	assert_memory_equal(*buf, other, *len);
+	free(other);
 }
 
 static void test_encode_load(void **state)
@@ -3714,23 +3739,15 @@ static void test_off_cpu_tables(void **state)
 /* The same records, the threads in another order: the same file; and it loads as it was. */
 static void test_off_cpu_deterministic(void **state)
 {
-	struct ms_capture *a = make_off_cpu_capture(false), *b = make_off_cpu_capture(true), *back;
-	unsigned char *ba, *bb;
-	size_t la, lb;
+	struct ms_capture *a = make_off_cpu_capture(false), *b = make_off_cpu_capture(true);
+	unsigned char *ba;
+	size_t la;
 
-	encode(a, &ba, &la);
-	encode(b, &bb, &lb);
-	assert_int_equal(la, lb);
-	assert_memory_equal(ba, bb, la);
+	encode_alike(a, b, &ba, &la);
 	assert_int_equal(ms_get_u32(ba + MS_CAPF_MINOR), 5);
 	assert_int_equal(ms_get_u32(ba + MS_CAPF_FLAGS), MS_CAPTURE_OFF_CPU);
-	back = ms_capture_load_buffer(ba, la, "t.msc");
-	assert_non_null(back);
-	assert_invariants(back);
-	assert_same_capture(a, back);
-	ms_capture_free(back);
+	assert_reloads_same(a, ba, la);
 	free(ba);
-	free(bb);
 	ms_capture_free(a);
 	ms_capture_free(b);
 }
@@ -4226,15 +4243,12 @@ static void test_jit_tables(void **state)
 /* The same facts in another order: the same file; 1.6, rows of 80 bytes, the section; loads back. */
 static void test_jit_deterministic(void **state)
 {
-	struct ms_capture *a = make_jit_capture(false), *b = make_jit_capture(true), *back;
-	unsigned char *ba, *bb;
-	size_t la, lb;
+	struct ms_capture *a = make_jit_capture(false), *b = make_jit_capture(true);
+	unsigned char *ba;
+	size_t la;
 	struct tfile f;
 
-	encode(a, &ba, &la);
-	encode(b, &bb, &lb);
-	assert_int_equal(la, lb);
-	assert_memory_equal(ba, bb, la);
+	encode_alike(a, b, &ba, &la);
 	parse_file(ba, la, &f);
 	assert_int_equal(f.minor, 6);
 	assert_int_equal(f.flags, 0);
@@ -4242,13 +4256,8 @@ static void test_jit_deterministic(void **state)
 	assert_int_equal(ms_get_u32(section(&f, MS_CAPF_PERF_MAPS)->raw), 4);
 	assert_int_equal(ms_get_u32(section(&f, MS_CAPF_PERF_MAPS)->raw + 4), MS_CAPF_ROW_PERF_MAPS);
 	release_file(&f);
-	back = ms_capture_load_buffer(ba, la, "t.msc");
-	assert_non_null(back);
-	assert_invariants(back);
-	assert_same_capture(a, back);
-	ms_capture_free(back);
+	assert_reloads_same(a, ba, la);
 	free(ba);
-	free(bb);
 	ms_capture_free(a);
 	ms_capture_free(b);
 }
@@ -4713,14 +4722,11 @@ static void test_jit_object_deterministic(void **state)
 {
 	struct ms_capture *a = make_jit_object_capture(false), *b = make_jit_object_capture(true);
 	struct ms_capture *back;
-	unsigned char *ba, *bb;
-	size_t la, lb;
+	unsigned char *ba;
+	size_t la;
 	struct tfile f;
 
-	encode(a, &ba, &la);
-	encode(b, &bb, &lb);
-	assert_int_equal(la, lb);
-	assert_memory_equal(ba, bb, la);
+	encode_alike(a, b, &ba, &la);
 	parse_file(ba, la, &f);
 	assert_int_equal(f.minor, 6);
 	assert_int_equal(ms_get_u32(section(&f, MS_CAPF_MODULES)->raw + 4), MS_CAPF_ROW_MODULES_1_6);
@@ -4734,7 +4740,6 @@ static void test_jit_object_deterministic(void **state)
 	assert_int_equal(back->modules[1].base, JO_TEXT_A);
 	ms_capture_free(back);
 	free(ba);
-	free(bb);
 	ms_capture_free(a);
 	ms_capture_free(b);
 }
