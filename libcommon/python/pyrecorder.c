@@ -86,9 +86,15 @@ void ms_py_recorder_limit_codes(struct ms_py_recorder *r, uint32_t codes_max)
 
 static struct pyrec_proc *proc_of(struct ms_py_recorder *r, uint32_t pid)
 {
-	for (int i = 0; i < MS_PYREC_PROCS_MAX; i++)
-		if (r->procs[i].state != PYREC_FREE && r->procs[i].pid == pid)
+	struct pyrec_proc *last = &r->procs[r->last_proc];
+
+	if (last->state != PYREC_FREE && last->pid == pid)
+		return last;
+	for (uint32_t i = 0; i < MS_PYREC_PROCS_MAX; i++)
+		if (r->procs[i].state != PYREC_FREE && r->procs[i].pid == pid) {
+			r->last_proc = i;
 			return &r->procs[i];
+		}
 	return NULL;
 }
 

@@ -64,6 +64,7 @@ struct pyrec_proc {
 struct ms_py_recorder {
 	struct ms_py_sink sink;
 	struct pyrec_proc procs[MS_PYREC_PROCS_MAX];
+	uint32_t last_proc;		/* the slot proc_of() found last: most records are its */
 	struct ms_py_recorder_counts n;
 	uint64_t self_ns_dev, self_ns_ino;
 	uint64_t tick_bytes;		/* code bytes read since the last tick */
