@@ -88,7 +88,8 @@
  * stacks as recorded, interpreted frames among native ones: the mixed
  * look), and the interpreted stack ends as unknown reasons.
  */
-#define MS_CAPTURE_MINOR 7
+#define MS_CAPTURE_MINOR 8
+#define MS_CAPTURE_MINOR_TASKS 8
 #define MS_CAPTURE_MINOR_PYTHON 7
 #define MS_CAPTURE_MINOR_JIT 6
 #define MS_CAPTURE_MINOR_OFF_CPU 5
@@ -456,6 +457,45 @@ struct ms_cap_label_span {
  */
 #define MS_CAPTURE_LABEL_SPANS_MAX (1u << 22)
 
+/*
+ * Tasks and where snapshots found them waiting (minor 8; the stream's
+ * TASK_WAIT, stream/records.h). A snapshot engine reads a runtime's tasks
+ * from the live process every so often; Python's thread snapshots
+ * (--python snapshot) make each thread a task of kind "thread", whose id
+ * is its tid, and each whole read of its frames a wait row at that stack.
+ * A task is one row per (pid, kind, id) with the counts of its reads;
+ * only complete reads are wait rows (a changed read is never kept
+ * shorter: it is counted on its task). Wait rows are another source of
+ * stacks beside samples: analysis weighs each as one snapshot (the unit
+ * "snapshots"), never mixed with samples in one view.
+ */
+struct ms_cap_task {
+	uint32_t pid;
+	uint32_t thread;	/* its row in threads (kind "thread": pid and tid = id), MS_NONE: none */
+	uint32_t kind;		/* string, not "": "thread" */
+	uint32_t zero;
+	uint64_t id;		/* the task's number in its kind: a thread's tid */
+	uint64_t first_time, last_time;	/* its first and last read (any status) */
+	uint64_t waits;		/* complete reads: its rows in waits */
+	uint64_t changed;	/* reads that were not whole (MS_TASK_WAIT_CHANGED) */
+	uint64_t dropped;	/* whole reads whose stack was not kept (MS_TASK_WAIT_DROPPED) */
+};
+struct ms_cap_wait {
+	uint32_t task;		/* index into tasks */
+	uint32_t stack;		/* index into stacks; MS_NONE: no frames (the thread ran no Python) */
+	uint32_t reason;	/* string: why it waits, as its runtime says; MS_NONE: none given */
+	uint32_t zero;
+	uint64_t time;		/* the read's time, perf clock, ns */
+};
+/*
+ * At most this many task and wait rows: the builder keeps the first it
+ * is given (a stream's order is the recording's) and counts the others in
+ * problems "task-rows-full" and "wait-rows-full"; a reader refuses a file
+ * with more.
+ */
+#define MS_CAPTURE_TASKS_MAX (1u << 20)
+#define MS_CAPTURE_WAITS_MAX (1u << 26)
+
 /* key/value facts from MS_REC_INFO (value_text 0 when numeric). */
 struct ms_cap_info {
 	uint32_t key;
@@ -503,6 +543,10 @@ struct ms_capture {
 	struct ms_cap_py_process *py_processes;	/* sorted (invariants above) */
 	uint32_t n_label_spans;		/* minor 7: labels over runs of samples */
 	struct ms_cap_label_span *label_spans;	/* sorted by (thread, key, start) */
+	uint32_t n_tasks;		/* minor 8: tasks snapshots found */
+	struct ms_cap_task *tasks;	/* sorted by (pid, kind's text, id), one row each */
+	uint32_t n_waits;		/* minor 8: complete reads of tasks */
+	struct ms_cap_wait *waits;	/* sorted by (task, time), one row per (task, time) */
 
 	/* totals from the stream (with the loss rows or without: see ms_cap_loss) */
 	uint64_t lost_kernel;		/* records the kernel dropped */

@@ -141,7 +141,18 @@ enum ms_capf_section {
 	 * reader before it skips it.
 	 */
 	MS_CAPF_LABEL_SPANS = 19,
-	MS_CAPF_SECTION_LAST = MS_CAPF_LABEL_SPANS,
+	/*
+	 * Minor 8: tasks and their wait rows (capture.h: ms_cap_task,
+	 * ms_cap_wait), each in a file only when it has rows (waits only
+	 * with tasks); no flag: a reader before 1.8 skips them, and its
+	 * samples are whole.
+	 * tasks: pid, thread, kind, zero u32, id, first_time, last_time,
+	 * waits, changed, dropped u64.
+	 * waits: task, stack, reason, zero u32, time u64.
+	 */
+	MS_CAPF_TASKS = 20,
+	MS_CAPF_WAITS = 21,
+	MS_CAPF_SECTION_LAST = MS_CAPF_WAITS,
 };
 /* The last section a file of minor 0 has, and the last every file of minor 1 or later has. */
 #define MS_CAPF_SECTION_LAST_1_0 MS_CAPF_TOTALS
@@ -170,6 +181,8 @@ enum ms_capf_section {
 #define MS_CAPF_ROW_PERF_MAPS 80
 #define MS_CAPF_ROW_PY_PROCESSES 40
 #define MS_CAPF_ROW_LABEL_SPANS 40
+#define MS_CAPF_ROW_TASKS 64
+#define MS_CAPF_ROW_WAITS 24
 /* A reader refuses rows larger than this (a sanity bound, not a format limit). */
 #define MS_CAPF_ROW_MAX 4096
 

@@ -53,6 +53,8 @@ static const char *const kind_names[] = {
 	[MS_REC_INTERVAL] = "interval",
 	[MS_REC_PY_STACK] = "py-stack",
 	[MS_REC_LABEL_SPAN] = "label-span",
+	[MS_REC_PY_SNAPSHOT] = "py-snapshot",
+	[MS_REC_TASK_WAIT] = "task-wait",
 	[MS_REC_FRAME] = "frame",
 };
 
@@ -97,6 +99,27 @@ static const char *const py_code_status_names[] = {
 const char *ms_py_code_status_name(uint32_t status)
 {
 	return status < MS_PY_CODE_STATUS_COUNT ? py_code_status_names[status] : "unknown";
+}
+
+static const char *const py_snapshot_status_names[] = {
+	[MS_PY_SNAPSHOT_COMPLETE] = "complete",
+	[MS_PY_SNAPSHOT_CHANGED] = "changed",
+};
+
+const char *ms_py_snapshot_status_name(uint32_t status)
+{
+	return status < MS_PY_SNAPSHOT_STATUS_COUNT ? py_snapshot_status_names[status] : "unknown";
+}
+
+static const char *const task_wait_status_names[] = {
+	[MS_TASK_WAIT_COMPLETE] = "complete",
+	[MS_TASK_WAIT_CHANGED] = "changed",
+	[MS_TASK_WAIT_DROPPED] = "dropped",
+};
+
+const char *ms_task_wait_status_name(uint32_t status)
+{
+	return status < MS_TASK_WAIT_STATUS_COUNT ? task_wait_status_names[status] : "unknown";
 }
 
 static const char *const stack_end_names[] = {
@@ -615,6 +638,30 @@ static const struct ms_field py_stack_fields[] = {
 		"frame words", 0),
 };
 
+static const struct ms_field py_snapshot_fields[] = {
+	U32(struct ms_py_snapshot, pid),
+	U32(struct ms_py_snapshot, tid),
+	U64(struct ms_py_snapshot, time),
+	U64(struct ms_py_snapshot, round),
+	U32(struct ms_py_snapshot, status),
+	U32(struct ms_py_snapshot, gil),
+	U64(struct ms_py_snapshot, tstate),
+	STR(struct ms_py_snapshot, reason),
+	COUNTED(struct ms_py_snapshot, MS_F_U64S, words, n_words, 4 * MS_PY_SNAPSHOT_FRAMES_MAX,
+		"frame words", 0),
+};
+
+static const struct ms_field task_wait_fields[] = {
+	U32(struct ms_task_wait, pid),
+	U32(struct ms_task_wait, tid),
+	U64(struct ms_task_wait, time),
+	STR(struct ms_task_wait, kind),
+	U64(struct ms_task_wait, id),
+	U32(struct ms_task_wait, status),
+	U32(struct ms_task_wait, stack),
+	STR(struct ms_task_wait, reason),
+};
+
 static const struct ms_field label_span_fields[] = {
 	U32(struct ms_label_span, pid),
 	U32(struct ms_label_span, tid),
@@ -868,6 +915,8 @@ static const struct ms_schema py_process_schema = SCHEMA(MS_REC_PY_PROCESS, py_p
 static const struct ms_schema py_code_schema = SCHEMA(MS_REC_PY_CODE, py_code_fields);
 static const struct ms_schema py_stack_schema = SCHEMA(MS_REC_PY_STACK, py_stack_fields);
 static const struct ms_schema label_span_schema = SCHEMA(MS_REC_LABEL_SPAN, label_span_fields);
+static const struct ms_schema py_snapshot_schema = SCHEMA(MS_REC_PY_SNAPSHOT, py_snapshot_fields);
+static const struct ms_schema task_wait_schema = SCHEMA(MS_REC_TASK_WAIT, task_wait_fields);
 const struct ms_schema ms_stack_schema = SCHEMA(MS_REC_STACK, stack_fields);
 const struct ms_schema ms_stack_ref_schema = SCHEMA(MS_REC_STACK_REF, stack_ref_fields);
 static const struct ms_schema frame_schema = SCHEMA(MS_REC_FRAME, frame_fields);
@@ -1032,6 +1081,56 @@ int ms_label_span_pack(struct ms_writer *w, const struct ms_label_span *l)
 		return ms_error("internal error: a label span with an empty key or value, no "
 				"samples, or an end before its start");
 	return ms_schema_pack(&label_span_schema, MS_REC_LABEL_SPAN, w, l);
+}
+
+int ms_py_snapshot_pack(struct ms_writer *w, const struct ms_py_snapshot *s)
+{
+	if (s->n_words % 4 || (s->n_words && s->status != MS_PY_SNAPSHOT_COMPLETE))
+		return ms_error("internal error: a py-snapshot record of %" PRIu32 " frame words "
+				"and status %" PRIu32 " (four words a frame, frames only when "
+				"complete)", s->n_words, s->status);
+	return ms_schema_pack(&py_snapshot_schema, MS_REC_PY_SNAPSHOT, w, s);
+}
+
+int ms_py_snapshot_unpack(const struct ms_record *rec, struct ms_py_snapshot *s)
+{
+	if (ms_schema_unpack(&py_snapshot_schema, 0, rec, s) < 0)
+		return -1;
+	if (s->n_words % 4)
+		return ms_field_bad(rec, "frames", "has %" PRIu32 " words, not four a frame",
+				    s->n_words);
+	if (s->status >= MS_PY_SNAPSHOT_STATUS_COUNT)
+		return ms_field_bad(rec, "status", "is %" PRIu32 ", not a known status", s->status);
+	if (s->n_words && s->status != MS_PY_SNAPSHOT_COMPLETE)
+		return ms_field_bad(rec, "frames", "are given for a read that is not complete");
+	if (s->gil >= MS_BPF_PY_GIL_COUNT)
+		return ms_field_bad(rec, "gil", "is %" PRIu32 ", not a known state", s->gil);
+	if (!s->round)
+		return ms_field_bad(rec, "round", "is 0 (rounds count from 1)");
+	return 0;
+}
+
+int ms_task_wait_pack(struct ms_writer *w, const struct ms_task_wait *t)
+{
+	if (!t->kind.len || t->status >= MS_TASK_WAIT_STATUS_COUNT ||
+	    (t->status != MS_TASK_WAIT_COMPLETE && t->stack != UINT32_MAX))
+		return ms_error("internal error: a task-wait record with an empty kind, status "
+				"%" PRIu32 ", or a stack for a read that kept none", t->status);
+	return ms_schema_pack(&task_wait_schema, MS_REC_TASK_WAIT, w, t);
+}
+
+int ms_task_wait_unpack(const struct ms_record *rec, struct ms_task_wait *t)
+{
+	if (ms_schema_unpack(&task_wait_schema, 0, rec, t) < 0)
+		return -1;
+	if (!t->kind.len)
+		return ms_field_bad(rec, "kind", "is empty");
+	if (t->status >= MS_TASK_WAIT_STATUS_COUNT)
+		return ms_field_bad(rec, "status", "is %" PRIu32 ", not a known status", t->status);
+	if (t->status != MS_TASK_WAIT_COMPLETE && t->stack != UINT32_MAX)
+		return ms_field_bad(rec, "stack", "is %" PRIu32 " for a %s read, which keeps none",
+				    t->stack, ms_task_wait_status_name(t->status));
+	return 0;
 }
 
 int ms_label_span_unpack(const struct ms_record *rec, struct ms_label_span *l)

@@ -32,6 +32,7 @@ enum ms_record_kind {
 	MS_REC_INFO = 3,	/* struct ms_info: recording facts */
 	MS_REC_PY_PROCESS = 5,	/* minor 6: struct ms_py_process (ms-collect's; the 10s are full) */
 	MS_REC_PY_CODE = 6,	/* minor 6: struct ms_py_code (ms-collect's) */
+	MS_REC_PY_SNAPSHOT = 7,	/* minor 7: struct ms_py_snapshot (ms-collect's) */
 	MS_REC_JIT_OBJECT = 9,	/* minor 5: struct ms_jit_object (ms-collect's; the 10s are full) */
 
 	/* written by ms-collect */
@@ -66,6 +67,7 @@ enum ms_record_kind {
 	MS_REC_OFF_CPU = 34,	/* minor 4: struct ms_off_cpu */
 	MS_REC_PY_STACK = 36,	/* minor 6: struct ms_py_stack (ms-decode's: the 20s are full) */
 	MS_REC_LABEL_SPAN = 37,	/* minor 6: struct ms_label_span (ms-unwind's) */
+	MS_REC_TASK_WAIT = 38,	/* minor 7: struct ms_task_wait (ms-unwind's, ms-capture --dump's) */
 
 	/* written by ms-capture --dump */
 	MS_REC_INTERVAL = 35,	/* minor 4: struct ms_interval */
@@ -434,6 +436,85 @@ struct ms_label_span {
 	uint64_t samples;
 	struct ms_str key;	/* not empty */
 	struct ms_str value;	/* not empty */
+};
+
+/*
+ * Minor version 7: one thread's interpreted frames as the snapshot engine
+ * (--python snapshot) read them from the live process at time, over
+ * process_vm_readv, without stopping it. Every thread state of every
+ * interpreter read in one round has the round's number (from 1) and time.
+ *
+ * status complete: the walk ended where the runtime says it ends (a NULL
+ * previous frame), every frame's code was proved (its type the
+ * interpreter's code type; stamp its co_linetable pointer as read then),
+ * and the thread's current frame was the same after the walk as before.
+ * frames then holds four numbers per frame, innermost first, as PY_STACK's:
+ * code, stamp, instr, flags (enum ms_bpf_py_frame_flags; ENTRY as the BPF
+ * walker marks it); none when the thread runs no Python now.
+ * status changed: any other read (a read failed, an object not what the
+ * layout says, the current frame moved, deeper than
+ * MS_PY_SNAPSHOT_FRAMES_MAX, the round's bytes spent): no frames, never a
+ * shorter stack; reason says what (empty when complete).
+ *
+ * tid is the recorder's id of the thread (native_thread_id, translated
+ * out of a nested pid namespace); a state whose id names no thread of the
+ * process is not written (ms-collect counts it). gil is enum ms_bpf_py_gil
+ * (held: the GIL is locked and this state its last holder).
+ * ms-decode lets it go ahead, as PY_CODE (the PY_CODE records of its codes
+ * come before it); ms-unwind consumes it and writes a TASK_WAIT.
+ * [7, pid, tid, time, round, status, gil, tstate, reason, [code, stamp, instr, flags, ...]]
+ */
+#define MS_PY_SNAPSHOT_FRAMES_MAX 256	/* MS_PY_WALK_FRAMES */
+enum ms_py_snapshot_status {
+	MS_PY_SNAPSHOT_COMPLETE = 0,
+	MS_PY_SNAPSHOT_CHANGED = 1,
+	MS_PY_SNAPSHOT_STATUS_COUNT,
+};
+/* "complete", "changed", or "unknown" past the last. */
+const char *ms_py_snapshot_status_name(uint32_t status);
+struct ms_py_snapshot {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t round;
+	uint32_t status;	/* enum ms_py_snapshot_status */
+	uint32_t gil;		/* enum ms_bpf_py_gil */
+	uint64_t tstate;
+	struct ms_str reason;	/* empty when complete */
+	uint32_t n_words;	/* 4 x frames; 0 unless complete */
+	uint64_t words[4 * MS_PY_SNAPSHOT_FRAMES_MAX];
+};
+
+/*
+ * Minor version 7: a task as a snapshot found it, one row of the
+ * capture's waits (capture/capture.h: ms_cap_task, ms_cap_wait). A thread
+ * snapshot (PY_SNAPSHOT) is a task of kind "thread" whose id is its tid,
+ * and its stack the stack the task waits at. stack is the id of a
+ * STACK_DEF written before it (its interpreted frames, innermost first,
+ * module MS_MODULE_INTERPRETED, as a sample's stack holds them), or
+ * UINT32_MAX when there is none: status complete with no frames (the
+ * thread ran no Python), changed (the read was not whole: no stack), or
+ * dropped (whole, but the table of stacks was full: its stack not kept).
+ * reason: why the task waits as its runtime says (empty for a thread).
+ * ms-unwind writes it for a PY_SNAPSHOT; ms-capture keeps it; ms-capture
+ * --dump writes one per wait row and per changed or dropped count.
+ * [38, pid, tid, time, kind, id, status, stack, reason]
+ */
+enum ms_task_wait_status {
+	MS_TASK_WAIT_COMPLETE = 0,
+	MS_TASK_WAIT_CHANGED = 1,
+	MS_TASK_WAIT_DROPPED = 2,
+	MS_TASK_WAIT_STATUS_COUNT,
+};
+/* "complete", "changed", "dropped", or "unknown" past the last. */
+const char *ms_task_wait_status_name(uint32_t status);
+struct ms_task_wait {
+	uint32_t pid, tid;
+	uint64_t time;
+	struct ms_str kind;	/* not empty: "thread" */
+	uint64_t id;
+	uint32_t status;	/* enum ms_task_wait_status */
+	uint32_t stack;		/* a STACK_DEF id, UINT32_MAX: none */
+	struct ms_str reason;
 };
 
 /*
@@ -935,6 +1016,10 @@ int ms_py_stack_pack(struct ms_writer *w, const struct ms_py_stack *s);
 int ms_py_stack_unpack(const struct ms_record *rec, struct ms_py_stack *s);
 int ms_label_span_pack(struct ms_writer *w, const struct ms_label_span *l);
 int ms_label_span_unpack(const struct ms_record *rec, struct ms_label_span *l);
+int ms_py_snapshot_pack(struct ms_writer *w, const struct ms_py_snapshot *s);
+int ms_py_snapshot_unpack(const struct ms_record *rec, struct ms_py_snapshot *s);
+int ms_task_wait_pack(struct ms_writer *w, const struct ms_task_wait *t);
+int ms_task_wait_unpack(const struct ms_record *rec, struct ms_task_wait *t);
 int ms_frame_pack(struct ms_writer *w, const struct ms_frame *f);
 int ms_frame_unpack(const struct ms_record *rec, struct ms_frame *f);
 

@@ -39,7 +39,7 @@
 
 #define MS_STREAM_MAGIC "microscope-stream"
 #define MS_STREAM_MAJOR 1
-#define MS_STREAM_MINOR 6
+#define MS_STREAM_MINOR 7
 
 /*
  * Set in a stage's environment by a front command whose first stage

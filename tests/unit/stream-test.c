@@ -2128,7 +2128,9 @@ static void test_names(void **state)
 	assert_string_equal(ms_record_kind_name(MS_REC_FRAME), "frame");
 	assert_string_equal(ms_record_kind_name(MS_REC_PY_PROCESS), "py-process");
 	assert_string_equal(ms_record_kind_name(MS_REC_PY_STACK), "py-stack");
-	assert_string_equal(ms_record_kind_name(7), "unknown");
+	assert_string_equal(ms_record_kind_name(MS_REC_PY_SNAPSHOT), "py-snapshot");
+	assert_string_equal(ms_record_kind_name(MS_REC_TASK_WAIT), "task-wait");
+	assert_string_equal(ms_record_kind_name(8), "unknown");
 	assert_string_equal(ms_record_kind_name(UINT32_MAX), "unknown");
 	assert_string_equal(ms_stack_end_name(MS_END_OUTERMOST), "outermost");
 	assert_string_equal(ms_stack_end_name(MS_END_KERNEL_ONLY), "kernel-only");
