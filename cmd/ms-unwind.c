@@ -93,6 +93,15 @@ static void print_stats(const struct ms_unwind_stats *s)
 			(unsigned long long)s->py_codes, (unsigned long long)s->py_codes_again,
 			(unsigned long long)s->py_codes_refused, (unsigned long long)s->py_keys,
 			(unsigned long long)s->py_unknown_frames, (unsigned long long)s->py_bad_lines);
+	if (s->py_snapshots || s->py_snapshots_bad)
+		fprintf(stderr, "ms-unwind: python-snapshots %llu complete %llu changed %llu "
+			"dropped %llu malformed %llu frames %llu\n",
+			(unsigned long long)s->py_snapshots,
+			(unsigned long long)s->py_snapshots_complete,
+			(unsigned long long)s->py_snapshots_changed,
+			(unsigned long long)s->py_snapshots_dropped,
+			(unsigned long long)s->py_snapshots_bad,
+			(unsigned long long)s->py_snapshot_frames);
 	if (s->py_spans || s->py_spans_full)
 		fprintf(stderr, "ms-unwind: label-spans %llu threads-full %llu\n",
 			(unsigned long long)s->py_spans, (unsigned long long)s->py_spans_full);

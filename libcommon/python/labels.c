@@ -105,10 +105,16 @@ static void span_of(const struct run *r, struct ms_label_span *out)
 		     (struct ms_str){ released, sizeof(released) - 1 };
 }
 
-int ms_py_labels_sample(struct ms_py_labels *l, uint32_t pid, uint32_t tid, uint64_t time,
-			uint32_t gil, struct ms_label_span *out)
+/*
+ * A value of (pid, tid) at time. snapshot: a run that ends another starts
+ * 1 ns after its end (a snapshot's value holds since the one before),
+ * else at time.
+ */
+static int add_value(struct ms_py_labels *l, uint32_t pid, uint32_t tid, uint64_t time,
+		     uint32_t gil, bool snapshot, struct ms_label_span *out)
 {
 	bool value = gil == MS_BPF_PY_GIL_HELD || gil == MS_BPF_PY_GIL_RELEASED;
+	uint64_t start = time;
 	struct run *r;
 	uint32_t i;
 	int ended = 0;
@@ -140,6 +146,11 @@ int ms_py_labels_sample(struct ms_py_labels *l, uint32_t pid, uint32_t tid, uint
 			remove_at(l, i);
 			return 1;
 		}
+		if (snapshot) {
+			/* (a time out of order is moved after the run before: no overlap) */
+			start = r->end + 1;
+			time = time > start ? time : start;
+		}
 	} else if (!value) {
 		return 0;
 	} else if (l->open == MS_PY_LABELS_THREADS_MAX) {
@@ -152,9 +163,22 @@ int ms_py_labels_sample(struct ms_py_labels *l, uint32_t pid, uint32_t tid, uint
 		l->open++;
 	}
 	r->gil = gil;
-	r->start = r->end = time;
+	r->start = start;
+	r->end = time;
 	r->samples = 1;
 	return ended;
+}
+
+int ms_py_labels_sample(struct ms_py_labels *l, uint32_t pid, uint32_t tid, uint64_t time,
+			uint32_t gil, struct ms_label_span *out)
+{
+	return add_value(l, pid, tid, time, gil, false, out);
+}
+
+int ms_py_labels_snapshot(struct ms_py_labels *l, uint32_t pid, uint32_t tid, uint64_t time,
+			  uint32_t gil, struct ms_label_span *out)
+{
+	return add_value(l, pid, tid, time, gil, true, out);
 }
 
 int ms_py_labels_exit(struct ms_py_labels *l, uint32_t pid, uint32_t tid,

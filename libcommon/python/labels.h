@@ -6,6 +6,15 @@
  * value, an unknown one, or none (no PY_STACK), when the thread exits,
  * and at the end of the stream.
  *
+ * Thread snapshots (--python snapshot) give a value per snapshot instead
+ * (ms_py_labels_snapshot(), on a table of their own): a snapshot's value
+ * holds from the thread's snapshot before to this one, so a run that
+ * follows another starts 1 ns after the end of the one before (spans
+ * never overlap) and a thread's first run starts at its own snapshot. An
+ * unknown value ends the run and is no value: the next run starts at its
+ * own snapshot (when the value began is not known). The span's samples
+ * are the run's snapshots.
+ *
  * Bounded: at most MS_PY_LABELS_THREADS_MAX threads hold an open run at
  * once, in one table allocated at the first sample with a value (a
  * stream without Python allocates nothing); a sample with a value of a
@@ -44,6 +53,14 @@ void ms_py_labels_free(struct ms_py_labels *l);
  */
 int ms_py_labels_sample(struct ms_py_labels *l, uint32_t pid, uint32_t tid, uint64_t time,
 			uint32_t gil, struct ms_label_span *out);
+/*
+ * A snapshot of (pid, tid) at time with GIL state gil (a value, or
+ * MS_BPF_PY_GIL_UNKNOWN / MS_PY_LABELS_NONE: none), as described above;
+ * returns as ms_py_labels_sample(). Give a table either samples or
+ * snapshots, never both.
+ */
+int ms_py_labels_snapshot(struct ms_py_labels *l, uint32_t pid, uint32_t tid, uint64_t time,
+			  uint32_t gil, struct ms_label_span *out);
 /* The thread (pid, tid) exited: 1 with *out when it ends its run, else 0. */
 int ms_py_labels_exit(struct ms_py_labels *l, uint32_t pid, uint32_t tid,
 		      struct ms_label_span *out);

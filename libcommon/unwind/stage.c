@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,7 +56,8 @@ struct unwind_bufs {
 	struct ms_stack_ref ref;
 
 	/*
-	 * Python: whether an engine ran (INFO "python"), the code objects
+	 * Python: whether an engine that pairs a walk with each sample ran
+	 * (INFO "python", any but "snapshot"), the code objects
 	 * (PY_CODE), the walker record waiting for its sample (PY_STACK), and
 	 * the buffers of a splice: which native frames are activations of the
 	 * loop, the Python frames, the spliced stack, the keys first used.
@@ -70,7 +72,8 @@ struct unwind_bufs {
 	struct ms_py_splice_frame pyf[MS_PY_STACK_FRAMES_MAX];
 	struct ms_stack_frame spliced[MS_FRAMES_MAX];
 	uint32_t py_module;
-	uint64_t new_keys[MS_PY_STACK_FRAMES_MAX];
+	/* (a snapshot's frames are more than a walker record's) */
+	uint64_t new_keys[MS_PY_SNAPSHOT_FRAMES_MAX];
 	uint32_t n_new_keys;
 	/*
 	 * Whether the last stack made ended unknown, and which numbered
@@ -80,11 +83,20 @@ struct unwind_bufs {
 	bool last_unknown;
 	uint64_t *unknown_ids;
 	uint32_t alloc_unknown_ids;
-	/* The GIL's runs per thread, written as LABEL_SPANs as they end. */
-	struct ms_py_labels *labels;
+	/*
+	 * The GIL's runs per thread, written as LABEL_SPANs as they end: of
+	 * samples' walker records, and of thread snapshots (a table each).
+	 */
+	struct ms_py_labels *labels, *snap_labels;
 	struct ms_label_span span;
 	bool labels_full_said;
+	/* A thread snapshot (PY_SNAPSHOT) and the TASK_WAIT it becomes. */
+	struct ms_py_snapshot snapshot;
+	struct ms_task_wait wait;
 };
+
+_Static_assert(MS_PY_SNAPSHOT_FRAMES_MAX >= MS_PY_STACK_FRAMES_MAX,
+	       "new_keys holds the keys of a walker record's frames too");
 
 /* A STACK_REF to stack id, with the per-sample fields of b->stack. */
 static int write_ref(struct ms_writer *w, struct unwind_bufs *b, uint32_t id)
@@ -351,21 +363,23 @@ static const struct ms_py_stack *py_take(struct unwind_bufs *b, const struct ms_
 	return NULL;
 }
 
-/* The counters of the GIL's runs, and the problem of the table's bound. */
+/* The counters of the GIL's runs (both tables), and the problem of the tables' bound. */
 static void label_stats(struct unwind_bufs *b)
 {
 	const struct ms_py_labels_stats *ls = ms_py_labels_stats(b->labels);
+	const struct ms_py_labels_stats *ss = ms_py_labels_stats(b->snap_labels);
 	struct ms_unwind_stats *st = ms_unwinder_counters(b->u);
+	uint64_t full = ls->threads_full + ss->threads_full;
 
-	st->py_spans = ls->spans;
-	if (ls->threads_full > st->py_spans_full && !b->labels_full_said) {
+	st->py_spans = ls->spans + ss->spans;
+	if (full > st->py_spans_full && !b->labels_full_said) {
 		b->labels_full_said = true;
 		ms_problems_add(ms_unwinder_problems(b->u), "python-label-threads-full",
 				"more than %u threads had a GIL run open at once: samples of "
 				"the others make no GIL label span (ms-unwind --stats counts them)",
 				MS_PY_LABELS_THREADS_MAX);
 	}
-	st->py_spans_full = ls->threads_full;
+	st->py_spans_full = full;
 }
 
 /*
@@ -482,18 +496,26 @@ static int on_task(void *ctx, struct ms_stage_io *io, const struct ms_record *re
 					ms_unwinder_exit(b->u, &b->task)) < 0)
 		return -1;
 	/* A thread that exits ends its GIL run (its id may be reused). */
-	if (rec->kind == MS_REC_EXIT && b->labels && ms_py_labels_exit(b->labels, b->task.pid, b->task.tid,
-							  &b->span)) {
-		if (ms_label_span_pack(io->writer, &b->span) < 0)
-			return -1;
-		label_stats(b);
+	if (rec->kind == MS_REC_EXIT && b->labels) {
+		struct ms_py_labels *tables[2] = { b->labels, b->snap_labels };
+
+		for (int k = 0; k < 2; k++) {
+			if (!ms_py_labels_exit(tables[k], b->task.pid, b->task.tid, &b->span))
+				continue;
+			if (ms_label_span_pack(io->writer, &b->span) < 0)
+				return -1;
+			label_stats(b);
+		}
 	}
 	return MS_STAGE_PASS;
 }
 
 /*
- * The kernel that ran (info kernel-build-id); whether a Python engine ran
- * (info python: its name, "none" or empty when none did); every info goes on.
+ * The kernel that ran (info kernel-build-id); whether a Python engine that
+ * walks at each sample ran (info python: its name, "none" or empty when
+ * none did). Thread snapshots ("snapshot") walk no sample: their samples
+ * stay native, never interpreted-unknown, as nothing was expected with
+ * them. Every info goes on.
  */
 static int on_info(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
 {
@@ -505,7 +527,8 @@ static int on_info(void *ctx, struct ms_stage_io *io, const struct ms_record *re
 		return -1;
 	if (i.key.len == 6 && !memcmp(i.key.ptr, "python", 6))
 		b->py_engine = i.is_text ? i.text.len && !(i.text.len == 4 &&
-							   !memcmp(i.text.ptr, "none", 4)) :
+							   !memcmp(i.text.ptr, "none", 4)) &&
+					   !(i.text.len == 8 && !memcmp(i.text.ptr, "snapshot", 8)) :
 					   i.number != 0;
 	return MS_STAGE_PASS;
 }
@@ -567,6 +590,131 @@ static int on_py_stack(void *ctx, struct ms_stage_io *io, const struct ms_record
 	ms_unwinder_counters(b->u)->py_stacks++;
 	b->py_pending = true;
 	b->py_pending_offset = rec->offset;
+	return 0;
+}
+
+/*
+ * A snapshot's frames as b->stack (innermost first, as read; the walk
+ * ended where the runtime says, so the stack ends outermost), their keys
+ * first used in b->new_keys, the [python] module noted. 0, or -1 after a
+ * message.
+ */
+static int snapshot_stack(struct unwind_bufs *b, const struct ms_py_snapshot *p)
+{
+	struct ms_stack *stack = &b->stack;
+	uint32_t n = p->n_words / 4;
+
+	if (ms_unwinder_interpreted_module(b->u, &b->py_module) < 0)
+		return -1;
+	memset(stack, 0, offsetof(struct ms_stack, frames));
+	stack->pid = p->pid;
+	stack->tid = p->tid;
+	stack->time = p->time;
+	stack->cpu = UINT32_MAX;
+	stack->reason = MS_END_OUTERMOST;
+	stack->n_frames = n;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint64_t *wd = &p->words[4 * i];
+		bool is_new;
+		uint64_t key = ms_pycode_key(b->pycode, p->pid, wd[0], wd[1], wd[2], &is_new);
+
+		if (!key)
+			return -1;
+		if (is_new)
+			b->new_keys[b->n_new_keys++] = key;
+		stack->frames[i] = (struct ms_stack_frame){ .module = b->py_module, .address = key,
+							    .flags = MS_FRAME_NO_ADDRESS };
+	}
+	return 0;
+}
+
+/*
+ * The [python] module and the FRAME records of keys first used, then the
+ * stack as a STACK_DEF the first time it appears (never tagged: no
+ * sample's walk made it). Returns its id, or UINT32_MAX when the table of
+ * stacks is full (a problem), -1 after a message.
+ */
+static int64_t snapshot_def(struct unwind_bufs *b, struct ms_writer *w)
+{
+	uint32_t id;
+
+	while (ms_unwinder_next_module(b->u, &b->module))
+		if (ms_module_pack(w, &b->module) < 0)
+			return -1;
+	for (uint32_t i = 0; i < b->n_new_keys; i++)
+		if (ms_pycode_frame(b->pycode, b->new_keys[i], b->py_module, &b->frame) &&
+		    ms_frame_pack(w, &b->frame) < 0)
+			return -1;
+	switch (ms_stacktab_intern(b->stacks, &b->stack, &id)) {
+	case MS_STACKTAB_ADDED:
+		if (ms_stack_def_pack(w, id, &b->stack) < 0)
+			return -1;
+		return id;
+	case MS_STACKTAB_FULL:
+		ms_problems_add(ms_unwinder_problems(b->u), "stack-table-full",
+				"the table of unique stacks is full after %u stacks: a stack "
+				"not in it is written whole (a switch-out's and a snapshot's: "
+				"none)", ms_stacktab_count(b->stacks));
+		return UINT32_MAX;
+	default:
+		return id;
+	}
+}
+
+/*
+ * A thread snapshot (PY_SNAPSHOT), consumed: a TASK_WAIT of kind "thread"
+ * numbered by its tid, complete with the STACK_DEF of its frames (none
+ * when it ran no Python), changed with none, or dropped when the table of
+ * stacks is full; its GIL state goes into the thread's snapshot run. A
+ * record that does not unpack is a counted problem, not the stream's end.
+ */
+static int on_py_snapshot(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	static const char thread[] = "thread";
+	struct unwind_bufs *b = ctx;
+	struct ms_unwind_stats *st = ms_unwinder_counters(b->u);
+	const struct ms_py_snapshot *p = &b->snapshot;
+	struct ms_task_wait *t = &b->wait;
+	int64_t id = UINT32_MAX;
+	int r;
+
+	if (ms_py_snapshot_unpack(rec, &b->snapshot) < 0) {
+		st->py_snapshots_bad++;
+		ms_problems_add(ms_unwinder_problems(b->u), "bad-py-snapshot",
+				"'%s': the py-snapshot record at byte %" PRIu64 " is malformed (see "
+				"the message above): its thread's read is not kept",
+				b->in_name, rec->offset);
+		return 0;
+	}
+	st->py_snapshots++;
+	memset(t, 0, sizeof(*t));
+	t->pid = p->pid;
+	t->tid = p->tid;
+	t->time = p->time;
+	t->kind = (struct ms_str){ thread, sizeof(thread) - 1 };
+	t->id = p->tid;
+	t->status = MS_TASK_WAIT_CHANGED;
+	t->stack = UINT32_MAX;
+	if (p->status == MS_PY_SNAPSHOT_COMPLETE) {
+		t->status = MS_TASK_WAIT_COMPLETE;
+		b->n_new_keys = 0;
+		if (p->n_words && (snapshot_stack(b, p) < 0 ||
+				   (id = snapshot_def(b, io->writer)) < 0))
+			return -1;
+		if (p->n_words && id == UINT32_MAX)
+			t->status = MS_TASK_WAIT_DROPPED;
+		t->stack = (uint32_t)id;
+		st->py_snapshot_frames += p->n_words / 4;
+	}
+	st->py_snapshots_complete += t->status == MS_TASK_WAIT_COMPLETE;
+	st->py_snapshots_changed += t->status == MS_TASK_WAIT_CHANGED;
+	st->py_snapshots_dropped += t->status == MS_TASK_WAIT_DROPPED;
+	if (ms_task_wait_pack(io->writer, t) < 0)
+		return -1;
+	r = ms_py_labels_snapshot(b->snap_labels, p->pid, p->tid, p->time, p->gil, &b->span);
+	if (r < 0 || (r && ms_label_span_pack(io->writer, &b->span) < 0))
+		return -1;
+	label_stats(b);
 	return 0;
 }
 
@@ -664,7 +812,7 @@ static int on_header(void *ctx, struct ms_stage_io *io)
 		return ms_error("out of memory");
 	if (!(b->pycode = ms_pycode_new()))
 		return -1;
-	if (!(b->labels = ms_py_labels_new()))
+	if (!(b->labels = ms_py_labels_new()) || !(b->snap_labels = ms_py_labels_new()))
 		return -1;
 	return 0;
 }
@@ -682,6 +830,9 @@ static int on_end(void *ctx, struct ms_stage_io *io, enum ms_stage_end how)
 	}
 	/* The GIL runs still open end with the stream. */
 	while (b->labels && ms_py_labels_next_open(b->labels, &b->span))
+		if (ms_label_span_pack(io->writer, &b->span) < 0)
+			return -1;
+	while (b->snap_labels && ms_py_labels_next_open(b->snap_labels, &b->span))
 		if (ms_label_span_pack(io->writer, &b->span) < 0)
 			return -1;
 	if (b->labels)
@@ -725,6 +876,7 @@ static const struct ms_stage_desc unwind_stage = {
 		[MS_REC_JIT_OBJECT] = on_jit_object,
 		[MS_REC_PY_CODE] = on_py_code,
 		[MS_REC_PY_STACK] = on_py_stack,
+		[MS_REC_PY_SNAPSHOT] = on_py_snapshot,
 	},
 	.end = on_end,
 };
@@ -751,7 +903,7 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 	b->pycode = NULL;
 	b->unknown_ids = NULL;
 	b->alloc_unknown_ids = 0;
-	b->labels = NULL;
+	b->labels = b->snap_labels = NULL;
 	b->labels_full_said = false;
 	st.ctx = b;
 	code = ms_stage_run(&st, in_fd, in_name, out_fd, "stdout");
@@ -762,6 +914,7 @@ int ms_unwind_stage(int in_fd, const char *in_name, int out_fd,
 	ms_stacktab_free(b->stacks);
 	ms_pycode_free(b->pycode);
 	ms_py_labels_free(b->labels);
+	ms_py_labels_free(b->snap_labels);
 	free(b->unknown_ids);
 	free(b);
 	return code;

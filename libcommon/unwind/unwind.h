@@ -248,6 +248,13 @@ struct ms_unwind_stats {
 	uint64_t py_frames, py_codes, py_codes_again, py_codes_refused;
 	uint64_t py_keys, py_unknown_frames, py_bad_lines;
 	uint64_t py_spans, py_spans_full;
+	/*
+	 * Thread snapshots (PY_SNAPSHOT): read; whose TASK_WAIT is complete,
+	 * changed, or dropped (the table of stacks full); malformed (a
+	 * problem, no TASK_WAIT); interpreted frames of the complete ones.
+	 */
+	uint64_t py_snapshots, py_snapshots_complete, py_snapshots_changed;
+	uint64_t py_snapshots_dropped, py_snapshots_bad, py_snapshot_frames;
 };
 
 struct ms_unwinder *ms_unwinder_new(const struct ms_unwind_options *opts);
