@@ -62,6 +62,10 @@ enum own_code {
 	OWN_LABEL_SPAN_ROWS_FULL,
 	OWN_BAD_LABEL_SPAN,
 	OWN_LABEL_SPAN_OVERLAPS,
+	OWN_TASK_ROWS_FULL,
+	OWN_WAIT_ROWS_FULL,
+	OWN_BAD_TASK_WAIT,
+	OWN_WAIT_SAME_TIME,
 	OWN_COUNT,
 };
 static const char *const own_codes[OWN_COUNT] = {
@@ -86,6 +90,10 @@ static const char *const own_codes[OWN_COUNT] = {
 	[OWN_LABEL_SPAN_ROWS_FULL] = "label-span-rows-full",
 	[OWN_BAD_LABEL_SPAN] = "bad-label-span",
 	[OWN_LABEL_SPAN_OVERLAPS] = "label-span-overlaps",
+	[OWN_TASK_ROWS_FULL] = "task-rows-full",
+	[OWN_WAIT_ROWS_FULL] = "wait-rows-full",
+	[OWN_BAD_TASK_WAIT] = "bad-task-wait",
+	[OWN_WAIT_SAME_TIME] = "wait-same-time",
 };
 
 /*
@@ -220,6 +228,18 @@ struct ms_capture_builder {
 	 */
 	struct ms_cap_label_span *spans;
 	uint32_t n_spans, alloc_spans;
+
+	/*
+	 * Tasks (minor 8), one per (pid, kind, id), at most
+	 * MS_CAPTURE_TASKS_MAX, found through task_ix; their wait rows (task:
+	 * the builder's row, stack: its node), at most MS_CAPTURE_WAITS_MAX.
+	 * Sorted, and the waits of one (task, time) made one, at seal.
+	 */
+	struct ms_cap_task *tasks;
+	uint32_t n_tasks, alloc_tasks;
+	struct ms_index task_ix;
+	struct ms_cap_wait *waits;
+	uint32_t n_waits, alloc_waits;
 
 	struct {
 		uint64_t count;
@@ -457,6 +477,9 @@ void ms_capture_builder_free(struct ms_capture_builder *b)
 	free(b->py);
 	free(b->text_key);
 	free(b->spans);
+	free(b->tasks);
+	ms_index_release(&b->task_ix);
+	free(b->waits);
 	free(b->scratch);
 	free(b->function_used);
 	free(b);
@@ -934,6 +957,116 @@ int ms_capture_builder_label_span(struct ms_capture_builder *b, const struct ms_
 	if (GROW(b, b->spans, b->n_spans, b->alloc_spans) < 0)
 		return -1;
 	b->spans[b->n_spans++] = x;
+	return 0;
+}
+
+/* ---- tasks and their waits ---- */
+
+static bool task_eq(const void *ctx, uint32_t e, const void *key)
+{
+	const struct ms_capture_builder *b = ctx;
+	const struct ms_cap_task *k = key, *x = &b->tasks[e];
+
+	return x->pid == k->pid && x->kind == k->kind && x->id == k->id;
+}
+
+static uint32_t task_hash(const struct ms_cap_task *k)
+{
+	return ms_hash_mix(ms_hash_u64(k->id), (uint64_t)k->pid << 32 | k->kind);
+}
+
+/* Why TASK_WAIT t cannot be a read of a task, or NULL. */
+static const char *task_wait_wrong(const struct ms_task_wait *t)
+{
+	if (!t->kind.len)
+		return "its kind is empty";
+	if (t->status >= MS_TASK_WAIT_STATUS_COUNT)
+		return "its status is none the format knows";
+	if (t->status != MS_TASK_WAIT_COMPLETE && t->stack != UINT32_MAX)
+		return "it refers to a stack for a read that keeps none";
+	if (t->kind.len == 6 && !memcmp(t->kind.ptr, "thread", 6) && t->id != t->tid)
+		return "a thread task's id is not its tid";
+	return NULL;
+}
+
+int ms_capture_builder_task_wait(struct ms_capture_builder *b, const struct ms_task_wait *t)
+{
+	struct ms_cap_task k, *x;
+	const char *wrong;
+	uint32_t e, h;
+
+	if (b->failed)
+		return -1;
+	if ((wrong = task_wait_wrong(t))) {
+		own(b, OWN_BAD_TASK_WAIT, "a task-wait record of thread %" PRIu32 "/%" PRIu32
+		    " at %" PRIu64 " was left out: %s", t->pid, t->tid, t->time, wrong);
+		return 0;
+	}
+	if (t->stack != UINT32_MAX && t->stack >= b->n_defs) {
+		char what[120];
+
+		snprintf(what, sizeof(what), "a task-wait record refers to stack %u, which no "
+			 "stack-def before it defines", t->stack);
+		return fail(b, what);
+	}
+	memset(&k, 0, sizeof(k));
+	k.pid = t->pid;
+	k.id = t->id;
+	if ((k.kind = intern_str(b, t->kind)) == MS_NONE)
+		return -1;
+	h = task_hash(&k);
+	e = ms_index_find(&b->task_ix, h, task_eq, b, &k);
+	if (e == MS_INDEX_EMPTY) {
+		if (b->n_tasks == MS_CAPTURE_TASKS_MAX) {
+			own(b, OWN_TASK_ROWS_FULL, "tasks past %u were not kept, the first a %s of "
+			    "process %" PRIu32 " numbered %" PRIu64, MS_CAPTURE_TASKS_MAX,
+			    str_at(b, k.kind), t->pid, t->id);
+			return 0;
+		}
+		/* A thread's task names its thread, which COMM records name. */
+		k.thread = MS_NONE;
+		if (t->kind.len == 6 && !memcmp(t->kind.ptr, "thread", 6) &&
+		    (k.thread = thread_get(b, t->pid, t->tid)) == MS_NONE)
+			return -1;
+		k.first_time = k.last_time = t->time;
+		if (GROW(b, b->tasks, b->n_tasks, b->alloc_tasks) < 0)
+			return -1;
+		e = b->n_tasks;
+		b->tasks[e] = k;
+		if (ms_index_add(&b->task_ix, h, e) < 0)
+			return fail(b, "out of memory");
+		b->n_tasks++;
+	}
+	x = &b->tasks[e];
+	x->first_time = t->time < x->first_time ? t->time : x->first_time;
+	x->last_time = t->time > x->last_time ? t->time : x->last_time;
+	if (t->status == MS_TASK_WAIT_CHANGED) {
+		x->changed++;
+		return 0;
+	}
+	if (t->status == MS_TASK_WAIT_DROPPED) {
+		x->dropped++;
+		return 0;
+	}
+	if (b->n_waits == MS_CAPTURE_WAITS_MAX) {
+		/* whole, its stack not kept: what dropped counts */
+		own(b, OWN_WAIT_ROWS_FULL, "wait rows past %u were not kept (counted as dropped "
+		    "on their task), the first of a %s of process %" PRIu32 " numbered %" PRIu64
+		    " at %" PRIu64, MS_CAPTURE_WAITS_MAX, str_at(b, x->kind), t->pid, t->id,
+		    t->time);
+		x->dropped++;
+		return 0;
+	}
+	if (GROW(b, b->waits, b->n_waits, b->alloc_waits) < 0)
+		return -1;
+	b->waits[b->n_waits] = (struct ms_cap_wait){
+		.task = e, .stack = t->stack == UINT32_MAX ? MS_NONE : b->defs[t->stack].node,
+		.reason = MS_NONE, .time = t->time,
+	};
+	if (t->reason.len && (b->waits[b->n_waits].reason = intern_str(b, t->reason)) == MS_NONE)
+		return -1;
+	b->n_waits++;
+	b->tasks[e].waits++;
 	return 0;
 }
 
@@ -2308,6 +2441,9 @@ static int seal_stacks(struct ms_capture_builder *b, struct ms_capture *cap)
 	for (i = 0; i < b->n_intervals; i++)
 		if (b->intervals[i].stack != MS_NONE)
 			b->intervals[i].stack = new_id[b->intervals[i].stack];
+	for (i = 0; i < b->n_waits; i++)
+		if (b->waits[i].stack != MS_NONE)
+			b->waits[i].stack = new_id[b->waits[i].stack];
 	free(b->stacks);
 	b->stacks = NULL;
 	b->n_stacks = b->alloc_stacks = 0;
@@ -2355,6 +2491,9 @@ static int seal_threads_samples(struct ms_capture_builder *b, struct ms_capture 
 		b->intervals[i].thread = new_id[b->intervals[i].thread];
 	for (i = 0; i < b->n_spans; i++)
 		b->spans[i].thread = new_id[b->spans[i].thread];
+	for (i = 0; i < b->n_tasks; i++)
+		if (b->tasks[i].thread != MS_NONE)
+			b->tasks[i].thread = new_id[b->tasks[i].thread];
 	if (b->n_samples > 1 && !samples_in_order(b->samples, b->n_samples))
 		qsort(b->samples, b->n_samples, sizeof(*b->samples), cmp_samples);
 	for (i = 0; i < b->n_samples; i++) {
@@ -2620,6 +2759,11 @@ static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
 		MARK(b->spans[i].key);
 		MARK(b->spans[i].value);
 	}
+	for (i = 0; i < b->n_tasks; i++)
+		MARK(b->tasks[i].kind);
+	for (i = 0; i < b->n_waits; i++)
+		if (b->waits[i].reason != MS_NONE)
+			MARK(b->waits[i].reason);
 	for (i = 0; i < b->n_py; i++) {
 		MARK(b->py[i].path);
 		MARK(b->py[i].engine);
@@ -2677,6 +2821,11 @@ static int seal_strings(struct ms_capture_builder *b, struct ms_capture *cap)
 		REMAP(b->spans[i].key);
 		REMAP(b->spans[i].value);
 	}
+	for (i = 0; i < b->n_tasks; i++)
+		REMAP(b->tasks[i].kind);
+	for (i = 0; i < b->n_waits; i++)
+		if (b->waits[i].reason != MS_NONE)
+			REMAP(b->waits[i].reason);
 	for (i = 0; i < b->n_py; i++) {
 		REMAP(b->py[i].path);
 		REMAP(b->py[i].engine);
@@ -2941,6 +3090,99 @@ static void seal_spans(struct ms_capture_builder *b, struct ms_capture *cap)
 		cap->minor = MS_CAPTURE_MINOR_PYTHON;
 }
 
+static int cmp_waits(const void *x, const void *y)
+{
+	const struct ms_cap_wait *a = x, *c = y;
+
+	CMP_FIELD(a, c, task);
+	CMP_FIELD(a, c, time);
+	CMP_FIELD(a, c, stack);
+	CMP_FIELD(a, c, reason);
+	return 0;
+}
+
+/*
+ * A task has one wait row a time: a read of a (task, time) that has one
+ * goes, counted (its task's reads too), before the builder's own problems
+ * become rows, on the builder's ids.
+ */
+static void prune_waits(struct ms_capture_builder *b)
+{
+	uint32_t i, n = 0;
+
+	if (b->n_waits > 1)
+		qsort(b->waits, b->n_waits, sizeof(*b->waits), cmp_waits);
+	for (i = 0; i < b->n_waits; i++) {
+		const struct ms_cap_wait *x = &b->waits[i];
+		struct ms_cap_task *t = &b->tasks[x->task];
+
+		if (n && b->waits[n - 1].task == x->task && b->waits[n - 1].time == x->time) {
+			own(b, OWN_WAIT_SAME_TIME, "a %s of process %" PRIu32 " numbered %" PRIu64
+			    " was read whole twice at %" PRIu64 ": the second read left out",
+			    str_at(b, t->kind), t->pid, t->id, x->time);
+			t->waits--;
+			continue;
+		}
+		b->waits[n++] = *x;
+	}
+	b->n_waits = n;
+}
+
+static int cmp_tasks(const void *x, const void *y, void *ctx)
+{
+	const struct ms_cap_task *t = ctx, *a = &t[*(const uint32_t *)x], *c = &t[*(const uint32_t *)y];
+
+	CMP_FIELD(a, c, pid);
+	CMP_FIELD(a, c, kind);
+	CMP_FIELD(a, c, id);
+	return 0;
+}
+
+/*
+ * Tasks sorted by (pid, kind's text, id) once strings have their final
+ * numbers (in byte order), waits by (task, time) on the new task ids;
+ * any task makes the capture 1.8.
+ */
+static int seal_tasks(struct ms_capture_builder *b, struct ms_capture *cap)
+{
+	uint32_t n = b->n_tasks, *order, *new_id, i;
+	struct ms_cap_task *tasks;
+
+	if (!n)
+		return 0;
+	order = alloc_ids(b, n);
+	new_id = alloc_ids(b, n);
+	tasks = malloc((size_t)n * sizeof(*tasks));
+	if (!order || !new_id || !tasks) {
+		free(order);
+		free(new_id);
+		free(tasks);
+		return fail(b, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(*order), cmp_tasks, b->tasks);
+	for (i = 0; i < n; i++) {
+		new_id[order[i]] = i;
+		tasks[i] = b->tasks[order[i]];
+	}
+	for (i = 0; i < b->n_waits; i++)
+		b->waits[i].task = new_id[b->waits[i].task];
+	free(order);
+	free(new_id);
+	if (b->n_waits > 1)
+		qsort(b->waits, b->n_waits, sizeof(*b->waits), cmp_waits);
+	cap->tasks = ms_capture_keep(cap, tasks);
+	cap->n_tasks = n;
+	cap->waits = b->waits ? ms_capture_keep(cap, b->waits) : NULL;
+	cap->n_waits = b->n_waits;
+	b->waits = NULL;
+	b->n_waits = b->alloc_waits = 0;
+	if (cap->minor < MS_CAPTURE_MINOR_TASKS)
+		cap->minor = MS_CAPTURE_MINOR_TASKS;
+	return 0;
+}
+
 /* Problems the builder counted itself become rows. */
 static int seal_own_problems(struct ms_capture_builder *b)
 {
@@ -2979,6 +3221,7 @@ static void release_indexes(struct ms_capture_builder *b)
 	ms_index_release(&b->problem_ix);
 	ms_index_release(&b->evidence_ix);
 	ms_index_release(&b->perf_map_ix);
+	ms_index_release(&b->task_ix);
 	free(b->defs);
 	b->defs = NULL;
 	b->n_defs = b->alloc_defs = 0;
@@ -3001,6 +3244,7 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 	    key_interpreted(b) < 0)
 		goto fail;
 	prune_spans(b);
+	prune_waits(b);
 	if (seal_own_problems(b) < 0)
 		goto fail;
 	if (b->n_paths && b->n_stacks && intern_paths(b) < 0)
@@ -3020,6 +3264,8 @@ struct ms_capture *ms_capture_builder_seal(struct ms_capture_builder *b)
 	seal_perf_maps(b, cap);
 	seal_spans(b, cap);
 	seal_py(b, cap);
+	if (seal_tasks(b, cap) < 0)
+		goto fail;
 	/* Sorted by key string: the string ids are in string order now. */
 	if (b->n_info > 1)
 		qsort(b->info, b->n_info, sizeof(*b->info), cmp_info);

@@ -130,6 +130,21 @@ int ms_capture_builder_py_process(struct ms_capture_builder *b, const struct ms_
  * goes, a problem "label-span-overlaps".
  */
 int ms_capture_builder_label_span(struct ms_capture_builder *b, const struct ms_label_span *l);
+/*
+ * A read of a task (minor 8; capture.h: ms_cap_task, ms_cap_wait): its
+ * task (pid, kind, id) made when new (a "thread" task makes its thread
+ * known, so a COMM names it), its times and counts updated, and a
+ * complete read a wait row at its STACK_DEF's stack (none: MS_NONE). One
+ * with an empty kind, an unknown status, a stack for a read that keeps
+ * none, or a thread task whose id is not its tid is a problem
+ * "bad-task-wait" and no read; a stack no STACK_DEF defined fails the
+ * build. Past MS_CAPTURE_TASKS_MAX tasks a new task's read is counted in
+ * "task-rows-full" and kept out; past MS_CAPTURE_WAITS_MAX wait rows a
+ * complete read is counted in "wait-rows-full" and as dropped on its
+ * task. At seal a second complete read of one (task, time) goes, a
+ * problem "wait-same-time".
+ */
+int ms_capture_builder_task_wait(struct ms_capture_builder *b, const struct ms_task_wait *t);
 int ms_capture_builder_frame(struct ms_capture_builder *b, const struct ms_frame *f);
 /* Give after every frame fact of the stream: see "frame fallback" above. */
 int ms_capture_builder_frame_fallback(struct ms_capture_builder *b, const struct ms_frame *f);

@@ -118,6 +118,8 @@ const char *ms_capf_section_name(uint32_t id)
 		[MS_CAPF_PERF_MAPS] = "perf-maps",
 		[MS_CAPF_PY_PROCESSES] = "py-processes",
 		[MS_CAPF_LABEL_SPANS] = "label-spans",
+		[MS_CAPF_TASKS] = "tasks",
+		[MS_CAPF_WAITS] = "waits",
 	};
 
 	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;
@@ -198,6 +200,12 @@ bool ms_capture_has_python(const struct ms_capture *cap)
 		if (ms_stack_end_interpreted(cap->intervals[i].stack_end))
 			return true;
 	return false;
+}
+
+bool ms_capture_has_tasks(const struct ms_capture *cap)
+{
+	/* (wait rows come only with their tasks) */
+	return cap->n_tasks != 0;
 }
 
 bool ms_stack_end_interpreted(uint32_t end)

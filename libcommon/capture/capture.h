@@ -602,6 +602,8 @@ bool ms_capture_has_jit(const struct ms_capture *cap);
  * minor 7.
  */
 bool ms_capture_has_python(const struct ms_capture *cap);
+/* Whether cap holds tasks (and so perhaps wait rows): what makes a capture of minor 8. */
+bool ms_capture_has_tasks(const struct ms_capture *cap);
 /*
  * NULL when a module of kind may have this identity, else what is wrong,
  * said after "a KIND module": an interpreted module ("with a build id",

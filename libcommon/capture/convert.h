@@ -21,8 +21,12 @@
  * in time order (before the samples of its time; those after the last
  * sample last), a LOST of time 0 per source for the part of its total
  * that no loss row holds (the whole total in a capture without rows: the
- * builder counts a loss of time 0 in the totals alone), THROTTLE for the
- * total, PROBLEM per row, and a trailer whose "complete" is false for an
+ * builder counts a loss of time 0 in the totals alone), the intervals
+ * (a STACK_DEF per distinct stack, then INTERVAL per row), the tasks (a
+ * STACK_DEF per stack a wait row is at, numbered on from the intervals',
+ * then per task a TASK_WAIT per wait row and one per changed or dropped
+ * read: at its first or last read where no wait row is, else at its
+ * first), THROTTLE for the total, PROBLEM per row, and a trailer whose "complete" is false for an
  * incomplete capture.
  *
  * A stack record is one sample, and the stream has no field for more: a

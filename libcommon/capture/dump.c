@@ -32,6 +32,7 @@ union any_record {
 	struct ms_jit_read jit_read;
 	struct ms_py_process py_process;
 	struct ms_label_span label_span;
+	struct ms_task_wait task_wait;
 };
 
 static struct ms_str str(const struct ms_capture *cap, uint32_t id)
@@ -238,7 +239,8 @@ static int cmp_by_stack(const void *x, const void *y, void *ctx)
  * the rows' order, its stack that STACK_DEF's id (MS_NONE when it has
  * none) and its evidence inline.
  */
-static int dump_intervals(const struct ms_capture *cap, struct ms_writer *w, union any_record *u)
+static int dump_intervals(const struct ms_capture *cap, struct ms_writer *w, union any_record *u,
+			  uint32_t *defs_made)
 {
 	uint32_t n = cap->n_intervals, *order, *def_of, n_order = 0, n_defs = 0, i;
 	int ret = -1;
@@ -293,6 +295,7 @@ static int dump_intervals(const struct ms_capture *cap, struct ms_writer *w, uni
 		if (ms_interval_pack(w, &u->interval) < 0)
 			goto out;
 	}
+	*defs_made = n_defs;
 	ret = 0;
 out:
 	free(order);
@@ -300,10 +303,109 @@ out:
 	return ret;
 }
 
+/* One TASK_WAIT of task t (its thread's tid for a thread task), stack a STACK_DEF id or none. */
+static int task_wait(const struct ms_capture *cap, struct ms_writer *w, struct ms_task_wait *out,
+		     const struct ms_cap_task *t, uint64_t time, uint32_t status, uint32_t stack,
+		     uint32_t reason)
+{
+	memset(out, 0, sizeof(*out));
+	out->pid = t->pid;
+	out->tid = t->thread != MS_NONE ? cap->threads[t->thread].tid : 0;
+	out->time = time;
+	out->kind = str(cap, t->kind);
+	out->id = t->id;
+	out->status = status;
+	out->stack = stack;
+	out->reason = reason != MS_NONE ? str(cap, reason) : (struct ms_str){ "", 0 };
+	return ms_task_wait_pack(w, out);
+}
+
+/*
+ * A task's changed and dropped reads, which have no rows: a read at each
+ * end of the task's reads no wait row is at (so its times come back), the
+ * rest at its first read. rows: its wait rows.
+ */
+static int task_others(const struct ms_capture *cap, struct ms_writer *w, struct ms_task_wait *out,
+		       const struct ms_cap_task *t, const struct ms_cap_wait *rows)
+{
+	uint64_t left = t->changed + t->dropped, k;
+	bool at_first = !t->waits || rows[0].time > t->first_time;
+	bool at_last = (!t->waits && t->last_time != t->first_time) ||
+		       (t->waits && rows[t->waits - 1].time < t->last_time);
+
+	for (k = 0; k < left; k++) {
+		uint64_t time = t->first_time;
+
+		if (at_last && k == (at_first ? 1 : 0))
+			time = t->last_time;
+		if (task_wait(cap, w, out, t, time, k < t->changed ? MS_TASK_WAIT_CHANGED :
+			      MS_TASK_WAIT_DROPPED, UINT32_MAX, MS_NONE) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The tasks: a STACK_DEF for each stack their wait rows are at, numbered
+ * on from first_def in the rows' order, then a TASK_WAIT per row, then
+ * one per changed and dropped read (task_others()), task by task.
+ */
+static int dump_tasks(const struct ms_capture *cap, struct ms_writer *w, union any_record *u,
+		      uint32_t first_def)
+{
+	uint32_t *def_of, next = first_def, i, r = 0;
+	int ret = -1;
+
+	if (!cap->n_tasks)
+		return 0;
+	if (!(def_of = malloc((size_t)(cap->n_stacks ? cap->n_stacks : 1) * sizeof(*def_of))))
+		return ms_error("out of memory dumping the capture's %u tasks", cap->n_tasks);
+	for (i = 0; i < cap->n_stacks; i++)
+		def_of[i] = MS_NONE;
+	for (i = 0; i < cap->n_waits; i++) {
+		const struct ms_cap_wait *x = &cap->waits[i];
+		const struct ms_cap_task *t = &cap->tasks[x->task];
+
+		if (x->stack == MS_NONE || def_of[x->stack] != MS_NONE)
+			continue;
+		memset(&u->stack, 0, sizeof(u->stack));
+		u->stack.pid = t->pid;
+		u->stack.tid = t->thread != MS_NONE ? cap->threads[t->thread].tid : 0;
+		u->stack.time = x->time;
+		u->stack.cpu = UINT32_MAX;
+		/* a whole read: its walk ended where its runtime says (a row keeps no end) */
+		u->stack.reason = MS_END_OUTERMOST;
+		if (stack_frames(cap, x->stack, &u->stack, "wait", i) < 0 ||
+		    ms_stack_def_pack(w, next, &u->stack) < 0)
+			goto out;
+		def_of[x->stack] = next++;
+	}
+	for (i = 0; i < cap->n_tasks; i++) {
+		const struct ms_cap_task *t = &cap->tasks[i];
+		const struct ms_cap_wait *rows = cap->waits ? &cap->waits[r] : NULL;
+
+		/* the reader checked: the rows are sorted by task, t->waits of them */
+		for (; r < cap->n_waits && cap->waits[r].task == i; r++) {
+			const struct ms_cap_wait *x = &cap->waits[r];
+
+			if (task_wait(cap, w, &u->task_wait, t, x->time, MS_TASK_WAIT_COMPLETE,
+				      x->stack == MS_NONE ? UINT32_MAX : def_of[x->stack],
+				      x->reason) < 0)
+				goto out;
+		}
+		if (task_others(cap, w, &u->task_wait, t, rows) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(def_of);
+	return ret;
+}
+
 static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union any_record *u,
 		       unsigned flags)
 {
-	uint32_t i, duty = 0, loss = 0;
+	uint32_t i, duty = 0, loss = 0, n_defs = 0;
 	uint64_t k;
 
 	for (i = 0; i < cap->n_info; i++) {
@@ -467,7 +569,7 @@ static int dump_tables(const struct ms_capture *cap, struct ms_writer *w, union 
 	    dump_untimed_losses(cap, w, &u->lost) < 0)
 		return -1;
 	/* After the losses: an interval record is whole, no pairing reads it. */
-	if (dump_intervals(cap, w, u) < 0)
+	if (dump_intervals(cap, w, u, &n_defs) < 0 || dump_tasks(cap, w, u, n_defs) < 0)
 		return -1;
 	/* The capture keeps only the count of throttle events (bounded above). */
 	memset(&u->throttle, 0, sizeof(u->throttle));

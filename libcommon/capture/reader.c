@@ -290,6 +290,13 @@ static int load_sections(struct load *l, uint32_t n_sections)
 	if (l->raw[MS_CAPF_LABEL_SPANS] && l->cap->minor < MS_CAPTURE_MINOR_PYTHON)
 		return bad(l, "label-spans", "the section in a file of format 1.%u: it came with 1.%u",
 			   l->cap->minor, MS_CAPTURE_MINOR_PYTHON);
+	for (id = MS_CAPF_TASKS; id <= MS_CAPF_WAITS; id++)
+		if (l->raw[id] && l->cap->minor < MS_CAPTURE_MINOR_TASKS)
+			return bad(l, section_label(id), "the section in a file of format 1.%u: it "
+				   "came with 1.%u", l->cap->minor, MS_CAPTURE_MINOR_TASKS);
+	if (l->raw[MS_CAPF_WAITS] && !l->raw[MS_CAPF_TASKS])
+		return bad(l, "waits", "the section without a tasks section (wait rows are reads "
+			   "of tasks)");
 	for (id = MS_CAPF_INTERVALS; id <= MS_CAPF_EVIDENCE; id++) {
 		if ((l->cap->flags & MS_CAPTURE_OFF_CPU) && !l->raw[id])
 			return bad(l, section_label(id), "the section is missing (the header sets "
@@ -649,6 +656,174 @@ static int decode_label_spans(struct load *l)
 			return bad(l, "label-spans", "row %u starts at %" PRIu64 ", inside row %u, "
 				   "which ends at %" PRIu64 " (spans of a thread and key do not "
 				   "overlap)", i, x->start, i - 1, prev->end);
+	}
+	return 0;
+}
+
+/*
+ * The tasks (minor 8), after the threads: at most MS_CAPTURE_TASKS_MAX
+ * rows, sorted by (pid, kind's text, id), one each; a kind that is a
+ * string other than ""; a "thread" task's thread row the thread (pid,
+ * id), another kind's none; first_time <= last_time; at least one read,
+ * and its counts' sum in 64 bits. The waits section checks the rest.
+ */
+static int decode_tasks(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i;
+	const unsigned char *p;
+
+	if (!l->raw[MS_CAPF_TASKS])
+		return 0;
+	p = rows(l, MS_CAPF_TASKS, MS_CAPF_ROW_TASKS, &n, &size);
+	if (!p)
+		return -1;
+	if (n > MS_CAPTURE_TASKS_MAX)
+		return bad(l, "tasks", "%u rows (at most %u)", n, MS_CAPTURE_TASKS_MAX);
+	if (!(cap->tasks = table(l, n, sizeof(*cap->tasks))))
+		return -1;
+	cap->n_tasks = n;
+	for (i = 0; i < n; i++, p += size) {
+		struct ms_cap_task *x = &cap->tasks[i];
+		const struct ms_cap_task *prev = i ? &x[-1] : NULL;
+		bool thread;
+		int c;
+
+		x->pid = ms_get_u32(p);
+		x->thread = ms_get_u32(p + 4);
+		x->kind = ms_get_u32(p + 8);
+		x->zero = ms_get_u32(p + 12);
+		x->id = ms_get_u64(p + 16);
+		x->first_time = ms_get_u64(p + 24);
+		x->last_time = ms_get_u64(p + 32);
+		x->waits = ms_get_u64(p + 40);
+		x->changed = ms_get_u64(p + 48);
+		x->dropped = ms_get_u64(p + 56);
+		CHECK_STRING("tasks", i, "kind", x->kind);
+		if (!x->kind)
+			return bad(l, "tasks", "row %u: an empty kind", i);
+		if (x->zero)
+			return bad(l, "tasks", "row %u: its reserved field is not zero", i);
+		thread = !strcmp(cap->strings[x->kind], "thread");
+		if (x->thread != MS_NONE && x->thread >= cap->n_threads)
+			return bad(l, "tasks", "row %u: thread %u of %u", i, x->thread,
+				   cap->n_threads);
+		if (thread && (x->thread == MS_NONE || cap->threads[x->thread].pid != x->pid ||
+			       cap->threads[x->thread].tid != x->id))
+			return bad(l, "tasks", "row %u: a thread task of process %u numbered %" PRIu64
+				   " whose thread row is not that thread", i, x->pid, x->id);
+		if (!thread && x->thread != MS_NONE)
+			return bad(l, "tasks", "row %u: a %s task with a thread row (only thread "
+				   "tasks have one)", i, cap->strings[x->kind]);
+		if (x->first_time > x->last_time)
+			return bad(l, "tasks", "row %u: first read at %" PRIu64 ", after its last at %"
+				   PRIu64, i, x->first_time, x->last_time);
+		if (x->waits > MS_CAPTURE_WAITS_MAX || x->dropped > UINT64_MAX / 2 ||
+		    x->changed > UINT64_MAX / 2 - x->dropped ||
+		    !(x->waits + x->changed + x->dropped))
+			return bad(l, "tasks", "row %u: %" PRIu64 " complete, %" PRIu64 " changed and %"
+				   PRIu64 " dropped reads (at least one, at most %u complete)", i,
+				   x->waits, x->changed, x->dropped, MS_CAPTURE_WAITS_MAX);
+		if (!prev)
+			continue;
+		c = strcmp(cap->strings[prev->kind], cap->strings[x->kind]);
+		if (prev->pid > x->pid || (prev->pid == x->pid && c > 0) ||
+		    (prev->pid == x->pid && !c && prev->id >= x->id))
+			return bad(l, "tasks", "row %u is not after row %u (rows are sorted by pid, "
+				   "kind and id, one each)", i, i - 1);
+	}
+	return 0;
+}
+
+/*
+ * Whether task t's first and last read are reads it counts: a wait row
+ * at each end (lo, hi: its rows' first and last time; no rows when
+ * n_rows is 0), or a changed or dropped read for each end no row is at.
+ */
+static bool task_ends_read(const struct ms_cap_task *t, uint64_t n_rows, uint64_t lo, uint64_t hi)
+{
+	uint64_t need;
+
+	if (!n_rows)
+		need = t->first_time == t->last_time ? 1 : 2;
+	else
+		need = (lo > t->first_time) + (hi < t->last_time);
+	return t->changed + t->dropped >= need;
+}
+
+/*
+ * The wait rows (minor 8), after the tasks and stacks: at most
+ * MS_CAPTURE_WAITS_MAX, each of a task, a stack or none, a reason that is
+ * a string other than "" or none, a time inside its task's first and last
+ * read; sorted by (task, time), one row per (task, time); each task's
+ * rows as many as its complete reads, and its first and last read a read
+ * it counts (task_ends_read()).
+ */
+static int decode_waits(struct load *l)
+{
+	struct ms_capture *cap = l->cap;
+	uint32_t n, size, i, task = 0;
+	uint64_t in_task = 0, lo = 0, hi = 0;
+	const unsigned char *p = rows(l, MS_CAPF_WAITS, MS_CAPF_ROW_WAITS, &n, &size);
+
+	if (!p)
+		return -1;
+	if (n > MS_CAPTURE_WAITS_MAX)
+		return bad(l, "waits", "%u rows (at most %u)", n, MS_CAPTURE_WAITS_MAX);
+	if (!(cap->waits = table(l, n, sizeof(*cap->waits))))
+		return -1;
+	cap->n_waits = n;
+	/* A walk of the tasks beside the rows (both sorted by task): task is the rows' task. */
+	for (i = 0; i <= n; i++, p += size) {
+		struct ms_cap_wait *x = &cap->waits[i < n ? i : 0];
+		const struct ms_cap_task *t;
+
+		if (i < n) {
+			x->task = ms_get_u32(p);
+			x->stack = ms_get_u32(p + 4);
+			x->reason = ms_get_u32(p + 8);
+			x->zero = ms_get_u32(p + 12);
+			x->time = ms_get_u64(p + 16);
+			if (x->task >= cap->n_tasks)
+				return bad(l, "waits", "row %u: task %u of %u", i, x->task,
+					   cap->n_tasks);
+			if (i && (x[-1].task > x->task ||
+				  (x[-1].task == x->task && x[-1].time >= x->time)))
+				return bad(l, "waits", "row %u is not after row %u (rows are sorted by "
+					   "task and time, one per task and time)", i, i - 1);
+		}
+		/* the tasks before this row's (all of them after the last row) are done */
+		for (; task < (i < n ? x->task : cap->n_tasks); task++, in_task = 0) {
+			t = &cap->tasks[task];
+			if (in_task != t->waits)
+				return bad(l, "tasks", "row %u: counts %" PRIu64 " complete reads, but "
+					   "the waits section has %" PRIu64 " rows of it", task, t->waits,
+					   in_task);
+			if (!task_ends_read(t, in_task, lo, hi))
+				return bad(l, "tasks", "row %u: its first or last read (%" PRIu64 ", %"
+					   PRIu64 ") is no wait row, and it counts no other read "
+					   "there", task, t->first_time, t->last_time);
+		}
+		if (i == n)
+			break;
+		t = &cap->tasks[x->task];
+		if (x->stack != MS_NONE && x->stack >= cap->n_stacks)
+			return bad(l, "waits", "row %u: stack %u of %u", i, x->stack, cap->n_stacks);
+		if (x->reason != MS_NONE) {
+			CHECK_STRING("waits", i, "reason", x->reason);
+			if (!x->reason)
+				return bad(l, "waits", "row %u: an empty reason (none is %u)", i,
+					   MS_NONE);
+		}
+		if (x->zero)
+			return bad(l, "waits", "row %u: its reserved field is not zero", i);
+		if (x->time < t->first_time || x->time > t->last_time)
+			return bad(l, "waits", "row %u: at %" PRIu64 ", outside its task's reads (%"
+				   PRIu64 " to %" PRIu64 ")", i, x->time, t->first_time, t->last_time);
+		if (!in_task)
+			lo = x->time;
+		hi = x->time;
+		in_task++;
 	}
 	return 0;
 }
@@ -1233,6 +1408,8 @@ static struct ms_capture *load(struct load *l)
 		    decode(l, MS_CAPF_STACKS, decode_stacks) == 0 &&
 		    decode(l, MS_CAPF_THREADS, decode_threads) == 0 &&
 		    decode(l, MS_CAPF_LABEL_SPANS, decode_label_spans) == 0 &&
+		    decode(l, MS_CAPF_TASKS, decode_tasks) == 0 &&
+		    decode(l, MS_CAPF_WAITS, decode_waits) == 0 &&
 		    decode(l, MS_CAPF_SAMPLES, decode_samples) == 0 &&
 		    decode(l, MS_CAPF_COUNTS, decode_counts) == 0 &&
 		    decode(l, MS_CAPF_PROBLEMS, decode_problems) == 0 &&

@@ -48,6 +48,7 @@ struct ingest {
 		struct ms_jit_read jit_read;
 		struct ms_py_process py_process;
 		struct ms_label_span label_span;
+		struct ms_task_wait task_wait;
 	} u;
 };
 
@@ -233,9 +234,20 @@ static int on_label_span(void *ctx, struct ms_stage_io *io, const struct ms_reco
 	       ms_capture_builder_label_span(g->b, &g->u.label_span);
 }
 
+/* A read of a task (ms-unwind's, of a thread snapshot): its task's counts, a wait row. */
+static int on_task_wait(void *ctx, struct ms_stage_io *io, const struct ms_record *rec)
+{
+	struct ingest *g = ctx;
+
+	ms_capture_builder_at(g->b, ms_reader_name(io->reader), rec->offset);
+	return ms_task_wait_unpack(rec, &g->u.task_wait) < 0 ? -1 :
+	       ms_capture_builder_task_wait(g->b, &g->u.task_wait);
+}
+
 /*
  * Sample, switch-out, tracepoint, jit-func, jit-object, py-code and
- * py-stack (ms-unwind made their modules, frame facts and stacks), 
+ * py-stack, py-snapshot (ms-unwind made their modules, frame facts and
+ * stacks),
  * mmap, attr, raw, round and kinds from
  * later versions: counted.
  */
@@ -390,6 +402,7 @@ static const struct ms_stage_desc capture_stage = {
 		[MS_REC_JIT_READ] = on_jit_read,
 		[MS_REC_PY_PROCESS] = on_py_process,
 		[MS_REC_LABEL_SPAN] = on_label_span,
+		[MS_REC_TASK_WAIT] = on_task_wait,
 	},
 	.other = on_ignored,
 	.end = on_end,

@@ -426,6 +426,57 @@ static int put_label_spans(struct section *s, const struct ms_capture *cap)
 	return 0;
 }
 
+/* The tasks (minor 8), only when there are some. */
+static int put_tasks(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p;
+	uint32_t i;
+
+	if (!cap->n_tasks)
+		return 1;
+	p = table(s, MS_CAPF_TASKS, cap->n_tasks, MS_CAPF_ROW_TASKS);
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_tasks; i++, p += MS_CAPF_ROW_TASKS) {
+		const struct ms_cap_task *x = &cap->tasks[i];
+
+		ms_put_u32(p, x->pid);
+		ms_put_u32(p + 4, x->thread);
+		ms_put_u32(p + 8, x->kind);
+		ms_put_u32(p + 12, 0);
+		ms_put_u64(p + 16, x->id);
+		ms_put_u64(p + 24, x->first_time);
+		ms_put_u64(p + 32, x->last_time);
+		ms_put_u64(p + 40, x->waits);
+		ms_put_u64(p + 48, x->changed);
+		ms_put_u64(p + 56, x->dropped);
+	}
+	return 0;
+}
+
+/* The wait rows (minor 8), only when there are some. */
+static int put_waits(struct section *s, const struct ms_capture *cap)
+{
+	unsigned char *p;
+	uint32_t i;
+
+	if (!cap->n_waits)
+		return 1;
+	p = table(s, MS_CAPF_WAITS, cap->n_waits, MS_CAPF_ROW_WAITS);
+	if (!p)
+		return -1;
+	for (i = 0; i < cap->n_waits; i++, p += MS_CAPF_ROW_WAITS) {
+		const struct ms_cap_wait *x = &cap->waits[i];
+
+		ms_put_u32(p, x->task);
+		ms_put_u32(p + 4, x->stack);
+		ms_put_u32(p + 8, x->reason);
+		ms_put_u32(p + 12, 0);
+		ms_put_u64(p + 16, x->time);
+	}
+	return 0;
+}
+
 static int put_problems(struct section *s, const struct ms_capture *cap)
 {
 	unsigned char *p = table(s, MS_CAPF_PROBLEMS, cap->n_problems, MS_CAPF_ROW_PROBLEMS);
@@ -462,7 +513,7 @@ static int (*const put_section[])(struct section *, const struct ms_capture *) =
 	put_strings, put_info, put_modules, put_frames, put_stacks,
 	put_threads, put_samples, put_problems, put_totals, put_functions, put_lines,
 	put_counts, put_duty, put_losses, put_intervals, put_evidence, put_perf_maps,
-	put_py_processes, put_label_spans,
+	put_py_processes, put_label_spans, put_tasks, put_waits,
 };
 #define N_SECTIONS (sizeof(put_section) / sizeof(put_section[0]))
 
@@ -511,11 +562,12 @@ int ms_capture_encode(const struct ms_capture *cap, unsigned char **buf, size_t 
 			 (duty ? (uint32_t)MS_CAPTURE_DUTY : 0);
 	/*
 	 * The oldest minor that holds it. Loss rows need 1.4, intervals 1.5,
-	 * JIT data 1.6 and Python data 1.7, but no required flag: a reader
+	 * JIT data 1.6, Python data 1.7 and tasks 1.8, but no required flag: a reader
 	 * before them skips their sections (and the modules' base) and keeps
 	 * the rest (capture.h says what it shows).
 	 */
-	uint32_t minor = ms_capture_has_python(cap) ? MS_CAPTURE_MINOR_PYTHON :
+	uint32_t minor = ms_capture_has_tasks(cap) ? MS_CAPTURE_MINOR_TASKS :
+			 ms_capture_has_python(cap) ? MS_CAPTURE_MINOR_PYTHON :
 			 ms_capture_has_jit(cap) ? MS_CAPTURE_MINOR_JIT :
 			 (cap->flags & MS_CAPTURE_OFF_CPU) ? MS_CAPTURE_MINOR_OFF_CPU :
 			 cap->n_losses ? MS_CAPTURE_MINOR_LOSSES :
