@@ -61,3 +61,9 @@ tests_unit_capture_corpus_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 UNIT_TESTS += tests/unit/intervals-test
 tests_unit_intervals_test_SOURCES = tests/unit/intervals-test.c
 tests_unit_intervals_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# Capture 1.8's tasks and waits: builder, reader refusals, dump round trip.
+UNIT_TESTS += tests/unit/captasks-test
+tests_unit_captasks_test_SOURCES = tests/unit/captasks-test.c tests/unit/stderr-capture.h
+tests_unit_captasks_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS) $(ZLIB_LIBS)
+tests_unit_captasks_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

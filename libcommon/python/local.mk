@@ -72,3 +72,9 @@ tests_unit_gil_labels_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 check_PROGRAMS += tests/unit/caplabels
 tests_unit_caplabels_SOURCES = tests/unit/caplabels.c
 tests_unit_caplabels_LDADD = $(MS_LIBS)
+
+# ms-unwind's thread snapshots: TASK_WAIT, STACK_DEF, FRAME records and GIL spans.
+UNIT_TESTS += tests/unit/snapshot-unwind-test
+tests_unit_snapshot_unwind_test_SOURCES = tests/unit/snapshot-unwind-test.c
+tests_unit_snapshot_unwind_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_snapshot_unwind_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
