@@ -67,3 +67,8 @@ UNIT_TESTS += tests/unit/captasks-test
 tests_unit_captasks_test_SOURCES = tests/unit/captasks-test.c tests/unit/stderr-capture.h
 tests_unit_captasks_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS) $(ZLIB_LIBS)
 tests_unit_captasks_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+# Prints a capture's tasks and waits, for tests/0777-snapshot-capture.bats.
+check_PROGRAMS += tests/unit/captasks
+tests_unit_captasks_SOURCES = tests/unit/captasks.c
+tests_unit_captasks_LDADD = $(MS_LIBS)

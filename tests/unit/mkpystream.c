@@ -23,6 +23,16 @@
  *   time 1010  c_leaf py_main + [no thread]                      unchanged
  *   a record at 1011 that no sample follows: unpaired
  *
+ *   mkpystream --snapshot ELF
+ *
+ * writes instead the stream of a recording with the snapshot engine
+ * (INFO python "snapshot"): the same codes, thread 90 "worker" beside
+ * 88, no walker record, thread snapshots (PY_SNAPSHOT) in three rounds:
+ *   2000  88 [run@11, <module>@3] held     90 no frames, released
+ *   2500  a sample of 88: c_leaf L py_main, which stays native
+ *   3000  88 as at 2000, held              90 changed, released
+ *   4000  88 [run'@32, <module>@2] released   90 [unreadable] held
+ *
  *   mkpystream --stacks < STREAM
  *
  * prints instead each STACK_DEF of STREAM (ms-unwind's): its id, its end
@@ -251,6 +261,31 @@ static int inject(uint32_t pid, uint32_t depth)
 	return ms_writer_close(w) < 0;
 }
 
+/* A thread snapshot of tid: frames as (code, code unit) pairs; reason: changed. */
+static void snap(uint32_t tid, uint64_t time, uint64_t round, uint32_t gil, const char *reason,
+		 uint32_t n, const uint64_t *f)
+{
+	static struct ms_py_snapshot s;
+
+	memset(&s, 0, sizeof(s));
+	s.pid = PID;
+	s.tid = tid;
+	s.time = time;
+	s.round = round;
+	s.gil = gil;
+	s.tstate = 0x7f00000e0000ull + tid;
+	s.status = reason ? MS_PY_SNAPSHOT_CHANGED : MS_PY_SNAPSHOT_COMPLETE;
+	if (reason)
+		s.reason = (struct ms_str){ reason, (uint32_t)strlen(reason) };
+	for (uint32_t i = 0; i < n; i++) {
+		s.words[4 * i] = f[2 * i];
+		s.words[4 * i + 1] = STAMP(f[2 * i]);
+		s.words[4 * i + 2] = AT(f[2 * i], f[2 * i + 1]);
+	}
+	s.n_words = 4 * n;
+	check(ms_py_snapshot_pack(w, &s));
+}
+
 static int stacks(void)
 {
 	struct ms_reader *r = ms_reader_open(0, "stdin");
@@ -286,11 +321,16 @@ static int stacks(void)
 int main(int argc, char **argv)
 {
 	bool engine = !(argc == 3 && !strcmp(argv[1], "--no-engine"));
+	bool snapshot = argc == 3 && !strcmp(argv[1], "--snapshot");
 	const char *path = argv[argc - 1];
 	struct ms_comm c = { .pid = PID, .tid = PID, .time = 1, .comm = { "python3", 7 } };
 	struct ms_mmap m = { .pid = PID, .tid = PID, .time = 1, .start = BASE,
 			     .prot = PROT_READ | PROT_EXEC, .cpumode = MS_CPUMODE_USER };
 	struct ms_info info = { .key = { "python", 6 }, .is_text = true, .text = { "bpf", 3 } };
+	struct ms_comm c90 = { .pid = PID, .tid = 90, .time = 1, .comm = { "worker", 6 } };
+	const uint64_t s1[] = { CODE_RUN, 0, CODE_MODULE, 4 };
+	const uint64_t s3[] = { CODE_RUN2, 5, CODE_MODULE, 0 };
+	const uint64_t s4[] = { CODE_GONE, 0 };
 	static const char *const one[] = { "c_leaf_body", "eval_ret", "py_main_ret" };
 	static const char *const two[] = { "c_leaf_body", "eval_ret", "interp_helper_ret",
 					   "eval_cold_ret", "py_main_ret" };
@@ -310,7 +350,8 @@ int main(int argc, char **argv)
 		return inject((uint32_t)strtoul(argv[2], NULL, 10), (uint32_t)strtoul(argv[3], NULL, 10));
 	if (argc < 2 || stat(path, &sb) < 0 || ms_elf_setup() < 0 ||
 	    ms_elf_file_open(&elf, path) != MS_SYM_OK || ms_elf_loads_read(elf.elf, &loads) < 0) {
-		fprintf(stderr, "usage: mkpystream [--no-engine] ELF (an ELF file that exists)\n");
+		fprintf(stderr, "usage: mkpystream [--no-engine|--snapshot] ELF (an ELF file that "
+			"exists)\n");
 		return 2;
 	}
 	m.len = ((uint64_t)sb.st_size + 0xfff) & ~0xfffull;
@@ -323,6 +364,8 @@ int main(int argc, char **argv)
 	if (!w)
 		return 1;
 	check(ms_writer_header(w, NULL, "mkpystream", PACKAGE_VERSION));
+	if (snapshot)
+		info.text = (struct ms_str){ "snapshot", 8 };
 	if (engine)
 		check(ms_info_pack(w, &info));
 	/* ms-decode sends what the collector read ahead of every record it holds. */
@@ -332,6 +375,21 @@ int main(int argc, char **argv)
 	code(CODE_GONE, MS_PY_CODE_UNREADABLE, "", "", 0);
 	check(ms_comm_pack(w, &c));
 	check(ms_mmap_pack(w, &m));
+	if (snapshot) {
+		check(ms_comm_pack(w, &c90));
+		snap(PID, 2000, 1, MS_BPF_PY_GIL_HELD, NULL, 2, s1);
+		snap(90, 2000, 1, MS_BPF_PY_GIL_RELEASED, NULL, 0, NULL);
+		sample(PID, 2500, one, N(one));
+		snap(PID, 3000, 2, MS_BPF_PY_GIL_HELD, NULL, 2, s1);
+		snap(90, 3000, 2, MS_BPF_PY_GIL_RELEASED, "the current frame moved", 0, NULL);
+		snap(PID, 4000, 3, MS_BPF_PY_GIL_RELEASED, NULL, 2, s3);
+		snap(90, 4000, 3, MS_BPF_PY_GIL_HELD, NULL, 1, s4);
+		check(ms_writer_trailer(w, true));
+		check(ms_writer_close(w));
+		ms_elf_loads_release(&loads);
+		ms_elf_file_close(&elf);
+		return 0;
+	}
 
 	py_stack(PID, 1001, MS_BPF_PY_COMPLETE, 2, f1);
 	sample(PID, 1001, one, N(one));
