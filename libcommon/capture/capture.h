@@ -50,6 +50,17 @@
  *    than "", start <= end and samples >= 1; sorted by (thread, key,
  *    start), and the spans of one thread and key never overlap: each
  *    starts after the previous one ends (ms_cap_label_span);
+ *  - tasks (minor 8) are at most MS_CAPTURE_TASKS_MAX, sorted by strictly
+ *    increasing (pid, kind's text, id); each kind a string other than "";
+ *    a "thread" task's thread the row of (pid, id), another kind's
+ *    MS_NONE; first_time <= last_time; at least one read, waits at most
+ *    MS_CAPTURE_WAITS_MAX, waits + changed + dropped fits 64 bits; wait
+ *    rows (only with tasks) at most MS_CAPTURE_WAITS_MAX, sorted by
+ *    strictly increasing (task, time), each of a task < n_tasks, a stack
+ *    < n_stacks or MS_NONE, a reason that is a string other than "" or
+ *    MS_NONE, a time inside its task's [first_time, last_time]; a task's
+ *    rows number its waits, and its first and last read are a row's time
+ *    or counted among its changed and dropped reads;
  *  - tables are in deterministic order: the same stream gives the same
  *    tables and the same file bytes.
  *
