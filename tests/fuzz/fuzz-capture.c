@@ -432,6 +432,29 @@ static void check_invariants(const struct ms_capture *cap)
 	}
 	for (i = 0; i < cap->n_samples; i++)
 		CHECK(ms_stack_end_name(cap->samples[i].end));
+
+	/* tasks and waits (minor 8): references in range, rows per task, times inside */
+	CHECK(!cap->n_tasks || cap->minor >= MS_CAPTURE_MINOR_TASKS);
+	CHECK(!cap->n_waits || cap->n_tasks);
+	for (i = 0, k = 0; i < cap->n_tasks; i++) {
+		const struct ms_cap_task *t = &cap->tasks[i];
+		uint64_t rows = 0;
+
+		CHECK(t->kind && t->kind < cap->n_strings && t->first_time <= t->last_time);
+		CHECK(t->thread == MS_NONE || (t->thread < cap->n_threads &&
+					       cap->threads[t->thread].pid == t->pid));
+		CHECK(t->waits + t->changed + t->dropped >= 1);
+		for (; k < cap->n_waits && cap->waits[k].task == i; k++, rows++) {
+			const struct ms_cap_wait *x = &cap->waits[k];
+
+			CHECK(x->stack == MS_NONE || x->stack < cap->n_stacks);
+			CHECK(x->reason == MS_NONE || (x->reason && x->reason < cap->n_strings));
+			CHECK(x->time >= t->first_time && x->time <= t->last_time);
+			CHECK(!rows || x[-1].time < x->time);
+		}
+		CHECK(rows == t->waits);
+	}
+	CHECK(k == cap->n_waits);
 }
 
 /* ---- the analysis views, what a report and ms-analyze compute ---- */
@@ -633,7 +656,8 @@ static bool same_tables(const struct ms_capture *a, const struct ms_capture *b)
 	    a->n_samples != b->n_samples || a->n_problems != b->n_problems ||
 	    a->n_duty != b->n_duty || a->n_losses != b->n_losses ||
 	    a->n_intervals != b->n_intervals || a->n_evidence != b->n_evidence ||
-	    a->n_perf_maps != b->n_perf_maps)
+	    a->n_perf_maps != b->n_perf_maps || a->n_tasks != b->n_tasks ||
+	    a->n_waits != b->n_waits)
 		return false;
 	for (i = 0; i < a->n_strings; i++)
 		if (strcmp(a->strings[i], b->strings[i]))
@@ -703,6 +727,15 @@ static bool same_tables(const struct ms_capture *a, const struct ms_capture *b)
 		if (!SAME(cause) || !SAME(sources) || !SAME(state) || !SAME(preempt))
 			return false;
 	END
+	EACH(n_tasks, tasks)
+		if (!SAME(pid) || !SAME(thread) || !SAME(kind) || !SAME(id) || !SAME(first_time) ||
+		    !SAME(last_time) || !SAME(waits) || !SAME(changed) || !SAME(dropped))
+			return false;
+	END
+	EACH(n_waits, waits)
+		if (!SAME(task) || !SAME(stack) || !SAME(reason) || !SAME(time))
+			return false;
+	END
 #undef SAME
 #undef EACH
 #undef END
@@ -722,14 +755,15 @@ static void check_encode(const struct ms_capture *cap, unsigned char **out, size
 	back = ms_capture_load_buffer(buf, len, "fuzz encoded");
 	CHECK(back);
 	/*
-	 * the oldest minor that holds it: 1.7 only with Python data (a
+	 * the oldest minor that holds it: 1.8 only with tasks, 1.7 only with Python data (a
 	 * frame flagged interpreter or an interpreted end, whatever minor it
 	 * was read from, included), 1.6 only with JIT data, 1.5 only
 	 * with the off-cpu flag, 1.4 with loss rows, 1.3 with duty rows, 1.2
 	 * with counts
 	 */
 	CHECK(back->major == MS_CAPTURE_MAJOR &&
-	      back->minor == (ms_capture_has_python(back) ? MS_CAPTURE_MINOR_PYTHON :
+	      back->minor == (ms_capture_has_tasks(back) ? MS_CAPTURE_MINOR_TASKS :
+			      ms_capture_has_python(back) ? MS_CAPTURE_MINOR_PYTHON :
 			      ms_capture_has_jit(back) ? MS_CAPTURE_MINOR_JIT :
 			      back->flags & MS_CAPTURE_OFF_CPU ? MS_CAPTURE_MINOR_OFF_CPU :
 			      back->n_losses ? MS_CAPTURE_MINOR_LOSSES :
@@ -840,6 +874,20 @@ static void check_dump(const struct ms_capture *cap)
 	CHECK(once->n_modules == cap->n_modules);
 	for (i = 0; i < cap->n_modules; i++)
 		CHECK(once->modules[i].base == cap->modules[i].base);
+	/* every task with its reads and times, every wait row at its time */
+	CHECK(once->n_tasks == cap->n_tasks && once->n_waits == cap->n_waits);
+	for (i = 0; i < cap->n_tasks; i++)
+		CHECK(once->tasks[i].pid == cap->tasks[i].pid && once->tasks[i].id == cap->tasks[i].id &&
+		      once->tasks[i].first_time == cap->tasks[i].first_time &&
+		      once->tasks[i].last_time == cap->tasks[i].last_time &&
+		      once->tasks[i].waits == cap->tasks[i].waits &&
+		      once->tasks[i].changed == cap->tasks[i].changed &&
+		      once->tasks[i].dropped == cap->tasks[i].dropped &&
+		      !strcmp(once->strings[once->tasks[i].kind], cap->strings[cap->tasks[i].kind]));
+	for (i = 0; i < cap->n_waits; i++)
+		CHECK(once->waits[i].task == cap->waits[i].task &&
+		      once->waits[i].time == cap->waits[i].time &&
+		      (once->waits[i].stack == MS_NONE) == (cap->waits[i].stack == MS_NONE));
 	check_invariants(once);
 
 	/* The builder's capture: dumped and captured again, the same file; */
