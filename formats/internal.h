@@ -81,7 +81,7 @@ static inline uint32_t ms_interval_cut(struct ms_cuts *c, const struct ms_cap_in
  * task has no thread row), with no cut (a whole read ended where its
  * runtime says its stack ends).
  */
-static inline uint32_t ms_wait_thread(const struct ms_capture *cap, uint32_t i)
+static inline uint32_t ms_export_wait_thread(const struct ms_capture *cap, uint32_t i)
 {
 	uint32_t t = cap->waits[i].task;
 

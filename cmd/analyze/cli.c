@@ -202,7 +202,7 @@ static const char *views_of(int opt)
 	case OPT_BUCKETS:
 		return "timeline";
 	case OPT_CAUSE:
-		return "every view but summary, problems and wall";
+		return "every view but summary, problems, wall and tasks";
 	case OPT_TID: case OPT_THREAD:
 		return "every view but summary and problems";
 	case OPT_TIME:

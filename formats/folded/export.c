@@ -222,7 +222,7 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 		row_weight[r] = ms_weight_add(row_weight[r], weight);
 	}
 	for (i = 0; snapshots && i < cap->n_waits; i++) {
-		uint32_t thread = thread_root ? ms_wait_thread(cap, i) : MS_NONE;
+		uint32_t thread = thread_root ? ms_export_wait_thread(cap, i) : MS_NONE;
 		bool added;
 		uint32_t r;
 

@@ -746,7 +746,7 @@ static void write_snapshot_samples(struct pw *w, const struct columns *col, uint
 		bool added;
 
 		ms_progress_update(progress, done + i);
-		r = ms_rows_get(&rows, cap->waits[i].stack, ms_wait_thread(cap, i), MS_NONE, &added);
+		r = ms_rows_get(&rows, cap->waits[i].stack, ms_export_wait_thread(cap, i), MS_NONE, &added);
 		if (r == MS_NONE || (added && ms_grow(&count, &alloc, r, sizeof(*count)) < 0))
 			goto fail;
 		if (added)

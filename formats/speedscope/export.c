@@ -112,7 +112,7 @@ static bool item(const struct ms_capture *cap, const struct ms_export_options *o
 	}
 	/* a whole read ended where its runtime says: no cut; a task without a thread has no profile */
 	if (o && o->weight == MS_WEIGHT_SNAPSHOTS) {
-		*thread = ms_wait_thread(cap, i);
+		*thread = ms_export_wait_thread(cap, i);
 		*stack = cap->waits[i].stack;
 		*cut = MS_NONE;
 		*weight = 1;
