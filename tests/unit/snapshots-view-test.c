@@ -303,6 +303,30 @@ static void test_tree_text(void **state)
 	snap_free(cap);
 }
 
+/* The report: the capture's summary (its samples), then top and tree in snapshots. */
+static void test_report_callers(void **state)
+{
+	struct ms_capture *cap = snap_capture(true);
+	struct ms_query q = snap_query(MS_VIEW_REPORT);
+	char *text;
+
+	(void)state;
+	text = view(cap, &q, false);
+	assert_non_null(strstr(text, "tasks:       3 threads read by snapshots"));
+	assert_non_null(strstr(text, "\nhottest functions\n7 snapshots, "));
+	assert_non_null(strstr(text, "\ncall tree\n7 snapshots\n"));
+	free(text);
+	/* who called h: g, from f, three times */
+	q = snap_query(MS_VIEW_CALLERS);
+	q.function = "h";
+	text = view(cap, &q, true);
+	assert_non_null(strstr(text, "\"snapshots\":7,\"total\":7,"));
+	assert_non_null(strstr(text, "\"name\":\"g\""));
+	assert_null(strstr(text, "\"name\":\"k\""));
+	free(text);
+	snap_free(cap);
+}
+
 /* A query's total under a filter, from top's JSON head. */
 static void expect_selected(const struct ms_capture *cap, struct ms_query *q, unsigned n)
 {
@@ -650,6 +674,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_tree_text),
+		cmocka_unit_test(test_report_callers),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_looks),
 		cmocka_unit_test(test_threads),
