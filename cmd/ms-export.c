@@ -18,7 +18,8 @@
 
 static const char usage_text[] =
 	"usage: ms-export (--pprof | --folded | --chrome | --speedscope) [-o FILE]\n"
-	"                 [--weight samples|time|off-cpu] [--cause CAUSE,...] [--thread-root]\n"
+	"                 [--weight samples|time|off-cpu|snapshots] [--cause CAUSE,...]\n"
+	"                 [--thread-root]\n"
 	"                 [--chrome-form events|samples] [--look mixed|native|python]\n"
 	"                 [--quiet] CAPTURE\n"
 	"\n"
@@ -31,8 +32,10 @@ static const char usage_text[] =
 	"  --speedscope          speedscope JSON, a sampled profile per thread\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
 	"  --weight WHAT         folded, speedscope: weigh stacks by 'samples'\n"
-	"                        (the default), by 'time' (the samples' periods) or by\n"
+	"                        (the default), by 'time' (the samples' periods), by\n"
 	"                        'off-cpu' (nanoseconds of complete off-CPU intervals)\n"
+	"                        or by 'snapshots' (one per thread snapshot, record\n"
+	"                        --python snapshot; pprof has them as a sample type)\n"
 	"  --cause CAUSE,...     pprof, --weight off-cpu: only the off-CPU intervals of\n"
 	"                        these causes: preempted, sleeping, blocked, unknown\n"
 	"  --thread-root         folded: start each stack with its thread\n"
@@ -93,8 +96,8 @@ int main(int argc, char **argv)
 			break;
 		case OPT_WEIGHT:
 			if (ms_weight_by_name(optarg, &o.weight))
-				ms_usage_error("--weight is 'samples', 'time' or 'off-cpu', not '%s'",
-					       optarg);
+				ms_usage_error("--weight is 'samples', 'time', 'off-cpu' or "
+					       "'snapshots', not '%s'", optarg);
 			weight_set = true;
 			break;
 		case OPT_CAUSE:

@@ -56,6 +56,8 @@ int ms_weight_by_name(const char *name, enum ms_weight *out)
 		*out = MS_WEIGHT_TIME;
 	else if (!strcmp(name, "off-cpu"))
 		*out = MS_WEIGHT_OFF_CPU;
+	else if (!strcmp(name, "snapshots"))
+		*out = MS_WEIGHT_SNAPSHOTS;
 	else
 		return -1;
 	return 0;
@@ -138,10 +140,65 @@ enum ms_format ms_format_by_magic(const void *buf, size_t len)
 	return MS_FORMAT_NONE;
 }
 
+/*
+ * The waits of thread snapshots through the look (capture/look.h, which
+ * renumbers samples and intervals only): each wait carried as a sample
+ * on its stack, the look keeping their order, into *out (malloc'd).
+ * analysis/lookwaits.c does the same for the views; both go once
+ * capture/look.c renumbers waits itself.
+ */
+static int look_waits(const struct ms_capture *cap, enum ms_look look, uint32_t n_stacks,
+		      struct ms_cap_wait **out)
+{
+	struct ms_capture carried = *cap;
+	struct ms_look_view v;
+	struct ms_cap_sample *rows = calloc(cap->n_waits, sizeof(*rows));
+	struct ms_cap_wait *waits = malloc((size_t)cap->n_waits * sizeof(*waits));
+	uint32_t i;
+
+	if (!rows || !waits) {
+		free(rows);
+		free(waits);
+		return ms_error("out of memory seeing %" PRIu32 " snapshots in the %s look",
+				cap->n_waits, ms_look_name(look));
+	}
+	for (i = 0; i < cap->n_waits; i++) {
+		rows[i].stack = cap->waits[i].stack;
+		rows[i].count = 1;
+	}
+	carried.storage = NULL;
+	carried.samples = rows;
+	carried.n_samples = cap->n_waits;
+	carried.intervals = NULL;
+	carried.n_intervals = 0;
+	if (ms_look_build(&v, &carried, look) < 0) {
+		free(rows);
+		free(waits);
+		return -1;
+	}
+	for (i = 0; i < cap->n_waits; i++) {
+		waits[i] = cap->waits[i];
+		waits[i].stack = v.seen->samples[i].stack;
+	}
+	/* one stack table walked twice gives one tree */
+	if (v.seen->n_stacks != n_stacks) {
+		ms_look_release(&v);
+		free(rows);
+		free(waits);
+		return ms_error("internal error: the %s look gave the snapshots another stack tree",
+				ms_look_name(look));
+	}
+	ms_look_release(&v);
+	free(rows);
+	*out = waits;
+	return 0;
+}
+
 int ms_export(FILE *out, const struct ms_capture *cap, enum ms_format f,
 	      const struct ms_export_options *o)
 {
 	static const struct ms_export_options defaults = MS_EXPORT_OPTIONS_INIT;
+	struct ms_cap_wait *waits = NULL;
 	struct ms_look_view look;
 	int rc;
 
@@ -153,6 +210,13 @@ int ms_export(FILE *out, const struct ms_capture *cap, enum ms_format f,
 	/* every format writes the stacks the look gives (capture/look.h) */
 	if (ms_look_build(&look, cap, o->look) < 0)
 		return -1;
+	if (o->look != MS_LOOK_MIXED && cap->n_waits) {
+		if (look_waits(cap, o->look, look.seen->n_stacks, &waits) < 0) {
+			ms_look_release(&look);
+			return -1;
+		}
+		look.own.waits = waits;
+	}
 	cap = look.seen;
 	switch (f) {
 	case MS_FORMAT_PPROF:
@@ -169,6 +233,7 @@ int ms_export(FILE *out, const struct ms_capture *cap, enum ms_format f,
 		break;
 	}
 	ms_look_release(&look);
+	free(waits);
 	return rc;
 }
 
@@ -190,6 +255,19 @@ int ms_export_check(const struct ms_capture *cap, enum ms_format f,
 {
 	bool off_cpu = o && o->weight == MS_WEIGHT_OFF_CPU;
 
+	if (o && o->weight == MS_WEIGHT_SNAPSHOTS) {
+		if (f != MS_FORMAT_FOLDED && f != MS_FORMAT_SPEEDSCOPE)
+			return ms_error("%s weighs samples: --weight snapshots goes with folded or "
+					"speedscope (pprof carries snapshots as a sample type of its "
+					"own)", ms_format_name(f));
+		if (!cap->n_waits)
+			return ms_error("'%s' has no thread snapshots to weigh: record it with "
+					"microscope record --python snapshot", what);
+		if (o->causes)
+			return ms_error("--cause chooses off-CPU intervals, which --weight "
+					"snapshots does not weigh");
+		return 0;
+	}
 	if (!o || (!off_cpu && !o->causes))
 		return 0;
 	if (off_cpu && f != MS_FORMAT_FOLDED && f != MS_FORMAT_SPEEDSCOPE)
@@ -211,7 +289,7 @@ int ms_export_check(const struct ms_capture *cap, enum ms_format f,
 static const char *const fact_names[] = {
 	"times", "CPUs", "threads", "counts", "periods", "addresses", "modules",
 	"frame marks", "stack ends", "problems", "info", "incomplete mark", "duty",
-	"off-CPU time", "incomplete intervals", "labels",
+	"off-CPU time", "incomplete intervals", "labels", "thread snapshots",
 };
 
 unsigned ms_capture_facts(const struct ms_capture *cap)
@@ -259,6 +337,8 @@ unsigned ms_capture_facts(const struct ms_capture *cap)
 		facts |= MS_FACT_DUTY;
 	if (cap->n_label_spans)
 		facts |= MS_FACT_LABELS;
+	if (cap->n_waits)
+		facts |= MS_FACT_SNAPSHOTS;
 	for (i = 0; i < cap->n_intervals; i++)
 		facts |= cap->intervals[i].missing == MS_INTERVAL_COMPLETE ? MS_FACT_OFF_CPU :
 			 MS_FACT_INCOMPLETE_INTERVALS;
@@ -269,10 +349,11 @@ unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o)
 {
 	bool time = o && o->weight == MS_WEIGHT_TIME;
 	bool off_cpu = o && o->weight == MS_WEIGHT_OFF_CPU;
+	bool snapshots = o && o->weight == MS_WEIGHT_SNAPSHOTS;
 	/* every export names why a stack ended early, as its outermost frame */
 	unsigned ends = MS_FACT_STACK_ENDS;
-	/* what a weight keeps of the samples, or of the intervals instead */
-	unsigned weighed = off_cpu ? MS_FACT_OFF_CPU :
+	/* what a weight keeps of the samples, or of the intervals or snapshots instead */
+	unsigned weighed = off_cpu ? MS_FACT_OFF_CPU : snapshots ? MS_FACT_SNAPSHOTS :
 			   time ? MS_FACT_PERIODS | MS_FACT_DUTY : MS_FACT_COUNTS;
 
 	switch (f) {
@@ -282,7 +363,7 @@ unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o)
 		/* the duty is in its time values; off-CPU time is a sample type */
 		return MS_FACT_THREADS | MS_FACT_COUNTS | MS_FACT_PERIODS |
 		       MS_FACT_ADDRESSES | MS_FACT_MODULES | MS_FACT_DUTY | MS_FACT_OFF_CPU |
-		       MS_FACT_LABELS | ends;
+		       MS_FACT_LABELS | MS_FACT_SNAPSHOTS | ends;
 	case MS_FORMAT_FOLDED:
 		return (o && o->thread_root ? MS_FACT_THREADS : 0) | weighed | ends;
 	case MS_FORMAT_CHROME:

@@ -69,6 +69,8 @@ enum ms_weight {
 				   for cpu-clock), scaled by the duty in force (capture/weight.h) */
 	MS_WEIGHT_OFF_CPU = 2,	/* not the samples: the nanoseconds of the complete off-CPU
 				   intervals (capture.h: ms_cap_interval), by switch-out stack */
+	MS_WEIGHT_SNAPSHOTS = 3,	/* not the samples: one per thread snapshot (capture.h:
+					   ms_cap_wait, record --python snapshot), at its stack */
 };
 
 /* The two shapes of a Chrome trace. */
@@ -100,7 +102,7 @@ struct ms_export_options {
 #define MS_EXPORT_OPTIONS_INIT { MS_WEIGHT_SAMPLES, false, MS_CHROME_EVENTS, NULL, 0, MS_LOOK_MIXED }
 
 /*
- * Option values by name ("samples", "time", "off-cpu"; "events", "samples"):
+ * Option values by name ("samples", "time", "off-cpu", "snapshots"; "events", "samples"):
  * 0, or -1 (no message).
  */
 int ms_weight_by_name(const char *name, enum ms_weight *out);
@@ -115,7 +117,8 @@ int ms_causes_by_name(const char *list, unsigned *causes);
 /*
  * Whether cap can be exported as format f with o: weighing by off-CPU
  * time, or choosing causes, needs a capture that recorded off-CPU time
- * (MS_CAPTURE_OFF_CPU), and a format that carries it. Returns 0, or -1
+ * (MS_CAPTURE_OFF_CPU), and a format that carries it; weighing by
+ * snapshots a capture with wait rows and folded or speedscope. Returns 0, or -1
  * after one message naming the input (what) and what to do.
  */
 int ms_export_check(const struct ms_capture *cap, enum ms_format f,
@@ -183,6 +186,9 @@ enum ms_fact {
 						   no duration, so no format carries them */
 	MS_FACT_LABELS = 1 << 15,	/* label spans (the GIL): pprof keeps each
 					   sample's values as its labels */
+	MS_FACT_SNAPSHOTS = 1 << 16,	/* thread snapshots (wait rows): pprof keeps them
+					   as a sample type; folded and speedscope
+					   weighed by snapshots */
 };
 unsigned ms_capture_facts(const struct ms_capture *cap);
 unsigned ms_format_keeps(enum ms_format f, const struct ms_export_options *o);

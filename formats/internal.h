@@ -76,6 +76,19 @@ static inline uint32_t ms_interval_cut(struct ms_cuts *c, const struct ms_cap_in
 }
 
 /*
+ * Thread snapshots (capture.h: ms_cap_wait) in exports: each wait row
+ * weighs one snapshot at its stack, on its task's thread (MS_NONE: the
+ * task has no thread row), with no cut (a whole read ended where its
+ * runtime says its stack ends).
+ */
+static inline uint32_t ms_export_wait_thread(const struct ms_capture *cap, uint32_t i)
+{
+	uint32_t t = cap->waits[i].task;
+
+	return t < cap->n_tasks ? cap->tasks[t].thread : MS_NONE;
+}
+
+/*
  * Sample rows keyed by (stack, thread, cut), dense ids in order of first
  * insertion: what folded and pprof sum samples by. thread and cut may be
  * MS_NONE.

@@ -108,7 +108,7 @@ assert_usage_error() {
 	run --separate-stderr ms-analyze tree --sort total a.msc
 	assert_usage_error "--sort applies to top, diff, report and off-cpu, not tree"
 	run --separate-stderr ms-analyze problems --focus main a.msc
-	assert_usage_error "--focus applies to every view but summary, problems and wall, not problems"
+	assert_usage_error "--focus applies to every view but summary, problems, wall and tasks, not problems"
 	run --separate-stderr ms-analyze top --buckets 10 a.msc
 	assert_usage_error "--buckets applies to timeline, not top"
 }
@@ -119,11 +119,11 @@ assert_usage_error() {
 	run --separate-stderr ms-analyze top --cause sleeping a.msc
 	assert_usage_error "--cause selects off-CPU intervals: use it with --unit off-cpu"
 	run --separate-stderr ms-analyze wall --cause sleeping a.msc
-	assert_usage_error "--cause applies to every view but summary, problems and wall, not wall"
+	assert_usage_error "--cause applies to every view but summary, problems, wall and tasks, not wall"
 	run --separate-stderr ms-analyze wall --focus main a.msc
-	assert_usage_error "--focus applies to every view but summary, problems and wall, not wall"
+	assert_usage_error "--focus applies to every view but summary, problems, wall and tasks, not wall"
 	run --separate-stderr ms-analyze off-cpu --unit cpu-time a.msc
-	assert_usage_error "--unit applies to every view but summary, problems, off-cpu and wall, not off-cpu"
+	assert_usage_error "--unit applies to every view but summary, problems, off-cpu, wall and tasks, not off-cpu"
 	run --separate-stderr ms-analyze timeline --unit off-cpu a.msc
 	assert_usage_error "the timeline draws off-CPU lanes of its own"
 }

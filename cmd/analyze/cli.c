@@ -49,6 +49,8 @@ static const char help_text[] =
 	"                      functions threads left the CPU in (record --off-cpu)\n"
 	"  wall                per thread, wall-clock time on CPU, off CPU per cause,\n"
 	"                      and unaccounted (record --off-cpu)\n"
+	"  tasks               per task of thread snapshots, its whole, changed and\n"
+	"                      dropped reads (record --python snapshot)\n"
 	"\n"
 	"Filters (every view but summary and problems; they compose):\n"
 	"  --tid N[,N...]      samples of these thread ids\n"
@@ -68,9 +70,11 @@ static const char help_text[] =
 	"\n"
 	"How to count:\n"
 	"  --by function|line|address|module   what one frame is (default function)\n"
-	"  --unit samples|cpu-time|off-cpu     samples (default), the CPU time they\n"
-	"                      stand for (clock events only), or the time off CPU of\n"
-	"                      complete off-CPU intervals, at their switch-out stacks\n"
+	"  --unit samples|cpu-time|off-cpu|snapshots   samples (default), the CPU\n"
+	"                      time they stand for (clock events only), the time off\n"
+	"                      CPU of complete off-CPU intervals, at their switch-out\n"
+	"                      stacks, or thread snapshots, one per whole read of a\n"
+	"                      thread's Python stack (record --python snapshot)\n"
 	"  --look mixed|native|python   how a stack is seen: mixed (default), as\n"
 	"                      recorded, Python frames among native ones; native,\n"
 	"                      without Python frames; python, from the outermost\n"
@@ -198,13 +202,15 @@ static const char *views_of(int opt)
 	case OPT_BUCKETS:
 		return "timeline";
 	case OPT_CAUSE:
-		return "every view but summary, problems and wall";
-	case OPT_TID: case OPT_THREAD: case OPT_TIME:
+		return "every view but summary, problems, wall and tasks";
+	case OPT_TID: case OPT_THREAD:
 		return "every view but summary and problems";
+	case OPT_TIME:
+		return "every view but summary, problems and tasks";
 	case OPT_UNIT:
-		return "every view but summary, problems, off-cpu and wall";
+		return "every view but summary, problems, off-cpu, wall and tasks";
 	default:
-		return "every view but summary, problems and wall";
+		return "every view but summary, problems, wall and tasks";
 	}
 }
 
@@ -220,14 +226,17 @@ static bool view_takes(enum ms_view v, int opt)
 		       v == MS_VIEW_REPORT;
 	case OPT_BUCKETS:
 		return v == MS_VIEW_TIMELINE;
-	case OPT_TID: case OPT_THREAD: case OPT_TIME:
+	case OPT_TID: case OPT_THREAD:
 		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS;
+	case OPT_TIME:
+		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS && v != MS_VIEW_TASKS;
 	case OPT_UNIT:
 		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS && v != MS_VIEW_OFF_CPU &&
-		       v != MS_VIEW_WALL;
+		       v != MS_VIEW_WALL && v != MS_VIEW_TASKS;
 	case OPT_MODULE: case OPT_FOCUS: case OPT_IGNORE: case OPT_HIDE_BELOW: case OPT_BY:
 	case OPT_CAUSE: case OPT_LABEL:
-		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS && v != MS_VIEW_WALL;
+		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS && v != MS_VIEW_WALL &&
+		       v != MS_VIEW_TASKS;
 	default:
 		return true;
 	}
@@ -400,13 +409,13 @@ int ms_analyze_main(int argc, char **argv, bool report)
 	if (argc < 2)
 		ms_usage_error(report ? "which capture? give a file, or '-' for stdin"
 				      : "which view? summary, top, tree, callers, callees, threads, "
-					"timeline, problems, diff, off-cpu or wall");
+					"timeline, problems, diff, off-cpu, wall or tasks");
 	if (argv[1][0] != '-' || !argv[1][1]) {
 		if (!ms_view_parse_quiet(argv[1], &view) && (!report || argc > 2))
 			first = 2;
 		else if (!report)
 			ms_usage_error("unknown view '%s': use summary, top, tree, callers, callees, "
-				       "threads, timeline, problems, diff, off-cpu or wall", argv[1]);
+				       "threads, timeline, problems, diff, off-cpu, wall or tasks", argv[1]);
 		else
 			view = MS_VIEW_REPORT;
 	} else if (!report) {

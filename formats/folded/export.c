@@ -9,7 +9,9 @@
  * Weighed by off-CPU time (MS_WEIGHT_OFF_CPU), the lines are the complete
  * off-CPU intervals' instead of the samples: each on its switch-out stack
  * (an interval without one on "[no stack]", internal.h), its duration in
- * nanoseconds as weight.
+ * nanoseconds as weight. Weighed by snapshots (MS_WEIGHT_SNAPSHOTS), the
+ * lines are the thread snapshots' (wait rows): each weighs one at its
+ * stack, its task's thread the root with --thread-root.
  *
  * Stacks are merged by what a line can show: two stack nodes whose paths
  * have the same functions (different addresses in one function, say) are
@@ -154,6 +156,7 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 	struct ms_progress progress;
 	bool by_time = o && o->weight == MS_WEIGHT_TIME, thread_root = o && o->thread_root;
 	bool off_cpu = o && o->weight == MS_WEIGHT_OFF_CPU;
+	bool snapshots = o && o->weight == MS_WEIGHT_SNAPSHOTS;
 	int ret = -1;
 
 	memset(&f, 0, sizeof(f));
@@ -166,8 +169,13 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 		return ms_error("cannot weigh folded stacks by off-CPU time: the capture has no "
 				"off-CPU intervals; record it with microscope record --off-cpu");
 	}
+	if (snapshots && !cap->n_waits) {
+		free(nodes);
+		return ms_error("cannot weigh folded stacks by snapshots: the capture has no thread "
+				"snapshots; record it with microscope record --python snapshot");
+	}
 	ms_progress_start(&progress, "writing folded stacks",
-			  off_cpu ? cap->n_intervals : cap->n_samples);
+			  off_cpu ? cap->n_intervals : snapshots ? cap->n_waits : cap->n_samples);
 	if (ms_funcs_build(&f.funcs, cap) < 0)
 		goto out;
 	/* a line's nodes: the thread or "[no frames]", the cut, then the functions */
@@ -213,7 +221,24 @@ int ms_folded_export(FILE *out, const struct ms_capture *cap, const struct ms_ex
 		}
 		row_weight[r] = ms_weight_add(row_weight[r], weight);
 	}
-	for (i = 0; !off_cpu && i < cap->n_samples; i++) {
+	for (i = 0; snapshots && i < cap->n_waits; i++) {
+		uint32_t thread = thread_root ? ms_export_wait_thread(cap, i) : MS_NONE;
+		bool added;
+		uint32_t r;
+
+		ms_progress_update(&progress, i);
+		r = ms_rows_get(&rows, cap->waits[i].stack, thread < cap->n_threads ? thread : MS_NONE,
+				MS_NONE, &added);
+		if (r == MS_NONE)
+			goto out;
+		if (added) {
+			if (ms_grow(&row_weight, &alloc_rows, r, sizeof(*row_weight)) < 0)
+				goto out;
+			row_weight[r] = 0;
+		}
+		row_weight[r]++;
+	}
+	for (i = 0; !off_cpu && !snapshots && i < cap->n_samples; i++) {
 		const struct ms_cap_sample *s = &cap->samples[i];
 		bool added;
 		uint32_t r;

@@ -31,6 +31,11 @@
  * their durations there and 0 in the CPU columns; the CPU samples are 0
  * in it. default_sample_type keeps pprof on the CPU's. Incomplete
  * intervals have no duration and are no samples.
+ *
+ * A capture with thread snapshots (capture.h: ms_cap_wait, record
+ * --python snapshot) gets a sample type "snapshots" (count), last: a
+ * sample per (stack, thread) of its wait rows, valued how many there
+ * (0 in every other column), as the off-CPU samples are.
  */
 #include "config.h"
 
@@ -61,6 +66,8 @@ enum {
 
 /* The sample type of off-CPU time (nanoseconds), beside the samples'. */
 #define OFF_CPU_TYPE "off-cpu"
+/* The sample type of thread snapshots (count), after every other. */
+#define SNAPSHOTS_TYPE "snapshots"
 #define WIRE_VARINT 0
 #define WIRE_LEN 2
 
@@ -536,11 +543,16 @@ out:
 	free(line_ptrs);
 }
 
-/* The value columns: samples, the samples' time (when any), off-CPU time (when recorded). */
+/*
+ * The value columns: samples, the samples' time (when any), off-CPU time
+ * (when recorded), snapshots (when any); off_cpu_at and snapshots_at say
+ * where the last two are.
+ */
 struct columns {
-	bool time, off_cpu;
-	uint32_t n;
+	bool time, off_cpu, snapshots;
+	uint32_t n, off_cpu_at, snapshots_at;
 };
+#define COLUMNS_MAX 4
 
 /* The label keys of the capture's spans (LABEL_KEYS_MAX of them), and the empty set. */
 static int labels_init(struct pw *w)
@@ -600,7 +612,8 @@ static void write_sample(struct pw *w, uint32_t stack, uint32_t thread, uint32_t
 			 uint32_t lset, uint32_t *nodes, uint64_t *locs)
 {
 	const struct ms_capture *cap = w->cap;
-	const struct ms_cap_thread *t = &cap->threads[thread];
+	/* a snapshot's task may have no thread row: no thread labels then */
+	const struct ms_cap_thread *t = thread < cap->n_threads ? &cap->threads[thread] : NULL;
 	Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT;
 	Perftools__Profiles__Label lab[4 + LABEL_KEYS_MAX], *labp[4 + LABEL_KEYS_MAX];
 	uint32_t n, k, n_label = 0;
@@ -623,11 +636,13 @@ static void write_sample(struct pw *w, uint32_t stack, uint32_t thread, uint32_t
 		perftools__profiles__label__init(&lab[k]);
 		labp[k] = &lab[k];
 	}
-	lab[n_label].key = w->k_pid;
-	lab[n_label++].num = t->pid;
-	lab[n_label].key = w->k_tid;
-	lab[n_label++].num = t->tid;
-	if (t->name) {
+	if (t) {
+		lab[n_label].key = w->k_pid;
+		lab[n_label++].num = t->pid;
+		lab[n_label].key = w->k_tid;
+		lab[n_label++].num = t->tid;
+	}
+	if (t && t->name) {
 		lab[n_label].key = w->k_thread;
 		lab[n_label++].str = t->name;
 	}
@@ -688,7 +703,7 @@ static void write_off_cpu_samples(struct pw *w, const struct ms_export_options *
 	done = progress->total - rows.rows.n;
 	for (i = 0; i < rows.rows.n && !w->failed; i++) {
 		uint32_t stack, thread, key, cut, cause;
-		int64_t values[3] = { 0, 0, 0 };
+		int64_t values[COLUMNS_MAX] = { 0 };
 
 		ms_progress_update(progress, done + i);
 		ms_rows_key(&rows, i, &stack, &thread, &key);
@@ -700,7 +715,7 @@ static void write_off_cpu_samples(struct pw *w, const struct ms_export_options *
 				 "--weight off-cpu instead", ns[i], INT64_MAX);
 			goto fail;
 		}
-		values[col->n - 1] = (int64_t)ns[i];
+		values[col->off_cpu_at] = (int64_t)ns[i];
 		write_sample(w, stack, thread, cut == MS_CUT_NO_STACK + 1 ? MS_NONE : cut, values,
 			     col->n, k_cause, ms_off_cpu_cause_name(cause), 0, nodes, locs);
 	}
@@ -710,6 +725,48 @@ fail:
 out:
 	ms_rows_release(&rows);
 	free(ns);
+}
+
+/*
+ * Snapshot samples, last: one per unique (stack, thread) of the wait
+ * rows, valued their count in the snapshots column (0 in the others).
+ * Rows come in the order of their first wait.
+ */
+static void write_snapshot_samples(struct pw *w, const struct columns *col, uint32_t *nodes,
+				   uint64_t *locs, struct ms_progress *progress)
+{
+	const struct ms_capture *cap = w->cap;
+	struct ms_rows rows = MS_ROWS_INIT;
+	uint64_t *count = NULL, done = progress->total;
+	uint32_t alloc = 0, i;
+
+	progress->total += cap->n_waits;
+	for (i = 0; i < cap->n_waits; i++) {
+		uint32_t r;
+		bool added;
+
+		ms_progress_update(progress, done + i);
+		r = ms_rows_get(&rows, cap->waits[i].stack, ms_export_wait_thread(cap, i), MS_NONE, &added);
+		if (r == MS_NONE || (added && ms_grow(&count, &alloc, r, sizeof(*count)) < 0))
+			goto fail;
+		if (added)
+			count[r] = 0;
+		count[r]++;
+	}
+	for (i = 0; i < rows.rows.n && !w->failed; i++) {
+		uint32_t stack, thread, cut;
+		int64_t values[COLUMNS_MAX] = { 0 };
+
+		ms_rows_key(&rows, i, &stack, &thread, &cut);
+		values[col->snapshots_at] = (int64_t)count[i];	/* at most 2^26 rows */
+		write_sample(w, stack, thread, MS_NONE, values, col->n, 0, NULL, 0, nodes, locs);
+	}
+	goto out;
+fail:
+	w->failed = 1;
+out:
+	ms_rows_release(&rows);
+	free(count);
 }
 
 /*
@@ -767,7 +824,7 @@ static void write_samples(struct pw *w, const struct ms_export_options *o,
 	progress.total += rows.rows.n;
 	for (i = 0; i < rows.rows.n && !w->failed; i++) {
 		uint32_t stack, thread, cut, lset;
-		int64_t values[3] = { 0, 0, 0 };
+		int64_t values[COLUMNS_MAX] = { 0 };
 
 		ms_progress_update(&progress, (uint64_t)cap->n_samples + i);
 		ms_rows_key(&rows, i, &stack, &thread, &cut);
@@ -793,7 +850,7 @@ static void write_samples(struct pw *w, const struct ms_export_options *o,
 		}
 		values[0] = (int64_t)count[i];
 		values[1] = col->time ? (int64_t)period[i] : 0;
-		/* the off-CPU column, when there is one, stays 0 */
+		/* the off-CPU and snapshots columns, when there are, stay 0 */
 		write_sample(w, stack, thread, cut, values, col->n, 0, NULL, lset, nodes, locs);
 	}
 	if (w->sets_full || w->keys_cut)
@@ -803,6 +860,8 @@ static void write_samples(struct pw *w, const struct ms_export_options *o,
 			w->sets_full, LABEL_SETS_MAX);
 	if (col->off_cpu && !w->failed)
 		write_off_cpu_samples(w, o, col, nodes, locs, &progress);
+	if (col->snapshots && !w->failed)
+		write_snapshot_samples(w, col, nodes, locs, &progress);
 	goto out;
 fail:
 	w->failed = 1;
@@ -855,12 +914,17 @@ int ms_pprof_export(FILE *out, const struct ms_capture *cap, const struct ms_exp
 		total = ms_weight_add(total, ms_capture_sample_weight(cap, &cap->samples[i]));
 	col.time = total > 0;
 	col.off_cpu = cap->flags & MS_CAPTURE_OFF_CPU;
-	col.n = 1 + col.time + col.off_cpu;
+	col.snapshots = cap->n_waits > 0;
+	col.off_cpu_at = 1 + col.time;
+	col.snapshots_at = col.off_cpu_at + col.off_cpu;
+	col.n = col.snapshots_at + col.snapshots;
 	write_value_type(w, F_SAMPLE_TYPE, "samples", "count");
 	if (col.time)
 		write_value_type(w, F_SAMPLE_TYPE, type, unit);
 	if (col.off_cpu)
 		write_value_type(w, F_SAMPLE_TYPE, OFF_CPU_TYPE, "nanoseconds");
+	if (col.snapshots)
+		write_value_type(w, F_SAMPLE_TYPE, SNAPSHOTS_TYPE, "count");
 	write_samples(w, o, &col);
 	write_mappings(w);
 	name_func = write_functions(w);
@@ -880,9 +944,10 @@ int ms_pprof_export(FILE *out, const struct ms_capture *cap, const struct ms_exp
 	 * last, tell it the CPU's (samples' time, else their count), unless
 	 * there are no samples at all (a recording of sleepers).
 	 */
-	if (col.off_cpu)
+	if (col.off_cpu || col.snapshots)
 		put_int(w, F_DEFAULT_SAMPLE_TYPE,
-			str_extra(w, !cap->n_samples ? OFF_CPU_TYPE : col.time ? type : "samples"));
+			str_extra(w, cap->n_samples ? (col.time ? type : "samples") :
+				  col.off_cpu ? OFF_CPU_TYPE : SNAPSHOTS_TYPE));
 	if (ms_capture_info_number(cap, "start-wall-time", &wall))
 		put_int(w, F_TIME_NANOS, (int64_t)wall);
 	if (ms_capture_info_number(cap, "start-time", &start) &&

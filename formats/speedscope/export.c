@@ -85,10 +85,11 @@ struct run_walk {
 	uint64_t *seen;		/* samples walked over, for progress */
 };
 
-/* What is walked: the samples, or the off-CPU intervals. */
+/* What is walked: the samples, the off-CPU intervals, or the snapshots (waits). */
 static uint32_t n_items(const struct ms_capture *cap, const struct ms_export_options *o)
 {
-	return o && o->weight == MS_WEIGHT_OFF_CPU ? cap->n_intervals : cap->n_samples;
+	return o && o->weight == MS_WEIGHT_OFF_CPU ? cap->n_intervals :
+	       o && o->weight == MS_WEIGHT_SNAPSHOTS ? cap->n_waits : cap->n_samples;
 }
 
 /*
@@ -108,6 +109,14 @@ static bool item(const struct ms_capture *cap, const struct ms_export_options *o
 		*stack = iv->stack;
 		*cut = *weight ? ms_interval_cut(cuts, iv) : MS_NONE;
 		return *weight > 0;
+	}
+	/* a whole read ended where its runtime says: no cut; a task without a thread has no profile */
+	if (o && o->weight == MS_WEIGHT_SNAPSHOTS) {
+		*thread = ms_export_wait_thread(cap, i);
+		*stack = cap->waits[i].stack;
+		*cut = MS_NONE;
+		*weight = 1;
+		return *thread < cap->n_threads;
 	}
 	*thread = cap->samples[i].thread;
 	*stack = cap->samples[i].stack;
@@ -151,6 +160,7 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	struct ms_json j;
 	bool by_time = o && o->weight == MS_WEIGHT_TIME;
 	bool off_cpu = o && o->weight == MS_WEIGHT_OFF_CPU, no_stack = false;
+	bool snapshots = o && o->weight == MS_WEIGHT_SNAPSHOTS;
 	const char *command = ms_capture_info_text(cap, "command");
 	uint32_t *first = calloc(cap->n_threads ? cap->n_threads : 1, sizeof(*first));
 	uint32_t *last = calloc(cap->n_threads ? cap->n_threads : 1, sizeof(*last));
@@ -169,6 +179,11 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 	if (off_cpu && !(cap->flags & MS_CAPTURE_OFF_CPU)) {
 		ms_error("cannot weigh a speedscope profile by off-CPU time: the capture has no "
 			 "off-CPU intervals; record it with microscope record --off-cpu");
+		goto out_free;
+	}
+	if (snapshots && !cap->n_waits) {
+		ms_error("cannot weigh a speedscope profile by snapshots: the capture has no thread "
+			 "snapshots; record it with microscope record --python snapshot");
 		goto out_free;
 	}
 	if (ms_funcs_build(&funcs, cap) < 0)
@@ -221,7 +236,7 @@ int ms_speedscope_export(FILE *out, const struct ms_capture *cap, const struct m
 			total += weight;
 		snprintf(name, sizeof(name), "%s (%" PRIu32 "/%" PRIu32 ")%s",
 			 t->name ? cap->strings[t->name] : "thread", t->pid, t->tid,
-			 off_cpu ? " off-CPU" : "");
+			 off_cpu ? " off-CPU" : snapshots ? " snapshots" : "");
 		ms_json_object_begin(&j);
 		ms_json_key(&j, "type");
 		ms_json_string(&j, "sampled");

@@ -6,6 +6,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/select.h"
+#include "capture/look.h"
 #include "util/json.h"
 
 
@@ -84,5 +85,29 @@ void ms_labels_json(struct ms_json *j, const struct ms_capture *cap);
 const char *ms_jit_problem_meaning(const char *stage, const char *code);
 int ms_jit_objects_summary_text(FILE *out, const struct ms_capture *cap);
 int ms_jit_objects_json(struct ms_json *j, const struct ms_capture *cap);
+
+/*
+ * A capture through a look, its wait rows' stacks renumbered as its
+ * samples' are (lookwaits.c): what every view reads. seen points into v
+ * (or is the capture itself, mixed), which must outlive it.
+ */
+struct ms_seen {
+	const struct ms_capture *seen;
+	struct ms_look_view look;
+	struct ms_cap_wait *waits;	/* the look's waits, or NULL: the capture's */
+};
+int ms_seen_build(struct ms_seen *v, const struct ms_capture *cap, enum ms_look look);
+void ms_seen_release(struct ms_seen *v);
+
+/*
+ * The tasks of thread snapshots (tasks.c): a summary line per kind, and
+ * the summary's JSON value {tasks, snapshots, changed, dropped}; nothing
+ * when the capture has no tasks.
+ */
+void ms_tasks_summary_text(FILE *out, const struct ms_capture *cap);
+void ms_tasks_summary_json(struct ms_json *j, const struct ms_capture *cap);
+/* The tasks view (q: its thread filters): a row per task. */
+int ms_tasks_write(const struct ms_view_out *o, const struct ms_capture *cap,
+		   const struct ms_query *q);
 
 #endif

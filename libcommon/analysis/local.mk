@@ -21,7 +21,9 @@ libcommon_a_SOURCES += \
 	libcommon/analysis/offcpu.c \
 	libcommon/analysis/wall.c \
 	libcommon/analysis/waits.h libcommon/analysis/waits.c \
-	libcommon/analysis/report.c
+	libcommon/analysis/report.c \
+	libcommon/analysis/lookwaits.c \
+	libcommon/analysis/tasks.c
 
 UNIT_TESTS += tests/unit/analysis-test
 tests_unit_analysis_test_SOURCES = tests/unit/analysis-test.c
@@ -33,6 +35,12 @@ UNIT_TESTS += tests/unit/offcpu-test
 tests_unit_offcpu_test_SOURCES = tests/unit/offcpu-test.c
 tests_unit_offcpu_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_offcpu_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+# The views in snapshots over hand-built captures with known truth.
+UNIT_TESTS += tests/unit/snapshots-view-test
+tests_unit_snapshots_view_test_SOURCES = tests/unit/snapshots-view-test.c
+tests_unit_snapshots_view_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_snapshots_view_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 bin_PROGRAMS += ms-analyze
 ms_analyze_SOURCES = cmd/ms-analyze.c cmd/analyze/cli.c cmd/analyze/cli.h

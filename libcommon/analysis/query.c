@@ -28,6 +28,7 @@ static const char *const view_names[MS_VIEW_COUNT] = {
 	[MS_VIEW_DIFF] = "diff",
 	[MS_VIEW_OFF_CPU] = "off-cpu",
 	[MS_VIEW_WALL] = "wall",
+	[MS_VIEW_TASKS] = "tasks",
 };
 static const char *const by_names[MS_BY_COUNT] = {
 	[MS_BY_FUNCTION] = "function",
@@ -39,6 +40,7 @@ static const char *const unit_names[MS_UNIT_COUNT] = {
 	[MS_UNIT_SAMPLES] = "samples",
 	[MS_UNIT_CPU_TIME] = "cpu-time",
 	[MS_UNIT_OFF_CPU] = "off-cpu",
+	[MS_UNIT_SNAPSHOTS] = "snapshots",
 };
 
 void ms_query_init(struct ms_query *q, enum ms_view view)
@@ -64,18 +66,26 @@ const char *ms_unit_name(enum ms_unit u)
 
 const char *ms_unit_measure(enum ms_unit u)
 {
-	return u == MS_UNIT_CPU_TIME || u == MS_UNIT_OFF_CPU ? "ns" : "samples";
+	return u == MS_UNIT_CPU_TIME || u == MS_UNIT_OFF_CPU ? "ns" :
+	       u == MS_UNIT_SNAPSHOTS ? "snapshots" : "samples";
 }
 
 const char *ms_unit_source(enum ms_unit u)
 {
-	return u == MS_UNIT_OFF_CPU ? "intervals" : "cpu-sampling";
+	return u == MS_UNIT_OFF_CPU ? "intervals" : u == MS_UNIT_SNAPSHOTS ? "thread-snapshots" :
+	       "cpu-sampling";
 }
 
 const char *ms_unit_words(enum ms_unit u)
 {
 	return u == MS_UNIT_CPU_TIME ? " of CPU time" : u == MS_UNIT_OFF_CPU ? " of off-CPU time" :
-	       " samples";
+	       u == MS_UNIT_SNAPSHOTS ? " snapshots" : " samples";
+}
+
+const char *ms_unit_column(enum ms_unit u)
+{
+	return u == MS_UNIT_CPU_TIME ? "cpu time" : u == MS_UNIT_OFF_CPU ? "off cpu" :
+	       u == MS_UNIT_SNAPSHOTS ? "snapshots" : "samples";
 }
 
 /* The index of arg in names, or -1 after a message listing them. */
@@ -319,9 +329,15 @@ int ms_query_check(const struct ms_query *q)
 	if (q->view == MS_VIEW_TIMELINE && q->unit == MS_UNIT_OFF_CPU)
 		return ms_error("the timeline draws off-CPU lanes of its own beside the CPU lanes: "
 				"leave --unit off-cpu out");
-	if ((q->view == MS_VIEW_OFF_CPU || q->view == MS_VIEW_WALL) && q->unit == MS_UNIT_CPU_TIME)
+	if ((q->view == MS_VIEW_OFF_CPU || q->view == MS_VIEW_WALL || q->view == MS_VIEW_TASKS) &&
+	    (q->unit == MS_UNIT_CPU_TIME || q->unit == MS_UNIT_SNAPSHOTS))
 		return ms_error("the %s view states its own units: leave --unit out",
 				ms_view_name(q->view));
+	/* a task's changed and dropped reads are counts without times, stacks or labels */
+	if (q->view == MS_VIEW_TASKS && (q->has_time_start || q->has_time_end || q->module ||
+					 q->focus || q->ignore || q->label))
+		return ms_error("the tasks view counts every read of each task: of the filters "
+				"it takes only --tid and --thread");
 	if (q->causes && q->view == MS_VIEW_WALL)
 		return ms_error("the wall view joins every cause: leave --cause out, or see one "
 				"cause in the off-cpu view");
@@ -354,6 +370,14 @@ int ms_query_check_capture(const struct ms_query *q, const struct ms_capture *ca
 	if (ms_query_off_cpu(q) && !(cap->flags & MS_CAPTURE_OFF_CPU))
 		return ms_error("'%s' has no off-CPU intervals: record it with microscope record "
 				"--off-cpu", file);
+	if (q->view == MS_VIEW_TASKS && !cap->n_tasks)
+		return ms_error("'%s' has no tasks: thread snapshots make them; record it with "
+				"microscope record --python snapshot", file);
+	if (q->unit == MS_UNIT_SNAPSHOTS && !cap->n_waits)
+		return ms_error("'%s' has no thread snapshots to weigh%s: record it with "
+				"microscope record --python snapshot", file,
+				cap->n_tasks ? " (its tasks were read, but no read was whole: "
+				"see the tasks view)" : "");
 	if (q->unit != MS_UNIT_CPU_TIME)
 		return 0;
 	if (ms_capture_time_event(cap)) {
@@ -392,5 +416,13 @@ uint64_t ms_query_origin(const struct ms_capture *cap)
 	/* intervals are sorted by start, or else end: the first holds the earliest time */
 	if (cap->n_intervals)
 		return cap->intervals[0].start ? cap->intervals[0].start : cap->intervals[0].end;
-	return 0;
+	/* waits are sorted by task, then time: the earliest is any task's first */
+	{
+		uint64_t first = 0;
+
+		for (uint32_t i = 0; i < cap->n_waits; i++)
+			if (!first || (cap->waits[i].time && cap->waits[i].time < first))
+				first = cap->waits[i].time;
+		return first;
+	}
 }

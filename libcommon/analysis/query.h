@@ -32,6 +32,7 @@ enum ms_view {
 	MS_VIEW_DIFF,
 	MS_VIEW_OFF_CPU,	/* off-CPU time per cause and thread, and its stacks */
 	MS_VIEW_WALL,		/* wall-clock time per thread: on CPU, off CPU, unaccounted */
+	MS_VIEW_TASKS,		/* per task of thread snapshots: its reads, whole and not */
 	MS_VIEW_COUNT,
 };
 
@@ -63,13 +64,18 @@ enum ms_by {
  * period, scaled by the sampling duty; capture/weight.h), which only a
  * capture of a clock event has. off-cpu is measured by the scheduler:
  * the duration of each complete off-CPU interval (capture.h), weighed at
- * its switch-out stack; an incomplete interval weighs nothing. Units are
- * never mixed in one view.
+ * its switch-out stack; an incomplete interval weighs nothing. snapshots
+ * is measured by thread snapshots (record --python snapshot): each wait
+ * row (capture.h: ms_cap_wait, a whole read of a task's stack) weighs
+ * one, at its stack, on its task's thread, at its read's time; a read
+ * that was not whole is no row and weighs nothing (the tasks view counts
+ * them). Units are never mixed in one view.
  */
 enum ms_unit {
 	MS_UNIT_SAMPLES = 0,
 	MS_UNIT_CPU_TIME,
 	MS_UNIT_OFF_CPU,
+	MS_UNIT_SNAPSHOTS,
 	MS_UNIT_COUNT,
 };
 
@@ -135,11 +141,14 @@ void ms_query_init(struct ms_query *q, enum ms_view view);
 const char *ms_view_name(enum ms_view v);
 const char *ms_by_name(enum ms_by b);
 const char *ms_unit_name(enum ms_unit u);
-/* The unit's measure as text and JSON state it: "samples" or "ns". */
+/* The unit's measure as text and JSON state it: "samples", "ns" or "snapshots". */
 const char *ms_unit_measure(enum ms_unit u);
-/* What measured it, as JSON states it: "cpu-sampling" or "intervals". */
+/* What measured it, as JSON states it: "cpu-sampling", "intervals" or "thread-snapshots". */
 const char *ms_unit_source(enum ms_unit u);
-/* What a total in the unit is, for text: " samples", " of CPU time", " of off-CPU time". */
+/*
+ * What a total in the unit is, for text: " samples", " of CPU time",
+ * " of off-CPU time", " snapshots".
+ */
 const char *ms_unit_words(enum ms_unit u);
 
 /* Parsers of option values: 0, or -1 after a message naming arg and the choices. */
@@ -162,6 +171,8 @@ int ms_query_add_thread_name(struct ms_query *q, const char *name);
 int ms_query_add_causes(struct ms_query *q, const char *arg);
 /* "gil=held": the label filter (borrowed: arg must outlive q). */
 int ms_query_set_label(struct ms_query *q, const char *arg);
+/* The column head of a weight in the unit: "samples", "cpu time", "off cpu", "snapshots". */
+const char *ms_unit_column(enum ms_unit u);
 /* Whether q asks for off-CPU intervals (the unit, or a view of them). */
 bool ms_query_off_cpu(const struct ms_query *q);
 
@@ -169,7 +180,8 @@ bool ms_query_off_cpu(const struct ms_query *q);
 int ms_query_check(const struct ms_query *q);
 /*
  * Whether cap can answer q (the unit; off-CPU intervals, which only a
- * capture with MS_CAPTURE_OFF_CPU has; a label key, which only a capture
+ * capture with MS_CAPTURE_OFF_CPU has; snapshots and the tasks view, which
+ * only a capture with task rows has; a label key, which only a capture
  * with spans of it has); -1 after a message naming file.
  */
 int ms_query_check_capture(const struct ms_query *q, const struct ms_capture *cap,
@@ -180,7 +192,8 @@ bool ms_query_filters(const struct ms_query *q);
 /*
  * Time 0 of the query's ranges and the timeline: the recording's start
  * when the capture knows it, else its first sample, else its first
- * off-CPU interval's first known time, else 0.
+ * off-CPU interval's first known time, else its first snapshot (wait
+ * row), else 0.
  */
 uint64_t ms_query_origin(const struct ms_capture *cap);
 

@@ -161,7 +161,8 @@ static bool label_passes(const struct ms_select *s, uint32_t thread, uint64_t ti
 
 	if (!s->q->label)
 		return true;
-	if (s->label_key == MS_NONE || s->label_value == MS_NONE || !time)
+	if (s->label_key == MS_NONE || s->label_value == MS_NONE || !time ||
+	    thread >= s->cap->n_threads)
 		return false;
 	sp = ms_labels_at(&s->labels, thread, s->label_key, time);
 	return sp != MS_NONE && s->cap->label_spans[sp].value == s->label_value;
@@ -195,6 +196,22 @@ bool ms_select_interval(const struct ms_select *s, uint32_t i, uint64_t *weight,
 	if (!w || !ms_select_interval_passes(s, i, cls))
 		return false;
 	*weight = w;
+	return true;
+}
+
+bool ms_select_wait(const struct ms_select *s, uint32_t i, uint64_t *weight, uint32_t *cls)
+{
+	const struct ms_cap_wait *wt = &s->cap->waits[i];
+	uint32_t thread = ms_wait_thread(s->cap, i);
+
+	if (wt->time < s->time_lo || wt->time >= s->time_hi)
+		return false;
+	if (!label_passes(s, thread, wt->time))
+		return false;
+	/* a whole read ended where its runtime says its stack ends */
+	if (!passes_stack(s, thread, wt->stack, MS_END_OUTERMOST, cls))
+		return false;
+	*weight = 1;
 	return true;
 }
 
@@ -235,6 +252,32 @@ static int select_intervals(struct ms_select *s)
 	return 0;
 }
 
+/* The snapshots unit: each whole read weighs one at its stack. */
+static int select_waits(struct ms_select *s)
+{
+	const struct ms_capture *cap = s->cap;
+	uint32_t i;
+
+	s->all = cap->n_waits;
+	for (i = 0; i < cap->n_waits; i++) {
+		uint32_t stack = cap->waits[i].stack, c;
+		uint64_t w;
+
+		if (!ms_select_wait(s, i, &w, &c))
+			continue;
+		s->selected++;
+		s->selected_samples++;
+		if (stack >= cap->n_stacks) {
+			s->noframe[c]++;
+			continue;
+		}
+		if (!s->self[c] && !(s->self[c] = calloc(cap->n_stacks, sizeof(uint64_t))))
+			return -1;
+		s->self[c][stack]++;
+	}
+	return 0;
+}
+
 int ms_select_build(struct ms_select *s, const struct ms_capture *cap, const struct ms_query *q)
 {
 	uint32_t i;
@@ -268,6 +311,11 @@ int ms_select_build(struct ms_select *s, const struct ms_capture *cap, const str
 		goto oom;
 	if (s->unit == MS_UNIT_OFF_CPU) {
 		if (select_intervals(s))
+			goto oom;
+		return 0;
+	}
+	if (s->unit == MS_UNIT_SNAPSHOTS) {
+		if (select_waits(s))
 			goto oom;
 		return 0;
 	}

@@ -10,6 +10,12 @@
  * self[c][node] is the weight of the selected samples of class c whose
  * innermost frame is the capture stack node; noframe[c] that of those
  * without frames.
+ *
+ * In the unit snapshots the rows are the capture's waits instead (thread
+ * snapshots): each weighs one, on its task's thread, at its read's time,
+ * in the class of a stack that reached its entry (a whole read ends
+ * where the runtime says the stack ends); one without a stack (the
+ * thread ran no Python) is a snapshot without frames.
  */
 #ifndef MS_ANALYSIS_SELECT_H
 #define MS_ANALYSIS_SELECT_H
@@ -31,7 +37,7 @@ struct ms_select {
 	enum ms_unit unit;
 	uint64_t all;		/* weight of every sample (off-cpu: complete interval) */
 	uint64_t selected;	/* weight of the selected samples (intervals) */
-	uint64_t selected_samples;	/* how many samples were selected */
+	uint64_t selected_samples;	/* how many samples (snapshots: wait rows) were selected */
 	uint64_t selected_intervals;	/* off-cpu: how many complete intervals */
 	uint32_t n_classes;
 	uint32_t class_key[MS_SELECT_CLASSES];	/* MS_NONE for class 0 */
@@ -81,6 +87,19 @@ void ms_select_release(struct ms_select *s);
  * unit, *cls its class. For views over samples (threads, timeline).
  */
 bool ms_select_sample(const struct ms_select *s, uint32_t i, uint64_t *weight, uint32_t *cls);
+
+/*
+ * Whether wait row i passes the filters (unit snapshots); *weight 1, *cls
+ * its class. For views over snapshots (threads, timeline).
+ */
+bool ms_select_wait(const struct ms_select *s, uint32_t i, uint64_t *weight, uint32_t *cls);
+/* The thread row of wait row i: its task's (MS_NONE: the task has none). */
+static inline uint32_t ms_wait_thread(const struct ms_capture *cap, uint32_t i)
+{
+	uint32_t t = cap->waits[i].task;
+
+	return t < cap->n_tasks ? cap->tasks[t].thread : MS_NONE;
+}
 
 /*
  * Whether interval row i passes the filters but time and completeness

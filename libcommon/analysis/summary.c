@@ -532,6 +532,7 @@ static int write_text(FILE *out, const struct ms_capture *cap, const struct ms_s
 	ms_perf_maps_summary_text(out, cap);
 	ms_py_processes_summary_text(out, cap);
 	ms_labels_summary_text(out, cap);
+	ms_tasks_summary_text(out, cap);
 	if (ms_jit_objects_summary_text(out, cap))
 		return -1;
 	fprintf(out, "threads:     %" PRIu32, s->n_threads - idle);
@@ -658,6 +659,11 @@ static int write_json(FILE *out, const struct ms_capture *cap, const struct ms_s
 	if (cap->n_label_spans) {
 		ms_json_key(&j, "labels");
 		ms_labels_json(&j, cap);
+	}
+	/* only with tasks, likewise */
+	if (cap->n_tasks) {
+		ms_json_key(&j, "tasks");
+		ms_tasks_summary_json(&j, cap);
 	}
 	/* only with jit-object modules, likewise */
 	if (ms_jit_objects_json(&j, cap))

@@ -95,12 +95,12 @@ static int shares_init(struct label_shares *ls, const struct ms_capture *cap)
 	return 0;
 }
 
-/* Sample row i (of thread t, weight w) under each key's value. */
-static void shares_add(struct label_shares *ls, const struct ms_capture *cap, uint32_t i,
+/* A row at time (of thread t, weight w) under each key's value. */
+static void shares_add(struct label_shares *ls, const struct ms_capture *cap, uint64_t time,
 		       uint32_t t, uint64_t w)
 {
 	for (uint32_t k = 0; k < ls->n_keys; k++) {
-		uint32_t sp = ms_labels_at(&ls->spans, t, ls->keys[k], cap->samples[i].time), p;
+		uint32_t sp = ms_labels_at(&ls->spans, t, ls->keys[k], time), p;
 
 		if (sp == MS_NONE)
 			continue;
@@ -193,7 +193,8 @@ int ms_threads_write(const struct ms_view_out *o, const struct ms_capture *cap,
 	}
 	for (i = 0; i < cap->n_threads; i++)
 		rows[i].thread = i;
-	for (i = 0; i < cap->n_samples && s.unit != MS_UNIT_OFF_CPU; i++) {
+	for (i = 0; i < cap->n_samples && s.unit != MS_UNIT_OFF_CPU && s.unit != MS_UNIT_SNAPSHOTS;
+	     i++) {
 		uint64_t w;
 		uint32_t c, t = cap->samples[i].thread;
 
@@ -202,7 +203,19 @@ int ms_threads_write(const struct ms_view_out *o, const struct ms_capture *cap,
 		rows[t].weight = ms_weight_add(rows[t].weight, w);
 		rows[t].samples += cap->samples[i].count;
 		if (ls.n)
-			shares_add(&ls, cap, i, t, w);
+			shares_add(&ls, cap, cap->samples[i].time, t, w);
+	}
+	/* snapshots: samples counts the thread's snapshots (each weighs one) */
+	for (i = 0; i < cap->n_waits && s.unit == MS_UNIT_SNAPSHOTS; i++) {
+		uint64_t w;
+		uint32_t c, t = ms_wait_thread(cap, i);
+
+		if (t >= cap->n_threads || !ms_select_wait(&s, i, &w, &c))
+			continue;
+		rows[t].weight = ms_weight_add(rows[t].weight, w);
+		rows[t].samples++;
+		if (ls.n)
+			shares_add(&ls, cap, cap->waits[i].time, t, w);
 	}
 	/* off-cpu: samples counts the thread's complete intervals */
 	for (i = 0; i < cap->n_intervals && s.unit == MS_UNIT_OFF_CPU; i++) {
@@ -233,7 +246,8 @@ int ms_threads_write(const struct ms_view_out *o, const struct ms_capture *cap,
 
 			ms_json_object_begin(&j);
 			ms_view_json_thread(&j, cap, t);
-			ms_json_key(&j, s.unit == MS_UNIT_OFF_CPU ? "intervals" : "samples");
+			ms_json_key(&j, s.unit == MS_UNIT_OFF_CPU ? "intervals" :
+				    s.unit == MS_UNIT_SNAPSHOTS ? "snapshots" : "samples");
 			ms_json_uint(&j, rows[i].samples);
 			ms_json_key(&j, "total");
 			ms_json_uint(&j, rows[i].weight);
@@ -257,11 +271,12 @@ int ms_threads_write(const struct ms_view_out *o, const struct ms_capture *cap,
 			cap->n_threads == 1 ? "" : "s");
 		if (listed < cap->n_threads)
 			fprintf(o->f, " (%" PRIu32 " not listed: no selected %s%s)",
-				cap->n_threads - listed, s.unit == MS_UNIT_OFF_CPU ? "intervals" : "samples",
+				cap->n_threads - listed, s.unit == MS_UNIT_OFF_CPU ? "intervals" :
+				s.unit == MS_UNIT_SNAPSHOTS ? "snapshots" : "samples",
 				q->hide_below > 0 ? " or under --hide-below" : "");
 		fputc('\n', o->f);
 		ms_view_selection_line(o->f, &s);
-		fprintf(o->f, "%6s  %12s  %8s  %8s  name\n", "share", s.unit == MS_UNIT_SAMPLES ? "samples" : s.unit == MS_UNIT_CPU_TIME ? "cpu time" : "off cpu",
+		fprintf(o->f, "%6s  %12s  %8s  %8s  name\n", "share", ms_unit_column(s.unit),
 			"pid", "tid");
 		for (i = 0; i < listed; i++) {
 			const struct ms_cap_thread *t = &cap->threads[rows[i].thread];

@@ -76,6 +76,9 @@ static void window_of(struct window *w, const struct ms_capture *cap, const stru
 
 	if (cap->n_samples)
 		last = cap->samples[cap->n_samples - 1].time + 1;
+	for (uint32_t i = 0; q->unit == MS_UNIT_SNAPSHOTS && i < cap->n_waits; i++)
+		if (cap->waits[i].time + 1 > last)
+			last = cap->waits[i].time + 1;
 	for (uint32_t i = 0; i < cap->n_intervals; i++) {
 		uint64_t from, to;
 
@@ -367,7 +370,7 @@ static void write_text(const struct ms_view_out *o, const struct ms_select *s,
 		fprintf(out, "|%*s\n", TOTAL_COLS, a);
 	}
 	if (!shown)
-		fputs("(no selected samples)\n", out);
+		fprintf(out, "(no selected %s)\n", s->unit == MS_UNIT_SNAPSHOTS ? "snapshots" : "samples");
 	if (lost->in_window) {
 		/* where records were lost: any lane may lack samples there */
 		fprintf(out, "%-*s|", LABEL_COLS, "lost records");
@@ -437,6 +440,20 @@ static void write_json(const struct ms_view_out *o, const struct ms_select *s,
 	fputc('\n', o->f);
 }
 
+/* Weight v of thread at time (inside the window) into its lane. */
+static void lane_add(uint64_t *lanes, uint64_t *totals, const struct ms_capture *cap,
+		     const struct window *w, uint32_t thread, uint64_t time, uint64_t v)
+{
+	uint64_t b = (time - w->start) / w->bucket_ns;
+
+	if (thread >= cap->n_threads)
+		return;
+	if (b >= w->buckets)
+		b = w->buckets - 1;
+	lanes[(size_t)thread * w->buckets + b] = ms_weight_add(lanes[(size_t)thread * w->buckets + b], v);
+	totals[thread] = ms_weight_add(totals[thread], v);
+}
+
 int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
 		      const struct ms_query *q)
 {
@@ -444,7 +461,8 @@ int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
 	struct window w;
 	struct losses lost = { 0 };
 	struct off_lanes off = { 0 };
-	bool has_off = cap->flags & MS_CAPTURE_OFF_CPU;
+	/* snapshots are lanes of their own: off-CPU lanes go with the samples' */
+	bool has_off = (cap->flags & MS_CAPTURE_OFF_CPU) && q->unit != MS_UNIT_SNAPSHOTS;
 	uint64_t *lanes, *totals;
 	uint32_t i, buckets = bucket_count(o, q);
 	int rc = 0;
@@ -452,7 +470,7 @@ int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
 	if (buckets > MS_TIMELINE_MAX_BUCKETS)
 		return ms_error("at most %d buckets, not %" PRIu32, MS_TIMELINE_MAX_BUCKETS, buckets);
 	/* an import of a format without times (folded) gives every sample time 0 */
-	if (cap->n_samples && !cap->samples[cap->n_samples - 1].time) {
+	if (q->unit != MS_UNIT_SNAPSHOTS && cap->n_samples && !cap->samples[cap->n_samples - 1].time) {
 		const char *from = ms_capture_info_text(cap, "import");
 
 		return ms_error("the samples of this capture carry no times%s%s%s: there is no "
@@ -480,20 +498,22 @@ int ms_timeline_write(const struct ms_view_out *o, const struct ms_capture *cap,
 			      cap->n_threads, buckets);
 		goto out;
 	}
-	for (i = 0; i < cap->n_samples; i++) {
+	for (i = 0; i < cap->n_samples && s.unit != MS_UNIT_SNAPSHOTS; i++) {
 		const struct ms_cap_sample *sm = &cap->samples[i];
-		uint64_t v, b;
+		uint64_t v;
 		uint32_t c;
 
-		if (sm->thread >= cap->n_threads || sm->time < w.start || sm->time >= w.end ||
-		    !ms_select_sample(&s, i, &v, &c))
+		if (sm->time < w.start || sm->time >= w.end || !ms_select_sample(&s, i, &v, &c))
 			continue;
-		b = (sm->time - w.start) / w.bucket_ns;
-		if (b >= buckets)
-			b = buckets - 1;
-		lanes[(size_t)sm->thread * buckets + b] =
-			ms_weight_add(lanes[(size_t)sm->thread * buckets + b], v);
-		totals[sm->thread] = ms_weight_add(totals[sm->thread], v);
+		lane_add(lanes, totals, cap, &w, sm->thread, sm->time, v);
+	}
+	for (i = 0; i < cap->n_waits && s.unit == MS_UNIT_SNAPSHOTS; i++) {
+		uint64_t v, time = cap->waits[i].time;
+		uint32_t c;
+
+		if (time < w.start || time >= w.end || !ms_select_wait(&s, i, &v, &c))
+			continue;
+		lane_add(lanes, totals, cap, &w, ms_wait_thread(cap, i), time, v);
 	}
 	count_losses(&lost, cap, &w);
 	if (has_off)

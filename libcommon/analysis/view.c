@@ -95,7 +95,8 @@ void ms_view_selection_line(FILE *out, const struct ms_select *s)
 		return;
 	ms_view_value(a, sizeof(a), s, s->selected);
 	ms_view_value(b, sizeof(b), s, s->all);
-	fprintf(out, "selected %s of %s%s", a, b, s->unit == MS_UNIT_SAMPLES ? " samples" : "");
+	fprintf(out, "selected %s of %s%s", a, b, s->unit == MS_UNIT_SAMPLES ? " samples" :
+		s->unit == MS_UNIT_SNAPSHOTS ? " snapshots" : "");
 	ms_view_put_filters(out, s->q);
 	fputc('\n', out);
 }
@@ -110,10 +111,13 @@ void ms_view_json_head(struct ms_json *j, const struct ms_select *s)
 	ms_json_string(j, ms_by_name(s->keys.by));
 	ms_json_key(j, "look");
 	ms_json_string(j, ms_look_name(s->q->look));
-	/* what was counted: samples, or complete intervals */
+	/* what was counted: samples, complete intervals, or snapshots */
 	if (s->unit == MS_UNIT_OFF_CPU) {
 		ms_json_key(j, "intervals");
 		ms_json_uint(j, s->selected_intervals);
+	} else if (s->unit == MS_UNIT_SNAPSHOTS) {
+		ms_json_key(j, "snapshots");
+		ms_json_uint(j, s->selected_samples);
 	} else {
 		ms_json_key(j, "samples");
 		ms_json_uint(j, s->selected_samples);
@@ -208,6 +212,8 @@ static int view_write_seen(const struct ms_view_out *o, const struct ms_capture 
 		return ms_off_cpu_write(o, cap, q);
 	case MS_VIEW_WALL:
 		return ms_wall_write(o, cap, q);
+	case MS_VIEW_TASKS:
+		return ms_tasks_write(o, cap, q);
 	default:
 		return ms_error("the view %s compares two captures: use ms_diff_write()",
 				ms_view_name(q->view));
@@ -217,13 +223,13 @@ static int view_write_seen(const struct ms_view_out *o, const struct ms_capture 
 int ms_view_write(const struct ms_view_out *o, const struct ms_capture *cap,
 		  const struct ms_query *q)
 {
-	struct ms_look_view look;
+	struct ms_seen look;
 	int rc;
 
-	if (ms_look_build(&look, cap, q->look) < 0)
+	if (ms_seen_build(&look, cap, q->look) < 0)
 		return -1;
 	rc = view_write_seen(o, look.seen, q);
-	ms_look_release(&look);
+	ms_seen_release(&look);
 	return rc;
 }
 

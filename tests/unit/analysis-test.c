@@ -1823,7 +1823,7 @@ static void test_query_names(void **state)
 {
 	static const char *const views[] = { "report", "summary", "top", "tree", "callers",
 					     "callees", "threads", "timeline", "problems", "diff",
-					     "off-cpu", "wall" };
+					     "off-cpu", "wall", "tasks" };
 	static const char *const bys[] = { "function", "line", "address", "module" };
 	enum ms_view v;
 	enum ms_by b;
@@ -1861,6 +1861,11 @@ static void test_query_names(void **state)
 	EXPECT_QUIET(ms_unit_parse("off-cpu", &u));
 	assert_int_equal(u, MS_UNIT_OFF_CPU);
 	assert_string_equal(ms_unit_measure(MS_UNIT_OFF_CPU), "ns");
+	assert_string_equal(ms_unit_name(MS_UNIT_SNAPSHOTS), "snapshots");
+	EXPECT_QUIET(ms_unit_parse("snapshots", &u));
+	assert_int_equal(u, MS_UNIT_SNAPSHOTS);
+	assert_string_equal(ms_unit_measure(MS_UNIT_SNAPSHOTS), "snapshots");
+	assert_string_equal(ms_unit_source(MS_UNIT_SNAPSHOTS), "thread-snapshots");
 
 	/* out of range: no name */
 	assert_null(ms_view_name(MS_VIEW_COUNT));
@@ -1879,13 +1884,13 @@ static void test_query_parsers_refuse(void **state)
 
 	EXPECT_ERROR(ms_view_parse("tops", &v),
 		     "microscope: unknown view 'tops': use report, summary, top, tree, callers, "
-		     "callees, threads, timeline, problems, diff, off-cpu, wall\n");
+		     "callees, threads, timeline, problems, diff, off-cpu, wall, tasks\n");
 	EXPECT_ERROR(ms_by_parse("lines", &b),
 		     "unknown granularity for --by 'lines': use function, line, address, module\n");
 	EXPECT_ERROR(ms_by_parse("Function", &b), "'Function'");
 	EXPECT_ERROR(ms_look_parse("py", &l), "unknown look 'py': use mixed, native, python\n");
-	EXPECT_ERROR(ms_unit_parse("cpu", &u), "unknown unit 'cpu': use samples, cpu-time, off-cpu\n");
-	EXPECT_ERROR(ms_unit_parse("", &u), "unknown unit '': use samples, cpu-time, off-cpu\n");
+	EXPECT_ERROR(ms_unit_parse("cpu", &u), "unknown unit 'cpu': use samples, cpu-time, off-cpu, snapshots\n");
+	EXPECT_ERROR(ms_unit_parse("", &u), "unknown unit '': use samples, cpu-time, off-cpu, snapshots\n");
 	/* the quiet one says nothing */
 	stderr_begin();
 	assert_int_equal(ms_view_parse_quiet("tops", &v), -1);
@@ -3905,8 +3910,12 @@ static void test_view_dispatch(void **state)
 
 			q.function = "main";
 			q.buckets = 10;
-			/* diff takes two captures; off-cpu and wall want intervals (offcpu-test.c) */
-			if (v == MS_VIEW_DIFF || v == MS_VIEW_OFF_CPU || v == MS_VIEW_WALL)
+			/*
+			 * diff takes two captures; off-cpu and wall want intervals
+			 * (offcpu-test.c), tasks thread snapshots (snapshots-view-test.c)
+			 */
+			if (v == MS_VIEW_DIFF || v == MS_VIEW_OFF_CPU || v == MS_VIEW_WALL ||
+			    v == MS_VIEW_TASKS)
 				continue;
 			x = view(&t->cap, &q, json);
 			switch (v) {
