@@ -140,65 +140,10 @@ enum ms_format ms_format_by_magic(const void *buf, size_t len)
 	return MS_FORMAT_NONE;
 }
 
-/*
- * The waits of thread snapshots through the look (capture/look.h, which
- * renumbers samples and intervals only): each wait carried as a sample
- * on its stack, the look keeping their order, into *out (malloc'd).
- * analysis/lookwaits.c does the same for the views; both go once
- * capture/look.c renumbers waits itself.
- */
-static int look_waits(const struct ms_capture *cap, enum ms_look look, uint32_t n_stacks,
-		      struct ms_cap_wait **out)
-{
-	struct ms_capture carried = *cap;
-	struct ms_look_view v;
-	struct ms_cap_sample *rows = calloc(cap->n_waits, sizeof(*rows));
-	struct ms_cap_wait *waits = malloc((size_t)cap->n_waits * sizeof(*waits));
-	uint32_t i;
-
-	if (!rows || !waits) {
-		free(rows);
-		free(waits);
-		return ms_error("out of memory seeing %" PRIu32 " snapshots in the %s look",
-				cap->n_waits, ms_look_name(look));
-	}
-	for (i = 0; i < cap->n_waits; i++) {
-		rows[i].stack = cap->waits[i].stack;
-		rows[i].count = 1;
-	}
-	carried.storage = NULL;
-	carried.samples = rows;
-	carried.n_samples = cap->n_waits;
-	carried.intervals = NULL;
-	carried.n_intervals = 0;
-	if (ms_look_build(&v, &carried, look) < 0) {
-		free(rows);
-		free(waits);
-		return -1;
-	}
-	for (i = 0; i < cap->n_waits; i++) {
-		waits[i] = cap->waits[i];
-		waits[i].stack = v.seen->samples[i].stack;
-	}
-	/* one stack table walked twice gives one tree */
-	if (v.seen->n_stacks != n_stacks) {
-		ms_look_release(&v);
-		free(rows);
-		free(waits);
-		return ms_error("internal error: the %s look gave the snapshots another stack tree",
-				ms_look_name(look));
-	}
-	ms_look_release(&v);
-	free(rows);
-	*out = waits;
-	return 0;
-}
-
 int ms_export(FILE *out, const struct ms_capture *cap, enum ms_format f,
 	      const struct ms_export_options *o)
 {
 	static const struct ms_export_options defaults = MS_EXPORT_OPTIONS_INIT;
-	struct ms_cap_wait *waits = NULL;
 	struct ms_look_view look;
 	int rc;
 
@@ -210,13 +155,6 @@ int ms_export(FILE *out, const struct ms_capture *cap, enum ms_format f,
 	/* every format writes the stacks the look gives (capture/look.h) */
 	if (ms_look_build(&look, cap, o->look) < 0)
 		return -1;
-	if (o->look != MS_LOOK_MIXED && cap->n_waits) {
-		if (look_waits(cap, o->look, look.seen->n_stacks, &waits) < 0) {
-			ms_look_release(&look);
-			return -1;
-		}
-		look.own.waits = waits;
-	}
 	cap = look.seen;
 	switch (f) {
 	case MS_FORMAT_PPROF:
@@ -233,7 +171,6 @@ int ms_export(FILE *out, const struct ms_capture *cap, enum ms_format f,
 		break;
 	}
 	ms_look_release(&look);
-	free(waits);
 	return rc;
 }
 

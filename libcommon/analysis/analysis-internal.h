@@ -86,18 +86,6 @@ const char *ms_jit_problem_meaning(const char *stage, const char *code);
 int ms_jit_objects_summary_text(FILE *out, const struct ms_capture *cap);
 int ms_jit_objects_json(struct ms_json *j, const struct ms_capture *cap);
 
-/*
- * A capture through a look, its wait rows' stacks renumbered as its
- * samples' are (lookwaits.c): what every view reads. seen points into v
- * (or is the capture itself, mixed), which must outlive it.
- */
-struct ms_seen {
-	const struct ms_capture *seen;
-	struct ms_look_view look;
-	struct ms_cap_wait *waits;	/* the look's waits, or NULL: the capture's */
-};
-int ms_seen_build(struct ms_seen *v, const struct ms_capture *cap, enum ms_look look);
-void ms_seen_release(struct ms_seen *v);
 
 /*
  * The tasks of thread snapshots (tasks.c): a summary line per kind, and

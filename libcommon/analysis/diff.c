@@ -334,17 +334,17 @@ static int diff_write_seen(const struct ms_view_out *o, const struct ms_capture 
 int ms_diff_write(const struct ms_view_out *o, const struct ms_capture *a, const char *a_name,
 		  const struct ms_capture *b, const char *b_name, const struct ms_query *q)
 {
-	struct ms_seen la, lb;
+	struct ms_look_view la, lb;
 	int rc;
 
-	if (ms_seen_build(&la, a, q->look) < 0)
+	if (ms_look_build(&la, a, q->look) < 0)
 		return -1;
-	if (ms_seen_build(&lb, b, q->look) < 0) {
-		ms_seen_release(&la);
+	if (ms_look_build(&lb, b, q->look) < 0) {
+		ms_look_release(&la);
 		return -1;
 	}
 	rc = diff_write_seen(o, la.seen, a_name, lb.seen, b_name, q);
-	ms_seen_release(&la);
-	ms_seen_release(&lb);
+	ms_look_release(&la);
+	ms_look_release(&lb);
 	return rc;
 }

@@ -22,7 +22,6 @@ libcommon_a_SOURCES += \
 	libcommon/analysis/wall.c \
 	libcommon/analysis/waits.h libcommon/analysis/waits.c \
 	libcommon/analysis/report.c \
-	libcommon/analysis/lookwaits.c \
 	libcommon/analysis/tasks.c
 
 UNIT_TESTS += tests/unit/analysis-test

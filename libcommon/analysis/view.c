@@ -223,13 +223,13 @@ static int view_write_seen(const struct ms_view_out *o, const struct ms_capture 
 int ms_view_write(const struct ms_view_out *o, const struct ms_capture *cap,
 		  const struct ms_query *q)
 {
-	struct ms_seen look;
+	struct ms_look_view look;
 	int rc;
 
-	if (ms_seen_build(&look, cap, q->look) < 0)
+	if (ms_look_build(&look, cap, q->look) < 0)
 		return -1;
 	rc = view_write_seen(o, look.seen, q);
-	ms_seen_release(&look);
+	ms_look_release(&look);
 	return rc;
 }
 

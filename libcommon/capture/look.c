@@ -148,7 +148,9 @@ int ms_look_build(struct ms_look_view *v, const struct ms_capture *cap, enum ms_
 	py_at = malloc(n * sizeof(*py_at));
 	v->samples = malloc((cap->n_samples ? cap->n_samples : 1) * sizeof(*v->samples));
 	v->intervals = malloc((cap->n_intervals ? cap->n_intervals : 1) * sizeof(*v->intervals));
-	if (!at || !py_at || !v->samples || !v->intervals || walk(&t, cap, look, at, py_at) < 0)
+	v->waits = malloc((cap->n_waits ? cap->n_waits : 1) * sizeof(*v->waits));
+	if (!at || !py_at || !v->samples || !v->intervals || !v->waits ||
+	    walk(&t, cap, look, at, py_at) < 0)
 		goto oom;
 	for (i = 0; i < cap->n_samples; i++) {
 		v->samples[i] = cap->samples[i];
@@ -160,6 +162,11 @@ int ms_look_build(struct ms_look_view *v, const struct ms_capture *cap, enum ms_
 		if (cap->intervals[i].stack != MS_NONE)
 			v->intervals[i].stack = at[cap->intervals[i].stack];
 	}
+	for (i = 0; i < cap->n_waits; i++) {
+		v->waits[i] = cap->waits[i];
+		if (cap->waits[i].stack != MS_NONE)
+			v->waits[i].stack = at[cap->waits[i].stack];
+	}
 	free(at);
 	free(py_at);
 	ms_index_release(&t.ix);
@@ -170,6 +177,7 @@ int ms_look_build(struct ms_look_view *v, const struct ms_capture *cap, enum ms_
 	v->own.n_stacks = t.n;
 	v->own.samples = v->samples;
 	v->own.intervals = v->intervals;
+	v->own.waits = v->waits;
 	v->seen = &v->own;
 	return 0;
 oom:
@@ -187,5 +195,6 @@ void ms_look_release(struct ms_look_view *v)
 	free(v->stacks);
 	free(v->samples);
 	free(v->intervals);
+	free(v->waits);
 	memset(v, 0, sizeof(*v));
 }

@@ -15,7 +15,7 @@
  *
  * A look other than mixed is a capture of its own that shares every table
  * of the original but its stacks (a new prefix tree of the stacks the
- * look gives), samples and intervals (their stack renumbered; their order
+ * look gives), samples, intervals and waits (their stack renumbered; their order
  * kept, so they stay sorted by time, thread and cpu, but not always by
  * stack among equals). Every view and export reads it as it reads a
  * loaded capture. A stack the look leaves without frames (native, over a
@@ -41,10 +41,11 @@ int ms_look_by_name(const char *name, enum ms_look *out);
 
 struct ms_look_view {
 	const struct ms_capture *seen;	/* what views read: the original, or &own */
-	struct ms_capture own;		/* shares the original's tables but three */
+	struct ms_capture own;		/* shares the original's tables but four */
 	struct ms_cap_stack *stacks;
 	struct ms_cap_sample *samples;
 	struct ms_cap_interval *intervals;
+	struct ms_cap_wait *waits;
 };
 
 /* cap through look into v (cap must outlive it). 0, or -1 after a message. */
