@@ -4,7 +4,8 @@
 # _Py_DebugOffsets (pyparse.h), a userspace walker of every thread's
 # interpreted frames over process_vm_readv (walk.h); for ms-collect a
 # reader of one code object by its address (codeobj.h) and the Python
-# recorder (pyrecorder.h), which feeds the BPF walker its maps; and for
+# recorder (pyrecorder.h), which feeds the BPF walker its maps or takes
+# thread snapshots (pysnapshot.h); and for
 # ms-unwind the code objects and frame keys of PY_CODE records (pycode.h)
 # and the splice of Python frames into native stacks (splice.h).
 libcommon_a_SOURCES += \
@@ -13,6 +14,8 @@ libcommon_a_SOURCES += \
 	libcommon/python/pyrecorder.c libcommon/python/pyrecorder.h \
 	libcommon/python/pyrecorderint.h libcommon/python/pyrecordercode.c \
 	libcommon/python/pyrecorderthreads.c libcommon/python/pyrecorderbpf.c \
+	libcommon/python/pysnapshot.c libcommon/python/pysnapshot.h \
+	libcommon/python/pysnapshotround.c \
 	libcommon/python/layout.c libcommon/python/layout.h \
 	libcommon/python/pydwarf.c libcommon/python/pydwarf.h \
 	libcommon/python/pymem.c libcommon/python/pymem.h \

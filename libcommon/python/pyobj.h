@@ -44,6 +44,9 @@ struct ms_py_reader {
 /* Read len bytes at addr (what names them in the reason). */
 enum ms_py_read ms_py_read_mem(struct ms_py_reader *r, uint64_t addr, void *buf, size_t len,
 			       const char *what);
+/* Read len bytes at each of n addresses into buf, n x len bytes (pymem.h's ms_py_readv). */
+enum ms_py_read ms_py_read_many(struct ms_py_reader *r, const uint64_t *addrs, uint32_t n,
+				size_t len, void *buf, const char *what);
 /*
  * The str object at addr as UTF-8 into out (cap bytes, NUL-terminated),
  * *len its bytes: proved a str of at most MS_PY_STR_MAX characters.

@@ -18,14 +18,25 @@
 /* Strings of one thread: two a frame. */
 #define STRINGS_BYTES ((size_t)MS_PY_WALK_FRAMES * 2 * STR_BYTES)
 #define HDR_MAX MS_PY_OBJ_HDR_MAX
+/* Frames one walk visits: its frames and the C-stack frames between them. */
+#define VISITS_MAX (2 * MS_PY_WALK_FRAMES + 2)
 
 struct ms_py_walker {
 	pid_t pid;
 	struct ms_py_layout l;
 	bool light;				/* ms_py_walker_light() */
+	bool spent;				/* the last walk stopped at its budget */
 	uint64_t budget;			/* bytes a walk may read */
 	uint32_t ts_read, fr_read, co_read;	/* bytes of each header read */
 	uint32_t co_light_read;			/* of a code object, light: type and stamp */
+	/*
+	 * Light: each frame the walk visited, and the span of its code and
+	 * previous fields as read, to read again after the walk.
+	 */
+	uint32_t link_lo, link_len;		/* the span: offset in the frame, bytes */
+	uint32_t n_visits;
+	uint64_t *visit_at;			/* VISITS_MAX frame addresses */
+	uint8_t *visit_seen, *visit_now;	/* VISITS_MAX spans each */
 	struct ms_py_reader r;			/* its bytes: read in this walk */
 	struct ms_py_thread t;
 	uint32_t strings_used;
@@ -45,35 +56,53 @@ const char *ms_py_walk_status_name(enum ms_py_walk_status s)
 	return "?";
 }
 
-struct ms_py_walker *ms_py_walker_new(pid_t pid, const struct ms_py_layout *l)
+int ms_py_walker_set(struct ms_py_walker *w, pid_t pid, const struct ms_py_layout *l)
 {
-	if (ms_py_offsets_check(&l->off))
-		return NULL;
-	struct ms_py_walker *w = calloc(1, sizeof(*w));
-	if (!w)
-		return NULL;
-	w->pid = pid;
-	w->l = *l;
 	const struct ms_py_offsets *o = &l->off;
+	if (ms_py_offsets_check(o))
+		return -1;
 	uint32_t ts[] = { o->ts_next, o->ts_native_tid, o->ts_frame };
 	uint32_t fr[] = { o->fr_previous, o->fr_code, o->fr_instr, o->fr_owner };
 	uint32_t co[] = { o->ob_type, o->co_filename, o->co_name, o->co_qualname,
 			  o->co_firstlineno, o->co_linetable };
 	uint32_t co_light[] = { o->ob_type, o->co_linetable };
-	w->ts_read = ms_py_fields_end(ts, 3, 8);
-	w->fr_read = ms_py_fields_end(fr, 4, 8);
+	uint32_t fr_read = ms_py_fields_end(fr, 4, 8);
 	/* 3.11's is_entry, a byte */
-	if (o->fr_is_entry >= 0 && (uint32_t)o->fr_is_entry + 1 > w->fr_read)
-		w->fr_read = (uint32_t)o->fr_is_entry + 1;
+	if (o->fr_is_entry >= 0 && (uint32_t)o->fr_is_entry + 1 > fr_read)
+		fr_read = (uint32_t)o->fr_is_entry + 1;
+	if (ms_py_fields_end(ts, 3, 8) > HDR_MAX || fr_read > HDR_MAX ||
+	    ms_py_fields_end(co, 6, 8) > HDR_MAX || o->uni_ascii_size > HDR_MAX ||
+	    o->bytes_sval > HDR_MAX)
+		return -1;
+	w->pid = pid;
+	w->l = *l;
+	w->ts_read = ms_py_fields_end(ts, 3, 8);
+	w->fr_read = fr_read;
 	w->co_read = ms_py_fields_end(co, 6, 8);
 	w->co_light_read = ms_py_fields_end(co_light, 2, 8);
+	w->link_lo = o->fr_code < o->fr_previous ? o->fr_code : o->fr_previous;
+	w->link_len = (o->fr_code > o->fr_previous ? o->fr_code : o->fr_previous) + 8 - w->link_lo;
+	/* a swapped reader stays */
+	w->r.pid = pid;
+	w->r.l = &w->l;
+	w->r.bytes = 0;
+	return 0;
+}
+
+struct ms_py_walker *ms_py_walker_new(pid_t pid, const struct ms_py_layout *l)
+{
+	struct ms_py_walker *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
 	w->budget = MS_PY_WALK_BYTES;
 	w->t.strings = malloc(STRINGS_BYTES);
 	w->scratch = malloc(MS_PY_LINETABLE_MAX > 4 * MS_PY_STR_MAX ? MS_PY_LINETABLE_MAX : 4 * MS_PY_STR_MAX);
-	w->r = (struct ms_py_reader){ .pid = pid, .l = &w->l, .budget = MS_PY_WALK_BYTES,
-				      .scratch = w->scratch };
-	if (!w->t.strings || !w->scratch || w->ts_read > HDR_MAX || w->fr_read > HDR_MAX ||
-	    w->co_read > HDR_MAX || o->uni_ascii_size > HDR_MAX || o->bytes_sval > HDR_MAX) {
+	w->r = (struct ms_py_reader){ .budget = MS_PY_WALK_BYTES, .scratch = w->scratch };
+	w->visit_at = malloc(VISITS_MAX * sizeof(*w->visit_at));
+	w->visit_seen = malloc((size_t)VISITS_MAX * HDR_MAX);
+	w->visit_now = malloc((size_t)VISITS_MAX * HDR_MAX);
+	if (!w->t.strings || !w->scratch || !w->visit_at || !w->visit_seen || !w->visit_now ||
+	    ms_py_walker_set(w, pid, l) < 0) {
 		ms_py_walker_free(w);
 		return NULL;
 	}
@@ -101,12 +130,20 @@ uint64_t ms_py_walker_bytes(const struct ms_py_walker *w)
 	return w->r.bytes;
 }
 
+bool ms_py_walker_spent(const struct ms_py_walker *w)
+{
+	return w->spent;
+}
+
 void ms_py_walker_free(struct ms_py_walker *w)
 {
 	if (!w)
 		return;
 	free(w->t.strings);
 	free(w->scratch);
+	free(w->visit_at);
+	free(w->visit_seen);
+	free(w->visit_now);
 	free(w);
 }
 
@@ -129,6 +166,7 @@ static int stop(struct ms_py_walker *w, enum ms_py_walk_status s, const char *fm
 /* End the walk as the reader's failure s says; returns -1. */
 static int read_failed(struct ms_py_walker *w, enum ms_py_read s)
 {
+	w->spent |= s == MS_PY_READ_BUDGET;
 	return stop(w, s == MS_PY_READ_UNREADABLE ? MS_PY_WALK_UNREADABLE :
 		       s == MS_PY_READ_BUDGET ? MS_PY_WALK_BUDGET : MS_PY_WALK_INVALID,
 		    "%s", w->r.reason);
@@ -245,14 +283,17 @@ static int current_frame(struct ms_py_walker *w, uint64_t ts_frame, uint64_t *fr
 }
 
 /*
- * Light: after a complete walk, the thread's current frame read again,
- * and the code of the innermost frame: a thread that moved is CHANGED
- * (frames of two states), never a complete stack.
+ * Light: after a complete walk, the thread's current frame read again, and
+ * every frame's code and previous link (one read of them all): a thread
+ * that moved is CHANGED (frames of two states), never a complete stack.
+ * The links matter beside the current frame: a generator that yields
+ * (its frame's previous set NULL) and is resumed at the same address
+ * between two reads leaves the current frame as it was.
  */
-static void check_unchanged(struct ms_py_walker *w, uint64_t first, uint64_t first_code)
+static void check_unchanged(struct ms_py_walker *w, uint64_t first)
 {
 	const struct ms_py_offsets *o = &w->l.off;
-	uint64_t ts_frame, now, code = 0;
+	uint64_t ts_frame, now;
 	if (rd(w, w->t.tstate + o->ts_frame, &ts_frame, 8, "thread state") < 0 ||
 	    current_frame(w, ts_frame, &now) < 0)
 		return;
@@ -261,27 +302,47 @@ static void check_unchanged(struct ms_py_walker *w, uint64_t first, uint64_t fir
 		     (unsigned long long)first, (unsigned long long)now);
 		return;
 	}
-	if (first && rd(w, first + o->fr_code, &code, 8, "frame") < 0)
+	if (!w->n_visits)
 		return;
-	if (code != first_code)
-		stop(w, MS_PY_WALK_CHANGED, "the current frame at 0x%llx ran another code after the walk",
-		     (unsigned long long)first);
+	uint64_t at[VISITS_MAX];
+	for (uint32_t i = 0; i < w->n_visits; i++)
+		at[i] = w->visit_at[i] + w->link_lo;
+	enum ms_py_read s = ms_py_read_many(&w->r, at, w->n_visits, w->link_len, w->visit_now,
+					    "frames read again");
+	if (s != MS_PY_READ_OK) {
+		read_failed(w, s);
+		return;
+	}
+	for (uint32_t i = 0; i < w->n_visits; i++)
+		if (memcmp(w->visit_seen + (size_t)i * w->link_len, w->visit_now + (size_t)i * w->link_len,
+			   w->link_len)) {
+			stop(w, MS_PY_WALK_CHANGED, "the frame at 0x%llx (%u in) ran another code or "
+			     "was called from elsewhere after it was read",
+			     (unsigned long long)w->visit_at[i], i);
+			return;
+		}
 }
 
 /* Walk the frames of thread state ts (header h) into w->t. */
 static void walk_thread(struct ms_py_walker *w, const uint8_t *h)
 {
 	const struct ms_py_offsets *o = &w->l.off;
-	uint64_t frame, first, first_code = 0;
+	uint64_t frame, first;
 	if (current_frame(w, u64(h, o->ts_frame), &frame) < 0)
 		return;
 	first = frame;
+	w->n_visits = 0;
 	uint8_t fb[HDR_MAX];
 	while (frame) {
 		if (rd(w, frame, fb, w->fr_read, "frame") < 0)
 			return;
-		if (frame == first)
-			first_code = u64(fb, o->fr_code);
+		/* never past VISITS_MAX: the bounds below stop the walk first */
+		if (w->light && w->n_visits < VISITS_MAX) {
+			w->visit_at[w->n_visits] = frame;
+			memcpy(w->visit_seen + (size_t)w->n_visits * w->link_len, fb + w->link_lo,
+			       w->link_len);
+			w->n_visits++;
+		}
 		uint8_t owner = fb[o->fr_owner];
 		if (o->owner_cstack >= 0 && owner == (uint8_t)o->owner_cstack) {
 			/* the shim an activation pushes: the frame inside it was its first */
@@ -308,15 +369,17 @@ static void walk_thread(struct ms_py_walker *w, const uint8_t *h)
 	}
 	w->t.status = MS_PY_WALK_COMPLETE;
 	if (w->light)
-		check_unchanged(w, first, first_code);
+		check_unchanged(w, first);
 }
 
 /* A read of the thread list: 0, or -1 with what failed in err. */
 static int list_rd(struct ms_py_walker *w, uint64_t addr, void *buf, size_t len, const char *what,
 		   char *err, size_t errlen)
 {
-	if (ms_py_read_mem(&w->r, addr, buf, len, what) == MS_PY_READ_OK)
+	enum ms_py_read s = ms_py_read_mem(&w->r, addr, buf, len, what);
+	if (s == MS_PY_READ_OK)
 		return 0;
+	w->spent |= s == MS_PY_READ_BUDGET;
 	snprintf(err, errlen, "python walk: process %d: %s", (int)w->pid, w->r.reason);
 	return -1;
 }
@@ -326,6 +389,7 @@ int ms_py_walk(struct ms_py_walker *w, ms_py_thread_fn fn, void *data, char *err
 	const struct ms_py_offsets *o = &w->l.off;
 	w->r.bytes = 0;
 	w->r.budget = w->budget;
+	w->spent = false;
 	uint64_t interp;
 	if (list_rd(w, w->l.runtime + o->rt_interp_head, &interp, 8,
 		    "_PyRuntime's interpreters", err, errlen) < 0)

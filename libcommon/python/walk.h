@@ -74,6 +74,12 @@ struct ms_py_thread {
 struct ms_py_walker;
 struct ms_py_walker *ms_py_walker_new(pid_t pid, const struct ms_py_layout *l);
 void ms_py_walker_free(struct ms_py_walker *w);
+/*
+ * Walk process pid through layout l from now on (buffers and settings
+ * kept): 0, or -1 when the layout's offsets are out of range (as
+ * ms_py_walker_new() refuses them).
+ */
+int ms_py_walker_set(struct ms_py_walker *w, pid_t pid, const struct ms_py_layout *l);
 
 /* Walk light (above) or full (the default). */
 void ms_py_walker_light(struct ms_py_walker *w, bool light);
@@ -89,6 +95,8 @@ void ms_py_walker_read_with(struct ms_py_walker *w, ms_py_read_fn fn, void *arg)
  */
 void ms_py_walker_budget(struct ms_py_walker *w, uint64_t bytes);
 uint64_t ms_py_walker_bytes(const struct ms_py_walker *w);
+/* Whether the last walk found its budget spent (a read refused for it). */
+bool ms_py_walker_spent(const struct ms_py_walker *w);
 
 /* A frame's file or function name. */
 const char *ms_py_thread_str(const struct ms_py_thread *t, uint32_t off);
