@@ -52,9 +52,14 @@ enum ms_py_read ms_py_read_mem(struct ms_py_reader *r, uint64_t addr, void *buf,
 		return fail(r, MS_PY_READ_BUDGET, "%llu bytes read before %s",
 			    (unsigned long long)r->budget, what);
 	r->bytes += len;
-	if ((r->read ? r->read(r->read_arg, addr, buf, len) : ms_py_read(r->pid, addr, buf, len)) < 0)
-		return fail(r, MS_PY_READ_UNREADABLE, "%s at 0x%llx of process %d: %s", what,
-			    (unsigned long long)addr, (int)r->pid, strerror(errno));
+	if ((r->read ? r->read(r->read_arg, addr, buf, len) : ms_py_read(r->pid, addr, buf, len)) < 0) {
+		int e = errno;
+
+		fail(r, MS_PY_READ_UNREADABLE, "%s at 0x%llx of process %d: %s", what,
+		     (unsigned long long)addr, (int)r->pid, strerror(e));
+		errno = e;	/* the caller may tell a process gone (ESRCH) */
+		return MS_PY_READ_UNREADABLE;
+	}
 	return MS_PY_READ_OK;
 }
 

@@ -223,6 +223,7 @@ static int snap_process(struct ms_py_recorder *r, struct pyrec_proc *p, uint64_t
 	struct pyrec_snap *s = r->snap;
 	struct round_ctx c = { .r = r, .s = s, .p = p, .out = out, .now = now };
 	uint64_t bytes;
+	bool gone;
 	int rc;
 
 	if (!s->w ? !(s->w = ms_py_walker_new((pid_t)p->pid, &p->l))
@@ -236,6 +237,7 @@ static int snap_process(struct ms_py_recorder *r, struct pyrec_proc *p, uint64_t
 	ms_py_walker_light(s->w, true);
 	ms_py_walker_budget(s->w, s->b.bytes_left);
 	rc = ms_py_walk(s->w, on_thread, &c, s->err, sizeof(s->err));
+	gone = rc < 0 && errno == ESRCH;
 	bytes = ms_py_walker_bytes(s->w);
 	s->n.bytes += bytes;
 	ms_py_snap_spend(&s->b, bytes);
@@ -245,7 +247,7 @@ static int snap_process(struct ms_py_recorder *r, struct pyrec_proc *p, uint64_t
 		return 0;
 	if (ms_py_walker_spent(s->w)) {
 		s->b.bytes_hit = true;
-	} else if (!proc_ended(p->pid)) {
+	} else if (!gone && !proc_ended(p->pid)) {
 		/* an ended process's exit, still in a ring, drops it */
 		s->n.unreadable++;
 		ms_problems_add(out->problems, "python-snapshot-unreadable",

@@ -379,8 +379,10 @@ static int list_rd(struct ms_py_walker *w, uint64_t addr, void *buf, size_t len,
 	enum ms_py_read s = ms_py_read_mem(&w->r, addr, buf, len, what);
 	if (s == MS_PY_READ_OK)
 		return 0;
+	int e = errno;
 	w->spent |= s == MS_PY_READ_BUDGET;
 	snprintf(err, errlen, "python walk: process %d: %s", (int)w->pid, w->r.reason);
+	errno = s == MS_PY_READ_UNREADABLE ? e : 0;
 	return -1;
 }
 
@@ -399,6 +401,7 @@ int ms_py_walk(struct ms_py_walker *w, ms_py_thread_fn fn, void *data, char *err
 		if (++n_interps > MS_PY_WALK_INTERPS) {
 			snprintf(err, errlen, "python walk: process %d: more than %u interpreters (a cycle?)",
 				 (int)w->pid, MS_PY_WALK_INTERPS);
+			errno = 0;
 			return -1;
 		}
 		uint64_t ts, next_interp;
@@ -409,6 +412,7 @@ int ms_py_walk(struct ms_py_walker *w, ms_py_thread_fn fn, void *data, char *err
 			if (++n_threads > MS_PY_WALK_THREADS) {
 				snprintf(err, errlen, "python walk: process %d: more than %u thread states (a cycle?)",
 					 (int)w->pid, MS_PY_WALK_THREADS);
+				errno = 0;
 				return -1;
 			}
 			uint8_t h[HDR_MAX];

@@ -106,7 +106,8 @@ const char *ms_py_thread_str(const struct ms_py_thread *t, uint32_t off);
  * and its buffers are reused: copy what you keep). fn returning non-zero
  * stops the walk. Returns 0 when the list of interpreters and threads was
  * read to its end; -1 with the reason in err when it was not (the list
- * unreadable or past its bound): the threads given so far are not all.
+ * unreadable or past its bound): the threads given so far are not all;
+ * errno is then the failed read's (ESRCH: the process is gone), or 0.
  */
 typedef int (*ms_py_thread_fn)(const struct ms_py_thread *t, void *data);
 int ms_py_walk(struct ms_py_walker *w, ms_py_thread_fn fn, void *data, char *err, size_t errlen);
