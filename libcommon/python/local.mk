@@ -44,6 +44,12 @@ tests_unit_pyrecorder_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_SRCDIR='"$(abs_top_src
 tests_unit_pyrecorder_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_pyrecorder_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
+# The snapshot engine's pure parts and the light walker over a fake memory.
+UNIT_TESTS += tests/unit/pysnapshot-test
+tests_unit_pysnapshot_test_SOURCES = tests/unit/pysnapshot-test.c
+tests_unit_pysnapshot_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_pysnapshot_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
 # ms-unwind's Python pieces: code objects and frame keys over real
 # locations tables, and the splice of Python frames into native stacks.
 UNIT_TESTS += tests/unit/pycode-test tests/unit/pysplice-test
