@@ -801,13 +801,14 @@ static void test_recorder_nested_threads(void **state)
  * --stream-python: the Python records of a stream (stdin) in order, for
  * tests/0775-python-collect.bats:
  *   info python ENGINE
- *   process PID STATUS VERSION SOURCE PATH | REASON
+ *   process PID STATUS VERSION SOURCE PATH | REASON | engine ENGINE
  *   code PID CODE STAMP STATUS QUALNAME FILE FIRSTLINE LINETABLE-BYTES
  *   walker PID TID STATUS FRAMES: NAME... (innermost first; "?" for a code
  *     no PY_CODE record before it named)
  *   snapshot PID TID ROUND TIME STATUS GIL FRAMES: NAME... (innermost first,
  *     "?" as for walker records) | REASON
  *   sample PID TID (with --samples: each sample's ids)
+ *   decoded-sample PID TID TIME (with --samples: ms-decode's SAMPLE records)
  *   exit PID TID TIME (a thread's exit)
  *   info python-interval MS
  *   problem CODE COUNT DETAIL (python-* only)
@@ -885,6 +886,11 @@ static int stream_python(bool each_sample)
 				printf("info python %.*s\n", (int)i.text.len, i.text.ptr);
 			if (!i.is_text && i.key.len == 15 && !memcmp(i.key.ptr, "python-interval", 15))
 				printf("info python-interval %llu\n", (unsigned long long)i.number);
+		} else if (rec.kind == MS_REC_SAMPLE && each_sample) {
+			if (ms_sample_unpack(&rec, &d.u.sample) < 0)
+				return 1;
+			printf("decoded-sample %u %u %llu\n", d.u.sample.pid, d.u.sample.tid,
+			       (unsigned long long)d.u.sample.time);
 		} else if (rec.kind == MS_REC_PY_SNAPSHOT) {
 			if (ms_py_snapshot_unpack(&rec, &snap) < 0)
 				return 1;
@@ -894,9 +900,10 @@ static int stream_python(bool each_sample)
 
 			if (ms_py_process_unpack(&rec, &p) < 0)
 				return 1;
-			printf("process %u %s %#x %u %.*s | %.*s\n", p.pid,
+			printf("process %u %s %#x %u %.*s | %.*s | engine %.*s\n", p.pid,
 			       ms_py_process_status_name(p.status), p.version_hex, p.source,
-			       (int)p.path.len, p.path.ptr, (int)p.reason.len, p.reason.ptr);
+			       (int)p.path.len, p.path.ptr, (int)p.reason.len, p.reason.ptr,
+			       (int)p.engine.len, p.engine.ptr);
 		} else if (rec.kind == MS_REC_PY_CODE) {
 			struct ms_py_code c;
 
