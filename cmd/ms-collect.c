@@ -16,6 +16,7 @@
 #include "perf/cpumeter.h"
 #include "perf/pidns.h"
 #include "python/pyrecorder.h"
+#include "python/pysnapshot.h"
 #include "util/error.h"
 
 static const char usage_text[] =
@@ -23,7 +24,8 @@ static const char usage_text[] =
 	"                  [--stack-size BYTES] [--duration SECONDS] [--mmap-pages N]\n"
 	"                  [--budget PCT [--budget-pid PID]...]\n"
 	"                  [--off-cpu [--off-cpu-stack-size BYTES]] [--no-perf-map]\n"
-	"                  [--no-jit-objects] [--python bpf] [--bpf-sampler]\n"
+	"                  [--no-jit-objects] [--python bpf|snapshot]\n"
+	"                  [--python-interval MS] [--bpf-sampler]\n"
 	"                  (-p PID | [--] CMD [ARGS...])\n"
 	"\n"
 	"Record a program launched as CMD, or the running process PID and every\n"
@@ -67,8 +69,14 @@ static const char usage_text[] =
 	"                        frames as the sample is taken, and ms-collect\n"
 	"                        names their code as it drains them. Needs root\n"
 	"                        and ms-collect in the initial pid namespace (the\n"
-	"                        target may be in a nested one). (--python\n"
-	"                        snapshot is not available yet.)\n"
+	"                        target may be in a nested one)\n"
+	"      --python snapshot without BPF: every --python-interval ms, read\n"
+	"                        each thread's CPython 3.11-3.13 frames from the\n"
+	"                        process (process_vm_readv); samples stay native,\n"
+	"                        each thread's whole reads become snapshots\n"
+	"      --python-interval MS\n"
+	"                        ms between two rounds of snapshots, 1 to 1000\n"
+	"                        (default 10)\n"
 	"      --bpf-sampler     internal, experimental: the BPF sampler alone, with\n"
 	"                        no Python layouts: it writes no record (tests)\n"
 	"  -p, --pid PID         attach to the running process PID\n"
@@ -93,6 +101,7 @@ enum {
 	OPT_NO_JIT_OBJECTS,
 	OPT_BPF_SAMPLER,
 	OPT_PYTHON,
+	OPT_PYTHON_INTERVAL,
 	OPT_VERSION,
 };
 
@@ -115,6 +124,7 @@ static const struct option options[] = {
 	/* internal: the BPF sampler without the Python recorder (tests/0760) */
 	{ "bpf-sampler", no_argument, NULL, OPT_BPF_SAMPLER },
 	{ "python", required_argument, NULL, OPT_PYTHON },
+	{ "python-interval", required_argument, NULL, OPT_PYTHON_INTERVAL },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -132,19 +142,16 @@ static void usage_error(void)
 	exit(MS_EXIT_USAGE);
 }
 
-/* --python ENGINE: true for bpf; exits for anything else. */
-static bool python_engine(const char *engine)
+/* --python ENGINE: "bpf" or "snapshot"; exits for anything else. */
+static const char *python_engine(const char *engine)
 {
 	if (!strcmp(engine, "bpf"))
-		return true;
-	if (!strcmp(engine, "snapshot")) {
-		ms_error("--python snapshot: thread snapshots are not available yet; use --python "
-			 "bpf (root, the initial pid namespace), or record without --python");
-		exit(MS_EXIT_USAGE);
-	}
-	ms_error("--python: unknown engine '%s' (bpf is the one available)", engine);
+		return "bpf";
+	if (!strcmp(engine, "snapshot"))
+		return "snapshot";
+	ms_error("--python: unknown engine '%s' (bpf or snapshot)", engine);
 	usage_error();
-	return false;
+	return NULL;
 }
 
 /*
@@ -175,7 +182,8 @@ int main(int argc, char **argv)
 	};
 	pid_t budget_pids[MS_CPUMETER_PIDS_MAX];
 	bool freq_set = false, off_cpu_stack_set = false, perf_map = true, jit_objects = true;
-	bool bpf_sampler = false, python = false, refused;
+	bool bpf_sampler = false, python = false, snapshot = false, refused;
+	uint64_t interval = 0;
 	struct ms_bpf_sampler *sampler = NULL;
 	struct ms_collect_bpf bpf;
 	struct ms_jit_recorder *jit = NULL;
@@ -260,7 +268,17 @@ int main(int argc, char **argv)
 			bpf_sampler = true;
 			break;
 		case OPT_PYTHON:
-			python = python_engine(optarg);
+			o.python = python_engine(optarg);
+			python = !strcmp(o.python, "bpf");
+			snapshot = !python;
+			break;
+		case OPT_PYTHON_INTERVAL:
+			if (ms_parse_u64(optarg, "--python-interval", UINT32_MAX, &interval) < 0)
+				usage_error();
+			if (interval < MS_PY_SNAP_INTERVAL_MIN || interval > MS_PY_SNAP_INTERVAL_MAX)
+				ms_error("--python-interval: %s ms is out of range: a round of thread "
+					 "snapshots every %d to %d ms", optarg, MS_PY_SNAP_INTERVAL_MIN,
+					 MS_PY_SNAP_INTERVAL_MAX), usage_error();
 			break;
 		case OPT_OFF_CPU_STACK:
 			if (ms_parse_u64(optarg, "--off-cpu-stack-size", UINT32_MAX, &v) < 0)
@@ -310,6 +328,12 @@ int main(int argc, char **argv)
 	}
 	if (!off_cpu_stack_set)
 		o.off_cpu_stack_size = ms_collect_off_cpu_stack_default(o.stack_size);
+	if (interval && !snapshot) {
+		ms_error("--python-interval is the snapshot engine's: give --python snapshot too");
+		usage_error();
+	}
+	if (snapshot)
+		o.python_interval_ms = interval ? (uint32_t)interval : MS_PY_SNAP_INTERVAL_DEFAULT;
 	if (ms_collect_check(&o) < 0)
 		usage_error();
 	/* Before the target is launched or attached: a refusal leaves it untouched. */
@@ -339,16 +363,21 @@ int main(int argc, char **argv)
 		ms_jit_recorder_watch(jit, &watch);
 		o.watches[o.n_watches++] = &watch;
 	}
-	if (python) {
-		ms_py_recorder_bpf_sink(sampler, &py_sink);
-		if (!(py = ms_py_recorder_new(&py_sink))) {
+	if (python || snapshot) {
+		/* The snapshot engine loads no BPF: it is the one where BPF is refused. */
+		if (snapshot) {
+			py = ms_py_snapshot_recorder_new(o.python_interval_ms);
+		} else {
+			ms_py_recorder_bpf_sink(sampler, &py_sink);
+			py = ms_py_recorder_new(&py_sink);
+		}
+		if (!py) {
 			ms_jit_recorder_free(jit);
 			ms_bpf_sampler_free(sampler);
 			return MS_EXIT_ERROR;
 		}
 		ms_py_recorder_watch(py, &py_watch);
 		o.watches[o.n_watches++] = &py_watch;
-		o.python = "bpf";
 	}
 	code = ms_collect_run(&o);
 	ms_py_recorder_free(py);

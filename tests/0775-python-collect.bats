@@ -164,9 +164,7 @@ check_chain() {
 	[ ! -e run.msr ]
 }
 
-@test "--python snapshot is refused as not available yet; an unknown engine is a usage error" {
-	run -2 ms-collect --python snapshot -o run.msr -- touch ran
-	[[ "$output" == *"--python snapshot: thread snapshots are not available yet"* ]]
+@test "an unknown --python engine is a usage error" {
 	run -2 ms-collect --python pyspy -o run.msr -- touch ran
 	[[ "$output" == *"--python: unknown engine 'pyspy'"* ]]
 	run -2 ms-collect --python
@@ -181,8 +179,8 @@ check_chain() {
 	[ "$output" = "$want" ]
 	run -0 --separate-stderr microscope record --python bpf --print-options -- true
 	[[ "$output" == "preset=default "*" python=bpf" ]]
-	run -2 microscope record --python snapshot -- touch ran
-	[[ "$output" == *"--python snapshot: thread snapshots are not available yet"* ]]
+	run -2 microscope record --python pyspy -- touch ran
+	[[ "$output" == *"--python wants bpf, snapshot or off, not 'pyspy'"* ]]
 	[ ! -e ran ]
 	need_python "$PY312"
 	microscope record --preset python --duration 1 -o "$PWD/p.msc" -- "$PY312" "$SCRIPT" chain > fixture.out 2> record.err ||

@@ -9,6 +9,7 @@
 
 #include "cmd/microscope/options.h"
 #include "perf/collect.h"
+#include "python/pysnapshot.h"
 #include "unwind/unwind.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -76,6 +77,7 @@ enum {
 	OPT_NO_PERF_MAP,
 	OPT_NO_JIT_OBJECTS,
 	OPT_PYTHON,
+	OPT_PYTHON_INTERVAL,
 };
 
 /* Which fields a flag set: the preset fills in the others. */
@@ -110,6 +112,7 @@ static const struct option options[] = {
 	{ "no-perf-map", no_argument, NULL, OPT_NO_PERF_MAP },
 	{ "no-jit-objects", no_argument, NULL, OPT_NO_JIT_OBJECTS },
 	{ "python", required_argument, NULL, OPT_PYTHON },
+	{ "python-interval", required_argument, NULL, OPT_PYTHON_INTERVAL },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -211,14 +214,21 @@ static int parse_one(struct ms_record_options *o, int c, const char *arg, unsign
 		return 0;
 	case OPT_PYTHON:
 		*set |= SET_PYTHON;
-		if (!strcmp(arg, "bpf") || !strcmp(arg, "off")) {
-			o->python = arg[0] == 'b';
+		if (!strcmp(arg, "bpf") || !strcmp(arg, "off") || !strcmp(arg, "snapshot")) {
+			o->python = arg[0] == 'b' ? MS_RECORD_PYTHON_BPF :
+				    arg[0] == 's' ? MS_RECORD_PYTHON_SNAPSHOT : MS_RECORD_PYTHON_OFF;
 			return 0;
 		}
-		if (!strcmp(arg, "snapshot"))
-			return ms_error("--python snapshot: thread snapshots are not available yet; "
-					"use --python bpf (root, the initial pid namespace)");
-		return ms_error("--python wants bpf or off, not '%s'", arg);
+		return ms_error("--python wants bpf, snapshot or off, not '%s'", arg);
+	case OPT_PYTHON_INTERVAL:
+		if (ms_parse_u64(arg, "--python-interval", UINT32_MAX, &v) < 0)
+			return -1;
+		if (v < MS_PY_SNAP_INTERVAL_MIN || v > MS_PY_SNAP_INTERVAL_MAX)
+			return ms_error("--python-interval: %s ms is out of range: a round of thread "
+					"snapshots every %d to %d ms", arg, MS_PY_SNAP_INTERVAL_MIN,
+					MS_PY_SNAP_INTERVAL_MAX);
+		o->python_interval_ms = (uint32_t)v;
+		return 0;
 	case 'h':
 		o->help = true;
 		return 0;
@@ -271,7 +281,7 @@ int ms_record_options_parse(struct ms_record_options *o, int argc, char **argv)
 	if (!(set & SET_OFF_CPU))
 		o->off_cpu = o->preset->off_cpu;
 	if (!(set & SET_PYTHON))
-		o->python = o->preset->python;
+		o->python = o->preset->python ? MS_RECORD_PYTHON_BPF : MS_RECORD_PYTHON_OFF;
 	if (freq_given && o->period)
 		return ms_error("give either -F HZ or -c PERIOD, not both");
 	if (o->period)
@@ -289,6 +299,9 @@ int ms_record_options_check(const struct ms_record_options *o)
 		.off_cpu_stack_size = ms_collect_off_cpu_stack_default(o->stack_size),
 	};
 
+	if (o->python_interval_ms && o->python != MS_RECORD_PYTHON_SNAPSHOT)
+		return ms_error("--python-interval is the snapshot engine's: give --python "
+				"snapshot too");
 	if (!strcmp(o->output, "-"))
 		return ms_error("-o: a capture is written to a file, not to stdout ('-'); "
 				"the launched program's stdout stays its own");
@@ -302,7 +315,7 @@ int ms_record_options_check(const struct ms_record_options *o)
 
 int ms_record_options_describe(const struct ms_record_options *o, char *buf, size_t len)
 {
-	char rate[48], duration[48], pages[32], budget[32];
+	char rate[48], duration[48], pages[32], budget[32], python[64];
 
 	if (o->period)
 		snprintf(rate, sizeof(rate), "period=%" PRIu64, o->period);
@@ -321,11 +334,17 @@ int ms_record_options_describe(const struct ms_record_options *o, char *buf, siz
 		ms_format_ppm(budget, sizeof(budget), o->budget_ppm);
 	else
 		snprintf(budget, sizeof(budget), "off");
+	if (o->python == MS_RECORD_PYTHON_SNAPSHOT)
+		snprintf(python, sizeof(python), " python=snapshot python-interval=%" PRIu32,
+			 o->python_interval_ms ? o->python_interval_ms : MS_PY_SNAP_INTERVAL_DEFAULT);
+	else
+		snprintf(python, sizeof(python), "%s",
+			 o->python == MS_RECORD_PYTHON_BPF ? " python=bpf" : "");
 	return snprintf(buf, len, "preset=%s %s event=%s stack-size=%" PRIu32 " unwind=%s "
 			"symbolize=%s duration=%s mmap-pages=%s budget=%s%s%s%s%s%s", o->preset->name,
 			rate, o->event, o->stack_size, ms_unwind_policy_name(o->unwind),
 			o->deferred ? "deferred" : "immediate", duration, pages, budget,
 			o->defer ? " defer" : "", o->off_cpu ? " off-cpu" : "",
 			o->no_perf_map ? " no-perf-map" : "", o->no_jit_objects ? " no-jit-objects" : "",
-			o->python ? " python=bpf" : "");
+			python);
 }

@@ -28,6 +28,12 @@ struct ms_record_preset {
 	bool python;		/* Python functions named (ms-collect --python bpf) */
 };
 
+enum ms_record_python {
+	MS_RECORD_PYTHON_OFF = 0,
+	MS_RECORD_PYTHON_BPF,		/* ms-collect --python bpf */
+	MS_RECORD_PYTHON_SNAPSHOT,	/* ms-collect --python snapshot */
+};
+
 struct ms_record_options {
 	const struct ms_record_preset *preset;
 	uint64_t freq, period;	/* one of them */
@@ -42,7 +48,9 @@ struct ms_record_options {
 	bool off_cpu;		/* --off-cpu: when and why threads were off the CPU too */
 	bool no_perf_map;	/* --no-perf-map: ms-collect reads no JIT's perf map */
 	bool no_jit_objects;	/* --no-jit-objects: nor objects registered for GDB */
-	bool python;		/* --python bpf: the BPF walker names Python functions */
+	/* --python: enum ms_record_python (0, off: no Python functions named) */
+	int python;
+	uint32_t python_interval_ms;	/* --python-interval; 0: ms-collect's default */
 	const char *output;
 	pid_t pid;		/* attach, or 0 */
 	char **argv;		/* launch, or NULL */
@@ -68,7 +76,8 @@ int ms_record_options_check(const struct ms_record_options *o);
 /*
  * One line describing the value, as the capture keeps it:
  * "preset=default freq=999 event=cpu-clock stack-size=8192 unwind=auto ...",
- * ending in " defer", " off-cpu" and " python=bpf" when they are on.
+ * ending in " defer", " off-cpu" and " python=bpf" (or " python=snapshot
+ * python-interval=MS") when they are on.
  * Returns the length it needed (snprintf's).
  */
 int ms_record_options_describe(const struct ms_record_options *o, char *buf, size_t len);

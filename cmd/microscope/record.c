@@ -49,7 +49,8 @@ static const char usage_record[] =
 	"                         [--symbolize=immediate|deferred] [--unwind dwarf|fp|dwarf+fp]\n"
 	"                         [--debug-dir DIR]... [--budget PCT|off] [--defer]\n"
 	"                         [--off-cpu | --no-off-cpu] [--no-perf-map] [--print-options]\n"
-	"                         [--no-jit-objects] [--python bpf|off]\n"
+	"                         [--no-jit-objects] [--python bpf|snapshot|off]\n"
+	"                         [--python-interval MS]\n"
 	"                         (-p PID | -- CMD ARGS...)\n"
 	"\n"
 	"      --preset NAME       a starting point the flags below override:\n"
@@ -90,7 +91,10 @@ static const char usage_record[] =
 	"                          ran (CPython 3.11-3.13; a BPF program walks the\n"
 	"                          frames as the sample is taken; the python preset);\n"
 	"                          needs root, outside containers (the program may be\n"
-	"                          in one). off: the preset's dropped\n"
+	"                          in one). snapshot: no BPF; every --python-interval\n"
+	"                          ms (1-1000, default 10) read each thread's Python\n"
+	"                          frames from the process: snapshots beside native\n"
+	"                          samples. off: the preset's dropped\n"
 	"      --defer             while the program runs, only record (compressed, to a\n"
 	"                          private file beside FILE); process after it ends\n"
 	"      --print-options     print the options as they will be used, and stop\n"
@@ -332,7 +336,7 @@ int ms_front_record(int argc, char **argv)
 	struct ms_pipeline p = { 0 };
 	struct ms_publish pub;
 	const char *output, *capture_path;
-	char msg[PATH_MAX + 64], desc[512], duration[48], info[600], budget[32];
+	char msg[PATH_MAX + 64], desc[512], duration[48], info[600], budget[32], interval[16];
 	struct source_args source = { &collect_head, &collect, &keep, false };
 	int st = 0, written, rc;
 	bool attach;
@@ -384,7 +388,12 @@ int ms_front_record(int argc, char **argv)
 		push(&collect, "--no-jit-objects");
 	if (o.python) {
 		push(&collect, "--python");
-		push(&collect, "bpf");
+		push(&collect, o.python == MS_RECORD_PYTHON_SNAPSHOT ? "snapshot" : "bpf");
+	}
+	if (o.python_interval_ms) {
+		snprintf(interval, sizeof(interval), "%" PRIu32, o.python_interval_ms);
+		push(&collect, "--python-interval");
+		push(&collect, interval);
 	}
 	if (o.duration_ns) {
 		snprintf(duration, sizeof(duration), "%" PRIu64 ".%09" PRIu64,

@@ -65,7 +65,8 @@ struct collector {
 	uint32_t n_lookers;
 	struct ms_collect_out watch_out;
 	bool ticking;			/* a watch has a tick() */
-	uint64_t next_tick_ns;
+	uint64_t next_tick_ns;		/* the earliest of tick_due */
+	uint64_t tick_due[MS_COLLECT_WATCHES_MAX];	/* each watch's next tick (0: at once) */
 
 	/* output */
 	int out_fd;
@@ -425,6 +426,8 @@ static int write_preamble(struct collector *c)
 			: info_number(c, "period", c->o->period)) < 0 ||
 	    info_number(c, "stack-size", c->o->stack_size) < 0 ||
 	    (c->o->python && info_text(c, "python", c->o->python) < 0) ||
+	    (c->o->python_interval_ms &&
+	     info_number(c, "python-interval", c->o->python_interval_ms) < 0) ||
 	    (c->o->off_cpu && (info_text(c, "off-cpu", c->switch_tp->name) < 0 ||
 			       info_number(c, "off-cpu-stack-size",
 					   c->s.switch_attr.sample_stack_user) < 0)) ||
@@ -759,18 +762,29 @@ static void watch_record(struct collector *c)
 	}
 }
 
-/* Every MS_COLLECT_TICK_MS, the watches' tick(). */
+/* The watches' tick(), each every its tick_ms (MS_COLLECT_TICK_MS when 0). */
 static void watch_tick(struct collector *c)
 {
-	uint64_t now = now_ns();
+	uint64_t now = now_ns(), next = UINT64_MAX;
 
 	if (!c->ticking || now < c->next_tick_ns)
 		return;
-	c->next_tick_ns = now + MS_COLLECT_TICK_MS * 1000000ull;
-	for (uint32_t i = 0; i < c->n_lookers; i++)
-		if (c->lookers[i]->tick &&
-		    c->lookers[i]->tick(c->lookers[i]->arg, now, &c->watch_out) < 0)
-			c->output_failed = true;
+	for (uint32_t i = 0; i < c->n_lookers; i++) {
+		const struct ms_collect_watch *w = c->lookers[i];
+		uint32_t ms = w->tick_ms ? w->tick_ms : MS_COLLECT_TICK_MS;
+
+		if (!w->tick)
+			continue;
+		if (now >= c->tick_due[i]) {
+			/* from now, not from when it was due: a late tick makes no backlog */
+			c->tick_due[i] = now + ms * 1000000ull;
+			if (w->tick(w->arg, now, &c->watch_out) < 0)
+				c->output_failed = true;
+		}
+		if (c->tick_due[i] < next)
+			next = c->tick_due[i];
+	}
+	c->next_tick_ns = next;
 }
 
 static void drop(struct collector *c)

@@ -4,7 +4,8 @@
  * The stream it writes (see man/ms-collect.1 and microscope-stream.5):
  *   header; INFO records (command, hostname, kernel, event, frequency or
  *   period, stack-size, with --off-cpu off-cpu "sched:sched_switch" and
- *   off-cpu-stack-size, with --python python "bpf", cpus, mmap-pages,
+ *   off-cpu-stack-size, with --python python "bpf" or "snapshot" (and
+ *   python-interval with snapshot), cpus, mmap-pages,
  *   clock, start-time); TARGET;
  *   with --off-cpu, the TRACEPOINT record (sched_switch's id and RAW
  *   layout) and the ATTR record(s) of the switch events (type
@@ -94,10 +95,11 @@ enum ms_watch_verdict {
  *   kernel's record), before the RAW record of its output event's sample
  *   is written: what the watch writes goes ahead of it. Same verdicts as
  *   sample().
- *  tick(): about every MS_COLLECT_TICK_MS while recording, after a drain
- *   pass (never during one), with the monotonic time; what it writes goes
- *   where the stream is then. Returns 0, or -1 when writing failed (the
- *   recording ends).
+ *  tick(): about every tick_ms (0: MS_COLLECT_TICK_MS) while recording,
+ *   after a drain pass (never during one), with the monotonic time; what
+ *   it writes goes where the stream is then. The next is due tick_ms
+ *   after this one was called (a late tick makes no backlog). Returns 0,
+ *   or -1 when writing failed (the recording ends).
  *  finish(): after the last drain, before the stream's epilogue: the
  *   output may block now, so what waited for room goes out.
  * Several watches may run (ms_collect_opts.watches): each callback is
@@ -115,6 +117,7 @@ struct ms_collect_watch {
 				     const struct ms_collect_out *out);
 	int (*tick)(void *arg, uint64_t now_ns, const struct ms_collect_out *out);
 	int (*finish)(void *arg, const struct ms_collect_out *out);
+	uint32_t tick_ms;	/* tick()'s period, 1 to 1000; 0: MS_COLLECT_TICK_MS */
 };
 #define MS_COLLECT_WATCHES_MAX 4
 /* How often tick() is called (the loop sleeps no longer while a watch has one). */
@@ -173,10 +176,12 @@ struct ms_collect_opts {
 	const struct ms_collect_watch *watches[MS_COLLECT_WATCHES_MAX];
 	uint32_t n_watches;
 	/*
-	 * The recording's Python engine ("bpf"), written as INFO "python"
-	 * with the others; NULL: none, and no such INFO.
+	 * The recording's Python engine ("bpf" or "snapshot"), written as
+	 * INFO "python" with the others; NULL: none, and no such INFO.
 	 */
 	const char *python;
+	/* The snapshot engine's interval in ms, INFO "python-interval"; 0: none. */
+	uint32_t python_interval_ms;
 };
 
 /* The switch-out copy when none is given: see MS_COLLECT_OFF_CPU_STACK_DEFAULT. */

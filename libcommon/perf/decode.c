@@ -1704,7 +1704,7 @@ static int handle_typed(struct stage *st, const struct ms_record *rec)
 	 */
 	if (rec->kind == MS_REC_JIT_FUNC || rec->kind == MS_REC_JIT_READ ||
 	    rec->kind == MS_REC_JIT_OBJECT || rec->kind == MS_REC_PY_PROCESS ||
-	    rec->kind == MS_REC_PY_CODE)
+	    rec->kind == MS_REC_PY_CODE || rec->kind == MS_REC_PY_SNAPSHOT)
 		return pass_through(st, rec, MS_ORDER_TIMED, 0);
 	/* ms-collect dropped records, of rings it does not name: a sample may be among them */
 	if (rec->kind == MS_REC_LOST)

@@ -187,8 +187,9 @@ const char *ms_perf_record_name(uint32_t type);
  * sample of its thread from its ring (perf/pypair.h: a switch-out is not
  * one), which then goes into the ordering in one entry with its PY_STACK,
  * written just before it; the records ms-collect writes of a Python
- * process (PY_PROCESS, PY_CODE) go ahead of everything held, as JIT_FUNC
- * does.
+ * process (PY_PROCESS, PY_CODE, PY_SNAPSHOT) go ahead of everything held,
+ * as JIT_FUNC does (a snapshot after the PY_CODE records it names, which
+ * ms-collect wrote before it).
  * Messages name in_name and out_name. Runs on the stage loop
  * (stream/stage.h), whose exit status it returns: what was decoded goes
  * out whatever the input's end, with a trailer only after a complete one.

@@ -4,7 +4,8 @@
 # _Py_DebugOffsets (pyparse.h), a userspace walker of every thread's
 # interpreted frames over process_vm_readv (walk.h); for ms-collect a
 # reader of one code object by its address (codeobj.h) and the Python
-# recorder (pyrecorder.h), which feeds the BPF walker its maps; and for
+# recorder (pyrecorder.h), which feeds the BPF walker its maps or takes
+# thread snapshots (pysnapshot.h); and for
 # ms-unwind the code objects and frame keys of PY_CODE records (pycode.h)
 # and the splice of Python frames into native stacks (splice.h).
 libcommon_a_SOURCES += \
@@ -13,6 +14,8 @@ libcommon_a_SOURCES += \
 	libcommon/python/pyrecorder.c libcommon/python/pyrecorder.h \
 	libcommon/python/pyrecorderint.h libcommon/python/pyrecordercode.c \
 	libcommon/python/pyrecorderthreads.c libcommon/python/pyrecorderbpf.c \
+	libcommon/python/pysnapshot.c libcommon/python/pysnapshot.h \
+	libcommon/python/pysnapshotround.c \
 	libcommon/python/layout.c libcommon/python/layout.h \
 	libcommon/python/pydwarf.c libcommon/python/pydwarf.h \
 	libcommon/python/pymem.c libcommon/python/pymem.h \
@@ -40,6 +43,12 @@ tests_unit_pyrecorder_test_SOURCES = tests/unit/pyrecorder-test.c
 tests_unit_pyrecorder_test_CPPFLAGS = $(AM_CPPFLAGS) -DMS_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_pyrecorder_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_pyrecorder_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+
+# The snapshot engine's pure parts and the light walker over a fake memory.
+UNIT_TESTS += tests/unit/pysnapshot-test
+tests_unit_pysnapshot_test_SOURCES = tests/unit/pysnapshot-test.c
+tests_unit_pysnapshot_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_pysnapshot_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 
 # ms-unwind's Python pieces: code objects and frame keys over real
 # locations tables, and the splice of Python frames into native stacks.

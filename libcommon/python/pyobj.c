@@ -52,9 +52,36 @@ enum ms_py_read ms_py_read_mem(struct ms_py_reader *r, uint64_t addr, void *buf,
 		return fail(r, MS_PY_READ_BUDGET, "%llu bytes read before %s",
 			    (unsigned long long)r->budget, what);
 	r->bytes += len;
-	if (ms_py_read(r->pid, addr, buf, len) < 0)
-		return fail(r, MS_PY_READ_UNREADABLE, "%s at 0x%llx of process %d: %s", what,
-			    (unsigned long long)addr, (int)r->pid, strerror(errno));
+	if ((r->read ? r->read(r->read_arg, addr, buf, len) : ms_py_read(r->pid, addr, buf, len)) < 0) {
+		int e = errno;
+
+		fail(r, MS_PY_READ_UNREADABLE, "%s at 0x%llx of process %d: %s", what,
+		     (unsigned long long)addr, (int)r->pid, strerror(e));
+		errno = e;	/* the caller may tell a process gone (ESRCH) */
+		return MS_PY_READ_UNREADABLE;
+	}
+	return MS_PY_READ_OK;
+}
+
+enum ms_py_read ms_py_read_many(struct ms_py_reader *r, const uint64_t *addrs, uint32_t n,
+				size_t len, void *buf, const char *what)
+{
+	uint64_t total = (uint64_t)n * len;
+
+	if (r->bytes + total > r->budget)
+		return fail(r, MS_PY_READ_BUDGET, "%llu bytes read before %s",
+			    (unsigned long long)r->budget, what);
+	r->bytes += total;
+	if (!r->read) {
+		if (ms_py_readv(r->pid, addrs, n, len, buf) == 0)
+			return MS_PY_READ_OK;
+		return fail(r, MS_PY_READ_UNREADABLE, "%s (%u ranges) of process %d: %s", what, n,
+			    (int)r->pid, strerror(errno));
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (r->read(r->read_arg, addrs[i], (uint8_t *)buf + (size_t)i * len, len) < 0)
+			return fail(r, MS_PY_READ_UNREADABLE, "%s at 0x%llx of process %d: %s", what,
+				    (unsigned long long)addrs[i], (int)r->pid, strerror(errno));
 	return MS_PY_READ_OK;
 }
 

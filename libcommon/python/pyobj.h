@@ -23,9 +23,18 @@ enum ms_py_read {
 	MS_PY_READ_BUDGET,		/* the reader's budget of bytes is spent */
 };
 
+/*
+ * Where a reader's bytes come from: NULL, the process (ms_py_read); a
+ * test gives a fake memory. Same contract as ms_py_read: all or nothing,
+ * 0 or -1 with errno set.
+ */
+typedef int (*ms_py_read_fn)(void *arg, uint64_t addr, void *buf, size_t len);
+
 struct ms_py_reader {
 	pid_t pid;
 	const struct ms_py_layout *l;
+	ms_py_read_fn read;		/* NULL: process_vm_readv of pid */
+	void *read_arg;
 	uint64_t bytes;			/* read so far */
 	uint64_t budget;		/* a read past this many bytes fails: MS_PY_READ_BUDGET */
 	uint8_t *scratch;		/* a str's characters: 4 * MS_PY_STR_MAX bytes (walk.h) */
@@ -35,6 +44,9 @@ struct ms_py_reader {
 /* Read len bytes at addr (what names them in the reason). */
 enum ms_py_read ms_py_read_mem(struct ms_py_reader *r, uint64_t addr, void *buf, size_t len,
 			       const char *what);
+/* Read len bytes at each of n addresses into buf, n x len bytes (pymem.h's ms_py_readv). */
+enum ms_py_read ms_py_read_many(struct ms_py_reader *r, const uint64_t *addrs, uint32_t n,
+				size_t len, void *buf, const char *what);
 /*
  * The str object at addr as UTF-8 into out (cap bytes, NUL-terminated),
  * *len its bytes: proved a str of at most MS_PY_STR_MAX characters.

@@ -70,6 +70,7 @@ void ms_py_recorder_free(struct ms_py_recorder *r)
 		return;
 	for (int i = 0; i < MS_PYREC_PROCS_MAX; i++)
 		proc_release(&r->procs[i]);
+	pyrec_snap_free(r->snap);
 	free(r->info);
 	free(r);
 }
@@ -216,6 +217,8 @@ static void on_record(void *arg, uint32_t kind, const void *rec)
 			break;
 		if (t->tid == t->pid)
 			proc_drop(r, p);
+		else
+			p->nsids_stale = true;	/* its id may name another thread soon */
 		break;
 	}
 	default:
@@ -233,7 +236,7 @@ static int write_process(struct ms_py_recorder *r, const struct pyrec_proc *p, u
 		.version_hex = status == MS_PY_PROCESS_OK ? p->l.version_hex : 0,
 		.source = status == MS_PY_PROCESS_OK ? (uint32_t)p->l.source : 0,
 		.path = { p->l.module, (uint32_t)strnlen(p->l.module, sizeof(p->l.module)) },
-		.engine = { "bpf", 3 },
+		.engine = r->snap ? (struct ms_str){ "snapshot", 8 } : (struct ms_str){ "bpf", 3 },
 		.reason = { reason, (uint32_t)strlen(reason) },
 	};
 
@@ -276,11 +279,14 @@ static int look(struct ms_py_recorder *r, struct pyrec_proc *p, const struct ms_
 	if (ms_bpf_py_pidns((pid_t)p->pid, &p->pidns_dev, &p->pidns_ino, r->err, sizeof(r->err)) < 0)
 		goto refused;
 	p->nested = p->pidns_dev != r->self_ns_dev || p->pidns_ino != r->self_ns_ino;
-	if (!p->threads)
+	p->n_nsids = 0;
+	p->nsids_stale = true;
+	/* The BPF walker's thread map (snapshots read every state each round) */
+	if (!r->snap && !p->threads)
 		p->threads = malloc(MS_PY_WALK_THREADS * sizeof(*p->threads));
-	if (!p->fresh)
+	if (!r->snap && !p->fresh)
 		p->fresh = malloc(MS_PY_WALK_THREADS * sizeof(*p->fresh));
-	if (!p->threads || !p->fresh) {
+	if (!r->snap && (!p->threads || !p->fresh)) {
 		snprintf(r->err, sizeof(r->err), "python recorder: out of memory for process %u's threads",
 			 p->pid);
 		goto refused;
@@ -312,8 +318,11 @@ static int on_tick(void *arg, uint64_t now_ns, const struct ms_collect_out *out)
 	struct ms_py_recorder *r = arg;
 	int finds = 0;
 
-	(void)now_ns;
 	r->n.ticks++;
+	/* Snapshot rounds may come more often: layouts are looked for as with bpf. */
+	if (r->snap && now_ns < r->next_look_ns)
+		return pyrec_snap_round(r, now_ns, out);
+	r->next_look_ns = now_ns + MS_COLLECT_TICK_MS * 1000000ull;
 	r->tick_bytes = 0;
 	for (int i = 0; i < MS_PYREC_PROCS_MAX && finds < FINDS_PER_TICK; i++) {
 		struct pyrec_proc *p = &r->procs[i];
@@ -325,6 +334,8 @@ static int on_tick(void *arg, uint64_t now_ns, const struct ms_collect_out *out)
 		if (look(r, p, out) < 0)
 			return -1;
 	}
+	if (r->snap)
+		return pyrec_snap_round(r, now_ns, out);
 	for (int i = 0; i < MS_PYREC_PROCS_MAX; i++)
 		if (r->procs[i].state == PYREC_LAYOUT)
 			pyrec_threads_refresh(r, &r->procs[i], out);
@@ -346,5 +357,6 @@ void ms_py_recorder_watch(struct ms_py_recorder *r, struct ms_collect_watch *w)
 		.record = on_record,
 		.bpf = on_bpf,
 		.tick = on_tick,
+		.tick_ms = r->snap ? pyrec_snap_interval(r->snap) : 0,
 	};
 }

@@ -1,7 +1,11 @@
 /*
  * ms-collect's Python recorder (--python bpf): a watch of the recording
  * (perf/collect.h) that feeds the BPF walker (bpf/sampler.h) its maps and
- * names the code objects the walker's records point at.
+ * names the code objects the walker's records point at. With the snapshot
+ * engine (--python snapshot, pysnapshot.h: ms_py_snapshot_recorder_new)
+ * the same layouts and code naming serve thread snapshots instead: no
+ * sink, no thread map; its watch ticks every snapshot interval and looks
+ * for layouts every MS_COLLECT_TICK_MS as here.
  *
  * Layout. When a recorded process maps a file named like an interpreter
  * (python3.X, libpython3.X.so*: ms_py_module_name()), or was attached to

@@ -1,7 +1,8 @@
 /*
  * The Python recorder's code objects (pyrecorder.h): each (pid, code,
- * stamp) a walker record names is read, proved and written as a PY_CODE
- * record once, ahead of the first record that names it.
+ * stamp) a walker record or a thread snapshot names is read, proved and
+ * written as a PY_CODE record once, ahead of the first record that names
+ * it.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -71,9 +72,8 @@ static int write_code(struct ms_py_recorder *r, const struct pyrec_proc *p, uint
 	return ms_py_code_pack(out->w, &c);
 }
 
-/* Name one frame's code: WRITE when named (or never to be), WAIT for room, ERROR. */
-static enum ms_watch_verdict name(struct ms_py_recorder *r, struct pyrec_proc *p, uint64_t code,
-				  uint64_t stamp, const struct ms_collect_out *out)
+enum ms_watch_verdict pyrec_code_name(struct ms_py_recorder *r, struct pyrec_proc *p, uint64_t code,
+				      uint64_t stamp, const struct ms_collect_out *out)
 {
 	struct ms_py_code_info *in = r->info;
 	struct pyrec_code *slot;
@@ -104,8 +104,8 @@ static enum ms_watch_verdict name(struct ms_py_recorder *r, struct pyrec_proc *p
 		} else {
 			if (r->tick_bytes >= MS_PYREC_TICK_BYTES) {
 				ms_problems_add(out->problems, "python-code-bounded",
-						"%u bytes of code objects were read in one tick: the "
-						"code at 0x%llx of process %u was named later, or not",
+						"%u bytes of code objects were read in one tick (20 ms): "
+						"the code at 0x%llx of process %u was named later, or not",
 						MS_PYREC_TICK_BYTES, (unsigned long long)code, p->pid);
 				r->n.bounded++;
 				return MS_WATCH_WRITE;
@@ -155,7 +155,7 @@ enum ms_watch_verdict pyrec_codes_name(struct ms_py_recorder *r, const struct ms
 		memcpy(&f, rec->payload + sizeof(head) + i * sizeof(f), sizeof(f));
 		if (!f.code)
 			continue;
-		if ((v = name(r, p, f.code, f.stamp, out)) != MS_WATCH_WRITE)
+		if ((v = pyrec_code_name(r, p, f.code, f.stamp, out)) != MS_WATCH_WRITE)
 			return v;
 	}
 	return MS_WATCH_WRITE;

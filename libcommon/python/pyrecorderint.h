@@ -1,8 +1,9 @@
 /*
  * The Python recorder's state, shared by its parts (pyrecorder.h):
  * pyrecorder.c the watch, the processes and their layouts;
- * pyrecorderthreads.c the thread map's refresh; pyrecordercode.c the
- * naming of code objects.
+ * pyrecorderthreads.c the thread map's refresh and the translation of
+ * native thread ids; pyrecordercode.c the naming of code objects;
+ * pysnapshot.c the snapshot engine's rounds (pysnapshot.h).
  */
 #ifndef MS_PYTHON_PYRECORDERINT_H
 #define MS_PYTHON_PYRECORDERINT_H
@@ -55,8 +56,9 @@ struct pyrec_proc {
 	/* the walker's py_threads for it, by tid; fresh: the next reading */
 	struct pyrec_thread *threads, *fresh;
 	uint32_t n_threads;
-	struct pyrec_nsid *nsids;	/* nested: the last NSpid reading, by ns */
+	struct pyrec_nsid *nsids;	/* nested, or snapshots: the last reading of its tasks, by ns */
 	uint32_t n_nsids;
+	bool nsids_stale;		/* a thread of it exited since that reading */
 	struct pyrec_code *codes;	/* PYREC_CODE_SLOTS, on the first code */
 	uint32_t n_codes;
 };
@@ -75,6 +77,9 @@ struct ms_py_recorder {
 	uint32_t info_pid;
 	uint64_t info_code, info_stamp;
 	char err[512];
+	/* --python snapshot: the engine's state (pysnapshot.c); NULL: the BPF engine */
+	struct pyrec_snap *snap;
+	uint64_t next_look_ns;		/* layouts looked for every MS_COLLECT_TICK_MS */
 };
 
 /* The process with a layout of that pid, or NULL. */
@@ -86,8 +91,29 @@ void pyrec_threads_refresh(struct ms_py_recorder *r, struct pyrec_proc *p,
 /* Forget p's threads in the walker's map and here. */
 void pyrec_threads_drop(struct ms_py_recorder *r, struct pyrec_proc *p);
 
+/*
+ * The recorder's id of p's thread whose id in p's namespace is ns, proved
+ * one of p's tasks (/proc/PID/task, NSpid when nested): 0 when none is.
+ * A miss reads the tasks again, once while *reread is false (it is set).
+ */
+uint32_t pyrec_tid_of(struct pyrec_proc *p, uint64_t ns, bool *reread);
+
 /* pyrecordercode.c: name the code objects of a walker record (pyrecorder.h). */
 enum ms_watch_verdict pyrec_codes_name(struct ms_py_recorder *r, const struct ms_bpf_record *rec,
 				       const struct ms_collect_out *out);
+/*
+ * Name one code of p (its PY_CODE record written now, unless named
+ * already): WRITE when named or never to be (counted), WAIT when its record
+ * found no room (it is kept for the next call), ERROR when writing failed.
+ */
+enum ms_watch_verdict pyrec_code_name(struct ms_py_recorder *r, struct pyrec_proc *p, uint64_t code,
+				      uint64_t stamp, const struct ms_collect_out *out);
+
+/* pysnapshot.c: the snapshot engine's state, NULL after a message. */
+struct pyrec_snap *pyrec_snap_new(uint32_t interval_ms);
+void pyrec_snap_free(struct pyrec_snap *s);
+/* One round over every process with a layout: 0, or -1 when writing failed. */
+int pyrec_snap_round(struct ms_py_recorder *r, uint64_t now_ns, const struct ms_collect_out *out);
+uint32_t pyrec_snap_interval(const struct pyrec_snap *s);
 
 #endif

@@ -133,7 +133,10 @@ static int nspid_line(const char *s, uint32_t *ns, uint32_t *host)
 	return n ? 0 : -1;
 }
 
-/* Read p's tasks' NSpid lines into p->nsids, sorted by ns. */
+/*
+ * Read p's tasks into p->nsids, sorted by ns: their NSpid lines when p is
+ * in a nested namespace, else their ids (the same here and there).
+ */
 static void read_nsids(struct pyrec_proc *p)
 {
 	char path[64], buf[4096];
@@ -141,6 +144,7 @@ static void read_nsids(struct pyrec_proc *p)
 	DIR *d;
 
 	p->n_nsids = 0;
+	p->nsids_stale = false;
 	if (!p->nsids && !(p->nsids = malloc(MS_PY_WALK_THREADS * sizeof(*p->nsids))))
 		return;
 	snprintf(path, sizeof(path), "/proc/%u/task", p->pid);
@@ -153,6 +157,13 @@ static void read_nsids(struct pyrec_proc *p)
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
+		if (!p->nested) {
+			unsigned long v = strtoul(e->d_name, NULL, 10);
+
+			if (v && v <= UINT32_MAX)
+				p->nsids[p->n_nsids++] = (struct pyrec_nsid){ (uint32_t)v, (uint32_t)v };
+			continue;
+		}
 		snprintf(path, sizeof(path), "/proc/%u/task/%.16s/status", p->pid, e->d_name);
 		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 			continue;
@@ -179,6 +190,26 @@ static uint32_t host_tid(const struct pyrec_proc *p, uint32_t ns)
 		return 0;
 	hit = bsearch(&key, p->nsids, p->n_nsids, sizeof(*p->nsids), cmp_nsid);
 	return hit ? hit->host : 0;
+}
+
+uint32_t pyrec_tid_of(struct pyrec_proc *p, uint64_t ns, bool *reread)
+{
+	uint32_t host;
+
+	if (!ns || ns > UINT32_MAX)
+		return 0;
+	if ((p->nsids_stale || !p->nsids) && !*reread) {
+		read_nsids(p);
+		*reread = true;
+	}
+	host = host_tid(p, (uint32_t)ns);
+	/* A thread started since the last reading: read again, once a round. */
+	if (!host && !*reread) {
+		read_nsids(p);
+		*reread = true;
+		host = host_tid(p, (uint32_t)ns);
+	}
+	return host;
 }
 
 /* Native ids to the recorder's (0: none); in the recorder's namespace they are equal. */

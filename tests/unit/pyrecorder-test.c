@@ -801,12 +801,19 @@ static void test_recorder_nested_threads(void **state)
  * --stream-python: the Python records of a stream (stdin) in order, for
  * tests/0775-python-collect.bats:
  *   info python ENGINE
- *   process PID STATUS VERSION SOURCE PATH | REASON
+ *   process PID STATUS VERSION SOURCE PATH | REASON | engine ENGINE
  *   code PID CODE STAMP STATUS QUALNAME FILE FIRSTLINE LINETABLE-BYTES
  *   walker PID TID STATUS FRAMES: NAME... (innermost first; "?" for a code
  *     no PY_CODE record before it named)
+ *   snapshot PID TID ROUND TIME STATUS GIL FRAMES: NAME... (innermost first,
+ *     "?" as for walker records) | REASON
+ *   sample PID TID (with --samples: each sample's ids)
+ *   decoded-sample PID TID TIME (with --samples: ms-decode's SAMPLE records)
+ *   exit PID TID TIME (a thread's exit)
+ *   info python-interval MS
  *   problem CODE COUNT DETAIL (python-* only)
  *   samples N walkers M (at the end: the sampler's samples, the walker's records)
+ * It reads ms-collect's stream or ms-decode's (PY_SNAPSHOT goes through).
  */
 #define NAMED_MAX 65536
 static struct { uint32_t pid; uint64_t code, stamp; char name[64]; } named[NAMED_MAX];
@@ -842,8 +849,19 @@ static void print_walker(const struct ms_bpf_record *b)
 	printf("\n");
 }
 
-static int stream_python(void)
+static void print_snapshot(const struct ms_py_snapshot *s)
 {
+	printf("snapshot %u %u %llu %llu %s %u %u:", s->pid, s->tid, (unsigned long long)s->round,
+	       (unsigned long long)s->time, ms_py_snapshot_status_name(s->status), s->gil,
+	       s->n_words / 4);
+	for (uint32_t i = 0; i < s->n_words; i += 4)
+		printf(" %s", name_of(s->pid, s->words[i], s->words[i + 1]));
+	printf(" | %.*s\n", (int)s->reason.len, s->reason.ptr);
+}
+
+static int stream_python(bool each_sample)
+{
+	static struct ms_py_snapshot snap;
 	struct ms_reader *r = ms_reader_open(0, "stdin");
 	static struct ms_decoder dec;
 	static struct ms_decoded d;
@@ -866,14 +884,26 @@ static int stream_python(void)
 				return 1;
 			if (i.is_text && i.key.len == 6 && !memcmp(i.key.ptr, "python", 6))
 				printf("info python %.*s\n", (int)i.text.len, i.text.ptr);
+			if (!i.is_text && i.key.len == 15 && !memcmp(i.key.ptr, "python-interval", 15))
+				printf("info python-interval %llu\n", (unsigned long long)i.number);
+		} else if (rec.kind == MS_REC_SAMPLE && each_sample) {
+			if (ms_sample_unpack(&rec, &d.u.sample) < 0)
+				return 1;
+			printf("decoded-sample %u %u %llu\n", d.u.sample.pid, d.u.sample.tid,
+			       (unsigned long long)d.u.sample.time);
+		} else if (rec.kind == MS_REC_PY_SNAPSHOT) {
+			if (ms_py_snapshot_unpack(&rec, &snap) < 0)
+				return 1;
+			print_snapshot(&snap);
 		} else if (rec.kind == MS_REC_PY_PROCESS) {
 			struct ms_py_process p;
 
 			if (ms_py_process_unpack(&rec, &p) < 0)
 				return 1;
-			printf("process %u %s %#x %u %.*s | %.*s\n", p.pid,
+			printf("process %u %s %#x %u %.*s | %.*s | engine %.*s\n", p.pid,
 			       ms_py_process_status_name(p.status), p.version_hex, p.source,
-			       (int)p.path.len, p.path.ptr, (int)p.reason.len, p.reason.ptr);
+			       (int)p.path.len, p.path.ptr, (int)p.reason.len, p.reason.ptr,
+			       (int)p.engine.len, p.engine.ptr);
 		} else if (rec.kind == MS_REC_PY_CODE) {
 			struct ms_py_code c;
 
@@ -902,6 +932,11 @@ static int stream_python(void)
 				walkers++;
 			}
 			samples += got == MS_DECODE_SAMPLE;
+			if (got == MS_DECODE_SAMPLE && each_sample)
+				printf("sample %u %u\n", d.u.sample.pid, d.u.sample.tid);
+			if (got == MS_DECODE_EXIT)
+				printf("exit %u %u %llu\n", d.u.task.pid, d.u.task.tid,
+				       (unsigned long long)d.u.task.time);
 		} else if (rec.kind == MS_REC_PROBLEM) {
 			struct ms_problem pr;
 
@@ -921,7 +956,9 @@ static int stream_python(void)
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--stream-python"))
-		return stream_python();
+		return stream_python(false);
+	if (argc == 3 && !strcmp(argv[1], "--stream-python") && !strcmp(argv[2], "--samples"))
+		return stream_python(true);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_code_read, teardown),
 		cmocka_unit_test_teardown(test_code_freed, teardown),
