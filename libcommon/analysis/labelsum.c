@@ -1,7 +1,7 @@
 /*
  * The summary's word on label spans (capture.h: ms_cap_label_span): which
- * key=value pairs the capture has, over how many spans, samples and
- * threads, so people know --label and the threads view have something
+ * key=value pairs the capture has, over how many spans, samples (or
+ * snapshots) and threads, so people know --label and the threads view have something
  * to show. Said only when there are spans, so other captures' summaries
  * stay as they were.
  */
@@ -9,6 +9,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/analysis-internal.h"
 #include "util/json.h"
@@ -56,6 +57,17 @@ static uint32_t sum_pairs(const struct ms_capture *cap, struct pair_sum *p, uint
 	return n;
 }
 
+/*
+ * What a span's count counts: the snapshot engine's spans run over a
+ * thread's snapshots, the BPF engine's over its samples (INFO python).
+ */
+static const char *span_unit(const struct ms_capture *cap)
+{
+	const char *engine = ms_capture_info_text(cap, "python");
+
+	return engine && !strcmp(engine, "snapshot") ? "snapshots" : "samples";
+}
+
 void ms_labels_summary_text(FILE *out, const struct ms_capture *cap)
 {
 	struct pair_sum p[PAIRS_MAX];
@@ -72,7 +84,7 @@ void ms_labels_summary_text(FILE *out, const struct ms_capture *cap)
 		ms_text_put(out, cap->strings[p[i].key]);
 		fputc('=', out);
 		ms_text_put(out, cap->strings[p[i].value]);
-		fprintf(out, " (%" PRIu64 " samples)", p[i].samples);
+		fprintf(out, " (%" PRIu64 " %s)", p[i].samples, span_unit(cap));
 	}
 	if (more)
 		fprintf(out, " and spans of other values");
@@ -90,6 +102,9 @@ void ms_labels_json(struct ms_json *j, const struct ms_capture *cap)
 	ms_json_uint(j, cap->n_label_spans);
 	ms_json_key(j, "threads");
 	ms_json_uint(j, threads);
+	/* what each value's "samples" counts: "samples" or "snapshots" */
+	ms_json_key(j, "counts");
+	ms_json_string(j, span_unit(cap));
 	ms_json_key(j, "values");
 	ms_json_array_begin(j);
 	for (i = 0; i < n; i++) {
