@@ -9,8 +9,12 @@
 # median of $runs runs), the share of the samples running Python code (an
 # interpreter loop on the stack) whose stack holds Python frames, and the
 # cost per sample of turning each recording into named stacks (the
-# pipeline on the saved stream vs perf script on perf.data). The snapshot
-# engine (--python snapshot) is not built yet, so it has no column.
+# pipeline on the saved stream vs perf script on perf.data). A third
+# column is microscope's other engine, thread snapshots (--python
+# snapshot: every thread's frames read from the process every interval,
+# no BPF), at 1 ms (1000 reads a second, as many as the samplers take) and
+# at its default 10 ms: its share is of the main thread's reads, whole or
+# not, and its cost per record (samples and snapshots).
 # Set by scripts/bench-smoke, which sources this file.
 : "${top:?}" "${build:?}" "${work:?}" "${seconds:?}" "${runs:?}"
 py=${MS_BENCH_PYTHON312:-/root/.pyenv/versions/3.12.1/bin/python3.12}
@@ -42,6 +46,10 @@ t_alone=$(median_wall "$py" "$pywork" steps "$steps")
 t_alone_xperf=$(median_wall "$py" -X perf "$pywork" steps "$steps")
 t_ms=$(median_wall microscope record --python bpf -F 999 -o "$work/py-t.msc" -- "$py" "$pywork" steps "$steps")
 t_ms_native=$(median_wall microscope record -F 999 -o "$work/py-n.msc" -- "$py" "$pywork" steps "$steps")
+t_snap=$(median_wall microscope record --python snapshot --python-interval 1 -F 999 -o "$work/py-s.msc" -- \
+	"$py" "$pywork" steps "$steps")
+t_snap10=$(median_wall microscope record --python snapshot -F 999 -o "$work/py-s10.msc" -- \
+	"$py" "$pywork" steps "$steps")
 t_perf=$(median_wall perf record -q -F 999 --call-graph dwarf,8192 -o "$work/py-t.data" -- \
 	"$py" -X perf "$pywork" steps "$steps")
 
@@ -53,6 +61,10 @@ perf_pid=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$work/py-perf.out")
 ms-decode <"$work/py.msr" | ms-unwind | ms-symbolize | ms-capture -o "$work/py.msc"
 t_proc_ms=$(best "ms-decode < '$work/py.msr' | ms-unwind | ms-symbolize | ms-capture -o '$work/py2.msc'")
 t_proc_perf=$(best "perf script -i '$work/py.data' -F ip,sym")
+ms-collect --python snapshot --python-interval 1 -F 999 -o "$work/py-s.msr" -- "$py" "$pywork" steps "$steps" \
+	>/dev/null
+ms-decode <"$work/py-s.msr" | ms-unwind | ms-symbolize | ms-capture -o "$work/py-s.msc"
+t_proc_snap=$(best "ms-decode < '$work/py-s.msr' | ms-unwind | ms-symbolize | ms-capture -o '$work/py-s2.msc'")
 perf script -i "$work/py.data" -F ip,sym 2>/dev/null >"$work/py-perf.txt"
 rm -f "/tmp/perf-$perf_pid.map"
 find /tmp -maxdepth 1 -name "perf-*.map" | sort | comm -13 "$work/py-maps-before" - | xargs -r rm -f
@@ -75,26 +87,40 @@ read -r pf_py pf_named pf_chain < <(awk 'function end() { if (py) { p++; if (nam
 	/py::main:/ { chain++ } /py::f:/ { chain++ } /py::g:/ { chain++ } /py::h:/ { chain++ }
 	END { end(); print p + 0, k + 0, c + 0 }' "$work/py-perf.txt")
 
+# Snapshots: of the main thread's reads (whole, changed or dropped), those
+# with Python frames, and those whose stack is the whole chain.
+read -r sn_reads sn_named < <(ms-analyze tasks --json "$work/py-s.msc" |
+	jq -r '[.rows | max_by(.snapshots)] | .[0] | "\(.snapshots + .changed + .dropped) \(.with_frames)"')
+sn_chain=$(ms-export --folded --weight snapshots --look python "$work/py-s.msc" 2>/dev/null |
+	awk '/main \([^)]*\);f \([^)]*\);g \([^)]*\);h \(/ { n += $NF } END { print n + 0 }')
+sn_records=$(( $(ms-analyze summary --json "$work/py-s.msc" | jq .samples) + sn_reads ))
+
 pct() { echo "100 * $1 / ($2 + ($2 == 0))" | bc -l; }
 per_ms=$(echo "$t_proc_ms / $ms_samples * 1000000" | bc -l)
 per_pf=$(echo "$t_proc_perf / $perf_samples * 1000000" | bc -l)
 slow_ms=$(ratio "$t_ms" "$t_alone")
 slow_ms_native=$(ratio "$t_ms_native" "$t_alone")
 slow_pf=$(ratio "$t_perf" "$t_alone_xperf")
-printf '\n%-48s %12s %12s %8s\n' "figure (python3.12, pure Python)" "microscope" "perf -X perf" "ratio"
-printf '%-48s %11.3fx %11.3fx %7.2fx\n' "target slowdown (run time / alone; lower better)" \
-	"$slow_ms" "$slow_pf" "$(ratio "$slow_ms" "$slow_pf")"
-printf '%-48s %11.3fx\n' "  the same without --python bpf" "$slow_ms_native"
-printf '%-48s %12d %12d\n' "samples recorded" "$ms_samples" "$perf_samples"
-printf '%-48s %11.1f%% %11.1f%%\n' "Python samples with Python frames" \
-	"$(pct "$ms_named" "$ms_py")" "$(pct "$pf_named" "$pf_py")"
-printf '%-48s %11.1f%% %11.1f%%\n' "Python samples with main > f > g > h whole" \
-	"$(pct "$ms_chain" "$ms_py")" "$(pct "$pf_chain" "$pf_py")"
-printf '%-48s %12.2f %12.2f %7.2fx\n' "processing, us/sample (lower is better)" \
-	"$per_ms" "$per_pf" "$(ratio "$per_ms" "$per_pf")"
+slow_snap=$(ratio "$t_snap" "$t_alone")
+slow_snap10=$(ratio "$t_snap10" "$t_alone")
+per_snap=$(echo "$t_proc_snap / $sn_records * 1000000" | bc -l)
+printf '\n%-44s %11s %11s %12s %10s\n' "figure (python3.12, pure Python)" "ms bpf" "ms snapshot" \
+	"perf -X perf" "bpf/perf"
+printf '%-44s %10.3fx %10.3fx %11.3fx %9.2fx\n' "target slowdown (run time / alone; lower better)" \
+	"$slow_ms" "$slow_snap" "$slow_pf" "$(ratio "$slow_ms" "$slow_pf")"
+printf '%-44s %10.3fx %10.3fx\n' "  without --python / snapshots every 10 ms" "$slow_ms_native" "$slow_snap10"
+printf '%-44s %11d %11d %12d\n' "samples (snapshot: main thread's reads)" "$ms_samples" "$sn_reads" \
+	"$perf_samples"
+printf '%-44s %10.1f%% %10.1f%% %11.1f%%\n' "Python samples with Python frames" \
+	"$(pct "$ms_named" "$ms_py")" "$(pct "$sn_named" "$sn_reads")" "$(pct "$pf_named" "$pf_py")"
+printf '%-44s %10.1f%% %10.1f%% %11.1f%%\n' "Python samples with main > f > g > h whole" \
+	"$(pct "$ms_chain" "$ms_py")" "$(pct "$sn_chain" "$sn_reads")" "$(pct "$pf_chain" "$pf_py")"
+printf '%-44s %11.2f %11.2f %12.2f %9.2fx\n' "processing, us/record (lower is better)" \
+	"$per_ms" "$per_snap" "$per_pf" "$(ratio "$per_ms" "$per_pf")"
 echo
 echo "slowdown: median of $runs runs of pywork.py steps $steps ($(printf '%.2f' "$t_alone") s alone; under"
-echo "-X perf $(printf '%.2f' "$t_alone_xperf") s alone), recorded at 999 Hz: microscope record --python bpf"
-echo "vs perf record --call-graph dwarf,8192 over python3.12 -X perf. microscope names"
-echo "functions with their lines; perf's py:: names have no lines. processing: the"
-echo "pipeline on the saved stream vs perf script -F ip,sym; best of $runs runs each."
+echo "-X perf $(printf '%.2f' "$t_alone_xperf") s alone), recorded at 999 Hz: microscope record --python bpf,"
+echo "--python snapshot --python-interval 1 (and 10), and perf record --call-graph dwarf,8192 over"
+echo "python3.12 -X perf. microscope names functions with their lines; perf's py:: names have"
+echo "no lines. processing: the pipeline on the saved stream (per sample; snapshot: per sample"
+echo "and snapshot) vs perf script -F ip,sym; best of $runs runs each."
