@@ -99,7 +99,7 @@ tests_unit_jit_views_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 # Python data in the capture (minor 7) and the looks over it, hand-built.
 UNIT_TESTS += tests/unit/pylooks-test
-tests_unit_pylooks_test_SOURCES = tests/unit/pylooks-test.c
+tests_unit_pylooks_test_SOURCES = tests/unit/pylooks-test.c tests/unit/pycapture-build.h
 tests_unit_pylooks_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_pylooks_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 

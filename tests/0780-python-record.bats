@@ -8,9 +8,7 @@
 # shellcheck disable=SC2154 # output, status: set by bats's run
 bats_require_minimum_version 1.5.0
 load test_helper
-
-PY311=/usr/bin/python3.11
-PYENV=/root/.pyenv/versions
+load pywork_helper
 
 setup() {
 	require_built microscope ms-analyze ms-export
@@ -23,20 +21,6 @@ teardown() {
 	no_leftover_processes
 }
 
-# python_of VERSION: the interpreter's path ("debian" is Debian's 3.11); a
-# missing one fails the test: every one named here is on the machine.
-python_of() {
-	local py
-	case $1 in
-	debian) py=$PY311 ;;
-	3.11) py=$PYENV/3.11.7/bin/python3.11 ;;
-	3.12) py=$PYENV/3.12.1/bin/python3.12 ;;
-	3.13) py=$PYENV/3.13.0/bin/python3.13 ;;
-	esac
-	[ -x "$py" ] || { echo "no interpreter at $py (scripts/install-deps installs it)" >&2; return 1; }
-	echo "$py"
-}
-
 # record CAPTURE VERSION ARGS...: pywork.py ARGS under --python bpf.
 record() {
 	local cap=$1 py
@@ -45,17 +29,6 @@ record() {
 	microscope record --python bpf -o "$cap" -- "$py" "$WORK" "$@" > out.txt 2> record.err ||
 		{ cat record.err >&2; return 1; }
 	grep -q '^ready ' out.txt
-}
-
-# mark NAME: the line of pywork.py marked "# mark-NAME".
-mark() {
-	grep -n "# mark-$1\$" "$WORK" | cut -d: -f1
-}
-
-# at_least A B PERCENT: A is at least PERCENT % of B (and B is not 0).
-at_least() {
-	[ "$2" -gt 0 ] || { echo "no samples to compare ($1 of $2)" >&2; return 1; }
-	[ "$(( $1 * 100 ))" -ge "$(( $2 * $3 ))" ] || { echo "$1 is under $3% of $2" >&2; return 1; }
 }
 
 # chain_check VERSION: the chain mode's truth in every look.

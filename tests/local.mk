@@ -36,7 +36,7 @@ tests_fixtures_phases_CFLAGS = $(FIXTURE_CFLAGS) -pthread
 tests_fixtures_phases_LDADD = -lpthread
 
 BATS_TESTS += $(sort $(wildcard $(srcdir)/tests/*.bats))
-EXTRA_DIST += tests/test_helper.bash tests/golden
+EXTRA_DIST += tests/test_helper.bash tests/pywork_helper.bash tests/golden
 
 check_PROGRAMS += $(UNIT_TESTS)
 

@@ -37,7 +37,7 @@ tests_unit_offcpu_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 # The views in snapshots over hand-built captures with known truth.
 UNIT_TESTS += tests/unit/snapshots-view-test
-tests_unit_snapshots_view_test_SOURCES = tests/unit/snapshots-view-test.c
+tests_unit_snapshots_view_test_SOURCES = tests/unit/snapshots-view-test.c tests/unit/pycapture-build.h
 tests_unit_snapshots_view_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_snapshots_view_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 

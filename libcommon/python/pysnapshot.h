@@ -8,8 +8,9 @@
  * one PY_SNAPSHOT record (stream/records.h).
  *
  * A snapshot is complete only when its walk ended at a NULL previous
- * frame, every frame's code proved by its type, and the thread's current
- * frame was the same after the walk as before; any other read is written
+ * frame, every frame's code proved by its type, and, read again after the
+ * walk, the thread's current frame and every frame's code and link were
+ * the same (a generator resumed at the same address is caught so); any other read is written
  * changed with its reason and no frames, never a shorter stack.
  * native_thread_id is translated to the recorder's tid and proved one of
  * the process's tasks (/proc/PID/task; NSpid in a nested pid namespace); a

@@ -447,7 +447,8 @@ struct ms_label_span {
  * status complete: the walk ended where the runtime says it ends (a NULL
  * previous frame), every frame's code was proved (its type the
  * interpreter's code type; stamp its co_linetable pointer as read then),
- * and the thread's current frame was the same after the walk as before.
+ * and, read again after the walk, the thread's current frame and every
+ * frame's code and link were the same.
  * frames then holds four numbers per frame, innermost first, as PY_STACK's:
  * code, stamp, instr, flags (enum ms_bpf_py_frame_flags; ENTRY as the BPF
  * walker marks it); none when the thread runs no Python now.

@@ -41,83 +41,17 @@
 #include "stream/stream.h"
 #include "util/error.h"
 
-#define S(lit) ((struct ms_str){ (lit), sizeof(lit) - 1 })
-#define I MS_FRAME_INTERPRETER
-#define R MS_FRAME_RETURN
-#define NA MS_FRAME_NO_ADDRESS
-
-static char *membuf;
-static size_t membuf_len;
-
-#define CAPTURE_OUTPUT(call) ({                                  \
-	FILE *out = open_memstream(&membuf, &membuf_len);        \
-	assert_non_null(out);                                    \
-	assert_int_equal(call, 0);                               \
-	assert_int_equal(fclose(out), 0);                        \
-	membuf;                                                  \
-})
-
-static void module(struct ms_capture_builder *b, uint32_t id, uint32_t kind, struct ms_str path)
-{
-	struct ms_module m;
-
-	memset(&m, 0, sizeof(m));
-	m.id = id;
-	m.kind = kind;
-	m.path = path;
-	assert_int_equal(ms_capture_builder_module(b, &m), 0);
-}
-
-static void native(struct ms_capture_builder *b, uint32_t module, uint64_t address,
-		   struct ms_str name)
-{
-	struct ms_frame f = { .module = module, .address = address, .name = name,
-			      .symbol_start = address, .reason = MS_SYM_OK };
-
-	assert_int_equal(ms_capture_builder_frame(b, &f), 0);
-}
-
-/* An interpreted frame's fact, as ms-unwind writes it: [qualname, "", file, line, first]. */
-static void py(struct ms_capture_builder *b, uint64_t key, struct ms_str qualname,
-	       struct ms_str file, uint32_t line, uint32_t first)
-{
-	struct ms_frame *f = calloc(1, sizeof(*f));
-
-	f->module = 1;
-	f->address = key;
-	f->name = qualname;
-	f->reason = MS_SYM_OK;
-	f->n_lines = 1;
-	f->lines[0].function = qualname;
-	f->lines[0].file = file;
-	f->lines[0].line = line;
-	f->lines[0].function_line = first;
-	assert_int_equal(ms_capture_builder_frame(b, f), 0);
-	free(f);
-}
+#include "pycapture-build.h"
 
 /* A sample of (pid, tid): (module, address, flags) innermost first. */
 static void stack(struct ms_capture_builder *b, uint32_t tid, uint64_t time, uint32_t reason,
 		  uint32_t n, ...)
 {
-	struct ms_stack *s = calloc(1, sizeof(*s));
 	va_list ap;
 
-	s->pid = 100;
-	s->tid = tid;
-	s->time = time;
-	s->period = 1000000;
-	s->reason = reason;
 	va_start(ap, n);
-	for (uint32_t i = 0; i < n; i++) {
-		s->frames[i].module = va_arg(ap, uint32_t);
-		s->frames[i].address = va_arg(ap, uint64_t);
-		s->frames[i].flags = va_arg(ap, uint32_t);
-	}
+	stack_va(b, UINT32_MAX, tid, time, reason, n, ap);
 	va_end(ap);
-	s->n_frames = n;
-	assert_int_equal(ms_capture_builder_stack(b, s), 0);
-	free(s);
 }
 
 /*
