@@ -97,6 +97,7 @@ chain_check() {
 	local v threads pid main_all main_sleep
 	for v in 3.12 debian; do
 		record t.msc "$v" -- threads 4 1.5
+		grep -q "snapshots of 5 tasks (--unit snapshots)" record.err
 		ms-export --folded --weight snapshots --look python --thread-root t.msc > threads.folded 2>/dev/null
 		awk '{ split($0, f, ";"); root = f[1]
 			while (match($0, /spin_[0-9]+/)) { s = substr($0, RSTART, RLENGTH)

@@ -142,7 +142,7 @@ static void push(struct argv_builder *a, const char *s)
 static int check_written(const char *path, const char *output, bool off_cpu)
 {
 	struct ms_capture *cap = ms_capture_load(path);
-	char intervals[64] = "";
+	char intervals[64] = "", snapshots[96] = "";
 
 	if (!cap)
 		return -1;
@@ -155,8 +155,12 @@ static int check_written(const char *path, const char *output, bool off_cpu)
 	if (off_cpu)
 		snprintf(intervals, sizeof(intervals), ", %u off-CPU interval%s", cap->n_intervals,
 			 cap->n_intervals == 1 ? "" : "s");
-	fprintf(stderr, "microscope: wrote '%s': %u sample%s%s, %u thread%s%s\n", output,
-		cap->n_samples, cap->n_samples == 1 ? "" : "s", intervals, cap->n_threads,
+	if (cap->n_tasks)
+		snprintf(snapshots, sizeof(snapshots), ", %u snapshot%s of %u task%s (--unit snapshots)",
+			 cap->n_waits, cap->n_waits == 1 ? "" : "s", cap->n_tasks,
+			 cap->n_tasks == 1 ? "" : "s");
+	fprintf(stderr, "microscope: wrote '%s': %u sample%s%s%s, %u thread%s%s\n", output,
+		cap->n_samples, cap->n_samples == 1 ? "" : "s", intervals, snapshots, cap->n_threads,
 		cap->n_threads == 1 ? "" : "s",
 		cap->lost_kernel + cap->lost_collector ? " (some records were lost: see the report)" : "");
 	ms_capture_free(cap);
