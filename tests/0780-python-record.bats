@@ -142,3 +142,16 @@ chain_check() {
 	at_least "$here" "$total" 25
 	at_least "$there" "$total" 25
 }
+
+@test "recursion: every level of rec, in order, under main" {
+	local total whole
+	record r.msc 3.12 recurse 30 1.5
+	ms-export --folded --look python r.msc > python.folded 2>/dev/null
+	total=$(awk '{ n += $NF } END { print n + 0 }' python.folded)
+	# main > rec (31 times: depth 30 to 0) > h, nothing between
+	whole=$(awk '/;main \([^)]*\);rec \(/ && /;rec \([^)]*\);h \([^)]*\)( |;)/ {
+		s = $0; k = gsub(/;rec \([^)]*\)/, "", s)
+		if (k == 31 && s ~ /;main \([^)]*\);h \(/) n += $NF } END { print n + 0 }' python.folded)
+	echo "$whole of $total samples run main > rec x31 > h" >&2
+	at_least "$whole" "$total" 90
+}

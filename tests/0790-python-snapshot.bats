@@ -164,3 +164,15 @@ chain_check() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"--python snapshot"* ]]
 }
+
+@test "snapshots: every level of a recursion, in order, under main" {
+	local total whole
+	record r.msc 3.12 -- recurse 30 1.5
+	ms-export --folded --weight snapshots --look python r.msc > python.folded 2>/dev/null
+	total=$(awk '{ n += $NF } END { print n + 0 }' python.folded)
+	whole=$(awk '/;main \([^)]*\);rec \(/ && /;rec \([^)]*\);h \([^)]*\) [0-9]+$/ {
+		s = $0; k = gsub(/;rec \([^)]*\)/, "", s)
+		if (k == 31 && s ~ /;main \([^)]*\);h \(/) n += $NF } END { print n + 0 }' python.folded)
+	echo "$whole of $total snapshots are main > rec x31 > h" >&2
+	at_least "$whole" "$total" 90
+}
