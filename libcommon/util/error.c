@@ -20,11 +20,34 @@ const char *ms_progname(void)
 	return progname;
 }
 
+/* This thread's catcher (ms_error_catch()), or NULL: stderr. */
+static _Thread_local struct ms_error_catcher *catcher;
+
+struct ms_error_catcher *ms_error_catch(struct ms_error_catcher *c)
+{
+	struct ms_error_catcher *old = catcher;
+
+	if (c) {
+		c->caught = 0;
+		if (c->len)
+			c->buf[0] = '\0';
+	}
+	catcher = c;
+	return old;
+}
+
 static void vreport(const char *prefix, const char *fmt, va_list ap, const char *suffix)
 {
 	char buf[4096];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (catcher) {
+		/* the first message is the cause: later ones only say what it stopped */
+		if (!catcher->caught++ && catcher->len)
+			snprintf(catcher->buf, catcher->len, "%s%s%s%s", prefix, buf,
+				 suffix ? ": " : "", suffix ? suffix : "");
+		return;
+	}
 	fprintf(stderr, "%s: %s%s%s%s\n", progname, prefix, buf,
 		suffix ? ": " : "", suffix ? suffix : "");
 }
@@ -92,6 +115,7 @@ void ms_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
+	catcher = NULL;		/* it exits: said where people see it */
 	va_start(ap, fmt);
 	vreport("", fmt, ap, NULL);
 	va_end(ap);
@@ -103,6 +127,7 @@ void ms_die(int code, const char *fmt, ...)
 {
 	va_list ap;
 
+	catcher = NULL;
 	va_start(ap, fmt);
 	vreport("", fmt, ap, NULL);
 	va_end(ap);

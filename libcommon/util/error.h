@@ -37,6 +37,22 @@ enum ms_exit {
 void ms_set_progname(const char *name);
 const char *ms_progname(void);
 
+/*
+ * Catching this thread's messages instead of printing them, for a server
+ * that answers a request with the reason it failed (microscope serve):
+ * while c is set, ms_error(), ms_error_errno() and ms_warn() keep the
+ * first message in c->buf (without "PROGRAM: ", cut at len) and count
+ * them all in c->caught. ms_error_catch(c) sets c (emptied) and returns
+ * the catcher it replaces; ms_error_catch(NULL) goes back to stderr.
+ * ms_usage_error() and ms_die() still print: they exit.
+ */
+struct ms_error_catcher {
+	char *buf;
+	unsigned long len;
+	unsigned long caught;
+};
+struct ms_error_catcher *ms_error_catch(struct ms_error_catcher *c);
+
 /* Print "PROGRAM: message" to stderr and return -1. */
 int ms_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Same, with ": strerror(errno)" appended. */

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/error.h"
 #include "util/grow.h"
 #include "util/prefault.h"
 #include "util/publish.h"
@@ -371,6 +373,32 @@ static void test_publish_cache(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* A catcher keeps the first message and counts them all; NULL restores stderr. */
+static void test_error_catch(void **state)
+{
+	char buf[32], buf2[8];
+	struct ms_error_catcher c = { buf, sizeof(buf), 0 }, c2 = { buf2, sizeof(buf2), 0 };
+
+	(void)state;
+	assert_null(ms_error_catch(&c));
+	assert_int_equal(ms_error("bad query '%s'", "x"), -1);
+	ms_warn("second");
+	errno = ENOENT;
+	assert_int_equal(ms_error_errno("open %s", "f"), -1);
+	assert_string_equal(buf, "bad query 'x'");
+	assert_int_equal(c.caught, 3);
+	/* nested: the old one is given back, a long message cut at len */
+	assert_ptr_equal(ms_error_catch(&c2), &c);
+	ms_error("a message longer than eight");
+	assert_string_equal(buf2, "a messa");
+	assert_int_equal(c2.caught, 1);
+	assert_ptr_equal(ms_error_catch(&c), &c2);
+	assert_int_equal(c.caught, 0);
+	assert_string_equal(buf, "");
+	assert_ptr_equal(ms_error_catch(NULL), &c);
+	assert_int_equal(c.caught, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_prefault_file_cut_short),
 		cmocka_unit_test(test_prefault_pmd_mapped),
 		cmocka_unit_test(test_publish_cache),
+		cmocka_unit_test(test_error_catch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
