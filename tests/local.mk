@@ -36,6 +36,8 @@ tests_fixtures_phases_CFLAGS = $(FIXTURE_CFLAGS) -pthread
 tests_fixtures_phases_LDADD = -lpthread
 
 BATS_TESTS += $(sort $(wildcard $(srcdir)/tests/*.bats))
+# The page in a real browser (tests/0965-web.bats): npm ci installs playwright-core.
+EXTRA_DIST += tests/browser/package.json tests/browser/package-lock.json tests/browser/page-test.mjs
 EXTRA_DIST += tests/test_helper.bash tests/pywork_helper.bash tests/golden
 
 check_PROGRAMS += $(UNIT_TESTS)

@@ -58,7 +58,7 @@ function widestUnderMain(nodes) {
     if (!kids.length) return null;
     if (kids.length > 1) {
       kids.sort((a, b) => b.width - a.width);
-      return { parent: at.name, widest: kids[0], next: kids[1] };
+      return { parent: at.name, parentNode: at, widest: kids[0], next: kids[1] };
     }
     at = kids[0];
   }
@@ -92,12 +92,26 @@ async function flame(page) {
     };
   });
   await shot(page, "flame-callers");
+  // a double-click zooms into the second widest (burn_30): drawn full width; Esc unzooms
+  await page.mouse.dblclick(box.x + w.next.x + w.next.width / 2, box.y + w.next.y + w.next.height / 2);
+  await idle(page);
+  const zoom = await page.evaluate(() => {
+    const s = window.microscope.state();
+    const all = window.microscope.flame();
+    const z = all.find((n) => n.path.join("\n") === s.zoom);
+    return { path: s.zoom.split("\n"), width: z ? z.width : 0, full: document.getElementById("flame").getBoundingClientRect().width };
+  });
+  await shot(page, "flame-zoom");
+  await page.locator("body").press("Escape");
+  await idle(page);
+  zoom.after_escape = await page.evaluate(() => window.microscope.state().zoom);
   await page.setViewportSize(WIDE);
   await idle(page);
   await shot(page, "flame-wide");
   return {
     parent: w.parent, widest: w.widest.name, widest_width: w.widest.width, next_width: w.next.width,
-    widest_total: w.widest.total, ...after, error: await errorBar(page),
+    widest_total: w.widest.total,
+    parent_width: w.parentNode.width, parent_total: w.parentNode.total, ...after, zoom, error: await errorBar(page),
   };
 }
 
