@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -107,6 +108,7 @@ static const struct option longopts[] = {
 
 static void parse_options(struct serve_cli *c, int argc, char **argv)
 {
+	struct in6_addr addr;	/* room for either family */
 	char *end;
 	unsigned long port;
 	int opt;
@@ -124,7 +126,13 @@ static void parse_options(struct serve_cli *c, int argc, char **argv)
 					       "not '%s'", optarg);
 			c->opts.port = (uint16_t)port;
 			break;
-		case OPT_LISTEN: c->opts.listen = optarg; break;
+		case OPT_LISTEN:
+			if (inet_pton(AF_INET, optarg, &addr) != 1 &&
+			    inet_pton(AF_INET6, optarg, &addr) != 1)
+				ms_usage_error("--listen wants a numeric IPv4 or IPv6 address (127.0.0.1, "
+					       "0.0.0.0, ::1, ::), not '%s'", optarg);
+			c->opts.listen = optarg;
+			break;
 		case OPT_OPEN: c->open = true; break;
 		case 'h':
 			fputs(usage_serve, stdout);
