@@ -6,8 +6,8 @@ bin_PROGRAMS += microscope
 microscope_SOURCES = cmd/microscope.c cmd/microscope/microscope.h \
 	cmd/microscope/record.c cmd/microscope/options.c cmd/microscope/options.h \
 	cmd/microscope/report.c cmd/analyze/cli.c cmd/analyze/cli.h \
-	cmd/microscope/symbolize.c cmd/microscope/convert.c
-microscope_LDADD = $(MS_LIBS)
+	cmd/microscope/symbolize.c cmd/microscope/convert.c cmd/microscope/serve.c
+microscope_LDADD = $(MS_LIBS) $(MHD_LIBS)
 man_MANS += man/microscope.1
 
 UNIT_TESTS += tests/unit/pipeline-test

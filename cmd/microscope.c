@@ -2,7 +2,8 @@
  * microscope: the front command. `record` runs the stage pipeline
  * (ms-collect | ms-decode | ms-unwind | ms-symbolize | ms-capture), `report`
  * prints a capture's summary, hottest functions and call tree, `symbolize`
- * names a capture's frames after the recording.
+ * names a capture's frames after the recording, `serve` shows captures to
+ * a browser.
  */
 #include "config.h"
 
@@ -20,6 +21,7 @@ static const char usage_main[] =
 	"  report    print a capture's summary, hottest functions and call tree\n"
 	"  convert   convert between a capture and pprof, folded, Chrome trace, speedscope\n"
 	"  symbolize name the frames of a capture recorded with --symbolize=deferred\n"
+	"  serve     serve captures to a browser: the page and the views as JSON\n"
 	"\n"
 	"microscope <command> --help shows the options of one command.\n"
 	MS_EXIT_CODES_HELP;
@@ -32,6 +34,7 @@ static const struct {
 	{ "report", ms_front_report },
 	{ "convert", ms_front_convert },
 	{ "symbolize", ms_front_symbolize },
+	{ "serve", ms_front_serve },
 };
 
 int main(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "analysis/options.h"
 #include "analysis/present.h"
 #include "capture/capture.h"
 #include "cmd/analyze/cli.h"
@@ -157,31 +158,6 @@ struct cli {
 	bool report;
 };
 
-static uint32_t parse_count(const char *opt, const char *noun, const char *arg, uint32_t max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || arg[0] == '+' || v > max)
-		ms_usage_error("%s wants a count of %s (0 to %lu), not '%s'", opt, noun,
-			       (unsigned long)max, arg);
-	return (uint32_t)v;
-}
-
-static double parse_percent(const char *opt, const char *arg)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= 0 && v <= 100))
-		ms_usage_error("%s wants a number from 0 to 100, not '%s'", opt, arg);
-	return v;
-}
-
 static void usage_fail_if(int rc)
 {
 	if (rc) {
@@ -190,55 +166,27 @@ static void usage_fail_if(int rc)
 	}
 }
 
-/* The views an option applies to, for the message when it does not. */
-static const char *views_of(int opt)
+/* The query option getopt's opt is, or -1 for the command's own options. */
+static int qopt_of(int opt)
 {
 	switch (opt) {
-	case OPT_LIMIT:
-	case OPT_SORT:
-		return "top, diff, report and off-cpu";
-	case OPT_MIN_PERCENT:
-		return "tree, callers, callees and report";
-	case OPT_BUCKETS:
-		return "timeline";
-	case OPT_CAUSE:
-		return "every view but summary, problems, wall and tasks";
-	case OPT_TID: case OPT_THREAD:
-		return "every view but summary and problems";
-	case OPT_TIME:
-		return "every view but summary, problems and tasks";
-	case OPT_UNIT:
-		return "every view but summary, problems, off-cpu, wall and tasks";
-	default:
-		return "every view but summary, problems, wall and tasks";
-	}
-}
-
-static bool view_takes(enum ms_view v, int opt)
-{
-	switch (opt) {
-	case OPT_LIMIT:
-	case OPT_SORT:
-		return v == MS_VIEW_TOP || v == MS_VIEW_DIFF || v == MS_VIEW_REPORT ||
-		       v == MS_VIEW_OFF_CPU;
-	case OPT_MIN_PERCENT:
-		return v == MS_VIEW_TREE || v == MS_VIEW_CALLERS || v == MS_VIEW_CALLEES ||
-		       v == MS_VIEW_REPORT;
-	case OPT_BUCKETS:
-		return v == MS_VIEW_TIMELINE;
-	case OPT_TID: case OPT_THREAD:
-		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS;
-	case OPT_TIME:
-		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS && v != MS_VIEW_TASKS;
-	case OPT_UNIT:
-		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS && v != MS_VIEW_OFF_CPU &&
-		       v != MS_VIEW_WALL && v != MS_VIEW_TASKS;
-	case OPT_MODULE: case OPT_FOCUS: case OPT_IGNORE: case OPT_HIDE_BELOW: case OPT_BY:
-	case OPT_CAUSE: case OPT_LABEL:
-		return v != MS_VIEW_SUMMARY && v != MS_VIEW_PROBLEMS && v != MS_VIEW_WALL &&
-		       v != MS_VIEW_TASKS;
-	default:
-		return true;
+	case OPT_LIMIT: return MS_QOPT_LIMIT;
+	case OPT_SORT: return MS_QOPT_SORT;
+	case OPT_MIN_PERCENT: return MS_QOPT_MIN_PERCENT;
+	case OPT_HIDE_BELOW: return MS_QOPT_HIDE_BELOW;
+	case OPT_BY: return MS_QOPT_BY;
+	case OPT_LOOK: return MS_QOPT_LOOK;
+	case OPT_UNIT: return MS_QOPT_UNIT;
+	case OPT_TID: return MS_QOPT_TID;
+	case OPT_THREAD: return MS_QOPT_THREAD;
+	case OPT_TIME: return MS_QOPT_TIME;
+	case OPT_MODULE: return MS_QOPT_MODULE;
+	case OPT_FOCUS: return MS_QOPT_FOCUS;
+	case OPT_IGNORE: return MS_QOPT_IGNORE;
+	case OPT_BUCKETS: return MS_QOPT_BUCKETS;
+	case OPT_CAUSE: return MS_QOPT_CAUSE;
+	case OPT_LABEL: return MS_QOPT_LABEL;
+	default: return -1;
 	}
 }
 
@@ -255,48 +203,25 @@ static void parse_options(struct cli *c, int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
-		if (opt >= OPT_JSON && !view_takes(c->q.view, opt))
-			ms_usage_error("--%s applies to %s, not %s", longopts[li].name, views_of(opt),
-				       ms_view_name(c->q.view));
+		int qo = qopt_of(opt);
+		uint32_t width;
+
+		if (qo >= 0) {
+			/* the query's options and their checks are analysis/options.c's */
+			usage_fail_if(ms_qopt_check_view(c->q.view, (enum ms_qopt)qo));
+			usage_fail_if(ms_qopt_apply(&c->q, (enum ms_qopt)qo, optarg));
+			c->have_limit |= qo == MS_QOPT_LIMIT;
+			c->have_hide |= qo == MS_QOPT_MIN_PERCENT || qo == MS_QOPT_HIDE_BELOW;
+			continue;
+		}
 		switch (opt) {
 		case OPT_JSON: c->out.json = true; break;
 		case OPT_COLOR:
 			usage_fail_if(ms_color_mode_parse(optarg, &c->color));
 			break;
-		case OPT_WIDTH: c->width = parse_count("--width", "columns", optarg, 100000); break;
-		case OPT_LIMIT:
-			c->q.limit = parse_count("--limit", "rows", optarg, UINT32_MAX);
-			c->have_limit = true;
-			break;
-		case OPT_SORT:
-			if (!strcmp(optarg, "self"))
-				c->q.sort = MS_SORT_SELF;
-			else if (!strcmp(optarg, "total"))
-				c->q.sort = MS_SORT_TOTAL;
-			else
-				ms_usage_error("--sort wants self or total, not '%s'", optarg);
-			break;
-		case OPT_MIN_PERCENT:
-		case OPT_HIDE_BELOW:
-			c->q.hide_below = parse_percent(opt == OPT_MIN_PERCENT ? "--min-percent"
-								       : "--hide-below", optarg);
-			c->have_hide = true;
-			break;
-		case OPT_BY: usage_fail_if(ms_by_parse(optarg, &c->q.by)); break;
-		case OPT_LOOK: usage_fail_if(ms_look_parse(optarg, &c->q.look)); break;
-		case OPT_UNIT: usage_fail_if(ms_unit_parse(optarg, &c->q.unit)); break;
-		case OPT_TID: usage_fail_if(ms_query_add_tids(&c->q, optarg)); break;
-		case OPT_THREAD: usage_fail_if(ms_query_add_thread_name(&c->q, optarg)); break;
-		case OPT_TIME: usage_fail_if(ms_query_parse_time(&c->q, optarg)); break;
-		case OPT_MODULE: c->q.module = optarg; break;
-		case OPT_FOCUS: c->q.focus = optarg; break;
-		case OPT_IGNORE: c->q.ignore = optarg; break;
-		case OPT_CAUSE: usage_fail_if(ms_query_add_causes(&c->q, optarg)); break;
-		case OPT_LABEL: usage_fail_if(ms_query_set_label(&c->q, optarg)); break;
-		case OPT_BUCKETS:
-			c->q.buckets = parse_count("--buckets", "buckets", optarg, MS_TIMELINE_MAX_BUCKETS);
-			if (!c->q.buckets)
-				ms_usage_error("--buckets wants at least 1");
+		case OPT_WIDTH:
+			usage_fail_if(ms_qopt_parse_count("--width", "columns", optarg, 100000, &width));
+			c->width = width;
 			break;
 		case 'h':
 			print_help(c->report);

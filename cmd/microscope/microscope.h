@@ -12,5 +12,6 @@ int ms_front_record(int argc, char **argv);
 int ms_front_report(int argc, char **argv);
 int ms_front_convert(int argc, char **argv);
 int ms_front_symbolize(int argc, char **argv);
+int ms_front_serve(int argc, char **argv);
 
 #endif

@@ -3,6 +3,8 @@
 libcommon_a_SOURCES += \
 	libcommon/analysis/analysis.h libcommon/analysis/analysis-internal.h \
 	libcommon/analysis/query.h libcommon/analysis/query.c \
+	libcommon/analysis/options.h libcommon/analysis/options.c \
+	libcommon/analysis/params.h libcommon/analysis/params.c \
 	libcommon/analysis/keys.h libcommon/analysis/keys.c \
 	libcommon/analysis/select.h libcommon/analysis/select.c \
 	libcommon/analysis/view.c \
@@ -53,3 +55,9 @@ UNIT_TESTS += tests/unit/present-test
 tests_unit_present_test_SOURCES = tests/unit/present-test.c
 tests_unit_present_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
 tests_unit_present_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+# A typed query from named parameters: every one, and every refusal.
+UNIT_TESTS += tests/unit/params-test
+tests_unit_params_test_SOURCES = tests/unit/params-test.c
+tests_unit_params_test_LDADD = $(MS_LIBS) $(CMOCKA_LIBS)
+tests_unit_params_test_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
