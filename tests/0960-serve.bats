@@ -4,6 +4,8 @@
 # long URLs, bad queries, many clients), it refuses a bad capture before
 # listening, says when the port is taken, and ends cleanly on a signal.
 
+# shellcheck disable=SC2154 # output, status, stderr: set by bats's run
+# shellcheck disable=SC2030,SC2031 # SERVER_PID: each test sets and reads its own
 bats_require_minimum_version 1.5.0
 load test_helper
 
@@ -85,7 +87,7 @@ get() {
 	cmp got want
 	# the range changed the answer: it is not the whole timeline
 	ms-analyze timeline --json --buckets 10 b.msc >whole
-	! cmp -s got whole
+	run ! cmp -s got whole
 
 	[ "$(get '/api/diff?a=0&b=1&sort=total&limit=3' got)" = 200 ]
 	ms-analyze diff --json --sort total --limit 3 a.msc b.msc >want
@@ -263,6 +265,7 @@ get() {
 @test "--open runs xdg-open on the URL, and says so when there is none" {
 	make_capture a.msc
 	mkdir bin
+	# shellcheck disable=SC2016 # $1 is the stand-in's own argument
 	printf '#!/bin/sh\necho "$1" >"%s/opened"\n' "$PWD" >bin/xdg-open
 	chmod +x bin/xdg-open
 	SERVE_PATH="$PWD/bin:$PATH" start_server --open "$PWD/a.msc"
