@@ -203,12 +203,31 @@ get() {
 	kill -0 "$SERVER_PID"
 }
 
+@test "32 idle connections fill the server: the next is closed at once; after 10 s idle they are closed and it answers" {
+	make_capture a.msc
+	start_server "$PWD/a.msc"
+	fds=()
+	for _ in $(seq 32); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
+		fds+=("$fd")
+	done
+	sleep 0.5
+	run curl -s --max-time 5 -o got -w '%{http_code}' "${URL}api/captures"
+	[ "$output" = 000 ]
+	# not a wait for the 5 s: closed at once
+	[ "$status" -eq 52 ] || [ "$status" -eq 56 ]
+	sleep 11
+	[ "$(get /api/captures got)" = 200 ]
+	for fd in "${fds[@]}"; do exec {fd}>&-; done
+}
+
 @test "a capture that fails validation is refused at start: exit 1, nothing served" {
 	make_capture a.msc
 	head -c 100 a.msc >cut.msc
 	printf 'not a capture at all' >text.msc
 	for bad in cut.msc text.msc missing.msc; do
-		run --separate-stderr microscope serve --port 0 a.msc "$bad"
+		# bounded: a server that took it would serve until killed
+		run --separate-stderr timeout 10 microscope serve --port 0 a.msc "$bad"
 		[ "$status" -eq 1 ]
 		[ -z "$output" ]
 		[[ "$stderr" == *"microscope: '$bad' is refused: nothing is served"* ]]
@@ -232,6 +251,8 @@ get() {
 		# a connection open when the signal comes does not hold it up
 		curl -s --max-time 20 "${URL}api/view/top" >/dev/null
 		kill -"$sig" "$SERVER_PID"
+		# within a bound (a background job of a script ignores SIGINT unless it waits for it)
+		wait_gone "$SERVER_PID" 10
 		status=0
 		wait "$SERVER_PID" || status=$?
 		[ "$status" -eq 0 ]
