@@ -85,7 +85,8 @@ get() {
 	cmp got want
 	# the range changed the answer: it is not the whole timeline
 	ms-analyze timeline --json --buckets 10 b.msc >whole
-	! cmp -s got whole
+	run cmp -s got whole
+	[ "$status" -ne 0 ]
 
 	[ "$(get '/api/diff?a=0&b=1&sort=total&limit=3' got)" = 200 ]
 	ms-analyze diff --json --sort total --limit 3 a.msc b.msc >want
@@ -149,6 +150,7 @@ get() {
 	[ "$(get '/api/view/top?limit=x' got)" = 400 ]
 	run --separate-stderr ms-analyze top --limit x a.msc
 	[ "$status" -eq 2 ]
+	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 	want=$(head -1 <<<"$stderr")
 	[ "$(cat got)" = "{\"error\":\"${want#ms-analyze: }\"}" ]
 
@@ -260,7 +262,6 @@ get() {
 		run curl -s --max-time 5 "${URL}api/captures"
 		[ "$status" -ne 0 ]
 	done
-	SERVER_PID=
 }
 
 @test "--listen 0.0.0.0 warns that anyone who can reach it can read the profile" {
@@ -284,6 +285,7 @@ get() {
 @test "--open runs xdg-open on the URL, and says so when there is none" {
 	make_capture a.msc
 	mkdir bin
+	# shellcheck disable=SC2016 # $1 is the script's
 	printf '#!/bin/sh\necho "$1" >"%s/opened"\n' "$PWD" >bin/xdg-open
 	chmod +x bin/xdg-open
 	SERVE_PATH="$PWD/bin:$PATH" start_server --open "$PWD/a.msc"
