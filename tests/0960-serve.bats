@@ -4,8 +4,6 @@
 # long URLs, bad queries, many clients), it refuses a bad capture before
 # listening, says when the port is taken, and ends cleanly on a signal.
 
-# shellcheck disable=SC2154 # output, status, stderr: set by bats's run
-# shellcheck disable=SC2030,SC2031 # SERVER_PID: each test sets and reads its own
 bats_require_minimum_version 1.5.0
 load test_helper
 
@@ -87,7 +85,8 @@ get() {
 	cmp got want
 	# the range changed the answer: it is not the whole timeline
 	ms-analyze timeline --json --buckets 10 b.msc >whole
-	run ! cmp -s got whole
+	run cmp -s got whole
+	[ "$status" -ne 0 ]
 
 	[ "$(get '/api/diff?a=0&b=1&sort=total&limit=3' got)" = 200 ]
 	ms-analyze diff --json --sort total --limit 3 a.msc b.msc >want
@@ -151,6 +150,7 @@ get() {
 	[ "$(get '/api/view/top?limit=x' got)" = 400 ]
 	run --separate-stderr ms-analyze top --limit x a.msc
 	[ "$status" -eq 2 ]
+	# shellcheck disable=SC2154 # stderr: set by bats's run --separate-stderr
 	want=$(head -1 <<<"$stderr")
 	[ "$(cat got)" = "{\"error\":\"${want#ms-analyze: }\"}" ]
 
@@ -205,12 +205,31 @@ get() {
 	kill -0 "$SERVER_PID"
 }
 
+@test "32 idle connections fill the server: the next is closed at once; after 10 s idle they are closed and it answers" {
+	make_capture a.msc
+	start_server "$PWD/a.msc"
+	fds=()
+	for _ in $(seq 32); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
+		fds+=("$fd")
+	done
+	sleep 0.5
+	run curl -s --max-time 5 -o got -w '%{http_code}' "${URL}api/captures"
+	[ "$output" = 000 ]
+	# not a wait for the 5 s: closed at once
+	[ "$status" -eq 52 ] || [ "$status" -eq 56 ]
+	sleep 11
+	[ "$(get /api/captures got)" = 200 ]
+	for fd in "${fds[@]}"; do exec {fd}>&-; done
+}
+
 @test "a capture that fails validation is refused at start: exit 1, nothing served" {
 	make_capture a.msc
 	head -c 100 a.msc >cut.msc
 	printf 'not a capture at all' >text.msc
 	for bad in cut.msc text.msc missing.msc; do
-		run --separate-stderr microscope serve --port 0 a.msc "$bad"
+		# bounded: a server that took it would serve until killed
+		run --separate-stderr timeout 10 microscope serve --port 0 a.msc "$bad"
 		[ "$status" -eq 1 ]
 		[ -z "$output" ]
 		[[ "$stderr" == *"microscope: '$bad' is refused: nothing is served"* ]]
@@ -234,6 +253,8 @@ get() {
 		# a connection open when the signal comes does not hold it up
 		curl -s --max-time 20 "${URL}api/view/top" >/dev/null
 		kill -"$sig" "$SERVER_PID"
+		# within a bound (a background job of a script ignores SIGINT unless it waits for it)
+		wait_gone "$SERVER_PID" 10
 		status=0
 		wait "$SERVER_PID" || status=$?
 		[ "$status" -eq 0 ]
@@ -241,7 +262,6 @@ get() {
 		run curl -s --max-time 5 "${URL}api/captures"
 		[ "$status" -ne 0 ]
 	done
-	SERVER_PID=
 }
 
 @test "--listen 0.0.0.0 warns that anyone who can reach it can read the profile" {
@@ -265,7 +285,7 @@ get() {
 @test "--open runs xdg-open on the URL, and says so when there is none" {
 	make_capture a.msc
 	mkdir bin
-	# shellcheck disable=SC2016 # $1 is the stand-in's own argument
+	# shellcheck disable=SC2016 # $1 is the script's
 	printf '#!/bin/sh\necho "$1" >"%s/opened"\n' "$PWD" >bin/xdg-open
 	chmod +x bin/xdg-open
 	SERVE_PATH="$PWD/bin:$PATH" start_server --open "$PWD/a.msc"
