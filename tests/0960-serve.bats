@@ -134,7 +134,7 @@ get() {
 		/assets/ "/assets/$(basename "$BATS_TEST_TMPDIR")" /work/a.msc; do
 		[ "$(get "$path" got)" = 404 ] || { echo "$path: not 404" >&2; cat got >&2; return 1; }
 		grep -q '^{"error":"no such [a-z]*: ' got
-		! grep -q 'root:' got
+		run ! grep -q 'root:' got
 	done
 }
 

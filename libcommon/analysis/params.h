@@ -18,8 +18,9 @@ struct ms_param {
 };
 
 /*
- * Fill q (ms_query_init()ed for view) from params, skipping the keys in
- * skip (NULL-terminated: "capture", "a", "b", which the caller reads).
+ * Fill q (ms_query_init()ed for view) from params, passing over the keys
+ * the caller reads itself, listed in skip and ended by NULL (the route's
+ * "capture", "a" and "b").
  * Strings in q borrow from params. 0, or -1 after one message: an
  * unknown key, a key the view does not take, a value the option refuses,
  * a key given twice that may not be, or a query ms_query_check() refuses.
